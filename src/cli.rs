@@ -1,0 +1,104 @@
+//! Command-line arguments (clap) and the non-interactive commands.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::client::ApiVersion;
+use crate::pool::{LocalPool, PoolOptions};
+
+/// sessionpad: a terminal notebook for Azure Container Apps dynamic sessions.
+///
+/// With no endpoint configured it runs on its embedded local pool (real IPython
+/// kernels on this machine).
+#[derive(Debug, Parser)]
+#[command(name = "sessionpad", version, about)]
+pub struct Cli {
+    /// What to run; the notebook when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options choosing the session pool.
+    #[command(flatten)]
+    pub target: TargetOpt,
+}
+
+/// Options that choose the session pool and session.
+#[derive(Debug, Args, Clone)]
+pub struct TargetOpt {
+    /// Pool management endpoint; without it the embedded local pool is used.
+    #[arg(long, env = "POOL_MANAGEMENT_ENDPOINT", global = true)]
+    pub endpoint: Option<String>,
+    /// Static bearer token for the pool.
+    #[arg(long, env = "SESSIONPAD_TOKEN", global = true, hide_env_values = true)]
+    pub token: Option<String>,
+    /// Api-version to speak (e.g. 2025-10-02-preview, 2024-02-02-preview).
+    #[arg(long, default_value = "2025-10-02-preview", global = true)]
+    pub api_version: ApiVersion,
+    /// Session identifier; a new random one when omitted.
+    #[arg(long, global = true)]
+    pub identifier: Option<String>,
+    /// Execution limit per cell, in seconds.
+    #[arg(long, default_value_t = 220, global = true)]
+    pub timeout: u64,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the local pool standalone for other dynamic-sessions clients.
+    Serve(ServeOpt),
+}
+
+/// Options of `sessionpad serve`.
+#[derive(Debug, Args)]
+pub struct ServeOpt {
+    /// TCP port (0 picks a free one).
+    #[arg(long, default_value_t = 8330)]
+    pub port: u16,
+    /// Address to bind; loopback by default.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Bearer token clients must send; random when omitted.
+    #[arg(long = "token", conflicts_with = "no_auth")]
+    pub serve_token: Option<String>,
+    /// Accept requests without a token.
+    #[arg(long)]
+    pub no_auth: bool,
+    /// An interpreter that already has ipykernel, instead of the built environment.
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Idle seconds before a session ends.
+    #[arg(long, default_value_t = 300)]
+    pub cooldown: u64,
+}
+
+/// `sessionpad serve`: start the pool, print how to reach it, serve until Ctrl+C.
+pub async fn serve(opt: ServeOpt) -> anyhow::Result<()> {
+    let mut pool_opts = PoolOptions::embedded();
+    pool_opts.bind = opt.bind;
+    pool_opts.port = opt.port;
+    pool_opts.python = opt.python;
+    pool_opts.cooldown = Duration::from_secs(opt.cooldown);
+    pool_opts.token = if opt.no_auth {
+        None
+    } else {
+        Some(opt.serve_token.unwrap_or_else(crate::pool::random_token))
+    };
+    let pool = LocalPool::start(pool_opts, &|line| eprintln!("{line}")).await?;
+    let endpoint = pool.endpoint();
+    println!("sessionpad local pool");
+    println!("  pool management endpoint: {endpoint}");
+    match pool.token() {
+        Some(t) => {
+            println!("  bearer token:             {t}");
+            println!("\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{{\"codeInputType\":\"inline\",\"executionType\":\"synchronous\",\"code\":\"print(6*7)\"}}'");
+        }
+        None => println!("  authentication:           off (--no-auth)"),
+    }
+    println!("\nPress Ctrl+C to stop.");
+    tokio::signal::ctrl_c().await?;
+    pool.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,271 @@
+//! Api-versions and the wire shapes of each family, shared by the session client
+//! (which sends requests and reads responses) and the local pool (which reads
+//! requests and writes responses). Shapes follow `aca-api.md` §3 (family A) and §4
+//! (family B).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::model::{Execution, ExecutionImage, ExecutionStatus};
+
+/// The api-versions of the dynamic-sessions data plane (`aca-api.md` §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ApiVersion {
+    /// `2024-02-02-preview`: family A, `code/execute`, value in `result`.
+    V2024_02_02,
+    /// `2024-08-02-preview`: family A, `code/execute`, value in `executionResult`.
+    V2024_08_02,
+    /// `2024-10-02-preview`: family B, `executions`, 202 on execute.
+    V2024_10_02,
+    /// `2025-02-02-preview`: family B plus `session`, `listSessions`, `metadata`; 202.
+    V2025_02_02,
+    /// `2025-10-02-preview`: family B, 200 on execute, `recursive` file listing.
+    V2025_10_02,
+}
+
+/// The wire family of an api-version (`aca-api.md` §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `code/execute` with the `properties` envelope (§3).
+    A,
+    /// Flat `executions` bodies (§4).
+    B,
+}
+
+impl ApiVersion {
+    /// Every known api-version, oldest first.
+    pub const ALL: [ApiVersion; 5] = [
+        Self::V2024_02_02,
+        Self::V2024_08_02,
+        Self::V2024_10_02,
+        Self::V2025_02_02,
+        Self::V2025_10_02,
+    ];
+
+    /// The query-string value, e.g. `"2025-10-02-preview"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V2024_02_02 => "2024-02-02-preview",
+            Self::V2024_08_02 => "2024-08-02-preview",
+            Self::V2024_10_02 => "2024-10-02-preview",
+            Self::V2025_02_02 => "2025-02-02-preview",
+            Self::V2025_10_02 => "2025-10-02-preview",
+        }
+    }
+
+    /// Which wire family this version speaks.
+    pub fn family(self) -> Family {
+        match self {
+            Self::V2024_02_02 | Self::V2024_08_02 => Family::A,
+            _ => Family::B,
+        }
+    }
+}
+
+impl fmt::Display for ApiVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error for an api-version string this client does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown api-version {0:?} (known: 2024-02-02-preview, 2024-08-02-preview, 2024-10-02-preview, 2025-02-02-preview, 2025-10-02-preview)")]
+pub struct UnknownApiVersion(pub String);
+
+impl FromStr for ApiVersion {
+    type Err = UnknownApiVersion;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|v| v.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| UnknownApiVersion(s.to_string()))
+    }
+}
+
+/// Body of an execute request in either family: family A wraps it in `properties`
+/// (§3.1), family B sends it flat (§4.2). Fields are optional because real clients
+/// omit some of them; `pythonCode` is accepted as an alias of `code` (LlamaIndexTS,
+/// old Semantic Kernel .NET).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteRequest {
+    /// `inline` (any casing); also `InlineBase64`, `InlineText` in family B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_input_type: Option<String>,
+    /// `synchronous` or `asynchronous` (any casing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_type: Option<String>,
+    /// The Python code.
+    #[serde(default, alias = "pythonCode", skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Execution limit in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_in_seconds: Option<u64>,
+    /// Duplicate of the `identifier` query parameter some clients send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
+}
+
+impl ExecuteRequest {
+    /// A synchronous inline request for `code`, as sessionpad sends it.
+    pub fn inline(code: &str, timeout_in_seconds: u64) -> Self {
+        Self {
+            code_input_type: Some("inline".into()),
+            execution_type: Some("synchronous".into()),
+            code: Some(code.to_string()),
+            timeout_in_seconds: Some(timeout_in_seconds),
+            identifier: None,
+        }
+    }
+
+    /// The JSON body for `version`: wrapped in `properties` for family A (§3.1),
+    /// flat for family B (§4.2).
+    pub fn to_body(&self, version: ApiVersion) -> Value {
+        let flat = serde_json::to_value(self).unwrap_or(Value::Null);
+        match version.family() {
+            Family::A => json!({ "properties": flat }),
+            Family::B => flat,
+        }
+    }
+}
+
+/// The wire form of a result value and images: the last expression's JSON value, or
+/// for a cell that displayed an image and had no value, the first image as
+/// `{"type":"image","format":"png","base64_data":…}` (§3.1); `""` when there is
+/// nothing.
+pub fn result_to_wire(exec: &Execution) -> Value {
+    use base64::Engine;
+    if let Some(v) = &exec.result {
+        return v.clone();
+    }
+    if let Some(img) = exec.images.first() {
+        return json!({
+            "type": "image",
+            "format": img.format,
+            "base64_data": base64::engine::general_purpose::STANDARD.encode(&img.data),
+        });
+    }
+    Value::String(String::new())
+}
+
+/// Reads a wire result value back: `""` means no value, an image object becomes an
+/// image; anything else is the typed value.
+pub fn result_from_wire(value: Option<&Value>) -> (Option<Value>, Vec<ExecutionImage>) {
+    use base64::Engine;
+    match value {
+        None | Some(Value::Null) => (None, vec![]),
+        Some(Value::String(s)) if s.is_empty() => (None, vec![]),
+        Some(Value::Object(map))
+            if map.get("type").and_then(Value::as_str) == Some("image")
+                && map.contains_key("base64_data") =>
+        {
+            let format = map
+                .get("format")
+                .and_then(Value::as_str)
+                .unwrap_or("png")
+                .to_string();
+            let b64 = map.get("base64_data").and_then(Value::as_str).unwrap_or("");
+            match base64::engine::general_purpose::STANDARD.decode(b64) {
+                Ok(data) => (None, vec![ExecutionImage { format, data }]),
+                Err(_) => (value.cloned(), vec![]),
+            }
+        }
+        Some(v) => (Some(v.clone()), vec![]),
+    }
+}
+
+/// Writes an execution as the family A response body (§3.1): the `$id`/`properties`
+/// envelope, `result` for 2024-02-02-preview and `executionResult` for later versions.
+pub fn family_a_response(exec: &Execution, version: ApiVersion) -> Value {
+    let value_key = if version == ApiVersion::V2024_02_02 {
+        "result"
+    } else {
+        "executionResult"
+    };
+    json!({
+        "$id": "1",
+        "properties": {
+            "$id": "2",
+            "status": exec.status.family_a_name(),
+            "stdout": exec.stdout,
+            "stderr": exec.stderr,
+            value_key: result_to_wire(exec),
+            "executionTimeInMilliseconds": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
+        }
+    })
+}
+
+/// Writes an execution as the family B response body (§4.2).
+pub fn family_b_response(exec: &Execution, identifier: &str, execution_type: &str) -> Value {
+    let mut body = json!({
+        "id": exec.id,
+        "identifier": identifier,
+        "executionType": execution_type,
+        "status": exec.status.family_b_name(),
+    });
+    if exec.status != ExecutionStatus::Running {
+        body["result"] = json!({
+            "stdout": exec.stdout,
+            "stderr": exec.stderr,
+            "executionResult": result_to_wire(exec),
+            "executionTimeInMilliseconds": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_version_round_trips() {
+        for v in ApiVersion::ALL {
+            assert_eq!(v.as_str().parse::<ApiVersion>(), Ok(v));
+        }
+        assert!("2023-01-01".parse::<ApiVersion>().is_err());
+    }
+
+    #[test]
+    fn family_a_body_is_wrapped_and_family_b_flat() {
+        let r = ExecuteRequest::inline("print(1)", 60);
+        let a = r.to_body(ApiVersion::V2024_02_02);
+        assert_eq!(a["properties"]["code"], "print(1)");
+        assert_eq!(a["properties"]["codeInputType"], "inline");
+        let b = r.to_body(ApiVersion::V2025_10_02);
+        assert_eq!(b["code"], "print(1)");
+        assert!(b.get("properties").is_none());
+    }
+
+    #[test]
+    fn python_code_alias_is_accepted() {
+        let r: ExecuteRequest = serde_json::from_str(r#"{"pythonCode":"1+1"}"#).unwrap();
+        assert_eq!(r.code.as_deref(), Some("1+1"));
+    }
+
+    #[test]
+    fn image_result_round_trips() {
+        let exec = Execution {
+            id: None,
+            status: ExecutionStatus::Succeeded,
+            stdout: String::new(),
+            stderr: String::new(),
+            result: None,
+            images: vec![ExecutionImage {
+                format: "png".into(),
+                data: vec![1, 2, 3],
+            }],
+            duration: std::time::Duration::from_millis(5),
+        };
+        let wire = result_to_wire(&exec);
+        assert_eq!(wire["type"], "image");
+        let (v, imgs) = result_from_wire(Some(&wire));
+        assert_eq!(v, None);
+        assert_eq!(imgs, exec.images);
+    }
+}

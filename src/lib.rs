@@ -1,0 +1,13 @@
+//! sessionpad: a terminal notebook for Azure Container Apps dynamic sessions, with a
+//! local pool that speaks the same data-plane API on loopback.
+//!
+//! Parts (`design.md`): [`client`] (the session client, no terminal code),
+//! [`pool`] (the local pool: HTTP server + IPython kernels, no terminal code),
+//! [`notebook`] (cells and outputs), [`tui`] (the terminal UI) and [`cli`].
+
+pub mod cli;
+pub mod client;
+pub mod dirs;
+pub mod notebook;
+pub mod pool;
+pub mod tui;

@@ -1,0 +1,159 @@
+//! The notebook model: cells and their outputs, named after nbformat v4 so that
+//! saving a notebook as `.ipynb` later is a plain mapping.
+//!
+//! It owns what a cell *is* (source, execution count, outputs, status, duration) and
+//! how an [`Execution`] of the session client becomes outputs. It knows nothing of
+//! the terminal, HTTP or time-of-day: no ratatui, no crossterm, no clocks.
+
+mod output;
+
+use std::time::Duration;
+
+pub use output::{Output, StreamName, outputs_from_execution};
+
+use crate::client::{Execution, ExecutionStatus};
+
+/// Where a cell is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellStatus {
+    /// Sent to the session worker, waiting for earlier cells to finish.
+    Queued,
+    /// The worker is executing it now.
+    Running,
+    /// The code ran to the end.
+    Succeeded,
+    /// The code raised, timed out, or the pool could not be reached.
+    Failed,
+    /// The service cancelled the execution.
+    Canceled,
+}
+
+impl CellStatus {
+    /// True while the cell waits for an answer.
+    pub fn is_pending(self) -> bool {
+        matches!(self, Self::Queued | Self::Running)
+    }
+}
+
+/// One code cell of the notebook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// The Python source exactly as the user ran it.
+    pub source: String,
+    /// The `In [n]` number, given when the cell is queued.
+    pub execution_count: u32,
+    /// What the execution produced, in display order.
+    pub outputs: Vec<Output>,
+    /// Where the cell is in its life.
+    pub status: CellStatus,
+    /// Execution time the service reported, once finished.
+    pub duration: Option<Duration>,
+}
+
+impl Cell {
+    /// Records a finished execution: its outputs, status and duration.
+    pub fn finish(&mut self, exec: &Execution) {
+        self.outputs = outputs_from_execution(exec, self.execution_count);
+        self.status = match exec.status {
+            ExecutionStatus::Succeeded => CellStatus::Succeeded,
+            ExecutionStatus::Canceled => CellStatus::Canceled,
+            // A synchronous execution should never come back running; treat it as a
+            // failure rather than leave the cell pending forever.
+            ExecutionStatus::Failed | ExecutionStatus::Running => CellStatus::Failed,
+        };
+        self.duration = Some(exec.duration);
+    }
+
+    /// Records that the execution could not be carried out at all (the pool was
+    /// unreachable, refused the token, …): the cell keeps its source and shows the
+    /// reason as an error output.
+    pub fn fail(&mut self, reason: &str) {
+        self.outputs = vec![Output::Error {
+            ename: "SessionError".to_string(),
+            evalue: reason.to_string(),
+            traceback: Vec::new(),
+        }];
+        self.status = CellStatus::Failed;
+        self.duration = None;
+    }
+}
+
+/// An ordered list of cells and the counter that numbers them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Notebook {
+    /// The cells, oldest first.
+    pub cells: Vec<Cell>,
+}
+
+impl Notebook {
+    /// Appends `source` as a new queued cell and returns its index.
+    pub fn push(&mut self, source: String) -> usize {
+        let execution_count = u32::try_from(self.cells.len() + 1).unwrap_or(u32::MAX);
+        self.cells.push(Cell {
+            source,
+            execution_count,
+            outputs: Vec::new(),
+            status: CellStatus::Queued,
+            duration: None,
+        });
+        self.cells.len() - 1
+    }
+
+    /// The execution count the next cell will get.
+    pub fn next_count(&self) -> u32 {
+        u32::try_from(self.cells.len() + 1).unwrap_or(u32::MAX)
+    }
+
+    /// The cell at `index`, mutably.
+    pub fn cell_mut(&mut self, index: usize) -> Option<&mut Cell> {
+        self.cells.get_mut(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec(status: ExecutionStatus, stdout: &str, stderr: &str) -> Execution {
+        Execution {
+            id: None,
+            status,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            result: None,
+            images: vec![],
+            duration: Duration::from_millis(7),
+        }
+    }
+
+    #[test]
+    fn push_numbers_cells_from_one() {
+        let mut nb = Notebook::default();
+        assert_eq!(nb.next_count(), 1);
+        assert_eq!(nb.push("a".into()), 0);
+        assert_eq!(nb.push("b".into()), 1);
+        assert_eq!(nb.cells[1].execution_count, 2);
+        assert_eq!(nb.cells[1].status, CellStatus::Queued);
+    }
+
+    #[test]
+    fn finish_maps_status_and_duration() {
+        let mut nb = Notebook::default();
+        let i = nb.push("1/0".into());
+        let cell = &mut nb.cells[i];
+        cell.finish(&exec(ExecutionStatus::Failed, "", "ZeroDivisionError: division by zero\n"));
+        assert_eq!(cell.status, CellStatus::Failed);
+        assert_eq!(cell.duration, Some(Duration::from_millis(7)));
+        assert!(matches!(&cell.outputs[0], Output::Error { ename, .. } if ename == "ZeroDivisionError"));
+    }
+
+    #[test]
+    fn fail_keeps_source_and_shows_reason() {
+        let mut nb = Notebook::default();
+        let i = nb.push("x".into());
+        nb.cells[i].fail("cannot reach the session pool");
+        assert_eq!(nb.cells[i].source, "x");
+        assert_eq!(nb.cells[i].status, CellStatus::Failed);
+        assert!(matches!(&nb.cells[i].outputs[0], Output::Error { evalue, .. } if evalue.contains("cannot reach")));
+    }
+}

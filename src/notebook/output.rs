@@ -1,0 +1,229 @@
+//! Cell outputs, one variant per nbformat v4 `output_type`, and the mapping from
+//! the session client's [`Execution`] (which carries stdout, stderr, a result value
+//! and images, with the traceback of an exception inside stderr) into them.
+
+use serde_json::Value;
+
+use crate::client::{Execution, ExecutionStatus};
+
+/// Which standard stream a [`Output::Stream`] came from (nbformat `name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamName {
+    /// Standard output.
+    Stdout,
+    /// Standard error (warnings, logging; not the traceback of a failed cell).
+    Stderr,
+}
+
+/// One output of a cell (nbformat v4 `outputs[]`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Text written to a stream (`output_type: "stream"`).
+    Stream {
+        /// Which stream.
+        name: StreamName,
+        /// The text, raw from the session (it may hold escape sequences).
+        text: String,
+    },
+    /// The value of the cell's last expression (`output_type: "execute_result"`).
+    ExecuteResult {
+        /// The `Out[n]` number.
+        execution_count: u32,
+        /// The JSON value the session returned.
+        value: Value,
+    },
+    /// An image the code displayed (`output_type: "display_data"`).
+    DisplayData {
+        /// Image format as the wire names it (`"png"`).
+        format: String,
+        /// The image bytes (not base64).
+        data: Vec<u8>,
+    },
+    /// An uncaught exception (`output_type: "error"`).
+    Error {
+        /// Exception class name, e.g. `ZeroDivisionError`.
+        ename: String,
+        /// Exception message, e.g. `division by zero`.
+        evalue: String,
+        /// Traceback lines, raw from the session.
+        traceback: Vec<String>,
+    },
+}
+
+impl Output {
+    /// The text form of an execute result: strings as they are, anything else as
+    /// JSON (`42`, `[1, 2]`, `true`).
+    pub fn value_text(value: &Value) -> String {
+        match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
+
+/// Turns an execution into outputs in the order a notebook shows them: stdout,
+/// stderr, images, the result value, then the error of a failed execution.
+pub fn outputs_from_execution(exec: &Execution, execution_count: u32) -> Vec<Output> {
+    let mut outputs = Vec::new();
+    if !exec.stdout.is_empty() {
+        outputs.push(Output::Stream {
+            name: StreamName::Stdout,
+            text: exec.stdout.clone(),
+        });
+    }
+    let failed = matches!(exec.status, ExecutionStatus::Failed | ExecutionStatus::Canceled);
+    let (stderr, error) = if failed {
+        split_traceback(&exec.stderr, exec.status)
+    } else {
+        (exec.stderr.as_str(), None)
+    };
+    if !stderr.is_empty() {
+        outputs.push(Output::Stream {
+            name: StreamName::Stderr,
+            text: stderr.to_string(),
+        });
+    }
+    for image in &exec.images {
+        outputs.push(Output::DisplayData {
+            format: image.format.clone(),
+            data: image.data.clone(),
+        });
+    }
+    if let Some(value) = exec.result.as_ref().filter(|v| !v.is_null()) {
+        outputs.push(Output::ExecuteResult {
+            execution_count,
+            value: value.clone(),
+        });
+    }
+    outputs.extend(error);
+    outputs
+}
+
+/// Splits the stderr of a failed execution into what was written before the
+/// exception and the exception itself. A syntax error has no `Traceback` header, so
+/// without one the whole of stderr is the error.
+fn split_traceback(stderr: &str, status: ExecutionStatus) -> (&str, Option<Output>) {
+    let (before, tb) = match stderr.find(TRACEBACK_HEADER) {
+        Some(at) => stderr.split_at(at),
+        None => ("", stderr),
+    };
+    let lines: Vec<String> = tb.lines().map(str::to_string).collect();
+    let last = lines.iter().rev().find(|l| !l.trim().is_empty());
+    let (ename, evalue) = match (last, status) {
+        (Some(line), _) => parse_exception_line(line),
+        (None, ExecutionStatus::Canceled) => ("Canceled".to_string(), String::new()),
+        (None, _) => ("Failed".to_string(), "the execution failed without a message".into()),
+    };
+    (
+        before,
+        Some(Output::Error {
+            ename,
+            evalue,
+            traceback: lines,
+        }),
+    )
+}
+
+/// `ZeroDivisionError: division by zero` → (`ZeroDivisionError`, `division by zero`);
+/// a line that does not start with a dotted name is all message.
+fn parse_exception_line(line: &str) -> (String, String) {
+    let line = line.trim();
+    let (name, value) = match line.split_once(':') {
+        Some((n, v)) => (n, v.trim()),
+        None => (line, ""),
+    };
+    let is_name = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    if is_name {
+        (name.to_string(), value.to_string())
+    } else {
+        ("Error".to_string(), line.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+    use crate::client::ExecutionImage;
+
+    fn exec(status: ExecutionStatus) -> Execution {
+        Execution {
+            id: None,
+            status,
+            stdout: String::new(),
+            stderr: String::new(),
+            result: None,
+            images: vec![],
+            duration: Duration::from_millis(1),
+        }
+    }
+
+    #[test]
+    fn success_orders_stdout_stderr_images_result() {
+        let mut e = exec(ExecutionStatus::Succeeded);
+        e.stdout = "42\n".into();
+        e.stderr = "warn\n".into();
+        e.result = Some(json!(42));
+        e.images = vec![ExecutionImage {
+            format: "png".into(),
+            data: vec![1],
+        }];
+        let out = outputs_from_execution(&e, 3);
+        assert_eq!(
+            out,
+            vec![
+                Output::Stream { name: StreamName::Stdout, text: "42\n".into() },
+                Output::Stream { name: StreamName::Stderr, text: "warn\n".into() },
+                Output::DisplayData { format: "png".into(), data: vec![1] },
+                Output::ExecuteResult { execution_count: 3, value: json!(42) },
+            ]
+        );
+    }
+
+    #[test]
+    fn traceback_becomes_an_error_and_text_before_it_stays_stderr() {
+        let mut e = exec(ExecutionStatus::Failed);
+        e.stderr = "a warning\nTraceback (most recent call last):\n  File \"<cell>\", line 1, in <module>\nZeroDivisionError: division by zero\n".into();
+        let out = outputs_from_execution(&e, 1);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0], Output::Stream { name: StreamName::Stderr, text: "a warning\n".into() });
+        match &out[1] {
+            Output::Error { ename, evalue, traceback } => {
+                assert_eq!(ename, "ZeroDivisionError");
+                assert_eq!(evalue, "division by zero");
+                assert_eq!(traceback.len(), 3);
+            }
+            other => panic!("not an error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn syntax_error_without_header_is_all_error() {
+        let mut e = exec(ExecutionStatus::Failed);
+        e.stderr = "  Cell In[1], line 1\n    1/\n      ^\nSyntaxError: invalid syntax\n".into();
+        let out = outputs_from_execution(&e, 1);
+        assert!(matches!(&out[..], [Output::Error { ename, .. }] if ename == "SyntaxError"));
+    }
+
+    #[test]
+    fn failure_without_stderr_still_says_so() {
+        let out = outputs_from_execution(&exec(ExecutionStatus::Failed), 1);
+        assert!(matches!(&out[..], [Output::Error { ename, .. }] if ename == "Failed"));
+    }
+
+    #[test]
+    fn value_text_shows_strings_raw_and_json_otherwise() {
+        assert_eq!(Output::value_text(&json!("hi")), "hi");
+        assert_eq!(Output::value_text(&json!(42)), "42");
+        assert_eq!(Output::value_text(&json!([1, 2])), "[1,2]");
+    }
+}

@@ -1,0 +1,1037 @@
+//! The local pool's Python environment (its "image"): the interpreter every session
+//! kernel runs in, like the container image of an Azure session pool.
+//!
+//! Two ways to get one ([`ensure`]):
+//!
+//! - `--python PATH`: a user-given interpreter, used as is once it is known to
+//!   import ipykernel.
+//! - Otherwise sessionpad builds a virtual environment on first use below the cache
+//!   directory, at `<cache>/python/env-<key>`, from the embedded
+//!   `assets/python/requirements.txt`. The key is the first 12 hex digits of
+//!   SHA-256 over the requirements text and the base interpreter's version string, so
+//!   a change of either gives a fresh environment. A finished environment holds a
+//!   marker file `.sessionpad-ready` (first line: the requirements hash); a folder
+//!   without it is a half-built leftover and is rebuilt. Builds are serialised across
+//!   processes by an exclusive lock on `<cache>/python/env-<key>.lock`.
+//!
+//! Reusing a ready environment starts no process: the base interpreter's version
+//! string is remembered in `<cache>/python/base-<hash of its path>.txt` together
+//! with a fingerprint of the interpreter file (resolved path, size, modification
+//! time), and Python is only asked again when that fingerprint changes.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::UNIX_EPOCH;
+
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+/// The packages of the environment sessionpad builds, embedded at compile time.
+pub const REQUIREMENTS: &str = include_str!("../../assets/python/requirements.txt");
+
+/// Name of the marker file that says an environment folder is complete.
+pub const READY_MARKER: &str = ".sessionpad-ready";
+
+/// Environment variable naming the base interpreter to build the environment with
+/// (a path, or a command name looked up on `PATH`).
+pub const BASE_PYTHON_VAR: &str = "SESSIONPAD_BASE_PYTHON";
+
+/// Oldest base interpreter the embedded requirements install on (IPython 9 needs
+/// Python 3.11).
+pub const MIN_PYTHON: (u32, u32) = (3, 11);
+
+/// How many lines of a failed command's output an error shows.
+const TAIL_LINES: usize = 20;
+
+/// Name of the requirements file written into an environment folder for pip.
+const REQUIREMENTS_FILE: &str = "sessionpad-requirements.txt";
+
+/// A Python interpreter that can run `python -m ipykernel_launcher`.
+#[derive(Debug, Clone)]
+pub struct PythonEnv {
+    /// The interpreter to launch kernels with (e.g. `<venv>/bin/python`); always an
+    /// absolute path (symbolic links are kept, since a venv's interpreter is one).
+    pub python: PathBuf,
+    /// The venv root when sessionpad built it, `None` for a user-given interpreter.
+    pub root: Option<PathBuf>,
+}
+
+/// Why no usable Python environment could be found or built. Every message says
+/// what went wrong and what the user can do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// No base interpreter to build the environment with.
+    #[error(
+        "no Python 3 interpreter found ({looked_for}); install Python {}.{} or newer \
+         with its venv module, set {BASE_PYTHON_VAR} to one, or pass --python PATH \
+         to an interpreter that has ipykernel",
+        MIN_PYTHON.0, MIN_PYTHON.1
+    )]
+    NoPython {
+        /// What was searched, e.g. "python3 and python on PATH".
+        looked_for: String,
+    },
+    /// The base interpreter is older than the requirements need.
+    #[error(
+        "{python} is Python {version}, but the local pool needs Python {}.{} or newer; \
+         set {BASE_PYTHON_VAR} to a newer interpreter or pass --python PATH",
+        MIN_PYTHON.0, MIN_PYTHON.1
+    )]
+    PythonTooOld {
+        /// The interpreter that was asked.
+        python: PathBuf,
+        /// The version it reported (e.g. "3.9").
+        version: String,
+    },
+    /// A program could not be started at all (missing, not executable, …).
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program that was started.
+        program: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// An interpreter ran but did not answer a question the way expected (its
+    /// version, its installed packages).
+    #[error("{python} could not report {what}: {detail}")]
+    Query {
+        /// The interpreter that was asked.
+        python: PathBuf,
+        /// What was asked, e.g. "its version".
+        what: &'static str,
+        /// Exit status and the last lines of its output, or the parse error.
+        detail: String,
+    },
+    /// `python -m venv` failed.
+    #[error(
+        "creating the Python environment in {dir} with `{python} -m venv` failed \
+         ({status}); last output:\n{tail}\n(on Debian and Ubuntu the venv module is in \
+         the python3-venv package; or pass --python PATH to an interpreter that has \
+         ipykernel)"
+    )]
+    Venv {
+        /// The base interpreter.
+        python: PathBuf,
+        /// The environment folder that was being created.
+        dir: PathBuf,
+        /// How the command ended.
+        status: String,
+        /// The last lines of its output.
+        tail: String,
+    },
+    /// `pip install` into the new environment failed.
+    #[error(
+        "installing the Python packages into {dir} failed ({status}); last lines of \
+         pip output:\n{tail}\nCheck that PyPI is reachable (or set PIP_INDEX_URL / \
+         HTTPS_PROXY) and start again, or pass --python PATH to an interpreter that \
+         has ipykernel"
+    )]
+    Pip {
+        /// The environment folder.
+        dir: PathBuf,
+        /// How pip ended.
+        status: String,
+        /// The last lines of pip's output.
+        tail: String,
+    },
+    /// The interpreter given with `--python` cannot import ipykernel.
+    #[error(
+        "{python} cannot import ipykernel ({detail}); install it with \
+         `{python} -m pip install ipykernel`, or leave out --python so that sessionpad \
+         builds its own Python environment"
+    )]
+    MissingIpykernel {
+        /// The interpreter given.
+        python: PathBuf,
+        /// Its last line of error output, or its exit status.
+        detail: String,
+    },
+    /// A file or folder of the environment could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+impl ImageError {
+    fn io(path: &Path) -> impl FnOnce(io::Error) -> Self + '_ {
+        move |source| Self::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn spawn(program: &Path) -> impl FnOnce(io::Error) -> Self + '_ {
+        move |source| Self::Spawn {
+            program: program.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Finds or builds the Python environment sessions run in.
+///
+/// - `cache_dir`: sessionpad's cache directory; a built environment lives in its
+///   `python/` folder (created when missing).
+/// - `explicit_python`: the `--python` interpreter. When given, it is only checked
+///   (it must import ipykernel) and returned with `root: None`; a bare command name
+///   is looked up on `PATH`, a relative path made absolute.
+/// - `progress`: receives one line of text per step of a first build, and each line
+///   pip prints, so the caller can show something better than a blank screen. It is
+///   not called when a ready environment is reused.
+///
+/// Reusing a ready environment starts no process and takes well under a
+/// millisecond; a first build takes a minute or two (it downloads the packages).
+///
+/// Errors: [`ImageError::NoPython`] / [`ImageError::PythonTooOld`] when there is no
+/// suitable base interpreter, [`ImageError::Venv`] / [`ImageError::Pip`] when a build
+/// step fails, [`ImageError::MissingIpykernel`] for an explicit interpreter without
+/// ipykernel, [`ImageError::Spawn`], [`ImageError::Query`] and [`ImageError::Io`].
+pub async fn ensure(
+    cache_dir: &Path,
+    explicit_python: Option<&Path>,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<PythonEnv, ImageError> {
+    if let Some(python) = explicit_python {
+        return check_explicit(python).await;
+    }
+    let cache_dir = std::path::absolute(cache_dir).map_err(ImageError::io(cache_dir))?;
+    let python_dir = cache_dir.join("python");
+    let base = find_base_python()?;
+    let req_hash = sha256_hex(REQUIREMENTS.as_bytes());
+
+    if let Some(env) = lookup_ready(&python_dir, &base, REQUIREMENTS, &req_hash) {
+        tracing::debug!(python = %env.python.display(), "reusing Python environment");
+        return Ok(env);
+    }
+
+    let version = base_version(&base).await?;
+    remember_base_version(&python_dir, &base, &version);
+    let key = env_key(REQUIREMENTS, &version);
+    ensure_env(&python_dir, &key, &req_hash, progress, |dir| async move {
+        build_venv(&base, &dir, REQUIREMENTS, progress).await
+    })
+    .await
+}
+
+impl PythonEnv {
+    /// The language runtime of this environment, for the pool's `metadata`: the name
+    /// `"python"` and the interpreter's version, e.g. `("python", "3.11.7")`.
+    ///
+    /// Runs the interpreter once (tens of milliseconds). Errors:
+    /// [`ImageError::Spawn`] when it cannot be started, [`ImageError::Query`] when it
+    /// fails or prints something unexpected.
+    pub async fn runtime(&self) -> Result<(String, String), ImageError> {
+        const WHAT: &str = "its version";
+        let out = run_quiet(
+            &self.python,
+            &["-c", "import platform; print(platform.python_version())"],
+        )
+        .await?;
+        let version = ok_stdout(&self.python, WHAT, &out)?.trim().to_string();
+        if version.is_empty() {
+            return Err(ImageError::Query {
+                python: self.python.clone(),
+                what: WHAT,
+                detail: "it printed nothing".into(),
+            });
+        }
+        Ok(("python".to_string(), version))
+    }
+
+    /// The distributions installed in this environment as `(name, version)` pairs,
+    /// sorted by name (case-insensitively), for the pool's `metadata`.
+    ///
+    /// Asks `python -m pip list --format json`; an interpreter without pip (possible
+    /// with `--python`) is asked through `importlib.metadata` instead. Takes up to
+    /// about half a second. Errors: [`ImageError::Spawn`], [`ImageError::Query`] when
+    /// both ways fail or their output is not understood.
+    pub async fn installed_packages(&self) -> Result<Vec<(String, String)>, ImageError> {
+        let pip = run_quiet(
+            &self.python,
+            &[
+                "-m",
+                "pip",
+                "list",
+                "--format",
+                "json",
+                "--disable-pip-version-check",
+                "--no-input",
+            ],
+        )
+        .await?;
+        let mut packages = if pip.status.success() {
+            parse_package_list(&self.python, &pip.stdout)?
+        } else {
+            tracing::debug!(
+                python = %self.python.display(),
+                "pip list failed, asking importlib.metadata"
+            );
+            self.packages_via_importlib().await?
+        };
+        packages.sort_by(|a, b| {
+            a.0.to_lowercase()
+                .cmp(&b.0.to_lowercase())
+                .then_with(|| a.1.cmp(&b.1))
+        });
+        packages.dedup_by(|a, b| a.0.eq_ignore_ascii_case(&b.0));
+        Ok(packages)
+    }
+
+    async fn packages_via_importlib(&self) -> Result<Vec<(String, String)>, ImageError> {
+        const SCRIPT: &str = "import json, importlib.metadata as m; \
+            print(json.dumps([{'name': d.metadata['Name'], 'version': d.version} \
+            for d in m.distributions() if d.metadata['Name']]))";
+        let out = run_quiet(&self.python, &["-c", SCRIPT]).await?;
+        let stdout = ok_stdout(&self.python, "its installed packages", &out)?;
+        parse_package_list(&self.python, stdout.as_bytes())
+    }
+}
+
+/// The environment folder's key: the first 12 hex digits of SHA-256 over the
+/// requirements text and the base interpreter's version string (`sys.version`).
+pub fn env_key(requirements: &str, base_version: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(requirements.as_bytes());
+    hasher.update([0u8]);
+    hasher.update(base_version.as_bytes());
+    let mut hex = hex(&hasher.finalize());
+    hex.truncate(12);
+    hex
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// The interpreter inside a virtual environment folder.
+fn venv_python(dir: &Path) -> PathBuf {
+    if cfg!(windows) {
+        dir.join("Scripts").join("python.exe")
+    } else {
+        dir.join("bin").join("python")
+    }
+}
+
+/// An environment folder is ready when its marker names the requirements hash and
+/// its interpreter still resolves (a venv's `bin/python` is a link to the base
+/// interpreter, which may have been uninstalled since).
+fn is_ready(dir: &Path, req_hash: &str) -> bool {
+    let Ok(marker) = std::fs::read_to_string(dir.join(READY_MARKER)) else {
+        return false;
+    };
+    marker.lines().next().map(str::trim) == Some(req_hash)
+        && std::fs::metadata(venv_python(dir)).is_ok_and(|m| m.is_file())
+}
+
+fn ready_env(dir: &Path) -> PythonEnv {
+    PythonEnv {
+        python: venv_python(dir),
+        root: Some(dir.to_path_buf()),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Interpreters: the explicit one, the base one, PATH lookup.
+
+async fn check_explicit(given: &Path) -> Result<PythonEnv, ImageError> {
+    let python = resolve_command(given)?;
+    let out = run_quiet(&python, &["-c", "import ipykernel"]).await?;
+    if !out.status.success() {
+        let detail = last_line(&out.stderr).unwrap_or_else(|| out.status.to_string());
+        return Err(ImageError::MissingIpykernel { python, detail });
+    }
+    Ok(PythonEnv { python, root: None })
+}
+
+/// A bare command name (`python3`) is looked up on `PATH`; anything with a folder
+/// part is made absolute (without resolving links), so kernels started in another
+/// working directory still find it.
+fn resolve_command(given: &Path) -> Result<PathBuf, ImageError> {
+    let bare =
+        given.components().count() == 1 && given.parent().is_some_and(|p| p.as_os_str().is_empty());
+    if bare {
+        find_on_path(given.as_os_str()).ok_or_else(|| ImageError::Spawn {
+            program: given.to_path_buf(),
+            source: io::Error::new(io::ErrorKind::NotFound, "not found on PATH"),
+        })
+    } else {
+        std::path::absolute(given).map_err(ImageError::io(given))
+    }
+}
+
+/// The base interpreter: `$SESSIONPAD_BASE_PYTHON` if set, else `python3` on `PATH`,
+/// else `python`. Only looks at files; starts nothing.
+fn find_base_python() -> Result<PathBuf, ImageError> {
+    if let Some(var) = std::env::var_os(BASE_PYTHON_VAR).filter(|v| !v.is_empty()) {
+        let given = PathBuf::from(&var);
+        let found = resolve_command(&given).ok().filter(|p| is_executable(p));
+        return found.ok_or_else(|| ImageError::NoPython {
+            looked_for: format!(
+                "{BASE_PYTHON_VAR}={} is not an executable file",
+                given.display()
+            ),
+        });
+    }
+    ["python3", "python"]
+        .iter()
+        .find_map(|name| find_on_path(name.as_ref()))
+        .ok_or_else(|| ImageError::NoPython {
+            looked_for: "neither python3 nor python is on PATH".into(),
+        })
+}
+
+fn find_on_path(name: &std::ffi::OsStr) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| {
+        let candidates = if cfg!(windows) {
+            vec![dir.join(name), dir.join(name).with_extension("exe")]
+        } else {
+            vec![dir.join(name)]
+        };
+        candidates.into_iter().find(|c| is_executable(c)).map(|c| {
+            // A relative PATH entry would break once kernels change directory.
+            std::path::absolute(&c).unwrap_or(c)
+        })
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+/// Asks the base interpreter for its version string (`sys.version` on one line) and
+/// checks it is new enough. The script also runs on Python 2, to say so clearly.
+async fn base_version(base: &Path) -> Result<String, ImageError> {
+    const WHAT: &str = "its version";
+    const SCRIPT: &str = "import sys; sys.stdout.write('%d.%d\\n%s\\n' % \
+        (sys.version_info[0], sys.version_info[1], sys.version.replace(chr(10), ' ')))";
+    let out = run_quiet(base, &["-c", SCRIPT]).await?;
+    let stdout = ok_stdout(base, WHAT, &out)?;
+    let mut lines = stdout.lines();
+    let short = lines.next().unwrap_or_default().trim().to_string();
+    let full = lines.next().unwrap_or_default().trim().to_string();
+    let parsed = short
+        .split_once('.')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
+    let Some(major_minor) = parsed.filter(|_| !full.is_empty()) else {
+        return Err(ImageError::Query {
+            python: base.to_path_buf(),
+            what: WHAT,
+            detail: format!("unexpected output {stdout:?}"),
+        });
+    };
+    if major_minor < MIN_PYTHON {
+        return Err(ImageError::PythonTooOld {
+            python: base.to_path_buf(),
+            version: short,
+        });
+    }
+    Ok(full)
+}
+
+// ---------------------------------------------------------------------------------
+// The fast path: the remembered version of the base interpreter.
+
+/// What identifies the base interpreter's file without running it: its resolved
+/// path, size and modification time. `None` when it cannot be read.
+fn fingerprint(base: &Path) -> Option<String> {
+    let resolved = std::fs::canonicalize(base).ok()?;
+    let meta = std::fs::metadata(&resolved).ok()?;
+    let mtime = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
+    Some(format!(
+        "{}\t{}\t{}.{:09}",
+        resolved.display(),
+        meta.len(),
+        mtime.as_secs(),
+        mtime.subsec_nanos()
+    ))
+}
+
+fn base_cache_file(python_dir: &Path, base: &Path) -> PathBuf {
+    let mut name = sha256_hex(base.as_os_str().as_encoded_bytes());
+    name.truncate(12);
+    python_dir.join(format!("base-{name}.txt"))
+}
+
+/// Finds a ready environment without starting any process, or `None` (then the
+/// slow path asks the interpreter and builds if needed).
+fn lookup_ready(
+    python_dir: &Path,
+    base: &Path,
+    requirements: &str,
+    req_hash: &str,
+) -> Option<PythonEnv> {
+    let current = fingerprint(base)?;
+    let cached = std::fs::read_to_string(base_cache_file(python_dir, base)).ok()?;
+    let mut lines = cached.lines();
+    if lines.next()? != current {
+        return None;
+    }
+    let version = lines.next()?;
+    let dir = python_dir.join(format!("env-{}", env_key(requirements, version)));
+    is_ready(&dir, req_hash).then(|| ready_env(&dir))
+}
+
+/// Remembers the base interpreter's version for [`lookup_ready`]. Best effort: a
+/// failure only costs one interpreter start next time.
+fn remember_base_version(python_dir: &Path, base: &Path, version: &str) {
+    let Some(fp) = fingerprint(base) else { return };
+    let file = base_cache_file(python_dir, base);
+    let result = std::fs::create_dir_all(python_dir)
+        .and_then(|()| write_atomically(&file, format!("{fp}\n{version}\n").as_bytes()));
+    if let Err(e) = result {
+        tracing::warn!("cannot write {}: {e}", file.display());
+    }
+}
+
+/// Writes through a temporary file in the same folder and renames it over `path`,
+/// so a reader never sees half a file.
+fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, contents)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// The slow path: lock, re-check, build.
+
+/// Returns the ready environment `python_dir/env-<key>`, building it with `build`
+/// under the exclusive lock `python_dir/env-<key>.lock` when it is missing or
+/// half-built. `build` gets the (absent) folder to create and must leave a working
+/// interpreter in it; the marker is written here afterwards.
+async fn ensure_env<B, Fut>(
+    python_dir: &Path,
+    key: &str,
+    req_hash: &str,
+    progress: &(dyn Fn(&str) + Send + Sync),
+    build: B,
+) -> Result<PythonEnv, ImageError>
+where
+    B: FnOnce(PathBuf) -> Fut,
+    Fut: Future<Output = Result<(), ImageError>>,
+{
+    let dir = python_dir.join(format!("env-{key}"));
+    if is_ready(&dir, req_hash) {
+        return Ok(ready_env(&dir));
+    }
+    std::fs::create_dir_all(python_dir).map_err(ImageError::io(python_dir))?;
+    let lock_path = python_dir.join(format!("env-{key}.lock"));
+    let _lock = lock_exclusive(&lock_path, progress).await?;
+
+    // Another process (or task) may have built it while we waited.
+    if is_ready(&dir, req_hash) {
+        return Ok(ready_env(&dir));
+    }
+    if std::fs::symlink_metadata(&dir).is_ok() {
+        tracing::info!("removing half-built Python environment {}", dir.display());
+        remove_any(&dir).map_err(ImageError::io(&dir))?;
+    }
+
+    if let Err(e) = build(dir.clone()).await {
+        // Leave no half-built folder behind if it can be helped; the next run would
+        // remove it anyway.
+        let _ = remove_any(&dir);
+        return Err(e);
+    }
+    let python = venv_python(&dir);
+    if let Err(source) = std::fs::metadata(&python) {
+        return Err(ImageError::Io {
+            path: python,
+            source,
+        });
+    }
+    let marker = dir.join(READY_MARKER);
+    write_atomically(&marker, format!("{req_hash}\n").as_bytes())
+        .map_err(ImageError::io(&marker))?;
+    progress("Python environment ready");
+    Ok(ready_env(&dir))
+}
+
+fn remove_any(path: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(path)?.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    }
+}
+
+/// Takes an exclusive lock on `path` (created if missing), waiting on a blocking
+/// thread if another process holds it. The lock lasts as long as the returned file.
+async fn lock_exclusive(
+    path: &Path,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<std::fs::File, ImageError> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(ImageError::io(path))?;
+    match file.try_lock() {
+        Ok(()) => return Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {}
+        Err(std::fs::TryLockError::Error(e)) => return Err(ImageError::io(path)(e)),
+    }
+    progress("waiting for another sessionpad process to finish building the Python environment…");
+    tokio::task::spawn_blocking(move || file.lock().map(|()| file))
+        .await
+        .map_err(|e| ImageError::io(path)(io::Error::other(e)))?
+        .map_err(ImageError::io(path))
+}
+
+/// The real build: `<base> -m venv <dir>`, then pip installs the requirements.
+async fn build_venv(
+    base: &Path,
+    dir: &Path,
+    requirements: &str,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<(), ImageError> {
+    progress(&format!(
+        "creating Python environment in {}…",
+        dir.display()
+    ));
+    let mut venv = Command::new(base);
+    venv.arg("-m").arg("venv").arg(dir);
+    let (status, tail) = run_streaming(venv, base, progress).await?;
+    if !status.success() {
+        return Err(ImageError::Venv {
+            python: base.to_path_buf(),
+            dir: dir.to_path_buf(),
+            status: status.to_string(),
+            tail,
+        });
+    }
+
+    let req_file = dir.join(REQUIREMENTS_FILE);
+    std::fs::write(&req_file, requirements).map_err(ImageError::io(&req_file))?;
+    progress("installing packages (first run only, about a minute)…");
+    let python = venv_python(dir);
+    let mut pip = Command::new(&python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--progress-bar",
+        "off",
+        "-r",
+    ])
+    .arg(&req_file)
+    // A user-wide `--user` default makes pip refuse to install into a venv.
+    .env("PIP_USER", "0")
+    .env("PYTHONUNBUFFERED", "1");
+    let (status, tail) = run_streaming(pip, &python, progress).await?;
+    if !status.success() {
+        return Err(ImageError::Pip {
+            dir: dir.to_path_buf(),
+            status: status.to_string(),
+            tail,
+        });
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// Running processes.
+
+/// Runs `cmd` to the end, sending each non-empty line of its stdout and stderr to
+/// `progress` as it comes. Returns how it ended and its last [`TAIL_LINES`] lines
+/// (indented, one per line) for an error message. The child is killed if the
+/// future is dropped.
+async fn run_streaming(
+    mut cmd: Command,
+    program: &Path,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<(ExitStatus, String), ImageError> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(ImageError::spawn(program))?;
+    let mut out = child.stdout.take().map(BufReader::new);
+    let mut err = child.stderr.take().map(BufReader::new);
+    let (mut out_buf, mut err_buf) = (Vec::new(), Vec::new());
+    let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL_LINES + 1);
+    let mut emit = |buf: &mut Vec<u8>| {
+        let text = String::from_utf8_lossy(buf);
+        let line = text.trim_end();
+        if !line.trim().is_empty() {
+            progress(line);
+            if tail.len() == TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(line.to_string());
+        }
+        buf.clear();
+    };
+    while out.is_some() || err.is_some() {
+        tokio::select! {
+            r = read_line(&mut out, &mut out_buf), if out.is_some() => {
+                let more = matches!(r, Ok(n) if n > 0);
+                emit(&mut out_buf);
+                if !more { out = None; }
+            }
+            r = read_line(&mut err, &mut err_buf), if err.is_some() => {
+                let more = matches!(r, Ok(n) if n > 0);
+                emit(&mut err_buf);
+                if !more { err = None; }
+            }
+        }
+    }
+    let status = child.wait().await.map_err(ImageError::spawn(program))?;
+    let tail = tail
+        .iter()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok((status, tail))
+}
+
+/// Reads up to the next newline (cancel safe: a partial line stays in `buf`).
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut Option<R>,
+    buf: &mut Vec<u8>,
+) -> io::Result<usize> {
+    match reader {
+        Some(r) => r.read_until(b'\n', buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Runs `python args…` with no input and collects its output.
+async fn run_quiet(python: &Path, args: &[&str]) -> Result<std::process::Output, ImageError> {
+    Command::new(python)
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(ImageError::spawn(python))
+}
+
+/// The stdout of a successful run, or a [`ImageError::Query`] with its status and
+/// the end of its stderr.
+fn ok_stdout(
+    python: &Path,
+    what: &'static str,
+    out: &std::process::Output,
+) -> Result<String, ImageError> {
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(5)..].join("\n");
+    Err(ImageError::Query {
+        python: python.to_path_buf(),
+        what,
+        detail: format!("{}\n{tail}", out.status).trim_end().to_string(),
+    })
+}
+
+fn last_line(bytes: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+fn parse_package_list(python: &Path, json: &[u8]) -> Result<Vec<(String, String)>, ImageError> {
+    #[derive(serde::Deserialize)]
+    struct Package {
+        name: String,
+        version: String,
+    }
+    let list: Vec<Package> = serde_json::from_slice(json).map_err(|e| ImageError::Query {
+        python: python.to_path_buf(),
+        what: "its installed packages",
+        detail: format!("unexpected output: {e}"),
+    })?;
+    Ok(list.into_iter().map(|p| (p.name, p.version)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    fn quiet(_: &str) {}
+
+    #[test]
+    fn env_key_is_stable_and_depends_on_both_inputs() {
+        let reqs = "ipykernel>=7,<8\n";
+        let version = "3.11.7 (main, May  9 2026, 07:35:25) [GCC 12.2.0]";
+        // Fixed value: changing how the key is computed makes every user rebuild.
+        assert_eq!(env_key(reqs, version), "4f40bc25c2c8");
+        assert_eq!(env_key(reqs, version), env_key(reqs, version));
+        assert_ne!(env_key(reqs, version), env_key(reqs, "3.12.1"));
+        assert_ne!(env_key(reqs, version), env_key("numpy\n", version));
+        let key = env_key(REQUIREMENTS, version);
+        assert_eq!(key.len(), 12);
+        assert!(key.chars().all(|c| c.is_ascii_hexdigit()));
+        assert!(REQUIREMENTS.contains("ipykernel"));
+    }
+
+    /// A fake interpreter: a link named `python` to a system program (`true` or
+    /// `false`). A link rather than a freshly written script, which another test
+    /// thread forking at the wrong moment could make fail with "text file busy".
+    #[cfg(unix)]
+    fn fake_python(dir: &Path, program: &str) -> PathBuf {
+        let target = find_on_path(program.as_ref()).expect("program on PATH");
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        let link = bin.join("python");
+        std::os::unix::fs::symlink(target, &link).expect("symlink");
+        link
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn explicit_python_without_ipykernel_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let python = fake_python(tmp.path(), "false");
+        let err = ensure(tmp.path(), Some(&python), &quiet)
+            .await
+            .expect_err("must refuse");
+        assert!(
+            matches!(&err, ImageError::MissingIpykernel { python: p, .. } if *p == python),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(msg.contains("cannot import ipykernel"), "{msg}");
+        assert!(msg.contains("pip install ipykernel"), "{msg}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn explicit_python_with_ipykernel_is_used_as_is() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let python = fake_python(tmp.path(), "true");
+        let env = ensure(tmp.path(), Some(&python), &quiet).await.expect("ok");
+        assert_eq!(env.python, python);
+        assert!(env.python.is_absolute());
+        assert!(env.root.is_none());
+        // Nothing was built.
+        assert!(!tmp.path().join("python").exists());
+        // A bare command name is looked up on PATH.
+        let env = ensure(tmp.path(), Some(Path::new("true")), &quiet)
+            .await
+            .expect("ok");
+        assert!(env.python.is_absolute(), "{}", env.python.display());
+    }
+
+    #[tokio::test]
+    async fn explicit_python_that_does_not_exist_says_so() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let missing = tmp.path().join("no-such-python");
+        let err = ensure(tmp.path(), Some(&missing), &quiet)
+            .await
+            .expect_err("must fail");
+        assert!(matches!(err, ImageError::Spawn { .. }), "{err:?}");
+        assert!(err.to_string().contains("no-such-python"), "{err}");
+    }
+
+    /// A stand-in for the real build: makes the interpreter file, takes a while,
+    /// counts how often it ran.
+    async fn fake_build(dir: PathBuf, builds: Arc<AtomicUsize>) -> Result<(), ImageError> {
+        builds.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let python = venv_python(&dir);
+        std::fs::create_dir_all(python.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&python, "").expect("write");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn concurrent_callers_build_once_and_both_get_the_environment() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let python_dir = tmp.path().join("python");
+        let builds = Arc::new(AtomicUsize::new(0));
+        let lines = std::sync::Mutex::new(Vec::<String>::new());
+        let progress = |l: &str| lines.lock().expect("lock").push(l.to_string());
+        let (a, b) = tokio::join!(
+            ensure_env(&python_dir, "abc", "hash", &progress, |d| fake_build(
+                d,
+                builds.clone()
+            )),
+            ensure_env(&python_dir, "abc", "hash", &progress, |d| fake_build(
+                d,
+                builds.clone()
+            )),
+        );
+        let (a, b) = (a.expect("first"), b.expect("second"));
+        assert_eq!(builds.load(Ordering::SeqCst), 1, "built twice");
+        assert_eq!(a.python, b.python);
+        let dir = python_dir.join("env-abc");
+        assert_eq!(a.root.as_deref(), Some(dir.as_path()));
+        assert!(is_ready(&dir, "hash"));
+        assert!(!is_ready(&dir, "other requirements"));
+        let lines = lines.lock().expect("lock");
+        assert!(
+            lines.iter().any(|l| l.starts_with("waiting for another")),
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| *l == "Python environment ready")
+                .count(),
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn half_built_folder_is_replaced_and_failed_build_leaves_nothing() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let python_dir = tmp.path().join("python");
+        let dir = python_dir.join("env-k");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("leftover"), "x").expect("write");
+
+        let err = ensure_env(&python_dir, "k", "h", &quiet, |_| async {
+            Err(ImageError::Pip {
+                dir: PathBuf::from("d"),
+                status: "exit status: 1".into(),
+                tail: "  boom".into(),
+            })
+        })
+        .await
+        .expect_err("build fails");
+        assert!(err.to_string().contains("boom"));
+        assert!(!dir.exists(), "failed build left its folder");
+
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("leftover"), "x").expect("write");
+        let builds = Arc::new(AtomicUsize::new(0));
+        let env = ensure_env(&python_dir, "k", "h", &quiet, |d| {
+            fake_build(d, builds.clone())
+        })
+        .await
+        .expect("builds");
+        assert!(!dir.join("leftover").exists());
+        assert_eq!(env.python, venv_python(&dir));
+        assert_eq!(builds.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn fast_path_uses_the_remembered_version_until_the_interpreter_changes() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let python_dir = tmp.path().join("python");
+        let base = tmp.path().join("base-python");
+        std::fs::write(&base, "v1").expect("write");
+        let (reqs, version) = ("numpy\n", "3.11.7 (test)");
+        let dir = python_dir.join(format!("env-{}", env_key(reqs, version)));
+        let python = venv_python(&dir);
+        std::fs::create_dir_all(python.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&python, "").expect("write");
+
+        // Not ready yet: no marker, nothing remembered.
+        assert!(lookup_ready(&python_dir, &base, reqs, "h").is_none());
+        remember_base_version(&python_dir, &base, version);
+        assert!(lookup_ready(&python_dir, &base, reqs, "h").is_none());
+        std::fs::write(dir.join(READY_MARKER), "h\n").expect("write");
+        let env = lookup_ready(&python_dir, &base, reqs, "h").expect("ready");
+        assert_eq!(env.python, python);
+        assert_eq!(env.root.as_deref(), Some(dir.as_path()));
+        // Other requirements: other folder.
+        assert!(lookup_ready(&python_dir, &base, "pandas\n", "h").is_none());
+        // The interpreter file changed: ask it again.
+        std::fs::write(&base, "version 2").expect("write");
+        assert!(lookup_ready(&python_dir, &base, reqs, "h").is_none());
+    }
+
+    /// Builds (on first run: a minute or two, from PyPI) or reuses the real
+    /// environment in the user's cache directory.
+    #[tokio::test]
+    async fn real_environment_has_the_packages() {
+        let started = Instant::now();
+        let env = ensure(&crate::dirs::cache_dir(), None, &|l| eprintln!("{l}"))
+            .await
+            .expect("Python environment");
+        eprintln!("ensure (build or reuse) took {:?}", started.elapsed());
+        assert!(env.root.is_some());
+        let status = std::process::Command::new(&env.python)
+            .args(["-c", "import ipykernel, numpy, pandas, matplotlib"])
+            .status()
+            .expect("run python");
+        assert!(
+            status.success(),
+            "imports failed in {}",
+            env.python.display()
+        );
+
+        let started = Instant::now();
+        let again = ensure(&crate::dirs::cache_dir(), None, &|l| {
+            panic!("reuse printed {l}")
+        })
+        .await
+        .expect("reuse");
+        eprintln!("reuse took {:?}", started.elapsed());
+        assert_eq!(again.python, env.python);
+
+        // The built interpreter also passes as a `--python` one.
+        let explicit = ensure(Path::new("/nonexistent"), Some(&env.python), &quiet)
+            .await
+            .expect("explicit");
+        assert_eq!(explicit.python, env.python);
+        assert!(explicit.root.is_none());
+
+        let (name, version) = env.runtime().await.expect("runtime");
+        assert_eq!(name, "python");
+        assert!(version.starts_with("3."), "{version}");
+
+        let packages = env.installed_packages().await.expect("packages");
+        let find = |list: &[(String, String)], name: &str| {
+            list.iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        for name in ["ipykernel", "ipython", "numpy", "pandas", "matplotlib"] {
+            assert!(
+                find(&packages, name).is_some(),
+                "{name} missing: {packages:?}"
+            );
+        }
+        // The fallback for interpreters without pip agrees with pip.
+        let via_importlib = env.packages_via_importlib().await.expect("importlib");
+        assert_eq!(find(&via_importlib, "numpy"), find(&packages, "numpy"));
+    }
+}

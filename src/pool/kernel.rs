@@ -1,0 +1,453 @@
+//! One IPython kernel, reached over the Jupyter messaging protocol on IPC sockets
+//! (jupyter-zmq-client + jupyter-protocol). There is no kernel manager in those
+//! crates, so this module starts the process, watches it, applies the execution
+//! timeout (interrupt, then kill) and notices a kernel that died.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use jupyter_protocol::connection_info::{ConnectionInfo, Transport};
+use jupyter_protocol::{
+    ExecuteRequest, ExecutionState, InterruptRequest, JupyterMessage, JupyterMessageContent,
+    KernelInfoRequest, MediaType, Stdio as StreamName,
+};
+use jupyter_zmq_client::{
+    ClientControlConnection, ClientIoPubConnection, ClientShellConnection,
+    create_client_control_connection, create_client_iopub_connection,
+    create_client_shell_connection_with_identity, peer_identity_for_session,
+};
+use tokio::process::{Child, Command};
+
+use super::image::PythonEnv;
+use crate::client::{Execution, ExecutionImage, ExecutionStatus};
+
+/// The private MIME type under which the kernel start-up script publishes the
+/// JSON-typed value of a cell's last expression (`assets/python/kernel_startup.py`).
+const VALUE_MIME: &str = "application/vnd.sessionpad.value+json";
+const STARTUP_PY: &str = include_str!("../../assets/python/kernel_startup.py");
+/// How long a kernel may take from spawn to answering `kernel_info_request`.
+const START_LIMIT: Duration = Duration::from_secs(60);
+/// How long an interrupted kernel gets to become idle before it is killed.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+
+/// Errors starting a kernel.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// The runtime folder or connection file could not be written.
+    #[error("kernel runtime folder {path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The interpreter could not be started.
+    #[error("cannot start the kernel ({python}): {source}")]
+    Spawn {
+        /// The interpreter.
+        python: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The process started but never answered on its sockets.
+    #[error("the kernel did not become ready: {0}")]
+    NotReady(String),
+}
+
+/// How a kernel is launched: the interpreter, the working folder and where its
+/// IPC sockets go.
+#[derive(Debug, Clone)]
+pub struct KernelLaunch {
+    /// The Python environment to run `-m ipykernel_launcher` with.
+    pub env: PythonEnv,
+    /// The session's `/mnt/data` folder on this machine; the kernel's working
+    /// directory.
+    pub workdir: PathBuf,
+    /// A short folder for the connection file and IPC sockets (socket paths must
+    /// stay under about 100 bytes).
+    pub runtime_dir: PathBuf,
+}
+
+/// A running IPython kernel.
+pub struct Kernel {
+    child: Child,
+    shell: ClientShellConnection,
+    iopub: ClientIoPubConnection,
+    control: ClientControlConnection,
+    runtime_dir: PathBuf,
+    dead: bool,
+}
+
+impl Kernel {
+    /// Starts a kernel and waits until it answers `kernel_info_request` and its
+    /// IOPub channel delivers messages (so no output of the first execution is lost).
+    ///
+    /// Errors: [`KernelError::Io`] for the runtime folder, [`KernelError::Spawn`]
+    /// when the interpreter cannot start, [`KernelError::NotReady`] when it exits or
+    /// stays silent for 60 s.
+    pub async fn start(launch: &KernelLaunch) -> Result<Self, KernelError> {
+        let dir = &launch.runtime_dir;
+        let io = |path: &Path, source| KernelError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let info = ConnectionInfo {
+            ip: dir.join("k").to_string_lossy().into_owned(),
+            transport: Transport::IPC,
+            shell_port: 1,
+            iopub_port: 2,
+            stdin_port: 3,
+            control_port: 4,
+            hb_port: 5,
+            key: uuid::Uuid::new_v4().simple().to_string(),
+            signature_scheme: "hmac-sha256".into(),
+            kernel_name: Some("python3".into()),
+        };
+        let conn_file = dir.join("connection.json");
+        let json = serde_json::to_vec(&info).map_err(|e| io(&conn_file, e.into()))?;
+        std::fs::write(&conn_file, json).map_err(|e| io(&conn_file, e))?;
+        let startup = dir.join("startup.py");
+        std::fs::write(&startup, STARTUP_PY).map_err(|e| io(&startup, e))?;
+
+        let mut cmd = Command::new(&launch.env.python);
+        cmd.arg("-m")
+            .arg("ipykernel_launcher")
+            .arg("-f")
+            .arg(&conn_file)
+            .arg("--InteractiveShell.colors=nocolor")
+            .arg("--InteractiveShell.xmode=Plain")
+            .arg(format!("--IPKernelApp.exec_files={}", py_list(&startup)))
+            .current_dir(&launch.workdir)
+            .env_remove("MPLBACKEND")
+            .env("PYTHONUNBUFFERED", "1")
+            .env("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let child = cmd.spawn().map_err(|source| KernelError::Spawn {
+            python: launch.env.python.clone(),
+            source,
+        })?;
+        let mut kernel = Self::connect(child, &info, dir.clone()).await?;
+        kernel.wait_ready().await?;
+        Ok(kernel)
+    }
+
+    async fn connect(
+        mut child: Child,
+        info: &ConnectionInfo,
+        runtime_dir: PathBuf,
+    ) -> Result<Self, KernelError> {
+        let session_id = uuid::Uuid::new_v4().to_string();
+        let not_ready = |e: jupyter_zmq_client::RuntimeError| KernelError::NotReady(e.to_string());
+        // The kernel binds its sockets a moment after it starts; connecting to an
+        // IPC path that does not exist yet fails, so retry until the socket file
+        // appears or the process exits.
+        let shell_path = PathBuf::from(format!("{}-{}", info.ip, info.shell_port));
+        let deadline = Instant::now() + START_LIMIT;
+        while !shell_path.exists() {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(KernelError::NotReady(format!("the kernel exited ({status})")));
+            }
+            if Instant::now() > deadline {
+                return Err(KernelError::NotReady("no shell socket after 60 s".into()));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let identity = peer_identity_for_session(&session_id).map_err(not_ready)?;
+        let shell = create_client_shell_connection_with_identity(info, &session_id, identity)
+            .await
+            .map_err(not_ready)?;
+        let iopub = create_client_iopub_connection(info, "", &session_id)
+            .await
+            .map_err(not_ready)?;
+        let control = create_client_control_connection(info, &session_id)
+            .await
+            .map_err(not_ready)?;
+        Ok(Self {
+            child,
+            shell,
+            iopub,
+            control,
+            runtime_dir,
+            dead: false,
+        })
+    }
+
+    /// Sends `kernel_info_request` until one is answered on shell and its status
+    /// messages arrive on IOPub (the subscription is then established).
+    async fn wait_ready(&mut self) -> Result<(), KernelError> {
+        let deadline = Instant::now() + START_LIMIT;
+        loop {
+            if Instant::now() > deadline {
+                return Err(KernelError::NotReady("no kernel_info_reply after 60 s".into()));
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(KernelError::NotReady(format!("the kernel exited ({status})")));
+            }
+            let request: JupyterMessage = KernelInfoRequest {}.into();
+            let msg_id = request.header.msg_id.clone();
+            self.shell
+                .send(request)
+                .await
+                .map_err(|e| KernelError::NotReady(e.to_string()))?;
+            // Wait for the reply, then for an IOPub message of that request.
+            let reply = tokio::time::timeout(Duration::from_secs(5), self.shell.read()).await;
+            if !matches!(reply, Ok(Ok(_))) {
+                continue;
+            }
+            let until = Instant::now() + Duration::from_millis(300);
+            while let Ok(Ok(msg)) = tokio::time::timeout_at(until.into(), self.iopub.read()).await {
+                if parent_id(&msg) == Some(msg_id.as_str()) {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// True once the kernel process has exited or been killed.
+    pub fn is_dead(&mut self) -> bool {
+        if !self.dead && matches!(self.child.try_wait(), Ok(Some(_))) {
+            self.dead = true;
+        }
+        self.dead
+    }
+
+    /// Runs `code` and collects its outputs until the kernel is idle again.
+    ///
+    /// Never fails and never hangs: a Python exception gives a `Failed` execution
+    /// with the traceback in `stderr`; after `timeout` the kernel is interrupted
+    /// (and killed if it does not yield within 3 s) and the execution fails with
+    /// the service's timeout text; a kernel that dies gives a `Failed` execution
+    /// and [`Kernel::is_dead`] turns true.
+    pub async fn execute(&mut self, code: &str, timeout: Duration) -> Execution {
+        let started = Instant::now();
+        let mut run = Run::default();
+        if self.is_dead() {
+            run.died();
+            return run.finish(started);
+        }
+        let request: JupyterMessage = ExecuteRequest::new(code.to_string()).into();
+        let msg_id = request.header.msg_id.clone();
+        if let Err(e) = self.shell.send(request).await {
+            run.stderr.push_str(&format!("cannot send the code to the kernel: {e}\n"));
+            run.failed = true;
+            self.kill();
+            return run.finish(started);
+        }
+        let deadline = tokio::time::Instant::now() + timeout;
+        match self.collect(&msg_id, &mut run, Some(deadline)).await {
+            Collect::Idle => {}
+            Collect::Died => run.died(),
+            Collect::TimedOut => {
+                run.timed_out();
+                self.interrupt().await;
+                let grace = tokio::time::Instant::now() + INTERRUPT_GRACE;
+                let mut ignored = Run::default();
+                if !matches!(self.collect(&msg_id, &mut ignored, Some(grace)).await, Collect::Idle) {
+                    self.kill();
+                }
+            }
+        }
+        // The execute_reply on shell belongs to this request; drain it so the next
+        // execution does not read a stale reply.
+        if !self.is_dead() {
+            let _ = tokio::time::timeout(Duration::from_millis(200), self.shell.read()).await;
+        }
+        run.finish(started)
+    }
+
+    /// Reads IOPub until the kernel reports idle for `msg_id`, the deadline
+    /// passes or the process exits.
+    async fn collect(
+        &mut self,
+        msg_id: &str,
+        run: &mut Run,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Collect {
+        let far = tokio::time::Instant::now() + Duration::from_secs(86_400 * 365);
+        let deadline = deadline.unwrap_or(far);
+        loop {
+            tokio::select! {
+                msg = self.iopub.read() => match msg {
+                    Ok(msg) if parent_id(&msg) == Some(msg_id) => {
+                        if run.take(msg.content) {
+                            return Collect::Idle;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!("iopub read failed: {e}");
+                        if self.is_dead() {
+                            return Collect::Died;
+                        }
+                    }
+                },
+                _ = self.child.wait() => {
+                    self.dead = true;
+                    return Collect::Died;
+                }
+                _ = tokio::time::sleep_until(deadline) => return Collect::TimedOut,
+            }
+        }
+    }
+
+    /// Asks the kernel to interrupt the running code (`interrupt_request` on the
+    /// control channel; a `KeyboardInterrupt` is raised in the cell).
+    pub async fn interrupt(&mut self) {
+        let request: JupyterMessage = InterruptRequest {}.into();
+        if self.control.send(request).await.is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(1), self.control.read()).await;
+        }
+    }
+
+    /// Kills the kernel process at once.
+    pub fn kill(&mut self) {
+        let _ = self.child.start_kill();
+        self.dead = true;
+    }
+
+    /// Kills the kernel and waits for the process to be reaped.
+    pub async fn shutdown(mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(&self.runtime_dir);
+    }
+}
+
+enum Collect {
+    Idle,
+    Died,
+    TimedOut,
+}
+
+fn parent_id(msg: &JupyterMessage) -> Option<&str> {
+    msg.parent_header.as_ref().map(|h| h.msg_id.as_str())
+}
+
+/// A Python list literal of one path, for a traitlets command-line value.
+fn py_list(path: &Path) -> String {
+    let escaped = path
+        .to_string_lossy()
+        .replace('\\', "\\\\")
+        .replace('\'', "\\'");
+    format!("['{escaped}']")
+}
+
+/// Outputs of one execution as they arrive.
+#[derive(Default)]
+struct Run {
+    stdout: String,
+    stderr: String,
+    result: Option<serde_json::Value>,
+    images: Vec<ExecutionImage>,
+    failed: bool,
+}
+
+impl Run {
+    /// Takes one IOPub message; returns true when the kernel went idle.
+    fn take(&mut self, content: JupyterMessageContent) -> bool {
+        match content {
+            JupyterMessageContent::StreamContent(s) => match s.name {
+                StreamName::Stdout => self.stdout.push_str(&s.text),
+                StreamName::Stderr => self.stderr.push_str(&s.text),
+            },
+            JupyterMessageContent::ExecuteResult(r) => self.take_result(r.data.content),
+            JupyterMessageContent::DisplayData(d) => self.take_images(&d.data.content),
+            JupyterMessageContent::UpdateDisplayData(d) => self.take_images(&d.data.content),
+            JupyterMessageContent::ErrorOutput(e) => {
+                self.failed = true;
+                let tb = e.traceback.join("\n");
+                if !self.stderr.is_empty() && !self.stderr.ends_with('\n') {
+                    self.stderr.push('\n');
+                }
+                if tb.trim().is_empty() {
+                    self.stderr.push_str(&format!("{}: {}\n", e.ename, e.evalue));
+                } else {
+                    self.stderr.push_str(&tb);
+                    self.stderr.push('\n');
+                }
+            }
+            JupyterMessageContent::Status(s) => return s.execution_state == ExecutionState::Idle,
+            _ => {}
+        }
+        false
+    }
+
+    fn take_result(&mut self, media: Vec<MediaType>) {
+        let mut typed = None;
+        let mut plain = None;
+        for m in &media {
+            match m {
+                MediaType::Other((mime, value)) if mime == VALUE_MIME && !value.is_null() => {
+                    typed = Some(value.clone());
+                }
+                MediaType::Plain(text) => plain = Some(text.clone()),
+                _ => {}
+            }
+        }
+        self.take_images(&media);
+        self.result = typed.or(plain.map(serde_json::Value::String));
+    }
+
+    fn take_images(&mut self, media: &[MediaType]) {
+        let engine = base64::engine::general_purpose::STANDARD;
+        for m in media {
+            let (format, b64) = match m {
+                MediaType::Png(b) => ("png", b),
+                MediaType::Jpeg(b) => ("jpeg", b),
+                MediaType::Gif(b) => ("gif", b),
+                _ => continue,
+            };
+            let cleaned: String = b64.chars().filter(|c| !c.is_whitespace()).collect();
+            if let Ok(data) = engine.decode(cleaned) {
+                self.images.push(ExecutionImage {
+                    format: format.into(),
+                    data,
+                });
+            }
+        }
+    }
+
+    fn died(&mut self) {
+        self.failed = true;
+        self.stderr.push_str(
+            "Execution aborted: the kernel died (it exited, crashed or ran out of memory); \
+             the next execution starts a fresh session state.\n",
+        );
+    }
+
+    fn timed_out(&mut self) {
+        self.failed = true;
+        self.stderr
+            .push_str("Request timed out waiting for code execution to complete\n");
+    }
+
+    fn finish(self, started: Instant) -> Execution {
+        Execution {
+            id: None,
+            status: if self.failed {
+                ExecutionStatus::Failed
+            } else {
+                ExecutionStatus::Succeeded
+            },
+            stdout: self.stdout,
+            stderr: self.stderr,
+            result: self.result,
+            images: self.images,
+            duration: started.elapsed(),
+        }
+    }
+}

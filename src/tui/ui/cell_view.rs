@@ -1,0 +1,246 @@
+//! One notebook cell as rows of the outputs pane, console style:
+//!
+//! ```text
+//! In [2]: print(x)
+//! 42
+//!   done in 4 ms
+//! ```
+//!
+//! The code is highlighted; every piece of session output goes through the
+//! sanitizer; images become blocks of rows. Rows are computed for one width and
+//! cached by the outputs pane until the cell changes.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::highlight::Highlighter;
+use super::image::{ImageKey, ImageLayout, ImageStore};
+use super::sanitize;
+use super::wrap::wrap;
+use crate::notebook::{Cell, CellStatus, Output, StreamName};
+use crate::tui::theme::Theme;
+
+/// One row of the outputs pane.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Row {
+    /// A line of text, already cut to the pane width.
+    Text(Line<'static>),
+    /// Row `row` of an image.
+    Image {
+        /// Which image.
+        key: ImageKey,
+        /// Which of its rows.
+        row: u16,
+    },
+}
+
+/// What building a cell's rows needs besides the cell.
+pub struct CellContext<'a> {
+    /// The palette.
+    pub theme: &'a Theme,
+    /// Highlights the cell's code.
+    pub highlighter: &'a mut Highlighter,
+    /// The decoded images of outputs.
+    pub images: &'a mut ImageStore,
+}
+
+/// The rows of cell `index` for a pane `width` columns wide.
+pub fn cell_rows(cell: &Cell, index: usize, width: u16, ctx: &mut CellContext<'_>) -> Vec<Row> {
+    let theme = ctx.theme;
+    let mut lines = code_lines(cell, ctx);
+    let mut rows = Vec::new();
+    for (n, output) in cell.outputs.iter().enumerate() {
+        match output {
+            Output::DisplayData { .. } => {
+                flush(&mut rows, &mut lines, width);
+                let key = ImageKey { cell: index, output: n };
+                match ctx.images.layout(key, width) {
+                    ImageLayout::Rows(count) => {
+                        rows.extend((0..count).map(|row| Row::Image { key, row }));
+                    }
+                    ImageLayout::Unavailable(reason) => lines.push(Line::styled(
+                        format!("[image not shown: {}]", sanitize::plain(&reason)),
+                        theme.muted,
+                    )),
+                }
+            }
+            other => lines.extend(output_lines(other, theme)),
+        }
+    }
+    lines.push(status_line(cell, theme));
+    lines.push(Line::default());
+    flush(&mut rows, &mut lines, width);
+    rows
+}
+
+fn flush(rows: &mut Vec<Row>, lines: &mut Vec<Line<'static>>, width: u16) {
+    for line in lines.drain(..) {
+        rows.extend(wrap(line, width).into_iter().map(Row::Text));
+    }
+}
+
+/// `In [n]: ` and the highlighted code, continuation lines under `   ...: `.
+fn code_lines(cell: &Cell, ctx: &mut CellContext<'_>) -> Vec<Line<'static>> {
+    let prompt = format!("In [{}]: ", cell.execution_count);
+    let cont = format!("{:>width$}: ", "...", width = prompt.len() - 2);
+    ctx.highlighter
+        .lines(&cell.source)
+        .into_iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let head = if i == 0 {
+                Span::styled(prompt.clone(), ctx.theme.prompt_in)
+            } else {
+                Span::styled(cont.clone(), ctx.theme.muted)
+            };
+            let mut spans = vec![head];
+            spans.extend(line.spans);
+            Line::from(spans)
+        })
+        .collect()
+}
+
+fn styled(lines: Vec<Line<'static>>, style: Style) -> Vec<Line<'static>> {
+    lines.into_iter().map(|l| l.style(style)).collect()
+}
+
+/// The text lines of a non-image output.
+fn output_lines(output: &Output, theme: &Theme) -> Vec<Line<'static>> {
+    match output {
+        Output::Stream {
+            name: StreamName::Stdout,
+            text,
+        } => sanitize::to_lines(text),
+        Output::Stream {
+            name: StreamName::Stderr,
+            text,
+        } => styled(sanitize::to_lines(text), theme.stderr),
+        Output::ExecuteResult {
+            execution_count,
+            value,
+        } => {
+            let mut lines = sanitize::to_lines(&Output::value_text(value));
+            let prompt = Span::styled(format!("Out[{execution_count}]: "), theme.prompt_out);
+            match lines.first_mut() {
+                Some(first) => first.spans.insert(0, prompt),
+                None => lines.push(Line::from(prompt)),
+            }
+            lines
+        }
+        Output::Error {
+            ename,
+            evalue,
+            traceback,
+        } => error_lines(ename, evalue, traceback, theme),
+        Output::DisplayData { format, .. } => {
+            vec![Line::styled(format!("[{} image]", sanitize::plain(format)), theme.muted)]
+        }
+    }
+}
+
+/// A traceback in the error style with its exception line emphasised; without a
+/// traceback (a transport error), just `ename: evalue`.
+fn error_lines(ename: &str, evalue: &str, traceback: &[String], theme: &Theme) -> Vec<Line<'static>> {
+    if traceback.iter().all(|l| l.trim().is_empty()) {
+        let text = if evalue.is_empty() {
+            ename.to_string()
+        } else {
+            format!("{ename}: {evalue}")
+        };
+        return styled(sanitize::to_lines(&text), theme.error_title);
+    }
+    let mut lines = styled(sanitize::to_lines(&traceback.join("\n")), theme.error);
+    if let Some(last) = lines.iter_mut().rev().find(|l| l.width() > 0) {
+        last.style = theme.error_title;
+    }
+    lines
+}
+
+/// The muted line under a cell saying where it is: queued, running, done in X.
+fn status_line(cell: &Cell, theme: &Theme) -> Line<'static> {
+    let took = cell.duration.map(super::format_duration);
+    let (text, style) = match (cell.status, took) {
+        (CellStatus::Queued, _) => ("  queued".to_string(), theme.muted),
+        (CellStatus::Running, _) => ("  running…".to_string(), theme.warning),
+        (CellStatus::Succeeded, Some(t)) => (format!("  done in {t}"), theme.muted),
+        (CellStatus::Succeeded, None) => ("  done".to_string(), theme.muted),
+        (CellStatus::Failed, Some(t)) => (format!("  failed in {t}"), theme.error),
+        (CellStatus::Failed, None) => ("  failed".to_string(), theme.error),
+        (CellStatus::Canceled, _) => ("  canceled by the service".to_string(), theme.warning),
+    };
+    Line::styled(text, style)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn rows_text(cell: &Cell, width: u16) -> Vec<String> {
+        let theme = Theme::dark();
+        let mut hl = Highlighter::default();
+        let mut images = ImageStore::default();
+        let mut ctx = CellContext {
+            theme: &theme,
+            highlighter: &mut hl,
+            images: &mut images,
+        };
+        cell_rows(cell, 0, width, &mut ctx)
+            .into_iter()
+            .map(|r| match r {
+                Row::Text(l) => l.to_string(),
+                Row::Image { row, .. } => format!("<image row {row}>"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cell_reads_like_a_console() {
+        let cell = Cell {
+            source: "print(x)\nx".into(),
+            execution_count: 2,
+            outputs: vec![
+                Output::Stream { name: StreamName::Stdout, text: "42\n".into() },
+                Output::ExecuteResult { execution_count: 2, value: json!(42) },
+            ],
+            status: CellStatus::Succeeded,
+            duration: Some(Duration::from_millis(4)),
+        };
+        assert_eq!(
+            rows_text(&cell, 40),
+            vec!["In [2]: print(x)", "   ...: x", "42", "Out[2]: 42", "  done in 4 ms", ""]
+        );
+    }
+
+    #[test]
+    fn broken_images_and_errors_are_shown_as_text() {
+        let cell = Cell {
+            source: "1/0".into(),
+            execution_count: 1,
+            outputs: vec![
+                Output::DisplayData { format: "png".into(), data: vec![] },
+                Output::Error {
+                    ename: "SessionError".into(),
+                    evalue: "cannot reach the pool\x1b]52;c;aGk=\x07".into(),
+                    traceback: vec![],
+                },
+            ],
+            status: CellStatus::Failed,
+            duration: None,
+        };
+        assert_eq!(
+            rows_text(&cell, 80),
+            vec![
+                "In [1]: 1/0",
+                "[image not shown: image not decoded]",
+                "SessionError: cannot reach the pool",
+                "  failed",
+                ""
+            ]
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! Python syntax highlighting with syntect, for the editor and for the code shown
+//! in the outputs. Loading syntect's syntax and theme sets takes tens of
+//! milliseconds, so they are loaded once per process; highlighted sources are
+//! cached so a redraw never re-highlights text that did not change.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{FontStyle, Theme, ThemeSet};
+use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::util::LinesWithEndings;
+
+/// The syntect theme used for code.
+const THEME: &str = "base16-ocean.dark";
+/// Spaces a tab in code is shown as.
+const TAB: &str = "    ";
+/// Sources kept in the cache before it is emptied (a crude but bounded cache).
+const CACHE_LIMIT: usize = 512;
+
+struct Assets {
+    syntaxes: SyntaxSet,
+    theme: Option<Theme>,
+}
+
+fn assets() -> &'static Assets {
+    static ASSETS: OnceLock<Assets> = OnceLock::new();
+    ASSETS.get_or_init(|| {
+        let mut themes = ThemeSet::load_defaults();
+        Assets {
+            syntaxes: SyntaxSet::load_defaults_newlines(),
+            theme: themes.themes.remove(THEME),
+        }
+    })
+}
+
+/// Highlights Python source into styled lines, with a cache keyed by the source.
+#[derive(Default)]
+pub struct Highlighter {
+    cache: HashMap<String, Vec<Line<'static>>>,
+}
+
+impl std::fmt::Debug for Highlighter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Highlighter")
+            .field("cached", &self.cache.len())
+            .finish()
+    }
+}
+
+impl Highlighter {
+    /// The highlighted lines of `source` (one per source line; an empty source is
+    /// one empty line).
+    pub fn lines(&mut self, source: &str) -> Vec<Line<'static>> {
+        if let Some(hit) = self.cache.get(source) {
+            return hit.clone();
+        }
+        let lines = highlight(source);
+        if self.cache.len() >= CACHE_LIMIT {
+            self.cache.clear();
+        }
+        self.cache.insert(source.to_string(), lines.clone());
+        lines
+    }
+}
+
+fn python(syntaxes: &SyntaxSet) -> &SyntaxReference {
+    syntaxes
+        .find_syntax_by_extension("py")
+        .unwrap_or_else(|| syntaxes.find_syntax_plain_text())
+}
+
+/// Highlights without caching; falls back to plain text when the theme is missing
+/// or syntect fails on a line.
+pub fn highlight(source: &str) -> Vec<Line<'static>> {
+    let assets = assets();
+    let Some(theme) = assets.theme.as_ref() else {
+        return plain(source);
+    };
+    let mut hl = HighlightLines::new(python(&assets.syntaxes), theme);
+    let mut lines = Vec::new();
+    for line in LinesWithEndings::from(source) {
+        let spans = match hl.highlight_line(line, &assets.syntaxes) {
+            Ok(ranges) => ranges
+                .into_iter()
+                .filter_map(|(style, text)| {
+                    let text = printable(text);
+                    (!text.is_empty()).then(|| Span::styled(text, convert(style)))
+                })
+                .collect(),
+            Err(_) => vec![Span::raw(printable(line))],
+        };
+        lines.push(Line::from(spans));
+    }
+    if source.is_empty() || source.ends_with('\n') {
+        lines.push(Line::default());
+    }
+    lines
+}
+
+fn plain(source: &str) -> Vec<Line<'static>> {
+    source.split('\n').map(|l| Line::raw(printable(l))).collect()
+}
+
+/// Code text safe to put on screen: tabs as spaces, other control characters
+/// (including the line's own newline) dropped.
+fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str(TAB),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn convert(style: syntect::highlighting::Style) -> Style {
+    let fg = style.foreground;
+    let mut out = Style::new().fg(Color::Rgb(fg.r, fg.g, fg.b));
+    if style.font_style.contains(FontStyle::BOLD) {
+        out = out.add_modifier(Modifier::BOLD);
+    }
+    if style.font_style.contains(FontStyle::ITALIC) {
+        out = out.add_modifier(Modifier::ITALIC);
+    }
+    if style.font_style.contains(FontStyle::UNDERLINE) {
+        out = out.add_modifier(Modifier::UNDERLINED);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn keeps_text_and_line_structure() {
+        let mut h = Highlighter::default();
+        let lines = h.lines("def f(x):\n\treturn x\n");
+        assert_eq!(text(&lines), vec!["def f(x):", "    return x", ""]);
+        assert!(lines[0].spans.len() > 1, "keywords are styled apart");
+        assert_eq!(text(&h.lines("")), vec![""]);
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_screen() {
+        let lines = highlight("print('\x1b]52;c;aGk=\x07')");
+        assert!(!text(&lines)[0].contains('\x1b'));
+        assert!(!text(&lines)[0].contains('\x07'));
+    }
+}
