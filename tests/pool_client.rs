@@ -79,9 +79,14 @@ async fn identifiers_do_not_share_state() {
     let other = client.execute(&b, "secret", LIMIT).await.unwrap();
     assert_eq!(other.status, ExecutionStatus::Failed);
     assert!(other.stderr.contains("NameError"), "{}", other.stderr);
-    let cwd = client.execute(&a, "import os; os.getcwd()", LIMIT).await.unwrap();
-    let cwd_b = client.execute(&b, "import os; os.getcwd()", LIMIT).await.unwrap();
-    assert_ne!(cwd.result, cwd_b.result, "each session has its own folder");
+    let write = "open('/mnt/data/mine.txt', 'w').write('a'); import os; sorted(os.listdir('/mnt/data'))";
+    let mine = client.execute(&a, write, LIMIT).await.unwrap();
+    assert_eq!(mine.result, Some(json!(["mine.txt"])), "{}", mine.stderr);
+    let theirs = client
+        .execute(&b, "import os; sorted(os.listdir('/mnt/data'))", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(theirs.result, Some(json!([])), "each session has its own /mnt/data");
 }
 
 #[tokio::test]

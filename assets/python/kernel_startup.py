@@ -49,3 +49,55 @@ def _sessionpad_install_value_formatter():
 
 _sessionpad_install_value_formatter()
 del _sessionpad_install_value_formatter
+
+
+def _sessionpad_map_mnt_data():
+    # Without a sandbox there is no /mnt/data mount: map paths below it to this
+    # session's folder so code written for the service still works.
+    import builtins
+    import io
+    import os
+
+    root = os.environ.get("SESSIONPAD_MNT_DATA")
+    if not root:
+        return
+    prefix = "/mnt/data"
+
+    def fix(p):
+        s = os.fspath(p) if isinstance(p, os.PathLike) else p
+        if isinstance(s, str) and (s == prefix or s.startswith(prefix + "/")):
+            return root + s[len(prefix):]
+        return p
+
+    def one(f):
+        def wrapper(*args, **kwargs):
+            if args:
+                args = (fix(args[0]),) + args[1:]
+            elif "path" in kwargs:
+                kwargs["path"] = fix(kwargs["path"])
+            elif "file" in kwargs:
+                kwargs["file"] = fix(kwargs["file"])
+            return f(*args, **kwargs)
+
+        wrapper.__name__ = getattr(f, "__name__", "wrapper")
+        wrapper.__doc__ = getattr(f, "__doc__", None)
+        return wrapper
+
+    def two(f):
+        def wrapper(src, dst, *args, **kwargs):
+            return f(fix(src), fix(dst), *args, **kwargs)
+
+        wrapper.__name__ = getattr(f, "__name__", "wrapper")
+        return wrapper
+
+    builtins.open = io.open = one(io.open)
+    for name in ("open", "stat", "lstat", "listdir", "scandir", "mkdir", "makedirs",
+                 "remove", "unlink", "rmdir", "chdir", "access", "utime", "chmod"):
+        if hasattr(os, name):
+            setattr(os, name, one(getattr(os, name)))
+    for name in ("rename", "replace"):
+        setattr(os, name, two(getattr(os, name)))
+
+
+_sessionpad_map_mnt_data()
+del _sessionpad_map_mnt_data

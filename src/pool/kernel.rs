@@ -21,6 +21,7 @@ use jupyter_zmq_client::{
 use tokio::process::{Child, Command};
 
 use super::image::PythonEnv;
+use super::sandbox::Sandbox;
 use crate::client::{Execution, ExecutionImage, ExecutionStatus};
 
 /// The private MIME type under which the kernel start-up script publishes the
@@ -70,6 +71,26 @@ pub struct KernelLaunch {
     /// A short folder for the connection file and IPC sockets (socket paths must
     /// stay under about 100 bytes).
     pub runtime_dir: PathBuf,
+    /// Run under bubblewrap when `Some`; otherwise unisolated with `/mnt/data`
+    /// mapped to `workdir` by the start-up script.
+    pub sandbox: Option<Sandbox>,
+}
+
+impl KernelLaunch {
+    fn command(&self) -> Command {
+        match &self.sandbox {
+            Some(sandbox) => {
+                let keep: Vec<&Path> = self.env.root.as_deref().into_iter().collect();
+                sandbox.command(&self.env.python, &self.workdir, &self.runtime_dir, &keep)
+            }
+            None => {
+                let mut cmd = Command::new(&self.env.python);
+                cmd.current_dir(&self.workdir)
+                    .env("SESSIONPAD_MNT_DATA", &self.workdir);
+                cmd
+            }
+        }
+    }
 }
 
 /// A running IPython kernel.
@@ -114,7 +135,7 @@ impl Kernel {
         let startup = dir.join("startup.py");
         std::fs::write(&startup, STARTUP_PY).map_err(|e| io(&startup, e))?;
 
-        let mut cmd = Command::new(&launch.env.python);
+        let mut cmd = launch.command();
         cmd.arg("-m")
             .arg("ipykernel_launcher")
             .arg("-f")
@@ -122,7 +143,6 @@ impl Kernel {
             .arg("--InteractiveShell.colors=nocolor")
             .arg("--InteractiveShell.xmode=Plain")
             .arg(format!("--IPKernelApp.exec_files={}", py_list(&startup)))
-            .current_dir(&launch.workdir)
             .env_remove("MPLBACKEND")
             .env("PYTHONUNBUFFERED", "1")
             .env("PYDEVD_DISABLE_FILE_VALIDATION", "1")

@@ -6,6 +6,9 @@
 pub mod image;
 pub mod kernel;
 pub mod server;
+mod files;
+mod manage;
+pub mod sandbox;
 pub mod sessions;
 mod wire_error;
 
@@ -18,6 +21,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 pub use image::{ImageError, PythonEnv};
+pub use sandbox::Sandbox;
 pub use sessions::SessionRegistry;
 
 /// Settings of a local pool.
@@ -40,6 +44,18 @@ pub struct PoolOptions {
     pub cooldown: Duration,
     /// Upper bound of one execution's `timeoutInSeconds` (220 s like the service).
     pub max_execution: Duration,
+    /// Most sessions at once (`--max-sessions`, default 100).
+    pub max_sessions: usize,
+    /// HTTP status when the pool is full: 404 (documented) or 429 (seen on custom
+    /// pools), `aca-api.md` §6.2.
+    pub pool_full_status: u16,
+    /// Kernels kept started ahead of need (`--ready-sessions`, default 2).
+    pub ready_sessions: usize,
+    /// Run kernels under bubblewrap when it is usable (default true).
+    pub sandbox: bool,
+    /// Let sandboxed kernels reach the network (`--egress`; default off, like a
+    /// pool with egress disabled).
+    pub egress: bool,
 }
 
 impl PoolOptions {
@@ -55,6 +71,11 @@ impl PoolOptions {
             sessions_dir: crate::dirs::data_dir().join("pool-sessions"),
             cooldown: Duration::from_secs(300),
             max_execution: Duration::from_secs(220),
+            max_sessions: 100,
+            pool_full_status: 404,
+            ready_sessions: 2,
+            sandbox: true,
+            egress: false,
         }
     }
 }
@@ -98,8 +119,25 @@ pub struct LocalPool {
     addr: SocketAddr,
     token: Option<String>,
     registry: Arc<SessionRegistry>,
+    warnings: Vec<String>,
     stop: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
+    reaper: tokio::task::JoinHandle<()>,
+}
+
+/// Ends idle sessions every second until the registry is gone.
+async fn reap_idle_sessions(registry: std::sync::Weak<SessionRegistry>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        let n = registry.reap_idle().await;
+        if n > 0 {
+            tracing::info!("{n} idle session(s) ended after the cooldown");
+        }
+    }
 }
 
 impl LocalPool {
@@ -122,8 +160,19 @@ impl LocalPool {
             .await
             .map_err(|source| PoolError::Bind { addr, source })?;
         let addr = listener.local_addr().map_err(|source| PoolError::Bind { addr, source })?;
-        let registry = Arc::new(SessionRegistry::new(env, &opts));
-        let app = server::router(registry.clone(), opts.token.clone(), opts.max_execution);
+        let mut warnings = Vec::new();
+        let sandbox = match Sandbox::detect(opts.sandbox, opts.egress) {
+            Ok(s) => Some(s),
+            Err(why) => {
+                tracing::warn!("{why}");
+                warnings.push(why.to_string());
+                None
+            }
+        };
+        let registry = Arc::new(SessionRegistry::new(env, sandbox, &opts));
+        registry.refill();
+        let reaper = tokio::spawn(reap_idle_sessions(Arc::downgrade(&registry)));
+        let app = server::router(registry.clone(), &opts);
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
             let shutdown = async {
@@ -138,8 +187,10 @@ impl LocalPool {
             addr,
             token: opts.token,
             registry,
+            warnings,
             stop: Some(stop),
             server: Some(server),
+            reaper,
         })
     }
 
@@ -151,6 +202,17 @@ impl LocalPool {
     /// The bound socket address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Things the user should know about this pool (e.g. sessions are not
+    /// sandboxed), one sentence each.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The session registry (for tests and the embedding application).
+    pub fn registry(&self) -> &Arc<SessionRegistry> {
+        &self.registry
     }
 
     /// The bearer token clients must send, or `None` without authentication.
@@ -166,6 +228,7 @@ impl LocalPool {
         if let Some(server) = self.server.take() {
             let _ = server.await;
         }
+        self.reaper.abort();
         self.registry.shutdown().await;
     }
 }
@@ -175,6 +238,7 @@ impl Drop for LocalPool {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        self.reaper.abort();
         self.registry.kill_all();
     }
 }

@@ -12,35 +12,69 @@ use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::Value;
 
-use super::sessions::SessionRegistry;
+use super::PoolOptions;
+use super::sessions::{ExecutionRecord, Session, SessionError, SessionRegistry};
 use super::wire_error::WireError;
-use crate::client::api::{ApiVersion, ExecuteRequest, Family, family_a_response, family_b_response};
+use crate::client::api::{
+    ApiVersion, ExecuteRequest, Family, family_a_response, family_b_response,
+};
+use crate::client::{Execution, ExecutionStatus};
 
 /// Shared state of the routes.
 #[derive(Clone)]
-struct Pool {
-    registry: Arc<SessionRegistry>,
-    max_execution: Duration,
+pub(crate) struct Pool {
+    /// The sessions.
+    pub(crate) registry: Arc<SessionRegistry>,
+    /// Cap (and default) of `timeoutInSeconds`.
+    pub(crate) max_execution: Duration,
+    /// Status answered when the pool is full (404 or 429).
+    pub(crate) pool_full_status: StatusCode,
+    /// The `GET metadata` document, read once from the Python environment.
+    pub(crate) metadata: Arc<tokio::sync::OnceCell<Value>>,
 }
 
-/// The router of the local pool. `token` `None` disables authentication;
-/// `max_execution` caps `timeoutInSeconds` (and is the default when omitted).
-pub fn router(
-    registry: Arc<SessionRegistry>,
-    token: Option<String>,
-    max_execution: Duration,
-) -> Router {
+impl Pool {
+    /// The session of `identifier`, created on first use; a full pool or a folder
+    /// that cannot be made become wire errors (`aca-api.md` §6.2).
+    pub(crate) fn session(&self, identifier: &str) -> Result<Arc<Session>, WireError> {
+        self.registry.get_or_create(identifier).map_err(|e| match e {
+            SessionError::PoolFull(_) => WireError {
+                status: self.pool_full_status,
+                code: "SessionPoolFull",
+                message: e.to_string(),
+            },
+            SessionError::Io(_) => WireError {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                code: "InternalServerError",
+                message: e.to_string(),
+            },
+        })
+    }
+}
+
+/// The router of the local pool: every route of `aca-api.md` behind bearer-token
+/// authentication (`opts.token`, none when `None`).
+pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
     let pool = Pool {
         registry,
-        max_execution,
+        max_execution: opts.max_execution,
+        pool_full_status: StatusCode::from_u16(opts.pool_full_status)
+            .unwrap_or(StatusCode::NOT_FOUND),
+        metadata: Arc::default(),
     };
     Router::new()
         .route("/code/execute", post(execute_a))
         .route("/executions", post(execute_b))
-        .layer(middleware::from_fn_with_state(token.map(Arc::new), auth))
+        .route("/executions/{id}", get(get_execution))
+        .merge(super::files::routes())
+        .merge(super::manage::routes())
+        .layer(middleware::from_fn_with_state(
+            opts.token.clone().map(Arc::new),
+            auth,
+        ))
         .with_state(pool)
 }
 
@@ -75,7 +109,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Reads and checks `api-version` and `identifier` from the query.
-fn target(query: &HashMap<String, String>) -> Result<(ApiVersion, String), WireError> {
+pub(crate) fn target(query: &HashMap<String, String>) -> Result<(ApiVersion, String), WireError> {
     let version = query.get("api-version").ok_or_else(|| {
         WireError::bad_request("SessionRequestValidationFailed", "api-version is required")
     })?;
@@ -150,9 +184,11 @@ async fn execute_a(
     let inner = value.get("properties").cloned().unwrap_or(value);
     let req = request_from(inner)?;
     let code = req.code.clone().unwrap_or_default();
+    let session = pool.session(&identifier)?;
+    let id = uuid::Uuid::new_v4().to_string();
     let exec = pool
         .registry
-        .execute(&identifier, &code, pool.timeout(&req))
+        .execute(&session, &id, &code, pool.timeout(&req))
         .await;
     Ok(Json(family_a_response(&exec, version)).into_response())
 }
@@ -187,17 +223,37 @@ async fn execute_b(
         .map(str::to_string)
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let code = req.code.clone().unwrap_or_default();
-    let mut exec = pool
-        .registry
-        .execute(&identifier, &code, pool.timeout(&req))
-        .await;
-    exec.id = Some(id.clone());
-    let status = if version >= ApiVersion::V2025_10_02 {
-        StatusCode::OK
+    let session = pool.session(&identifier)?;
+    let asynchronous = req
+        .execution_type
+        .as_deref()
+        .is_some_and(|t| t.eq_ignore_ascii_case("asynchronous"));
+    let timeout = pool.timeout(&req);
+    let (status, body) = if asynchronous {
+        pool.registry.submitted(&session, &id);
+        let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
+        tokio::spawn(async move {
+            registry.execute(&session, &id2, &code, timeout).await;
+        });
+        let running = Execution {
+            id: Some(id.clone()),
+            status: ExecutionStatus::Running,
+            stdout: String::new(),
+            stderr: String::new(),
+            result: None,
+            images: vec![],
+            duration: Duration::ZERO,
+        };
+        (StatusCode::ACCEPTED, family_b_response(&running, &identifier, "Asynchronous"))
     } else {
-        StatusCode::ACCEPTED
+        let exec = pool.registry.execute(&session, &id, &code, timeout).await;
+        let status = if version >= ApiVersion::V2025_10_02 {
+            StatusCode::OK
+        } else {
+            StatusCode::ACCEPTED
+        };
+        (status, family_b_response(&exec, &identifier, "Synchronous"))
     };
-    let body = family_b_response(&exec, &identifier, "Synchronous");
     let mut resp = (status, Json(body)).into_response();
     let location = format!(
         "/executions/{id}?api-version={version}&identifier={}",
@@ -209,4 +265,34 @@ async fn execute_b(
         }
     }
     Ok(resp)
+}
+
+/// `GET executions/{id}` (family B, `aca-api.md` §4.2): the state of an execution
+/// of this session; 404 `ExecutionNotFound` for an unknown id.
+async fn get_execution(
+    State(pool): State<Pool>,
+    Query(query): Query<HashMap<String, String>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Result<Response, WireError> {
+    let (_, identifier) = target(&query)?;
+    let not_found = || WireError {
+        status: StatusCode::NOT_FOUND,
+        code: "ExecutionNotFound",
+        message: format!("no execution {id} in session {identifier}"),
+    };
+    let session = pool.registry.get(&identifier).ok_or_else(not_found)?;
+    let record = session.execution(&id).ok_or_else(not_found)?;
+    let exec = match record {
+        ExecutionRecord::Done(e) => e,
+        ExecutionRecord::Running => Execution {
+            id: Some(id.clone()),
+            status: ExecutionStatus::Running,
+            stdout: String::new(),
+            stderr: String::new(),
+            result: None,
+            images: vec![],
+            duration: Duration::ZERO,
+        },
+    };
+    Ok(Json(family_b_response(&exec, &identifier, "Asynchronous")).into_response())
 }

@@ -1,11 +1,12 @@
 //! The session registry of the local pool: one session per identifier, created on
 //! first use, each with its own kernel and `/mnt/data` folder; one execution at a
-//! time per session (others wait their turn); idle sessions end after the cooldown.
+//! time per session (others wait their turn); idle sessions end after the cooldown;
+//! a few kernels are kept ready so a new identifier does not wait for a kernel start.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex as StdMutex, MutexGuard};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -14,7 +15,31 @@ use tokio::sync::Mutex;
 use super::PoolOptions;
 use super::image::PythonEnv;
 use super::kernel::{Kernel, KernelLaunch};
+use super::sandbox::Sandbox;
 use crate::client::{Execution, ExecutionStatus};
+
+/// How many finished executions a session remembers for `GET executions/{id}`.
+const KEPT_EXECUTIONS: usize = 64;
+
+/// Why a session could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The pool already runs its maximum number of sessions.
+    #[error("the session pool is at its maximum of {0} sessions")]
+    PoolFull(usize),
+    /// The session folder could not be created.
+    #[error("cannot create the session folder: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// An execution a session knows about, for `GET executions/{id}` (`aca-api.md` §4.2).
+#[derive(Debug, Clone)]
+pub enum ExecutionRecord {
+    /// Submitted asynchronously and not finished yet.
+    Running,
+    /// Finished.
+    Done(Execution),
+}
 
 /// One session: an identifier's kernel and folder.
 pub struct Session {
@@ -27,44 +52,89 @@ pub struct Session {
     /// When the session was created.
     pub created_at: DateTime<Utc>,
     last_access: StdMutex<DateTime<Utc>>,
-    /// The kernel; `None` until the first execution starts one, and again after
-    /// it died. The lock also serialises executions.
+    /// The kernel; `None` until the first execution starts one (when no ready
+    /// kernel was available), and again after it died. The lock also serialises
+    /// executions.
     kernel: Mutex<Option<Kernel>>,
+    executions: StdMutex<VecDeque<(String, ExecutionRecord)>>,
+}
+
+fn lock<T>(m: &StdMutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Session {
     /// When the session was last used.
     pub fn last_accessed_at(&self) -> DateTime<Utc> {
-        *self.last_access.lock().unwrap_or_else(|e| e.into_inner())
+        *lock(&self.last_access)
     }
 
-    fn touch(&self) {
-        *self.last_access.lock().unwrap_or_else(|e| e.into_inner()) = Utc::now();
+    /// Marks the session used now (every call resets the cooldown).
+    pub fn touch(&self) {
+        *lock(&self.last_access) = Utc::now();
     }
+
+    /// The record of execution `id`, if this session knows it.
+    pub fn execution(&self, id: &str) -> Option<ExecutionRecord> {
+        lock(&self.executions)
+            .iter()
+            .find(|(k, _)| k == id)
+            .map(|(_, r)| r.clone())
+    }
+
+    fn record(&self, id: &str, rec: ExecutionRecord) {
+        let mut list = lock(&self.executions);
+        if let Some(slot) = list.iter_mut().find(|(k, _)| k == id) {
+            slot.1 = rec;
+            return;
+        }
+        if list.len() >= KEPT_EXECUTIONS {
+            list.pop_front();
+        }
+        list.push_back((id.to_string(), rec));
+    }
+}
+
+/// A kernel started ahead of need, with the folder it runs in.
+struct Ready {
+    kernel: Kernel,
+    guid: uuid::Uuid,
+    folder: PathBuf,
 }
 
 /// All sessions of the local pool.
 pub struct SessionRegistry {
     env: PythonEnv,
+    sandbox: Option<Sandbox>,
     sessions_dir: PathBuf,
     runtime_root: PathBuf,
     cooldown: Duration,
+    max_sessions: usize,
+    ready_target: usize,
     sessions: StdMutex<HashMap<String, Arc<Session>>>,
+    ready: StdMutex<Vec<Ready>>,
+    starting: AtomicUsize,
     next_kernel: AtomicU64,
 }
 
 impl SessionRegistry {
-    /// A registry whose kernels run in `env`, with folders below
-    /// `opts.sessions_dir` and the cooldown `opts.cooldown`.
-    pub fn new(env: PythonEnv, opts: &PoolOptions) -> Self {
+    /// A registry whose kernels run in `env` (under `sandbox` when given), with
+    /// folders below `opts.sessions_dir`, `opts.cooldown`, `opts.max_sessions` and
+    /// `opts.ready_sessions`.
+    pub fn new(env: PythonEnv, sandbox: Option<Sandbox>, opts: &PoolOptions) -> Self {
         let tag = uuid::Uuid::new_v4().simple().to_string();
         Self {
             env,
+            sandbox,
             sessions_dir: opts.sessions_dir.clone(),
             // Short on purpose: IPC socket paths must stay under ~100 bytes.
             runtime_root: std::env::temp_dir().join(format!("sp-{}", &tag[..8])),
             cooldown: opts.cooldown,
+            max_sessions: opts.max_sessions,
+            ready_target: opts.ready_sessions,
             sessions: StdMutex::new(HashMap::new()),
+            ready: StdMutex::new(Vec::new()),
+            starting: AtomicUsize::new(0),
             next_kernel: AtomicU64::new(0),
         }
     }
@@ -74,21 +144,94 @@ impl SessionRegistry {
         self.cooldown
     }
 
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    /// Whether kernels run under bubblewrap.
+    pub fn sandboxed(&self) -> bool {
+        self.sandbox.is_some()
     }
 
-    /// The session of `identifier`, created (with an empty folder) if it does not
-    /// exist. Touches it. Errors: the folder cannot be created.
-    pub fn get_or_create(&self, identifier: &str) -> std::io::Result<Arc<Session>> {
-        let mut map = self.map();
+    /// The Python environment kernels run in.
+    pub fn env(&self) -> &PythonEnv {
+        &self.env
+    }
+
+    fn launch(&self, folder: PathBuf) -> KernelLaunch {
+        let n = self.next_kernel.fetch_add(1, Ordering::Relaxed);
+        KernelLaunch {
+            env: self.env.clone(),
+            workdir: folder,
+            runtime_dir: self.runtime_root.join(n.to_string()),
+            sandbox: self.sandbox.clone(),
+        }
+    }
+
+    /// Starts kernels in the background until `ready_sessions` are waiting.
+    pub fn refill(self: &Arc<Self>) {
+        loop {
+            let have = lock(&self.ready).len() + self.starting.load(Ordering::SeqCst);
+            if have >= self.ready_target {
+                return;
+            }
+            self.starting.fetch_add(1, Ordering::SeqCst);
+            let me = self.clone();
+            tokio::spawn(async move {
+                let guid = uuid::Uuid::new_v4();
+                let folder = me.sessions_dir.join(guid.simple().to_string());
+                let started = match std::fs::create_dir_all(&folder) {
+                    Ok(()) => Kernel::start(&me.launch(folder.clone())).await.ok(),
+                    Err(_) => None,
+                };
+                match started {
+                    Some(kernel) => lock(&me.ready).push(Ready { kernel, guid, folder }),
+                    None => {
+                        tracing::warn!("a ready kernel failed to start");
+                        let _ = std::fs::remove_dir_all(&folder);
+                    }
+                }
+                me.starting.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    }
+
+    /// The session of `identifier` if it exists (touching it).
+    pub fn get(&self, identifier: &str) -> Option<Arc<Session>> {
+        let s = lock(&self.sessions).get(identifier).cloned();
+        if let Some(s) = &s {
+            s.touch();
+        }
+        s
+    }
+
+    /// All sessions, oldest first.
+    pub fn list(&self) -> Vec<Arc<Session>> {
+        let mut all: Vec<_> = lock(&self.sessions).values().cloned().collect();
+        all.sort_by_key(|s| s.created_at);
+        all
+    }
+
+    /// The session of `identifier`, created if it does not exist (taking a ready
+    /// kernel and its folder when one is waiting). Touches it.
+    ///
+    /// Errors: [`SessionError::PoolFull`] at the maximum number of sessions,
+    /// [`SessionError::Io`] when the folder cannot be created.
+    pub fn get_or_create(self: &Arc<Self>, identifier: &str) -> Result<Arc<Session>, SessionError> {
+        let mut map = lock(&self.sessions);
         if let Some(s) = map.get(identifier) {
             s.touch();
             return Ok(s.clone());
         }
-        let guid = uuid::Uuid::new_v4();
-        let folder = self.sessions_dir.join(guid.simple().to_string());
-        std::fs::create_dir_all(&folder)?;
+        if map.len() >= self.max_sessions {
+            return Err(SessionError::PoolFull(self.max_sessions));
+        }
+        let ready = lock(&self.ready).pop();
+        let (guid, folder, kernel) = match ready {
+            Some(r) => (r.guid, r.folder, Some(r.kernel)),
+            None => {
+                let guid = uuid::Uuid::new_v4();
+                let folder = self.sessions_dir.join(guid.simple().to_string());
+                std::fs::create_dir_all(&folder)?;
+                (guid, folder, None)
+            }
+        };
         let now = Utc::now();
         let session = Arc::new(Session {
             identifier: identifier.to_string(),
@@ -96,35 +239,30 @@ impl SessionRegistry {
             folder,
             created_at: now,
             last_access: StdMutex::new(now),
-            kernel: Mutex::new(None),
+            kernel: Mutex::new(kernel),
+            executions: StdMutex::new(VecDeque::new()),
         });
         map.insert(identifier.to_string(), session.clone());
+        drop(map);
         tracing::info!(identifier, %guid, "session created");
+        self.refill();
         Ok(session)
     }
 
-    /// Runs `code` in the session of `identifier` (creating it, and its kernel, on
-    /// first use), waiting behind any execution already running there.
+    /// Runs `code` in `session`, waiting behind any execution already running
+    /// there, and records it under `id`. A dead kernel is replaced by a fresh one
+    /// first (the session's variables are then gone, as after a crash on the
+    /// service).
     ///
     /// Always returns an execution: a kernel that cannot start gives a `Failed`
     /// execution naming why.
-    pub async fn execute(&self, identifier: &str, code: &str, timeout: Duration) -> Execution {
-        let session = match self.get_or_create(identifier) {
-            Ok(s) => s,
-            Err(e) => return failed(format!("cannot create the session folder: {e}\n")),
-        };
+    pub async fn execute(&self, session: &Session, id: &str, code: &str, timeout: Duration) -> Execution {
         let mut slot = session.kernel.lock().await;
         if slot.as_mut().is_some_and(Kernel::is_dead) {
             *slot = None;
         }
         if slot.is_none() {
-            let n = self.next_kernel.fetch_add(1, Ordering::Relaxed);
-            let launch = KernelLaunch {
-                env: self.env.clone(),
-                workdir: session.folder.clone(),
-                runtime_dir: self.runtime_root.join(n.to_string()),
-            };
-            match Kernel::start(&launch).await {
+            match Kernel::start(&self.launch(session.folder.clone())).await {
                 Ok(k) => *slot = Some(k),
                 Err(e) => return failed(format!("cannot start a kernel for this session: {e}\n")),
             }
@@ -132,17 +270,38 @@ impl SessionRegistry {
         let Some(kernel) = slot.as_mut() else {
             return failed("no kernel\n".into());
         };
-        let exec = kernel.execute(code, timeout).await;
+        let mut exec = kernel.execute(code, timeout).await;
+        drop(slot);
         session.touch();
+        exec.id = Some(id.to_string());
+        session.record(id, ExecutionRecord::Done(exec.clone()));
         exec
     }
 
-    /// Ends every session whose last use is older than the cooldown; returns how
-    /// many ended.
+    /// Marks execution `id` as submitted (asynchronous executions).
+    pub fn submitted(&self, session: &Session, id: &str) {
+        session.record(id, ExecutionRecord::Running);
+    }
+
+    /// Ends the session of `identifier`: its kernel is stopped and its folder
+    /// removed. Returns false when there was no such session.
+    pub async fn end(&self, identifier: &str) -> bool {
+        let removed = lock(&self.sessions).remove(identifier);
+        match removed {
+            Some(s) => {
+                end(s).await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends every session whose last use is older than the cooldown and that is
+    /// not executing; returns how many ended.
     pub async fn reap_idle(&self) -> usize {
         let cutoff = Utc::now() - chrono::Duration::from_std(self.cooldown).unwrap_or_default();
         let expired: Vec<Arc<Session>> = {
-            let mut map = self.map();
+            let mut map = lock(&self.sessions);
             let ids: Vec<String> = map
                 .iter()
                 .filter(|(_, s)| s.last_accessed_at() < cutoff && s.kernel.try_lock().is_ok())
@@ -157,23 +316,31 @@ impl SessionRegistry {
         n
     }
 
-    /// Ends every session: kernels are stopped and folders removed.
+    /// Ends every session and ready kernel: kernels are stopped and folders removed.
     pub async fn shutdown(&self) {
-        let all: Vec<Arc<Session>> = self.map().drain().map(|(_, s)| s).collect();
+        let all: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for s in all {
             end(s).await;
+        }
+        let ready: Vec<Ready> = lock(&self.ready).drain(..).collect();
+        for r in ready {
+            r.kernel.shutdown().await;
+            let _ = std::fs::remove_dir_all(&r.folder);
         }
         let _ = std::fs::remove_dir_all(&self.runtime_root);
     }
 
     /// Kills every kernel at once without waiting (for `Drop`).
     pub fn kill_all(&self) {
-        for s in self.map().values() {
+        for s in lock(&self.sessions).values() {
             if let Ok(mut k) = s.kernel.try_lock() {
                 if let Some(k) = k.as_mut() {
                     k.kill();
                 }
             }
+        }
+        for r in lock(&self.ready).iter_mut() {
+            r.kernel.kill();
         }
     }
 }

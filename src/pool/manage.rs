@@ -1,0 +1,198 @@
+//! Session management routes of the local pool: family B `GET|DELETE session`,
+//! `GET listSessions`, `GET metadata` (`aca-api.md` §4.4) and the custom-container
+//! `.management/getSession|stopSession|listSessions` (§5.2).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+use super::server::{Pool, target};
+use super::sessions::Session;
+use super::wire_error::WireError;
+
+/// Page size of `listSessions` (the documented page of custom pools, §5.2).
+const PAGE: usize = 300;
+
+/// The management routes, merged into the pool's router.
+pub(crate) fn routes() -> Router<Pool> {
+    Router::new()
+        .route("/session", get(get_session).delete(delete_session))
+        .route("/listSessions", get(list_sessions))
+        .route("/metadata", get(metadata))
+        .route("/.management/getSession", post(mgmt_get_session))
+        .route("/.management/stopSession", post(mgmt_stop_session))
+        .route("/.management/listSessions", post(mgmt_list_sessions))
+}
+
+type Params = Query<HashMap<String, String>>;
+
+fn time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn expires(pool: &Pool, s: &Session) -> DateTime<Utc> {
+    s.last_accessed_at() + chrono::Duration::from_std(pool.registry.cooldown()).unwrap_or_default()
+}
+
+/// The family B `Session` shape (§4.4), with `expireAt`.
+fn session_b(pool: &Pool, s: &Session) -> Value {
+    json!({
+        "identifier": s.identifier,
+        "createdAt": time(s.created_at),
+        "lastAccessedAt": time(s.last_accessed_at()),
+        "expireAt": time(expires(pool, s)),
+        "etag": s.guid.to_string(),
+    })
+}
+
+/// The custom-container `SessionView` shape (§5.2), with `expiresAt`.
+fn session_view(pool: &Pool, s: &Session) -> Value {
+    json!({
+        "identifier": s.identifier,
+        "etag": s.guid.to_string(),
+        "expiresAt": time(expires(pool, s)),
+        "createdAt": time(s.created_at),
+        "lastAccessedAt": time(s.last_accessed_at()),
+    })
+}
+
+fn not_found(identifier: &str) -> WireError {
+    WireError::bad_request(
+        "SessionWithIdentifierNotFound",
+        format!("session with identifier {identifier} was not found (it may have expired)"),
+    )
+}
+
+fn existing(pool: &Pool, query: &HashMap<String, String>) -> Result<Arc<Session>, WireError> {
+    let (_, identifier) = target(query)?;
+    pool.registry
+        .get(&identifier)
+        .ok_or_else(|| not_found(&identifier))
+}
+
+/// `skip` from the query (default 0).
+fn skip(query: &HashMap<String, String>) -> Result<usize, WireError> {
+    query.get("skip").map_or(Ok(0), |s| {
+        s.parse().map_err(|_| {
+            WireError::bad_request("SessionRequestValidationFailed", "skip must be a whole number")
+        })
+    })
+}
+
+/// One page of sessions and the link to the next one.
+fn page(pool: &Pool, path: &str, query: &HashMap<String, String>) -> Result<(Vec<Arc<Session>>, usize, Option<String>), WireError> {
+    let from = skip(query)?;
+    let all = pool.registry.list();
+    let total = all.len();
+    let next = (from + PAGE < total).then(|| {
+        let version = query.get("api-version").map(String::as_str).unwrap_or("");
+        format!("{path}?api-version={version}&skip={}", from + PAGE)
+    });
+    Ok((all.into_iter().skip(from).take(PAGE).collect(), total, next))
+}
+
+fn require_version(query: &HashMap<String, String>) -> Result<(), WireError> {
+    let v = query.get("api-version").ok_or_else(|| {
+        WireError::bad_request("SessionRequestValidationFailed", "api-version is required")
+    })?;
+    v.parse::<crate::client::ApiVersion>()
+        .map(|_| ())
+        .map_err(|e| WireError::bad_request("SessionRequestValidationFailed", e.to_string()))
+}
+
+/// `GET session` → the session (§4.4); unknown → 400 `SessionWithIdentifierNotFound`.
+async fn get_session(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+    let s = existing(&pool, &q)?;
+    Ok(Json(session_b(&pool, &s)).into_response())
+}
+
+/// `DELETE session` → 204 and the session's kernel and folder are gone (§4.4).
+async fn delete_session(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+    let (_, identifier) = target(&q)?;
+    if pool.registry.end(&identifier).await {
+        Ok(StatusCode::NO_CONTENT.into_response())
+    } else {
+        Err(not_found(&identifier))
+    }
+}
+
+/// `GET listSessions?skip=` → `{"sessions":[…],"nextLink"}` (§4.4).
+async fn list_sessions(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+    require_version(&q)?;
+    let (sessions, _, next) = page(&pool, "/listSessions", &q)?;
+    let sessions: Vec<Value> = sessions.iter().map(|s| session_b(&pool, s)).collect();
+    Ok(Json(json!({"sessions": sessions, "nextLink": next})).into_response())
+}
+
+/// `POST .management/getSession` → `SessionView` (§5.2).
+async fn mgmt_get_session(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+    let s = existing(&pool, &q)?;
+    Ok(Json(session_view(&pool, &s)).into_response())
+}
+
+/// `POST .management/stopSession` → 200 text (§5.2).
+async fn mgmt_stop_session(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+    let (_, identifier) = target(&q)?;
+    if !pool.registry.end(&identifier).await {
+        return Err(not_found(&identifier));
+    }
+    let text = format!("Session {identifier} in session pool local stopped.");
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
+}
+
+/// `POST .management/listSessions?skip=` → `{"value","count","nextLink"}` (§5.2).
+async fn mgmt_list_sessions(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+    require_version(&q)?;
+    let (sessions, total, next) = page(&pool, "/.management/listSessions", &q)?;
+    let value: Vec<Value> = sessions.iter().map(|s| session_view(&pool, s)).collect();
+    Ok(Json(json!({"value": value, "count": total, "nextLink": next})).into_response())
+}
+
+/// `GET metadata` → runtimes, installed packages and the kernel (§4.4), read from
+/// the Python environment the kernels run in.
+async fn metadata(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+    require_version(&q)?;
+    let doc = pool
+        .metadata
+        .get_or_try_init(|| async {
+            let env = pool.registry.env();
+            let internal = |e: super::ImageError| WireError {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                code: "InternalServerError",
+                message: e.to_string(),
+            };
+            let (name, version) = env.runtime().await.map_err(internal)?;
+            let packages = env.installed_packages().await.map_err(internal)?;
+            let ipykernel = packages
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("ipykernel"))
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            let now = time(Utc::now());
+            let packages: Vec<Value> = packages
+                .iter()
+                .map(|(n, v)| json!({"name": n, "version": v}))
+                .collect();
+            Ok::<Value, WireError>(json!({
+                "runtimes": [{"name": name, "version": version}],
+                "preInstalledPackages": packages,
+                "createdAt": now,
+                "lastUpdatedAt": now,
+                "jupyterKernel": {
+                    "name": "IPython",
+                    "version": ipykernel,
+                    "projectUrl": "https://github.com/ipython/ipykernel",
+                    "description": "IPython kernel for Jupyter (sessionpad local pool)",
+                },
+            }))
+        })
+        .await?;
+    Ok(Json(doc.clone()).into_response())
+}
