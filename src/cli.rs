@@ -69,9 +69,27 @@ pub struct ServeOpt {
     /// An interpreter that already has ipykernel, instead of the built environment.
     #[arg(long)]
     pub python: Option<PathBuf>,
-    /// Idle seconds before a session ends.
+    /// Idle seconds before a session ends (the pool's cooldown).
     #[arg(long, default_value_t = 300)]
     pub cooldown: u64,
+    /// Most sessions at once; more answer 404 (or --pool-full-status).
+    #[arg(long, default_value_t = 100)]
+    pub max_sessions: usize,
+    /// Status code when the pool is full: 404 (documented) or 429.
+    #[arg(long, default_value_t = 404, value_parser = parse_full_status)]
+    pub pool_full_status: u16,
+    /// Kernels kept started ahead of need, so new identifiers start at once.
+    #[arg(long, default_value_t = 2)]
+    pub ready_sessions: usize,
+    /// Upper limit of one execution, in seconds (timeoutInSeconds is capped to it).
+    #[arg(long, default_value_t = 220)]
+    pub max_execution: u64,
+    /// Let sandboxed sessions reach the network.
+    #[arg(long)]
+    pub egress: bool,
+    /// Run kernels without bubblewrap even when it is installed.
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// `sessionpad serve`: start the pool, print how to reach it, serve until Ctrl+C.
@@ -81,6 +99,12 @@ pub async fn serve(opt: ServeOpt) -> anyhow::Result<()> {
     pool_opts.port = opt.port;
     pool_opts.python = opt.python;
     pool_opts.cooldown = Duration::from_secs(opt.cooldown);
+    pool_opts.max_sessions = opt.max_sessions;
+    pool_opts.pool_full_status = opt.pool_full_status;
+    pool_opts.ready_sessions = opt.ready_sessions;
+    pool_opts.max_execution = Duration::from_secs(opt.max_execution.max(1));
+    pool_opts.egress = opt.egress;
+    pool_opts.sandbox = !opt.no_sandbox;
     pool_opts.token = if opt.no_auth {
         None
     } else {
@@ -97,8 +121,19 @@ pub async fn serve(opt: ServeOpt) -> anyhow::Result<()> {
         }
         None => println!("  authentication:           off (--no-auth)"),
     }
+    for w in pool.warnings() {
+        println!("\nwarning: {w}");
+    }
     println!("\nPress Ctrl+C to stop.");
     tokio::signal::ctrl_c().await?;
     pool.shutdown().await;
     Ok(())
+}
+
+fn parse_full_status(s: &str) -> Result<u16, String> {
+    match s {
+        "404" => Ok(404),
+        "429" => Ok(429),
+        _ => Err("must be 404 or 429".into()),
+    }
 }

@@ -8,7 +8,11 @@ use sessionpad::tui::{self, TuiOptions};
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let _log = init_logging();
+    let _log = match cli.command {
+        // `serve` owns no screen: its request log goes to standard error.
+        Some(Command::Serve(_)) => init_stderr_logging(),
+        None => init_logging(),
+    };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         match cli.command {
@@ -43,4 +47,14 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
         .with_ansi(false)
         .init();
     Some(guard)
+}
+
+fn init_stderr_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SESSIONPAD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    None
 }

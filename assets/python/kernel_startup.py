@@ -91,6 +91,13 @@ def _sessionpad_map_mnt_data():
         return wrapper
 
     builtins.open = io.open = one(io.open)
+    # IPython wraps open() for cells with a copy of io.open taken at import.
+    try:
+        import IPython.core.interactiveshell as shell
+
+        shell.io_open = builtins.open
+    except (ImportError, AttributeError):
+        pass
     for name in ("open", "stat", "lstat", "listdir", "scandir", "mkdir", "makedirs",
                  "remove", "unlink", "rmdir", "chdir", "access", "utime", "chmod"):
         if hasattr(os, name):

@@ -65,7 +65,7 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
             .unwrap_or(StatusCode::NOT_FOUND),
         metadata: Arc::default(),
     };
-    Router::new()
+    let api = Router::new()
         .route("/code/execute", post(execute_a))
         .route("/executions", post(execute_b))
         .route("/executions/{id}", get(get_execution))
@@ -75,7 +75,64 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
             opts.token.clone().map(Arc::new),
             auth,
         ))
-        .with_state(pool)
+        .with_state(pool);
+    // Routing happens in `api`, after the outer layers have normalised the path
+    // and started the request log.
+    Router::new()
+        .fallback_service(api)
+        .layer(middleware::from_fn(log_request))
+        .layer(middleware::map_request(collapse_slashes))
+}
+
+/// Collapses repeated slashes in the path (`…//code/execute`, sent by clients that
+/// join an endpoint ending in `/` with a path starting with `/`, `aca-api.md` §1.1).
+async fn collapse_slashes(mut req: Request) -> Request {
+    let path = req.uri().path();
+    if path.contains("//") {
+        let mut collapsed = String::with_capacity(path.len());
+        for c in path.chars() {
+            if !(c == '/' && collapsed.ends_with('/')) {
+                collapsed.push(c);
+            }
+        }
+        let pq = match req.uri().query() {
+            Some(q) => format!("{collapsed}?{q}"),
+            None => collapsed,
+        };
+        let mut parts = req.uri().clone().into_parts();
+        if let Ok(pq) = pq.parse() {
+            parts.path_and_query = Some(pq);
+            if let Ok(uri) = axum::http::Uri::from_parts(parts) {
+                *req.uri_mut() = uri;
+            }
+        }
+    }
+    req
+}
+
+/// Logs each request: method, path, session identifier, status and duration in
+/// milliseconds. Headers (and so tokens) are never logged.
+async fn log_request(req: Request, next: Next) -> Response {
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let identifier = req
+        .uri()
+        .query()
+        .and_then(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == "identifier")
+                .map(|(_, v)| v.into_owned())
+        })
+        .unwrap_or_else(|| "-".into());
+    let resp = next.run(req).await;
+    tracing::info!(
+        target: "sessionpad::pool::requests",
+        "{method} {path} identifier={identifier} status={} {:.1} ms",
+        resp.status().as_u16(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    resp
 }
 
 /// Rejects requests without `Authorization: Bearer <token>` (401, `aca-api.md` §2).

@@ -16,9 +16,15 @@ pub struct TestPool {
 
 impl TestPool {
     pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts a pool after `adjust` changed its options.
+    pub async fn start_with(adjust: impl FnOnce(&mut PoolOptions)) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut opts = PoolOptions::embedded();
         opts.sessions_dir = dir.path().join("sessions");
+        adjust(&mut opts);
         let pool = LocalPool::start(opts, &|line| eprintln!("[python env] {line}"))
             .await
             .expect("local pool starts");
@@ -40,4 +46,55 @@ pub const LIMIT: Duration = Duration::from_secs(60);
 /// A fresh random session identifier.
 pub fn identifier() -> String {
     format!("test-{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Raw HTTP access to a pool, for checking wire shapes exactly.
+pub struct Raw {
+    pub http: reqwest::Client,
+    pub endpoint: String,
+    pub token: String,
+}
+
+impl Raw {
+    pub fn new(pool: &TestPool) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            endpoint: pool.pool.endpoint(),
+            token: pool.pool.token().unwrap_or_default().to_string(),
+        }
+    }
+
+    /// A request to `path_and_query` (starting with `/`) with the bearer token.
+    pub fn req(&self, method: reqwest::Method, path_and_query: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{}", self.endpoint, path_and_query))
+            .bearer_auth(&self.token)
+    }
+
+    /// POSTs a JSON body; returns status, the `x-ms-error-code` header and the JSON body.
+    pub async fn post_json(
+        &self,
+        path_and_query: &str,
+        body: serde_json::Value,
+    ) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
+        let resp = self
+            .req(reqwest::Method::POST, path_and_query)
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        let json = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+        (status, headers, json)
+    }
+
+    /// GETs (or DELETEs) and returns status and the JSON (or text) body.
+    pub async fn call(&self, method: reqwest::Method, path_and_query: &str) -> (u16, serde_json::Value) {
+        let resp = self.req(method, path_and_query).send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        (status, serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)))
+    }
 }
