@@ -141,10 +141,16 @@ mod tests {
         let mut nb = Notebook::default();
         let i = nb.push("1/0".into());
         let cell = &mut nb.cells[i];
-        cell.finish(&exec(ExecutionStatus::Failed, "", "ZeroDivisionError: division by zero\n"));
+        cell.finish(&exec(
+            ExecutionStatus::Failed,
+            "",
+            "ZeroDivisionError: division by zero\n",
+        ));
         assert_eq!(cell.status, CellStatus::Failed);
         assert_eq!(cell.duration, Some(Duration::from_millis(7)));
-        assert!(matches!(&cell.outputs[0], Output::Error { ename, .. } if ename == "ZeroDivisionError"));
+        assert!(
+            matches!(&cell.outputs[0], Output::Error { ename, .. } if ename == "ZeroDivisionError")
+        );
     }
 
     #[test]
@@ -154,6 +160,8 @@ mod tests {
         nb.cells[i].fail("cannot reach the session pool");
         assert_eq!(nb.cells[i].source, "x");
         assert_eq!(nb.cells[i].status, CellStatus::Failed);
-        assert!(matches!(&nb.cells[i].outputs[0], Output::Error { evalue, .. } if evalue.contains("cannot reach")));
+        assert!(
+            matches!(&nb.cells[i].outputs[0], Output::Error { evalue, .. } if evalue.contains("cannot reach"))
+        );
     }
 }

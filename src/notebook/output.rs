@@ -73,7 +73,10 @@ pub fn outputs_from_execution(exec: &Execution, execution_count: u32) -> Vec<Out
             text: exec.stdout.clone(),
         });
     }
-    let failed = matches!(exec.status, ExecutionStatus::Failed | ExecutionStatus::Canceled);
+    let failed = matches!(
+        exec.status,
+        ExecutionStatus::Failed | ExecutionStatus::Canceled
+    );
     let (stderr, error) = if failed {
         split_traceback(&exec.stderr, exec.status)
     } else {
@@ -114,7 +117,10 @@ fn split_traceback(stderr: &str, status: ExecutionStatus) -> (&str, Option<Outpu
     let (ename, evalue) = match (last, status) {
         (Some(line), _) => parse_exception_line(line),
         (None, ExecutionStatus::Canceled) => ("Canceled".to_string(), String::new()),
-        (None, _) => ("Failed".to_string(), "the execution failed without a message".into()),
+        (None, _) => (
+            "Failed".to_string(),
+            "the execution failed without a message".into(),
+        ),
     };
     (
         before,
@@ -181,10 +187,22 @@ mod tests {
         assert_eq!(
             out,
             vec![
-                Output::Stream { name: StreamName::Stdout, text: "42\n".into() },
-                Output::Stream { name: StreamName::Stderr, text: "warn\n".into() },
-                Output::DisplayData { format: "png".into(), data: vec![1] },
-                Output::ExecuteResult { execution_count: 3, value: json!(42) },
+                Output::Stream {
+                    name: StreamName::Stdout,
+                    text: "42\n".into()
+                },
+                Output::Stream {
+                    name: StreamName::Stderr,
+                    text: "warn\n".into()
+                },
+                Output::DisplayData {
+                    format: "png".into(),
+                    data: vec![1]
+                },
+                Output::ExecuteResult {
+                    execution_count: 3,
+                    value: json!(42)
+                },
             ]
         );
     }
@@ -195,9 +213,19 @@ mod tests {
         e.stderr = "a warning\nTraceback (most recent call last):\n  File \"<cell>\", line 1, in <module>\nZeroDivisionError: division by zero\n".into();
         let out = outputs_from_execution(&e, 1);
         assert_eq!(out.len(), 2);
-        assert_eq!(out[0], Output::Stream { name: StreamName::Stderr, text: "a warning\n".into() });
+        assert_eq!(
+            out[0],
+            Output::Stream {
+                name: StreamName::Stderr,
+                text: "a warning\n".into()
+            }
+        );
         match &out[1] {
-            Output::Error { ename, evalue, traceback } => {
+            Output::Error {
+                ename,
+                evalue,
+                traceback,
+            } => {
                 assert_eq!(ename, "ZeroDivisionError");
                 assert_eq!(evalue, "division by zero");
                 assert_eq!(traceback.len(), 3);

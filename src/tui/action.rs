@@ -28,8 +28,13 @@ pub enum Action {
     ScrollLines(i32),
     /// Ctrl+C: the first press warns, a second within two seconds quits.
     Interrupt,
-    /// Quit now (Ctrl+Q, or `q` in an empty editor).
+    /// Quit now (Ctrl+Q anywhere, `q` with the notebook focused).
     Quit,
+    /// Move the keyboard focus to the notebook (Esc in the editor), where single
+    /// keys scroll and `q` quits.
+    FocusOutputs,
+    /// Move the keyboard focus back to the cell editor (Esc, Enter or `i`).
+    FocusEditor,
     /// The terminal changed size: only a redraw is needed.
     Resize,
 }

@@ -22,6 +22,8 @@ pub struct EditorContext {
     pub on_first_line: bool,
     /// The cursor is on the last line.
     pub on_last_line: bool,
+    /// The notebook (outputs) has the keyboard focus, not the editor.
+    pub outputs_focused: bool,
 }
 
 /// Lines the mouse wheel scrolls per notch.
@@ -46,20 +48,47 @@ pub fn action_for_key(key: KeyEvent, editor: EditorContext) -> Option<Action> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let alt = key.modifiers.contains(KeyModifiers::ALT);
     let plain = !ctrl && !alt;
+    // Shift+Up/Down select text; only bare arrows walk the history.
+    let bare = key.modifiers.is_empty();
+    if ctrl {
+        match key.code {
+            KeyCode::Char('q' | 'Q') => return Some(Action::Quit),
+            KeyCode::Char('c' | 'C') => return Some(Action::Interrupt),
+            _ => {}
+        }
+    }
+    if editor.outputs_focused {
+        return notebook_key(key.code, plain);
+    }
     let action = match key.code {
         KeyCode::F(5) => Action::RunCell,
+        KeyCode::Esc => Action::FocusOutputs,
         KeyCode::Enter if ctrl || alt => Action::RunCell,
         // Terminals without the kitty protocol often send Ctrl+Enter as a line feed,
         // which raw mode reports as Ctrl+J.
         KeyCode::Char('j') if ctrl && !alt => Action::RunCell,
-        KeyCode::Char('q' | 'Q') if ctrl => Action::Quit,
-        KeyCode::Char('c' | 'C') if ctrl => Action::Interrupt,
-        KeyCode::Char('q') if plain && editor.empty => Action::Quit,
         KeyCode::PageUp => Action::PageUp,
         KeyCode::PageDown => Action::PageDown,
-        KeyCode::Up if plain && (editor.empty || editor.on_first_line) => Action::HistoryPrev,
-        KeyCode::Down if plain && editor.on_last_line => Action::HistoryNext,
+        KeyCode::Up if bare && (editor.empty || editor.on_first_line) => Action::HistoryPrev,
+        KeyCode::Down if bare && editor.on_last_line => Action::HistoryNext,
         _ => Action::Edit(Input::from(key)),
+    };
+    Some(action)
+}
+
+/// Keys while the notebook has the focus: no text is typed here, so single keys
+/// are safe to bind.
+fn notebook_key(code: KeyCode, plain: bool) -> Option<Action> {
+    let action = match code {
+        KeyCode::Char('q') if plain => Action::Quit,
+        KeyCode::Esc | KeyCode::Enter | KeyCode::Tab => Action::FocusEditor,
+        KeyCode::Char('i') if plain => Action::FocusEditor,
+        KeyCode::Char('j') | KeyCode::Down if plain => Action::ScrollLines(1),
+        KeyCode::Char('k') | KeyCode::Up if plain => Action::ScrollLines(-1),
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::PageDown | KeyCode::Char(' ') => Action::PageDown,
+        KeyCode::F(5) => Action::RunCell,
+        _ => return None,
     };
     Some(action)
 }
@@ -80,11 +109,19 @@ mod tests {
         empty: true,
         on_first_line: true,
         on_last_line: true,
+        outputs_focused: false,
     };
     const MIDDLE: EditorContext = EditorContext {
         empty: false,
         on_first_line: false,
         on_last_line: false,
+        outputs_focused: false,
+    };
+    const NOTEBOOK: EditorContext = EditorContext {
+        empty: true,
+        on_first_line: true,
+        on_last_line: true,
+        outputs_focused: true,
     };
 
     fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
@@ -105,10 +142,15 @@ mod tests {
     }
 
     #[test]
-    fn q_quits_only_in_an_empty_editor() {
+    fn q_quits_only_with_the_notebook_focused() {
         let q = key(KeyCode::Char('q'), KeyModifiers::NONE);
-        assert_eq!(action_for_key(q, EMPTY), Some(Action::Quit));
+        // In the editor `q` is text, even in an empty editor (`q = 1`).
+        assert!(matches!(action_for_key(q, EMPTY), Some(Action::Edit(_))));
         assert!(matches!(action_for_key(q, MIDDLE), Some(Action::Edit(_))));
+        let esc = key(KeyCode::Esc, KeyModifiers::NONE);
+        assert_eq!(action_for_key(esc, MIDDLE), Some(Action::FocusOutputs));
+        assert_eq!(action_for_key(q, NOTEBOOK), Some(Action::Quit));
+        assert_eq!(action_for_key(esc, NOTEBOOK), Some(Action::FocusEditor));
         let ctrl_q = key(KeyCode::Char('q'), KeyModifiers::CONTROL);
         assert_eq!(action_for_key(ctrl_q, MIDDLE), Some(Action::Quit));
     }

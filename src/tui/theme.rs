@@ -39,7 +39,9 @@ impl Theme {
             prompt_in: Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
             prompt_out: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
             error: Style::new().fg(Color::Red),
-            error_title: Style::new().fg(Color::LightRed).add_modifier(Modifier::BOLD),
+            error_title: Style::new()
+                .fg(Color::LightRed)
+                .add_modifier(Modifier::BOLD),
             stderr: Style::new().fg(Color::LightRed),
             success: Style::new().fg(Color::Green),
             warning: Style::new().fg(Color::Yellow),

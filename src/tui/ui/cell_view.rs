@@ -53,7 +53,10 @@ pub fn cell_rows(cell: &Cell, index: usize, width: u16, ctx: &mut CellContext<'_
         match output {
             Output::DisplayData { .. } => {
                 flush(&mut rows, &mut lines, width);
-                let key = ImageKey { cell: index, output: n };
+                let key = ImageKey {
+                    cell: index,
+                    output: n,
+                };
                 match ctx.images.layout(key, width) {
                     ImageLayout::Rows(count) => {
                         rows.extend((0..count).map(|row| Row::Image { key, row }));
@@ -133,14 +136,22 @@ fn output_lines(output: &Output, theme: &Theme) -> Vec<Line<'static>> {
             traceback,
         } => error_lines(ename, evalue, traceback, theme),
         Output::DisplayData { format, .. } => {
-            vec![Line::styled(format!("[{} image]", sanitize::plain(format)), theme.muted)]
+            vec![Line::styled(
+                format!("[{} image]", sanitize::plain(format)),
+                theme.muted,
+            )]
         }
     }
 }
 
 /// A traceback in the error style with its exception line emphasised; without a
 /// traceback (a transport error), just `ename: evalue`.
-fn error_lines(ename: &str, evalue: &str, traceback: &[String], theme: &Theme) -> Vec<Line<'static>> {
+fn error_lines(
+    ename: &str,
+    evalue: &str,
+    traceback: &[String],
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     if traceback.iter().all(|l| l.trim().is_empty()) {
         let text = if evalue.is_empty() {
             ename.to_string()
@@ -204,15 +215,28 @@ mod tests {
             source: "print(x)\nx".into(),
             execution_count: 2,
             outputs: vec![
-                Output::Stream { name: StreamName::Stdout, text: "42\n".into() },
-                Output::ExecuteResult { execution_count: 2, value: json!(42) },
+                Output::Stream {
+                    name: StreamName::Stdout,
+                    text: "42\n".into(),
+                },
+                Output::ExecuteResult {
+                    execution_count: 2,
+                    value: json!(42),
+                },
             ],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(4)),
         };
         assert_eq!(
             rows_text(&cell, 40),
-            vec!["In [2]: print(x)", "   ...: x", "42", "Out[2]: 42", "  done in 4 ms", ""]
+            vec![
+                "In [2]: print(x)",
+                "   ...: x",
+                "42",
+                "Out[2]: 42",
+                "  done in 4 ms",
+                ""
+            ]
         );
     }
 
@@ -222,7 +246,10 @@ mod tests {
             source: "1/0".into(),
             execution_count: 1,
             outputs: vec![
-                Output::DisplayData { format: "png".into(), data: vec![] },
+                Output::DisplayData {
+                    format: "png".into(),
+                    data: vec![],
+                },
                 Output::Error {
                     ename: "SessionError".into(),
                     evalue: "cannot reach the pool\x1b]52;c;aGk=\x07".into(),

@@ -101,7 +101,10 @@ pub fn highlight(source: &str) -> Vec<Line<'static>> {
 }
 
 fn plain(source: &str) -> Vec<Line<'static>> {
-    source.split('\n').map(|l| Line::raw(printable(l))).collect()
+    source
+        .split('\n')
+        .map(|l| Line::raw(printable(l)))
+        .collect()
 }
 
 /// Code text safe to put on screen: tabs as spaces, other control characters

@@ -153,7 +153,7 @@ mod tests {
         let key = ImageKey { cell: 0, output: 0 };
         store.insert(key, Ok(sample()));
         match store.layout(key, 10) {
-            ImageLayout::Rows(rows) => assert!(rows >= 1 && rows <= MAX_IMAGE_ROWS),
+            ImageLayout::Rows(rows) => assert!((1..=MAX_IMAGE_ROWS).contains(&rows)),
             other => panic!("{other:?}"),
         }
         let area = Rect::new(0, 0, 10, 2);
@@ -168,6 +168,9 @@ mod tests {
         let mut store = ImageStore::default();
         let key = ImageKey { cell: 1, output: 2 };
         store.insert(key, Err("bad png".into()));
-        assert_eq!(store.layout(key, 40), ImageLayout::Unavailable("bad png".into()));
+        assert_eq!(
+            store.layout(key, 40),
+            ImageLayout::Unavailable("bad png".into())
+        );
     }
 }

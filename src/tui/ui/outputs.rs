@@ -73,11 +73,16 @@ impl OutputsView {
     /// Scrolls by `delta` rows (negative: up). Reaching the bottom follows again.
     pub fn scroll_by(&mut self, delta: i64) {
         let max = self.total.saturating_sub(usize::from(self.viewport));
-        let from = if self.follow { max } else { self.scroll.min(max) };
+        let from = if self.follow {
+            max
+        } else {
+            self.scroll.min(max)
+        };
         let to = if delta < 0 {
             from.saturating_sub(usize::try_from(delta.unsigned_abs()).unwrap_or(usize::MAX))
         } else {
-            from.saturating_add(usize::try_from(delta).unwrap_or(usize::MAX)).min(max)
+            from.saturating_add(usize::try_from(delta).unwrap_or(usize::MAX))
+                .min(max)
         };
         self.scroll = to;
         self.follow = to >= max;
@@ -106,11 +111,21 @@ impl OutputsView {
     }
 
     /// Draws the notebook's rows into `area`.
-    pub fn render(&mut self, cells: &[Cell], area: Rect, buf: &mut Buffer, ctx: &mut CellContext<'_>) {
+    pub fn render(
+        &mut self,
+        cells: &[Cell],
+        area: Rect,
+        buf: &mut Buffer,
+        ctx: &mut CellContext<'_>,
+    ) {
         self.total = self.refresh(cells, area.width, ctx);
         self.viewport = area.height;
         let max = self.total.saturating_sub(usize::from(area.height));
-        self.scroll = if self.follow { max } else { self.scroll.min(max) };
+        self.scroll = if self.follow {
+            max
+        } else {
+            self.scroll.min(max)
+        };
         let mut skip = self.scroll;
         let mut y = area.y;
         for layout in self.layouts.iter().flatten() {
@@ -129,7 +144,13 @@ impl OutputsView {
 
 /// Draws `rows` from line `y` down to the bottom of `area`; returns the next `y`.
 /// Consecutive rows of one image are drawn with one call.
-fn draw_rows(rows: &[Row], area: Rect, mut y: u16, buf: &mut Buffer, ctx: &mut CellContext<'_>) -> u16 {
+fn draw_rows(
+    rows: &[Row],
+    area: Rect,
+    mut y: u16,
+    buf: &mut Buffer,
+    ctx: &mut CellContext<'_>,
+) -> u16 {
     let mut i = 0;
     while i < rows.len() && y < area.bottom() {
         match &rows[i] {
@@ -143,8 +164,11 @@ fn draw_rows(rows: &[Row], area: Rect, mut y: u16, buf: &mut Buffer, ctx: &mut C
                     .iter()
                     .take_while(|r| matches!(r, Row::Image { key: k, .. } if k == key))
                     .count();
-                let height = u16::try_from(run).unwrap_or(u16::MAX).min(area.bottom() - y);
-                ctx.images.render_rows(*key, *row, Rect::new(area.x, y, area.width, height), buf);
+                let height = u16::try_from(run)
+                    .unwrap_or(u16::MAX)
+                    .min(area.bottom() - y);
+                ctx.images
+                    .render_rows(*key, *row, Rect::new(area.x, y, area.width, height), buf);
                 i += run;
                 y += height;
             }
@@ -154,7 +178,13 @@ fn draw_rows(rows: &[Row], area: Rect, mut y: u16, buf: &mut Buffer, ctx: &mut C
 }
 
 /// The banner shown before the first cell: what this is, and how the pool is doing.
-pub fn render_banner(pool: &PoolState, log: &[String], area: Rect, buf: &mut Buffer, theme: &Theme) {
+pub fn render_banner(
+    pool: &PoolState,
+    log: &[String],
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
     let mut lines = vec![
         Line::styled("sessionpad", theme.prompt_in),
         Line::styled(
@@ -171,17 +201,31 @@ pub fn render_banner(pool: &PoolState, log: &[String], area: Rect, buf: &mut Buf
                 theme.warning,
             ));
             let skip = log.len().saturating_sub(BANNER_LOG_LINES);
-            lines.extend(log[skip..].iter().map(|l| Line::styled(sanitize::plain(l), theme.muted)));
+            lines.extend(
+                log[skip..]
+                    .iter()
+                    .map(|l| Line::styled(sanitize::plain(l), theme.muted)),
+            );
         }
         PoolState::Ready => lines.push(Line::raw(
             "Type Python below and press F5 or Alt+Enter to run it. Up recalls earlier cells.",
         )),
         PoolState::Failed(reason) => {
-            lines.push(Line::styled("The pool could not be started:", theme.error_title));
-            lines.extend(sanitize::plain_lines(reason).into_iter().map(|l| l.style(theme.error)));
+            lines.push(Line::styled(
+                "The pool could not be started:",
+                theme.error_title,
+            ));
+            lines.extend(
+                sanitize::plain_lines(reason)
+                    .into_iter()
+                    .map(|l| l.style(theme.error)),
+            );
         }
     }
-    let rows: Vec<Line<'static>> = lines.into_iter().flat_map(|l| wrap(l, area.width)).collect();
+    let rows: Vec<Line<'static>> = lines
+        .into_iter()
+        .flat_map(|l| wrap(l, area.width))
+        .collect();
     for (line, y) in rows.iter().zip(area.y..area.bottom()) {
         buf.set_line(area.x, y, line, area.width);
     }
@@ -190,20 +234,30 @@ pub fn render_banner(pool: &PoolState, log: &[String], area: Rect, buf: &mut Buf
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notebook::Notebook;
     use crate::tui::ui::highlight::Highlighter;
     use crate::tui::ui::image::ImageStore;
-    use crate::notebook::Notebook;
 
     fn draw(view: &mut OutputsView, nb: &Notebook, height: u16) -> Vec<String> {
         let theme = Theme::dark();
         let mut hl = Highlighter::default();
         let mut images = ImageStore::default();
-        let mut ctx = CellContext { theme: &theme, highlighter: &mut hl, images: &mut images };
+        let mut ctx = CellContext {
+            theme: &theme,
+            highlighter: &mut hl,
+            images: &mut images,
+        };
         let area = Rect::new(0, 0, 20, height);
         let mut buf = Buffer::empty(area);
         view.render(&nb.cells, area, &mut buf, &mut ctx);
         (0..height)
-            .map(|y| (0..20).filter_map(|x| buf.cell((x, y)).map(|c| c.symbol().to_string())).collect::<String>().trim_end().to_string())
+            .map(|y| {
+                (0..20)
+                    .filter_map(|x| buf.cell((x, y)).map(|c| c.symbol().to_string()))
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
             .collect()
     }
 
@@ -221,11 +275,11 @@ mod tests {
         let mut view = OutputsView::default();
         view.follow();
         let screen = draw(&mut view, &nb, 4);
-        assert_eq!(screen[0], "  queued");
+        assert_eq!(screen, vec!["", "In [5]: x4", "  queued", ""]);
         assert_eq!(view.scroll(), 11);
         view.page(false);
         assert!(!view.is_following());
-        assert_eq!(draw(&mut view, &nb, 4)[0], "In [4]: x3");
+        assert_eq!(draw(&mut view, &nb, 4)[1], "In [4]: x3");
         view.scroll_by(100);
         assert!(view.is_following());
     }
@@ -236,7 +290,11 @@ mod tests {
         let mut view = OutputsView::default();
         assert_eq!(draw(&mut view, &nb, 3)[1], "  queued");
         nb.cells[0].status = crate::notebook::CellStatus::Running;
-        assert_eq!(draw(&mut view, &nb, 3)[1], "  queued", "cached until invalidated");
+        assert_eq!(
+            draw(&mut view, &nb, 3)[1],
+            "  queued",
+            "cached until invalidated"
+        );
         view.invalidate(0);
         assert_eq!(draw(&mut view, &nb, 3)[1], "  running…");
     }

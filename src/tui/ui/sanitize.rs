@@ -28,7 +28,10 @@ pub fn to_lines(raw: &str) -> Vec<Line<'static>> {
 pub fn plain_lines(raw: &str) -> Vec<Line<'static>> {
     let cleaned = clean(raw, false);
     let cleaned = cleaned.strip_suffix('\n').unwrap_or(&cleaned);
-    cleaned.split('\n').map(|l| Line::raw(l.to_string())).collect()
+    cleaned
+        .split('\n')
+        .map(|l| Line::raw(l.to_string()))
+        .collect()
 }
 
 /// Session text with every escape sequence removed, SGR included.
@@ -100,7 +103,7 @@ fn escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut String
         Some(']' | 'P' | 'X' | '^' | '_') => skip_string(chars),
         // nF sequences (ESC ( B and friends): intermediates, then one final byte.
         Some(c) if is_intermediate(c) => {
-            while let Some(n) = chars.next() {
+            for n in chars.by_ref() {
                 if !is_intermediate(n) {
                     break;
                 }
@@ -185,7 +188,10 @@ mod tests {
 
     #[test]
     fn cursor_moves_and_clears_are_removed() {
-        assert_eq!(plain("a\x1b[2Jb\x1b[Hc\x1b[10;5Hd\x1b[?25le\x1b[1Af"), "abcdef");
+        assert_eq!(
+            plain("a\x1b[2Jb\x1b[Hc\x1b[10;5Hd\x1b[?25le\x1b[1Af"),
+            "abcdef"
+        );
     }
 
     #[test]

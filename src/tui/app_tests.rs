@@ -1,0 +1,300 @@
+//! State tests of `App::update` and `App::handle_event`: no terminal, no network.
+
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use ratatui_textarea::{Input, Key};
+use serde_json::json;
+
+use super::*;
+use crate::client::{Execution, ExecutionStatus};
+
+pub(crate) fn test_app() -> App {
+    App::new(
+        AppConfig {
+            pool_label: "local".into(),
+            identifier: "sessionpad-test0001".into(),
+            api_version: ApiVersion::V2025_10_02,
+        },
+        PoolState::Ready,
+    )
+}
+
+fn type_text(app: &mut App, text: &str, now: Instant) {
+    for c in text.chars() {
+        let key = if c == '\n' { Key::Enter } else { Key::Char(c) };
+        app.update(
+            Action::Edit(Input {
+                key,
+                ..Input::default()
+            }),
+            now,
+        );
+    }
+}
+
+fn run(app: &mut App, code: &str, now: Instant) -> RunId {
+    type_text(app, code, now);
+    match app.update(Action::RunCell, now).as_slice() {
+        [Effect::Execute { run, code: sent }] => {
+            assert_eq!(sent, code);
+            *run
+        }
+        other => panic!("expected one Execute effect, got {other:?}"),
+    }
+}
+
+fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution {
+    Execution {
+        id: None,
+        status: ExecutionStatus::Succeeded,
+        stdout: stdout.into(),
+        stderr: String::new(),
+        result,
+        images: vec![],
+        duration: Duration::from_millis(3),
+    }
+}
+
+#[test]
+fn running_a_cell_moves_it_to_the_notebook_and_empties_the_editor() {
+    let mut app = test_app();
+    let now = Instant::now();
+    run(&mut app, "x = 6*7", now);
+    assert!(app.editor.is_empty());
+    assert_eq!(app.notebook.cells.len(), 1);
+    assert_eq!(app.notebook.cells[0].source, "x = 6*7");
+    assert_eq!(app.notebook.cells[0].status, CellStatus::Queued);
+    assert_eq!(app.pending(), 1);
+    assert!(app.views.outputs.is_following());
+}
+
+#[test]
+fn multi_line_cells_keep_their_lines() {
+    let mut app = test_app();
+    run(&mut app, "for i in range(2):\n    print(i)", Instant::now());
+    assert_eq!(
+        app.notebook.cells[0].source,
+        "for i in range(2):\n    print(i)"
+    );
+}
+
+#[test]
+fn an_empty_editor_runs_nothing() {
+    let mut app = test_app();
+    type_text(&mut app, "  \n", Instant::now());
+    assert_eq!(app.update(Action::RunCell, Instant::now()), vec![]);
+    assert!(app.notebook.cells.is_empty());
+}
+
+#[test]
+fn results_go_to_the_cell_that_asked_even_out_of_order() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let a = run(&mut app, "print(x)", now);
+    let b = run(&mut app, "x", now);
+    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
+    assert_eq!(app.running.map(|(i, _)| i), Some(0));
+    app.handle_event(
+        AppEvent::ExecutionFinished {
+            run: b,
+            outcome: Ok(exec("", Some(json!(42)))),
+            images: vec![],
+        },
+        now,
+    );
+    app.handle_event(
+        AppEvent::ExecutionFinished {
+            run: a,
+            outcome: Ok(exec("42\n", None)),
+            images: vec![],
+        },
+        now,
+    );
+    assert_eq!(
+        app.notebook.cells[0].outputs,
+        vec![Output::Stream {
+            name: crate::notebook::StreamName::Stdout,
+            text: "42\n".into()
+        }]
+    );
+    assert_eq!(
+        app.notebook.cells[1].outputs,
+        vec![Output::ExecuteResult {
+            execution_count: 2,
+            value: json!(42)
+        }]
+    );
+    assert_eq!(app.pending(), 0);
+    assert_eq!(app.running, None);
+    assert!(!app.busy());
+}
+
+#[test]
+fn a_transport_error_becomes_an_error_output_on_its_cell() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let r = run(&mut app, "x", now);
+    app.handle_event(
+        AppEvent::ExecutionFinished {
+            run: r,
+            outcome: Err("cannot reach the session pool".into()),
+            images: vec![],
+        },
+        now,
+    );
+    let cell = &app.notebook.cells[0];
+    assert_eq!(cell.source, "x");
+    assert_eq!(cell.status, CellStatus::Failed);
+    assert!(
+        matches!(&cell.outputs[..], [Output::Error { evalue, .. }] if evalue.contains("cannot reach"))
+    );
+}
+
+#[test]
+fn stale_replies_are_ignored() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let r = run(&mut app, "x", now);
+    let finished = |run| AppEvent::ExecutionFinished {
+        run,
+        outcome: Ok(exec("1\n", None)),
+        images: vec![],
+    };
+    app.handle_event(finished(RunId(999)), now);
+    assert_eq!(app.notebook.cells[0].status, CellStatus::Queued);
+    app.handle_event(finished(r), now);
+    app.handle_event(finished(r), now);
+    assert_eq!(app.notebook.cells[0].outputs.len(), 1);
+}
+
+#[test]
+fn images_are_keyed_by_their_output() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let r = run(&mut app, "plot()", now);
+    let mut e = exec("hi\n", None);
+    e.images = vec![crate::client::ExecutionImage {
+        format: "png".into(),
+        data: vec![0],
+    }];
+    let img = image::DynamicImage::new_rgba8(4, 4);
+    app.handle_event(
+        AppEvent::ExecutionFinished {
+            run: r,
+            outcome: Ok(e),
+            images: vec![Ok(img)],
+        },
+        now,
+    );
+    let key = ImageKey { cell: 0, output: 1 };
+    assert!(matches!(
+        app.views.images.layout(key, 40),
+        super::super::ui::image::ImageLayout::Rows(_)
+    ));
+}
+
+#[test]
+fn up_recalls_previous_cells_and_down_comes_back_to_the_draft() {
+    let mut app = test_app();
+    let now = Instant::now();
+    run(&mut app, "a = 1", now);
+    run(&mut app, "b = 2\nb", now);
+    type_text(&mut app, "dra", now);
+    app.update(Action::HistoryPrev, now);
+    assert_eq!(app.editor.lines(), ["b = 2", "b"]);
+    assert_eq!(
+        app.editor.cursor().0,
+        0,
+        "cursor on the first line: Up again walks on"
+    );
+    app.update(Action::HistoryPrev, now);
+    assert_eq!(app.editor.lines(), ["a = 1"]);
+    app.update(Action::HistoryPrev, now);
+    assert_eq!(app.editor.lines(), ["a = 1"], "stays at the oldest");
+    app.update(Action::HistoryNext, now);
+    assert_eq!(app.editor.lines(), ["b = 2", "b"]);
+    assert_eq!(
+        app.editor.cursor().0,
+        1,
+        "cursor on the last line: Down again walks on"
+    );
+    app.update(Action::HistoryNext, now);
+    assert_eq!(app.editor.lines(), ["dra"]);
+    app.update(Action::HistoryNext, now);
+    assert_eq!(app.editor.lines(), ["dra"]);
+}
+
+#[test]
+fn a_recalled_cell_can_be_run_again() {
+    let mut app = test_app();
+    let now = Instant::now();
+    run(&mut app, "x", now);
+    app.update(Action::HistoryPrev, now);
+    assert!(
+        matches!(app.update(Action::RunCell, now).as_slice(), [Effect::Execute { code, .. }] if code == "x")
+    );
+    assert_eq!(app.notebook.cells.len(), 2);
+    assert!(app.editor.is_empty());
+}
+
+#[test]
+fn history_in_an_empty_notebook_does_nothing() {
+    let mut app = test_app();
+    app.update(Action::HistoryPrev, Instant::now());
+    assert!(app.editor.is_empty());
+}
+
+#[test]
+fn ctrl_c_twice_within_the_window_quits() {
+    let mut app = test_app();
+    let t0 = Instant::now();
+    app.update(Action::Interrupt, t0);
+    assert!(!app.should_quit);
+    assert!(app.quit_armed_until.is_some());
+    app.update(Action::Interrupt, t0 + Duration::from_millis(500));
+    assert!(app.should_quit);
+}
+
+#[test]
+fn ctrl_c_after_the_window_only_warns_again() {
+    let mut app = test_app();
+    let t0 = Instant::now();
+    app.update(Action::Interrupt, t0);
+    app.tick(t0 + QUIT_WINDOW);
+    assert_eq!(app.quit_armed_until, None);
+    app.update(
+        Action::Interrupt,
+        t0 + QUIT_WINDOW + Duration::from_millis(1),
+    );
+    assert!(!app.should_quit);
+}
+
+#[test]
+fn paste_drops_escapes_and_keeps_lines() {
+    let mut app = test_app();
+    app.update(Action::Paste("a\r\nb\x1b[2J\tc".into()), Instant::now());
+    assert_eq!(app.editor.lines(), ["a", "b    c"]);
+}
+
+#[test]
+fn busy_only_while_something_runs() {
+    let mut app = App::new(test_app().config, PoolState::Starting);
+    let now = Instant::now();
+    assert!(app.busy());
+    assert!(app.next_wakeup(now).is_some());
+    app.handle_event(AppEvent::PoolReady, now);
+    assert!(!app.busy());
+    assert_eq!(app.next_wakeup(now), None);
+}
+
+#[test]
+fn pool_progress_is_kept_for_the_banner() {
+    let mut app = App::new(test_app().config, PoolState::Starting);
+    app.handle_event(
+        AppEvent::PoolProgress("creating venv".into()),
+        Instant::now(),
+    );
+    assert_eq!(app.pool_log, vec!["creating venv".to_string()]);
+}

@@ -1,0 +1,184 @@
+//! Snapshot tests of the views on ratatui's `TestBackend` at 80x24. The test data
+//! is fixed (identifier, durations, elapsed times measured against a given `now`),
+//! so nothing in the snapshots needs masking.
+
+use std::time::{Duration, Instant};
+
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use serde_json::json;
+
+use super::*;
+use crate::client::{Execution, ExecutionStatus};
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::event::{AppEvent, RunId};
+
+fn app(pool: PoolState) -> App {
+    App::new(
+        AppConfig {
+            pool_label: "local".into(),
+            identifier: "sessionpad-0badc0de".into(),
+            api_version: crate::client::ApiVersion::V2025_10_02,
+        },
+        pool,
+    )
+}
+
+/// Types `code`, runs it, and delivers `exec` as its outcome.
+fn run_cell(app: &mut App, code: &str, exec: Option<Execution>, now: Instant) -> RunId {
+    app.update(Action::Paste(code.into()), now);
+    let run = match app.update(Action::RunCell, now).as_slice() {
+        [Effect::Execute { run, .. }] => *run,
+        other => panic!("{other:?}"),
+    };
+    if let Some(exec) = exec {
+        app.handle_event(AppEvent::ExecutionStarted(run), now);
+        app.handle_event(
+            AppEvent::ExecutionFinished {
+                run,
+                outcome: Ok(exec),
+                images: vec![],
+            },
+            now,
+        );
+    }
+    run
+}
+
+fn done(stdout: &str, result: Option<serde_json::Value>, ms: u64) -> Execution {
+    Execution {
+        id: None,
+        status: ExecutionStatus::Succeeded,
+        stdout: stdout.into(),
+        stderr: String::new(),
+        result,
+        images: vec![],
+        duration: Duration::from_millis(ms),
+    }
+}
+
+fn screen(app: &mut App, now: Instant, width: u16, height: u16) -> TestBackend {
+    let mut terminal = match Terminal::new(TestBackend::new(width, height)) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    if let Err(e) = terminal.draw(|f| draw(f, app, now)) {
+        panic!("{e}");
+    }
+    terminal.backend().clone()
+}
+
+#[test]
+fn whole_screen_with_printed_output() {
+    let now = Instant::now();
+    let mut app = app(PoolState::Ready);
+    run_cell(&mut app, "x = 6*7", Some(done("", None, 2)), now);
+    run_cell(&mut app, "print(x)", Some(done("42\n", None, 3)), now);
+    run_cell(&mut app, "x", Some(done("", Some(json!(42)), 1)), now);
+    app.update(
+        Action::Paste("for i in range(3):\n    print(i)".into()),
+        now,
+    );
+    assert_snapshot!(screen(&mut app, now, 80, 24));
+}
+
+#[test]
+fn whole_screen_with_a_traceback() {
+    let now = Instant::now();
+    let mut app = app(PoolState::Ready);
+    let failed = Execution {
+        id: None,
+        status: ExecutionStatus::Failed,
+        stdout: String::new(),
+        stderr: "Traceback (most recent call last):\n  File \"<ipython-input-4>\", line 1, in <module>\n    1/0\n    ~^~\nZeroDivisionError: division by zero\n".into(),
+        result: None,
+        images: vec![],
+        duration: Duration::from_millis(5),
+    };
+    run_cell(&mut app, "1/0", Some(failed), now);
+    assert_snapshot!(screen(&mut app, now, 80, 24));
+}
+
+#[test]
+fn banner_while_the_pool_starts() {
+    let now = Instant::now();
+    let mut app = app(PoolState::Starting);
+    app.handle_event(
+        AppEvent::PoolProgress("creating the Python environment".into()),
+        now,
+    );
+    app.handle_event(
+        AppEvent::PoolProgress("installing ipykernel, numpy\x1b]0;t\x07".into()),
+        now,
+    );
+    assert_snapshot!(screen(&mut app, now, 80, 24));
+}
+
+#[test]
+fn outputs_scroll_with_page_up() {
+    let now = Instant::now();
+    let mut app = app(PoolState::Ready);
+    let many: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    run_cell(
+        &mut app,
+        "for i in range(40): print(f'line {i}')",
+        Some(done(&many, None, 9)),
+        now,
+    );
+    let bottom = screen(&mut app, now, 80, 24);
+    assert!(format!("{bottom:?}").contains("line 39"));
+    app.update(Action::PageUp, now);
+    let up = format!("{:?}", screen(&mut app, now, 80, 24));
+    assert!(!up.contains("line 39"), "{up}");
+    assert!(up.contains("line 20"), "{up}");
+}
+
+fn status_line(app: &App, now: Instant) -> String {
+    let area = Rect::new(0, 0, 80, 1);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    status::render(app, now, area, &mut buf);
+    (0..80)
+        .filter_map(|x| buf.cell((x, 0)).map(|c| c.symbol().to_string()))
+        .collect()
+}
+
+#[test]
+fn status_line_states() {
+    let now = Instant::now();
+    let mut starting = app(PoolState::Starting);
+    starting.handle_event(AppEvent::PoolProgress("pip install ipykernel".into()), now);
+    let mut ready = app(PoolState::Ready);
+    let ready_line = status_line(&ready, now);
+    run_cell(&mut ready, "x", Some(done("", Some(json!(1)), 12)), now);
+    let done_line = status_line(&ready, now);
+    let mut running = app(PoolState::Ready);
+    let first = run_cell(&mut running, "import time; time.sleep(5)", None, now);
+    run_cell(&mut running, "x", None, now);
+    running.handle_event(
+        AppEvent::ExecutionStarted(first),
+        now - Duration::from_millis(1234),
+    );
+    let running_line = status_line(&running, now);
+    ready.update(Action::Interrupt, now);
+    let notice_line = status_line(&ready, now);
+    assert_snapshot!(
+        [
+            status_line(&starting, now),
+            ready_line,
+            done_line,
+            running_line,
+            notice_line
+        ]
+        .join("\n")
+    );
+}
+
+#[test]
+fn durations_read_naturally() {
+    assert_eq!(format_duration(Duration::from_millis(12)), "12 ms");
+    assert_eq!(format_duration(Duration::from_millis(1234)), "1.2 s");
+    assert_eq!(format_duration(Duration::from_secs(185)), "3 min 5 s");
+}

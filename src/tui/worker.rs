@@ -1,0 +1,311 @@
+//! The session worker: the one task that owns the [`SessionClient`] (and, with no
+//! endpoint configured, the embedded [`LocalPool`]). The UI task sends it commands
+//! without waiting and hears back through [`AppEventSender`]; it never touches the
+//! terminal.
+//!
+//! Executions run one at a time in the order they were asked for, as a session
+//! does. A run whose transport fails is reported as a failed outcome, never
+//! dropped, so the cell that asked for it always learns what happened.
+
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::event::{AppEventSender, DecodedImage, RunId};
+use crate::client::{ApiVersion, Execution, SessionClient, Target};
+use crate::pool::{LocalPool, PoolOptions};
+
+/// How long the embedded pool gets to stop its kernels before it is dropped
+/// (dropping kills them).
+const POOL_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Which pool the worker talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Connection {
+    /// Start the local pool in this process and talk to it over loopback HTTP.
+    Embedded,
+    /// A pool at this endpoint (Azure, or `sessionpad serve`).
+    Remote {
+        /// The pool management endpoint.
+        endpoint: String,
+        /// A static bearer token.
+        token: Option<String>,
+    },
+}
+
+/// What the worker needs to know.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Which pool.
+    pub connection: Connection,
+    /// The api-version to speak.
+    pub api_version: ApiVersion,
+    /// The session identifier cells run in.
+    pub identifier: String,
+    /// Execution limit sent with each run.
+    pub timeout: Duration,
+}
+
+enum Command {
+    Execute { run: RunId, code: String },
+}
+
+/// The UI task's handle on the worker.
+#[derive(Debug)]
+pub struct SessionWorker {
+    commands: mpsc::UnboundedSender<Command>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Execute { run, .. } => write!(f, "Execute({run:?})"),
+        }
+    }
+}
+
+impl SessionWorker {
+    /// Starts the worker task. With [`Connection::Embedded`] it starts the local
+    /// pool first, reporting progress through `events`.
+    pub fn spawn(config: WorkerConfig, events: AppEventSender) -> Self {
+        // Unbounded: commands come from a person pressing F5, and the UI task must
+        // never wait to hand one over.
+        let (commands, rx) = mpsc::unbounded_channel();
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(run(config, rx, stopped, events));
+        Self {
+            commands,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Queues an execution; the outcome comes back as events naming `run`.
+    pub fn execute(&self, run: RunId, code: String) {
+        if self.commands.send(Command::Execute { run, code }).is_err() {
+            tracing::error!(?run, "session worker is gone; run dropped");
+        }
+    }
+
+    /// Stops the worker: abandons a running execution, shuts the embedded pool
+    /// down (its kernels end) and waits up to `wait` for all that.
+    pub async fn shutdown(mut self, wait: Duration) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            match tokio::time::timeout(wait, task).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!("session worker ended badly: {e}"),
+                Err(_) => tracing::warn!("session worker did not stop within {wait:?}"),
+            }
+        }
+    }
+}
+
+/// Connects to the pool: starts the embedded one, or builds a client for a remote.
+async fn connect(
+    config: &WorkerConfig,
+    events: &AppEventSender,
+) -> Result<(SessionClient, Option<LocalPool>), String> {
+    let (target, pool) = match &config.connection {
+        Connection::Remote { endpoint, token } => (
+            Target {
+                endpoint: endpoint.clone(),
+                api_version: config.api_version,
+                token: token.clone(),
+            },
+            None,
+        ),
+        Connection::Embedded => {
+            let progress_events = events.clone();
+            let progress = move |line: &str| progress_events.pool_progress(line);
+            let pool = LocalPool::start(PoolOptions::embedded(), &progress)
+                .await
+                .map_err(|e| e.to_string())?;
+            let target = Target {
+                endpoint: pool.endpoint(),
+                api_version: config.api_version,
+                token: pool.token().map(str::to_string),
+            };
+            (target, Some(pool))
+        }
+    };
+    let client = SessionClient::new(target).map_err(|e| e.to_string())?;
+    Ok((client, pool))
+}
+
+async fn run(
+    config: WorkerConfig,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    mut stopped: oneshot::Receiver<()>,
+    events: AppEventSender,
+) {
+    let connected = tokio::select! {
+        biased;
+        _ = &mut stopped => return,
+        c = connect(&config, &events) => c,
+    };
+    let (client, pool) = match connected {
+        Ok((client, pool)) => {
+            events.pool_ready();
+            (Ok(client), pool)
+        }
+        Err(reason) => {
+            tracing::error!("pool unavailable: {reason}");
+            events.pool_failed(reason.clone());
+            (Err(format!("the pool is not available: {reason}")), None)
+        }
+    };
+    loop {
+        let command = tokio::select! {
+            biased;
+            _ = &mut stopped => break,
+            c = commands.recv() => c,
+        };
+        let Some(Command::Execute { run, code }) = command else {
+            break;
+        };
+        events.execution_started(run);
+        let outcome = match &client {
+            Err(reason) => Err(reason.clone()),
+            Ok(client) => tokio::select! {
+                biased;
+                _ = &mut stopped => break,
+                r = client.execute(&config.identifier, &code, config.timeout) => {
+                    r.map_err(|e| e.to_string())
+                }
+            },
+        };
+        let images = match &outcome {
+            Ok(exec) => decode_images(exec).await,
+            Err(_) => Vec::new(),
+        };
+        events.execution_finished(run, outcome, images);
+    }
+    drop(client);
+    if let Some(pool) = pool
+        && tokio::time::timeout(POOL_SHUTDOWN_GRACE, pool.shutdown())
+            .await
+            .is_err()
+    {
+        tracing::warn!("local pool did not shut down in time; its kernels are killed");
+    }
+}
+
+/// Decodes the execution's images on a blocking thread, keeping their order.
+async fn decode_images(exec: &Execution) -> Vec<DecodedImage> {
+    if exec.images.is_empty() {
+        return Vec::new();
+    }
+    let data: Vec<Vec<u8>> = exec.images.iter().map(|i| i.data.clone()).collect();
+    let count = data.len();
+    let decoded = tokio::task::spawn_blocking(move || {
+        data.iter()
+            .map(|bytes| image::load_from_memory(bytes).map_err(|e| format!("cannot decode: {e}")))
+            .collect::<Vec<_>>()
+    })
+    .await;
+    decoded.unwrap_or_else(|e| vec![Err(format!("decoder failed: {e}")); count])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::event::AppEvent;
+
+    #[tokio::test]
+    async fn unreachable_remote_pool_fails_the_run_instead_of_losing_it() {
+        let (events, mut rx) = AppEventSender::channel();
+        let worker = SessionWorker::spawn(
+            WorkerConfig {
+                connection: Connection::Remote {
+                    // Port 9 (discard) on loopback: nothing listens in a test box.
+                    endpoint: "http://127.0.0.1:9".into(),
+                    token: None,
+                },
+                api_version: ApiVersion::V2025_10_02,
+                identifier: "t".into(),
+                timeout: Duration::from_secs(5),
+            },
+            events,
+        );
+        worker.execute(RunId(1), "1".into());
+        assert!(matches!(rx.recv().await, Some(AppEvent::PoolReady)));
+        assert!(matches!(
+            rx.recv().await,
+            Some(AppEvent::ExecutionStarted(RunId(1)))
+        ));
+        match rx.recv().await {
+            Some(AppEvent::ExecutionFinished {
+                run,
+                outcome: Err(reason),
+                ..
+            }) => {
+                assert_eq!(run, RunId(1));
+                assert!(!reason.is_empty());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        worker.shutdown(Duration::from_secs(5)).await;
+    }
+
+    #[tokio::test]
+    async fn images_decode_in_order_and_bad_ones_say_why() {
+        let mut png = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::new_rgb8(3, 2)
+            .write_to(&mut png, image::ImageFormat::Png)
+            .expect("encode png");
+        let image = |data: Vec<u8>| crate::client::ExecutionImage {
+            format: "png".into(),
+            data,
+        };
+        let exec = Execution {
+            id: None,
+            status: crate::client::ExecutionStatus::Succeeded,
+            stdout: String::new(),
+            stderr: String::new(),
+            result: None,
+            images: vec![image(png.into_inner()), image(vec![1, 2, 3])],
+            duration: Duration::ZERO,
+        };
+        let decoded = decode_images(&exec).await;
+        assert_eq!(decoded.len(), 2);
+        assert!(matches!(&decoded[0], Ok(img) if img.width() == 3 && img.height() == 2));
+        assert!(matches!(&decoded[1], Err(reason) if reason.starts_with("cannot decode")));
+    }
+
+    #[tokio::test]
+    async fn invalid_endpoint_reports_pool_failed_and_fails_runs() {
+        let (events, mut rx) = AppEventSender::channel();
+        let worker = SessionWorker::spawn(
+            WorkerConfig {
+                connection: Connection::Remote {
+                    endpoint: "ftp://nowhere".into(),
+                    token: None,
+                },
+                api_version: ApiVersion::V2025_10_02,
+                identifier: "t".into(),
+                timeout: Duration::from_secs(5),
+            },
+            events,
+        );
+        worker.execute(RunId(7), "1".into());
+        assert!(matches!(rx.recv().await, Some(AppEvent::PoolFailed(_))));
+        assert!(matches!(
+            rx.recv().await,
+            Some(AppEvent::ExecutionStarted(RunId(7)))
+        ));
+        assert!(matches!(
+            rx.recv().await,
+            Some(AppEvent::ExecutionFinished {
+                outcome: Err(_),
+                ..
+            })
+        ));
+        worker.shutdown(Duration::from_secs(5)).await;
+    }
+}

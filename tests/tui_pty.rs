@@ -1,0 +1,236 @@
+//! End to end: the real `sessionpad` binary in a pseudo-terminal of 100x30, its
+//! output fed into a `vt100` terminal emulator, typing the cells of issue 2 on the
+//! embedded local pool and reading the screen.
+//!
+//! The first run on a machine builds the local pool's Python environment in the
+//! cache directory (shared with other tests and runs), so the wait for the pool is
+//! long; the data directory is a fresh temporary one.
+
+use std::io::{ErrorKind, Write};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use expectrl::{Session, WaitStatus};
+
+const COLS: u16 = 100;
+const ROWS: u16 = 30;
+/// The pool may have to build its Python environment first.
+const POOL_DEADLINE: Duration = Duration::from_secs(300);
+/// One cell on a warm kernel.
+const CELL_DEADLINE: Duration = Duration::from_secs(60);
+/// Importing matplotlib the first time builds its font cache.
+const PLOT_DEADLINE: Duration = Duration::from_secs(120);
+
+const F5: &str = "\x1b[15~";
+const ALT_ENTER: &str = "\x1b\r";
+const CTRL_Q: &str = "\x11";
+
+/// The binary in a pty, and the emulator that reads what it draws.
+struct Pty {
+    session: Session,
+    parser: vt100::Parser,
+    exited: Option<WaitStatus>,
+}
+
+impl Pty {
+    fn spawn(data_dir: &Path) -> Self {
+        let bin = env!("CARGO_BIN_EXE_sessionpad");
+        // Size the pty before the binary starts, so its first frame is 100x30.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("stty cols {COLS} rows {ROWS} && exec \"$0\""))
+            .arg(bin)
+            .env("SESSIONPAD_DATA_DIR", data_dir)
+            .env("TERM", "xterm-256color")
+            .env("RUST_LIB_BACKTRACE", "0")
+            .env_remove("SESSIONPAD_ENDPOINT");
+        let session = Session::spawn(cmd).expect("spawn sessionpad in a pty");
+        Self {
+            session,
+            parser: vt100::Parser::new(ROWS, COLS, 0),
+            exited: None,
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.parser.screen().contents()
+    }
+
+    /// Moves whatever the binary wrote into the emulator; true if anything came.
+    fn pump(&mut self) -> bool {
+        let mut buf = [0u8; 8192];
+        let mut any = false;
+        loop {
+            match self.session.try_read(&mut buf) {
+                Ok(0) => return any,
+                Ok(n) => {
+                    self.parser.process(&buf[..n]);
+                    any = true;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return any,
+                // EIO: the child closed the pty (it exited).
+                Err(_) => return any,
+            }
+        }
+    }
+
+    /// Pumps until `pred` holds on the screen text; panics with the screen when
+    /// `deadline` passes or the binary exits first.
+    fn wait_for(&mut self, what: &str, deadline: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let got = self.pump();
+            let screen = self.contents();
+            if pred(&screen) {
+                return screen;
+            }
+            if let Some(status) = self.poll_exit() {
+                panic!(
+                    "sessionpad exited ({status:?}) while waiting for {what}; screen:\n{screen}"
+                );
+            }
+            if start.elapsed() > deadline {
+                panic!("timed out after {deadline:?} waiting for {what}; screen:\n{screen}");
+            }
+            if !got {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    fn send(&mut self, text: &str) {
+        self.session
+            .write_all(text.as_bytes())
+            .expect("write to pty");
+        self.session.flush().expect("flush pty");
+    }
+
+    fn poll_exit(&mut self) -> Option<WaitStatus> {
+        if self.exited.is_none() {
+            match self.session.get_process().status() {
+                Ok(WaitStatus::StillAlive) | Err(_) => {}
+                Ok(status) => self.exited = Some(status),
+            }
+        }
+        self.exited
+    }
+
+    /// Waits for the binary to exit, pumping its output meanwhile.
+    fn wait_exit(&mut self, deadline: Duration) -> WaitStatus {
+        let start = Instant::now();
+        loop {
+            self.pump();
+            if let Some(status) = self.poll_exit() {
+                return status;
+            }
+            if start.elapsed() > deadline {
+                panic!(
+                    "sessionpad did not exit within {deadline:?}; screen:\n{}",
+                    self.contents()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        // On a failed assertion, ask politely first so the pool stops its kernels.
+        if self.poll_exit().is_none() {
+            let _ = self.session.write_all(CTRL_Q.as_bytes());
+            let start = Instant::now();
+            while self.poll_exit().is_none() && start.elapsed() < Duration::from_secs(15) {
+                self.pump();
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+/// A screen line that is exactly `text` once trailing spaces are cut.
+fn has_line(screen: &str, text: &str) -> bool {
+    screen.lines().any(|l| l.trim_end() == text)
+}
+
+#[test]
+fn types_cells_on_the_local_pool_and_reads_the_screen() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let mut pty = Pty::spawn(data.path());
+
+    pty.wait_for("the first frame", Duration::from_secs(20), |s| {
+        s.contains("sessionpad")
+    });
+    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
+        assert!(
+            !s.contains("pool failed"),
+            "the pool failed to start; screen:\n{s}"
+        );
+        s.contains("│ ready")
+    });
+
+    pty.send(&format!("x = 6*7{F5}"));
+    pty.wait_for("cell 1 to finish", CELL_DEADLINE, |s| {
+        s.contains("In [1]: x = 6*7") && s.contains("done in")
+    });
+
+    pty.send(&format!("print(x){F5}"));
+    pty.wait_for("print(x) to show 42", CELL_DEADLINE, |s| {
+        s.contains("In [2]: print(x)") && has_line(s, "42")
+    });
+
+    pty.send(&format!("x{ALT_ENTER}"));
+    pty.wait_for("the result Out[3]: 42", CELL_DEADLINE, |s| {
+        has_line(s, "Out[3]: 42")
+    });
+
+    pty.send(&format!("1/0{F5}"));
+    let screen = pty.wait_for("the ZeroDivisionError traceback", CELL_DEADLINE, |s| {
+        s.contains("ZeroDivisionError")
+    });
+    // Shown with `--nocapture`, for a person checking what the screen looked like.
+    println!("{screen}");
+    assert!(
+        has_line(&screen, "42"),
+        "print output still on screen:\n{screen}"
+    );
+    assert!(
+        screen.contains("failed"),
+        "the failed run is marked:\n{screen}"
+    );
+
+    // A plot, drawn with half-blocks (the first import of matplotlib is slow).
+    pty.send(&format!(
+        "import matplotlib.pyplot as plt; plt.plot([1, 3, 2]); plt.show(){F5}"
+    ));
+    let screen = pty.wait_for("the plot in half-blocks", PLOT_DEADLINE, |s| {
+        assert!(
+            !s.contains("[image not shown"),
+            "the plot was not drawn:\n{s}"
+        );
+        s.contains("In [5]:") && (s.contains('▀') || s.contains('▄'))
+    });
+    println!("{screen}");
+
+    // `q` in the editor is text, never a quit: the cell `q = 1` runs.
+    pty.send("q = 1");
+    pty.send(F5);
+    pty.wait_for("the cell q = 1", CELL_DEADLINE, |s| s.contains("In [6]: q = 1"));
+    assert!(pty.poll_exit().is_none(), "typing q must not quit");
+    // Esc gives the notebook the focus, where `q` quits.
+    pty.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    pty.send("q");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 0)),
+        "exit status {status:?}; screen:\n{}",
+        pty.contents()
+    );
+    // The terminal was given back: the alternate screen is left.
+    assert!(
+        !pty.parser.screen().alternate_screen(),
+        "still on the alternate screen"
+    );
+}
