@@ -28,19 +28,19 @@ pub struct Cli {
 #[derive(Debug, Args, Clone)]
 pub struct TargetOpt {
     /// Pool management endpoint; without it the embedded local pool is used.
-    #[arg(long, env = "POOL_MANAGEMENT_ENDPOINT", global = true)]
+    #[arg(long, env = "POOL_MANAGEMENT_ENDPOINT")]
     pub endpoint: Option<String>,
     /// Static bearer token for the pool.
-    #[arg(long, env = "SESSIONPAD_TOKEN", global = true, hide_env_values = true)]
+    #[arg(long, env = "SESSIONPAD_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// Api-version to speak (e.g. 2025-10-02-preview, 2024-02-02-preview).
-    #[arg(long, default_value = "2025-10-02-preview", global = true)]
+    #[arg(long, default_value = "2025-10-02-preview")]
     pub api_version: ApiVersion,
     /// Session identifier; a new random one when omitted.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub identifier: Option<String>,
     /// Execution limit per cell, in seconds.
-    #[arg(long, default_value_t = 220, global = true)]
+    #[arg(long, default_value_t = 220)]
     pub timeout: u64,
 }
 
@@ -135,5 +135,26 @@ fn parse_full_status(s: &str) -> Result<u16, String> {
         "404" => Ok(404),
         "429" => Ok(429),
         _ => Err("must be 404 or 429".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn serve_takes_its_own_token() {
+        let cli = Cli::try_parse_from(["sessionpad", "serve", "--token", "t", "--port", "0"]).unwrap();
+        match cli.command {
+            Some(Command::Serve(s)) => assert_eq!(s.serve_token.as_deref(), Some("t")),
+            None => panic!("serve expected"),
+        }
     }
 }
