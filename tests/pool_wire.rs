@@ -74,6 +74,15 @@ async fn family_b_statuses_headers_and_variants() {
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["identifier"], odd);
     assert_eq!(v["result"]["executionResult"], 42);
+    // InlineBase64: "print('b64')".
+    let (status, _, v) = raw
+        .post_json(
+            &format!("/executions?api-version={B10}&identifier={id}"),
+            json!({"codeInputType": "InlineBase64", "code": "cHJpbnQoJ2I2NCcp"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["result"]["stdout"], "b64\n");
 }
 
 #[tokio::test]

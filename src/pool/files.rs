@@ -1,12 +1,383 @@
-//! File routes of the local pool (family A `files/upload`, `files`,
-//! `files/content/{name}`; family B `files`, `files/{name}`, `files/{name}/content`).
-//! Being written.
+//! File routes of the local pool: each session's folder is its `/mnt/data`.
+//!
+//! Routes are chosen by path first, then by `api-version` (`aca-api.md` §10.1):
+//!
+//! | Route | Shape |
+//! |---|---|
+//! | `POST files/upload` | family A upload (§3.2): multipart `file` → `{"$id":"1","value":[{"$id":"2","properties":{"$id":"3","filename","size","lastModifiedTime"}}]}` |
+//! | `POST files` | family B upload (§4.3): multipart `file`, `path`? → one `SessionResourceFile` |
+//! | `GET files` | family A versions: the collection above, files at the top of `/mnt/data` (§3.3); family B: `{"value":[SessionResourceFile…],"nextLink":null}` of `path`, `recursive=true` from 2025-10-02-preview (§4.3) |
+//! | `GET files/content/{name}` (family A), `GET files/{name}/content` | the raw bytes, streamed from disk (§3.4, §4.3) |
+//! | `GET files/{name}` | metadata: family A collection of one (§3.5), family B one `SessionResourceFile` |
+//! | `DELETE files/{name}` | family A 200 `{"message":"file deleted successfully"}` (§3.5), family B 204 (§4.3) |
+//!
+//! `{name}` may contain `/` (sub-folders, also below `path`), arrives raw or
+//! percent-encoded and may start with `/mnt/data/`; see [`paths`] for the rules
+//! that keep every request inside the session folder. Sizes are in bytes; uploads
+//! are limited to 128 MiB of file data per request ([`upload::MAX_UPLOAD`], 413 above, §7).
+//! Every call creates or touches the session, as the service does (§3).
 
-use axum::Router;
+mod entry;
+mod paths;
+mod upload;
 
-use super::server::Pool;
+use std::collections::HashMap;
+use std::path::PathBuf;
 
-/// The file routes, merged into the pool's router.
+use axum::body::Body;
+use axum::extract::multipart::MultipartRejection;
+use axum::extract::{DefaultBodyLimit, Multipart, Query, State};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::json;
+use tokio::io::AsyncReadExt;
+use tokio_util::io::ReaderStream;
+
+use self::entry::{Entry, content_type, family_a_collection, family_b_collection};
+use self::paths::{Found, FsError, RelPath, percent_decode, resolve_dir, resolve_existing};
+use super::server::{Pool, target};
+use super::wire_error::WireError;
+use crate::client::api::{ApiVersion, Family};
+
+/// Chunk size of downloads, in bytes.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The file routes, merged into the pool's router. Request bodies are not limited
+/// by axum here (`DefaultBodyLimit::disable`): uploads count their own bytes.
 pub(crate) fn routes() -> Router<Pool> {
     Router::new()
+        .route("/files", get(list).post(upload_b))
+        .route(
+            "/files/{*rest}",
+            get(get_rest).post(post_rest).delete(delete_rest),
+        )
+        .layer(DefaultBodyLimit::disable())
+}
+
+/// A 500 `InternalServerError` with `message`.
+pub(crate) fn internal(message: String) -> WireError {
+    WireError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        code: "InternalServerError",
+        message,
+    }
+}
+
+/// Runs blocking file-system work off the async threads.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, WireError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| internal(format!("file task failed: {e}")))
+}
+
+/// The session a request is about.
+struct Ctx {
+    /// The request's `api-version`.
+    version: ApiVersion,
+    /// The session folder, canonical (its `/mnt/data`).
+    root: PathBuf,
+}
+
+/// Checks `api-version` and `identifier`, creates or touches the session and
+/// finds its folder.
+async fn open(pool: &Pool, query: &HashMap<String, String>) -> Result<Ctx, WireError> {
+    let (version, identifier) = target(query)?;
+    let session = pool
+        .registry
+        .get_or_create(&identifier)
+        .map_err(|e| internal(format!("cannot create the session folder: {e}")))?;
+    let root = tokio::fs::canonicalize(&session.folder)
+        .await
+        .map_err(|e| internal(format!("cannot open the session folder: {e}")))?;
+    Ok(Ctx { version, root })
+}
+
+/// The folder named by the `path` query parameter (§4.3); the data root without it.
+fn base(query: &HashMap<String, String>) -> Result<RelPath, WireError> {
+    RelPath::parse_dir(query.get("path").map(String::as_str).unwrap_or(""))
+}
+
+/// `GET files` (§3.3, §4.3).
+async fn list(
+    State(pool): State<Pool>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, WireError> {
+    let Ctx { version, root } = open(&pool, &query).await?;
+    if version.family() == Family::A {
+        let entries = blocking(move || entry::list(&root, &root, &RelPath::default(), false, true))
+            .await?
+            .map_err(|e| e.into_wire(true))?;
+        return Ok(Json(family_a_collection(&entries)).into_response());
+    }
+    let base = base(&query)?;
+    let recursive = version >= ApiVersion::V2025_10_02
+        && query
+            .get("recursive")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    let entries = blocking(move || {
+        let dir = resolve_dir(&root, base.components(), false)?;
+        entry::list(&root, &dir, &base, recursive, false)
+    })
+    .await?
+    .map_err(|e| e.into_wire(true))?;
+    Ok(Json(family_b_collection(&entries, version)).into_response())
+}
+
+/// `POST files` (family B upload, §4.3): 200 with the `SessionResourceFile` of the
+/// (last) stored file.
+async fn upload_b(
+    State(pool): State<Pool>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<Response, WireError> {
+    let ctx = open(&pool, &query).await?;
+    let base = base(&query)?;
+    upload::check_declared_length(&headers)?;
+    let entries = upload::receive(multipart.map_err(not_multipart)?, &ctx.root, &base).await?;
+    let last = entries
+        .last()
+        .ok_or_else(|| internal("no file stored".into()))?;
+    Ok(Json(last.family_b(ctx.version)).into_response())
+}
+
+/// `POST files/upload` (family A upload, §3.2): 200 with the collection of the
+/// stored files.
+async fn upload_a(
+    pool: Pool,
+    query: HashMap<String, String>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<Response, WireError> {
+    let ctx = open(&pool, &query).await?;
+    let base = base(&query)?;
+    upload::check_declared_length(&headers)?;
+    let entries = upload::receive(multipart.map_err(not_multipart)?, &ctx.root, &base).await?;
+    Ok(Json(family_a_collection(&entries)).into_response())
+}
+
+/// 400 `SessionRequestValidationFailed` for a body that is not multipart.
+fn not_multipart(e: MultipartRejection) -> WireError {
+    WireError::bad_request(
+        "SessionRequestValidationFailed",
+        format!("expected a multipart/form-data body with a `file` field: {e}"),
+    )
+}
+
+/// `POST files/{rest}`: only `files/upload` exists.
+async fn post_rest(
+    State(pool): State<Pool>,
+    Query(query): Query<HashMap<String, String>>,
+    uri: Uri,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<Response, WireError> {
+    let rest = RawName::from_uri(&uri)?;
+    if rest.decoded.trim_end_matches('/') == "upload" {
+        upload_a(pool, query, headers, multipart).await
+    } else {
+        Err(not_an_operation(&uri))
+    }
+}
+
+/// 404 `NotFound` for a path below `files/` that names no operation.
+fn not_an_operation(uri: &Uri) -> WireError {
+    WireError {
+        status: StatusCode::NOT_FOUND,
+        code: "NotFound",
+        message: format!("no operation at {}", uri.path()),
+    }
+}
+
+/// The part of the request path after `files/`, as sent and percent-decoded once.
+struct RawName {
+    /// As sent, e.g. `content/a%20b.txt`.
+    raw: String,
+    /// Percent-decoded once, e.g. `content/a b.txt`.
+    decoded: String,
+}
+
+impl RawName {
+    /// Reads it from the request path. Errors: 404 outside `files/`, 400 when
+    /// the decoded text is not UTF-8.
+    fn from_uri(uri: &Uri) -> Result<Self, WireError> {
+        let raw = uri
+            .path()
+            .trim_start_matches('/')
+            .strip_prefix("files/")
+            .ok_or_else(|| not_an_operation(uri))?
+            .to_string();
+        let decoded = percent_decode(&raw).ok_or_else(|| {
+            WireError::bad_request(
+                "SessionRequestValidationFailed",
+                format!("the file name {raw:?} is not UTF-8 once percent-decoded"),
+            )
+        })?;
+        Ok(Self { raw, decoded })
+    }
+
+    /// The names to try, best first: the decoded name, then the name as sent
+    /// (a raw name that merely looks percent-encoded, like `50%25.txt`), each
+    /// split by `split` into the operation and the name; the raw one only when it
+    /// splits into the same operation. Last, those names without a leading
+    /// `mnt/data/` (a `/mnt/data/x` whose `//` the pool collapsed). Errors: the
+    /// decoded name is invalid.
+    fn candidates<Op: PartialEq>(
+        &self,
+        split: impl Fn(&str) -> (Op, &str),
+    ) -> Result<(Op, Vec<RelPath>), WireError> {
+        let (op, name) = split(&self.decoded);
+        let mut names = vec![RelPath::parse_name(name)?];
+        if self.raw != self.decoded {
+            let (raw_op, raw_name) = split(&self.raw);
+            if raw_op == op
+                && let Ok(n) = RelPath::parse_name(raw_name)
+            {
+                names.push(n);
+            }
+        }
+        if names[0].is_empty() {
+            return Err(WireError::bad_request(
+                "SessionRequestValidationFailed",
+                "a file name is required",
+            ));
+        }
+        let stripped: Vec<RelPath> = names.iter().filter_map(RelPath::strip_mnt_data).collect();
+        names.extend(stripped);
+        Ok((op, names))
+    }
+}
+
+/// What a `GET files/{rest}` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GetOp {
+    /// The raw bytes.
+    Content,
+    /// The metadata.
+    Metadata,
+}
+
+/// Family A: `content/{name}` is the content; both: `{name}/content` is the
+/// content; anything else is metadata.
+fn split_get(family: Family) -> impl Fn(&str) -> (GetOp, &str) {
+    move |s: &str| {
+        if family == Family::A
+            && let Some(n) = s.strip_prefix("content/")
+        {
+            return (GetOp::Content, n);
+        }
+        match s.strip_suffix("/content") {
+            Some(n) => (GetOp::Content, n),
+            None => (GetOp::Metadata, s),
+        }
+    }
+}
+
+/// The first of `names` (below `base`) that exists. Errors: the first name's
+/// error (404 when none exists, 400 when it leads outside).
+async fn find(
+    root: PathBuf,
+    base: RelPath,
+    names: Vec<RelPath>,
+) -> Result<(RelPath, Found), WireError> {
+    blocking(move || {
+        let mut first: Option<FsError> = None;
+        for name in names {
+            let rel = base.join(&name);
+            match resolve_existing(&root, &rel) {
+                Ok(found) => return Ok((rel, found)),
+                // The name as sent leads outside or is unusable: stop there.
+                Err(e) if first.is_none() && !matches!(e, FsError::NotFound(_)) => return Err(e),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        Err(first.unwrap_or_else(|| FsError::NotFound(base.display())))
+    })
+    .await?
+    .map_err(|e| e.into_wire(false))
+}
+
+/// `GET files/{name}`, `GET files/{name}/content`, `GET files/content/{name}`.
+async fn get_rest(
+    State(pool): State<Pool>,
+    Query(query): Query<HashMap<String, String>>,
+    uri: Uri,
+) -> Result<Response, WireError> {
+    let ctx = open(&pool, &query).await?;
+    let base = base(&query)?;
+    let (op, names) = RawName::from_uri(&uri)?.candidates(split_get(ctx.version.family()))?;
+    let (rel, found) = find(ctx.root, base.clone(), names).await?;
+    match op {
+        GetOp::Content => download(&rel, &found).await,
+        GetOp::Metadata => {
+            let entry = Entry::new(&rel, &base, &found.meta);
+            Ok(match ctx.version.family() {
+                Family::A => Json(family_a_collection(&[entry])).into_response(),
+                Family::B => Json(entry.family_b(ctx.version)).into_response(),
+            })
+        }
+    }
+}
+
+/// The raw bytes of a file, streamed from disk with its guessed content type and
+/// its length in bytes.
+async fn download(rel: &RelPath, found: &Found) -> Result<Response, WireError> {
+    if found.meta.is_dir() {
+        return Err(FsError::IsADirectory(rel.display()).into_wire(false));
+    }
+    let file = tokio::fs::File::open(&found.real).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            FsError::NotFound(rel.display()).into_wire(false)
+        } else {
+            internal(format!("cannot open {}: {e}", rel.display()))
+        }
+    })?;
+    let len = file
+        .metadata()
+        .await
+        .map_err(|e| internal(format!("cannot read {}: {e}", rel.display())))?
+        .len();
+    let stream = ReaderStream::with_capacity(file.take(len), READ_CHUNK);
+    let mut resp = Body::from_stream(stream).into_response();
+    let kind = content_type(rel.file_name().unwrap_or_default());
+    if let Ok(v) = HeaderValue::from_str(&kind) {
+        resp.headers_mut().insert(CONTENT_TYPE, v);
+    }
+    resp.headers_mut()
+        .insert(CONTENT_LENGTH, HeaderValue::from(len));
+    Ok(resp)
+}
+
+/// `DELETE files/{name}` (§3.5, §4.3): removes the file (a symbolic link itself,
+/// not its target; a folder with its contents).
+async fn delete_rest(
+    State(pool): State<Pool>,
+    Query(query): Query<HashMap<String, String>>,
+    uri: Uri,
+) -> Result<Response, WireError> {
+    let ctx = open(&pool, &query).await?;
+    let base = base(&query)?;
+    let (_, names) = RawName::from_uri(&uri)?.candidates(|s| ((), s))?;
+    let (rel, found) = find(ctx.root, base, names).await?;
+    let shown = rel.display();
+    blocking(move || {
+        if found.meta.is_dir() && !found.is_link {
+            std::fs::remove_dir_all(&found.link)
+        } else {
+            std::fs::remove_file(&found.link)
+        }
+    })
+    .await?
+    .map_err(|e| internal(format!("cannot delete {shown}: {e}")))?;
+    Ok(match ctx.version.family() {
+        Family::A => Json(json!({"message": "file deleted successfully"})).into_response(),
+        Family::B => StatusCode::NO_CONTENT.into_response(),
+    })
 }

@@ -208,15 +208,39 @@ fn parse_json(body: &Bytes) -> Result<Value, WireError> {
 }
 
 fn request_from(value: Value) -> Result<ExecuteRequest, WireError> {
-    let req: ExecuteRequest = serde_json::from_value(value).map_err(|e| {
+    let mut req: ExecuteRequest = serde_json::from_value(value).map_err(|e| {
         WireError::bad_request("SessionRequestValidationFailed", format!("invalid request: {e}"))
     })?;
-    if req.code.is_none() {
+    let Some(code) = req.code.take() else {
         return Err(WireError::bad_request(
             "SessionRequestValidationFailed",
             "code is required",
         ));
-    }
+    };
+    // `InlineBase64` carries the code base64-encoded (`aca-api.md` §4.2).
+    let base64 = req
+        .code_input_type
+        .as_deref()
+        .is_some_and(|t| t.eq_ignore_ascii_case("inlinebase64"));
+    req.code = Some(if base64 {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(code.trim())
+            .map_err(|e| {
+                WireError::bad_request(
+                    "SessionRequestValidationFailed",
+                    format!("codeInputType is InlineBase64 but code is not base64: {e}"),
+                )
+            })?;
+        String::from_utf8(bytes).map_err(|_| {
+            WireError::bad_request(
+                "SessionRequestValidationFailed",
+                "the base64 code is not UTF-8 text",
+            )
+        })?
+    } else {
+        code
+    });
     Ok(req)
 }
 

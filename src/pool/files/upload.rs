@@ -1,0 +1,410 @@
+//! Uploads (`aca-api.md` §3.2 family A, §4.3 family B): a `multipart/form-data`
+//! body whose `file` parts are streamed chunk by chunk to a temporary file in the
+//! session folder and renamed into place when complete, so memory stays flat and a
+//! failed or oversized upload leaves nothing behind. The files of one request may
+//! hold at most [`MAX_UPLOAD`] bytes in all (§7); above that the answer is 413
+//! `FileTooLarge`, at once when a `Content-Length` already says so (a client that
+//! sends `Expect: 100-continue`, like curl, then never sends the body).
+
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+
+use axum::extract::Multipart;
+use axum::extract::multipart::{Field, MultipartError};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_LENGTH};
+use axum::http::{HeaderMap, StatusCode};
+use tokio::io::{AsyncWriteExt, BufWriter};
+
+use super::super::wire_error::WireError;
+use super::entry::Entry;
+use super::paths::{RelPath, percent_decode_bytes, resolve_for_write};
+use super::{blocking, internal};
+
+/// Most file bytes accepted by one upload request: 128 MiB (`aca-api.md` §3.2, §7).
+pub(crate) const MAX_UPLOAD: u64 = 128 * 1024 * 1024;
+
+/// Room for the multipart framing (boundaries, part headers) in a declared
+/// `Content-Length`, in bytes.
+const FRAMING: u64 = 1024 * 1024;
+
+/// Name prefix of the temporary files uploads are written to (in the session
+/// folder); listings leave such files out.
+pub(crate) const TEMP_PREFIX: &str = ".sessionpad-upload-";
+
+/// Bytes accepted, in all, in form fields other than `file` (they are ignored).
+const MAX_OTHER_FIELDS: u64 = 1024 * 1024;
+
+/// Bytes of an oversized request still read (and dropped) before answering 413,
+/// so the client gets the answer rather than a reset connection.
+const DRAIN_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Buffer between the multipart chunks and the file, in bytes.
+const WRITE_BUFFER: usize = 256 * 1024;
+
+/// Writes every `file` part of `multipart` below the folder `base` (relative to
+/// `/mnt/data`) of the session folder `root` (canonical). A part's file name is
+/// required; `/mnt/data/x.csv` is stored as `x.csv`, `sub/x.csv` in `sub` (made if
+/// missing). Returns one entry per stored file, in order, with `directory`
+/// relative to `base`.
+///
+/// Errors: 400 `SessionRequestValidationFailed` (no `file` part, no or bad file
+/// name, a broken body), 413 `FileTooLarge` (more than [`MAX_UPLOAD`] file bytes;
+/// the file being written is removed, files of earlier parts stay), 500 on I/O
+/// failure.
+pub(crate) async fn receive(
+    mut multipart: Multipart,
+    root: &Path,
+    base: &RelPath,
+) -> Result<Vec<Entry>, WireError> {
+    let mut stored = Vec::new();
+    let mut other = 0u64;
+    let mut used = 0u64;
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => return Err(broken(e)),
+        };
+        if field.name() != Some("file") {
+            other += drain(field, MAX_OTHER_FIELDS.saturating_sub(other) + 1).await;
+            if other > MAX_OTHER_FIELDS {
+                return Err(WireError::bad_request(
+                    "SessionRequestValidationFailed",
+                    format!("form fields other than `file` exceed {MAX_OTHER_FIELDS} bytes"),
+                ));
+            }
+            continue;
+        }
+        match store(field, root, base, MAX_UPLOAD - used).await {
+            Ok((entry, size)) => {
+                used += size;
+                stored.push(entry);
+            }
+            Err(Failure::TooLarge(drained)) => {
+                drain_rest(&mut multipart, DRAIN_LIMIT.saturating_sub(drained)).await;
+                return Err(too_large());
+            }
+            Err(Failure::Wire(e)) => return Err(e),
+        }
+    }
+    if stored.is_empty() {
+        return Err(WireError::bad_request(
+            "SessionRequestValidationFailed",
+            "the multipart body has no `file` field; send the file as form field `file` with a filename",
+        ));
+    }
+    Ok(stored)
+}
+
+/// 413 `FileTooLarge` when the request's `Content-Length` (bytes) is more than
+/// [`MAX_UPLOAD`] plus the room multipart framing and other fields may take.
+pub(crate) fn check_declared_length(headers: &HeaderMap) -> Result<(), WireError> {
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match declared {
+        Some(n) if n > MAX_UPLOAD + MAX_OTHER_FIELDS + FRAMING => Err(too_large()),
+        _ => Ok(()),
+    }
+}
+
+/// 413 `FileTooLarge` (`aca-api.md` §6.2).
+fn too_large() -> WireError {
+    WireError {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code: "FileTooLarge",
+        message: format!("the file is larger than the upload limit of {MAX_UPLOAD} bytes (128 MB)"),
+    }
+}
+
+/// 400 `SessionRequestValidationFailed` for a body multer cannot read.
+fn broken(e: MultipartError) -> WireError {
+    WireError::bad_request(
+        "SessionRequestValidationFailed",
+        format!("the multipart body could not be read: {e}"),
+    )
+}
+
+/// Why one part was not stored.
+enum Failure {
+    /// Over the limit; carries the bytes already drained.
+    TooLarge(u64),
+    /// Any other error answer.
+    Wire(WireError),
+}
+
+impl From<WireError> for Failure {
+    fn from(e: WireError) -> Self {
+        Failure::Wire(e)
+    }
+}
+
+/// Streams one `file` part to a temporary file, then renames it to its place;
+/// returns its entry and size in bytes. More than `budget` bytes is
+/// [`Failure::TooLarge`].
+async fn store(
+    mut field: Field<'_>,
+    root: &Path,
+    base: &RelPath,
+    budget: u64,
+) -> Result<(Entry, u64), Failure> {
+    let filename = disposition_filename(field.headers())
+        .or_else(|| field.file_name().map(str::to_string))
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            WireError::bad_request(
+                "SessionRequestValidationFailed",
+                "the `file` field has no filename",
+            )
+        })?;
+    let name = RelPath::parse_name(&filename)?;
+    if name.is_empty() {
+        return Err(WireError::bad_request(
+            "SessionRequestValidationFailed",
+            format!("the filename {filename:?} names no file"),
+        )
+        .into());
+    }
+    let rel = base.join(&name);
+    let mut temp = TempFile::create(root).await?;
+    let mut size = 0u64;
+    while let Some(chunk) = field.chunk().await.map_err(broken)? {
+        size += chunk.len() as u64;
+        if size > budget {
+            drop(temp);
+            tracing::info!(file = %rel.display(), "upload over {MAX_UPLOAD} bytes refused");
+            return Err(Failure::TooLarge(drain(field, DRAIN_LIMIT).await));
+        }
+        temp.write(&chunk).await?;
+    }
+    let target = {
+        let (root, rel) = (root.to_path_buf(), rel.clone());
+        blocking(move || resolve_for_write(&root, &rel))
+            .await?
+            .map_err(|e| e.into_wire(false))?
+    };
+    let meta = temp.persist(&target).await?;
+    tracing::debug!(file = %rel.display(), size, "upload stored");
+    Ok((Entry::new(&rel, base, &meta), size))
+}
+
+/// Reads and drops the rest of `field`, at most about `limit` bytes; returns how
+/// many were read.
+async fn drain(mut field: Field<'_>, limit: u64) -> u64 {
+    let mut n = 0u64;
+    while n <= limit {
+        match field.chunk().await {
+            Ok(Some(c)) => n += c.len() as u64,
+            _ => break,
+        }
+    }
+    n
+}
+
+/// Reads and drops the remaining parts, at most about `limit` bytes.
+async fn drain_rest(multipart: &mut Multipart, limit: u64) {
+    let mut n = 0u64;
+    while n <= limit {
+        match multipart.next_field().await {
+            Ok(Some(f)) => n += drain(f, limit - n).await,
+            _ => break,
+        }
+    }
+}
+
+/// A temporary upload file in the session folder, removed on drop unless
+/// persisted (also when the request is abandoned half-way).
+struct TempFile {
+    /// `<session folder>/.sessionpad-upload-<uuid>.part`.
+    path: PathBuf,
+    /// The open file, buffered by [`WRITE_BUFFER`] bytes.
+    file: BufWriter<tokio::fs::File>,
+    /// Renamed into place: not to be removed.
+    kept: bool,
+}
+
+impl TempFile {
+    /// Creates `<root>/.sessionpad-upload-<uuid>.part`.
+    async fn create(root: &Path) -> Result<Self, WireError> {
+        let path = root.join(format!(
+            "{TEMP_PREFIX}{}.part",
+            uuid::Uuid::new_v4().simple()
+        ));
+        let file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .await
+            .map_err(|e| internal(format!("cannot create the upload file: {e}")))?;
+        Ok(Self {
+            path,
+            file: BufWriter::with_capacity(WRITE_BUFFER, file),
+            kept: false,
+        })
+    }
+
+    /// Appends `bytes` (buffered).
+    async fn write(&mut self, bytes: &[u8]) -> Result<(), WireError> {
+        self.file
+            .write_all(bytes)
+            .await
+            .map_err(|e| internal(format!("cannot write the upload file: {e}")))
+    }
+
+    /// Flushes, renames to `target` and returns the metadata of `target`.
+    async fn persist(mut self, target: &Path) -> Result<Metadata, WireError> {
+        self.file
+            .flush()
+            .await
+            .map_err(|e| internal(format!("cannot write the upload file: {e}")))?;
+        tokio::fs::rename(&self.path, target)
+            .await
+            .map_err(|e| internal(format!("cannot store the uploaded file: {e}")))?;
+        self.kept = true;
+        tokio::fs::metadata(target)
+            .await
+            .map_err(|e| internal(format!("cannot read the uploaded file: {e}")))
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// The file name of a multipart part from its `Content-Disposition` header:
+/// `filename*=UTF-8''…` (RFC 5987, percent-encoded) when present, else
+/// `filename="…"` (quoted; `\"`, `\\` and `%22` unescaped, other backslashes
+/// and percent signs kept) or a
+/// bare token. Parameter names are case-insensitive. `None` without a file name.
+pub(crate) fn disposition_filename(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_DISPOSITION)?;
+    let text = String::from_utf8_lossy(value.as_bytes());
+    let params = disposition_params(&text);
+    let find = |key: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v.clone())
+    };
+    if let Some(ext) = find("filename*").and_then(|v| ext_value(&v)) {
+        return Some(ext);
+    }
+    find("filename")
+}
+
+/// Decodes an RFC 5987 `ext-value`: `charset'language'percent-encoded`.
+fn ext_value(v: &str) -> Option<String> {
+    let mut parts = v.splitn(3, '\'');
+    let charset = parts.next()?;
+    let _language = parts.next()?;
+    let bytes = percent_decode_bytes(parts.next()?);
+    if charset.eq_ignore_ascii_case("utf-8") {
+        String::from_utf8(bytes).ok()
+    } else if charset.eq_ignore_ascii_case("iso-8859-1") {
+        Some(bytes.into_iter().map(char::from).collect())
+    } else {
+        None
+    }
+}
+
+/// The `key=value` parameters after the disposition type, values unquoted.
+fn disposition_params(s: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Some(start) = s.find(';') else {
+        return out;
+    };
+    let mut rest = &s[start + 1..];
+    loop {
+        rest = rest.trim_start_matches(|c: char| c == ';' || c.is_whitespace());
+        if rest.is_empty() {
+            break;
+        }
+        let Some(eq) = rest.find(['=', ';']) else {
+            break;
+        };
+        if !rest[eq..].starts_with('=') {
+            rest = &rest[eq..];
+            continue;
+        }
+        let key = rest[..eq].trim().to_string();
+        rest = rest[eq + 1..].trim_start();
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' if quoted[i + 1..].starts_with(['"', '\\']) => {
+                        if let Some((_, n)) = chars.next() {
+                            value.push(n);
+                        }
+                    }
+                    '"' => {
+                        end = i + 1;
+                        break;
+                    }
+                    c => value.push(c),
+                }
+            }
+            // HTML forms and urllib3 2 write `"` as `%22` (WHATWG form encoding).
+            out.push((key, value.replace("%22", "\"")));
+            rest = &quoted[end.min(quoted.len())..];
+        } else {
+            let end = rest.find(';').unwrap_or(rest.len());
+            out.push((key, rest[..end].trim().to_string()));
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn filename(cd: &[u8]) -> Option<String> {
+        let mut h = HeaderMap::new();
+        h.insert(
+            CONTENT_DISPOSITION,
+            HeaderValue::from_bytes(cd).expect("header"),
+        );
+        disposition_filename(&h)
+    }
+
+    #[test]
+    fn file_names_from_every_client_style() {
+        assert_eq!(
+            filename(br#"form-data; name="file"; filename="data.csv""#).as_deref(),
+            Some("data.csv")
+        );
+        assert_eq!(
+            filename("form-data; name=\"file\"; filename=\"ünï code; #%&.txt\"".as_bytes())
+                .as_deref(),
+            Some("ünï code; #%&.txt")
+        );
+        assert_eq!(
+            filename(br#"form-data; name="file"; filename="a\"b\\c\d""#).as_deref(),
+            Some(r#"a"b\c\d"#)
+        );
+        assert_eq!(
+            filename(b"form-data; name=file; filename*=UTF-8''%C3%BC%20x.txt; filename=u.txt")
+                .as_deref(),
+            Some("ü x.txt")
+        );
+        assert_eq!(
+            filename(br#"form-data; name="file"; filename="say %22hi%22 100%.txt""#).as_deref(),
+            Some(r#"say "hi" 100%.txt"#)
+        );
+        assert_eq!(
+            filename(b"form-data; name=file; FILENAME=plain.txt").as_deref(),
+            Some("plain.txt")
+        );
+        assert_eq!(filename(br#"form-data; name="file""#), None);
+    }
+}
