@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod config;
 pub mod dirs;
 pub mod notebook;
 pub mod pool;

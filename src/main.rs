@@ -1,48 +1,69 @@
 //! The `sessionpad` binary: parse arguments, log to a file, dispatch.
 
-use std::time::Duration;
+use std::process::ExitCode;
 
 use clap::Parser;
 use sessionpad::cli::{self, Cli, Command};
 use sessionpad::tui::{self, TuiOptions};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let _log = match cli.command {
         // `serve` owns no screen: its request log goes to standard error.
         Some(Command::Serve(_)) => init_stderr_logging(),
-        None => init_logging(),
+        _ => init_file_logging(),
     };
-    let runtime = tokio::runtime::Runtime::new()?;
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
     runtime.block_on(async move {
         match cli.command {
-            Some(Command::Serve(opt)) => cli::serve(opt).await,
-            None => {
-                let t = cli.target;
-                tui::run(TuiOptions {
-                    endpoint: t.endpoint,
-                    token: t.token,
-                    api_version: t.api_version,
-                    identifier: t.identifier,
-                    timeout: Duration::from_secs(t.timeout),
-                })
-                .await
-            }
+            Some(command) => cli::run(command, cli.target).await,
+            None => run_tui(cli.target).await,
         }
     })
 }
 
+async fn run_tui(target: cli::TargetOpt) -> ExitCode {
+    let result = async {
+        let s = target.settings()?;
+        tui::run(TuiOptions {
+            endpoint: s.endpoint,
+            token: s.token,
+            api_version: s.api_version,
+            identifier: target.identifier.clone(),
+            timeout: s.timeout,
+        })
+        .await
+    }
+    .await;
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn filter() -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_env("SESSIONPAD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
+}
+
 /// Logs go to `<data dir>/logs/sessionpad.log`, never to the terminal (the TUI owns
 /// it). The filter comes from `SESSIONPAD_LOG` (default `info`).
-fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+fn init_file_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = sessionpad::dirs::data_dir().join("logs");
     std::fs::create_dir_all(&dir).ok()?;
     let appender = tracing_appender::rolling::never(dir, "sessionpad.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SESSIONPAD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(filter())
         .with_writer(writer)
         .with_ansi(false)
         .init();
@@ -50,10 +71,8 @@ fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
 }
 
 fn init_stderr_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SESSIONPAD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(filter())
         .with_writer(std::io::stderr)
         .init();
     None

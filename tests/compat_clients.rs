@@ -3,9 +3,11 @@
 //! own virtual environment (once, in the cache directory) from
 //! `tests/compat/requirements-*.txt`.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+
+mod common;
+use common::serve;
 
 /// Builds (once) a venv with the client's requirements; returns its python.
 fn client_env(name: &str) -> PathBuf {
@@ -30,28 +32,6 @@ fn client_env(name: &str) -> PathBuf {
         std::fs::write(&marker, &wanted).unwrap();
     }
     dir.join("bin/python")
-}
-
-/// `sessionpad serve --port 0` with a known token; returns the child and endpoint.
-fn serve(data_dir: &Path, token: &str) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["serve", "--port", "0", "--token", token, "--ready-sessions", "1"])
-        .env("SESSIONPAD_DATA_DIR", data_dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let endpoint = loop {
-        let line = lines.next().expect("serve printed its endpoint").unwrap();
-        if let Some(rest) = line.split("pool management endpoint:").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    // Keep draining stdout so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (child, endpoint)
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use std::io::BufRead;
 use std::time::Duration;
 
 use sessionpad::client::{ApiVersion, SessionClient, Target};
@@ -91,10 +92,44 @@ impl Raw {
     }
 
     /// GETs (or DELETEs) and returns status and the JSON (or text) body.
-    pub async fn call(&self, method: reqwest::Method, path_and_query: &str) -> (u16, serde_json::Value) {
-        let resp = self.req(method, path_and_query).send().await.expect("request");
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path_and_query: &str,
+    ) -> (u16, serde_json::Value) {
+        let resp = self
+            .req(method, path_and_query)
+            .send()
+            .await
+            .expect("request");
         let status = resp.status().as_u16();
         let text = resp.text().await.expect("body");
-        (status, serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+        )
     }
 }
+
+/// `sessionpad serve --port 0` with a known token; returns the child and endpoint.
+pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["serve", "--port", "0", "--token", token, "--ready-sessions", "1"])
+        .env("SESSIONPAD_DATA_DIR", data_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let endpoint = loop {
+        let line = lines.next().expect("serve printed its endpoint").unwrap();
+        if let Some(rest) = line.split("pool management endpoint:").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    // Keep draining stdout so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, endpoint)
+}
+

@@ -1,13 +1,22 @@
-//! Command-line arguments (clap) and the non-interactive commands.
+//! Command-line arguments (clap) and the non-interactive commands, so anything the
+//! TUI does can be scripted: `exec`, `files`, `sessions`, `pool`, `serve`,
+//! `completions`. Exit codes: 0 success, 1 a failed execution, 2 usage or
+//! transport errors.
+
+mod exec;
+mod files;
+mod output;
+mod serve;
+mod sessions;
+pub mod target;
 
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::client::ApiVersion;
-use crate::pool::{LocalPool, PoolOptions};
+pub use self::target::TargetOpt;
 
 /// sessionpad: a terminal notebook for Azure Container Apps dynamic sessions.
 ///
@@ -24,31 +33,27 @@ pub struct Cli {
     pub target: TargetOpt,
 }
 
-/// Options that choose the session pool and session.
-#[derive(Debug, Args, Clone)]
-pub struct TargetOpt {
-    /// Pool management endpoint; without it the embedded local pool is used.
-    #[arg(long, env = "POOL_MANAGEMENT_ENDPOINT")]
-    pub endpoint: Option<String>,
-    /// Static bearer token for the pool.
-    #[arg(long, env = "SESSIONPAD_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// Api-version to speak (e.g. 2025-10-02-preview, 2024-02-02-preview).
-    #[arg(long, default_value = "2025-10-02-preview")]
-    pub api_version: ApiVersion,
-    /// Session identifier; a new random one when omitted.
-    #[arg(long)]
-    pub identifier: Option<String>,
-    /// Execution limit per cell, in seconds.
-    #[arg(long, default_value_t = 220)]
-    pub timeout: u64,
-}
-
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run code in the session and print its output (exit 1 if it fails).
+    Exec(exec::ExecOpt),
+    /// List, upload, download, inspect and delete files in /mnt/data.
+    #[command(subcommand)]
+    Files(files::FilesCmd),
+    /// List, show and end sessions of the pool.
+    #[command(subcommand)]
+    Sessions(sessions::SessionsCmd),
+    /// Facts about the pool.
+    #[command(subcommand)]
+    Pool(sessions::PoolCmd),
     /// Run the local pool standalone for other dynamic-sessions clients.
     Serve(ServeOpt),
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Options of `sessionpad serve`.
@@ -92,44 +97,6 @@ pub struct ServeOpt {
     pub no_sandbox: bool,
 }
 
-/// `sessionpad serve`: start the pool, print how to reach it, serve until Ctrl+C.
-pub async fn serve(opt: ServeOpt) -> anyhow::Result<()> {
-    let mut pool_opts = PoolOptions::embedded();
-    pool_opts.bind = opt.bind;
-    pool_opts.port = opt.port;
-    pool_opts.python = opt.python;
-    pool_opts.cooldown = Duration::from_secs(opt.cooldown);
-    pool_opts.max_sessions = opt.max_sessions;
-    pool_opts.pool_full_status = opt.pool_full_status;
-    pool_opts.ready_sessions = opt.ready_sessions;
-    pool_opts.max_execution = Duration::from_secs(opt.max_execution.max(1));
-    pool_opts.egress = opt.egress;
-    pool_opts.sandbox = !opt.no_sandbox;
-    pool_opts.token = if opt.no_auth {
-        None
-    } else {
-        Some(opt.serve_token.unwrap_or_else(crate::pool::random_token))
-    };
-    let pool = LocalPool::start(pool_opts, &|line| eprintln!("{line}")).await?;
-    let endpoint = pool.endpoint();
-    println!("sessionpad local pool");
-    println!("  pool management endpoint: {endpoint}");
-    match pool.token() {
-        Some(t) => {
-            println!("  bearer token:             {t}");
-            println!("\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{{\"codeInputType\":\"inline\",\"executionType\":\"synchronous\",\"code\":\"print(6*7)\"}}'");
-        }
-        None => println!("  authentication:           off (--no-auth)"),
-    }
-    for w in pool.warnings() {
-        println!("\nwarning: {w}");
-    }
-    println!("\nPress Ctrl+C to stop.");
-    tokio::signal::ctrl_c().await?;
-    pool.shutdown().await;
-    Ok(())
-}
-
 fn parse_full_status(s: &str) -> Result<u16, String> {
     match s {
         "404" => Ok(404),
@@ -138,10 +105,28 @@ fn parse_full_status(s: &str) -> Result<u16, String> {
     }
 }
 
+/// Runs a non-interactive command; `None` for the notebook, which the caller runs.
+/// Errors are printed here (`error: …` on standard error) and become exit code 2.
+pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
+    let result = match command {
+        Command::Exec(opt) => exec::run(opt, &target).await,
+        Command::Files(cmd) => files::run(cmd, &target).await,
+        Command::Sessions(cmd) => sessions::run_sessions(cmd, &target).await,
+        Command::Pool(cmd) => sessions::run_pool(cmd, &target).await,
+        Command::Serve(opt) => serve::run(opt).await.map(|()| ExitCode::SUCCESS),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "sessionpad", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("error: {e:#}");
+        ExitCode::from(2)
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
-
     use super::*;
 
     #[test]
@@ -154,7 +139,7 @@ mod tests {
         let cli = Cli::try_parse_from(["sessionpad", "serve", "--token", "t", "--port", "0"]).unwrap();
         match cli.command {
             Some(Command::Serve(s)) => assert_eq!(s.serve_token.as_deref(), Some("t")),
-            None => panic!("serve expected"),
+            other => panic!("serve expected, got {other:?}"),
         }
     }
 }

@@ -1,0 +1,147 @@
+//! `sessionpad exec`: run code in the session and print what it returned.
+//! Standard output and error go to the matching streams, the result value to
+//! standard output; exit 0 on success, 1 on a failed execution, 2 otherwise.
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::output;
+use super::target::{TargetOpt, connect};
+use crate::client::{Execution, ExecutionImage};
+
+/// Options of `sessionpad exec`.
+#[derive(Debug, Args)]
+pub struct ExecOpt {
+    /// The code to run.
+    #[arg(short = 'c', long = "code", conflicts_with = "file")]
+    pub code: Option<String>,
+    /// A file of Python code to run, or `-` for standard input.
+    pub file: Option<PathBuf>,
+    /// Save images the code displays into this folder (never overwriting files).
+    #[arg(long)]
+    pub save_images: Option<PathBuf>,
+}
+
+/// Runs `sessionpad exec`.
+pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
+    let code = read_code(&opt)?;
+    let settings = target.settings()?;
+    if settings.derived_identifier && std::io::stderr().is_terminal() && !target.json {
+        eprintln!(
+            "session identifier: {} (this directory's; --identifier to choose another)",
+            settings.identifier
+        );
+    }
+    let conn = connect(&settings).await?;
+    let exec = conn
+        .client
+        .execute(&settings.identifier, &code, settings.timeout)
+        .await?;
+    let saved = match &opt.save_images {
+        Some(dir) => save_images(dir, &exec.images)?,
+        None => Vec::new(),
+    };
+    if target.json {
+        output::json(&to_json(&exec, &settings.identifier, &saved));
+    } else {
+        print_human(&exec, &saved, opt.save_images.is_some());
+    }
+    Ok(if exec.succeeded() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn read_code(opt: &ExecOpt) -> anyhow::Result<String> {
+    match (&opt.code, &opt.file) {
+        (Some(c), _) => Ok(c.clone()),
+        (None, Some(p)) if p.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("reading code from standard input")?;
+            Ok(s)
+        }
+        (None, Some(p)) => {
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
+        }
+        (None, None) => bail!("give the code with -c CODE, a FILE, or - for standard input"),
+    }
+}
+
+fn print_human(exec: &Execution, saved: &[PathBuf], saving: bool) {
+    output::out(&exec.stdout);
+    output::err(&exec.stderr);
+    if let Some(v) = &exec.result {
+        match v {
+            Value::String(s) => output::out(&format!("{s}\n")),
+            other => output::out(&format!("{other}\n")),
+        }
+    }
+    for p in saved {
+        eprintln!("image saved: {}", p.display());
+    }
+    if !saving && !exec.images.is_empty() {
+        eprintln!(
+            "[{} image(s) not shown; --save-images DIR keeps them]",
+            exec.images.len()
+        );
+    }
+}
+
+fn to_json(exec: &Execution, identifier: &str, saved: &[PathBuf]) -> Value {
+    json!({
+        "identifier": identifier,
+        "executionId": exec.id,
+        "status": exec.status.family_b_name(),
+        "stdout": exec.stdout,
+        "stderr": exec.stderr,
+        "result": exec.result,
+        "durationMs": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
+        "images": exec.images.iter().enumerate().map(|(i, img)| json!({
+            "format": img.format,
+            "bytes": img.data.len(),
+            "path": saved.get(i),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Writes each image as `image-N.<format>` in `dir`, choosing the first free N so
+/// nothing is overwritten. Returns the paths written.
+fn save_images(dir: &Path, images: &[ExecutionImage]) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut n = 1;
+    let mut paths = Vec::new();
+    for img in images {
+        let ext = if img.format.chars().all(|c| c.is_ascii_alphanumeric()) {
+            img.format.as_str()
+        } else {
+            "bin"
+        };
+        loop {
+            let path = dir.join(format!("image-{n}.{ext}"));
+            n += 1;
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    std::io::Write::write_all(&mut f, &img.data)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                    paths.push(path);
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
+            }
+        }
+    }
+    Ok(paths)
+}

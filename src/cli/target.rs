@@ -1,0 +1,251 @@
+//! Which pool and session a command talks to, shared by every command and the TUI.
+//!
+//! Order: `--endpoint` (or `POOL_MANAGEMENT_ENDPOINT`), then the profile (`--profile`
+//! or the config file's `default_profile`), then a `sessionpad serve` running on
+//! this machine (it publishes its endpoint in the data directory), then the
+//! embedded local pool started for this one command.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::client::{ApiVersion, SessionClient, Target};
+use crate::config::{AuthKind, Config, Profile};
+use crate::pool::{LocalPool, PoolOptions};
+
+/// Options that choose the session pool, the session and how to authenticate.
+#[derive(Debug, Args, Clone, Default)]
+pub struct TargetOpt {
+    /// Pool management endpoint; without one, the embedded local pool.
+    #[arg(long, env = "POOL_MANAGEMENT_ENDPOINT")]
+    pub endpoint: Option<String>,
+    /// A pool profile from the config file.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Config file (default: ~/.config/sessionpad/config.toml or $SESSIONPAD_CONFIG).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Static bearer token for the pool.
+    #[arg(long, env = "SESSIONPAD_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// How to get a token: az, managed-identity, workload-identity, client-secret, none.
+    #[arg(long, value_enum)]
+    pub auth: Option<AuthKind>,
+    /// Client id of a user-assigned managed identity.
+    #[arg(long)]
+    pub client_id: Option<String>,
+    /// Api-version to speak (default 2025-10-02-preview; 2024-02-02-preview speaks code/execute).
+    #[arg(long)]
+    pub api_version: Option<ApiVersion>,
+    /// Session identifier (default: a stable one for the current directory).
+    #[arg(long)]
+    pub identifier: Option<String>,
+    /// Execution limit per cell, in seconds (default 220).
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// Machine-readable JSON output.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The settings a command resolved, before anything is started or contacted.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The endpoint, or `None` for a local pool.
+    pub endpoint: Option<String>,
+    /// Bearer token to send (static), if any.
+    pub token: Option<String>,
+    /// The api-version.
+    pub api_version: ApiVersion,
+    /// The session identifier, and whether it was derived (not given).
+    pub identifier: String,
+    /// True when the identifier was derived from the working directory.
+    pub derived_identifier: bool,
+    /// Execution limit per cell.
+    pub timeout: Duration,
+}
+
+/// A stable identifier for the current working directory: `sp-` and 16 hex
+/// characters of its SHA-256, so each project folder has its own session.
+pub fn identifier_for_cwd() -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let digest = Sha256::digest(cwd.to_string_lossy().as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("sp-{hex}")
+}
+
+impl TargetOpt {
+    /// Reads the config file and merges flags, environment and profile.
+    ///
+    /// Errors: a broken config file (file, line, key), an unknown profile, an
+    /// api-version string that does not parse, or a `token-env` variable not set.
+    pub fn settings(&self) -> anyhow::Result<Settings> {
+        let (path, required) = match &self.config {
+            Some(p) => (p.clone(), true),
+            None => (crate::config::default_path(), false),
+        };
+        let config = Config::load(&path, required)?;
+        let profile = config
+            .profile(self.profile.as_deref())
+            .map_err(anyhow::Error::msg)?
+            .cloned()
+            .unwrap_or_default();
+        let api_version = match (&self.api_version, &profile.api_version) {
+            (Some(v), _) => *v,
+            (None, Some(v)) => v.parse().with_context(|| format!("in {}", path.display()))?,
+            (None, None) => ApiVersion::V2025_10_02,
+        };
+        let endpoint = self.endpoint.clone().or(profile.endpoint.clone());
+        let token = self.token.clone().or(profile_token(&profile)?);
+        let (identifier, derived_identifier) = match self.identifier.clone().or(profile.identifier.clone()) {
+            Some(id) => (id, false),
+            None => (identifier_for_cwd(), true),
+        };
+        let timeout = Duration::from_secs(self.timeout.or(config.timeout).unwrap_or(220).max(1));
+        Ok(Settings {
+            endpoint,
+            token,
+            api_version,
+            identifier,
+            derived_identifier,
+            timeout,
+        })
+    }
+}
+
+fn profile_token(profile: &Profile) -> anyhow::Result<Option<String>> {
+    if profile.auth != Some(AuthKind::TokenEnv) {
+        return Ok(None);
+    }
+    let Some(var) = &profile.token_env else {
+        bail!("auth = \"token-env\" needs token_env = \"VARIABLE\" in the profile");
+    };
+    match std::env::var(var) {
+        Ok(t) if !t.is_empty() => Ok(Some(t)),
+        _ => bail!("the profile's token variable {var} is not set"),
+    }
+}
+
+/// A connected client: the session client, and the embedded pool when one was
+/// started for this command (it stops when this is dropped).
+pub struct Connection {
+    /// The client.
+    pub client: SessionClient,
+    /// What the command talks to, for messages: `local`, `local (serve)` or the host.
+    pub label: String,
+    _embedded: Option<LocalPool>,
+}
+
+/// Connects to the pool the settings name, starting the embedded local pool when
+/// there is no endpoint and no `sessionpad serve` running. Progress of a first
+/// Python environment build goes to standard error.
+///
+/// Errors: an invalid endpoint, or a local pool that cannot start.
+pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
+    if let Some(endpoint) = &settings.endpoint {
+        let client = SessionClient::new(Target {
+            endpoint: endpoint.clone(),
+            api_version: settings.api_version,
+            token: settings.token.clone(),
+        })?;
+        let label = url::Url::parse(endpoint)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_else(|| endpoint.clone());
+        return Ok(Connection {
+            client,
+            label,
+            _embedded: None,
+        });
+    }
+    if let Some(found) = Discovery::find() {
+        let client = SessionClient::new(Target {
+            endpoint: found.endpoint,
+            api_version: settings.api_version,
+            token: found.token,
+        })?;
+        return Ok(Connection {
+            client,
+            label: "local (serve)".into(),
+            _embedded: None,
+        });
+    }
+    let mut opts = PoolOptions::embedded();
+    opts.ready_sessions = 0;
+    let pool = LocalPool::start(opts, &|line| eprintln!("{line}"))
+        .await
+        .context("starting the embedded local pool")?;
+    let client = SessionClient::new(Target {
+        endpoint: pool.endpoint(),
+        api_version: settings.api_version,
+        token: pool.token().map(str::to_string),
+    })?;
+    Ok(Connection {
+        client,
+        label: "local (embedded, this command only)".into(),
+        _embedded: Some(pool),
+    })
+}
+
+/// The file in which `sessionpad serve` publishes its endpoint and token for other
+/// sessionpad commands on this machine (readable by this user only).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Discovery {
+    endpoint: String,
+    token: Option<String>,
+    pid: u32,
+}
+
+impl Discovery {
+    fn path() -> PathBuf {
+        crate::dirs::data_dir().join("local-pool.json")
+    }
+
+    /// Writes the discovery file for `pool`; it is removed when the value drops.
+    pub fn publish(pool: &LocalPool) -> Option<DiscoveryGuard> {
+        let me = Self {
+            endpoint: pool.endpoint(),
+            token: pool.token().map(str::to_string),
+            pid: std::process::id(),
+        };
+        let path = Self::path();
+        std::fs::create_dir_all(path.parent()?).ok()?;
+        let json = serde_json::to_vec(&me).ok()?;
+        write_private(&path, &json).ok()?;
+        Some(DiscoveryGuard(path))
+    }
+
+    /// The running `serve` on this machine, if its process is still alive.
+    fn find() -> Option<Self> {
+        let bytes = std::fs::read(Self::path()).ok()?;
+        let me: Self = serde_json::from_slice(&bytes).ok()?;
+        std::path::Path::new(&format!("/proc/{}", me.pid))
+            .exists()
+            .then_some(me)
+    }
+}
+
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(bytes)
+}
+
+/// Removes the discovery file when dropped.
+pub struct DiscoveryGuard(PathBuf);
+
+impl Drop for DiscoveryGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -1,0 +1,153 @@
+//! The non-interactive commands as a user runs them: the real binary against a
+//! real `sessionpad serve` (real kernels).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::serve;
+
+const TOKEN: &str = "cli-test-token";
+
+struct Served {
+    child: std::process::Child,
+    endpoint: String,
+    data: tempfile::TempDir,
+}
+
+impl Served {
+    fn start() -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let (child, endpoint) = serve(data.path(), TOKEN);
+        Self { child, endpoint, data }
+    }
+
+    /// `sessionpad ARGS` pointed at this pool with flags.
+    fn run(&self, identifier: &str, args: &[&str]) -> Output {
+        let mut all = vec!["--endpoint", &self.endpoint, "--token", TOKEN, "--identifier", identifier];
+        all.extend_from_slice(args);
+        self.bare(&all, Path::new("."))
+    }
+
+    /// `sessionpad ARGS` with no pool flags, sharing the serve's data directory.
+    fn bare(&self, args: &[&str], cwd: &Path) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+            .args(args)
+            .current_dir(cwd)
+            .env("SESSIONPAD_DATA_DIR", self.data.path())
+            .env("SESSIONPAD_CONFIG", self.data.path().join("none.toml"))
+            .env_remove("POOL_MANAGEMENT_ENDPOINT")
+            .env_remove("SESSIONPAD_TOKEN")
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn exec_keeps_state_across_calls_and_sets_exit_codes() {
+    let pool = Served::start();
+    let id = "cli-exec-1";
+    let set = pool.run(id, &["exec", "-c", "x = 6*7"]);
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    let printed = pool.run(id, &["exec", "-c", "print(x)"]);
+    assert_eq!(text(&printed.stdout), "42\n");
+    let value = pool.run(id, &["exec", "-c", "x"]);
+    assert_eq!(text(&value.stdout), "42\n");
+    let failed = pool.run(id, &["exec", "-c", "import sys; print('out'); print('err', file=sys.stderr); 1/0"]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(text(&failed.stdout), "out\n");
+    assert!(text(&failed.stderr).starts_with("err\n"), "{}", text(&failed.stderr));
+    assert!(text(&failed.stderr).contains("ZeroDivisionError"));
+    let usage = pool.run(id, &["exec"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(text(&usage.stderr).contains("-c CODE"));
+}
+
+#[test]
+fn exec_reads_files_and_stdin_and_speaks_json() {
+    let pool = Served::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.py");
+    std::fs::write(&script, "y = [1, 2]\ny").unwrap();
+    let out = pool.run("cli-exec-2", &["--json", "exec", script.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "Succeeded");
+    assert_eq!(v["result"], serde_json::json!([1, 2]));
+    assert_eq!(v["identifier"], "cli-exec-2");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["--endpoint", &pool.endpoint, "--token", TOKEN, "--identifier", "cli-exec-2", "exec", "-"])
+        .env("SESSIONPAD_CONFIG", dir.path().join("none.toml"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"print(sum(y))").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(text(&out.stdout), "3\n");
+}
+
+#[test]
+fn exec_saves_images_without_overwriting() {
+    let pool = Served::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("image-1.png"), b"keep me").unwrap();
+    let plot = "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()";
+    let out = pool.run("cli-img", &["exec", "-c", plot, "--save-images", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(dir.path().join("image-1.png")).unwrap(), b"keep me");
+    let png = std::fs::read(dir.path().join("image-2.png")).unwrap();
+    assert!(image::load_from_memory(&png).is_ok());
+}
+
+#[test]
+fn without_an_endpoint_commands_find_the_running_serve() {
+    let pool = Served::start();
+    let cwd = tempfile::tempdir().unwrap();
+    // No --endpoint, no --identifier: the serve's discovery file and this
+    // directory's stable identifier, so state carries across calls.
+    let set = pool.bare(&["exec", "-c", "z = 'kept'"], cwd.path());
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    let get = pool.bare(&["exec", "-c", "z"], cwd.path());
+    assert_eq!(text(&get.stdout), "kept\n", "{}", text(&get.stderr));
+    let other = tempfile::tempdir().unwrap();
+    let elsewhere = pool.bare(&["exec", "-c", "z"], other.path());
+    assert_eq!(elsewhere.status.code(), Some(1), "another directory, another session");
+}
+
+#[test]
+fn a_broken_config_names_the_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, "[profiles.dev]\nendpoint = \"https://x\"\napi_verison = \"2025-10-02-preview\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["--config", cfg.to_str().unwrap(), "--profile", "dev", "exec", "-c", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("config.toml") && err.contains("line 3") && err.contains("api_verison"), "{err}");
+}
+
+#[test]
+fn completions_are_printed() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("sessionpad"));
+}
