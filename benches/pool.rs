@@ -110,7 +110,7 @@ async fn main() {
 
     // 20 sessions at once.
     for i in 0..20 {
-        client.execute(&format!("c-{i}"), "x = 0", Duration::from_secs(60)).await.unwrap();
+        client.execute(&format!("conc-{i}"), "x = 0", Duration::from_secs(60)).await.unwrap();
     }
     let t = Instant::now();
     let mut tasks = Vec::new();
@@ -119,7 +119,7 @@ async fn main() {
         tasks.push(tokio::spawn(async move {
             let mut errors = 0;
             for _ in 0..25 {
-                match c.execute(&format!("c-{i}"), "x += 1", Duration::from_secs(60)).await {
+                match c.execute(&format!("conc-{i}"), "x += 1", Duration::from_secs(60)).await {
                     Ok(e) if e.succeeded() => {}
                     _ => errors += 1,
                 }

@@ -26,6 +26,14 @@ pub enum ClientError {
     /// The request took longer than the client's limit.
     #[error("the session pool did not answer within {0:?}")]
     Timeout(Duration),
+    /// No usable bearer token: the credential gave none (not signed in, no managed
+    /// identity endpoint, …) or a static token is expired or for another audience. The
+    /// message says what to do; it never contains a token.
+    #[error("authentication failed: {message}")]
+    Auth {
+        /// What went wrong and what to do about it.
+        message: String,
+    },
     /// HTTP 401: the bearer token is missing, expired or for the wrong audience
     /// (it must be for `https://dynamicsessions.io`).
     #[error(

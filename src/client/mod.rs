@@ -3,6 +3,7 @@
 //! with the same code. It knows nothing of the terminal.
 
 pub mod api;
+pub mod auth;
 pub mod error;
 mod executions;
 mod response;
