@@ -9,6 +9,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod dirs;
+pub mod localname;
 pub mod notebook;
 pub mod pool;
 pub mod tui;

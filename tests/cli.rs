@@ -151,3 +151,66 @@ fn completions_are_printed() {
     assert!(out.status.success());
     assert!(text(&out.stdout).contains("sessionpad"));
 }
+
+#[test]
+fn files_put_ls_get_rm_round_trip_byte_identical() {
+    let pool = Served::start();
+    let id = "cli-files";
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("blob #1 ü.bin");
+    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&local, &bytes).unwrap();
+    let put = pool.run(id, &["files", "put", local.to_str().unwrap()]);
+    assert!(put.status.success(), "{}", text(&put.stderr));
+    let ls = pool.run(id, &["files", "ls"]);
+    assert!(text(&ls.stdout).contains("blob #1 ü.bin"), "{}", text(&ls.stdout));
+    let ls_json = pool.run(id, &["--json", "files", "ls"]);
+    let v: serde_json::Value = serde_json::from_slice(&ls_json.stdout).unwrap();
+    assert_eq!(v[0]["size"], 300_000);
+    let out = dir.path().join("back");
+    let get = pool.run(id, &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()]);
+    assert!(get.status.success(), "{}", text(&get.stderr));
+    assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), bytes);
+    // No overwrite without --force, and the existing file is untouched.
+    std::fs::write(out.join("blob #1 ü.bin"), b"mine").unwrap();
+    let again = pool.run(id, &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again.stderr).contains("--force"));
+    assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), b"mine");
+    let forced = pool.run(id, &["files", "get", "--force", "blob #1 ü.bin", "-o", out.to_str().unwrap()]);
+    assert!(forced.status.success());
+    assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), bytes);
+    let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "no temporary files left behind");
+    // A file the code made is visible; then rm.
+    pool.run(id, &["exec", "-c", "open('/mnt/data/made.txt', 'w').write('hi')"]);
+    let stat = pool.run(id, &["--json", "files", "stat", "made.txt"]);
+    let v: serde_json::Value = serde_json::from_slice(&stat.stdout).unwrap();
+    assert_eq!(v["size"], 2);
+    let rm = pool.run(id, &["files", "rm", "made.txt"]);
+    assert!(rm.status.success(), "{}", text(&rm.stderr));
+    let ls = pool.run(id, &["files", "ls"]);
+    assert!(!text(&ls.stdout).contains("made.txt"));
+}
+
+#[test]
+fn sessions_ls_show_rm_and_pool_info() {
+    let pool = Served::start();
+    let id = "cli-sess";
+    pool.run(id, &["exec", "-c", "a = 1"]);
+    let ls = pool.run(id, &["sessions", "ls"]);
+    assert!(text(&ls.stdout).contains(id), "{}", text(&ls.stdout));
+    let show = pool.run(id, &["--json", "sessions", "show"]);
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(v["identifier"], id);
+    let rm = pool.run(id, &["sessions", "rm"]);
+    assert!(rm.status.success(), "{}", text(&rm.stderr));
+    let ls = pool.run(id, &["sessions", "ls"]);
+    assert!(!text(&ls.stdout).contains(id));
+    let gone = pool.run(id, &["sessions", "show"]);
+    assert_eq!(gone.status.code(), Some(2));
+    assert!(text(&gone.stderr).contains("SessionWithIdentifierNotFound"), "{}", text(&gone.stderr));
+    let info = pool.run(id, &["pool", "info"]);
+    assert!(text(&info.stdout).contains("numpy"));
+    assert!(text(&info.stdout).contains("runtime: python 3."));
+}

@@ -1,11 +1,19 @@
 //! `sessionpad files ls|put|get|rm|stat`: the files of the session's `/mnt/data`.
 
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::{Context, bail};
 use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
 
-use super::target::TargetOpt;
+use super::output;
+use super::target::{TargetOpt, connect};
+use crate::client::{FileKind, RemoteFile, SessionClient};
+use crate::localname;
+use crate::tui::ui::sanitize;
 
 /// File commands.
 #[derive(Debug, Subcommand)]
@@ -54,6 +62,162 @@ pub enum FilesCmd {
 }
 
 /// Runs a file command.
-pub async fn run(_cmd: FilesCmd, _target: &TargetOpt) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("file commands are being written")
+pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> {
+    let settings = target.settings()?;
+    let conn = connect(&settings).await?;
+    let (client, id, json) = (&conn.client, settings.identifier.as_str(), target.json);
+    match cmd {
+        FilesCmd::Ls { path, recursive } => {
+            let files = client.list_files(id, path.as_deref(), recursive).await?;
+            if json {
+                output::json(&serde_json::to_value(&files)?);
+            } else {
+                print_listing(&files);
+            }
+        }
+        FilesCmd::Stat { name } => {
+            let f = client.file_info(id, &name).await?;
+            if json {
+                output::json(&serde_json::to_value(&f)?);
+            } else {
+                print_listing(std::slice::from_ref(&f));
+            }
+        }
+        FilesCmd::Put { local, path } => {
+            let mut done = Vec::new();
+            for file in &local {
+                done.push(put(client, id, file, path.as_deref(), json).await?);
+            }
+            if json {
+                output::json(&serde_json::to_value(&done)?);
+            }
+        }
+        FilesCmd::Get { names, out, force } => {
+            let mut written = Vec::new();
+            for name in &names {
+                written.push(get(client, id, name, &out, force, json).await?);
+            }
+            if json {
+                output::json(&json!(written));
+            }
+        }
+        FilesCmd::Rm { names } => {
+            for name in &names {
+                client.delete_file(id, name).await?;
+                if !json {
+                    eprintln!("deleted {name}");
+                }
+            }
+            if json {
+                output::json(&json!({"deleted": names}));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_listing(files: &[RemoteFile]) {
+    for f in files {
+        let size = f.size.map_or_else(|| "-".to_string(), output::human_size);
+        let modified = f
+            .modified
+            .map_or_else(|| "-".to_string(), |m| m.format("%Y-%m-%d %H:%M:%S").to_string());
+        let mut name = f.path();
+        if f.kind == FileKind::Directory {
+            name.push('/');
+        }
+        // Names come from the session: never let them drive the terminal.
+        output::out(&format!("{size:>10}  {modified}  {}\n", sanitize::plain(&name)));
+    }
+}
+
+/// A progress bar on standard error when it is a terminal (and not `--json`),
+/// hidden otherwise.
+fn bar(total: Option<u64>, label: &str, json: bool) -> ProgressBar {
+    if json || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match total {
+        Some(t) => ProgressBar::new(t),
+        None => ProgressBar::no_length(),
+    };
+    let style = ProgressStyle::with_template(
+        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_message(sanitize::plain(label));
+    bar
+}
+
+async fn put(
+    client: &SessionClient,
+    id: &str,
+    file: &Path,
+    path: Option<&str>,
+    json: bool,
+) -> anyhow::Result<RemoteFile> {
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("{} has no usable file name", file.display()))?;
+    let size = std::fs::metadata(file)
+        .with_context(|| format!("reading {}", file.display()))?
+        .len();
+    let pb = bar(Some(size), name, json);
+    let progress = |done: u64, _total: u64| pb.set_position(done);
+    let result = client.upload_file(id, file, name, path, &progress).await;
+    pb.finish_and_clear();
+    let remote = result?;
+    if !json {
+        eprintln!("uploaded {} ({})", remote.path(), output::human_size(size));
+    }
+    Ok(remote)
+}
+
+/// Downloads `name` into `out` under a safe local name, through a temporary file
+/// in the same folder that is renamed into place only when complete; an existing
+/// file is replaced only with `force`.
+async fn get(
+    client: &SessionClient,
+    id: &str,
+    name: &str,
+    out: &Path,
+    force: bool,
+    json: bool,
+) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let dest = localname::local_path(out, name);
+    if dest.exists() && !force {
+        bail!("{} exists; use --force to replace it", dest.display());
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(".sessionpad-download-")
+        .tempfile_in(out)
+        .with_context(|| format!("creating a temporary file in {}", out.display()))?;
+    let pb = bar(None, name, json);
+    let progress = |done: u64, total: Option<u64>| {
+        if let Some(t) = total {
+            pb.set_length(t);
+        }
+        pb.set_position(done);
+    };
+    let mut file = tokio::fs::File::create(tmp.path()).await?;
+    let result = client.download_file(id, name, &mut file, &progress).await;
+    pb.finish_and_clear();
+    let bytes = result?;
+    file.sync_all().await?;
+    drop(file);
+    if force {
+        tmp.persist(&dest)
+            .with_context(|| format!("writing {}", dest.display()))?;
+    } else {
+        tmp.persist_noclobber(&dest)
+            .with_context(|| format!("{} appeared meanwhile; not replaced", dest.display()))?;
+    }
+    if !json {
+        eprintln!("downloaded {} → {} ({})", sanitize::plain(name), dest.display(), output::human_size(bytes));
+    }
+    Ok(dest)
 }

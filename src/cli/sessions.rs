@@ -3,8 +3,12 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
+use serde_json::json;
 
-use super::target::TargetOpt;
+use super::output;
+use super::target::{TargetOpt, connect};
+use crate::client::SessionInfo;
+use crate::tui::ui::sanitize;
 
 /// Session commands.
 #[derive(Debug, Subcommand)]
@@ -24,12 +28,81 @@ pub enum PoolCmd {
     Info,
 }
 
-/// Runs a session command.
-pub async fn run_sessions(_cmd: SessionsCmd, _target: &TargetOpt) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("session commands are being written")
+/// Runs a session command. `show` and `rm` act on `--identifier` (default: this
+/// directory's session).
+pub async fn run_sessions(cmd: SessionsCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> {
+    let settings = target.settings()?;
+    let conn = connect(&settings).await?;
+    let (client, id) = (&conn.client, settings.identifier.as_str());
+    match cmd {
+        SessionsCmd::Ls => {
+            let sessions = client.list_sessions().await?;
+            if target.json {
+                output::json(&serde_json::to_value(&sessions)?);
+            } else {
+                for s in &sessions {
+                    print_session(s);
+                }
+                if sessions.is_empty() {
+                    eprintln!("no sessions in {}", conn.label);
+                }
+            }
+        }
+        SessionsCmd::Show => {
+            let s = client.session_info(id).await?;
+            if target.json {
+                output::json(&serde_json::to_value(&s)?);
+            } else {
+                print_session(&s);
+            }
+        }
+        SessionsCmd::Rm => {
+            client.delete_session(id).await?;
+            if target.json {
+                output::json(&json!({"deleted": id}));
+            } else {
+                eprintln!("session {id} ended: its state and files are gone");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn time(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    t.map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+}
+
+fn print_session(s: &SessionInfo) {
+    output::out(&format!(
+        "{}  created {}  last used {}  expires {}\n",
+        sanitize::plain(&s.identifier),
+        time(s.created),
+        time(s.last_accessed),
+        time(s.expires)
+    ));
 }
 
 /// Runs a pool command.
-pub async fn run_pool(_cmd: PoolCmd, _target: &TargetOpt) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("pool commands are being written")
+pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> {
+    let PoolCmd::Info = cmd;
+    let settings = target.settings()?;
+    let conn = connect(&settings).await?;
+    let meta = conn.client.pool_metadata().await?;
+    if target.json {
+        output::json(&serde_json::to_value(&meta)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut text = format!("pool: {} (api-version {})\n", conn.label, settings.api_version);
+    for r in &meta.runtimes {
+        text.push_str(&format!("runtime: {} {}\n", r.name, r.version));
+    }
+    if let Some(k) = &meta.kernel {
+        text.push_str(&format!("kernel: {} {}\n", k.name, k.version));
+    }
+    text.push_str(&format!("packages ({}):\n", meta.packages.len()));
+    for p in &meta.packages {
+        text.push_str(&format!("  {} {}\n", p.name, p.version));
+    }
+    output::out(&text);
+    Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::client::auth::{AuthConfig, TokenSource};
 use crate::client::{ApiVersion, SessionClient, Target};
 use crate::config::{AuthKind, Config, Profile};
 use crate::pool::{LocalPool, PoolOptions};
@@ -59,6 +60,9 @@ pub struct Settings {
     pub endpoint: Option<String>,
     /// Bearer token to send (static), if any.
     pub token: Option<String>,
+    /// How to authenticate to a remote endpoint (`None`: the static token above,
+    /// or no header).
+    pub auth: Option<AuthConfig>,
     /// The api-version.
     pub api_version: ApiVersion,
     /// The session identifier, and whether it was derived (not given).
@@ -106,15 +110,56 @@ impl TargetOpt {
             None => (identifier_for_cwd(), true),
         };
         let timeout = Duration::from_secs(self.timeout.or(config.timeout).unwrap_or(220).max(1));
+        let auth = auth_config(
+            self.auth.or(profile.auth),
+            self.client_id.clone().or(profile.client_id.clone()),
+            token.is_some(),
+            endpoint.is_some(),
+        )?;
         Ok(Settings {
             endpoint,
             token,
+            auth,
             api_version,
             identifier,
             derived_identifier,
             timeout,
         })
     }
+}
+
+/// The credential for a remote endpoint: the kind asked for, else a static token
+/// when one is given, else the Azure CLI / Developer CLI login.
+fn auth_config(
+    kind: Option<AuthKind>,
+    client_id: Option<String>,
+    have_token: bool,
+    remote: bool,
+) -> anyhow::Result<Option<AuthConfig>> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    Ok(match kind {
+        Some(AuthKind::Az) => Some(AuthConfig::DeveloperTools),
+        Some(AuthKind::ManagedIdentity) => Some(AuthConfig::ManagedIdentity { client_id }),
+        Some(AuthKind::WorkloadIdentity) => Some(AuthConfig::WorkloadIdentity),
+        Some(AuthKind::ClientSecret) => {
+            let (Some(tenant_id), Some(client_id), Some(secret)) = (
+                env("AZURE_TENANT_ID"),
+                client_id.or_else(|| env("AZURE_CLIENT_ID")),
+                env("AZURE_CLIENT_SECRET"),
+            ) else {
+                bail!("auth client-secret needs AZURE_TENANT_ID, AZURE_CLIENT_ID (or --client-id) and AZURE_CLIENT_SECRET");
+            };
+            Some(AuthConfig::ClientSecret {
+                tenant_id,
+                client_id,
+                secret,
+            })
+        }
+        Some(AuthKind::None) => Some(AuthConfig::None),
+        Some(AuthKind::TokenEnv) => None,
+        None if remote && !have_token => Some(AuthConfig::DeveloperTools),
+        None => None,
+    })
 }
 
 fn profile_token(profile: &Profile) -> anyhow::Result<Option<String>> {
@@ -147,11 +192,14 @@ pub struct Connection {
 /// Errors: an invalid endpoint, or a local pool that cannot start.
 pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
     if let Some(endpoint) = &settings.endpoint {
-        let client = SessionClient::new(Target {
+        let mut client = SessionClient::new(Target {
             endpoint: endpoint.clone(),
             api_version: settings.api_version,
             token: settings.token.clone(),
         })?;
+        if let Some(auth) = &settings.auth {
+            client = client.with_auth(TokenSource::new(auth.clone())?);
+        }
         let label = url::Url::parse(endpoint)
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))

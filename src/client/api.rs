@@ -63,6 +63,30 @@ impl ApiVersion {
             _ => Family::B,
         }
     }
+
+    /// Whether this version has the session and pool calls: `GET|DELETE session`,
+    /// `GET listSessions`, `GET metadata` (2025-02-02-preview and later,
+    /// `aca-api.md` §4.1, §4.4), also required by the custom-container
+    /// `.management/*` calls (§5.2).
+    #[must_use]
+    pub fn has_session_management(self) -> bool {
+        self >= Self::V2025_02_02
+    }
+
+    /// Whether `GET files` takes `recursive` and names each entry's `directory`
+    /// (2025-10-02-preview, §4.1, §4.3).
+    #[must_use]
+    pub fn has_recursive_listing(self) -> bool {
+        self >= Self::V2025_10_02
+    }
+
+    /// Whether files have per-file calls (`GET files/{name}`, `DELETE files/{name}`)
+    /// and `path` folders: family B only; the family A documentation lists upload,
+    /// list and download only (§3.5).
+    #[must_use]
+    pub fn has_file_management(self) -> bool {
+        self.family() == Family::B
+    }
 }
 
 impl fmt::Display for ApiVersion {
@@ -120,6 +144,16 @@ impl ExecuteRequest {
             code: Some(code.to_string()),
             timeout_in_seconds: Some(timeout_in_seconds),
             identifier: None,
+        }
+    }
+
+    /// An asynchronous inline request for `code` (family B only, §4.2): the
+    /// service answers at once with `status: "Running"` and the execution id.
+    #[must_use]
+    pub fn inline_asynchronous(code: &str, timeout_in_seconds: u64) -> Self {
+        Self {
+            execution_type: Some("asynchronous".into()),
+            ..Self::inline(code, timeout_in_seconds)
         }
     }
 

@@ -94,6 +94,24 @@ pub enum ClientError {
         /// The api-version in use.
         api_version: String,
     },
+    /// The caller stopped waiting (an asynchronous execution's cancellation
+    /// token fired). The work may still finish on the service.
+    #[error("cancelled: stopped waiting for the session pool")]
+    Cancelled,
+    /// A local file could not be read or written (upload source, download
+    /// destination).
+    #[error("cannot {action}: {source}")]
+    Local {
+        /// What was being done, e.g. `read /tmp/data.csv`.
+        action: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An argument cannot be sent as asked (an empty file name, a name made only
+    /// of `/`).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
 }
 
 fn detail(message: &Option<String>) -> String {

@@ -1,13 +1,18 @@
 //! Executing code: `POST code/execute` (family A, `aca-api.md` §3.1) and
 //! `POST executions` (family B, §4.2), both read into one [`Execution`].
+//! Asynchronous executions (family B only): submit, poll `GET executions/{id}`
+//! with backoff, stop waiting on request (§4.2).
 
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::api::{ExecuteRequest, Family, result_from_wire};
+use super::files::unsupported;
 use super::model::{Execution, ExecutionStatus};
-use super::response::{check, json, transport};
+use super::response::json;
+use super::retry::{CALL_TIMEOUT, Limit};
 use super::{ClientError, SessionClient};
 
 /// Extra time the HTTP request may take beyond the execution limit: the pool needs
@@ -40,16 +45,9 @@ impl SessionClient {
         let limit = Duration::from_secs(secs) + REQUEST_SLACK;
         let started = Instant::now();
         let resp = self
-            .authorize(self.http.post(url).json(&body).timeout(limit))
-            .send()
-            .await
-            .map_err(|e| transport(&self.endpoint, limit, e))?;
-        let resp = check(resp).await?;
-        let operation_id = resp
-            .headers()
-            .get("operation-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+            .send_once(self.http.post(url).json(&body), Limit::Whole(limit))
+            .await?;
+        let operation_id = operation_id(&resp);
         let value = json(resp).await?;
         let mut exec = match family {
             Family::A => parse_family_a(&value)?,
@@ -63,6 +61,147 @@ impl SessionClient {
         }
         Ok(exec)
     }
+}
+
+/// First pause between two polls of an asynchronous execution.
+const POLL_FIRST: Duration = Duration::from_millis(100);
+
+/// Longest pause between two polls.
+const POLL_MAX: Duration = Duration::from_secs(2);
+
+impl SessionClient {
+    /// Starts `code` asynchronously in session `identifier` (execution limit
+    /// `timeout`, whole seconds, at least 1) and returns the execution id at
+    /// once, without waiting for the code.
+    ///
+    /// Wire (family B, §4.2): `POST executions?api-version&identifier` with
+    /// header `operation-id: <new UUID>` (the caller-chosen execution id of the
+    /// spec) and body `{"codeInputType":"inline","executionType":"asynchronous",
+    /// "code","timeoutInSeconds"}` → 202 `{"id",…,"status":"Running"}`. The id is
+    /// read from `id`, else the `operation-id` answer header, else the one sent.
+    /// Never retried.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] in family A (no execution ids);
+    /// transport and service errors; [`ClientError::Malformed`].
+    pub async fn submit_execution(
+        &self,
+        identifier: &str,
+        code: &str,
+        timeout: Duration,
+    ) -> Result<String, ClientError> {
+        if self.api_version.family() != Family::B {
+            return Err(unsupported("submit_execution", self.api_version));
+        }
+        let secs = timeout.as_secs().max(1);
+        let body = ExecuteRequest::inline_asynchronous(code, secs).to_body(self.api_version);
+        let chosen = uuid::Uuid::new_v4().to_string();
+        let req = self
+            .http
+            .post(self.url("executions", Some(identifier))?)
+            .header("operation-id", &chosen)
+            .json(&body);
+        let resp = self.send_once(req, Limit::Whole(CALL_TIMEOUT)).await?;
+        let header = operation_id(&resp);
+        let value = json(resp).await?;
+        Ok(value
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .map(str::to_string)
+            .or(header)
+            .unwrap_or(chosen))
+    }
+
+    /// The current state of execution `id` of session `identifier`: `Running`
+    /// while the code runs, then its result.
+    ///
+    /// Wire (family B, §4.2): `GET executions/{id}?api-version&identifier` →
+    /// the execution body of §4.2. Retried when transient.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] in family A; [`ClientError::NotFound`]
+    /// for an unknown id; transport and service errors; [`ClientError::Malformed`].
+    pub async fn get_execution(
+        &self,
+        identifier: &str,
+        id: &str,
+    ) -> Result<Execution, ClientError> {
+        if self.api_version.family() != Family::B {
+            return Err(unsupported("get_execution", self.api_version));
+        }
+        let mut url = self.url("executions", Some(identifier))?;
+        url.path_segments_mut()
+            .map_err(|()| {
+                ClientError::InvalidArgument("the endpoint cannot have path segments".into())
+            })?
+            .push(id);
+        let resp = self
+            .send_idempotent(Limit::Whole(CALL_TIMEOUT), || {
+                Ok(self.http.get(url.clone()))
+            })
+            .await?;
+        let mut exec = parse_family_b(&json(resp).await?)?;
+        exec.id.get_or_insert_with(|| id.to_string());
+        Ok(exec)
+    }
+
+    /// Runs `code` asynchronously in session `identifier` and waits for it:
+    /// [`SessionClient::submit_execution`], then [`SessionClient::get_execution`]
+    /// every 100 ms, doubling to every 2 s, calling `progress` with each
+    /// `Running` state. Stops waiting when `cancel` fires (the code may go on
+    /// running in the session: the API has no way to stop it).
+    ///
+    /// Returns the finished [`Execution`] (`Succeeded`, `Failed` or `Canceled`).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Cancelled`]; [`ClientError::Timeout`] when the
+    /// execution is still running `timeout` + 30 s after submission;
+    /// [`ClientError::NotSupported`] in family A; errors of the two calls.
+    pub async fn execute_async(
+        &self,
+        identifier: &str,
+        code: &str,
+        timeout: Duration,
+        progress: &(dyn Fn(&Execution) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<Execution, ClientError> {
+        let limit = Duration::from_secs(timeout.as_secs().max(1)) + REQUEST_SLACK;
+        let deadline = tokio::time::Instant::now() + limit;
+        let id = tokio::select! {
+            () = cancel.cancelled() => return Err(ClientError::Cancelled),
+            r = self.submit_execution(identifier, code, timeout) => r?,
+        };
+        let mut pause = POLL_FIRST;
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return Err(ClientError::Cancelled),
+                () = tokio::time::sleep_until(deadline) => return Err(ClientError::Timeout(limit)),
+                () = tokio::time::sleep(pause) => {}
+            }
+            let exec = tokio::select! {
+                () = cancel.cancelled() => return Err(ClientError::Cancelled),
+                r = self.get_execution(identifier, &id) => r?,
+            };
+            if exec.status != ExecutionStatus::Running {
+                return Ok(exec);
+            }
+            progress(&exec);
+            pause = (pause * 2).min(POLL_MAX);
+        }
+    }
+}
+
+/// The `operation-id` answer header (§4.2, §4.6).
+fn operation_id(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get("operation-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
 }
 
 fn text(v: &Value, key: &str) -> String {

@@ -6,7 +6,10 @@ pub mod api;
 pub mod auth;
 pub mod error;
 mod executions;
+mod files;
 mod response;
+mod retry;
+mod sessions;
 pub mod model;
 
 use std::time::Duration;
@@ -14,6 +17,8 @@ use std::time::Duration;
 pub use api::{ApiVersion, Family};
 pub use error::ClientError;
 pub use model::{Execution, ExecutionImage, ExecutionStatus};
+pub use files::MAX_UPLOAD;
+pub use model::{FileKind, KernelInfo, NameVersion, PoolMetadata, RemoteFile, SessionInfo};
 use url::Url;
 
 /// Where and how to reach a session pool.
@@ -36,7 +41,7 @@ pub struct SessionClient {
     base: Url,
     endpoint: String,
     api_version: ApiVersion,
-    token: Option<String>,
+    auth: auth::TokenSource,
 }
 
 impl SessionClient {
@@ -62,12 +67,16 @@ impl SessionClient {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| invalid(e.to_string()))?;
+        let auth = auth::TokenSource::new(match target.token {
+            Some(t) => auth::AuthConfig::StaticToken(t),
+            None => auth::AuthConfig::None,
+        })?;
         Ok(Self {
             http,
             base,
             endpoint: target.endpoint,
             api_version: target.api_version,
-            token: target.token,
+            auth,
         })
     }
 
@@ -101,10 +110,35 @@ impl SessionClient {
         Ok(url)
     }
 
-    fn authorize(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.token {
-            Some(t) => req.bearer_auth(t),
+    /// Uses `auth` for every request instead of the target's static token (Entra
+    /// credentials: az login, managed identity, workload identity, client secret).
+    pub fn with_auth(mut self, auth: auth::TokenSource) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// How this client authenticates, for the status line ("az login", "static
+    /// token", "none", …).
+    pub fn auth_description(&self) -> String {
+        self.auth.describe()
+    }
+
+    /// `req` with the `Authorization` header from the token source (cached,
+    /// refreshed before expiry). Errors: [`ClientError::Auth`] when no token can be
+    /// had.
+    async fn authorize(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<reqwest::RequestBuilder, ClientError> {
+        Ok(match self.auth.bearer().await? {
+            Some(header) => req.header(reqwest::header::AUTHORIZATION, header),
             None => req,
-        }
+        })
+    }
+
+    /// Forgets a cached token after the pool answered 401, so the next request
+    /// fetches a new one.
+    pub(crate) fn on_unauthorized(&self) {
+        self.auth.invalidate();
     }
 }

@@ -1,10 +1,12 @@
-//! Domain types of the session client: what an execution returned, independent of
-//! the api-version family whose wire shape carried it (`aca-api.md` §3.1, §4.2).
+//! Domain types of the session client, independent of the api-version family
+//! whose wire shape carried them: executions (`aca-api.md` §3.1, §4.2), files
+//! (§3.2–§3.3, §4.3), sessions and pool metadata (§4.4, §5.2).
 //!
 //! Nothing here knows about HTTP or the terminal.
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// How an execution ended, mapped from family A's `Success`/`Failure` and family B's
@@ -98,6 +100,112 @@ impl Execution {
     pub fn succeeded(&self) -> bool {
         self.status == ExecutionStatus::Succeeded
     }
+}
+
+/// Whether a [`RemoteFile`] is a file or a folder (family B `type`, compared
+/// case-insensitively: `"File"`/`"file"`, `"Directory"`/`"directory"`,
+/// `aca-api.md` §4.3). Family A lists files only (§3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A folder (only family B listings show folders).
+    Directory,
+}
+
+/// A file or folder in a session's `/mnt/data`, from either family:
+/// family A `value[].properties.{filename,size,lastModifiedTime}` (all versions up
+/// to 2024-08-02-preview, `aca-api.md` §3.2–§3.3) or family B `SessionResourceFile`
+/// `{name,sizeInBytes,lastModifiedAt,contentType,type,directory}` (2024-10-02-preview
+/// and later, §4.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteFile {
+    /// The file's own name, without folders (e.g. `data.csv`).
+    pub name: String,
+    /// The folder holding it, relative to the folder that was listed
+    /// (2025-10-02-preview `directory`, §4.3; in family A the folder part of
+    /// `filename`). `None` or `Some("")` mean the listed folder itself.
+    pub directory: Option<String>,
+    /// Size in bytes, when the service said (`size` / `sizeInBytes`).
+    pub size: Option<u64>,
+    /// Last modification time (`lastModifiedTime` / `lastModifiedAt`), when given
+    /// and readable.
+    pub modified: Option<DateTime<Utc>>,
+    /// MIME type of the content (family B `contentType`; never in family A).
+    pub content_type: Option<String>,
+    /// File or folder.
+    pub kind: FileKind,
+}
+
+impl RemoteFile {
+    /// The name with its folder, `directory/name` (just `name` at the top): what
+    /// to pass back to `file_info`, `download_file` or `delete_file` when the
+    /// listing was of the data root.
+    #[must_use]
+    pub fn path(&self) -> String {
+        match self.directory.as_deref().map(|d| d.trim_matches('/')) {
+            Some(d) if !d.is_empty() => format!("{d}/{}", self.name),
+            _ => self.name.clone(),
+        }
+    }
+}
+
+/// One session of a pool: family B `Session` (`GET session`, `GET listSessions`,
+/// 2025-02-02-preview and later, `expireAt`, `aca-api.md` §4.4) or the
+/// custom-container `SessionView` (`.management/*`, `expiresAt`, §5.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// The session identifier (the `identifier` query parameter of every call).
+    pub identifier: String,
+    /// When the session was created (`createdAt`).
+    pub created: Option<DateTime<Utc>>,
+    /// When it was last used (`lastAccessedAt`); each call resets the idle timer.
+    pub last_accessed: Option<DateTime<Utc>>,
+    /// When the pool will destroy it unless it is used again (`expireAt` /
+    /// `expiresAt`).
+    pub expires: Option<DateTime<Utc>>,
+    /// The service's version tag of the session (`etag`).
+    pub etag: Option<String>,
+}
+
+/// A name and version pair of [`PoolMetadata`]: a runtime (`node 20.2.4`,
+/// `python 3.12.3`) or an installed package (`numpy 2.1.0`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NameVersion {
+    /// The runtime or package name.
+    pub name: String,
+    /// Its version string, as the pool reports it (`""` when it gave none).
+    pub version: String,
+}
+
+/// The Jupyter kernel a pool runs code in (`jupyterKernel`, §4.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelInfo {
+    /// Kernel name, e.g. `IPython`, `IJavascript`.
+    pub name: String,
+    /// Kernel version (`""` when not given).
+    pub version: String,
+    /// Project home page (`projectUrl`).
+    pub project_url: Option<String>,
+    /// Free-text description.
+    pub description: Option<String>,
+}
+
+/// What a pool offers (`GET metadata`, 2025-02-02-preview and later,
+/// `aca-api.md` §4.4): runtimes, pre-installed packages and the kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolMetadata {
+    /// Language runtimes (`runtimes[].{name,version}`).
+    pub runtimes: Vec<NameVersion>,
+    /// Pre-installed packages (`preInstalledPackages[].{name,version}`).
+    pub packages: Vec<NameVersion>,
+    /// The Jupyter kernel (`jupyterKernel`), when the pool said.
+    pub kernel: Option<KernelInfo>,
+    /// When the pool's image was created (`createdAt`).
+    pub created: Option<DateTime<Utc>>,
+    /// When it was last updated (`lastUpdatedAt`).
+    pub updated: Option<DateTime<Utc>>,
 }
 
 mod b64 {

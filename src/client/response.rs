@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, NaiveDateTime, Utc};
 use reqwest::{Response, StatusCode};
 use serde_json::Value;
 
@@ -20,12 +21,7 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
         .get("x-ms-error-code")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let retry_after = resp
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs);
+    let retry_after = super::retry::retry_after(resp.headers());
     let body = resp.text().await.unwrap_or_default();
     let (body_code, body_message) = parse_error_body(&body);
     let message = body_message.or_else(|| {
@@ -80,9 +76,47 @@ pub(crate) async fn json(resp: Response) -> Result<Value, ClientError> {
     })
 }
 
+/// A wire timestamp: RFC 3339 (any number of fraction digits, .NET writes 7),
+/// or the same without an offset, read as UTC. `None` when absent or unreadable:
+/// a time is never worth failing a whole answer over.
+pub(crate) fn time(v: Option<&Value>) -> Option<DateTime<Utc>> {
+    let s = v?.as_str()?.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.with_timezone(&Utc));
+    }
+    NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .map(|t| t.and_utc())
+}
+
+/// A string member, `None` when absent, null or not a string.
+pub(crate) fn string(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// A byte count or other whole number: a JSON number, or a string of digits.
+pub(crate) fn count(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_of_both_families_parse() {
+        let t = |s: &str| time(Some(&Value::String(s.into())));
+        assert!(t("2024-08-06T14:50:38.4228269Z").is_some());
+        assert!(t("2024-11-02T12:33:05.677209683Z").is_some());
+        assert!(t("2025-01-05T22:18:41.752Z").is_some());
+        assert_eq!(t("2024-08-06T14:50:38.5"), t("2024-08-06T14:50:38.5Z"));
+        assert_eq!(t("yesterday"), None);
+        assert_eq!(time(None), None);
+    }
 
     #[test]
     fn error_body_is_parsed() {

@@ -114,7 +114,15 @@ impl Raw {
 /// `sessionpad serve --port 0` with a known token; returns the child and endpoint.
 pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, String) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["serve", "--port", "0", "--token", token, "--ready-sessions", "1"])
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--token",
+            token,
+            "--ready-sessions",
+            "1",
+        ])
         .env("SESSIONPAD_DATA_DIR", data_dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -132,4 +140,3 @@ pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, S
     std::thread::spawn(move || for _ in lines {});
     (child, endpoint)
 }
-

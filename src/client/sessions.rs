@@ -1,0 +1,276 @@
+//! Sessions and the pool: family B `GET|DELETE session`, `GET listSessions`,
+//! `GET metadata` (2025-02-02-preview and later, `aca-api.md` §4.4) and the
+//! custom-container `POST .management/getSession|stopSession|listSessions`
+//! (§5.2). Every call here needs 2025-02-02-preview or later and fails with
+//! [`ClientError::NotSupported`] before sending anything on older versions.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::files::unsupported;
+use super::model::{KernelInfo, NameVersion, PoolMetadata, SessionInfo};
+use super::response::{json, string, time};
+use super::retry::{CALL_TIMEOUT, Limit, empty_body};
+use super::{ClientError, SessionClient};
+
+impl SessionClient {
+    /// The session `identifier`: when it was created and last used and when it
+    /// expires.
+    ///
+    /// Wire: `GET session?api-version&identifier` →
+    /// `{identifier, createdAt, lastAccessedAt, expireAt, etag}` (§4.4). Retried
+    /// when transient.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] before 2025-02-02-preview; an unknown
+    /// session is the service's 400 `SessionWithIdentifierNotFound`
+    /// ([`ClientError::Service`]); transport and other service errors;
+    /// [`ClientError::Malformed`].
+    pub async fn session_info(&self, identifier: &str) -> Result<SessionInfo, ClientError> {
+        self.require_sessions("session_info")?;
+        let url = self.url("session", Some(identifier))?;
+        let resp = self
+            .send_idempotent(Limit::Whole(CALL_TIMEOUT), || {
+                Ok(self.http.get(url.clone()))
+            })
+            .await?;
+        parse_session(&json(resp).await?)
+    }
+
+    /// Ends the session `identifier`: its kernel and files are gone.
+    ///
+    /// Wire: `DELETE session?api-version&identifier` → 204 (§4.4). Never retried
+    /// (a second delete answers "not found").
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] before 2025-02-02-preview; 400
+    /// `SessionWithIdentifierNotFound` ([`ClientError::Service`]); transport and
+    /// other service errors.
+    pub async fn delete_session(&self, identifier: &str) -> Result<(), ClientError> {
+        self.require_sessions("delete_session")?;
+        let url = self.url("session", Some(identifier))?;
+        self.send_once(self.http.delete(url), Limit::Whole(CALL_TIMEOUT))
+            .await?;
+        Ok(())
+    }
+
+    /// Every session of the pool, all pages.
+    ///
+    /// Wire: `GET listSessions?api-version` → `{"sessions":[Session…],"nextLink"}`
+    /// (§4.4; `value` is read too), following `nextLink` (which carries `skip`).
+    /// Retried when transient.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] before 2025-02-02-preview; transport
+    /// and service errors; [`ClientError::Malformed`].
+    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, ClientError> {
+        self.require_sessions("list_sessions")?;
+        let url = self.url("listSessions", None)?;
+        let pages = self.send_paged(Method::GET, url).await?;
+        sessions_of(&pages, "sessions")
+    }
+
+    /// What the pool offers: runtimes, pre-installed packages, the kernel.
+    ///
+    /// Wire: `GET metadata?api-version` → `{runtimes:[{name,version}],
+    /// preInstalledPackages:[{name,version}], jupyterKernel:{name,version,
+    /// projectUrl,description}, createdAt, lastUpdatedAt}` (§4.4). Retried when
+    /// transient.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] before 2025-02-02-preview; transport
+    /// and service errors; [`ClientError::Malformed`] for a body that is not a
+    /// JSON object.
+    pub async fn pool_metadata(&self) -> Result<PoolMetadata, ClientError> {
+        self.require_sessions("pool_metadata")?;
+        let url = self.url("metadata", None)?;
+        let resp = self
+            .send_idempotent(Limit::Whole(CALL_TIMEOUT), || {
+                Ok(self.http.get(url.clone()))
+            })
+            .await?;
+        parse_metadata(&json(resp).await?)
+    }
+
+    /// The session `identifier` of a custom-container pool.
+    ///
+    /// Wire: `POST .management/getSession?api-version&identifier` (empty body) →
+    /// `SessionView {identifier, etag, expiresAt, createdAt?, lastAccessedAt?}`
+    /// (§5.2). Retried when transient (it changes nothing).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] before 2025-02-02-preview; 400
+    /// `SessionWithIdentifierNotFound` ([`ClientError::Service`]) or 404 for an
+    /// unknown session; transport and other service errors;
+    /// [`ClientError::Malformed`].
+    pub async fn management_get_session(
+        &self,
+        identifier: &str,
+    ) -> Result<SessionInfo, ClientError> {
+        self.require_sessions("management_get_session")?;
+        let url = self.url(".management/getSession", Some(identifier))?;
+        let resp = self
+            .send_idempotent(Limit::Whole(CALL_TIMEOUT), || {
+                Ok(empty_body(self.http.post(url.clone())))
+            })
+            .await?;
+        parse_session(&json(resp).await?)
+    }
+
+    /// Stops the session `identifier` of a custom-container pool and returns the
+    /// service's message (`Session … in session pool … stopped.`).
+    ///
+    /// Wire: `POST .management/stopSession?api-version&identifier` (empty body) →
+    /// 200 `text/plain` (§5.2). Never retried.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] before 2025-02-02-preview; 400
+    /// `SessionWithIdentifierNotFound`; transport and other service errors.
+    pub async fn management_stop_session(&self, identifier: &str) -> Result<String, ClientError> {
+        self.require_sessions("management_stop_session")?;
+        let url = self.url(".management/stopSession", Some(identifier))?;
+        let req = empty_body(self.http.post(url));
+        let resp = self.send_once(req, Limit::Whole(CALL_TIMEOUT)).await?;
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| ClientError::Malformed(e.to_string()))?;
+        Ok(text.trim().to_string())
+    }
+
+    /// Every session of a custom-container pool, all pages.
+    ///
+    /// Wire: `POST .management/listSessions?api-version` (empty body) →
+    /// `{"value":[SessionView…],"count","nextLink"}`, pages of up to 300 (§5.2),
+    /// following `nextLink` (`skip`). Retried when transient.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] before 2025-02-02-preview; transport
+    /// and service errors; [`ClientError::Malformed`].
+    pub async fn management_list_sessions(&self) -> Result<Vec<SessionInfo>, ClientError> {
+        self.require_sessions("management_list_sessions")?;
+        let url = self.url(".management/listSessions", None)?;
+        let pages = self.send_paged(Method::POST, url).await?;
+        sessions_of(&pages, "value")
+    }
+
+    fn require_sessions(&self, operation: &'static str) -> Result<(), ClientError> {
+        if self.api_version.has_session_management() {
+            Ok(())
+        } else {
+            Err(unsupported(operation, self.api_version))
+        }
+    }
+}
+
+/// The sessions of every page, from the array under `key` (or the other of
+/// `sessions`/`value`).
+fn sessions_of(pages: &[Value], key: &str) -> Result<Vec<SessionInfo>, ClientError> {
+    let mut out = Vec::new();
+    for page in pages {
+        let list = page
+            .get(key)
+            .or_else(|| page.get("sessions"))
+            .or_else(|| page.get("value"))
+            .and_then(Value::as_array)
+            .ok_or_else(|| ClientError::Malformed(format!("session list has no `{key}` array")))?;
+        for s in list {
+            out.push(parse_session(s)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A family B `Session` (`expireAt`, §4.4) or a `SessionView` (`expiresAt`,
+/// §5.2); `$id` and unknown members are ignored.
+fn parse_session(v: &Value) -> Result<SessionInfo, ClientError> {
+    let Some(identifier) = string(v, "identifier") else {
+        return Err(ClientError::Malformed("session has no identifier".into()));
+    };
+    Ok(SessionInfo {
+        identifier,
+        created: time(v.get("createdAt")),
+        last_accessed: time(v.get("lastAccessedAt")),
+        expires: time(v.get("expireAt").or_else(|| v.get("expiresAt"))),
+        etag: string(v, "etag"),
+    })
+}
+
+/// `[{name, version}]`, skipping entries without a name.
+fn name_versions(v: Option<&Value>) -> Vec<NameVersion> {
+    v.and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|e| {
+                    Some(NameVersion {
+                        name: string(e, "name")?,
+                        version: string(e, "version").unwrap_or_default(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `GET metadata` document (§4.4).
+fn parse_metadata(v: &Value) -> Result<PoolMetadata, ClientError> {
+    if !v.is_object() {
+        return Err(ClientError::Malformed(
+            "pool metadata is not a JSON object".into(),
+        ));
+    }
+    let kernel = v.get("jupyterKernel").and_then(|k| {
+        Some(KernelInfo {
+            name: string(k, "name")?,
+            version: string(k, "version").unwrap_or_default(),
+            project_url: string(k, "projectUrl"),
+            description: string(k, "description"),
+        })
+    });
+    Ok(PoolMetadata {
+        runtimes: name_versions(v.get("runtimes")),
+        packages: name_versions(v.get("preInstalledPackages")),
+        kernel,
+        created: time(v.get("createdAt")),
+        updated: time(v.get("lastUpdatedAt")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn both_expiry_spellings_are_read() {
+        let b = parse_session(&json!({"identifier":"a","expireAt":"2025-01-05T22:18:41.752Z"}))
+            .unwrap();
+        let m = parse_session(&json!({"identifier":"a","expiresAt":"2025-01-05T22:18:41.752Z"}))
+            .unwrap();
+        assert!(b.expires.is_some());
+        assert_eq!(b.expires, m.expires);
+        assert!(parse_session(&json!({"etag":"x"})).is_err());
+    }
+
+    #[test]
+    fn metadata_tolerates_missing_parts() {
+        let m = parse_metadata(&json!({"runtimes":[{"name":"node"}, {"version":"1"}]})).unwrap();
+        assert_eq!(
+            m.runtimes,
+            [NameVersion {
+                name: "node".into(),
+                version: String::new()
+            }]
+        );
+        assert!(m.packages.is_empty() && m.kernel.is_none());
+        assert!(parse_metadata(&json!([])).is_err());
+    }
+}
