@@ -8,11 +8,13 @@
 # Needs: hyperfine and curl (apt-get install hyperfine curl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-bin=target/release/sessionpad
+[ -n "${BIN:-}" ] || cargo build --release --quiet
+bin=${BIN:-target/release/sessionpad}
 
-echo "== local pool (criterion-free harness, benches/pool.rs)"
-cargo bench --quiet --bench pool 2>/dev/null | grep -v '^$' || true
+if [ -z "${SKIP_POOL_BENCH:-}" ]; then
+  echo "== local pool (benches/pool.rs)"
+  cargo bench --quiet --bench pool 2>/dev/null | grep -v '^$' || true
+fi
 
 echo "== sessionpad exec vs curl against a warm local pool"
 data=$(mktemp -d)
@@ -38,3 +40,18 @@ r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 c, s = r["curl"], r["sessionpad exec"]
 print(f"median: curl {c['median']*1000:.2f} ms, sessionpad exec {s['median']*1000:.2f} ms, ratio {s['median']/c['median']:.2f}x")
 PY
+
+echo "== download of a 100 MB file: sessionpad files get vs curl"
+"$bin" --endpoint "$endpoint" --token "$token" --identifier bench-dl exec \
+  -c "open('/mnt/data/big.bin', 'wb').write(bytes(100 * 1024 * 1024))" >/dev/null
+content="$endpoint/files/big.bin/content?api-version=2025-10-02-preview&identifier=bench-dl"
+for i in 1 2 3; do
+  rm -f "$data/curl.bin" "$data/big.bin"
+  t0=$(date +%s.%N)
+  curl -sf -o "$data/curl.bin" -H "Authorization: Bearer $token" "$content"
+  t1=$(date +%s.%N)
+  /usr/bin/time -f '%M' -o "$data/rss" "$bin" --endpoint "$endpoint" --token "$token" \
+    --identifier bench-dl files get big.bin -o "$data" 2>/dev/null
+  t2=$(date +%s.%N)
+  python3 -c "import sys; c=$t1-$t0; s=$t2-$t1; print(f'run $i: curl {100/c:.0f} MB/s, sessionpad {100/s:.0f} MB/s ({s/c:.2f}x curl time), sessionpad max RSS {int(open(sys.argv[1]).read())/1024:.1f} MiB')" "$data/rss"
+done

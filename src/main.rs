@@ -37,6 +37,7 @@ async fn run_tui(target: cli::TargetOpt) -> ExitCode {
             api_version: s.api_version,
             identifier: target.identifier.clone(),
             timeout: s.timeout,
+            ui: s.ui,
         })
         .await
     }
@@ -74,6 +75,7 @@ fn init_stderr_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> 
     tracing_subscriber::fmt()
         .with_env_filter(filter())
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     None
 }

@@ -105,3 +105,20 @@ async fn without_a_sandbox_mnt_data_maps_to_the_session_folder() {
     let session = pool.pool.registry().get(&id).unwrap();
     assert_eq!(std::fs::read_to_string(session.folder.join("sub/x.txt")).unwrap(), "mapped");
 }
+
+#[tokio::test]
+async fn executions_in_one_session_queue_one_at_a_time() {
+    let pool = TestPool::start().await;
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let id = identifier();
+    client.execute(&id, "v = 0", common::LIMIT).await.unwrap();
+    let (c1, id1) = (client.clone(), id.clone());
+    let slow = tokio::spawn(async move {
+        c1.execute(&id1, "import time\ntime.sleep(1)\nv = 1", common::LIMIT).await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Sent while the first runs: it waits its turn and sees the first's result.
+    let second = client.execute(&id, "v", common::LIMIT).await.unwrap();
+    assert_eq!(second.result, Some(json!(1)), "{}", second.stderr);
+    assert!(slow.await.unwrap().unwrap().succeeded());
+}

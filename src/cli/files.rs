@@ -203,12 +203,14 @@ async fn get(
         }
         pb.set_position(done);
     };
-    let mut file = tokio::fs::File::create(tmp.path()).await?;
-    let result = client.download_file(id, name, &mut file, &progress).await;
+    // Large buffered writes: each tokio file write is a hop to a blocking thread.
+    let file = tokio::fs::File::create(tmp.path()).await?;
+    let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, file);
+    let result = client.download_file(id, name, &mut writer, &progress).await;
     pb.finish_and_clear();
     let bytes = result?;
-    file.sync_all().await?;
-    drop(file);
+    tokio::io::AsyncWriteExt::flush(&mut writer).await?;
+    drop(writer);
     if force {
         tmp.persist(&dest)
             .with_context(|| format!("writing {}", dest.display()))?;
