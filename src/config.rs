@@ -15,12 +15,28 @@
 //! token_env = "DEV_POOL_TOKEN"       # token-env: a static token from this variable
 //!
 //! [profiles.local]                   # no endpoint: the embedded local pool
+//!
+//! theme = "light"                    # dark (default) | light; NO_COLOR drops colours
+//! image_protocol = "halfblocks"      # auto (default) | kitty | sixel | iterm2 | halfblocks
+//!
+//! [keys.editor]                      # per mode: editor, outputs, files, sessions, help;
+//! "<C-r>" = "run_cell"               # merged key by key over assets/keymap.toml
+//! "<C-e>" = { run = "external_editor", desc = "Edit in vim", hint = true }
+//! "<F5>" = "none"                    # take a default binding away
 //! ```
+//!
+//! Errors name the file, the line and the key, for the TOML syntax and types as
+//! well as for unknown themes, keys and actions.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use toml::Spanned;
+
+use crate::tui::keymap::{KeyOverrides, Keymap, KeymapError};
+use crate::tui::theme::Theme;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -33,6 +49,41 @@ pub struct Config {
     /// Named pools.
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
+    /// The theme by name: `dark` (the default) or `light`.
+    pub theme: Option<Spanned<String>>,
+    /// How images are drawn; `auto` asks the terminal.
+    pub image_protocol: Option<ImageProtocol>,
+    /// Key bindings per mode (`[keys.editor]`, …), over the embedded defaults.
+    #[serde(default)]
+    pub keys: KeyOverrides,
+}
+
+/// How the terminal is asked to draw images.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageProtocol {
+    /// Ask the terminal what it supports, once at start.
+    #[default]
+    Auto,
+    /// The kitty graphics protocol.
+    Kitty,
+    /// Sixel graphics.
+    Sixel,
+    /// iTerm2's inline images.
+    Iterm2,
+    /// Unicode half blocks: works everywhere, low resolution.
+    Halfblocks,
+}
+
+/// What the terminal UI takes from the config file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UiConfig {
+    /// The theme's name; `None` for the default.
+    pub theme: Option<String>,
+    /// How images are drawn.
+    pub image_protocol: ImageProtocol,
+    /// Key bindings over the defaults (already checked by [`Config::parse`]).
+    pub keys: KeyOverrides,
 }
 
 /// One named pool.
@@ -119,14 +170,28 @@ impl Config {
     /// Parses TOML text; the error text names the line, column and key.
     pub fn parse(text: &str) -> Result<Self, String> {
         let config: Self = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
-        if let Some(name) = &config.default_profile {
-            if !config.profiles.contains_key(name) {
-                return Err(format!(
-                    "default_profile = {name:?} names no [profiles.{name}] table"
-                ));
-            }
+        if let Some(name) = &config.default_profile
+            && !config.profiles.contains_key(name)
+        {
+            return Err(format!(
+                "default_profile = {name:?} names no [profiles.{name}] table"
+            ));
         }
+        if let Some(theme) = &config.theme {
+            Theme::named(theme.get_ref(), false)
+                .map_err(|e| format!("{}: theme: {e}", locate(text, theme.span())))?;
+        }
+        Keymap::with_overrides(&config.keys).map_err(|e| keymap_error(text, &e))?;
         Ok(config)
+    }
+
+    /// The settings of the terminal UI.
+    pub fn ui(&self) -> UiConfig {
+        UiConfig {
+            theme: self.theme.as_ref().map(|t| t.get_ref().clone()),
+            image_protocol: self.image_protocol.unwrap_or_default(),
+            keys: self.keys.clone(),
+        }
     }
 
     /// The profile `name`, or the default profile when `name` is `None`.
@@ -137,10 +202,30 @@ impl Config {
             None => Ok(None),
             Some(n) => self.profiles.get(n).map(Some).ok_or_else(|| {
                 let known: Vec<&str> = self.profiles.keys().map(String::as_str).collect();
-                format!("no profile {n:?} in the config file (known: {})", known.join(", "))
+                format!(
+                    "no profile {n:?} in the config file (known: {})",
+                    known.join(", ")
+                )
             }),
         }
     }
+}
+
+/// `line L, column C` of the byte range `span` in `text`.
+fn locate(text: &str, span: Range<usize>) -> String {
+    let before = text.get(..span.start).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {column}")
+}
+
+fn keymap_error(text: &str, e: &KeymapError) -> String {
+    let earlier = e
+        .earlier
+        .clone()
+        .map(|span| format!(" (at {})", locate(text, span)))
+        .unwrap_or_default();
+    format!("{}: {}{earlier}", locate(text, e.span.clone()), e.message)
 }
 
 #[cfg(test)]
@@ -156,12 +241,17 @@ mod tests {
         let dev = c.profile(None).unwrap().unwrap();
         assert_eq!(dev.auth, Some(AuthKind::ManagedIdentity));
         assert_eq!(c.profile(Some("local")).unwrap().unwrap().endpoint, None);
-        assert!(c.profile(Some("nope")).unwrap_err().contains("known: dev, local"));
+        assert!(
+            c.profile(Some("nope"))
+                .unwrap_err()
+                .contains("known: dev, local")
+        );
     }
 
     #[test]
     fn errors_name_the_line_and_key() {
-        let e = Config::parse("[profiles.dev]\nendpoint = \"https://x\"\nauht = \"az\"\n").unwrap_err();
+        let e =
+            Config::parse("[profiles.dev]\nendpoint = \"https://x\"\nauht = \"az\"\n").unwrap_err();
         assert!(e.contains("line 3"), "{e}");
         assert!(e.contains("auht"), "{e}");
         let e = Config::parse("[profiles.dev]\nauth = \"kerberos\"\n").unwrap_err();
@@ -171,9 +261,79 @@ mod tests {
     }
 
     #[test]
+    fn ui_settings_parse() {
+        let c = Config::parse(
+            "theme = \"light\"\nimage_protocol = \"halfblocks\"\n[keys.editor]\n\"<C-r>\" = \"run_cell\"\n[keys.outputs]\nx = { run = \"quit\", desc = \"Leave\" }\n",
+        )
+        .unwrap();
+        let ui = c.ui();
+        assert_eq!(ui.theme.as_deref(), Some("light"));
+        assert_eq!(ui.image_protocol, ImageProtocol::Halfblocks);
+        assert_eq!(ui.keys.len(), 2);
+        let keymap = Keymap::with_overrides(&ui.keys).unwrap();
+        let x = crate::tui::keymap::KeyPress::new(
+            crossterm::event::KeyCode::Char('x'),
+            crossterm::event::KeyModifiers::NONE,
+        );
+        let bound = keymap.lookup(crate::tui::keymap::Mode::Outputs, x).unwrap();
+        assert_eq!(bound.desc, "Leave");
+        assert_eq!(Config::default().ui(), UiConfig::default());
+    }
+
+    #[test]
+    fn broken_ui_settings_name_the_line_and_key() {
+        let cases = [
+            (
+                "timeout = 5\ntheme = \"solarized\"\n",
+                "line 2",
+                "solarized",
+            ),
+            ("image_protocol = \"braille\"\n", "line 1", "braille"),
+            (
+                "[keys.editr]\n\"<C-r>\" = \"run_cell\"\n",
+                "line 1",
+                "editr",
+            ),
+            (
+                "[keys.editor]\n\"<F5>\" = \"help\"\n\"<C-r>\" = \"run_cel\"\n",
+                "line 3",
+                "<C-r>",
+            ),
+            (
+                "[keys.outputs]\n\n\"<C-nope>\" = \"quit\"\n",
+                "line 3",
+                "<C-nope>",
+            ),
+            (
+                "[keys.editor]\n\"<C-r>\" = { run = \"quit\", colour = 1 }\n",
+                "line 2",
+                "colour",
+            ),
+        ];
+        for (text, line, key) in cases {
+            let e = Config::parse(text).unwrap_err();
+            assert!(e.contains(line) && e.contains(key), "{text:?}: {e}");
+        }
+        let e = Config::parse("[keys.editor]\n\"<C-x>\" = \"quit\"\n\"<c-x>\" = \"help\"\n")
+            .unwrap_err();
+        assert!(
+            e.contains("line 3, column 1") && e.contains("same key"),
+            "{e}"
+        );
+        assert!(e.contains("(at line 2, column 1)"), "{e}");
+        let e = Config::parse("[keys.editor]\n\"<C-r>\" = \"run_cel\"\n").unwrap_err();
+        assert!(e.contains("run_cel") && e.contains("[keys.editor]"), "{e}");
+    }
+
+    #[test]
     fn a_missing_file_is_the_default_unless_required() {
         let p = Path::new("/nonexistent/sessionpad.toml");
         assert_eq!(Config::load(p, false).unwrap(), Config::default());
-        assert!(Config::load(p, true).unwrap_err().to_string().contains("/nonexistent"));
+        assert!(
+            Config::load(p, true)
+                .unwrap_err()
+                .to_string()
+                .contains("/nonexistent")
+        );
     }
 }

@@ -14,8 +14,20 @@ pub fn safe_file_name(name: &str) -> String {
         .rsplit(['/', '\\'])
         .find(|part| !part.trim().is_empty() && part.trim_matches('.') != "")
         .unwrap_or("");
+    // Control characters (DEL and C1 included) and bidirectional overrides, which
+    // could make a name look like another, become `_` first.
+    let visible: String = last
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
     let cleaned = sanitize_filename::sanitize_with_options(
-        last,
+        &visible,
         sanitize_filename::Options {
             windows: true,
             truncate: true,
@@ -50,6 +62,8 @@ mod tests {
             ("..", "download"),
             ("../..", "download"),
             ("a\u{1b}[31mb\n.txt", "a_[31mb_.txt"),
+            ("evil\u{202e}txt.exe", "evil_txt.exe"),
+            ("del\u{7f}.txt", "del_.txt"),
             ("..\\..\\win.ini", "win.ini"),
             (".bashrc", "bashrc"),
             ("CON", "_"),

@@ -35,7 +35,7 @@ async fn run_tui(target: cli::TargetOpt) -> ExitCode {
             endpoint: s.endpoint,
             token: s.token,
             api_version: s.api_version,
-            identifier: target.identifier.clone(),
+            identifier: Some(s.identifier),
             timeout: s.timeout,
             ui: s.ui,
         })

@@ -143,6 +143,25 @@ fn a_broken_config_names_the_file_line_and_key() {
 }
 
 #[test]
+fn a_broken_keymap_or_theme_names_the_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    for (body, line, key) in [
+        ("timeout = 9\n[keys.editor]\n\"<C-r>\" = \"run_cel\"\n", "line 3", "<C-r>"),
+        ("theme = \"solarized\"\n", "line 1", "solarized"),
+    ] {
+        std::fs::write(&cfg, body).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+            .args(["--config", cfg.to_str().unwrap(), "exec", "-c", "1"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(err.contains("config.toml") && err.contains(line) && err.contains(key), "{err}");
+    }
+}
+
+#[test]
 fn completions_are_printed() {
     let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
         .args(["completions", "bash"])

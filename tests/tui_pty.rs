@@ -45,6 +45,30 @@ impl Pty {
             .env("TERM", "xterm-256color")
             .env("RUST_LIB_BACKTRACE", "0")
             .env_remove("SESSIONPAD_ENDPOINT");
+        Self::start(cmd)
+    }
+
+    /// The binary with `args`, started in `work_dir` (its session identifier, and
+    /// so its stored notebook, follows the working directory), with no config file
+    /// and no endpoint from the environment.
+    fn spawn_in(data_dir: &Path, work_dir: &Path, args: &[&str]) -> Self {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "stty cols {COLS} rows {ROWS} && exec \"$0\" \"$@\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_sessionpad"))
+            .args(args)
+            .current_dir(work_dir)
+            .env("SESSIONPAD_DATA_DIR", data_dir)
+            .env("SESSIONPAD_CONFIG", data_dir.join("no-config.toml"))
+            .env("TERM", "xterm-256color")
+            .env("RUST_LIB_BACKTRACE", "0")
+            .env_remove("POOL_MANAGEMENT_ENDPOINT");
+        Self::start(cmd)
+    }
+
+    fn start(cmd: Command) -> Self {
         let session = Session::spawn(cmd).expect("spawn sessionpad in a pty");
         Self {
             session,
@@ -216,7 +240,9 @@ fn types_cells_on_the_local_pool_and_reads_the_screen() {
     // `q` in the editor is text, never a quit: the cell `q = 1` runs.
     pty.send("q = 1");
     pty.send(F5);
-    pty.wait_for("the cell q = 1", CELL_DEADLINE, |s| s.contains("In [6]: q = 1"));
+    pty.wait_for("the cell q = 1", CELL_DEADLINE, |s| {
+        s.contains("In [6]: q = 1")
+    });
     assert!(pty.poll_exit().is_none(), "typing q must not quit");
     // Esc gives the notebook the focus, where `q` quits.
     pty.send("\x1b");
@@ -233,4 +259,158 @@ fn types_cells_on_the_local_pool_and_reads_the_screen() {
         !pty.parser.screen().alternate_screen(),
         "still on the alternate screen"
     );
+}
+
+mod nbformat;
+
+const UP: &str = "\x1b[A";
+
+/// Waits for the pool of a freshly started binary. (With reloaded cells the status
+/// line shows the last run instead of `ready`, so this waits for the status line
+/// to stop saying that the pool starts.)
+fn wait_ready(pty: &mut Pty) {
+    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
+        assert!(
+            !s.contains("pool failed"),
+            "the pool failed to start; screen:\n{s}"
+        );
+        s.contains(" local │ ") && !s.contains("starting pool")
+    });
+}
+
+/// Esc gives the notebook the focus, `q` quits; the exit must be clean.
+fn quit(mut pty: Pty) {
+    pty.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    pty.send("q");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 0)),
+        "exit status {status:?}; screen:\n{}",
+        pty.contents()
+    );
+}
+
+#[test]
+fn the_notebook_is_reloaded_after_a_restart_and_exports_as_valid_ipynb() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    pty.send(&format!("y = 6*7{F5}"));
+    pty.wait_for("cell 1 to finish", CELL_DEADLINE, |s| {
+        s.contains("In [1]: y = 6*7") && s.contains("done in")
+    });
+    pty.send(&format!("print('kept', y){F5}"));
+    pty.wait_for("cell 2 to print", CELL_DEADLINE, |s| has_line(s, "kept 42"));
+    quit(pty);
+
+    // The same folder and data directory: the cells are back, before the pool is
+    // even ready, as records (not re-run).
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    let screen = pty.wait_for("the reloaded notebook", Duration::from_secs(20), |s| {
+        s.contains("In [1]: y = 6*7") && s.contains("In [2]: print('kept', y)")
+    });
+    assert!(
+        has_line(&screen, "kept 42"),
+        "outputs reloaded too:\n{screen}"
+    );
+    wait_ready(&mut pty);
+    // Up recalls the reloaded cell; run in the new session it shows the state is new.
+    pty.send(UP);
+    pty.wait_for("Up to recall cell 2 into the editor", CELL_DEADLINE, |s| {
+        s.matches("print('kept', y)").count() >= 2
+    });
+    pty.send(F5);
+    pty.wait_for("the recalled cell to run as In [3]", CELL_DEADLINE, |s| {
+        s.contains("In [3]: print('kept', y)") && s.contains("NameError")
+    });
+    pty.send(&format!("2 + 3{F5}"));
+    let screen = pty.wait_for("Out[4]: 5", CELL_DEADLINE, |s| has_line(s, "Out[4]: 5"));
+    println!("{screen}");
+    quit(pty);
+
+    // `sessionpad export` in that folder writes a notebook nbformat accepts.
+    let exported = work.path().join("exported.ipynb");
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["export", "-o"])
+        .arg(&exported)
+        .current_dir(work.path())
+        .env("SESSIONPAD_DATA_DIR", data.path())
+        .env("SESSIONPAD_CONFIG", data.path().join("no-config.toml"))
+        .env_remove("POOL_MANAGEMENT_ENDPOINT")
+        .output()
+        .expect("run sessionpad export");
+    assert!(out.status.success(), "export failed: {out:?}");
+    let summary = nbformat::validate(&exported);
+    let cells: Vec<(String, String)> = summary["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .map(|c| {
+            (
+                c["source"].as_str().unwrap_or("").to_string(),
+                c["outputs"].to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("y = 6*7", "[]"),
+        ("print('kept', y)", r#"["stream"]"#),
+        ("print('kept', y)", r#"["error"]"#),
+        ("2 + 3", r#"["execute_result"]"#),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(a, b)| ((*a).to_string(), (*b).to_string()))
+        .collect();
+    assert_eq!(cells, expected);
+
+    // `sessionpad open` offers the file's cells in the editor, one per run.
+    let mut pty = Pty::spawn_in(
+        data.path(),
+        work.path(),
+        &["open", exported.to_str().expect("utf-8 path")],
+    );
+    wait_ready(&mut pty);
+    pty.send(F5);
+    pty.wait_for("the first opened cell to run", CELL_DEADLINE, |s| {
+        s.contains("In [5]: y = 6*7")
+    });
+    pty.send(F5);
+    pty.wait_for("the second opened cell to run", CELL_DEADLINE, |s| {
+        s.contains("In [6]: print('kept', y)") && s.matches("kept 42").count() >= 1
+    });
+    quit(pty);
+}
+
+#[test]
+fn a_running_cell_is_interrupted_on_the_local_pool() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    pty.send(&format!("kept = 7{F5}"));
+    pty.wait_for("cell 1 to finish", CELL_DEADLINE, |s| {
+        s.contains("In [1]: kept = 7") && s.contains("done in")
+    });
+    pty.send(&format!("import time; time.sleep(120){F5}"));
+    pty.wait_for("the sleep to run", CELL_DEADLINE, |s| {
+        s.contains("In [2]: import time") && s.contains(" running ")
+    });
+    // Let the kernel start the sleep, then stop it from the notebook: `x`.
+    std::thread::sleep(Duration::from_millis(500));
+    pty.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    pty.send("x");
+    let screen = pty.wait_for("the KeyboardInterrupt", Duration::from_secs(30), |s| {
+        s.contains("KeyboardInterrupt")
+    });
+    println!("{screen}");
+    // Back to the editor: the session kept its state.
+    pty.send("i");
+    pty.send(&format!("kept{F5}"));
+    pty.wait_for("Out[3]: 7", CELL_DEADLINE, |s| has_line(s, "Out[3]: 7"));
+    quit(pty);
 }

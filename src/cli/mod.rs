@@ -5,6 +5,7 @@
 
 mod exec;
 mod files;
+mod notebook;
 mod output;
 mod serve;
 mod sessions;
@@ -49,6 +50,10 @@ pub enum Command {
     Pool(sessions::PoolCmd),
     /// Run the local pool standalone for other dynamic-sessions clients.
     Serve(ServeOpt),
+    /// Write the stored notebook of the session as .ipynb or a # %% script.
+    Export(notebook::ExportOpt),
+    /// Start the notebook with a .ipynb file's code cells ready to run.
+    Open(notebook::OpenOpt),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -114,6 +119,8 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Sessions(cmd) => sessions::run_sessions(cmd, &target).await,
         Command::Pool(cmd) => sessions::run_pool(cmd, &target).await,
         Command::Serve(opt) => serve::run(opt).await.map(|()| ExitCode::SUCCESS),
+        Command::Export(opt) => notebook::export(&opt, &target),
+        Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "sessionpad", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)

@@ -71,6 +71,8 @@ pub struct Settings {
     pub derived_identifier: bool,
     /// Execution limit per cell.
     pub timeout: Duration,
+    /// What the terminal UI takes from the config file (theme, keys, images).
+    pub ui: crate::config::UiConfig,
 }
 
 /// A stable identifier for the current working directory: `sp-` and 16 hex
@@ -124,6 +126,7 @@ impl TargetOpt {
             identifier,
             derived_identifier,
             timeout,
+            ui: config.ui(),
         })
     }
 }

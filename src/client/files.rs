@@ -358,6 +358,13 @@ fn name_segments(name: &str) -> Result<Vec<&str>, ClientError> {
             "{name:?} names no file"
         )));
     }
+    // URLs drop tabs and line breaks from paths, so such a name would request
+    // another file: refuse it rather than fetch the wrong one.
+    if name.chars().any(|c| matches!(c, '\t' | '\r' | '\n')) {
+        return Err(ClientError::InvalidArgument(format!(
+            "{name:?} contains a tab or line break, which a URL cannot carry"
+        )));
+    }
     if segments.iter().any(|s| matches!(*s, "." | "..")) {
         return Err(ClientError::InvalidArgument(format!(
             "{name:?} has a `.` or `..` part; name the file directly"

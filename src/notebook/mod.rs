@@ -4,8 +4,13 @@
 //! It owns what a cell *is* (source, execution count, outputs, status, duration) and
 //! how an [`Execution`] of the session client becomes outputs. It knows nothing of
 //! the terminal, HTTP or time-of-day: no ratatui, no crossterm, no clocks.
+//! [`ipynb`] maps it to and from nbformat JSON; [`store`] keeps it on disk (the
+//! only file I/O here, on a thread of its own).
 
+pub mod ipynb;
 mod output;
+pub mod sessions_store;
+pub mod store;
 
 use std::time::Duration;
 

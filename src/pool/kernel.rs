@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -19,6 +20,7 @@ use jupyter_zmq_client::{
     create_client_shell_connection_with_identity, peer_identity_for_session,
 };
 use tokio::process::{Child, Command};
+use tokio::sync::Mutex;
 
 use super::image::PythonEnv;
 use super::sandbox::Sandbox;
@@ -32,6 +34,8 @@ const STARTUP_PY: &str = include_str!("../../assets/python/kernel_startup.py");
 const START_LIMIT: Duration = Duration::from_secs(60);
 /// How long an interrupted kernel gets to become idle before it is killed.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+/// How long sending `interrupt_request` and reading its reply may take each.
+const INTERRUPT_WAIT: Duration = Duration::from_secs(1);
 
 /// Errors starting a kernel.
 #[derive(Debug, thiserror::Error)]
@@ -98,7 +102,9 @@ pub struct Kernel {
     child: Child,
     shell: ClientShellConnection,
     iopub: ClientIoPubConnection,
-    control: ClientControlConnection,
+    /// Shared with [`Interrupter`]s, which reach it while an execution holds the
+    /// kernel itself.
+    control: Arc<Mutex<ClientControlConnection>>,
     runtime_dir: PathBuf,
     dead: bool,
 }
@@ -194,7 +200,7 @@ impl Kernel {
             child,
             shell,
             iopub,
-            control,
+            control: Arc::new(Mutex::new(control)),
             runtime_dir,
             dead: false,
         })
@@ -321,9 +327,13 @@ impl Kernel {
     /// Asks the kernel to interrupt the running code (`interrupt_request` on the
     /// control channel; a `KeyboardInterrupt` is raised in the cell).
     pub async fn interrupt(&mut self) {
-        let request: JupyterMessage = InterruptRequest {}.into();
-        if self.control.send(request).await.is_ok() {
-            let _ = tokio::time::timeout(Duration::from_secs(1), self.control.read()).await;
+        self.interrupter().interrupt().await;
+    }
+
+    /// A handle that interrupts this kernel without the `&mut` an execution holds.
+    pub fn interrupter(&self) -> Interrupter {
+        Interrupter {
+            control: self.control.clone(),
         }
     }
 
@@ -344,6 +354,35 @@ impl Drop for Kernel {
     fn drop(&mut self) {
         let _ = self.child.start_kill();
         let _ = std::fs::remove_dir_all(&self.runtime_dir);
+    }
+}
+
+/// Interrupts one kernel's running code from outside its execution (the control
+/// channel is separate from shell and IOPub, which the execution reads).
+#[derive(Clone)]
+pub struct Interrupter {
+    control: Arc<Mutex<ClientControlConnection>>,
+}
+
+impl Interrupter {
+    /// Sends `interrupt_request` on the control channel and waits (briefly) for
+    /// the reply; true when the kernel acknowledged it. Bounded in time, so a dead
+    /// kernel (no peer on the socket) cannot hang the caller.
+    pub async fn interrupt(&self) -> bool {
+        let mut control = self.control.lock().await;
+        let request: JupyterMessage = InterruptRequest {}.into();
+        match tokio::time::timeout(INTERRUPT_WAIT, control.send(request)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!("interrupt_request not sent: {e}");
+                return false;
+            }
+            Err(_) => return false,
+        }
+        matches!(
+            tokio::time::timeout(INTERRUPT_WAIT, control.read()).await,
+            Ok(Ok(_))
+        )
     }
 }
 

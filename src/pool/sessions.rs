@@ -14,7 +14,7 @@ use tokio::sync::Mutex;
 
 use super::PoolOptions;
 use super::image::PythonEnv;
-use super::kernel::{Kernel, KernelLaunch};
+use super::kernel::{Interrupter, Kernel, KernelLaunch};
 use super::sandbox::Sandbox;
 use crate::client::{Execution, ExecutionStatus};
 
@@ -56,6 +56,9 @@ pub struct Session {
     /// kernel was available), and again after it died. The lock also serialises
     /// executions.
     kernel: Mutex<Option<Kernel>>,
+    /// Reaches the kernel's control channel without the lock above, which a
+    /// running execution holds (see [`SessionRegistry::interrupt`]).
+    interrupter: StdMutex<Option<Interrupter>>,
     executions: StdMutex<VecDeque<(String, ExecutionRecord)>>,
 }
 
@@ -233,6 +236,7 @@ impl SessionRegistry {
             }
         };
         let now = Utc::now();
+        let interrupter = kernel.as_ref().map(Kernel::interrupter);
         let session = Arc::new(Session {
             identifier: identifier.to_string(),
             guid,
@@ -240,6 +244,7 @@ impl SessionRegistry {
             created_at: now,
             last_access: StdMutex::new(now),
             kernel: Mutex::new(kernel),
+            interrupter: StdMutex::new(interrupter),
             executions: StdMutex::new(VecDeque::new()),
         });
         map.insert(identifier.to_string(), session.clone());
@@ -262,6 +267,7 @@ impl SessionRegistry {
             *slot = None;
         }
         if slot.is_none() {
+            *lock(&session.interrupter) = None;
             match Kernel::start(&self.launch(session.folder.clone())).await {
                 Ok(k) => *slot = Some(k),
                 Err(e) => return failed(format!("cannot start a kernel for this session: {e}\n")),
@@ -270,12 +276,30 @@ impl SessionRegistry {
         let Some(kernel) = slot.as_mut() else {
             return failed("no kernel\n".into());
         };
+        *lock(&session.interrupter) = Some(kernel.interrupter());
         let mut exec = kernel.execute(code, timeout).await;
         drop(slot);
         session.touch();
         exec.id = Some(id.to_string());
         session.record(id, ExecutionRecord::Done(exec.clone()));
         exec
+    }
+
+    /// Interrupts the code running in the session of `identifier` (a
+    /// `KeyboardInterrupt` is raised in it; the session keeps its state). Does not
+    /// wait for the execution, whose lock it does not take. Returns false when
+    /// there is no such session or kernel, or the kernel did not acknowledge.
+    ///
+    /// The service has no such call; the embedding TUI uses it on the local pool.
+    pub async fn interrupt(&self, identifier: &str) -> bool {
+        let Some(session) = lock(&self.sessions).get(identifier).cloned() else {
+            return false;
+        };
+        let handle = lock(&session.interrupter).clone();
+        match handle {
+            Some(handle) => handle.interrupt().await,
+            None => false,
+        }
     }
 
     /// Marks execution `id` as submitted (asynchronous executions).
@@ -346,6 +370,7 @@ impl SessionRegistry {
 }
 
 async fn end(session: Arc<Session>) {
+    *lock(&session.interrupter) = None;
     if let Some(k) = session.kernel.lock().await.take() {
         k.shutdown().await;
     }

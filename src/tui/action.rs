@@ -1,13 +1,19 @@
 //! User intents ([`Action`]) and the side effects the UI state asks its driver to
 //! carry out ([`Effect`]). Keys become actions in `keymap.rs`; `App::update` turns
 //! actions into state changes and effects; the loop in `runner.rs` executes effects.
+//!
+//! Keymap files name actions by their snake_case name (`run = "run_cell"`,
+//! `run = "scroll_lines -1"`), through `Deserialize`; variants that only the
+//! terminal produces (typed keys, paste, resize) are `#[serde(skip)]`.
 
 use ratatui_textarea::Input;
+use serde::Deserialize;
 
 use super::event::RunId;
 
 /// Something the user wants.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Run the editor's contents as a new cell (F5, Alt+Enter, Ctrl+Enter).
     RunCell,
@@ -16,10 +22,28 @@ pub enum Action {
     /// Go forward in history, back to the draft after the newest (Down on the last
     /// line while browsing history).
     HistoryNext,
-    /// A key for the text editor itself (characters, Enter, arrows, Backspace…).
+    /// A key for the text editor itself (characters, arrows, Backspace…).
+    #[serde(skip)]
     Edit(Input),
     /// Text pasted with bracketed paste.
+    #[serde(skip)]
     Paste(String),
+    /// Enter in the editor: a new line with the current line's indentation, four
+    /// spaces more after a line ending in `:`.
+    Newline,
+    /// Undo the last edit of the cell (Ctrl+Z).
+    Undo,
+    /// Redo what was undone (Ctrl+Y).
+    Redo,
+    /// Edit the cell in `$VISUAL` / `$EDITOR` (Ctrl+E); the terminal is handed
+    /// over until the editor exits.
+    ExternalEditor,
+    /// Show the keys (the help overlay, built from the keymap).
+    Help,
+    /// Close the help overlay.
+    CloseHelp,
+    /// Scroll the help overlay by this many lines (negative: up).
+    HelpScroll(i32),
     /// Scroll the outputs one page up.
     PageUp,
     /// Scroll the outputs one page down.
@@ -35,8 +59,44 @@ pub enum Action {
     FocusOutputs,
     /// Move the keyboard focus back to the cell editor (Esc, Enter or `i`).
     FocusEditor,
+    /// Move the selected cell of the notebook by this many cells (negative: up),
+    /// scrolling to keep it in view.
+    SelectCell(i32),
+    /// Stop the selected cell if it waits or runs, else the running one: on the
+    /// local pool the kernel is interrupted (a second press abandons it); on the
+    /// service, which has no interrupt, the UI stops waiting for it.
+    StopCell,
+    /// Copy the selected cell's output text to the clipboard (OSC 52).
+    CopyOutput,
+    /// Copy the selected cell's source to the clipboard (OSC 52).
+    CopyInput,
+    /// Save the selected cell's output (text, or its image) to a file: asks for
+    /// the path, and before replacing a file.
+    SaveOutput,
+    /// Search the earlier cells and bring one into the editor (Ctrl+R).
+    HistorySearch,
     /// The terminal changed size: only a redraw is needed.
+    #[serde(skip)]
     Resize,
+    /// Open the whole text of an output in the pager: the last collapsed output
+    /// on screen, else the last text output on screen.
+    OpenPager,
+    /// Close the pager.
+    ClosePager,
+    /// Scroll the pager by this many rows (negative: up).
+    PagerScroll(i32),
+    /// Scroll the pager by this many screens (negative: up).
+    PagerPage(i32),
+    /// Go to the start of the text in the pager.
+    PagerTop,
+    /// Go to the end of the text in the pager.
+    PagerBottom,
+    /// Open the pager's search prompt (`/`).
+    PagerSearch,
+    /// Go to the next line matching the search (`n`).
+    PagerNext,
+    /// Go to the previous line matching the search (`N`).
+    PagerPrev,
 }
 
 /// A side effect requested by the state, carried out by the UI loop.
@@ -48,5 +108,17 @@ pub enum Effect {
         run: RunId,
         /// The Python source.
         code: String,
+    },
+    /// Ask the local pool to interrupt `run` (a `KeyboardInterrupt` in the cell);
+    /// its reply still arrives as usual.
+    Interrupt {
+        /// The running run.
+        run: RunId,
+    },
+    /// Stop waiting for `run`: the worker drops the request (or skips it if it has
+    /// not started) and reports nothing more about it.
+    Abandon {
+        /// The run given up.
+        run: RunId,
     },
 }

@@ -4,19 +4,21 @@
 //! touch the terminal or the network; what must happen outside comes back as
 //! [`Effect`]s for the loop to carry out.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use ratatui_textarea::{CursorMove, TextArea};
 
 use super::action::{Action, Effect};
 use super::event::{AppEvent, DecodedImage, RunId};
-use super::keymap::EditorContext;
+use super::keymap::{EditorContext, Keymap};
+use super::local::LocalWork;
 use super::theme::Theme;
-use super::ui::Views;
 use super::ui::image::ImageKey;
+use super::ui::{Views, editor};
 use crate::client::ApiVersion;
-use crate::notebook::{CellStatus, Notebook, Output};
+use crate::notebook::store::Saver;
+use crate::notebook::{Cell, CellStatus, Notebook, Output};
 
 /// How long a first Ctrl+C waits for the second.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -61,6 +63,15 @@ pub struct App {
     pub config: AppConfig,
     /// The palette.
     pub theme: Theme,
+    /// The keys, per mode (defaults merged with the config file's).
+    pub keymap: Keymap,
+    /// The help overlay is open (F1, `?` in the notebook).
+    pub help_open: bool,
+    /// A one-off message for the status line, taken down by the next key.
+    pub notice: Option<String>,
+    /// The user asked to edit the cell in `$EDITOR`; the loop, which owns the
+    /// terminal, takes the request ([`App::take_external_edit`]).
+    external_edit: bool,
     /// The pool's state.
     pub pool: PoolState,
     /// The embedded pool's start-up progress, oldest first.
@@ -71,12 +82,25 @@ pub struct App {
     pub editor: TextArea<'static>,
     /// The cell executing now and since when.
     pub running: Option<(usize, Instant)>,
+    /// The execution limit of a cell, shown on the running cell.
+    pub execution_limit: Option<Duration>,
     /// A first Ctrl+C was pressed; a second before this instant quits.
     pub quit_armed_until: Option<Instant>,
     /// The loop should end.
     pub should_quit: bool,
     /// The notebook has the keyboard focus (Esc), not the editor.
     pub outputs_focused: bool,
+    /// The notebook's cursor: the cell that copy, save and stop act on.
+    pub selected: Option<usize>,
+    /// Cells can be interrupted for real (the embedded local pool); elsewhere
+    /// stopping a cell abandons it.
+    pub can_interrupt: bool,
+    /// The run an interrupt was sent for (a second stop abandons it).
+    interrupting: Option<RunId>,
+    /// A prompt of the notebook (save, history search) that takes the keys.
+    pub modal: Option<Modal>,
+    /// Copies and saves for the loop to carry out ([`App::take_local_work`]).
+    local: Vec<LocalWork>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// View state and caches (scroll, highlighted lines, images).
@@ -84,6 +108,10 @@ pub struct App {
     history: History,
     runs: HashMap<RunId, usize>,
     next_run: u64,
+    /// Writes each settled cell to the notebook file, off this task.
+    saver: Option<Saver>,
+    /// Cells of an opened notebook not yet offered in the editor.
+    queued: VecDeque<String>,
 }
 
 fn new_editor(lines: Vec<String>) -> TextArea<'static> {
@@ -99,30 +127,81 @@ impl App {
         Self {
             config,
             theme: Theme::dark(),
+            keymap: Keymap::default(),
+            help_open: false,
+            notice: None,
+            external_edit: false,
             pool,
             pool_log: Vec::new(),
             notebook: Notebook::default(),
             editor: new_editor(vec![String::new()]),
             running: None,
+            execution_limit: None,
             quit_armed_until: None,
             should_quit: false,
             outputs_focused: false,
+            selected: None,
+            can_interrupt: false,
+            interrupting: None,
+            modal: None,
+            local: Vec::new(),
             dirty: true,
             views: Views::default(),
             history: History::default(),
             runs: HashMap::new(),
             next_run: 1,
+            saver: None,
+            queued: VecDeque::new(),
         }
+    }
+
+    /// Shows the cells of an earlier run of this notebook (from its file) as the
+    /// records they are: not re-run, but recalled by Up like any cell. `images`
+    /// are keyed by position in `cells`.
+    pub fn load_history(&mut self, cells: Vec<Cell>, images: Vec<(ImageKey, DecodedImage)>) {
+        let offset = self.notebook.cells.len();
+        self.notebook.cells.extend(cells);
+        for (key, decoded) in images {
+            let key = ImageKey {
+                cell: key.cell + offset,
+                output: key.output,
+            };
+            self.views.images.insert(key, decoded);
+        }
+        self.views.outputs.follow();
+        self.dirty = true;
+    }
+
+    /// From now on every settled cell is handed to `saver`.
+    pub fn set_saver(&mut self, saver: Saver) {
+        self.saver = Some(saver);
+    }
+
+    /// Offers `sources` (the code cells of an opened notebook) in the editor one at
+    /// a time: the first now if the editor is empty, the next after each run.
+    pub fn queue_sources(&mut self, sources: Vec<String>) {
+        self.queued.extend(sources);
+        if self.editor.is_empty()
+            && let Some(next) = self.queued.pop_front()
+        {
+            self.load(&next, CursorMove::Bottom);
+        }
+        self.dirty = true;
     }
 
     /// What the keymap needs to know about the editor.
     pub fn editor_context(&self) -> EditorContext {
         let row = self.editor.cursor().0;
+        let pager = self.views.pager_mode();
         EditorContext {
             empty: self.editor.is_empty(),
             on_first_line: row == 0,
             on_last_line: row + 1 >= self.editor.lines().len(),
             outputs_focused: self.outputs_focused,
+            help_open: self.help_open,
+            pager_open: pager.is_some(),
+            pager_typing: pager == Some(true),
+            prompt_open: self.modal.is_some(),
         }
     }
 
@@ -161,6 +240,16 @@ impl App {
     /// Applies a user action; returns the effects it asks for.
     pub fn update(&mut self, action: Action, now: Instant) -> Vec<Effect> {
         self.dirty = true;
+        if !matches!(action, Action::Resize) {
+            self.notice = None;
+        }
+        if self.modal.is_some() {
+            return self.modal_action(action);
+        }
+        if self.views.pager_takes(&action) {
+            self.views.pager_action(action, &self.notebook.cells);
+            return Vec::new();
+        }
         match action {
             Action::RunCell => return self.run_cell().into_iter().collect(),
             Action::HistoryPrev => self.history_prev(),
@@ -182,11 +271,56 @@ impl App {
                 }
             }
             Action::Quit => self.should_quit = true,
-            Action::FocusOutputs => self.outputs_focused = true,
+            Action::FocusOutputs => self.focus_outputs(),
+            Action::SelectCell(delta) => self.select_cell(delta),
+            Action::StopCell => return self.stop_cell(),
+            Action::CopyOutput => self.copy_cell(false),
+            Action::CopyInput => self.copy_cell(true),
+            Action::SaveOutput => self.start_save(),
+            Action::HistorySearch => self.start_history_search(),
             Action::FocusEditor => self.outputs_focused = false,
             Action::Resize => {}
+            // Handled by the pager's views above.
+            Action::OpenPager
+            | Action::ClosePager
+            | Action::PagerScroll(_)
+            | Action::PagerPage(_)
+            | Action::PagerTop
+            | Action::PagerBottom
+            | Action::PagerSearch
+            | Action::PagerNext
+            | Action::PagerPrev => {}
+            Action::Newline => editor::newline(&mut self.editor),
+            Action::Undo => {
+                self.editor.undo();
+            }
+            Action::Redo => {
+                self.editor.redo();
+            }
+            Action::ExternalEditor => self.external_edit = true,
+            Action::Help => {
+                self.help_open = true;
+                self.views.help.reset();
+            }
+            Action::CloseHelp => self.help_open = false,
+            Action::HelpScroll(n) => self.views.help.scroll_by(n),
         }
         Vec::new()
+    }
+
+    /// The cell's text, when the user asked to edit it in `$EDITOR` (once).
+    pub fn take_external_edit(&mut self) -> Option<String> {
+        std::mem::take(&mut self.external_edit).then(|| self.editor.lines().join("\n"))
+    }
+
+    /// Takes the text back from `$EDITOR`, as one edit that Ctrl+Z undoes; when
+    /// the editor failed the cell stays as it was and the status line says why.
+    pub fn finish_external_edit(&mut self, outcome: Result<String, String>) {
+        self.dirty = true;
+        match outcome {
+            Ok(text) => editor::replace_text(&mut self.editor, &clean_paste(&text)),
+            Err(reason) => self.notice = Some(reason),
+        }
     }
 
     /// Moves the editor's text into the notebook as a queued cell.
@@ -200,6 +334,9 @@ impl App {
         self.next_run += 1;
         self.runs.insert(run, index);
         self.editor = new_editor(vec![String::new()]);
+        if let Some(next) = self.queued.pop_front() {
+            self.load(&next, CursorMove::Bottom);
+        }
         self.history = History::default();
         self.views.outputs.follow();
         Some(Effect::Execute { run, code })
@@ -264,6 +401,7 @@ impl App {
                 outcome,
                 images,
             } => self.finish(run, outcome, images),
+            AppEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
         }
     }
 
@@ -284,6 +422,9 @@ impl App {
         let Some(index) = self.runs.remove(&run) else {
             return;
         };
+        if self.interrupting == Some(run) {
+            self.interrupting = None;
+        }
         if self.running.is_some_and(|(i, _)| i == index) {
             self.running = None;
         }
@@ -310,6 +451,9 @@ impl App {
             );
         }
         self.views.outputs.invalidate(index);
+        if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {
+            saver.cell_finished(index, cell.clone());
+        }
     }
 }
 
@@ -319,6 +463,13 @@ fn clean_paste(text: &str) -> String {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     super::ui::sanitize::plain(&text.replace('\t', "    "))
 }
+
+#[path = "app_cells.rs"]
+mod cells;
+#[path = "app_modal.rs"]
+mod modal;
+
+pub use self::modal::Modal;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

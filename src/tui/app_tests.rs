@@ -298,3 +298,71 @@ fn pool_progress_is_kept_for_the_banner() {
     );
     assert_eq!(app.pool_log, vec!["creating venv".to_string()]);
 }
+
+/// Presses `key` through the app's keymap, as the loop does.
+fn press(app: &mut App, code: crossterm::event::KeyCode, mods: crossterm::event::KeyModifiers) {
+    let event = crossterm::event::Event::Key(crossterm::event::KeyEvent::new(code, mods));
+    if let Some(action) = app.keymap.action_for_event(event, app.editor_context()) {
+        app.update(action, Instant::now());
+    }
+}
+
+#[test]
+fn enter_auto_indents_and_ctrl_z_undoes() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = test_app();
+    for c in "if x:".chars() {
+        press(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+    press(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    for c in "pass".chars() {
+        press(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+    assert_eq!(app.editor.lines(), ["if x:", "    pass"]);
+    for _ in 0..6 {
+        press(&mut app, KeyCode::Char('z'), KeyModifiers::CONTROL);
+    }
+    assert_eq!(app.editor.lines(), ["if x:"]);
+    press(&mut app, KeyCode::Char('y'), KeyModifiers::CONTROL);
+    assert_eq!(app.editor.lines(), ["if x:", ""]);
+}
+
+#[test]
+fn the_help_overlay_opens_takes_the_keys_and_closes() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = test_app();
+    press(&mut app, KeyCode::F(1), KeyModifiers::NONE);
+    assert!(app.help_open);
+    // `q` closes the help; it neither quits nor types.
+    press(&mut app, KeyCode::Char('q'), KeyModifiers::NONE);
+    assert!(!app.help_open && !app.should_quit);
+    assert!(app.editor.is_empty());
+    press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(app.outputs_focused);
+    press(&mut app, KeyCode::Char('?'), KeyModifiers::NONE);
+    assert!(app.help_open);
+    press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(!app.help_open && app.outputs_focused);
+}
+
+#[test]
+fn external_edits_replace_the_cell_or_leave_it_alone() {
+    let mut app = test_app();
+    let now = Instant::now();
+    type_text(&mut app, "x = 1", now);
+    assert_eq!(app.take_external_edit(), None);
+    app.update(Action::ExternalEditor, now);
+    assert_eq!(app.take_external_edit().as_deref(), Some("x = 1"));
+    assert_eq!(app.take_external_edit(), None);
+    app.finish_external_edit(Err("the editor \"vim\" failed".into()));
+    assert_eq!(app.editor.lines(), ["x = 1"]);
+    assert!(app.notice.as_deref().is_some_and(|n| n.contains("vim")));
+    // The next key takes the notice down.
+    app.update(Action::PageUp, now);
+    assert_eq!(app.notice, None);
+    app.finish_external_edit(Ok("for i in range(3):\r\n\tprint(i)".into()));
+    assert_eq!(app.editor.lines(), ["for i in range(3):", "    print(i)"]);
+    app.update(Action::Undo, now);
+    app.update(Action::Undo, now);
+    assert_eq!(app.editor.lines(), ["x = 1"]);
+}

@@ -39,6 +39,13 @@ pub enum AppEvent {
         /// The execution's images decoded, in the order of `Execution::images`.
         images: Vec<DecodedImage>,
     },
+    /// The worker asked the local pool to interrupt this run.
+    InterruptSent {
+        /// Which run.
+        run: RunId,
+        /// The kernel acknowledged the interrupt request.
+        delivered: bool,
+    },
 }
 
 /// The sending half the worker uses, with one method per kind of news.
@@ -80,6 +87,12 @@ impl AppEventSender {
     /// Reports that `run` is now executing.
     pub fn execution_started(&self, run: RunId) {
         self.send(AppEvent::ExecutionStarted(run));
+    }
+
+    /// Reports that an interrupt of `run` was sent (and whether the kernel
+    /// acknowledged it).
+    pub fn interrupt_sent(&self, run: RunId, delivered: bool) {
+        self.send(AppEvent::InterruptSent { run, delivered });
     }
 
     /// Reports the outcome of `run`.

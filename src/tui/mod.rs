@@ -8,8 +8,13 @@
 
 pub mod action;
 pub mod app;
+pub mod cell_export;
 pub mod event;
+pub mod external_editor;
 pub mod keymap;
+pub mod local;
+pub mod persist;
+pub mod radar;
 pub mod runner;
 pub mod terminal;
 pub mod theme;
@@ -19,6 +24,7 @@ pub mod worker;
 use std::time::Duration;
 
 use crate::client::ApiVersion;
+use crate::config::UiConfig;
 
 use self::app::{App, AppConfig, PoolState};
 use self::event::AppEventSender;
@@ -37,10 +43,13 @@ pub struct TuiOptions {
     pub token: Option<String>,
     /// The api-version to speak.
     pub api_version: ApiVersion,
-    /// Session identifier; `None` makes a random `sessionpad-<8 hex>`.
+    /// Session identifier; `None` uses the one derived from the working directory
+    /// (as the CLI does), so restarting in a folder reopens its notebook.
     pub identifier: Option<String>,
     /// Execution limit of each cell.
     pub timeout: Duration,
+    /// Theme, keys and image protocol from the config file.
+    pub ui: UiConfig,
 }
 
 /// Runs the TUI until the user quits. The terminal is restored on return, on error
@@ -51,7 +60,20 @@ pub struct TuiOptions {
 ///
 /// The terminal could not be set up or failed, or a task panicked.
 pub async fn run(opts: TuiOptions) -> anyhow::Result<()> {
-    let identifier = opts.identifier.clone().unwrap_or_else(random_identifier);
+    run_with(opts, Vec::new()).await
+}
+
+/// Runs the TUI like [`run`], with `queued` cell sources (an opened notebook's)
+/// offered in the editor one at a time, not run.
+///
+/// # Errors
+///
+/// As [`run`].
+pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<()> {
+    let identifier = opts
+        .identifier
+        .clone()
+        .unwrap_or_else(crate::cli::target::identifier_for_cwd);
     let (connection, pool_label, pool_state) = match &opts.endpoint {
         None => (
             Connection::Embedded,
@@ -75,6 +97,13 @@ pub async fn run(opts: TuiOptions) -> anyhow::Result<()> {
         },
         pool_state,
     );
+    app.execution_limit = Some(opts.timeout);
+    // Only the embedded pool's kernels can be interrupted; the service cannot.
+    app.can_interrupt = matches!(connection, Connection::Embedded);
+    apply_ui(&mut app, &opts.ui)?;
+    let place = persist::Place::new(opts.endpoint.as_deref(), &identifier, opts.api_version);
+    let saver = persist::attach(&mut app, place).await;
+    app.queue_sources(queued);
     let mut guard = TerminalGuard::enter()?;
     let (sender, mut events) = AppEventSender::channel();
     let worker = SessionWorker::spawn(
@@ -89,7 +118,26 @@ pub async fn run(opts: TuiOptions) -> anyhow::Result<()> {
     let result = runner::run_loop(guard.terminal_mut(), &mut app, &mut events, &worker).await;
     drop(guard);
     worker.shutdown(SHUTDOWN_WAIT).await;
+    // A cell that finished while quitting is still saved; then the saver drains.
+    while let Ok(event) = events.try_recv() {
+        app.handle_event(event, std::time::Instant::now());
+    }
+    drop(app);
+    if let Some(thread) = saver {
+        persist::finish(thread, SHUTDOWN_WAIT).await;
+    }
     result
+}
+
+/// Puts the config file's theme (without colours under `NO_COLOR`) and keys into
+/// the app. Both were checked when the file was read, so errors here are bugs.
+fn apply_ui(app: &mut App, ui: &UiConfig) -> anyhow::Result<()> {
+    let name = ui.theme.as_deref().unwrap_or(theme::DEFAULT_THEME);
+    app.theme =
+        theme::Theme::named(name, theme::no_color_from_env()).map_err(anyhow::Error::msg)?;
+    app.keymap = keymap::Keymap::with_overrides(&ui.keys)
+        .map_err(|e| anyhow::anyhow!("keys: {}", e.message))?;
+    Ok(())
 }
 
 /// A fresh session identifier: `sessionpad-` and 8 hex digits.

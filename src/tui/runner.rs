@@ -3,19 +3,28 @@
 //! and a deadline that is armed only when something needs it (a pending frame
 //! under the frame cap, the 100 ms tick while a cell runs or the pool starts, the
 //! end of the Ctrl+C window). It applies everything queued before drawing once,
-//! and draws only when the state changed.
+//! and draws only when the state changed (or a long output is still being read,
+//! a slice per frame). Idle, it sleeps: no timer is armed and nothing is drawn.
+//!
+//! The loop is generic over where it draws ([`Screen`]) and where input comes
+//! from, so tests can run it on a `TestBackend` with tokio's clock paused; its
+//! clock is tokio's for the same reason.
 
+use std::future::Future;
+use std::io;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use crossterm::event::EventStream;
-use futures::StreamExt;
+use crossterm::event::{Event, EventStream};
+use futures::{Stream, StreamExt};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::sleep_until;
 
 use super::action::Effect;
 use super::app::App;
 use super::event::AppEvent;
+use super::external_editor;
+use super::local;
 use super::keymap::action_for_event;
 use super::terminal::{self, Tui};
 use super::ui;
@@ -26,6 +35,47 @@ const FRAME: Duration = Duration::from_millis(16);
 /// Events of one source applied before a draw, so a burst from one cannot starve
 /// the other.
 const DRAIN_LIMIT: usize = 256;
+
+/// What the loop draws on: the terminal, or a test double.
+pub(crate) trait Screen {
+    /// Draws one frame of `app`.
+    fn draw_frame(&mut self, app: &mut App, now: Instant) -> io::Result<()>;
+
+    /// Hands the screen to `$EDITOR` to edit `source` (see `external_editor`).
+    fn edit_externally(
+        &mut self,
+        source: &str,
+    ) -> impl Future<Output = io::Result<Result<String, String>>>;
+
+    /// Asks the terminal to put `text` on the clipboard (OSC 52). Test screens
+    /// have no clipboard.
+    fn copy_to_clipboard(&mut self, text: &str) -> io::Result<()> {
+        let _ = text;
+        Ok(())
+    }
+}
+
+impl Screen for Tui {
+    fn draw_frame(&mut self, app: &mut App, now: Instant) -> io::Result<()> {
+        self.draw(|frame| ui::draw(frame, app, now)).map(|_| ())
+    }
+
+    fn edit_externally(
+        &mut self,
+        source: &str,
+    ) -> impl Future<Output = io::Result<Result<String, String>>> {
+        external_editor::edit(self, source)
+    }
+
+    fn copy_to_clipboard(&mut self, text: &str) -> io::Result<()> {
+        terminal::copy_to_clipboard(self, text)
+    }
+}
+
+/// The loop's clock: tokio's, so that tests with a paused clock control it.
+fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
 
 /// Runs until the user quits (or the process is told to terminate).
 ///
@@ -38,7 +88,29 @@ pub async fn run_loop(
     events: &mut UnboundedReceiver<AppEvent>,
     worker: &SessionWorker,
 ) -> anyhow::Result<()> {
-    let mut input = EventStream::new();
+    let mut execute = |effect| match effect {
+        Effect::Execute { run, code } => worker.execute(run, code),
+        Effect::Interrupt { run } => worker.interrupt(run),
+        Effect::Abandon { run } => worker.abandon(run),
+    };
+    drive(terminal, app, events, EventStream::new, &mut execute).await
+}
+
+/// The loop itself: `input` makes the input stream (again after an external
+/// editor had the terminal), `execute` carries out effects.
+pub(crate) async fn drive<S, I>(
+    screen: &mut S,
+    app: &mut App,
+    events: &mut UnboundedReceiver<AppEvent>,
+    input: impl Fn() -> I,
+    execute: &mut impl FnMut(Effect),
+) -> anyhow::Result<()>
+where
+    S: Screen,
+    I: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let new_input = input;
+    let mut input = new_input();
     let mut last_draw: Option<Instant> = None;
     let terminated = termination();
     tokio::pin!(terminated);
@@ -47,14 +119,15 @@ pub async fn run_loop(
             anyhow::bail!("a task panicked; see the log");
         }
         if app.dirty {
-            let now = Instant::now();
+            let now = now();
             if last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
-                terminal.draw(|frame| ui::draw(frame, app, now))?;
-                app.dirty = false;
+                screen.draw_frame(app, now)?;
+                // A long output read in part asks for the next frame itself.
+                app.dirty = app.views.pending_work();
                 last_draw = Some(now);
             }
         }
-        let now = Instant::now();
+        let now = now();
         let frame_due = (app.dirty).then(|| last_draw.map_or(now, |t| t + FRAME));
         let wake = [frame_due, app.next_wakeup(now)]
             .into_iter()
@@ -62,18 +135,29 @@ pub async fn run_loop(
             .min();
         tokio::select! {
             maybe = input.next() => match maybe {
-                Some(Ok(event)) => apply_input(app, worker, event),
+                Some(Ok(event)) => apply_input(app, execute, event),
                 Some(Err(e)) => return Err(e.into()),
                 None => anyhow::bail!("the terminal input ended"),
             },
-            Some(event) = events.recv() => app.handle_event(event, Instant::now()),
+            Some(event) = events.recv() => app.handle_event(event, self::now()),
             () = sleep_until(wake.unwrap_or(now).into()), if wake.is_some() => {}
             // SIGTERM or SIGHUP (the terminal closed): leave the normal way, so the
             // embedded pool still stops its kernels.
             () = &mut terminated => return Ok(()),
         }
-        drain(app, worker, &mut input, events).await?;
-        app.tick(Instant::now());
+        drain(app, execute, &mut input, events).await?;
+        if let Some(source) = app.take_external_edit() {
+            // The editor reads the keys while it runs: stop reading them here.
+            drop(input);
+            let outcome = screen.edit_externally(&source).await?;
+            input = new_input();
+            app.finish_external_edit(outcome);
+        }
+        for work in app.take_local_work() {
+            let outcome = local::perform(screen, work).await;
+            app.finish_local_work(outcome);
+        }
+        app.tick(self::now());
         if app.should_quit {
             return Ok(());
         }
@@ -105,14 +189,14 @@ async fn termination() {
 /// waker crossterm would keep, so that later input would not wake the loop).
 async fn drain(
     app: &mut App,
-    worker: &SessionWorker,
-    input: &mut EventStream,
+    execute: &mut impl FnMut(Effect),
+    input: &mut (impl Stream<Item = io::Result<Event>> + Unpin),
     events: &mut UnboundedReceiver<AppEvent>,
 ) -> anyhow::Result<()> {
     for _ in 0..DRAIN_LIMIT {
         let ready = std::future::poll_fn(|cx| Poll::Ready(input.poll_next_unpin(cx))).await;
         match ready {
-            Poll::Ready(Some(Ok(event))) => apply_input(app, worker, event),
+            Poll::Ready(Some(Ok(event))) => apply_input(app, execute, event),
             Poll::Ready(Some(Err(e))) => return Err(e.into()),
             Poll::Ready(None) | Poll::Pending => break,
         }
@@ -122,20 +206,22 @@ async fn drain(
     }
     for _ in 0..DRAIN_LIMIT {
         match events.try_recv() {
-            Ok(event) => app.handle_event(event, Instant::now()),
+            Ok(event) => app.handle_event(event, now()),
             Err(_) => break,
         }
     }
     Ok(())
 }
 
-fn apply_input(app: &mut App, worker: &SessionWorker, event: crossterm::event::Event) {
-    let Some(action) = action_for_event(event, app.editor_context()) else {
+fn apply_input(app: &mut App, execute: &mut impl FnMut(Effect), event: Event) {
+    let Some(action) = action_for_event(&app.keymap, event, app.editor_context()) else {
         return;
     };
-    for effect in app.update(action, Instant::now()) {
-        match effect {
-            Effect::Execute { run, code } => worker.execute(run, code),
-        }
+    for effect in app.update(action, now()) {
+        execute(effect);
     }
 }
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod tests;

@@ -4,6 +4,12 @@
 //! the guard drops, and from a panic hook that restores first and then lets the
 //! previous hook print the panic.
 //!
+//! [`suspend`] and [`resume`] hand the terminal to another program (`$EDITOR`)
+//! and take it back. [`copy_to_clipboard`] writes the one escape sequence of
+//! ours that is not drawing: OSC 52, which asks the terminal to set the
+//! clipboard. (Session output never reaches the terminal raw: `ui/sanitize.rs`
+//! removes every OSC 52 it carries.)
+//!
 //! It never queries the terminal (no `supports_keyboard_enhancement`, no cursor
 //! position request; they block or fail on terminals that do not answer): pushing
 //! the keyboard flags is harmless where they are not understood.
@@ -22,6 +28,7 @@ use crossterm::terminal::{
 use crossterm::{cursor, execute};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
 
 /// True while the terminal is in the UI's modes (so restoring twice is harmless).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -47,19 +54,10 @@ impl TerminalGuard {
         install_panic_hook();
         ACTIVE.store(true, Ordering::SeqCst);
         let setup = || -> io::Result<Tui> {
-            enable_raw_mode()?;
-            let mut out = io::stdout();
-            execute!(
-                out,
-                EnterAlternateScreen,
-                Clear(ClearType::All),
-                EnableBracketedPaste,
-                EnableMouseCapture,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
-            )?;
+            enable_modes()?;
             // Not `Terminal::clear`, which asks the terminal where its cursor is and
             // fails on terminals that do not answer.
-            Terminal::new(CrosstermBackend::new(out))
+            Terminal::new(CrosstermBackend::new(io::stdout()))
         };
         match setup() {
             Ok(terminal) => Ok(Self { terminal }),
@@ -74,6 +72,61 @@ impl TerminalGuard {
     pub fn terminal_mut(&mut self) -> &mut Tui {
         &mut self.terminal
     }
+}
+
+/// Raw mode, the alternate screen (cleared) and the input modes.
+fn enable_modes() -> io::Result<()> {
+    enable_raw_mode()?;
+    execute!(
+        io::stdout(),
+        EnterAlternateScreen,
+        Clear(ClearType::All),
+        EnableBracketedPaste,
+        EnableMouseCapture,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+    )
+}
+
+/// Gives the terminal back as it was before the UI, for another program to use.
+/// The caller must stop reading input first (drop its `EventStream`), or the two
+/// programs fight over the keys.
+pub fn suspend() {
+    restore();
+}
+
+/// Takes the terminal back after [`suspend`] and makes the next draw repaint
+/// the whole screen (at its size now, which may have changed meanwhile).
+///
+/// # Errors
+///
+/// The terminal refused a mode, or its size cannot be read.
+pub fn resume(terminal: &mut Tui) -> io::Result<()> {
+    ACTIVE.store(true, Ordering::SeqCst);
+    enable_modes()?;
+    let size = terminal.size()?;
+    // Not `Terminal::clear` (see `enter`); `resize` clears and forgets the last
+    // frame without asking the terminal anything.
+    terminal.resize(Rect::new(0, 0, size.width, size.height))
+}
+
+/// The OSC 52 sequence that asks the terminal to put `text` on the clipboard
+/// (`c`), base64-encoded so nothing in `text` can end the sequence early.
+pub fn osc52(text: &str) -> String {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    format!("\x1b]52;c;{encoded}\x07")
+}
+
+/// Asks the terminal to put `text` on the system clipboard (OSC 52). Terminals
+/// do not answer, so success means only that the request was written.
+///
+/// # Errors
+///
+/// Writing to the terminal failed.
+pub fn copy_to_clipboard(terminal: &mut Tui, text: &str) -> io::Result<()> {
+    let out = terminal.backend_mut();
+    out.write_all(osc52(text).as_bytes())?;
+    out.flush()
 }
 
 impl Drop for TerminalGuard {

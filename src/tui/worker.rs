@@ -5,8 +5,14 @@
 //!
 //! Executions run one at a time in the order they were asked for, as a session
 //! does. A run whose transport fails is reported as a failed outcome, never
-//! dropped, so the cell that asked for it always learns what happened.
+//! dropped, so the cell that asked for it always learns what happened, unless
+//! the UI gave up on it: an abandoned run is skipped if it has not started, and
+//! its request is dropped (the HTTP call aborted) if it has; nothing more is
+//! reported about it. Interrupting is the local pool's alone: the worker reaches
+//! the embedded pool's kernel directly (the service's API has no interrupt).
 
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
@@ -14,7 +20,7 @@ use tokio::task::JoinHandle;
 
 use super::event::{AppEventSender, DecodedImage, RunId};
 use crate::client::{ApiVersion, Execution, SessionClient, Target};
-use crate::pool::{LocalPool, PoolOptions};
+use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
 
 /// How long the embedded pool gets to stop its kernels before it is dropped
 /// (dropping kills them).
@@ -49,6 +55,8 @@ pub struct WorkerConfig {
 
 enum Command {
     Execute { run: RunId, code: String },
+    Interrupt { run: RunId },
+    Abandon { run: RunId },
 }
 
 /// The UI task's handle on the worker.
@@ -63,6 +71,8 @@ impl std::fmt::Debug for Command {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Execute { run, .. } => write!(f, "Execute({run:?})"),
+            Self::Interrupt { run } => write!(f, "Interrupt({run:?})"),
+            Self::Abandon { run } => write!(f, "Abandon({run:?})"),
         }
     }
 }
@@ -87,6 +97,24 @@ impl SessionWorker {
     pub fn execute(&self, run: RunId, code: String) {
         if self.commands.send(Command::Execute { run, code }).is_err() {
             tracing::error!(?run, "session worker is gone; run dropped");
+        }
+    }
+
+    /// Interrupts `run` if it is running on the embedded pool (its outcome then
+    /// arrives as usual); on a remote pool, which has no interrupt, abandons it.
+    pub fn interrupt(&self, run: RunId) {
+        self.send(Command::Interrupt { run });
+    }
+
+    /// Gives up on `run`: skipped if it has not started, its request dropped if it
+    /// has; no more events name it.
+    pub fn abandon(&self, run: RunId) {
+        self.send(Command::Abandon { run });
+    }
+
+    fn send(&self, command: Command) {
+        if self.commands.send(command).is_err() {
+            tracing::error!("session worker is gone; command dropped");
         }
     }
 
@@ -160,25 +188,45 @@ async fn run(
             (Err(format!("the pool is not available: {reason}")), None)
         }
     };
+    let registry = pool.as_ref().map(|p| p.registry().clone());
+    let mut queue = Queue::default();
     loop {
-        let command = tokio::select! {
-            biased;
-            _ = &mut stopped => break,
-            c = commands.recv() => c,
+        let next = match queue.next() {
+            Some(next) => next,
+            None => {
+                let command = tokio::select! {
+                    biased;
+                    _ = &mut stopped => break,
+                    c = commands.recv() => c,
+                };
+                let Some(command) = command else {
+                    break;
+                };
+                queue.accept(command);
+                continue;
+            }
         };
-        let Some(Command::Execute { run, code }) = command else {
-            break;
-        };
+        let (run, code) = next;
         events.execution_started(run);
         let outcome = match &client {
             Err(reason) => Err(reason.clone()),
-            Ok(client) => tokio::select! {
-                biased;
-                _ = &mut stopped => break,
-                r = client.execute(&config.identifier, &code, config.timeout) => {
-                    r.map_err(|e| e.to_string())
+            Ok(client) => {
+                let running = Running {
+                    client,
+                    config: &config,
+                    registry: registry.as_ref(),
+                    events: &events,
+                    run,
+                };
+                match running
+                    .wait(&code, &mut commands, &mut stopped, &mut queue)
+                    .await
+                {
+                    Step::Finished(outcome) => outcome,
+                    Step::Abandoned => continue,
+                    Step::Stop => break,
                 }
-            },
+            }
         };
         let images = match &outcome {
             Ok(exec) => decode_images(exec).await,
@@ -193,6 +241,109 @@ async fn run(
             .is_err()
     {
         tracing::warn!("local pool did not shut down in time; its kernels are killed");
+    }
+}
+
+/// Runs waiting their turn, and runs given up before they started.
+#[derive(Default)]
+struct Queue {
+    waiting: VecDeque<(RunId, String)>,
+    abandoned: HashSet<RunId>,
+}
+
+impl Queue {
+    /// Takes a command that arrived while no run (or another run) executes.
+    fn accept(&mut self, command: Command) {
+        match command {
+            Command::Execute { run, code } => self.waiting.push_back((run, code)),
+            // Not running: an interrupt can only mean "do not run it" (or comes
+            // after the run ended, when it changes nothing).
+            Command::Interrupt { run } | Command::Abandon { run } => {
+                self.abandoned.insert(run);
+            }
+        }
+    }
+
+    /// The next run to execute, skipping abandoned ones.
+    fn next(&mut self) -> Option<(RunId, String)> {
+        while let Some((run, code)) = self.waiting.pop_front() {
+            // Runs execute in the order of their ids: older marks are moot.
+            let abandoned = self.abandoned.remove(&run);
+            self.abandoned.retain(|r| *r > run);
+            if !abandoned {
+                return Some((run, code));
+            }
+        }
+        None
+    }
+}
+
+/// How waiting for one execution ended.
+enum Step {
+    /// The pool answered (or the transport failed).
+    Finished(Result<Execution, String>),
+    /// The UI gave up on the run; its request was dropped.
+    Abandoned,
+    /// The worker is told to stop, or the UI is gone.
+    Stop,
+}
+
+/// One execution in flight, and what the worker needs while it waits for it.
+struct Running<'a> {
+    client: &'a SessionClient,
+    config: &'a WorkerConfig,
+    /// The embedded pool's sessions, which can be interrupted.
+    registry: Option<&'a Arc<SessionRegistry>>,
+    events: &'a AppEventSender,
+    run: RunId,
+}
+
+impl Running<'_> {
+    /// Waits for the execution of `code` while still taking commands: new runs
+    /// queue, an interrupt of this run goes to the kernel (on the local pool), an
+    /// abandon drops the request.
+    async fn wait(
+        &self,
+        code: &str,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+        stopped: &mut oneshot::Receiver<()>,
+        queue: &mut Queue,
+    ) -> Step {
+        let request = self
+            .client
+            .execute(&self.config.identifier, code, self.config.timeout);
+        tokio::pin!(request);
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut *stopped => return Step::Stop,
+                r = &mut request => return Step::Finished(r.map_err(|e| e.to_string())),
+                c = commands.recv() => match c {
+                    None => return Step::Stop,
+                    Some(Command::Interrupt { run }) if run == self.run => {
+                        let Some(registry) = self.registry else {
+                            // The service has no interrupt.
+                            return Step::Abandoned;
+                        };
+                        self.interrupt(registry.clone());
+                    }
+                    Some(Command::Abandon { run }) if run == self.run => return Step::Abandoned,
+                    Some(other) => queue.accept(other),
+                },
+            }
+        }
+    }
+
+    /// Interrupts the session's kernel on a task of its own (the execution's
+    /// reply keeps arriving meanwhile) and reports whether it was acknowledged.
+    fn interrupt(&self, registry: Arc<SessionRegistry>) {
+        let identifier = self.config.identifier.clone();
+        let events = self.events.clone();
+        let run = self.run;
+        tokio::spawn(async move {
+            let delivered = registry.interrupt(&identifier).await;
+            events.interrupt_sent(run, delivered);
+        });
     }
 }
 
@@ -251,6 +402,87 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         worker.shutdown(Duration::from_secs(5)).await;
+    }
+
+    #[test]
+    fn abandoned_runs_are_skipped_and_forgotten() {
+        let mut queue = Queue::default();
+        let execute = |n: u64| Command::Execute {
+            run: RunId(n),
+            code: format!("{n}"),
+        };
+        queue.accept(execute(1));
+        queue.accept(execute(2));
+        queue.accept(execute(3));
+        queue.accept(Command::Abandon { run: RunId(2) });
+        // An interrupt of a run that is not running means "do not run it".
+        queue.accept(Command::Interrupt { run: RunId(3) });
+        assert_eq!(queue.next().map(|(r, _)| r), Some(RunId(1)));
+        assert_eq!(queue.next(), None);
+        assert!(
+            queue.abandoned.is_empty(),
+            "marks of skipped runs are dropped"
+        );
+    }
+
+    /// A remote pool that takes connections and never answers.
+    async fn silent_pool() -> (String, JoinHandle<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let task = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        (format!("http://{addr}"), task)
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_run_reports_nothing_and_the_next_one_starts() {
+        let (endpoint, server) = silent_pool().await;
+        let (events, mut rx) = AppEventSender::channel();
+        let worker = SessionWorker::spawn(
+            WorkerConfig {
+                connection: Connection::Remote {
+                    endpoint,
+                    token: Some("t".into()),
+                },
+                api_version: ApiVersion::V2025_10_02,
+                identifier: "t".into(),
+                timeout: Duration::from_secs(5),
+            },
+            events,
+        );
+        worker.execute(RunId(1), "import time; time.sleep(60)".into());
+        worker.execute(RunId(2), "2".into());
+        assert!(matches!(rx.recv().await, Some(AppEvent::PoolReady)));
+        assert!(matches!(
+            rx.recv().await,
+            Some(AppEvent::ExecutionStarted(RunId(1)))
+        ));
+        // The service has no interrupt: interrupting a remote run abandons it.
+        worker.interrupt(RunId(1));
+        match rx.recv().await {
+            Some(AppEvent::ExecutionStarted(RunId(2))) => {}
+            other => panic!("expected run 2 to start, got {other:?}"),
+        }
+        worker.abandon(RunId(2));
+        worker.execute(RunId(3), "3".into());
+        match rx.recv().await {
+            Some(AppEvent::ExecutionStarted(RunId(3))) => {}
+            other => panic!("expected run 3 to start, got {other:?}"),
+        }
+        worker.shutdown(Duration::from_secs(5)).await;
+        server.abort();
+        while let Ok(event) = rx.try_recv() {
+            assert!(
+                !matches!(event, AppEvent::ExecutionFinished { .. }),
+                "no outcome of an abandoned run: {event:?}"
+            );
+        }
     }
 
     #[tokio::test]

@@ -7,14 +7,19 @@
 //! ```
 //!
 //! The code is highlighted; every piece of session output goes through the
-//! sanitizer; images become blocks of rows. Rows are computed for one width and
-//! cached by the outputs pane until the cell changes.
+//! sanitizer; images become blocks of rows; a long text output is collapsed to
+//! its first and last rows (`long_output.rs`). Rows are computed for one width and
+//! cached by the outputs pane until the cell changes. The one row that changes on
+//! its own, a running cell's spinner and elapsed time, is drawn from the clock.
+
+use std::time::{Duration, Instant};
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::highlight::Highlighter;
 use super::image::{ImageKey, ImageLayout, ImageStore};
+use super::long_output::{LongTexts, OutputKey, collapsed_rows};
 use super::sanitize;
 use super::wrap::wrap;
 use crate::notebook::{Cell, CellStatus, Output, StreamName};
@@ -32,7 +37,23 @@ pub enum Row {
         /// Which of its rows.
         row: u16,
     },
+    /// The status row of the running cell `0`: spinner, elapsed time, limit.
+    Running(usize),
 }
+
+/// What a running cell's status row is drawn from.
+#[derive(Debug, Clone, Copy)]
+pub struct RunClock {
+    /// The time of the frame.
+    pub now: Instant,
+    /// The cell executing now and since when.
+    pub running: Option<(usize, Instant)>,
+    /// The execution limit of a cell, when known.
+    pub limit: Option<Duration>,
+}
+
+/// Spinner frames, one per 100 ms of elapsed time.
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /// What building a cell's rows needs besides the cell.
 pub struct CellContext<'a> {
@@ -42,14 +63,51 @@ pub struct CellContext<'a> {
     pub highlighter: &'a mut Highlighter,
     /// The decoded images of outputs.
     pub images: &'a mut ImageStore,
+    /// The line indexes of long outputs.
+    pub texts: &'a mut LongTexts,
+    /// The clock of the running cell's status row.
+    pub clock: RunClock,
+    /// The key that opens the pager, for the note of a collapsed output.
+    pub pager_key: &'a str,
 }
 
-/// The rows of cell `index` for a pane `width` columns wide.
-pub fn cell_rows(cell: &Cell, index: usize, width: u16, ctx: &mut CellContext<'_>) -> Vec<Row> {
+/// The rows of cell `index` for a pane `width` columns wide, and whether they are
+/// final (false while a long output is still being read: build them again next
+/// frame).
+pub fn cell_rows(
+    cell: &Cell,
+    index: usize,
+    width: u16,
+    ctx: &mut CellContext<'_>,
+) -> (Vec<Row>, bool) {
     let theme = ctx.theme;
     let mut lines = code_lines(cell, ctx);
     let mut rows = Vec::new();
+    let mut settled = true;
     for (n, output) in cell.outputs.iter().enumerate() {
+        let key = OutputKey {
+            cell: index,
+            output: n,
+        };
+        if ctx.texts.is_long_output(key, output) {
+            flush(&mut rows, &mut lines, width);
+            match ctx.texts.index(key, output) {
+                Some(text) => {
+                    settled &= text.complete;
+                    let (style, prefix) = long_style(output, theme);
+                    let collapsed = collapsed_rows(
+                        &text,
+                        style,
+                        prefix.as_ref(),
+                        (width, ctx.pager_key),
+                        theme,
+                    );
+                    rows.extend(collapsed.into_iter().map(Row::Text));
+                }
+                None => lines.extend(output_lines(output, theme)),
+            }
+            continue;
+        }
         match output {
             Output::DisplayData { .. } => {
                 flush(&mut rows, &mut lines, width);
@@ -70,10 +128,58 @@ pub fn cell_rows(cell: &Cell, index: usize, width: u16, ctx: &mut CellContext<'_
             other => lines.extend(output_lines(other, theme)),
         }
     }
-    lines.push(status_line(cell, theme));
+    if cell.status == CellStatus::Running {
+        flush(&mut rows, &mut lines, width);
+        rows.push(Row::Running(index));
+    } else {
+        lines.push(status_line(cell, theme));
+    }
     lines.push(Line::default());
     flush(&mut rows, &mut lines, width);
-    rows
+    (rows, settled)
+}
+
+/// The style and first-line prefix of a collapsed output.
+fn long_style(output: &Output, theme: &Theme) -> (Style, Option<Span<'static>>) {
+    match output {
+        Output::Stream {
+            name: StreamName::Stderr,
+            ..
+        } => (theme.stderr, None),
+        Output::ExecuteResult {
+            execution_count, ..
+        } => (
+            Style::new(),
+            Some(Span::styled(
+                format!("Out[{execution_count}]: "),
+                theme.prompt_out,
+            )),
+        ),
+        Output::Error { .. } => (theme.error, None),
+        _ => (Style::new(), None),
+    }
+}
+
+/// The status row of a running cell: `⠹ running 1.2 s (limit 3 min 40 s)`.
+pub fn running_line(cell: usize, clock: &RunClock, theme: &Theme) -> Line<'static> {
+    let elapsed = clock
+        .running
+        .filter(|(i, _)| *i == cell)
+        .map(|(_, since)| clock.now.saturating_duration_since(since));
+    let frame = elapsed.map_or(0, |e| {
+        usize::try_from(e.as_millis() / 100).unwrap_or(0) % SPINNER.len()
+    });
+    let mut text = format!("  {} running", SPINNER[frame]);
+    if let Some(e) = elapsed {
+        text.push(' ');
+        text.push_str(&super::format_duration(e));
+    }
+    if let Some(limit) = clock.limit {
+        text.push_str(" (limit ");
+        text.push_str(&super::format_duration(limit));
+        text.push(')');
+    }
+    Line::styled(text, theme.warning)
 }
 
 fn flush(rows: &mut Vec<Row>, lines: &mut Vec<Line<'static>>, width: u16) {
@@ -172,6 +278,7 @@ fn status_line(cell: &Cell, theme: &Theme) -> Line<'static> {
     let took = cell.duration.map(super::format_duration);
     let (text, style) = match (cell.status, took) {
         (CellStatus::Queued, _) => ("  queued".to_string(), theme.muted),
+        // Drawn from the clock instead (`Row::Running`); kept for completeness.
         (CellStatus::Running, _) => ("  running…".to_string(), theme.warning),
         (CellStatus::Succeeded, Some(t)) => (format!("  done in {t}"), theme.muted),
         (CellStatus::Succeeded, None) => ("  done".to_string(), theme.muted),
@@ -195,18 +302,68 @@ mod tests {
         let theme = Theme::dark();
         let mut hl = Highlighter::default();
         let mut images = ImageStore::default();
+        let mut texts = LongTexts::default();
+        texts.begin_frame();
+        let now = Instant::now();
         let mut ctx = CellContext {
             theme: &theme,
             highlighter: &mut hl,
             images: &mut images,
+            texts: &mut texts,
+            clock: RunClock {
+                now,
+                running: Some((0, now - Duration::from_millis(1234))),
+                limit: Some(Duration::from_secs(220)),
+            },
+            pager_key: "Ctrl+O",
         };
+        let clock = ctx.clock;
         cell_rows(cell, 0, width, &mut ctx)
+            .0
             .into_iter()
             .map(|r| match r {
                 Row::Text(l) => l.to_string(),
                 Row::Image { row, .. } => format!("<image row {row}>"),
+                Row::Running(cell) => running_line(cell, &clock, &theme).to_string(),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_running_cell_shows_spinner_elapsed_and_limit() {
+        let cell = Cell {
+            source: "import time; time.sleep(9)".into(),
+            execution_count: 1,
+            outputs: vec![],
+            status: CellStatus::Running,
+            duration: None,
+        };
+        assert_eq!(
+            rows_text(&cell, 60)[1],
+            "  ⠹ running 1.2 s (limit 3 min 40 s)"
+        );
+    }
+
+    #[test]
+    fn a_long_stdout_is_collapsed() {
+        let text: String = (0..300).map(|i| format!("{i}\n")).collect();
+        let cell = Cell {
+            source: "for i in range(300): print(i)".into(),
+            execution_count: 1,
+            outputs: vec![Output::Stream {
+                name: StreamName::Stdout,
+                text,
+            }],
+            status: CellStatus::Succeeded,
+            duration: Some(Duration::from_millis(4)),
+        };
+        let rows = rows_text(&cell, 80);
+        assert_eq!(rows.len(), 1 + 20 + 1 + 10 + 2);
+        assert_eq!(
+            rows[21],
+            "… 300 lines, 1 kB in all — Ctrl+O opens them in the pager"
+        );
+        assert_eq!(rows[31], "299");
     }
 
     #[test]

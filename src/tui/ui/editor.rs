@@ -1,21 +1,27 @@
 //! The cell editor, drawn by hand: ratatui-textarea keeps the text and the cursor
 //! and does the editing, but has no highlighting hook, so this view draws the
 //! syntect-highlighted lines itself, scrolls them to keep the cursor in sight and
-//! places the terminal cursor with `Frame::set_cursor_position`.
+//! places the terminal cursor with `Frame::set_cursor_position`. The key hints in
+//! its title come from the keymap of the focused mode.
+//!
+//! It also holds the two edits that are more than a key: Enter with Python
+//! indentation ([`newline`]) and taking text back from `$EDITOR`
+//! ([`replace_text`]).
 
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Widget};
 use ratatui_textarea::TextArea;
 
 use super::highlight::highlight;
 use super::wrap::{columns_of_prefix, skip_columns};
+use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
 
-/// Key hints in the editor's title.
-const HINTS: &str = " F5/Alt+Enter run · Esc notebook · PgUp/PgDn scroll · Ctrl+Q quit ";
-const NOTEBOOK_HINTS: &str = " j/k scroll · Esc/Enter back to the cell · q quit ";
+/// What a line ending in `:` adds to the next line's indentation.
+const INDENT: &str = "    ";
 /// What the empty editor says.
 const PLACEHOLDER: &str = "Type Python here; Enter adds a line, Up recalls earlier cells";
 
@@ -62,7 +68,66 @@ pub fn height(lines: usize, available: u16) -> u16 {
     wanted.clamp(3, max)
 }
 
-/// Draws the editor in `area` and puts the terminal cursor at its cursor.
+/// The indentation of a new line after `before` (the text left of the cursor):
+/// the same as the current line's, four spaces more after a trailing `:`
+/// (comments aside).
+pub fn newline_indent(before: &str) -> String {
+    let mut indent: String = before
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    if strip_comment(before).trim_end().ends_with(':') {
+        indent.push_str(INDENT);
+    }
+    indent
+}
+
+/// `line` without a trailing `# comment` (a `#` inside a string literal stays).
+fn strip_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '#') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// Enter in the editor: a new line, indented by [`newline_indent`].
+pub fn newline(editor: &mut TextArea<'_>) {
+    let (row, col) = (editor.cursor().0, editor.cursor().1);
+    let before: String = editor
+        .lines()
+        .get(row)
+        .map(|l| l.chars().take(col).collect())
+        .unwrap_or_default();
+    let indent = newline_indent(&before);
+    editor.insert_newline();
+    if !indent.is_empty() {
+        editor.insert_str(indent);
+    }
+}
+
+/// Replaces the whole text with `text` as edits (so Ctrl+Z brings the old text
+/// back); nothing happens when the text is the same.
+pub fn replace_text(editor: &mut TextArea<'_>, text: &str) {
+    if editor.lines().join("\n") == text {
+        return;
+    }
+    editor.select_all();
+    editor.insert_str(text);
+}
+
+/// Draws the editor in `area` and puts the terminal cursor at its cursor. The
+/// title hints are those of the editor's keys when it has the focus, else the
+/// notebook's.
+#[allow(clippy::too_many_arguments)]
 pub fn render(
     frame: &mut Frame<'_>,
     area: Rect,
@@ -71,17 +136,24 @@ pub fn render(
     next_count: u32,
     focused: bool,
     theme: &Theme,
+    keymap: &Keymap,
 ) {
-    let (border, hints) = if focused {
-        (theme.border_focused, HINTS)
+    let (border, mode) = if focused {
+        (theme.border_focused, Mode::Editor)
     } else {
-        (theme.muted, NOTEBOOK_HINTS)
+        (theme.border, Mode::Outputs)
     };
-    let block = Block::bordered()
+    let title = format!(" In [{next_count}] ");
+    // Both corners, the title, a gap and the spaces around the hints.
+    let room = usize::from(area.width).saturating_sub(title.chars().count() + 5);
+    let hints = keymap.hint_line(mode, room);
+    let mut block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(border)
-        .title(format!(" In [{next_count}] "))
-        .title_top(Line::styled(hints, theme.muted).right_aligned());
+        .title(title);
+    if !hints.is_empty() {
+        block = block.title_top(Line::styled(format!(" {hints} "), theme.muted).right_aligned());
+    }
     let inner = block.inner(area);
     block.render(area, frame.buffer_mut());
     if inner.width == 0 || inner.height == 0 {
@@ -108,7 +180,14 @@ pub fn render(
     } else {
         let lines = view.lines_for(editor);
         for (line, y) in lines.iter().skip(top).zip(inner.y..inner.bottom()) {
-            buf.set_line(inner.x, y, &skip_columns(line, left), inner.width);
+            let mut shown = skip_columns(line, left);
+            if !theme.colors {
+                // NO_COLOR: the highlighting keeps its bold and italics only.
+                for span in &mut shown.spans {
+                    span.style = Style::new().add_modifier(span.style.add_modifier);
+                }
+            }
+            buf.set_line(inner.x, y, &shown, inner.width);
         }
     }
     let x = inner.x + u16::try_from(screen_col - left).unwrap_or(0);
@@ -128,6 +207,66 @@ mod tests {
         assert_eq!(height(5, 24), 7);
         assert_eq!(height(50, 24), 12);
         assert_eq!(height(50, 4), 3);
+    }
+
+    #[test]
+    fn enter_keeps_the_indentation_and_adds_four_after_a_colon() {
+        assert_eq!(newline_indent("x = 1"), "");
+        assert_eq!(newline_indent("for i in range(3):"), "    ");
+        assert_eq!(newline_indent("    if i:  "), "        ");
+        assert_eq!(newline_indent("    print(i)"), "    ");
+        assert_eq!(newline_indent("    else:  # the rest"), "        ");
+        assert_eq!(newline_indent("d = {'#': 1}"), "");
+        assert_eq!(newline_indent("s = \"a:\"  # not a block:"), "");
+        assert_eq!(newline_indent("x[1:"), "    ");
+    }
+
+    fn typed(editor: &mut TextArea<'_>, text: &str) {
+        for c in text.chars() {
+            if c == '\n' {
+                newline(editor);
+            } else {
+                editor.insert_char(c);
+            }
+        }
+    }
+
+    #[test]
+    fn newline_indents_a_block() {
+        let mut editor = TextArea::default();
+        typed(&mut editor, "def f(x):\nif x:\nreturn 1\n");
+        assert_eq!(
+            editor.lines(),
+            ["def f(x):", "    if x:", "        return 1", "        "]
+        );
+        // In the middle of a line, the rest moves down after the indentation.
+        let mut editor = TextArea::from(["if x:pass"]);
+        editor.move_cursor(ratatui_textarea::CursorMove::Jump(0, 5));
+        newline(&mut editor);
+        assert_eq!(editor.lines(), ["if x:", "    pass"]);
+    }
+
+    #[test]
+    fn undo_and_redo_step_through_edits() {
+        let mut editor = TextArea::default();
+        typed(&mut editor, "if x:\n");
+        assert_eq!(editor.lines(), ["if x:", "    "]);
+        editor.undo();
+        editor.undo();
+        assert_eq!(editor.lines(), ["if x:"]);
+        editor.redo();
+        assert_eq!(editor.lines(), ["if x:", ""]);
+    }
+
+    #[test]
+    fn replacing_the_text_can_be_undone() {
+        let mut editor = TextArea::from(["a = 1", "b = 2"]);
+        replace_text(&mut editor, "c = 3\nd = 4\n");
+        assert_eq!(editor.lines(), ["c = 3", "d = 4", ""]);
+        while editor.undo() {}
+        assert_eq!(editor.lines(), ["a = 1", "b = 2"]);
+        replace_text(&mut editor, "");
+        assert!(editor.is_empty());
     }
 
     #[test]

@@ -4,11 +4,22 @@
 
 pub mod cell_view;
 pub mod editor;
+pub mod files_pane;
+pub mod fit;
+pub mod help;
 pub mod highlight;
+pub mod history_search;
 pub mod image;
+pub mod long_output;
 pub mod outputs;
+pub mod pager;
+pub mod preview;
+pub mod prompt;
 pub mod sanitize;
+pub mod sessions_pane;
+pub mod sgr;
 pub mod status;
+pub mod text_index;
 pub mod wrap;
 
 use std::time::{Duration, Instant};
@@ -16,11 +27,14 @@ use std::time::{Duration, Instant};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 
-use self::cell_view::CellContext;
+use self::cell_view::{CellContext, RunClock};
 use self::editor::EditorView;
+use self::help::HelpView;
 use self::highlight::Highlighter;
 use self::image::ImageStore;
+use self::long_output::LongTexts;
 use self::outputs::OutputsView;
+use self::pager::Pager;
 use super::app::App;
 
 /// View state and caches the views keep between frames.
@@ -34,12 +48,22 @@ pub struct Views {
     pub highlighter: Highlighter,
     /// Decoded images and their protocols.
     pub images: ImageStore,
+    /// Scroll position of the help overlay.
+    pub help: HelpView,
+    /// Line indexes of long outputs (collapsed cells and the pager).
+    pub texts: LongTexts,
+    /// The pager, while it is open (it takes the whole screen).
+    pub pager: Option<Pager>,
 }
 
 /// Draws the whole screen: outputs on top, the editor under them, the status line
 /// at the bottom. `now` is the clock the elapsed times are measured against.
 pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     let area = frame.area();
+    app.views.texts.begin_frame();
+    if pager::render(frame, app) {
+        return;
+    }
     let editor_rows = editor::height(app.editor.lines().len(), area.height);
     let [outputs_area, editor_area, status_area] = Layout::vertical([
         Constraint::Min(1),
@@ -58,11 +82,22 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     if notebook.cells.is_empty() {
         outputs::render_banner(pool, pool_log, outputs_area, frame.buffer_mut(), theme);
     } else {
+        let pager_key = long_output::pager_key(&app.keymap);
         let mut ctx = CellContext {
             theme,
             highlighter: &mut views.highlighter,
             images: &mut views.images,
+            texts: &mut views.texts,
+            clock: RunClock {
+                now,
+                running: app.running,
+                limit: app.execution_limit,
+            },
+            pager_key: &pager_key,
         };
+        // The notebook's cursor shows only while the notebook has the keys.
+        let selected = app.selected.filter(|_| app.outputs_focused);
+        views.outputs.select(selected);
         views
             .outputs
             .render(&notebook.cells, outputs_area, frame.buffer_mut(), &mut ctx);
@@ -74,10 +109,23 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         &app.editor,
         &mut app.views.editor,
         next,
-        !app.outputs_focused,
+        // Under the help overlay or a prompt the editor has no focus (and no
+        // cursor).
+        !app.outputs_focused && !app.help_open && app.modal.is_none(),
         &app.theme,
+        &app.keymap,
     );
     status::render(app, now, status_area, frame.buffer_mut());
+    prompt::render_modal(app, outputs_area, status_area, frame.buffer_mut());
+    if app.help_open {
+        help::render(
+            area,
+            frame.buffer_mut(),
+            &app.keymap,
+            &mut app.views.help,
+            &app.theme,
+        );
+    }
 }
 
 /// A duration the way people read it: `12 ms`, `1.2 s`, `3 min 5 s`.

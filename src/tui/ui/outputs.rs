@@ -2,15 +2,23 @@
 //! scroll offset. Each cell's rows are built once per width and kept until the cell
 //! changes, so drawing touches only the rows on screen however long the notebook.
 //! Before the first cell, the pane shows a banner with the pool's start-up progress.
+//!
+//! The selected cell (the notebook's cursor, moved with j/k) has its `In [n]:`
+//! prompt highlighted at draw time, so moving the cursor never rebuilds rows; a
+//! request to reveal a cell is carried out at the next draw, when the row offsets
+//! are known.
+
+use std::ops::Range;
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::text::Line;
 
-use super::cell_view::{CellContext, Row, cell_rows};
+use super::cell_view::{CellContext, Row, cell_rows, running_line};
+use super::long_output::{LongTexts, OutputKey};
 use super::sanitize;
 use super::wrap::wrap;
-use crate::notebook::Cell;
+use crate::notebook::{Cell, Output};
 use crate::tui::app::PoolState;
 use crate::tui::theme::Theme;
 
@@ -20,12 +28,18 @@ const BANNER_LOG_LINES: usize = 12;
 struct CellLayout {
     width: u16,
     rows: Vec<Row>,
+    /// False while a long output is still being read: build again next frame.
+    settled: bool,
 }
 
 /// Scroll state and row cache of the outputs pane.
 #[derive(Default)]
 pub struct OutputsView {
     layouts: Vec<Option<CellLayout>>,
+    /// `offsets[i]`: rows of the cells before cell `i`; one more entry for the total.
+    offsets: Vec<usize>,
+    /// Cells whose outputs changed since the last draw.
+    stale: Vec<usize>,
     /// First row on screen, as of the last draw.
     scroll: usize,
     /// Stick to the bottom: set when a cell is added, cleared by scrolling up.
@@ -34,6 +48,14 @@ pub struct OutputsView {
     viewport: u16,
     /// Rows of all cells at the last draw.
     total: usize,
+    /// The cells on screen at the last draw.
+    shown: Range<usize>,
+    /// The cell whose prompt is highlighted.
+    selected: Option<usize>,
+    /// A cell to scroll into view at the next draw.
+    reveal: Option<usize>,
+    /// Where the pane was drawn last (for mouse clicks).
+    area: Rect,
 }
 
 impl std::fmt::Debug for OutputsView {
@@ -43,7 +65,7 @@ impl std::fmt::Debug for OutputsView {
             .field("follow", &self.follow)
             .field("viewport", &self.viewport)
             .field("total", &self.total)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -53,6 +75,7 @@ impl OutputsView {
         if let Some(slot) = self.layouts.get_mut(index) {
             *slot = None;
         }
+        self.stale.push(index);
     }
 
     /// Keeps the bottom of the notebook in view from now on.
@@ -88,29 +111,107 @@ impl OutputsView {
         self.follow = to >= max;
     }
 
+    /// Highlights the prompt of cell `selected` (none: no highlight).
+    pub fn select(&mut self, selected: Option<usize>) {
+        self.selected = selected;
+    }
+
+    /// Scrolls, at the next draw, so that cell `index` is in view: all of it if
+    /// it fits, else its top.
+    pub fn reveal(&mut self, index: usize) {
+        self.reveal = Some(index);
+    }
+
+    /// The last cell on screen at the last draw (the last cell before any draw),
+    /// among `count` cells; `None` without cells.
+    pub fn last_shown(&self, count: usize) -> Option<usize> {
+        let last = count.checked_sub(1)?;
+        Some(self.shown.end.checked_sub(1).map_or(last, |s| s.min(last)))
+    }
+
+    /// The cell drawn at screen position (`column`, `row`) at the last draw.
+    pub fn cell_at(&self, column: u16, row: u16) -> Option<usize> {
+        if !self.area.contains(Position::new(column, row)) {
+            return None;
+        }
+        let line = self.scroll + usize::from(row - self.area.y);
+        if line >= self.total {
+            return None;
+        }
+        let cell = self
+            .offsets
+            .partition_point(|&o| o <= line)
+            .checked_sub(1)?;
+        (cell + 1 < self.offsets.len()).then_some(cell)
+    }
+
     /// Scrolls one page (the pane height less one row of context) up or down.
     pub fn page(&mut self, down: bool) {
         let page = i64::from(self.viewport.saturating_sub(1).max(1));
         self.scroll_by(if down { page } else { -page });
     }
 
-    /// Brings every cell's rows up to date for `width`, returning the total.
-    fn refresh(&mut self, cells: &[Cell], width: u16, ctx: &mut CellContext<'_>) -> usize {
-        self.layouts.resize_with(cells.len(), || None);
-        let mut total = 0;
-        for (index, (cell, slot)) in cells.iter().zip(self.layouts.iter_mut()).enumerate() {
-            if slot.as_ref().is_none_or(|l| l.width != width) {
-                *slot = Some(CellLayout {
-                    width,
-                    rows: cell_rows(cell, index, width, ctx),
-                });
-            }
-            total += slot.as_ref().map_or(0, |l| l.rows.len());
-        }
-        total
+    /// The output the pager should open: in the selected cell, else among the
+    /// cells on screen at the last draw from the bottom up (the whole notebook
+    /// before any draw), the last collapsed output, else the last text output.
+    pub fn pager_target(&self, cells: &[Cell], texts: &LongTexts) -> Option<OutputKey> {
+        let range = match self.selected.filter(|&s| s < cells.len()) {
+            Some(selected) => selected..selected + 1,
+            None if self.shown.is_empty() => 0..cells.len(),
+            None => self.shown.start..self.shown.end.min(cells.len()),
+        };
+        let text_outputs = |cell: usize| {
+            cells[cell]
+                .outputs
+                .iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, o)| !matches!(o, Output::DisplayData { .. }))
+                .map(move |(output, o)| (OutputKey { cell, output }, o))
+        };
+        let long = range.clone().rev().find_map(|cell| {
+            text_outputs(cell)
+                .find(|(key, o)| texts.is_long_output(*key, o))
+                .map(|(key, _)| key)
+        });
+        long.or_else(|| {
+            range
+                .rev()
+                .find_map(|cell| text_outputs(cell).next().map(|(key, _)| key))
+        })
     }
 
-    /// Draws the notebook's rows into `area`.
+    /// Brings every cell's rows up to date for `width` and recounts the offsets.
+    fn refresh(&mut self, cells: &[Cell], width: u16, ctx: &mut CellContext<'_>) {
+        for cell in self.stale.drain(..) {
+            ctx.texts.invalidate(cell);
+        }
+        self.layouts.resize_with(cells.len(), || None);
+        let mut changed = self.offsets.len() != cells.len() + 1;
+        for (index, (cell, slot)) in cells.iter().zip(self.layouts.iter_mut()).enumerate() {
+            if slot.as_ref().is_none_or(|l| l.width != width || !l.settled) {
+                let (rows, settled) = cell_rows(cell, index, width, ctx);
+                *slot = Some(CellLayout {
+                    width,
+                    rows,
+                    settled,
+                });
+                changed = true;
+            }
+        }
+        if changed {
+            self.offsets.clear();
+            self.offsets.push(0);
+            let mut total = 0;
+            for layout in &self.layouts {
+                total += layout.as_ref().map_or(0, |l| l.rows.len());
+                self.offsets.push(total);
+            }
+        }
+    }
+
+    /// Draws the notebook's rows into `area`. Only the cells on screen are
+    /// visited: the first is found by binary search over the row offsets.
     pub fn render(
         &mut self,
         cells: &[Cell],
@@ -118,27 +219,75 @@ impl OutputsView {
         buf: &mut Buffer,
         ctx: &mut CellContext<'_>,
     ) {
-        self.total = self.refresh(cells, area.width, ctx);
+        self.refresh(cells, area.width, ctx);
+        self.total = self.offsets.last().copied().unwrap_or(0);
         self.viewport = area.height;
+        self.area = area;
         let max = self.total.saturating_sub(usize::from(area.height));
         self.scroll = if self.follow {
             max
         } else {
             self.scroll.min(max)
         };
-        let mut skip = self.scroll;
-        let mut y = area.y;
-        for layout in self.layouts.iter().flatten() {
-            if y >= area.bottom() {
-                break;
-            }
-            if skip >= layout.rows.len() {
-                skip -= layout.rows.len();
-                continue;
-            }
-            y = draw_rows(&layout.rows[skip..], area, y, buf, ctx);
-            skip = 0;
+        if let Some(cell) = self.reveal.take() {
+            self.scroll_to_cell(cell, area.height, max);
         }
+        let first = self
+            .offsets
+            .partition_point(|&o| o <= self.scroll)
+            .saturating_sub(1);
+        let mut y = area.y;
+        let mut cell = first;
+        while y < area.bottom() && cell < self.layouts.len() {
+            if let Some(layout) = &self.layouts[cell] {
+                let skip = self.scroll.saturating_sub(self.offsets[cell]);
+                if skip < layout.rows.len() {
+                    y = draw_rows(&layout.rows[skip..], area, y, buf, ctx);
+                }
+            }
+            cell += 1;
+        }
+        self.shown = first..cell;
+        self.highlight_selected(cells, area, buf, ctx);
+    }
+
+    /// Scrolls so that cell `index` is in view (its top, when it is taller than
+    /// the pane); stays put when it already is.
+    fn scroll_to_cell(&mut self, index: usize, height: u16, max: usize) {
+        let (Some(&start), Some(&end)) = (self.offsets.get(index), self.offsets.get(index + 1))
+        else {
+            return;
+        };
+        let height = usize::from(height);
+        if start < self.scroll || end > self.scroll + height {
+            let top = end.saturating_sub(height).min(start);
+            self.scroll = top.min(max);
+            self.follow = self.scroll >= max;
+        }
+    }
+
+    /// Paints the selected cell's `In [n]: ` prompt, if its first row is on screen.
+    fn highlight_selected(
+        &self,
+        cells: &[Cell],
+        area: Rect,
+        buf: &mut Buffer,
+        ctx: &CellContext<'_>,
+    ) {
+        let Some(index) = self.selected else { return };
+        let (Some(cell), Some(&start)) = (cells.get(index), self.offsets.get(index)) else {
+            return;
+        };
+        let Some(dy) = start
+            .checked_sub(self.scroll)
+            .filter(|dy| *dy < usize::from(area.height))
+        else {
+            return;
+        };
+        let width = format!("In [{}]: ", cell.execution_count).len();
+        let width = u16::try_from(width).unwrap_or(u16::MAX).min(area.width);
+        let y = area.y + u16::try_from(dy).unwrap_or(0);
+        buf.set_style(Rect::new(area.x, y, width, 1), ctx.theme.selection);
     }
 }
 
@@ -156,6 +305,12 @@ fn draw_rows(
         match &rows[i] {
             Row::Text(line) => {
                 buf.set_line(area.x, y, line, area.width);
+                i += 1;
+                y += 1;
+            }
+            Row::Running(cell) => {
+                let line = running_line(*cell, &ctx.clock, ctx.theme);
+                buf.set_line(area.x, y, &line, area.width);
                 i += 1;
                 y += 1;
             }
@@ -233,8 +388,11 @@ pub fn render_banner(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use super::*;
     use crate::notebook::Notebook;
+    use crate::tui::ui::cell_view::RunClock;
     use crate::tui::ui::highlight::Highlighter;
     use crate::tui::ui::image::ImageStore;
 
@@ -242,10 +400,19 @@ mod tests {
         let theme = Theme::dark();
         let mut hl = Highlighter::default();
         let mut images = ImageStore::default();
+        let mut texts = LongTexts::default();
+        texts.begin_frame();
         let mut ctx = CellContext {
             theme: &theme,
             highlighter: &mut hl,
             images: &mut images,
+            texts: &mut texts,
+            clock: RunClock {
+                now: Instant::now(),
+                running: None,
+                limit: None,
+            },
+            pager_key: "Ctrl+O",
         };
         let area = Rect::new(0, 0, 20, height);
         let mut buf = Buffer::empty(area);
@@ -296,6 +463,6 @@ mod tests {
             "cached until invalidated"
         );
         view.invalidate(0);
-        assert_eq!(draw(&mut view, &nb, 3)[1], "  running…");
+        assert_eq!(draw(&mut view, &nb, 3)[1], "  ⠋ running");
     }
 }

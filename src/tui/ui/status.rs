@@ -1,5 +1,6 @@
 //! The status line: where cells run (pool, session identifier, api-version) and
-//! how the last run went; on the right, the Ctrl+C notice when one is pending.
+//! how the last run went; on the right, the Ctrl+C notice when one is pending,
+//! else the app's one-off notice (such as why `$EDITOR` failed).
 //! (Key hints live in the editor's title, which has a stable width.)
 
 use std::time::Instant;
@@ -91,9 +92,16 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
         Span::styled(state, theme.status.patch(state_style)),
     ]);
     buf.set_line(area.x, area.y, &left, area.width);
-    if app.quit_armed_until.is_some_and(|t| now < t) {
+    let notice = if app.quit_armed_until.is_some_and(|t| now < t) {
+        Some(QUIT_NOTICE.to_string())
+    } else {
+        app.notice
+            .as_deref()
+            .map(|n| format!(" {} ", sanitize::plain(n)))
+    };
+    if let Some(notice) = notice {
         // The notice must be seen even when the left part fills the line.
-        let notice = Span::styled(QUIT_NOTICE, theme.status.patch(theme.warning));
+        let notice = Span::styled(notice, theme.status.patch(theme.warning));
         let width = u16::try_from(notice.width()).unwrap_or(u16::MAX);
         let x = area.right().saturating_sub(width).max(area.x);
         buf.set_span(x, area.y, &notice, area.right() - x);

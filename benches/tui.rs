@@ -1,0 +1,257 @@
+//! Terminal UI benchmarks (issue 5, Performance): figures for BENCHMARKS.md.
+//!
+//! - one frame of the notebook with a 1,000,000-line output (`TestBackend` 160x48),
+//!   the content unchanged and scrolled by a line, and the pager on it;
+//! - keystroke to frame (`App::update` + draw) with a 10 MB output in the
+//!   notebook, in the frame the output arrives in and in a frame while it is
+//!   still being read;
+//! - the first frame: building the `App` and drawing it (warm, and once cold at
+//!   the start of the run, printed).
+//!
+//! Idle CPU is measured on the real binary by `scripts/idle_cpu.sh`; that the loop
+//! requests no frame when idle is a unit test in `src/tui/runner.rs`.
+//!
+//! Run with `cargo bench --bench tui`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui_textarea::{Input, Key};
+use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
+use sessionpad::tui::action::{Action, Effect};
+use sessionpad::tui::app::{App, AppConfig, PoolState};
+use sessionpad::tui::event::{AppEvent, RunId};
+use sessionpad::tui::ui::draw;
+
+const WIDTH: u16 = 160;
+const HEIGHT: u16 = 48;
+
+fn new_app() -> App {
+    App::new(
+        AppConfig {
+            pool_label: "local".into(),
+            identifier: "sessionpad-bench000".into(),
+            api_version: ApiVersion::V2025_10_02,
+        },
+        PoolState::Ready,
+    )
+}
+
+fn terminal() -> Terminal<TestBackend> {
+    Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("terminal")
+}
+
+fn frame(terminal: &mut Terminal<TestBackend>, app: &mut App) {
+    terminal
+        .draw(|f| draw(f, app, Instant::now()))
+        .expect("draw");
+}
+
+/// `lines` numbered lines of about 7 bytes each.
+fn lines_text(lines: usize) -> String {
+    (0..lines).map(|i| format!("line {i}\n")).collect()
+}
+
+/// About `bytes` of 100-column lines, like a big printed table.
+fn megabytes_text(bytes: usize) -> String {
+    let line = format!("{}\n", "0123456789".repeat(10));
+    line.repeat(bytes / line.len())
+}
+
+/// Queues one cell and returns its run; the output is delivered separately.
+fn queue_cell(app: &mut App) -> RunId {
+    let now = Instant::now();
+    app.update(Action::Paste("print(big)".into()), now);
+    match app.update(Action::RunCell, now).as_slice() {
+        [Effect::Execute { run, .. }] => *run,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn finished(run: RunId, stdout: String) -> AppEvent {
+    AppEvent::ExecutionFinished {
+        run,
+        outcome: Ok(Execution {
+            id: None,
+            status: ExecutionStatus::Succeeded,
+            stdout,
+            stderr: String::new(),
+            result: None,
+            images: vec![],
+            duration: Duration::from_millis(1500),
+        }),
+        images: vec![],
+    }
+}
+
+/// An app with one cell that printed `stdout`, drawn until the output is read.
+fn app_with(stdout: String, terminal: &mut Terminal<TestBackend>) -> App {
+    let mut app = new_app();
+    let run = queue_cell(&mut app);
+    app.handle_event(AppEvent::ExecutionStarted(run), Instant::now());
+    let bytes = stdout.len();
+    let started = Instant::now();
+    app.handle_event(finished(run, stdout), Instant::now());
+    frame(terminal, &mut app);
+    let mut frames = 1;
+    while app.views.pending_work() {
+        frame(terminal, &mut app);
+        frames += 1;
+    }
+    eprintln!(
+        "an output of {bytes} bytes: read in {frames} frames, {:.1} ms of work in all",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    app
+}
+
+fn key(c: char) -> Action {
+    Action::Edit(Input {
+        key: Key::Char(c),
+        ..Input::default()
+    })
+}
+
+fn backspace() -> Action {
+    Action::Edit(Input {
+        key: Key::Backspace,
+        ..Input::default()
+    })
+}
+
+fn million_lines(c: &mut Criterion) {
+    let mut term = terminal();
+    let mut app = app_with(lines_text(1_000_000), &mut term);
+    let mut group = c.benchmark_group("notebook with a 1,000,000-line output");
+    group.bench_function("frame", |b| b.iter(|| frame(&mut term, &mut app)));
+    let mut up = true;
+    group.bench_function("scroll a line + frame", |b| {
+        b.iter(|| {
+            app.update(Action::ScrollLines(if up { -1 } else { 1 }), Instant::now());
+            up = !up;
+            frame(&mut term, &mut app);
+        });
+    });
+    app.update(Action::OpenPager, Instant::now());
+    let opened = Instant::now();
+    frame(&mut term, &mut app);
+    eprintln!(
+        "pager on 1,000,000 lines: first frame (counting every line's rows) {:.1} ms",
+        opened.elapsed().as_secs_f64() * 1e3
+    );
+    app.update(Action::PagerPage(5000), Instant::now());
+    let mut down = true;
+    group.bench_function("pager: page + frame", |b| {
+        b.iter(|| {
+            app.update(Action::PagerPage(if down { 1 } else { -1 }), Instant::now());
+            down = !down;
+            frame(&mut term, &mut app);
+        });
+    });
+    group.finish();
+}
+
+fn keystroke_10mb(c: &mut Criterion) {
+    let text = megabytes_text(10 * 1024 * 1024);
+    let mut group = c.benchmark_group("keystroke to frame, 10 MB output");
+    group.sample_size(30);
+    let mut term = terminal();
+    let mut app = app_with(text.clone(), &mut term);
+    let mut typed = false;
+    group.bench_function("output in the notebook", |b| {
+        b.iter(|| {
+            app.update(if typed { backspace() } else { key('x') }, Instant::now());
+            typed = !typed;
+            frame(&mut term, &mut app);
+        });
+    });
+    // The frame in which the whole 10 MB arrives: the event is applied, a key is
+    // typed, one frame is drawn (it reads the first slice of the output).
+    group.bench_function("frame the output arrives in", |b| {
+        b.iter_batched(
+            || {
+                let mut app = new_app();
+                let run = queue_cell(&mut app);
+                app.handle_event(AppEvent::ExecutionStarted(run), Instant::now());
+                let mut term = terminal();
+                frame(&mut term, &mut app);
+                (app, term, finished(run, text.clone()))
+            },
+            |(mut app, mut term, event)| {
+                app.handle_event(event, Instant::now());
+                app.update(key('x'), Instant::now());
+                frame(&mut term, &mut app);
+                (app, term)
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    // A frame while the output is still being read (a cell also running).
+    group.bench_function("frame while the output is read", |b| {
+        b.iter_batched(
+            || {
+                let mut app = new_app();
+                let run = queue_cell(&mut app);
+                let busy = queue_cell(&mut app);
+                app.handle_event(AppEvent::ExecutionStarted(run), Instant::now());
+                app.handle_event(finished(run, text.clone()), Instant::now());
+                app.handle_event(AppEvent::ExecutionStarted(busy), Instant::now());
+                let mut term = terminal();
+                for _ in 0..5 {
+                    frame(&mut term, &mut app);
+                }
+                assert!(app.views.pending_work());
+                (app, term)
+            },
+            |(mut app, mut term)| {
+                app.update(key('x'), Instant::now());
+                frame(&mut term, &mut app);
+                (app, term)
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+}
+
+fn first_frame(c: &mut Criterion) {
+    c.bench_function("first frame: App::new + draw (160x48)", |b| {
+        b.iter(|| {
+            let mut app = new_app();
+            let mut term = terminal();
+            frame(&mut term, &mut app);
+            black_box(term);
+        });
+    });
+}
+
+/// The first frame of the process, with syntect's syntaxes still to load: what a
+/// user waits for at start (the rest of start-up is terminal setup).
+fn cold_first_frame() {
+    let started = Instant::now();
+    let mut app = new_app();
+    let mut term = terminal();
+    frame(&mut term, &mut app);
+    let first = started.elapsed();
+    app.update(key('x'), Instant::now());
+    frame(&mut term, &mut app);
+    eprintln!(
+        "cold first frame (App::new + draw, first in the process): {:.1} ms; \
+         with the first highlighted keystroke: {:.1} ms",
+        first.as_secs_f64() * 1e3,
+        started.elapsed().as_secs_f64() * 1e3
+    );
+}
+
+fn benches(c: &mut Criterion) {
+    cold_first_frame();
+    first_frame(c);
+    million_lines(c);
+    keystroke_10mb(c);
+}
+
+criterion_group!(tui, benches);
+criterion_main!(tui);

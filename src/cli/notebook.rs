@@ -1,0 +1,140 @@
+//! `sessionpad export` and `sessionpad open`: the stored notebook of (pool,
+//! identifier) written anywhere as `.ipynb` or a `# %%` Python script, and a
+//! notebook file's code cells brought into the TUI for running.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+
+use super::target::TargetOpt;
+use crate::notebook::ipynb::{self, NotebookMeta};
+use crate::notebook::store;
+use crate::tui::{self, TuiOptions};
+
+/// What `export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// An nbformat v4 notebook with its outputs, for Jupyter.
+    Ipynb,
+    /// A Python script, one `# %%` block per cell, without outputs.
+    Py,
+}
+
+/// Options of `sessionpad export`.
+#[derive(Debug, Args)]
+pub struct ExportOpt {
+    /// Format; by default from the output file's extension (`.py`), else ipynb.
+    #[arg(long, value_enum)]
+    pub format: Option<ExportFormat>,
+    /// File to write (replaced atomically); standard output when omitted or `-`.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+/// Options of `sessionpad open`.
+#[derive(Debug, Args)]
+pub struct OpenOpt {
+    /// A notebook (`.ipynb`) whose code cells are offered in the editor, one at a
+    /// time, to run or edit (they are not run by themselves).
+    pub file: PathBuf,
+}
+
+/// Writes the stored notebook of the current directory's (or `--identifier`'s,
+/// or the profile's) session.
+///
+/// # Errors
+///
+/// No notebook is stored for that session, it cannot be read, or the output
+/// cannot be written.
+pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
+    let settings = target.settings()?;
+    let pool = store::pool_name(settings.endpoint.as_deref());
+    let path = store::notebook_path(&crate::dirs::data_dir(), &pool, &settings.identifier);
+    let Some(stored) = store::load(&path)? else {
+        bail!(
+            "no notebook for session {} on pool {pool} yet (looked for {}); run a cell in the notebook first",
+            settings.identifier,
+            path.display()
+        );
+    };
+    let meta = stored.meta.unwrap_or(NotebookMeta {
+        pool,
+        identifier: settings.identifier.clone(),
+        api_version: settings.api_version.to_string(),
+    });
+    let output = opt.output.as_deref().filter(|p| *p != Path::new("-"));
+    let format = opt.format.unwrap_or(match output {
+        Some(p) if p.extension().is_some_and(|e| e == "py") => ExportFormat::Py,
+        _ => ExportFormat::Ipynb,
+    });
+    let text = match format {
+        ExportFormat::Ipynb => ipynb::to_string(&stored.cells, &meta),
+        ExportFormat::Py => ipynb::to_python(&stored.cells, &meta),
+    };
+    match output {
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .context("writing to standard output")?;
+        }
+        Some(file) => {
+            store::write_atomic(file, text.as_bytes())
+                .with_context(|| format!("writing {}", file.display()))?;
+            if target.json {
+                super::output::json(&serde_json::json!({
+                    "path": file,
+                    "cells": stored.cells.len(),
+                    "identifier": meta.identifier,
+                }));
+            } else {
+                eprintln!(
+                    "wrote {} cells of session {} to {}",
+                    stored.cells.len(),
+                    meta.identifier,
+                    file.display()
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the notebook with the code cells of `opt.file` waiting in the editor.
+/// Cells run in the target's session and are saved to its stored notebook, as
+/// usual; the file itself is only read.
+///
+/// # Errors
+///
+/// The file cannot be read or is not a v4 notebook; the TUI failed.
+pub async fn open(opt: OpenOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&opt.file)
+        .with_context(|| format!("reading {}", opt.file.display()))?;
+    let nb = ipynb::from_str(&text).with_context(|| format!("reading {}", opt.file.display()))?;
+    let sources: Vec<String> = nb
+        .cells
+        .into_iter()
+        .map(|c| c.source)
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    if sources.is_empty() {
+        bail!("{} has no code cells", opt.file.display());
+    }
+    let s = target.settings()?;
+    tui::run_with(
+        TuiOptions {
+            endpoint: s.endpoint,
+            token: s.token,
+            api_version: s.api_version,
+            identifier: Some(s.identifier),
+            timeout: s.timeout,
+            ui: s.ui,
+        },
+        sources,
+    )
+    .await?;
+    Ok(ExitCode::SUCCESS)
+}

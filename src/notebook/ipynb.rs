@@ -1,0 +1,393 @@
+//! The notebook as nbformat v4.5 JSON (`.ipynb`) and as a `# %%` Python script.
+//!
+//! It owns the mapping between [`Cell`]/[`Output`] and nbformat's cells and
+//! outputs, in both directions: stdout and stderr are `stream` outputs, a result is
+//! an `execute_result` (`text/plain`, plus `application/json` when the value is not
+//! a plain string), an image is `display_data` with base64 `image/<format>`, a
+//! failure is an `error`. What the model has and nbformat does not (a cell's status
+//! and duration) goes into the cell's `metadata.sessionpad`.
+//!
+//! Reading accepts what Jupyter writes too: multiline strings as one string or as a
+//! list of lines, markdown and raw cells (skipped, and counted), rich outputs
+//! without an image (their `text/plain` becomes stdout). It does no I/O.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Map, Value, json};
+
+use super::{Cell, CellStatus, Output, StreamName};
+
+/// The `nbformat_minor` written: 4.5 is the first with cell ids.
+const NBFORMAT_MINOR: u64 = 5;
+
+/// Where a notebook's cells ran, kept in the notebook's `metadata.sessionpad`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotebookMeta {
+    /// The pool: its management endpoint, or `local` for the local pool.
+    pub pool: String,
+    /// The session identifier.
+    pub identifier: String,
+    /// The api-version spoken (`2025-10-02-preview`).
+    pub api_version: String,
+}
+
+/// A notebook read from `.ipynb` text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadNotebook {
+    /// Its code cells, in order.
+    pub cells: Vec<Cell>,
+    /// Its `metadata.sessionpad`, when it was written by sessionpad.
+    pub meta: Option<NotebookMeta>,
+    /// Markdown and raw cells left out.
+    pub skipped: usize,
+}
+
+/// Why `.ipynb` text could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum IpynbError {
+    /// Not JSON at all.
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// JSON, but not a notebook this reader understands.
+    #[error("not an nbformat v4 notebook: {0}")]
+    Shape(String),
+}
+
+/// The notebook as an nbformat v4.5 document.
+pub fn to_value(cells: &[Cell], meta: &NotebookMeta) -> Value {
+    let cells: Vec<Value> = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| cell_value(i, c))
+        .collect();
+    json!({
+        "nbformat": 4,
+        "nbformat_minor": NBFORMAT_MINOR,
+        "metadata": {
+            "kernelspec": {
+                "name": "python3",
+                "display_name": "Python 3 (sessionpad)",
+                "language": "python",
+            },
+            "language_info": {"name": "python"},
+            "sessionpad": {
+                "pool": meta.pool,
+                "identifier": meta.identifier,
+                "api_version": meta.api_version,
+            },
+        },
+        "cells": cells,
+    })
+}
+
+/// The notebook as `.ipynb` text, laid out as Jupyter writes it (one-space indent,
+/// sorted keys, a final newline) so that saved notebooks diff well.
+pub fn to_string(cells: &[Cell], meta: &NotebookMeta) -> String {
+    let value = to_value(cells, meta);
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    // Serializing a `Value` into a `Vec` cannot fail (no I/O, string keys only).
+    if serde::Serialize::serialize(&value, &mut ser).is_err() {
+        return value.to_string();
+    }
+    out.push(b'\n');
+    String::from_utf8(out).unwrap_or_else(|_| value.to_string())
+}
+
+/// The notebook as a Python script with `# %%` cell markers (the "percent" format
+/// of Jupytext, VS Code and Spyder). Outputs are left out.
+pub fn to_python(cells: &[Cell], meta: &NotebookMeta) -> String {
+    let mut out = format!(
+        "# sessionpad notebook: pool {}, identifier {}\n",
+        one_line(&meta.pool),
+        one_line(&meta.identifier)
+    );
+    for cell in cells {
+        let _ = write!(out, "\n# %% In [{}]\n", cell.execution_count);
+        out.push_str(&cell.source);
+        if !cell.source.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A header value that cannot break out of its comment line.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Reads `.ipynb` text: its code cells (with outputs), its sessionpad metadata and
+/// how many other cells it had.
+///
+/// # Errors
+///
+/// The text is not JSON, or not an nbformat v4 notebook (no `cells` list, a cell
+/// that is not an object, a code cell without a readable `source`).
+pub fn from_str(text: &str) -> Result<ReadNotebook, IpynbError> {
+    let doc: Value = serde_json::from_str(text)?;
+    let major = doc.get("nbformat").and_then(Value::as_u64);
+    if major != Some(4) {
+        return Err(IpynbError::Shape(format!(
+            "nbformat is {}, expected 4",
+            major.map_or_else(|| "missing".to_string(), |m| m.to_string())
+        )));
+    }
+    let raw_cells = doc
+        .get("cells")
+        .and_then(Value::as_array)
+        .ok_or_else(|| IpynbError::Shape("no cells list".into()))?;
+    let mut cells = Vec::new();
+    let mut skipped = 0;
+    for (n, raw) in raw_cells.iter().enumerate() {
+        let shape = |what: &str| IpynbError::Shape(format!("cell {}: {what}", n + 1));
+        let obj = raw.as_object().ok_or_else(|| shape("not an object"))?;
+        if obj.get("cell_type").and_then(Value::as_str) != Some("code") {
+            skipped += 1;
+            continue;
+        }
+        let index = cells.len();
+        cells.push(read_cell(obj, index).map_err(|e| shape(&e))?);
+    }
+    let meta = doc.pointer("/metadata/sessionpad").and_then(read_meta);
+    Ok(ReadNotebook {
+        cells,
+        meta,
+        skipped,
+    })
+}
+
+fn read_meta(v: &Value) -> Option<NotebookMeta> {
+    let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    Some(NotebookMeta {
+        pool: field("pool")?,
+        identifier: field("identifier")?,
+        api_version: field("api_version").unwrap_or_default(),
+    })
+}
+
+/// A notebook string as nbformat likes it: a list of lines, each keeping its `\n`.
+fn lines_value(text: &str) -> Value {
+    Value::Array(
+        text.split_inclusive('\n')
+            .map(|l| Value::String(l.to_string()))
+            .collect(),
+    )
+}
+
+/// An nbformat multiline string (one string, or a list of strings to join).
+fn multiline(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => parts.iter().map(Value::as_str).collect(),
+        _ => None,
+    }
+}
+
+fn status_name(status: CellStatus) -> &'static str {
+    match status {
+        CellStatus::Queued => "queued",
+        CellStatus::Running => "running",
+        CellStatus::Succeeded => "succeeded",
+        CellStatus::Failed => "failed",
+        CellStatus::Canceled => "canceled",
+    }
+}
+
+fn cell_value(index: usize, cell: &Cell) -> Value {
+    let mut meta = Map::new();
+    meta.insert("status".into(), json!(status_name(cell.status)));
+    if let Some(d) = cell.duration {
+        let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        meta.insert("duration_ms".into(), json!(ms));
+    }
+    let outputs: Vec<Value> = cell.outputs.iter().map(output_value).collect();
+    json!({
+        "cell_type": "code",
+        // Cells are only ever appended, so the position is a stable, unique id.
+        "id": format!("cell-{}", index + 1),
+        "execution_count": cell.execution_count,
+        "metadata": {"sessionpad": Value::Object(meta)},
+        "source": lines_value(&cell.source),
+        "outputs": outputs,
+    })
+}
+
+fn output_value(output: &Output) -> Value {
+    match output {
+        Output::Stream { name, text } => json!({
+            "output_type": "stream",
+            "name": match name {
+                StreamName::Stdout => "stdout",
+                StreamName::Stderr => "stderr",
+            },
+            "text": lines_value(text),
+        }),
+        Output::ExecuteResult {
+            execution_count,
+            value,
+        } => {
+            let mut data = Map::new();
+            data.insert("text/plain".into(), lines_value(&Output::value_text(value)));
+            // A string result may be the repr of an object that has no JSON form;
+            // only structured values are claimed to be JSON.
+            if !value.is_string() {
+                data.insert("application/json".into(), value.clone());
+            }
+            json!({
+                "output_type": "execute_result",
+                "execution_count": execution_count,
+                "data": data,
+                "metadata": {},
+            })
+        }
+        Output::DisplayData { format, data } => json!({
+            "output_type": "display_data",
+            "data": {format!("image/{format}"): BASE64.encode(data)},
+            "metadata": {},
+        }),
+        Output::Error {
+            ename,
+            evalue,
+            traceback,
+        } => json!({
+            "output_type": "error",
+            "ename": ename,
+            "evalue": evalue,
+            "traceback": traceback,
+        }),
+    }
+}
+
+fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
+    let source = multiline(obj.get("source")).ok_or("no readable source")?;
+    let fallback_count = u32::try_from(index + 1).unwrap_or(u32::MAX);
+    let execution_count = obj
+        .get("execution_count")
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(fallback_count);
+    let outputs: Vec<Output> = obj
+        .get("outputs")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(read_output).collect())
+        .unwrap_or_default();
+    let ours = obj.get("metadata").and_then(|m| m.get("sessionpad"));
+    let status = ours
+        .and_then(|m| m.get("status"))
+        .and_then(Value::as_str)
+        .and_then(read_status)
+        .unwrap_or_else(|| infer_status(&outputs));
+    let duration = ours
+        .and_then(|m| m.get("duration_ms"))
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis);
+    Ok(Cell {
+        source,
+        execution_count,
+        outputs,
+        status,
+        duration,
+    })
+}
+
+/// A stored status. A cell saved while queued or running never got its answer,
+/// so it is read as failed rather than left pending forever.
+fn read_status(name: &str) -> Option<CellStatus> {
+    match name {
+        "succeeded" => Some(CellStatus::Succeeded),
+        "failed" | "queued" | "running" => Some(CellStatus::Failed),
+        "canceled" => Some(CellStatus::Canceled),
+        _ => None,
+    }
+}
+
+fn infer_status(outputs: &[Output]) -> CellStatus {
+    if outputs.iter().any(|o| matches!(o, Output::Error { .. })) {
+        CellStatus::Failed
+    } else {
+        CellStatus::Succeeded
+    }
+}
+
+/// One output; `None` for kinds the model cannot show (a rich display with
+/// neither an image nor text).
+fn read_output(v: &Value) -> Option<Output> {
+    match v.get("output_type")?.as_str()? {
+        "stream" => Some(Output::Stream {
+            name: match v.get("name")?.as_str()? {
+                "stderr" => StreamName::Stderr,
+                _ => StreamName::Stdout,
+            },
+            text: multiline(v.get("text"))?,
+        }),
+        "execute_result" => {
+            let data = v.get("data")?;
+            let value = match data.get("application/json") {
+                Some(value) => value.clone(),
+                None => Value::String(multiline(data.get("text/plain")).unwrap_or_default()),
+            };
+            let execution_count = v
+                .get("execution_count")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0);
+            Some(Output::ExecuteResult {
+                execution_count,
+                value,
+            })
+        }
+        "display_data" | "update_display_data" => read_display(v.get("data")?),
+        "error" => Some(Output::Error {
+            ename: v.get("ename")?.as_str()?.to_string(),
+            evalue: v.get("evalue")?.as_str()?.to_string(),
+            traceback: v
+                .get("traceback")
+                .and_then(Value::as_array)
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }),
+        _ => None,
+    }
+}
+
+/// The first base64 image of a display bundle; else its `text/plain` as stdout.
+fn read_display(data: &Value) -> Option<Output> {
+    let bundle = data.as_object()?;
+    let image = bundle.iter().find_map(|(mime, payload)| {
+        let format = mime.strip_prefix("image/")?;
+        // SVG is text, not base64; the model only holds raster bytes.
+        if format.starts_with("svg") {
+            return None;
+        }
+        let text: String = multiline(Some(payload))?
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let bytes = BASE64.decode(text).ok()?;
+        Some(Output::DisplayData {
+            format: format.to_string(),
+            data: bytes,
+        })
+    });
+    image.or_else(|| {
+        Some(Output::Stream {
+            name: StreamName::Stdout,
+            text: multiline(bundle.get("text/plain"))?,
+        })
+    })
+}
+
+#[cfg(test)]
+#[path = "ipynb_tests.rs"]
+mod tests;

@@ -1,0 +1,212 @@
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+
+fn meta() -> NotebookMeta {
+    NotebookMeta {
+        pool: "local".into(),
+        identifier: "sp-0123".into(),
+        api_version: "2025-10-02-preview".into(),
+    }
+}
+
+fn cell(source: &str, count: u32, outputs: Vec<Output>, status: CellStatus) -> Cell {
+    Cell {
+        source: source.into(),
+        execution_count: count,
+        outputs,
+        status,
+        duration: Some(Duration::from_millis(12)),
+    }
+}
+
+/// One cell of each output kind, and one that failed.
+fn every_kind() -> Vec<Cell> {
+    vec![
+        cell(
+            "print('a')\nimport sys; print('w', file=sys.stderr)\nx",
+            1,
+            vec![
+                Output::Stream {
+                    name: StreamName::Stdout,
+                    text: "a\nb".into(),
+                },
+                Output::Stream {
+                    name: StreamName::Stderr,
+                    text: "w\n".into(),
+                },
+                Output::DisplayData {
+                    format: "png".into(),
+                    data: vec![0x89, b'P', b'N', b'G', 0, 255],
+                },
+                Output::ExecuteResult {
+                    execution_count: 1,
+                    value: json!({"a": [1, 2.5, null, true]}),
+                },
+            ],
+            CellStatus::Succeeded,
+        ),
+        cell(
+            "'text'",
+            2,
+            vec![Output::ExecuteResult {
+                execution_count: 2,
+                value: json!("line 1\nline 2"),
+            }],
+            CellStatus::Succeeded,
+        ),
+        cell(
+            "1/0",
+            3,
+            vec![Output::Error {
+                ename: "ZeroDivisionError".into(),
+                evalue: "division by zero".into(),
+                traceback: vec![
+                    "Traceback (most recent call last):".into(),
+                    "ZeroDivisionError: division by zero".into(),
+                ],
+            }],
+            CellStatus::Failed,
+        ),
+        Cell {
+            duration: None,
+            ..cell("", 4, vec![], CellStatus::Canceled)
+        },
+    ]
+}
+
+#[test]
+fn every_output_kind_round_trips() {
+    let cells = every_kind();
+    let text = to_string(&cells, &meta());
+    let back = from_str(&text).expect("reads what it wrote");
+    assert_eq!(back.cells, cells);
+    assert_eq!(back.meta, Some(meta()));
+    assert_eq!(back.skipped, 0);
+}
+
+#[test]
+fn the_document_has_the_nbformat_4_5_shape() {
+    let doc = to_value(&every_kind(), &meta());
+    assert_eq!(doc["nbformat"], 4);
+    assert_eq!(doc["nbformat_minor"], 5);
+    assert_eq!(doc["metadata"]["kernelspec"]["name"], "python3");
+    assert_eq!(doc["metadata"]["language_info"]["name"], "python");
+    assert_eq!(doc["metadata"]["sessionpad"]["identifier"], "sp-0123");
+    let first = &doc["cells"][0];
+    assert_eq!(first["id"], "cell-1");
+    assert_eq!(
+        first["source"],
+        json!([
+            "print('a')\n",
+            "import sys; print('w', file=sys.stderr)\n",
+            "x"
+        ])
+    );
+    let outputs = first["outputs"].as_array().unwrap();
+    assert_eq!(outputs[0]["output_type"], "stream");
+    assert_eq!(outputs[0]["text"], json!(["a\n", "b"]));
+    assert_eq!(outputs[2]["output_type"], "display_data");
+    assert_eq!(outputs[2]["data"]["image/png"], "iVBORwD/");
+    assert_eq!(outputs[3]["output_type"], "execute_result");
+    assert_eq!(outputs[3]["execution_count"], 1);
+    assert_eq!(outputs[3]["data"]["application/json"]["a"][1], 2.5);
+    // A string result is text only: it may be the repr of something that is not JSON.
+    let text_result = &doc["cells"][1]["outputs"][0]["data"];
+    assert_eq!(text_result["text/plain"], json!(["line 1\n", "line 2"]));
+    assert!(text_result.get("application/json").is_none());
+    assert_eq!(doc["cells"][2]["outputs"][0]["output_type"], "error");
+    assert_eq!(
+        doc["cells"][2]["metadata"]["sessionpad"]["status"],
+        "failed"
+    );
+    assert!(to_string(&every_kind(), &meta()).ends_with("}\n"));
+}
+
+#[test]
+fn jupyter_written_notebooks_are_read() {
+    // Strings instead of line lists, markdown cells, a null count, base64 with line
+    // breaks, an HTML display with a text fallback, no sessionpad metadata.
+    let text = r##"{
+     "nbformat": 4, "nbformat_minor": 4, "metadata": {},
+     "cells": [
+      {"cell_type": "markdown", "metadata": {}, "source": "# Title"},
+      {"cell_type": "code", "execution_count": null, "metadata": {},
+       "source": "x = 1\nx", "outputs": [
+        {"output_type": "execute_result", "execution_count": 7, "metadata": {},
+         "data": {"text/plain": ["1"]}},
+        {"output_type": "display_data", "metadata": {},
+         "data": {"image/png": "iVBO\nRwD/\n", "text/plain": "<Figure>"}},
+        {"output_type": "display_data", "metadata": {},
+         "data": {"text/html": "<b>hi</b>", "text/plain": "hi"}},
+        {"output_type": "error", "ename": "E", "evalue": "v", "traceback": []}
+       ]},
+      {"cell_type": "raw", "metadata": {}, "source": []}
+     ]
+    }"##;
+    let nb = from_str(text).expect("a Jupyter notebook");
+    assert_eq!(nb.skipped, 2);
+    assert_eq!(nb.meta, None);
+    let c = &nb.cells[0];
+    assert_eq!(c.source, "x = 1\nx");
+    assert_eq!(c.execution_count, 1);
+    assert_eq!(c.status, CellStatus::Failed);
+    assert_eq!(
+        c.outputs,
+        vec![
+            Output::ExecuteResult {
+                execution_count: 7,
+                value: json!("1")
+            },
+            Output::DisplayData {
+                format: "png".into(),
+                data: vec![0x89, b'P', b'N', b'G', 0, 255]
+            },
+            Output::Stream {
+                name: StreamName::Stdout,
+                text: "hi".into()
+            },
+            Output::Error {
+                ename: "E".into(),
+                evalue: "v".into(),
+                traceback: vec![]
+            },
+        ]
+    );
+}
+
+#[test]
+fn what_is_not_a_v4_notebook_is_refused() {
+    assert!(matches!(from_str("{"), Err(IpynbError::Json(_))));
+    assert!(matches!(
+        from_str(r#"{"nbformat": 3, "worksheets": []}"#),
+        Err(IpynbError::Shape(_))
+    ));
+    assert!(matches!(
+        from_str(r#"{"nbformat": 4, "cells": [{"cell_type": "code", "source": 5}]}"#),
+        Err(IpynbError::Shape(m)) if m.starts_with("cell 1")
+    ));
+}
+
+#[test]
+fn python_export_marks_each_cell() {
+    let py = to_python(&every_kind()[..3], &meta());
+    assert_eq!(
+        py,
+        "# sessionpad notebook: pool local, identifier sp-0123\n\
+         \n# %% In [1]\nprint('a')\nimport sys; print('w', file=sys.stderr)\nx\n\
+         \n# %% In [2]\n'text'\n\
+         \n# %% In [3]\n1/0\n"
+    );
+}
+
+#[test]
+fn a_hostile_identifier_cannot_leave_the_header_comment() {
+    let mut m = meta();
+    m.identifier = "x\nimport os; os.system('rm -rf ~')".into();
+    let py = to_python(&[], &m);
+    assert_eq!(py.lines().count(), 1);
+}

@@ -1,0 +1,370 @@
+//! Where notebooks live on disk and how they get there: one `.ipynb` per (pool,
+//! identifier) under `<data dir>/notebooks/`, written atomically (a temporary file
+//! in the same folder, fsync, rename), and a background [`Saver`] that the UI hands
+//! each finished cell to without ever waiting on the disk.
+//!
+//! Pool endpoints and identifiers come from config files, flags and other people's
+//! agents: they are never used as paths. Each becomes a key of safe characters
+//! plus a hash of the original, so two names cannot share a file and no name can
+//! leave the folder.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use sha2::{Digest, Sha256};
+
+use super::Cell;
+use super::ipynb::{self, NotebookMeta, ReadNotebook};
+
+/// Readable characters kept from a name in its key.
+const KEY_PREFIX_LEN: usize = 40;
+
+/// The pool part of a notebook's place: its endpoint, or `local` for the local
+/// pool (embedded or `sessionpad serve`, which lose their sessions alike).
+pub fn pool_name(endpoint: Option<&str>) -> String {
+    endpoint.map_or_else(
+        || "local".to_string(),
+        |e| e.trim().trim_end_matches('/').to_string(),
+    )
+}
+
+/// A file-name component for `name`: its safe characters (at most 40, no leading
+/// dot) and 16 hex digits of its SHA-256, e.g. `sp-1f2e-3a9c0b…`.
+pub fn key(name: &str) -> String {
+    let readable = name
+        .strip_prefix("https://")
+        .or_else(|| name.strip_prefix("http://"))
+        .unwrap_or(name);
+    let prefix: String = readable
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(KEY_PREFIX_LEN)
+        .collect();
+    let prefix = prefix.trim_start_matches('.');
+    let digest = Sha256::digest(name.as_bytes());
+    let hex = digest.iter().take(8).fold(String::new(), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    });
+    if prefix.is_empty() {
+        hex
+    } else {
+        format!("{prefix}-{hex}")
+    }
+}
+
+/// `<data_dir>/notebooks/<pool key>/<identifier key>.ipynb`.
+pub fn notebook_path(data_dir: &Path, pool: &str, identifier: &str) -> PathBuf {
+    data_dir
+        .join("notebooks")
+        .join(key(pool))
+        .join(format!("{}.ipynb", key(identifier)))
+}
+
+/// Writes `bytes` to `path` so that a reader sees the old file or the new one,
+/// never half of either, and the new one survives a crash once this returns:
+/// a temporary file beside it, fsync, rename over, fsync of the folder.
+///
+/// # Errors
+///
+/// The folder cannot be created or written, or the disk is full.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map_or_else(|| "notebook".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return written;
+    }
+    // The rename is durable only once the folder is; not every file system lets a
+    // folder be opened for that, and the data itself is already safe.
+    if let Ok(folder) = std::fs::File::open(dir) {
+        let _ = folder.sync_all();
+    }
+    Ok(())
+}
+
+/// Writes the notebook to `path` atomically.
+///
+/// # Errors
+///
+/// See [`write_atomic`].
+pub fn save(path: &Path, cells: &[Cell], meta: &NotebookMeta) -> std::io::Result<()> {
+    write_atomic(path, ipynb::to_string(cells, meta).as_bytes())
+}
+
+/// Why a stored notebook could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file exists but cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a notebook this reader understands.
+    #[error("{path}: {source}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: ipynb::IpynbError,
+    },
+}
+
+/// Reads the notebook at `path`; `Ok(None)` when there is none yet.
+///
+/// # Errors
+///
+/// The file exists but cannot be read, or is not an nbformat v4 notebook.
+pub fn load(path: &Path) -> Result<Option<ReadNotebook>, LoadError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(LoadError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    ipynb::from_str(&text)
+        .map(Some)
+        .map_err(|source| LoadError::Format {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Moves an unreadable notebook out of the way (`x.ipynb` →
+/// `x.unreadable-<8 hex>.ipynb`), so saving afresh cannot destroy what a person
+/// may still want to recover. Returns the new name.
+///
+/// # Errors
+///
+/// The rename failed.
+pub fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let aside = path.with_file_name(format!("{stem}.unreadable-{}.ipynb", &tag[..8]));
+    std::fs::rename(path, &aside)?;
+    Ok(aside)
+}
+
+/// The UI's handle on the background saver: hands over finished cells without
+/// waiting. Cheap to clone; the saver stops once every handle is dropped and
+/// everything handed over is written.
+#[derive(Debug, Clone)]
+pub struct Saver {
+    tx: mpsc::Sender<(usize, Cell)>,
+}
+
+impl Saver {
+    /// Records that cell `index` is settled as `cell`; the file is rewritten soon,
+    /// on the saver's thread.
+    pub fn cell_finished(&self, index: usize, cell: Cell) {
+        if self.tx.send((index, cell)).is_err() {
+            tracing::error!(index, "the notebook saver is gone; cell not saved");
+        }
+    }
+}
+
+/// The saver's thread, to wait for when the app ends.
+#[derive(Debug)]
+pub struct SaverThread {
+    handle: JoinHandle<()>,
+}
+
+impl SaverThread {
+    /// Blocks until everything handed over is written (call it after dropping
+    /// every [`Saver`]).
+    pub fn join(self) {
+        if self.handle.join().is_err() {
+            tracing::error!("the notebook saver panicked");
+        }
+    }
+}
+
+/// Starts the saver of the notebook at `path`, which already holds `cells`
+/// (loaded at start; they are rewritten with every save).
+///
+/// Each write is the whole notebook, so handing over cells faster than the disk
+/// takes them only merges writes: no cell is dropped. A failed write is logged and
+/// retried with the next cell.
+///
+/// # Errors
+///
+/// The thread could not be started.
+pub fn spawn_saver(
+    path: PathBuf,
+    meta: NotebookMeta,
+    cells: Vec<Cell>,
+) -> std::io::Result<(Saver, SaverThread)> {
+    let (tx, rx) = mpsc::channel::<(usize, Cell)>();
+    let mut settled: BTreeMap<usize, Cell> = cells.into_iter().enumerate().collect();
+    let handle = std::thread::Builder::new()
+        .name("notebook-saver".into())
+        .spawn(move || {
+            while let Ok((index, cell)) = rx.recv() {
+                settled.insert(index, cell);
+                settled.extend(rx.try_iter());
+                let cells: Vec<Cell> = settled.values().cloned().collect();
+                match save(&path, &cells, &meta) {
+                    Ok(()) => tracing::debug!(cells = cells.len(), "notebook saved"),
+                    Err(e) => tracing::error!("cannot save {}: {e}", path.display()),
+                }
+            }
+        })?;
+    Ok((Saver { tx }, SaverThread { handle }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::notebook::{CellStatus, Output, StreamName};
+
+    fn meta() -> NotebookMeta {
+        NotebookMeta {
+            pool: "local".into(),
+            identifier: "id".into(),
+            api_version: "2025-10-02-preview".into(),
+        }
+    }
+
+    fn cell(n: u32) -> Cell {
+        Cell {
+            source: format!("x = {n}"),
+            execution_count: n,
+            outputs: vec![Output::Stream {
+                name: StreamName::Stdout,
+                text: format!("{n}\n"),
+            }],
+            status: CellStatus::Succeeded,
+            duration: Some(Duration::from_millis(1)),
+        }
+    }
+
+    #[test]
+    fn hostile_names_map_inside_the_notebooks_folder() {
+        let data = Path::new("/data");
+        let root = data.join("notebooks");
+        for name in [
+            "../../etc/passwd",
+            "..",
+            ".",
+            "",
+            "/abs/path",
+            "a/../../b",
+            "..\\..\\win",
+            "x\0y",
+            "line\nbreak",
+            "\u{1b}]52;c;aGk=\u{7}",
+            "naïve-日本",
+            &"x".repeat(5000),
+        ] {
+            let p = notebook_path(data, name, name);
+            let rel = p.strip_prefix(&root).expect("under notebooks/");
+            let parts: Vec<_> = rel.components().collect();
+            assert_eq!(parts.len(), 2, "{name:?} -> {p:?}");
+            for part in parts {
+                let s = part.as_os_str().to_str().expect("ascii");
+                assert!(!s.starts_with('.'), "{name:?} -> {p:?}");
+                assert!(s.len() <= KEY_PREFIX_LEN + 17 + ".ipynb".len(), "{p:?}");
+                assert!(
+                    s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+                    "{name:?} -> {p:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_that_look_alike_get_different_files() {
+        assert_ne!(key("a/b"), key("a_b"));
+        assert_ne!(key("a?b"), key("a*b"));
+        assert_eq!(key("sp-1"), key("sp-1"));
+        assert!(key("sp-1").starts_with("sp-1-"));
+        assert!(key("https://h.example/pools/p").starts_with("h.example_pools_p-"));
+        assert_eq!(pool_name(Some("https://h/p/")), "https://h/p");
+        assert_eq!(pool_name(None), "local");
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/n.ipynb");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("n.ipynb")]);
+    }
+
+    #[test]
+    fn missing_is_none_and_garbage_is_an_error_that_can_be_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.ipynb");
+        assert!(load(&path).unwrap().is_none());
+        std::fs::write(&path, "not json").unwrap();
+        assert!(matches!(load(&path), Err(LoadError::Format { .. })));
+        let aside = set_aside(&path).unwrap();
+        assert!(!path.exists());
+        assert!(aside.to_string_lossy().contains("n.unreadable-"));
+    }
+
+    #[test]
+    fn the_saver_keeps_loaded_cells_and_every_finished_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nb/n.ipynb");
+        let (saver, thread) = spawn_saver(path.clone(), meta(), vec![cell(1)]).unwrap();
+        // Handed over out of order and in a burst: all of them land, in order.
+        for n in [3, 2, 4] {
+            saver.cell_finished(n as usize - 1, cell(n));
+        }
+        drop(saver);
+        thread.join();
+        let nb = load(&path).unwrap().unwrap();
+        let sources: Vec<_> = nb.cells.iter().map(|c| c.source.as_str()).collect();
+        assert_eq!(sources, ["x = 1", "x = 2", "x = 3", "x = 4"]);
+        assert_eq!(nb.meta, Some(meta()));
+    }
+}

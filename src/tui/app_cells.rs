@@ -1,0 +1,154 @@
+//! The notebook's cursor (the selected cell) and stopping a cell that waits or
+//! runs: a part of [`App`]'s reducer kept apart from `app.rs`.
+//!
+//! Stopping is honest about the service: its API has no interrupt, so a cell
+//! that runs there can only be abandoned (the UI stops waiting, the worker drops
+//! the request, the session may still be busy). On the embedded local pool the
+//! kernel is interrupted for real and the cell ends with a `KeyboardInterrupt`;
+//! a second stop abandons it there too. A run given up is forgotten by id, so a
+//! late reply for it never appends output.
+
+use super::{App, RunId};
+use crate::notebook::{CellStatus, Output};
+use crate::tui::action::{Action, Effect};
+use crate::tui::keymap::Mode;
+
+/// Why a running cell was abandoned (the status line prefixes `abandoned: `).
+pub const ABANDONED: &str = "the service has no interrupt, the session may still be busy";
+/// The same on the local pool, after an interrupt the kernel did not obey.
+const ABANDONED_LOCAL: &str =
+    "the kernel did not stop for the interrupt, the session may still be busy";
+
+impl App {
+    /// Gives the notebook the keyboard focus, selecting the last cell on screen
+    /// when no cell is selected yet.
+    pub(super) fn focus_outputs(&mut self) {
+        self.outputs_focused = true;
+        let count = self.notebook.cells.len();
+        if self.selected.is_none_or(|i| i >= count) {
+            self.selected = self.views.outputs.last_shown(count);
+        }
+    }
+
+    /// Moves the selection `delta` cells (clamped to the notebook) and scrolls it
+    /// into view.
+    pub(super) fn select_cell(&mut self, delta: i32) {
+        let count = self.notebook.cells.len();
+        let Some(last) = count.checked_sub(1) else {
+            self.selected = None;
+            return;
+        };
+        let from = match self.selected.filter(|&i| i < count) {
+            Some(i) => i,
+            None => self.views.outputs.last_shown(count).unwrap_or(last),
+        };
+        let step = usize::try_from(delta.unsigned_abs()).unwrap_or(usize::MAX);
+        let to = if delta < 0 {
+            from.saturating_sub(step)
+        } else {
+            from.saturating_add(step).min(last)
+        };
+        self.select(to);
+    }
+
+    /// Selects cell `index` and scrolls it into view.
+    pub(super) fn select(&mut self, index: usize) {
+        self.selected = Some(index);
+        self.views.outputs.reveal(index);
+    }
+
+    /// The run that executes (or waits to execute) cell `index`.
+    fn run_of(&self, index: usize) -> Option<RunId> {
+        self.runs
+            .iter()
+            .find_map(|(run, &i)| (i == index).then_some(*run))
+    }
+
+    /// The key that stops a cell in the notebook, for notices.
+    fn stop_key(&self) -> String {
+        self.keymap
+            .bindings(Mode::Outputs)
+            .iter()
+            .find(|b| b.action == Action::StopCell)
+            .map_or_else(|| "stop".to_string(), |b| b.key.to_string())
+    }
+
+    /// Stops the selected cell if it is pending, else the running cell.
+    pub(super) fn stop_cell(&mut self) -> Vec<Effect> {
+        let pending = |i: &usize| {
+            self.notebook
+                .cells
+                .get(*i)
+                .is_some_and(|c| c.status.is_pending())
+        };
+        let target = self
+            .selected
+            .filter(pending)
+            .or(self.running.map(|(i, _)| i));
+        let Some((index, run)) = target.and_then(|i| self.run_of(i).map(|r| (i, r))) else {
+            self.notice = Some("no cell is running".to_string());
+            return Vec::new();
+        };
+        let count = self.notebook.cells[index].execution_count;
+        let started = self.running.is_some_and(|(i, _)| i == index);
+        if !started {
+            self.runs.remove(&run);
+            self.settle_abandoned(index, "stopped before it started, not run");
+            self.notice = Some(format!("In [{count}] will not run"));
+            return vec![Effect::Abandon { run }];
+        }
+        if self.can_interrupt && self.interrupting != Some(run) {
+            self.interrupting = Some(run);
+            self.notice = Some(format!(
+                "interrupting In [{count}]… ({} again abandons it)",
+                self.stop_key()
+            ));
+            return vec![Effect::Interrupt { run }];
+        }
+        let text = if self.can_interrupt {
+            ABANDONED_LOCAL
+        } else {
+            ABANDONED
+        };
+        self.runs.remove(&run);
+        self.running = None;
+        self.interrupting = None;
+        self.settle_abandoned(index, text);
+        self.notice = Some(format!("abandoned: {text}"));
+        vec![Effect::Abandon { run }]
+    }
+
+    /// The worker's word on an interrupt it sent.
+    pub(super) fn interrupt_sent(&mut self, run: RunId, delivered: bool) {
+        if self.interrupting != Some(run) || delivered {
+            return;
+        }
+        self.notice = Some(format!(
+            "the kernel did not acknowledge the interrupt; {} again abandons the cell",
+            self.stop_key()
+        ));
+    }
+
+    /// Records cell `index` as given up: an error output saying why, and saved
+    /// like any settled cell.
+    fn settle_abandoned(&mut self, index: usize, why: &str) {
+        let Some(cell) = self.notebook.cell_mut(index) else {
+            return;
+        };
+        cell.outputs = vec![Output::Error {
+            ename: "Abandoned".to_string(),
+            evalue: why.to_string(),
+            traceback: Vec::new(),
+        }];
+        cell.status = CellStatus::Failed;
+        cell.duration = None;
+        self.views.outputs.invalidate(index);
+        if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {
+            saver.cell_finished(index, cell.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "app_cells_tests.rs"]
+mod tests;

@@ -1,0 +1,247 @@
+//! The notebook's cursor and stopping cells: state tests, and one frame on a
+//! `TestBackend` for the highlight and the scrolling.
+
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::super::tests::test_app;
+use super::*;
+use crate::client::{Execution, ExecutionStatus};
+use crate::tui::event::AppEvent;
+
+fn run(app: &mut App, code: &str) -> RunId {
+    app.update(Action::Paste(code.into()), Instant::now());
+    match app.update(Action::RunCell, Instant::now()).as_slice() {
+        [Effect::Execute { run, .. }] => *run,
+        other => panic!("expected one Execute effect, got {other:?}"),
+    }
+}
+
+fn finished(run: RunId, stderr: &str) -> AppEvent {
+    AppEvent::ExecutionFinished {
+        run,
+        outcome: Ok(Execution {
+            id: None,
+            status: ExecutionStatus::Failed,
+            stdout: "late\n".into(),
+            stderr: stderr.into(),
+            result: None,
+            images: vec![],
+            duration: Duration::from_millis(5),
+        }),
+        images: vec![],
+    }
+}
+
+fn evalue(app: &App, index: usize) -> String {
+    match &app.notebook.cells[index].outputs[..] {
+        [Output::Error { ename, evalue, .. }] => format!("{ename}: {evalue}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_cursor_starts_at_the_last_cell_and_stays_in_the_notebook() {
+    let mut app = test_app();
+    let now = Instant::now();
+    app.update(Action::FocusOutputs, now);
+    assert_eq!(app.selected, None, "no cells, no cursor");
+    for code in ["a", "b", "c"] {
+        run(&mut app, code);
+    }
+    app.update(Action::FocusOutputs, now);
+    assert_eq!(app.selected, Some(2));
+    app.update(Action::SelectCell(-1), now);
+    assert_eq!(app.selected, Some(1));
+    app.update(Action::SelectCell(-5), now);
+    assert_eq!(app.selected, Some(0));
+    app.update(Action::SelectCell(9), now);
+    assert_eq!(app.selected, Some(2));
+    app.update(Action::FocusEditor, now);
+    app.update(Action::FocusOutputs, now);
+    assert_eq!(
+        app.selected,
+        Some(2),
+        "the cursor is kept across focus changes"
+    );
+}
+
+#[test]
+fn a_queued_cell_stopped_never_runs() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let a = run(&mut app, "slow()");
+    let b = run(&mut app, "next()");
+    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    app.update(Action::FocusOutputs, now);
+    assert_eq!(app.selected, Some(1));
+    assert_eq!(
+        app.update(Action::StopCell, now),
+        vec![Effect::Abandon { run: b }]
+    );
+    assert_eq!(app.notebook.cells[1].status, CellStatus::Failed);
+    assert_eq!(
+        evalue(&app, 1),
+        "Abandoned: stopped before it started, not run"
+    );
+    assert_eq!(app.pending(), 1, "the running cell still runs");
+    assert_eq!(app.running.map(|(i, _)| i), Some(0));
+}
+
+#[test]
+fn a_running_cell_on_the_service_is_abandoned_and_its_late_reply_dropped() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let a = run(&mut app, "import time; time.sleep(99)");
+    let b = run(&mut app, "1");
+    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    app.update(Action::FocusOutputs, now);
+    app.update(Action::SelectCell(-1), now);
+    assert_eq!(
+        app.update(Action::StopCell, now),
+        vec![Effect::Abandon { run: a }]
+    );
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("abandoned: the service has no interrupt, the session may still be busy")
+    );
+    assert_eq!(app.running, None);
+    assert_eq!(
+        evalue(&app, 0),
+        "Abandoned: the service has no interrupt, the session may still be busy"
+    );
+    // The reply of the abandoned run arrives anyway: it must not append output.
+    app.handle_event(finished(a, ""), now);
+    assert_eq!(app.notebook.cells[0].outputs.len(), 1);
+    assert!(matches!(
+        &app.notebook.cells[0].outputs[0],
+        Output::Error { ename, .. } if ename == "Abandoned"
+    ));
+    // The next cell runs as usual.
+    app.handle_event(AppEvent::ExecutionStarted(b), now);
+    assert_eq!(app.running.map(|(i, _)| i), Some(1));
+}
+
+#[test]
+fn on_the_local_pool_stop_interrupts_first_and_abandons_second() {
+    let mut app = test_app();
+    app.can_interrupt = true;
+    let now = Instant::now();
+    let a = run(&mut app, "import time; time.sleep(99)");
+    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    app.update(Action::FocusOutputs, now);
+    assert_eq!(
+        app.update(Action::StopCell, now),
+        vec![Effect::Interrupt { run: a }]
+    );
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("interrupting In [1]… (x again abandons it)")
+    );
+    assert_eq!(app.pending(), 1, "an interrupted run is still awaited");
+    app.handle_event(
+        AppEvent::InterruptSent {
+            run: a,
+            delivered: false,
+        },
+        now,
+    );
+    assert!(
+        app.notice
+            .as_deref()
+            .is_some_and(|n| n.contains("did not acknowledge"))
+    );
+    assert_eq!(
+        app.update(Action::StopCell, now),
+        vec![Effect::Abandon { run: a }]
+    );
+    assert!(evalue(&app, 0).contains("the kernel did not stop"));
+
+    // An interrupt that works: the reply (a KeyboardInterrupt) is the cell's.
+    let b = run(&mut app, "import time; time.sleep(99)");
+    app.handle_event(AppEvent::ExecutionStarted(b), now);
+    app.update(Action::SelectCell(1), now);
+    assert_eq!(
+        app.update(Action::StopCell, now),
+        vec![Effect::Interrupt { run: b }]
+    );
+    app.handle_event(finished(b, "KeyboardInterrupt\n"), now);
+    assert_eq!(app.pending(), 0);
+    assert!(matches!(
+        &app.notebook.cells[1].outputs[..],
+        [_, Output::Error { ename, .. }] if ename == "KeyboardInterrupt"
+    ));
+    assert_eq!(app.update(Action::StopCell, now), vec![]);
+    assert_eq!(app.notice.as_deref(), Some("no cell is running"));
+}
+
+/// The screen's rows, and the style of the first cell of each.
+fn draw(
+    app: &mut App,
+    terminal: &mut Terminal<TestBackend>,
+) -> Vec<(String, ratatui::style::Style)> {
+    let now = Instant::now();
+    if let Err(never) = terminal.draw(|f| crate::tui::ui::draw(f, app, now)) {
+        match never {}
+    }
+    let buf = terminal.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            let text: String = (0..buf.area.width)
+                .filter_map(|x| buf.cell((x, y)).map(|c| c.symbol().to_string()))
+                .collect();
+            let style = buf.cell((0, y)).map(|c| c.style()).unwrap_or_default();
+            (text.trim_end().to_string(), style)
+        })
+        .collect()
+}
+
+#[test]
+fn the_selected_prompt_is_highlighted_and_scrolled_into_view() {
+    let mut app = test_app();
+    let now = Instant::now();
+    for i in 0..12 {
+        let r = run(&mut app, &format!("x{i}"));
+        app.handle_event(finished(r, ""), now);
+    }
+    let mut terminal = match Terminal::new(TestBackend::new(40, 12)) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    draw(&mut app, &mut terminal);
+    app.update(Action::FocusOutputs, now);
+    assert_eq!(app.selected, Some(11));
+    for _ in 0..11 {
+        app.update(Action::SelectCell(-1), now);
+    }
+    let rows = draw(&mut app, &mut terminal);
+    let selection = app.theme.selection;
+    let prompt = rows
+        .iter()
+        .find(|(text, _)| text.starts_with("In [1]: x0"))
+        .unwrap_or_else(|| panic!("the first cell is scrolled into view: {rows:#?}"));
+    assert!(
+        selection.bg.is_some(),
+        "the dark theme selects by background"
+    );
+    assert_eq!(
+        prompt.1.bg, selection.bg,
+        "the selected prompt is highlighted"
+    );
+    assert!(
+        rows.iter()
+            .filter(|(text, _)| text.starts_with("In ["))
+            .filter(|(_, style)| *style == prompt.1)
+            .count()
+            == 1,
+        "only the selected prompt is highlighted"
+    );
+    // Back in the editor the cursor is not shown.
+    app.update(Action::FocusEditor, now);
+    let rows = draw(&mut app, &mut terminal);
+    let plain = rows.iter().find(|(text, _)| text.starts_with("In [1]: x0"));
+    assert!(plain.is_some_and(|(_, style)| *style != prompt.1));
+}

@@ -1,0 +1,217 @@
+//! The notebook's modal steps, a part of [`App`]'s reducer kept apart from
+//! `app.rs`: copying the selected cell (to the clipboard, through the loop),
+//! saving its output or image (a path prompt, then a question before replacing
+//! a file), and the history search (Ctrl+R). While a modal step is open it takes
+//! every key ([`App::editor_context`] says so to the keymap).
+
+use super::App;
+use crate::notebook::Cell;
+use crate::tui::action::{Action, Effect};
+use crate::tui::cell_export;
+use crate::tui::local::{self, CLIPBOARD_LIMIT, LocalOutcome, LocalWork, SaveRequest};
+use crate::tui::ui::editor;
+use crate::tui::ui::fit::human_size;
+use crate::tui::ui::history_search::{HistorySearch, SearchKey};
+use crate::tui::ui::prompt::{LinePrompt, PromptKey};
+
+/// A modal step in progress.
+#[derive(Debug)]
+pub enum Modal {
+    /// Typing the path to save cell `cell`'s output to.
+    SavePath {
+        /// The cell.
+        cell: usize,
+        /// The path being typed.
+        prompt: LinePrompt,
+    },
+    /// The file exists: replace it (`y`) or not?
+    Overwrite(SaveRequest),
+    /// Searching earlier cells.
+    History(HistorySearch),
+}
+
+/// What `stop`, `copy` and `save` say with no cell selected.
+const NO_SELECTION: &str = "no cell selected: Esc goes to the notebook, j/k select";
+
+impl App {
+    /// The selected cell, or why there is none (for the status line).
+    fn selected_cell(&self) -> Result<&Cell, String> {
+        self.selected
+            .and_then(|i| self.notebook.cells.get(i))
+            .ok_or_else(|| NO_SELECTION.to_string())
+    }
+
+    /// Copies the selected cell's output (or its input) to the clipboard.
+    pub(super) fn copy_cell(&mut self, input: bool) {
+        let (text, what) = match self.selected_cell() {
+            Ok(cell) if input => (cell.source.clone(), format!("In [{}]", cell.execution_count)),
+            Ok(cell) => (
+                cell_export::output_text(cell),
+                format!("In [{}]'s output", cell.execution_count),
+            ),
+            Err(why) => {
+                self.notice = Some(why);
+                return;
+            }
+        };
+        if text.is_empty() {
+            self.notice = Some(format!("{what}: no text to copy"));
+        } else if text.len() > CLIPBOARD_LIMIT {
+            self.notice = Some(format!(
+                "{what} is {}, too long for the clipboard: save it to a file instead",
+                human_size(text.len() as u64)
+            ));
+        } else {
+            self.local.push(LocalWork::Copy { text, what });
+        }
+    }
+
+    /// Opens the path prompt to save the selected cell's output.
+    pub(super) fn start_save(&mut self) {
+        let index = self.selected;
+        let cell = match self.selected_cell() {
+            Ok(cell) => cell,
+            Err(why) => {
+                self.notice = Some(why);
+                return;
+            }
+        };
+        let Some(name) = cell_export::default_name(cell) else {
+            self.notice = Some(format!("In [{}] has no output to save", cell.execution_count));
+            return;
+        };
+        let label = format!("Save In [{}]'s output to (.png: the image):", cell.execution_count);
+        if let Some(cell) = index {
+            self.modal = Some(Modal::SavePath {
+                cell,
+                prompt: LinePrompt::new(label, &name),
+            });
+        }
+    }
+
+    /// Opens the history search.
+    pub(super) fn start_history_search(&mut self) {
+        if self.notebook.cells.is_empty() {
+            self.notice = Some("no earlier cells yet".to_string());
+            return;
+        }
+        self.modal = Some(Modal::History(HistorySearch::new(&self.notebook.cells)));
+    }
+
+    /// An action while a modal step is open: it goes to the step.
+    pub(super) fn modal_action(&mut self, action: Action) -> Vec<Effect> {
+        let Some(modal) = self.modal.take() else {
+            return Vec::new();
+        };
+        match (modal, action) {
+            (Modal::SavePath { cell, mut prompt }, Action::Edit(input)) => match prompt.key(input) {
+                PromptKey::Typing => self.modal = Some(Modal::SavePath { cell, prompt }),
+                PromptKey::Cancel => self.notice = Some("not saved".to_string()),
+                PromptKey::Accept(path) => self.save_to(cell, &path),
+            },
+            (Modal::Overwrite(mut request), Action::Edit(input)) => {
+                if matches!(input.key, ratatui_textarea::Key::Char('y' | 'Y')) {
+                    request.overwrite = true;
+                    self.local.push(LocalWork::Save(request));
+                } else {
+                    self.notice = Some(format!("not saved: {} is kept", request.path.display()));
+                }
+            }
+            (Modal::History(mut search), Action::Edit(input)) => {
+                match search.key(input, &self.notebook.cells) {
+                    SearchKey::Searching => self.modal = Some(Modal::History(search)),
+                    SearchKey::Cancel => {}
+                    SearchKey::Take(index) => self.take_from_history(index),
+                }
+            }
+            (Modal::SavePath { cell, mut prompt }, Action::Paste(text)) => {
+                prompt.paste(&text);
+                self.modal = Some(Modal::SavePath { cell, prompt });
+            }
+            (Modal::History(mut search), Action::Paste(text)) => {
+                search.paste(&text, &self.notebook.cells);
+                self.modal = Some(Modal::History(search));
+            }
+            (modal, Action::Quit) => {
+                drop(modal);
+                self.should_quit = true;
+            }
+            // Anything else (a resize, the mouse) leaves the step as it is.
+            (modal, _) => self.modal = Some(modal),
+        }
+        Vec::new()
+    }
+
+    /// Brings cell `index`'s source into the editor, as one edit Ctrl+Z undoes.
+    fn take_from_history(&mut self, index: usize) {
+        let Some(cell) = self.notebook.cells.get(index) else {
+            return;
+        };
+        let source = cell.source.clone();
+        let count = cell.execution_count;
+        editor::replace_text(&mut self.editor, &source);
+        self.outputs_focused = false;
+        self.notice = Some(format!("In [{count}] is in the editor; running it adds a new cell"));
+    }
+
+    /// Queues the save of cell `cell`'s output to the typed path.
+    fn save_to(&mut self, cell: usize, typed: &str) {
+        if typed.trim().is_empty() {
+            self.notice = Some("not saved: no file name".to_string());
+            return;
+        }
+        let path = local::resolve(typed);
+        let Some(c) = self.notebook.cells.get(cell) else {
+            return;
+        };
+        match cell_export::content_for(c, &path) {
+            Ok((bytes, kind)) => self.local.push(LocalWork::Save(SaveRequest {
+                path,
+                bytes,
+                overwrite: false,
+                what: format!("In [{}]'s {kind}", c.execution_count),
+            })),
+            Err(why) => self.notice = Some(format!("not saved: {why}")),
+        }
+    }
+
+    /// The copies and saves the loop should carry out now (once).
+    pub fn take_local_work(&mut self) -> Vec<LocalWork> {
+        std::mem::take(&mut self.local)
+    }
+
+    /// How a copy or save went: a notice, or the question before replacing a
+    /// file.
+    pub fn finish_local_work(&mut self, outcome: LocalOutcome) {
+        self.dirty = true;
+        self.notice = Some(match outcome {
+            LocalOutcome::Copied {
+                what,
+                bytes,
+                result: Ok(()),
+            } => format!("copied {what} ({}) to the clipboard", human_size(bytes as u64)),
+            LocalOutcome::Copied {
+                what,
+                result: Err(e),
+                ..
+            } => format!("{what} not copied: {e}"),
+            LocalOutcome::Saved { request, result } => match result {
+                Ok(()) => format!(
+                    "saved {} ({}) to {}",
+                    request.what,
+                    human_size(request.bytes.len() as u64),
+                    request.path.display()
+                ),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && !request.overwrite => {
+                    self.modal = Some(Modal::Overwrite(request));
+                    return;
+                }
+                Err(e) => format!("cannot save {}: {e}", request.path.display()),
+            },
+        });
+    }
+}
+
+#[cfg(test)]
+#[path = "app_modal_tests.rs"]
+mod tests;

@@ -1,0 +1,378 @@
+//! Keymap tests: the embedded defaults, key resolution per mode, the conditional
+//! history keys, merging overrides and the errors of broken ones.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn ctx(empty: bool, first: bool, last: bool, mode: Mode) -> EditorContext {
+    EditorContext {
+        empty,
+        on_first_line: first,
+        on_last_line: last,
+        outputs_focused: mode == Mode::Outputs,
+        help_open: mode == Mode::Help,
+        pager_open: mode == Mode::Pager,
+        pager_typing: false,
+        prompt_open: false,
+    }
+}
+
+const EMPTY: EditorContext = EditorContext {
+    empty: true,
+    on_first_line: true,
+    on_last_line: true,
+    outputs_focused: false,
+    help_open: false,
+    pager_open: false,
+    pager_typing: false,
+        prompt_open: false,
+};
+const MIDDLE: EditorContext = EditorContext {
+    empty: false,
+    on_first_line: false,
+    on_last_line: false,
+    outputs_focused: false,
+    help_open: false,
+    pager_open: false,
+    pager_typing: false,
+        prompt_open: false,
+};
+
+fn notebook() -> EditorContext {
+    ctx(true, true, true, Mode::Outputs)
+}
+
+fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+    KeyEvent::new(code, modifiers)
+}
+
+fn defaults() -> Keymap {
+    match Keymap::builtin() {
+        Ok(k) => k,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn merged(toml_text: &str) -> Result<Keymap, KeymapError> {
+    let overrides: KeyOverrides = match toml::from_str(toml_text) {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    };
+    Keymap::with_overrides(&overrides)
+}
+
+#[test]
+fn the_embedded_defaults_parse_and_cover_every_mode() {
+    let keymap = defaults();
+    for mode in Mode::ALL {
+        assert!(keymap.modes.contains_key(&mode), "{mode:?}");
+    }
+    assert!(!keymap.bindings(Mode::Editor).is_empty());
+    assert!(!keymap.bindings(Mode::Outputs).is_empty());
+    assert_eq!(Keymap::default(), keymap);
+}
+
+#[test]
+fn run_keys() {
+    let keymap = defaults();
+    for k in [
+        key(KeyCode::F(5), KeyModifiers::NONE),
+        key(KeyCode::Enter, KeyModifiers::ALT),
+        key(KeyCode::Enter, KeyModifiers::CONTROL),
+        key(KeyCode::Char('j'), KeyModifiers::CONTROL),
+    ] {
+        assert_eq!(
+            keymap.action_for_key(k, MIDDLE),
+            Some(Action::RunCell),
+            "{k:?}"
+        );
+    }
+    let enter = keymap.action_for_key(key(KeyCode::Enter, KeyModifiers::NONE), MIDDLE);
+    assert_eq!(enter, Some(Action::Newline));
+    let shift_enter = keymap.action_for_key(key(KeyCode::Enter, KeyModifiers::SHIFT), MIDDLE);
+    assert!(
+        matches!(shift_enter, Some(Action::Edit(_))),
+        "{shift_enter:?}"
+    );
+}
+
+#[test]
+fn q_quits_only_with_the_notebook_focused() {
+    let keymap = defaults();
+    let q = key(KeyCode::Char('q'), KeyModifiers::NONE);
+    // In the editor `q` is text, even in an empty editor (`q = 1`).
+    assert!(matches!(
+        keymap.action_for_key(q, EMPTY),
+        Some(Action::Edit(_))
+    ));
+    assert!(matches!(
+        keymap.action_for_key(q, MIDDLE),
+        Some(Action::Edit(_))
+    ));
+    let esc = key(KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(
+        keymap.action_for_key(esc, MIDDLE),
+        Some(Action::FocusOutputs)
+    );
+    assert_eq!(keymap.action_for_key(q, notebook()), Some(Action::Quit));
+    assert_eq!(
+        keymap.action_for_key(esc, notebook()),
+        Some(Action::FocusEditor)
+    );
+    let ctrl_q = key(KeyCode::Char('q'), KeyModifiers::CONTROL);
+    assert_eq!(keymap.action_for_key(ctrl_q, MIDDLE), Some(Action::Quit));
+    assert_eq!(
+        keymap.action_for_key(ctrl_q, notebook()),
+        Some(Action::Quit)
+    );
+    // Caps Lock or Shift held: the terminal may send an upper-case letter.
+    let ctrl_shift_q = key(
+        KeyCode::Char('Q'),
+        KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+    );
+    assert_eq!(
+        keymap.action_for_key(ctrl_shift_q, MIDDLE),
+        Some(Action::Quit)
+    );
+    // Unbound keys do nothing in the notebook.
+    let z = key(KeyCode::Char('z'), KeyModifiers::NONE);
+    assert_eq!(keymap.action_for_key(z, notebook()), None);
+}
+
+#[test]
+fn up_recalls_history_only_from_the_first_line() {
+    let keymap = defaults();
+    let up = key(KeyCode::Up, KeyModifiers::NONE);
+    let down = key(KeyCode::Down, KeyModifiers::NONE);
+    assert_eq!(keymap.action_for_key(up, EMPTY), Some(Action::HistoryPrev));
+    assert!(matches!(
+        keymap.action_for_key(up, MIDDLE),
+        Some(Action::Edit(_))
+    ));
+    let last = ctx(false, false, true, Mode::Editor);
+    assert_eq!(keymap.action_for_key(down, last), Some(Action::HistoryNext));
+    assert!(matches!(
+        keymap.action_for_key(down, MIDDLE),
+        Some(Action::Edit(_))
+    ));
+    // Shift+Up selects text; only bare arrows walk the history.
+    let shift_up = key(KeyCode::Up, KeyModifiers::SHIFT);
+    assert!(matches!(
+        keymap.action_for_key(shift_up, EMPTY),
+        Some(Action::Edit(_))
+    ));
+}
+
+#[test]
+fn help_opens_with_f1_anywhere_and_question_mark_in_the_notebook() {
+    let keymap = defaults();
+    let f1 = key(KeyCode::F(1), KeyModifiers::NONE);
+    let question = key(KeyCode::Char('?'), KeyModifiers::NONE);
+    let help = ctx(false, true, true, Mode::Help);
+    assert_eq!(keymap.action_for_key(f1, MIDDLE), Some(Action::Help));
+    assert_eq!(keymap.action_for_key(f1, notebook()), Some(Action::Help));
+    assert_eq!(
+        keymap.action_for_key(question, notebook()),
+        Some(Action::Help)
+    );
+    assert!(matches!(
+        keymap.action_for_key(question, MIDDLE),
+        Some(Action::Edit(_))
+    ));
+    for close in [
+        KeyCode::Esc,
+        KeyCode::Char('?'),
+        KeyCode::F(1),
+        KeyCode::Char('q'),
+    ] {
+        let k = key(close, KeyModifiers::NONE);
+        assert_eq!(
+            keymap.action_for_key(k, help),
+            Some(Action::CloseHelp),
+            "{close:?}"
+        );
+    }
+    let j = key(KeyCode::Char('j'), KeyModifiers::NONE);
+    assert_eq!(keymap.action_for_key(j, help), Some(Action::HelpScroll(1)));
+    let wheel = MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: 0,
+        row: 0,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert_eq!(
+        keymap.action_for_event(Event::Mouse(wheel), help),
+        Some(Action::HelpScroll(WHEEL_LINES))
+    );
+    assert_eq!(
+        keymap.action_for_event(Event::Mouse(wheel), MIDDLE),
+        Some(Action::ScrollLines(WHEEL_LINES))
+    );
+}
+
+#[test]
+fn editing_keys_of_the_editor() {
+    let keymap = defaults();
+    let ctrl = |c| key(KeyCode::Char(c), KeyModifiers::CONTROL);
+    assert_eq!(keymap.action_for_key(ctrl('z'), MIDDLE), Some(Action::Undo));
+    assert_eq!(keymap.action_for_key(ctrl('y'), MIDDLE), Some(Action::Redo));
+    assert_eq!(
+        keymap.action_for_key(ctrl('e'), MIDDLE),
+        Some(Action::ExternalEditor)
+    );
+}
+
+#[test]
+fn the_pager_prompt_takes_every_key() {
+    let keymap = defaults();
+    let typing = EditorContext {
+        pager_typing: true,
+        ..ctx(false, true, true, Mode::Pager)
+    };
+    let q = key(KeyCode::Char('q'), KeyModifiers::NONE);
+    assert!(matches!(
+        keymap.action_for_key(q, typing),
+        Some(Action::Edit(_))
+    ));
+    let pager = ctx(false, true, true, Mode::Pager);
+    assert_eq!(pager.mode(), Mode::Pager);
+}
+
+#[test]
+fn releases_are_ignored() {
+    let keymap = defaults();
+    let mut k = key(KeyCode::F(5), KeyModifiers::NONE);
+    k.kind = KeyEventKind::Release;
+    assert_eq!(keymap.action_for_key(k, EMPTY), None);
+}
+
+#[test]
+fn run_names_actions_with_an_optional_argument() {
+    assert_eq!(parse_run("run_cell"), Ok(Action::RunCell));
+    assert_eq!(parse_run("scroll_lines -3"), Ok(Action::ScrollLines(-3)));
+    assert_eq!(parse_run(" quit "), Ok(Action::Quit));
+    let unknown = parse_run("frobnicate").unwrap_err();
+    assert!(
+        unknown.contains("frobnicate") && unknown.contains("run_cell"),
+        "{unknown}"
+    );
+    // Actions only the terminal produces cannot be bound.
+    assert!(parse_run("paste").is_err());
+    assert!(parse_run("resize").is_err());
+    assert!(parse_run("scroll_lines").is_err());
+    assert!(parse_run("scroll_lines x").is_err());
+    assert!(parse_run("quit now please").is_err());
+    assert!(parse_run("").is_err());
+}
+
+#[test]
+fn overrides_merge_per_key() {
+    let keymap = match merged(
+        r#"
+        [editor]
+        "<C-r>" = "run_cell"
+        "<F5>" = { run = "help", desc = "Keys!" }
+        "<C-q>" = "none"
+        [outputs]
+        "z" = { run = "quit", hint = true }
+        "#,
+    ) {
+        Ok(k) => k,
+        Err(e) => panic!("{e:?}"),
+    };
+    let defaults = defaults();
+    let editor = keymap.bindings(Mode::Editor);
+    // A new key goes at the end, described like the action's default key.
+    let last = editor
+        .last()
+        .map(|b| (b.key.to_string(), b.action.clone(), b.desc.clone()));
+    assert_eq!(
+        last,
+        Some(("Ctrl+R".into(), Action::RunCell, "Run the cell".into()))
+    );
+    // A rebound key keeps its place.
+    assert_eq!(editor[0].key.to_string(), "F5");
+    assert_eq!(editor[0].action, Action::Help);
+    assert_eq!(editor[0].desc, "Keys!");
+    // An unbound key types (or does nothing) again.
+    let ctrl_q = key(KeyCode::Char('q'), KeyModifiers::CONTROL);
+    assert!(matches!(
+        keymap.action_for_key(ctrl_q, MIDDLE),
+        Some(Action::Edit(_))
+    ));
+    assert_eq!(editor.len(), defaults.bindings(Mode::Editor).len());
+    // Other modes keep their defaults, plus what was added.
+    let z = key(KeyCode::Char('z'), KeyModifiers::NONE);
+    assert_eq!(keymap.action_for_key(z, notebook()), Some(Action::Quit));
+    assert!(keymap.hint_line(Mode::Outputs, 200).ends_with("z Quit"));
+    assert_eq!(
+        keymap.action_for_key(ctrl_q, notebook()),
+        Some(Action::Quit)
+    );
+}
+
+#[test]
+fn broken_overrides_say_which_key() {
+    let text = "[editor]\n\"<C-r>\" = \"run_cel\"\n";
+    let e = merged(text).unwrap_err();
+    assert!(e.message.contains("[keys.editor]"), "{e:?}");
+    assert!(
+        e.message.contains("<C-r>") && e.message.contains("run_cel"),
+        "{e:?}"
+    );
+    assert_eq!(&text[e.span.clone()], "\"run_cel\"");
+
+    let text = "[outputs]\n\"<C-nope>\" = \"quit\"\n";
+    let e = merged(text).unwrap_err();
+    assert!(e.message.contains("<C-nope>"), "{e:?}");
+    assert_eq!(&text[e.span.clone()], "\"<C-nope>\"");
+
+    let text = "[editor]\n\"<C-x>\" = \"quit\"\n\"<c-x>\" = \"help\"\n";
+    let e = merged(text).unwrap_err();
+    assert!(e.message.contains("same key"), "{e:?}");
+    assert_eq!(&text[e.span.clone()], "\"<c-x>\"");
+    assert_eq!(e.earlier.map(|r| &text[r]), Some("\"<C-x>\""));
+}
+
+#[test]
+fn hints_group_keys_by_label_and_fit_the_width() {
+    let keymap = defaults();
+    assert_eq!(
+        keymap.hint_line(Mode::Editor, 200),
+        "F5/Alt+Enter run · Esc notebook · F1 help · Ctrl+Q quit · PgUp/PgDn scroll"
+    );
+    assert_eq!(
+        keymap.hint_line(Mode::Outputs, 200),
+        "j/k select · x stop · Esc/Enter back to the cell · ? help · q quit"
+    );
+    assert_eq!(
+        keymap.hint_line(Mode::Editor, 40),
+        "F5/Alt+Enter run · Esc notebook"
+    );
+    assert_eq!(keymap.hint_line(Mode::Editor, 5), "");
+}
+
+#[test]
+fn an_open_prompt_takes_every_key_and_no_mouse() {
+    let keymap = defaults();
+    let prompt = EditorContext {
+        prompt_open: true,
+        ..notebook()
+    };
+    for code in [KeyCode::Char('q'), KeyCode::Esc, KeyCode::Enter, KeyCode::F(1)] {
+        let k = key(code, KeyModifiers::NONE);
+        assert!(
+            matches!(keymap.action_for_key(k, prompt), Some(Action::Edit(_))),
+            "{code:?}"
+        );
+    }
+    let wheel = MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: 0,
+        row: 0,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert_eq!(keymap.action_for_event(Event::Mouse(wheel), prompt), None);
+}

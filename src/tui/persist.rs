@@ -1,0 +1,288 @@
+//! The TUI's end of notebook persistence: at start, load the stored notebook of
+//! (pool, identifier) off the UI task and hand its cells to the app as history;
+//! then start the background saver the app gives each settled cell to; at the
+//! end, wait (bounded) for the last write.
+//!
+//! It never blocks the UI task: reading, decoding images and writing happen on
+//! blocking threads.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::app::App;
+use super::event::DecodedImage;
+use super::ui::image::ImageKey;
+use crate::client::ApiVersion;
+use crate::notebook::ipynb::NotebookMeta;
+use crate::notebook::store::{self, SaverThread};
+use crate::notebook::{Cell, Output};
+
+/// Where the notebook lives and what it says about itself.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The `.ipynb` file in the data directory.
+    pub path: PathBuf,
+    /// Pool, identifier and api-version for its metadata.
+    pub meta: NotebookMeta,
+}
+
+impl Place {
+    /// The notebook of (pool, identifier) in the data directory.
+    pub fn new(endpoint: Option<&str>, identifier: &str, api_version: ApiVersion) -> Self {
+        let pool = store::pool_name(endpoint);
+        Self {
+            path: store::notebook_path(&crate::dirs::data_dir(), &pool, identifier),
+            meta: NotebookMeta {
+                pool,
+                identifier: identifier.to_string(),
+                api_version: api_version.to_string(),
+            },
+        }
+    }
+}
+
+/// What loading found: the cells, their decoded images, and a notice for the
+/// user when the file had to be set aside (or saving is off).
+struct Loaded {
+    cells: Vec<Cell>,
+    images: Vec<(ImageKey, DecodedImage)>,
+    notice: Option<String>,
+    save: bool,
+}
+
+/// Loads the stored notebook into `app` and starts its saver. `None` when the
+/// notebook cannot be saved (the user is told in the start-up banner).
+pub async fn attach(app: &mut App, place: Place) -> Option<SaverThread> {
+    let path = place.path.clone();
+    let loaded = tokio::task::spawn_blocking(move || load(&path))
+        .await
+        .unwrap_or_else(|e| Loaded {
+            cells: Vec::new(),
+            images: Vec::new(),
+            notice: Some(format!("notebook not loaded: {e}")),
+            save: false,
+        });
+    if let Some(notice) = loaded.notice {
+        tracing::warn!("{notice}");
+        app.pool_log.push(notice);
+    }
+    if !loaded.save {
+        return None;
+    }
+    let spawned = store::spawn_saver(place.path, place.meta, loaded.cells.clone());
+    app.load_history(loaded.cells, loaded.images);
+    match spawned {
+        Ok((saver, thread)) => {
+            app.set_saver(saver);
+            Some(thread)
+        }
+        Err(e) => {
+            let notice = format!("the notebook will not be saved: {e}");
+            tracing::error!("{notice}");
+            app.pool_log.push(notice);
+            None
+        }
+    }
+}
+
+/// Waits up to `wait` for the saver to write what it was given (every
+/// [`store::Saver`] must be dropped first, or this waits the whole time).
+pub async fn finish(thread: SaverThread, wait: Duration) {
+    let joined = tokio::task::spawn_blocking(move || thread.join());
+    if tokio::time::timeout(wait, joined).await.is_err() {
+        tracing::error!("the notebook was still being written after {wait:?}");
+    }
+}
+
+fn load(path: &std::path::Path) -> Loaded {
+    let empty = |notice: Option<String>, save: bool| Loaded {
+        cells: Vec::new(),
+        images: Vec::new(),
+        notice,
+        save,
+    };
+    match store::load(path) {
+        Ok(None) => empty(None, true),
+        Ok(Some(nb)) => {
+            let images = decode_images(&nb.cells);
+            Loaded {
+                cells: nb.cells,
+                images,
+                notice: None,
+                save: true,
+            }
+        }
+        // An unreadable file is kept for the user, never overwritten.
+        Err(e) => match store::set_aside(path) {
+            Ok(aside) => empty(
+                Some(format!(
+                    "{e}; moved to {} and starting afresh",
+                    aside.display()
+                )),
+                true,
+            ),
+            Err(move_err) => empty(
+                Some(format!(
+                    "{e}; it could not be moved aside ({move_err}), so this notebook is not saved"
+                )),
+                false,
+            ),
+        },
+    }
+}
+
+fn decode_images(cells: &[Cell]) -> Vec<(ImageKey, DecodedImage)> {
+    let mut images = Vec::new();
+    for (cell, c) in cells.iter().enumerate() {
+        for (output, o) in c.outputs.iter().enumerate() {
+            if let Output::DisplayData { data, .. } = o {
+                let decoded =
+                    image::load_from_memory(data).map_err(|e| format!("cannot decode: {e}"));
+                images.push((ImageKey { cell, output }, decoded));
+            }
+        }
+    }
+    images
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::client::{Execution, ExecutionStatus};
+    use crate::notebook::{CellStatus, StreamName};
+    use crate::tui::action::{Action, Effect};
+    use crate::tui::app::{AppConfig, PoolState};
+    use crate::tui::event::{AppEvent, RunId};
+
+    fn app() -> App {
+        App::new(
+            AppConfig {
+                pool_label: "local".into(),
+                identifier: "t".into(),
+                api_version: ApiVersion::V2025_10_02,
+            },
+            PoolState::Ready,
+        )
+    }
+
+    fn meta() -> NotebookMeta {
+        Place::new(None, "t", ApiVersion::V2025_10_02).meta
+    }
+
+    fn stored(source: &str) -> Cell {
+        Cell {
+            source: source.into(),
+            execution_count: 1,
+            outputs: vec![Output::Stream {
+                name: StreamName::Stdout,
+                text: "1\n".into(),
+            }],
+            status: CellStatus::Succeeded,
+            duration: Some(Duration::from_millis(3)),
+        }
+    }
+
+    /// Runs the editor's contents and delivers a successful answer printing `out`.
+    fn run_editor(app: &mut App, out: &str) -> RunId {
+        let now = Instant::now();
+        let run = match app.update(Action::RunCell, now).as_slice() {
+            [Effect::Execute { run, .. }] => *run,
+            other => panic!("expected one execution, got {other:?}"),
+        };
+        let exec = Execution {
+            id: None,
+            status: ExecutionStatus::Succeeded,
+            stdout: out.into(),
+            stderr: String::new(),
+            result: None,
+            images: vec![],
+            duration: Duration::from_millis(2),
+        };
+        app.handle_event(
+            AppEvent::ExecutionFinished {
+                run,
+                outcome: Ok(exec),
+                images: vec![],
+            },
+            now,
+        );
+        run
+    }
+
+    #[test]
+    fn reloaded_cells_are_history_and_every_finished_cell_is_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nb/t.ipynb");
+        let loaded = vec![stored("a = 1")];
+        let (saver, thread) = store::spawn_saver(path.clone(), meta(), loaded.clone()).unwrap();
+        let mut app = app();
+        app.load_history(loaded, vec![]);
+        app.set_saver(saver);
+
+        app.update(Action::HistoryPrev, Instant::now());
+        assert_eq!(app.editor.lines(), ["a = 1"]);
+        app.update(Action::HistoryNext, Instant::now());
+        app.update(Action::Paste("print(2)".into()), Instant::now());
+        run_editor(&mut app, "2\n");
+        assert_eq!(app.notebook.cells[1].execution_count, 2);
+
+        drop(app);
+        thread.join();
+        let nb = store::load(&path).unwrap().expect("saved");
+        let sources: Vec<_> = nb.cells.iter().map(|c| c.source.as_str()).collect();
+        assert_eq!(sources, ["a = 1", "print(2)"]);
+        assert_eq!(
+            nb.cells[1].outputs,
+            vec![Output::Stream {
+                name: StreamName::Stdout,
+                text: "2\n".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn opened_cells_come_into_the_editor_one_per_run() {
+        let mut app = app();
+        app.queue_sources(vec!["x = 1".into(), "y = 2\nx + y".into()]);
+        assert_eq!(app.editor.lines(), ["x = 1"]);
+        run_editor(&mut app, "");
+        assert_eq!(app.editor.lines(), ["y = 2", "x + y"]);
+        run_editor(&mut app, "");
+        assert!(app.editor.is_empty());
+        let sources: Vec<_> = app
+            .notebook
+            .cells
+            .iter()
+            .map(|c| c.source.as_str())
+            .collect();
+        assert_eq!(sources, ["x = 1", "y = 2\nx + y"]);
+    }
+
+    #[test]
+    fn stored_images_are_decoded_and_broken_ones_say_why() {
+        let mut png = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::new_rgb8(2, 2)
+            .write_to(&mut png, image::ImageFormat::Png)
+            .unwrap();
+        let mut cell = stored("plot()");
+        cell.outputs = vec![
+            Output::DisplayData {
+                format: "png".into(),
+                data: png.into_inner(),
+            },
+            Output::DisplayData {
+                format: "png".into(),
+                data: vec![1, 2],
+            },
+        ];
+        let images = decode_images(&[stored("a"), cell]);
+        assert_eq!(images.len(), 2);
+        assert_eq!(images[0].0, ImageKey { cell: 1, output: 0 });
+        assert!(images[0].1.is_ok());
+        assert!(matches!(&images[1].1, Err(r) if r.starts_with("cannot decode")));
+    }
+}

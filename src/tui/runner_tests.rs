@@ -1,0 +1,181 @@
+//! The loop's redraw policy, on a `TestBackend` with tokio's clock paused: idle,
+//! it draws nothing; news draws one frame; a running cell ticks its spinner; a
+//! long output is read a slice per frame and then the loop is idle again.
+
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::*;
+use crate::client::{ApiVersion, Execution, ExecutionStatus};
+use crate::tui::action::Action;
+use crate::tui::app::{AppConfig, PoolState};
+
+/// A screen that counts its frames.
+struct Counting {
+    terminal: Terminal<TestBackend>,
+    frames: usize,
+}
+
+impl Screen for Counting {
+    fn draw_frame(&mut self, app: &mut App, now: Instant) -> io::Result<()> {
+        self.frames += 1;
+        match self.terminal.draw(|f| ui::draw(f, app, now)) {
+            Ok(_) => Ok(()),
+            Err(never) => match never {},
+        }
+    }
+
+    async fn edit_externally(&mut self, source: &str) -> io::Result<Result<String, String>> {
+        Ok(Ok(source.to_string()))
+    }
+}
+
+fn counting() -> Counting {
+    match Terminal::new(TestBackend::new(80, 24)) {
+        Ok(terminal) => Counting {
+            terminal,
+            frames: 0,
+        },
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn app(pool: PoolState) -> App {
+    App::new(
+        AppConfig {
+            pool_label: "local".into(),
+            identifier: "sessionpad-test0001".into(),
+            api_version: ApiVersion::V2025_10_02,
+        },
+        pool,
+    )
+}
+
+/// Runs the loop for `duration` of (paused) time with no input at all.
+async fn run_for(
+    screen: &mut Counting,
+    app: &mut App,
+    events: &mut UnboundedReceiver<AppEvent>,
+    effects: &mut Vec<Effect>,
+    duration: Duration,
+) {
+    let mut execute = |e| effects.push(e);
+    let input = || futures::stream::pending::<io::Result<Event>>();
+    let run = drive(screen, app, events, input, &mut execute);
+    let outcome = tokio::time::timeout(duration, run).await;
+    assert!(outcome.is_err(), "the loop ended: {outcome:?}");
+}
+
+fn channel() -> (UnboundedSender<AppEvent>, UnboundedReceiver<AppEvent>) {
+    tokio::sync::mpsc::unbounded_channel()
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_draws_the_first_frame_and_then_nothing() {
+    let mut screen = counting();
+    let mut app = app(PoolState::Ready);
+    let (_tx, mut rx) = channel();
+    let mut effects = Vec::new();
+    run_for(
+        &mut screen,
+        &mut app,
+        &mut rx,
+        &mut effects,
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(screen.frames, 1);
+    assert!(!app.dirty);
+    assert!(app.next_wakeup(now()).is_none(), "no timer is armed");
+}
+
+#[tokio::test(start_paused = true)]
+async fn news_draws_one_frame() {
+    let mut screen = counting();
+    let mut app = app(PoolState::Ready);
+    let (tx, mut rx) = channel();
+    let mut effects = Vec::new();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let _ = tx.send(AppEvent::PoolProgress("hello".into()));
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    });
+    run_for(
+        &mut screen,
+        &mut app,
+        &mut rx,
+        &mut effects,
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(screen.frames, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_running_cell_ticks_about_ten_times_a_second() {
+    let mut screen = counting();
+    let mut app = app(PoolState::Ready);
+    let (_tx, mut rx) = channel();
+    let mut effects = Vec::new();
+    app.update(Action::Paste("import time; time.sleep(60)".into()), now());
+    app.update(Action::RunCell, now());
+    run_for(
+        &mut screen,
+        &mut app,
+        &mut rx,
+        &mut effects,
+        Duration::from_secs(1),
+    )
+    .await;
+    assert!((9..=12).contains(&screen.frames), "{}", screen.frames);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
+    let mut screen = counting();
+    let mut app = app(PoolState::Ready);
+    let (tx, mut rx) = channel();
+    let mut effects = Vec::new();
+    app.update(Action::Paste("print(big)".into()), now());
+    let run = match app.update(Action::RunCell, now()).as_slice() {
+        [Effect::Execute { run, .. }] => *run,
+        other => panic!("{other:?}"),
+    };
+    let _ = tx.send(AppEvent::ExecutionFinished {
+        run,
+        outcome: Ok(Execution {
+            id: None,
+            status: ExecutionStatus::Succeeded,
+            stdout: "0123456789\n".repeat(400_000),
+            stderr: String::new(),
+            result: None,
+            images: vec![],
+            duration: Duration::from_millis(5),
+        }),
+        images: vec![],
+    });
+    run_for(
+        &mut screen,
+        &mut app,
+        &mut rx,
+        &mut effects,
+        Duration::from_secs(2),
+    )
+    .await;
+    let after_reading = screen.frames;
+    // 4.4 MB at a slice per frame: several frames, then nothing.
+    assert!(after_reading > 5, "{after_reading}");
+    assert!(!app.views.pending_work());
+    run_for(
+        &mut screen,
+        &mut app,
+        &mut rx,
+        &mut effects,
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(screen.frames, after_reading);
+}

@@ -1,0 +1,360 @@
+//! Long text outputs (megabytes of stdout, a huge result): the line indexes that
+//! stand for them, built a frame's budget at a time, and the collapsed rows the
+//! notebook shows for them: the first rows, a muted note saying how to see the
+//! rest, the last rows. The pager reads the same indexes.
+//!
+//! Indexes are keyed by (cell, output). A stream's index reads the cell's own
+//! text each time and notices by itself when the text grew or was replaced;
+//! an index of text made from the output (a result that is not a string) keeps
+//! that text and is dropped when its cell changes.
+
+use std::collections::HashMap;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::text_index::TextIndex;
+use super::wrap::{wrap, wrap_at_most};
+use crate::notebook::Output;
+use crate::tui::action::Action;
+use crate::tui::keymap::{Keymap, Mode};
+use crate::tui::theme::Theme;
+
+/// Texts longer than this many bytes are collapsed.
+pub const LONG_BYTES: usize = 64 * 1024;
+/// Texts with more lines than this are collapsed.
+pub const LONG_LINES: usize = 200;
+/// Rows a collapsed output shows from its start.
+pub const HEAD_ROWS: usize = 20;
+/// Rows a collapsed output shows from its end.
+pub const TAIL_ROWS: usize = 10;
+/// Bytes of long outputs sanitized per frame: a few milliseconds of work, so a
+/// frame that also reads a 10 MB output stays well under the frame interval.
+pub const FRAME_BUDGET: usize = 512 * 1024;
+/// The key the collapsed note names when the keymap binds none in the editor.
+const PAGER_KEY: &str = "Ctrl+O";
+
+/// The key that opens the pager from the cell editor, as the collapsed note
+/// names it (`Ctrl+O`).
+pub fn pager_key(keymap: &Keymap) -> String {
+    let open = |mode| {
+        keymap
+            .bindings(mode)
+            .iter()
+            .find(|b| b.action == Action::OpenPager)
+            .map(|b| b.key.to_string())
+    };
+    open(Mode::Editor)
+        .or_else(|| open(Mode::Outputs))
+        .unwrap_or_else(|| PAGER_KEY.to_string())
+}
+
+/// Which output of which cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OutputKey {
+    /// Index of the cell in the notebook.
+    pub cell: usize,
+    /// Index of the output in the cell.
+    pub output: usize,
+}
+
+struct Entry {
+    index: TextIndex,
+    /// The text indexed, when it is not the output's own string.
+    owned: Option<String>,
+}
+
+/// An index as far as it is built.
+pub struct Indexed<'a> {
+    /// The lines read so far.
+    pub index: &'a TextIndex,
+    /// All of the text is read.
+    pub complete: bool,
+    /// Bytes of the raw text.
+    pub total_bytes: usize,
+}
+
+/// The line indexes of long outputs, and this frame's budget for building them.
+#[derive(Default)]
+pub struct LongTexts {
+    entries: HashMap<OutputKey, Entry>,
+    budget: usize,
+    pending: bool,
+}
+
+impl std::fmt::Debug for LongTexts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LongTexts")
+            .field("entries", &self.entries.len())
+            .field("pending", &self.pending)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The output's text when the output holds it as one string.
+fn own_text(output: &Output) -> Option<&str> {
+    match output {
+        Output::Stream { text, .. } => Some(text),
+        Output::ExecuteResult {
+            value: Value::String(s),
+            ..
+        } => Some(s),
+        _ => None,
+    }
+}
+
+/// The text of an output that does not hold it as one string (images: none).
+fn made_text(output: &Output) -> Option<String> {
+    match output {
+        Output::ExecuteResult { value, .. } => Some(Output::value_text(value)),
+        Output::Error {
+            ename,
+            evalue,
+            traceback,
+        } if traceback.iter().all(|l| l.trim().is_empty()) => Some(format!("{ename}: {evalue}")),
+        Output::Error { traceback, .. } => Some(traceback.join("\n")),
+        Output::Stream { .. } | Output::DisplayData { .. } => None,
+    }
+}
+
+/// True when `text` is too long to show whole in the notebook.
+pub fn is_long(text: &str) -> bool {
+    text.len() > LONG_BYTES || text.bytes().filter(|&b| b == b'\n').count() > LONG_LINES
+}
+
+impl LongTexts {
+    /// Starts a frame: a fresh budget, nothing pending yet.
+    pub fn begin_frame(&mut self) {
+        self.budget = FRAME_BUDGET;
+        self.pending = false;
+    }
+
+    /// True when an index drawn this frame is not complete: another frame should
+    /// follow to read on.
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+
+    /// Cell `cell` changed: forget the indexes made from copies of its outputs.
+    pub fn invalidate(&mut self, cell: usize) {
+        self.entries
+            .retain(|k, e| k.cell != cell || e.owned.is_none());
+    }
+
+    /// The index of `key` as far as it is built, without reading on.
+    pub fn get(&self, key: OutputKey) -> Option<&TextIndex> {
+        self.entries.get(&key).map(|e| &e.index)
+    }
+
+    /// True when `output` should be collapsed (or is already indexed as long).
+    pub fn is_long_output(&self, key: OutputKey, output: &Output) -> bool {
+        if self.entries.contains_key(&key) {
+            return true;
+        }
+        match (own_text(output), output) {
+            (Some(text), _) => is_long(text),
+            (None, Output::ExecuteResult { value, .. }) => {
+                // Sizing a result that is not a string means printing it; most are
+                // small, so check the cheap bound first.
+                !matches!(value, Value::Number(_) | Value::Bool(_) | Value::Null)
+                    && made_text(output).is_some_and(|t| is_long(&t))
+            }
+            _ => false,
+        }
+    }
+
+    /// The index of `output`, read on as far as this frame's budget allows.
+    pub fn index(&mut self, key: OutputKey, output: &Output) -> Option<Indexed<'_>> {
+        let entry = match self.entries.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let owned = match own_text(output) {
+                    Some(_) => None,
+                    None => Some(made_text(output)?),
+                };
+                v.insert(Entry {
+                    index: TextIndex::default(),
+                    owned,
+                })
+            }
+        };
+        let raw = match &entry.owned {
+            Some(text) => text.as_str(),
+            None => own_text(output)?,
+        };
+        let before = entry.index.raw_seen();
+        let mut complete = entry.index.is_complete(raw);
+        if !complete && self.budget > 0 {
+            complete = entry.index.advance(raw, self.budget);
+            let used = entry.index.raw_seen().saturating_sub(before);
+            self.budget = self.budget.saturating_sub(used.max(1));
+        }
+        self.pending |= !complete;
+        Some(Indexed {
+            index: &entry.index,
+            complete,
+            total_bytes: raw.len(),
+        })
+    }
+}
+
+/// The rows (already cut to `width`) of a collapsed output: its first rows, a
+/// note naming `key` (which opens the pager), and (once it is all read) its last
+/// rows. `style` is the output's own style (stderr); `prefix` goes in front of
+/// the first line (`Out[n]: `).
+pub fn collapsed_rows(
+    text: &Indexed<'_>,
+    style: Style,
+    prefix: Option<&Span<'static>>,
+    (width, key): (u16, &str),
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let index = text.index;
+    let count = index.line_count();
+    let mut rows = Vec::new();
+    let mut head_lines = 0;
+    for (n, line) in index.lines(0..HEAD_ROWS).into_iter().enumerate() {
+        if rows.len() >= HEAD_ROWS {
+            break;
+        }
+        let mut line = line.style(style);
+        if n == 0
+            && let Some(prefix) = prefix
+        {
+            line.spans.insert(0, prefix.clone());
+        }
+        rows.extend(wrap_at_most(line, width, HEAD_ROWS - rows.len()));
+        head_lines = n + 1;
+    }
+    let note = if text.complete {
+        format!(
+            "… {} lines, {} in all — {key} opens them in the pager",
+            thousands(count),
+            size(text.total_bytes)
+        )
+    } else {
+        format!(
+            "… reading the output: {} of {} so far — {key} opens the pager",
+            size(index.raw_seen()),
+            size(text.total_bytes)
+        )
+    };
+    rows.extend(wrap(Line::styled(note, theme.muted), width));
+    if text.complete {
+        let first = head_lines.max(count.saturating_sub(TAIL_ROWS));
+        let tail: Vec<Line<'static>> = index
+            .lines(first..count)
+            .into_iter()
+            .flat_map(|l| wrap(l.style(style), width))
+            .collect();
+        rows.extend(tail[tail.len().saturating_sub(TAIL_ROWS)..].iter().cloned());
+    }
+    rows
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A byte count the way people read it: `812 B`, `64 kB`, `10.5 MB`.
+#[allow(clippy::cast_precision_loss)] // a display figure
+pub fn size(bytes: usize) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{:.0} kB", bytes as f64 / 1e3),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::notebook::StreamName;
+
+    fn stdout(text: String) -> Output {
+        Output::Stream {
+            name: StreamName::Stdout,
+            text,
+        }
+    }
+
+    const KEY: OutputKey = OutputKey { cell: 0, output: 0 };
+
+    #[test]
+    fn long_means_many_lines_or_many_bytes() {
+        assert!(!is_long("short\n"));
+        assert!(is_long(&"x\n".repeat(LONG_LINES + 1)));
+        assert!(is_long(&"x".repeat(LONG_BYTES + 1)));
+    }
+
+    #[test]
+    fn collapsed_shows_head_note_and_tail() {
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let output = stdout(text);
+        let mut texts = LongTexts::default();
+        texts.begin_frame();
+        let theme = Theme::dark();
+        let Some(indexed) = texts.index(KEY, &output) else {
+            panic!("no index");
+        };
+        let rows: Vec<String> =
+            collapsed_rows(&indexed, Style::new(), None, (80, "Ctrl+O"), &theme)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+        assert_eq!(rows.len(), HEAD_ROWS + 1 + TAIL_ROWS);
+        assert_eq!(rows[0], "line 0");
+        assert_eq!(rows[HEAD_ROWS - 1], "line 19");
+        assert_eq!(
+            rows[HEAD_ROWS],
+            "… 1,000 lines, 9 kB in all — Ctrl+O opens them in the pager"
+        );
+        assert_eq!(rows[HEAD_ROWS + 1], "line 990");
+        assert_eq!(rows.last().map(String::as_str), Some("line 999"));
+    }
+
+    #[test]
+    fn a_big_output_is_read_over_several_frames() {
+        let output = stdout("0123456789abcdef\n".repeat(200_000));
+        let mut texts = LongTexts::default();
+        let mut frames = 0;
+        loop {
+            texts.begin_frame();
+            frames += 1;
+            let done = texts.index(KEY, &output).is_some_and(|i| i.complete);
+            if done {
+                break;
+            }
+            assert!(texts.pending());
+        }
+        assert!(frames > 3, "{frames}");
+        texts.begin_frame();
+        let _ = texts.index(KEY, &output);
+        assert!(!texts.pending());
+    }
+
+    #[test]
+    fn the_note_names_the_key_the_keymap_binds() {
+        assert_eq!(pager_key(&Keymap::default()), "Ctrl+O");
+    }
+
+    #[test]
+    fn numbers_read_naturally() {
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(size(10_485_760), "10.5 MB");
+        assert_eq!(size(65_536), "66 kB");
+    }
+}

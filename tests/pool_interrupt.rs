@@ -1,0 +1,39 @@
+//! Interrupting a running execution of the local pool from outside the execution
+//! (what the embedded TUI does for a cell the user stops): the registry reaches
+//! the kernel's control channel without waiting for the execution lock, the cell
+//! ends with a `KeyboardInterrupt` and the session keeps its state.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestPool, identifier};
+use serde_json::json;
+use sessionpad::client::{ApiVersion, ExecutionStatus};
+
+#[tokio::test]
+async fn interrupt_stops_the_running_cell_and_keeps_the_state() {
+    let pool = TestPool::start().await;
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let id = identifier();
+    assert!(
+        !pool.pool.registry().interrupt(&id).await,
+        "no session yet: nothing to interrupt"
+    );
+    client.execute(&id, "kept = 5", common::LIMIT).await.unwrap();
+    let (c, i) = (client.clone(), id.clone());
+    let started = Instant::now();
+    let slow = tokio::spawn(async move {
+        c.execute(&i, "import time\ntime.sleep(60)", common::LIMIT)
+            .await
+    });
+    // Let the kernel start the sleep (the request travels over HTTP first).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(pool.pool.registry().interrupt(&id).await, "the kernel acknowledged");
+    let exec = slow.await.unwrap().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "stopped, not waited out");
+    assert_eq!(exec.status, ExecutionStatus::Failed);
+    assert!(exec.stderr.contains("KeyboardInterrupt"), "{}", exec.stderr);
+    let after = client.execute(&id, "kept", common::LIMIT).await.unwrap();
+    assert_eq!(after.result, Some(json!(5)), "the session kept its state");
+}
