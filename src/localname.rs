@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub fn safe_file_name(name: &str) -> String {
     let last = name
         .rsplit(['/', '\\'])
-        .find(|part| !part.trim().is_empty() && part.trim_matches('.') != "")
+        .find(|part| !part.trim().is_empty() && !part.trim_matches('.').is_empty())
         .unwrap_or("");
     // Control characters (DEL and C1 included) and bidirectional overrides, which
     // could make a name look like another, become `_` first.

@@ -34,6 +34,7 @@ async fn run_tui(target: cli::TargetOpt) -> ExitCode {
         tui::run(TuiOptions {
             endpoint: s.endpoint,
             token: s.token,
+            auth: s.auth,
             api_version: s.api_version,
             identifier: Some(s.identifier),
             timeout: s.timeout,

@@ -20,7 +20,10 @@ async fn interrupt_stops_the_running_cell_and_keeps_the_state() {
         !pool.pool.registry().interrupt(&id).await,
         "no session yet: nothing to interrupt"
     );
-    client.execute(&id, "kept = 5", common::LIMIT).await.unwrap();
+    client
+        .execute(&id, "kept = 5", common::LIMIT)
+        .await
+        .unwrap();
     let (c, i) = (client.clone(), id.clone());
     let started = Instant::now();
     let slow = tokio::spawn(async move {
@@ -29,9 +32,15 @@ async fn interrupt_stops_the_running_cell_and_keeps_the_state() {
     });
     // Let the kernel start the sleep (the request travels over HTTP first).
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert!(pool.pool.registry().interrupt(&id).await, "the kernel acknowledged");
+    assert!(
+        pool.pool.registry().interrupt(&id).await,
+        "the kernel acknowledged"
+    );
     let exec = slow.await.unwrap().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(20), "stopped, not waited out");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "stopped, not waited out"
+    );
     assert_eq!(exec.status, ExecutionStatus::Failed);
     assert!(exec.stderr.contains("KeyboardInterrupt"), "{}", exec.stderr);
     let after = client.execute(&id, "kept", common::LIMIT).await.unwrap();

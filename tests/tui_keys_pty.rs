@@ -20,6 +20,7 @@ const CTRL_E: &str = "\x05";
 const CTRL_Q: &str = "\x11";
 const F1: &str = "\x1bOP";
 const ESC: &str = "\x1b";
+const PAGE_DOWN: &str = "\x1b[6~";
 
 struct Pty {
     session: Session,
@@ -135,10 +136,11 @@ fn keys_from_the_config_the_help_and_the_external_editor() {
     assert!(screen.contains("x = 1"), "{screen}");
 
     pty.send(F1);
-    let help = pty.wait_for("the help", |s| {
-        s.contains(" Keys ") && s.contains("Leave now")
-    });
+    let help = pty.wait_for("the help", |s| s.contains(" Keys "));
     assert!(help.contains("Edit the cell in $EDITOR"), "{help}");
+    // The notebook's keys are further down: a page down shows the user's key.
+    pty.send(PAGE_DOWN);
+    pty.wait_for("the user's key in the help", |s| s.contains("Leave now"));
     pty.send(ESC);
     pty.wait_for("the help to close", |s| !s.contains(" Keys "));
 

@@ -31,6 +31,8 @@ struct Pty {
     session: Session,
     parser: vt100::Parser,
     exited: Option<WaitStatus>,
+    /// Every byte the binary wrote, for checks on the bytes themselves.
+    raw: Vec<u8>,
 }
 
 impl Pty {
@@ -74,6 +76,7 @@ impl Pty {
             session,
             parser: vt100::Parser::new(ROWS, COLS, 0),
             exited: None,
+            raw: Vec::new(),
         }
     }
 
@@ -90,6 +93,7 @@ impl Pty {
                 Ok(0) => return any,
                 Ok(n) => {
                     self.parser.process(&buf[..n]);
+                    self.raw.extend_from_slice(&buf[..n]);
                     any = true;
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return any,
@@ -412,5 +416,154 @@ fn a_running_cell_is_interrupted_on_the_local_pool() {
     pty.send("i");
     pty.send(&format!("kept{F5}"));
     pty.wait_for("Out[3]: 7", CELL_DEADLINE, |s| has_line(s, "Out[3]: 7"));
+    quit(pty);
+
+    // The pty answers no terminal queries: the graphics probe gave up quickly
+    // and chose half-blocks (the log says how long it waited).
+    let log = log_text(data.path());
+    let line = log
+        .lines()
+        .find(|l| l.contains("image protocol"))
+        .unwrap_or_else(|| panic!("no probe in the log:\n{log}"));
+    assert!(line.contains("Halfblocks"), "{line}");
+    let took = line
+        .split("took=")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap_or_default();
+    let ms: f64 = took
+        .strip_suffix("ms")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("took {took:?} is not in ms: {line}"));
+    assert!(ms <= 200.0, "the probe took {took}");
+}
+
+/// Everything the binary logged in `data_dir`.
+fn log_text(data_dir: &Path) -> String {
+    let mut text = String::new();
+    if let Ok(entries) = std::fs::read_dir(data_dir.join("logs")) {
+        for entry in entries.flatten() {
+            text.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+    }
+    text
+}
+
+const CTRL_R: &str = "\x12";
+
+/// True when `needle` occurs in `haystack`.
+fn has_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn copy_writes_our_osc52_and_history_search_recalls_a_cell() {
+    use base64::Engine;
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    // Session output that tries to set the clipboard itself, and to clear the
+    // screen and move the cursor off it, must not get through.
+    pty.send(&format!(
+        "print('copied text' + chr(27) + ']52;c;aGk=' + chr(7) + chr(27) + '[2J' + chr(27) + '[99;77H'){F5}"
+    ));
+    pty.wait_for("the printed line", CELL_DEADLINE, |s| {
+        has_line(s, "copied text")
+    });
+    assert!(
+        !has_bytes(&pty.raw, b"\x1b]52;c;aGk="),
+        "the session's OSC 52 got through"
+    );
+    assert!(
+        !has_bytes(&pty.raw, b"\x1b[99;77H"),
+        "the session's cursor move got through"
+    );
+    pty.send(&format!("'second cell'{F5}"));
+    pty.wait_for("Out[2]", CELL_DEADLINE, |s| {
+        has_line(s, "Out[2]: second cell")
+    });
+
+    // The notebook: select In [1] and copy its output (`y`): our own OSC 52.
+    pty.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    pty.send("k");
+    pty.send("y");
+    pty.wait_for("the copy notice", CELL_DEADLINE, |s| {
+        s.contains("to the clipboard")
+    });
+    let expected = base64::engine::general_purpose::STANDARD.encode("copied text\n");
+    let osc = format!("\x1b]52;c;{expected}\x07");
+    assert!(
+        has_bytes(&pty.raw, osc.as_bytes()),
+        "no OSC 52 with the output in {:?}",
+        String::from_utf8_lossy(&pty.raw)
+    );
+
+    // Save it (`s`): the prompt offers out-1.txt in the working directory; a
+    // second save asks before replacing the file, and `n` keeps it.
+    pty.send("s");
+    pty.wait_for("the save prompt", CELL_DEADLINE, |s| {
+        s.contains("out-1.txt")
+    });
+    pty.send("\r");
+    pty.wait_for("the save notice", CELL_DEADLINE, |s| {
+        s.contains("saved In [1]'s text")
+    });
+    let saved = work.path().join("out-1.txt");
+    assert_eq!(
+        std::fs::read_to_string(&saved).ok().as_deref(),
+        Some("copied text\n")
+    );
+    pty.send("s");
+    pty.wait_for("the save prompt again", CELL_DEADLINE, |s| {
+        s.contains("Save In [1]")
+    });
+    pty.send("\r");
+    pty.wait_for("the question", CELL_DEADLINE, |s| {
+        s.contains("exists. Replace it?")
+    });
+    pty.send("n");
+    pty.wait_for("the file kept", CELL_DEADLINE, |s| {
+        s.contains("out-1.txt is kept")
+    });
+
+    // Back in the editor, Ctrl+R finds the first cell by a word of it.
+    pty.send("i");
+    pty.send(CTRL_R);
+    pty.wait_for("the history list", CELL_DEADLINE, |s| s.contains("History"));
+    pty.send("copied");
+    pty.wait_for("the search to narrow", CELL_DEADLINE, |s| {
+        s.contains(" 1 of 2 ")
+    });
+    pty.send("\r");
+    pty.wait_for("the cell in the editor", CELL_DEADLINE, |s| {
+        !s.contains("History") && s.matches("print('copied text'").count() >= 2
+    });
+    pty.send(F5);
+    let screen = pty.wait_for("the recalled cell to run as In [3]", CELL_DEADLINE, |s| {
+        s.contains("In [3]: print('copied text'") && s.contains("│ done in")
+    });
+    println!("{screen}");
+
+    // The mouse: a click on In [2] focuses the notebook and selects that cell
+    // (`Y` then copies its code); a click on the editor takes the keys back.
+    let row = screen
+        .lines()
+        .position(|l| l.starts_with("In [2]"))
+        .unwrap_or_else(|| panic!("In [2] is not on screen:\n{screen}"));
+    pty.send(&format!("\x1b[<0;3;{}M\x1b[<0;3;{}m", row + 1, row + 1));
+    pty.send("Y");
+    pty.wait_for("the copy of In [2]", CELL_DEADLINE, |s| {
+        s.contains("copied In [2] (")
+    });
+    pty.send(&format!(
+        "\x1b[<0;5;{ROWS}M\x1b[<0;5;{ROWS}m",
+        ROWS = ROWS - 2
+    ));
+    pty.send("q = 2");
+    pty.wait_for("typing in the editor again", CELL_DEADLINE, |s| {
+        s.contains("q = 2")
+    });
     quit(pty);
 }

@@ -128,6 +128,7 @@ pub async fn open(opt: OpenOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> 
         TuiOptions {
             endpoint: s.endpoint,
             token: s.token,
+            auth: s.auth,
             api_version: s.api_version,
             identifier: Some(s.identifier),
             timeout: s.timeout,

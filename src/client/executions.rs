@@ -251,13 +251,13 @@ pub(crate) fn parse_family_b(v: &Value) -> Result<Execution, ClientError> {
     let result = v.get("result").unwrap_or(&empty);
     let (value, images) = result_from_wire(result.get("executionResult"));
     let mut stderr = text(result, "stderr");
-    if let Some(msg) = v.pointer("/error/message").and_then(Value::as_str) {
-        if !stderr.contains(msg) {
-            if !stderr.is_empty() && !stderr.ends_with('\n') {
-                stderr.push('\n');
-            }
-            stderr.push_str(msg);
+    if let Some(msg) = v.pointer("/error/message").and_then(Value::as_str)
+        && !stderr.contains(msg)
+    {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
         }
+        stderr.push_str(msg);
     }
     Ok(Execution {
         id: v.get("id").and_then(Value::as_str).map(str::to_string),

@@ -86,8 +86,15 @@ fn skip(query: &HashMap<String, String>) -> Result<usize, WireError> {
     })
 }
 
+/// One page of sessions, the total count, and the link to the next page.
+struct Page {
+    sessions: Vec<Arc<Session>>,
+    total: usize,
+    next: Option<String>,
+}
+
 /// One page of sessions and the link to the next one.
-fn page(pool: &Pool, path: &str, query: &HashMap<String, String>) -> Result<(Vec<Arc<Session>>, usize, Option<String>), WireError> {
+fn page(pool: &Pool, path: &str, query: &HashMap<String, String>) -> Result<Page, WireError> {
     let from = skip(query)?;
     let all = pool.registry.list();
     let total = all.len();
@@ -95,7 +102,11 @@ fn page(pool: &Pool, path: &str, query: &HashMap<String, String>) -> Result<(Vec
         let version = query.get("api-version").map(String::as_str).unwrap_or("");
         format!("{path}?api-version={version}&skip={}", from + PAGE)
     });
-    Ok((all.into_iter().skip(from).take(PAGE).collect(), total, next))
+    Ok(Page {
+        sessions: all.into_iter().skip(from).take(PAGE).collect(),
+        total,
+        next,
+    })
 }
 
 fn require_version(query: &HashMap<String, String>) -> Result<(), WireError> {
@@ -126,9 +137,9 @@ async fn delete_session(State(pool): State<Pool>, Query(q): Params) -> Result<Re
 /// `GET listSessions?skip=` → `{"sessions":[…],"nextLink"}` (§4.4).
 async fn list_sessions(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
     require_version(&q)?;
-    let (sessions, _, next) = page(&pool, "/listSessions", &q)?;
-    let sessions: Vec<Value> = sessions.iter().map(|s| session_b(&pool, s)).collect();
-    Ok(Json(json!({"sessions": sessions, "nextLink": next})).into_response())
+    let page = page(&pool, "/listSessions", &q)?;
+    let sessions: Vec<Value> = page.sessions.iter().map(|s| session_b(&pool, s)).collect();
+    Ok(Json(json!({"sessions": sessions, "nextLink": page.next})).into_response())
 }
 
 /// `POST .management/getSession` → `SessionView` (§5.2).
@@ -150,9 +161,9 @@ async fn mgmt_stop_session(State(pool): State<Pool>, Query(q): Params) -> Result
 /// `POST .management/listSessions?skip=` → `{"value","count","nextLink"}` (§5.2).
 async fn mgmt_list_sessions(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
     require_version(&q)?;
-    let (sessions, total, next) = page(&pool, "/.management/listSessions", &q)?;
-    let value: Vec<Value> = sessions.iter().map(|s| session_view(&pool, s)).collect();
-    Ok(Json(json!({"value": value, "count": total, "nextLink": next})).into_response())
+    let page = page(&pool, "/.management/listSessions", &q)?;
+    let value: Vec<Value> = page.sessions.iter().map(|s| session_view(&pool, s)).collect();
+    Ok(Json(json!({"value": value, "count": page.total, "nextLink": page.next})).into_response())
 }
 
 /// `GET metadata` → runtimes, installed packages and the kernel (§4.4), read from

@@ -357,10 +357,10 @@ impl SessionRegistry {
     /// Kills every kernel at once without waiting (for `Drop`).
     pub fn kill_all(&self) {
         for s in lock(&self.sessions).values() {
-            if let Ok(mut k) = s.kernel.try_lock() {
-                if let Some(k) = k.as_mut() {
-                    k.kill();
-                }
+            if let Ok(mut k) = s.kernel.try_lock()
+                && let Some(k) = k.as_mut()
+            {
+                k.kill();
             }
         }
         for r in lock(&self.ready).iter_mut() {

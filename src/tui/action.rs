@@ -10,6 +10,9 @@ use ratatui_textarea::Input;
 use serde::Deserialize;
 
 use super::event::RunId;
+use super::files_state::FilesAction;
+use super::sessions_state::SessionsAction;
+use super::worker_files::FilesCommand;
 
 /// Something the user wants.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -42,6 +45,14 @@ pub enum Action {
     Help,
     /// Close the help overlay.
     CloseHelp,
+    /// Show the files pane with the focus, or hide it (F2; `f` in the notebook).
+    ToggleFiles,
+    /// A key of the files pane (`run = "files down"`).
+    Files(FilesAction),
+    /// Show the sessions pane with the focus, or hide it (F3).
+    ToggleSessions,
+    /// A key of the sessions pane (`run = "sessions down"`).
+    Sessions(SessionsAction),
     /// Scroll the help overlay by this many lines (negative: up).
     HelpScroll(i32),
     /// Scroll the outputs one page up.
@@ -75,6 +86,15 @@ pub enum Action {
     SaveOutput,
     /// Search the earlier cells and bring one into the editor (Ctrl+R).
     HistorySearch,
+    /// A left click at this screen position: focuses the pane under it and
+    /// selects the cell clicked in the notebook.
+    #[serde(skip)]
+    Click {
+        /// Column, from 0.
+        column: u16,
+        /// Row, from 0.
+        row: u16,
+    },
     /// The terminal changed size: only a redraw is needed.
     #[serde(skip)]
     Resize,
@@ -115,6 +135,13 @@ pub enum Effect {
         /// The running run.
         run: RunId,
     },
+    /// Run the next cells (and file work) in session `identifier`.
+    SwitchSession {
+        /// The session identifier.
+        identifier: String,
+    },
+    /// Work on the session's files, for the file worker.
+    Files(FilesCommand),
     /// Stop waiting for `run`: the worker drops the request (or skips it if it has
     /// not started) and reports nothing more about it.
     Abandon {

@@ -112,6 +112,10 @@ pub struct App {
     saver: Option<Saver>,
     /// Cells of an opened notebook not yet offered in the editor.
     queued: VecDeque<String>,
+    /// The files pane: listing, preview, transfers (`files_state.rs`).
+    pub files: super::files_state::FilesUi,
+    /// The sessions pane: identifiers, switching, details (`sessions_state.rs`).
+    pub sessions: super::sessions_state::SessionsUi,
 }
 
 fn new_editor(lines: Vec<String>) -> TextArea<'static> {
@@ -124,6 +128,12 @@ impl App {
     /// A fresh app; `pool` is `Starting` for the embedded pool, `Ready` for a
     /// remote endpoint (which is only known to work once a cell runs).
     pub fn new(config: AppConfig, pool: PoolState) -> Self {
+        let config_can_manage = config.api_version.has_file_management();
+        let sessions = super::sessions_state::SessionsUi::new(
+            &config.pool_label,
+            &config.identifier,
+            config.api_version,
+        );
         Self {
             config,
             theme: Theme::dark(),
@@ -152,6 +162,8 @@ impl App {
             next_run: 1,
             saver: None,
             queued: VecDeque::new(),
+            files: super::files_state::FilesUi::new(config_can_manage),
+            sessions,
         }
     }
 
@@ -201,7 +213,11 @@ impl App {
             help_open: self.help_open,
             pager_open: pager.is_some(),
             pager_typing: pager == Some(true),
-            prompt_open: self.modal.is_some(),
+            prompt_open: self.modal.is_some()
+                || self.files.prompt.is_some()
+                || self.sessions.prompt.is_some(),
+            sessions_focused: self.sessions.open && self.sessions.focused,
+            files_focused: self.files.open && self.files.focused,
         }
     }
 
@@ -220,10 +236,11 @@ impl App {
     /// of the Ctrl+C window (to take its notice down).
     pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
         let tick = self.busy().then(|| now + BUSY_TICK);
-        match (tick, self.quit_armed_until) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        // The idle countdown changes on its own too.
+        [tick, self.quit_armed_until, self.sessions.next_wakeup(now)]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Called when a wake-up time passes.
@@ -232,7 +249,7 @@ impl App {
             self.quit_armed_until = None;
             self.dirty = true;
         }
-        if self.busy() {
+        if self.busy() || self.sessions.countdown_due(now) {
             self.dirty = true;
         }
     }
@@ -246,12 +263,25 @@ impl App {
         if self.modal.is_some() {
             return self.modal_action(action);
         }
+        if self.files.prompt.is_some() {
+            return self.files_prompt_action(action);
+        }
+        if self.sessions.prompt.is_some() {
+            return self.sessions_prompt_action(action);
+        }
         if self.views.pager_takes(&action) {
             self.views.pager_action(action, &self.notebook.cells);
             return Vec::new();
         }
         match action {
             Action::RunCell => return self.run_cell().into_iter().collect(),
+            Action::ToggleFiles => return self.toggle_files(),
+            Action::Files(a) => return self.files_action(a),
+            Action::ToggleSessions => return self.toggle_sessions(),
+            Action::Sessions(a) => return self.sessions_action(a),
+            Action::Paste(text) if self.files.focused && self.files.open => {
+                return self.files_paste(&text);
+            }
             Action::HistoryPrev => self.history_prev(),
             Action::HistoryNext => self.history_next(),
             Action::Edit(input) => {
@@ -278,7 +308,12 @@ impl App {
             Action::CopyInput => self.copy_cell(true),
             Action::SaveOutput => self.start_save(),
             Action::HistorySearch => self.start_history_search(),
-            Action::FocusEditor => self.outputs_focused = false,
+            Action::Click { column, row } => self.click(column, row),
+            Action::FocusEditor => {
+                self.outputs_focused = false;
+                self.files.focused = false;
+                self.sessions.focused = false;
+            }
             Action::Resize => {}
             // Handled by the pager's views above.
             Action::OpenPager
@@ -402,6 +437,14 @@ impl App {
                 images,
             } => self.finish(run, outcome, images),
             AppEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
+            AppEvent::ImageEncoded(done) => {
+                if let Some(key) = self.views.images.encoded(done)
+                    && key.cell < self.notebook.cells.len()
+                {
+                    self.views.outputs.invalidate(key.cell);
+                }
+            }
+            AppEvent::Files(event) => self.sessions_event(event, now),
         }
     }
 
@@ -468,6 +511,8 @@ fn clean_paste(text: &str) -> String {
 mod cells;
 #[path = "app_modal.rs"]
 mod modal;
+#[path = "app_session.rs"]
+mod session;
 
 pub use self::modal::Modal;
 

@@ -8,6 +8,8 @@
 //! a second stop abandons it there too. A run given up is forgotten by id, so a
 //! late reply for it never appends output.
 
+use ratatui::layout::Position;
+
 use super::{App, RunId};
 use crate::notebook::{CellStatus, Output};
 use crate::tui::action::{Action, Effect};
@@ -24,9 +26,30 @@ impl App {
     /// when no cell is selected yet.
     pub(super) fn focus_outputs(&mut self) {
         self.outputs_focused = true;
+        self.files.focused = false;
+        self.sessions.focused = false;
         let count = self.notebook.cells.len();
         if self.selected.is_none_or(|i| i >= count) {
             self.selected = self.views.outputs.last_shown(count);
+        }
+    }
+
+    /// A left click: in the notebook it takes the focus there and selects the
+    /// cell under the pointer; in the editor it gives the editor the focus.
+    /// Clicks elsewhere (the side panes, the status line) are left alone.
+    pub(super) fn click(&mut self, column: u16, row: u16) {
+        let at = Position::new(column, row);
+        let areas = self.views.areas;
+        if areas.outputs.contains(at) {
+            self.focus_outputs();
+            if let Some(cell) = self.views.outputs.cell_at(column, row) {
+                // Not revealed: the cell is on screen where it was clicked.
+                self.selected = Some(cell);
+            }
+        } else if areas.editor.contains(at) {
+            self.outputs_focused = false;
+            self.files.focused = false;
+            self.sessions.focused = false;
         }
     }
 

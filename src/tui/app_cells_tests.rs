@@ -193,7 +193,10 @@ fn draw(
             let text: String = (0..buf.area.width)
                 .filter_map(|x| buf.cell((x, y)).map(|c| c.symbol().to_string()))
                 .collect();
-            let style = buf.cell((0, y)).map(|c| c.style()).unwrap_or_default();
+            let style = buf
+                .cell((0, y))
+                .map(ratatui::buffer::Cell::style)
+                .unwrap_or_default();
             (text.trim_end().to_string(), style)
         })
         .collect()
@@ -244,4 +247,41 @@ fn the_selected_prompt_is_highlighted_and_scrolled_into_view() {
     let rows = draw(&mut app, &mut terminal);
     let plain = rows.iter().find(|(text, _)| text.starts_with("In [1]: x0"));
     assert!(plain.is_some_and(|(_, style)| *style != prompt.1));
+}
+
+#[test]
+fn a_click_focuses_the_pane_under_it_and_selects_the_cell() {
+    let mut app = test_app();
+    let now = Instant::now();
+    for i in 0..3 {
+        let r = run(&mut app, &format!("x{i}"));
+        app.handle_event(finished(r, ""), now);
+    }
+    let mut terminal = match Terminal::new(TestBackend::new(40, 24)) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    let rows = draw(&mut app, &mut terminal);
+    let y = |prefix: &str| {
+        let found = rows.iter().position(|(text, _)| text.starts_with(prefix));
+        u16::try_from(found.unwrap_or_else(|| panic!("{prefix} not on screen: {rows:#?}")))
+            .unwrap_or(u16::MAX)
+    };
+    // A click on the second line of In [2] (its output) selects In [2].
+    app.update(
+        Action::Click {
+            column: 3,
+            row: y("In [2]") + 1,
+        },
+        now,
+    );
+    assert!(app.outputs_focused);
+    assert_eq!(app.selected, Some(1));
+    // The last row above the status line is the editor's border.
+    app.update(Action::Click { column: 5, row: 22 }, now);
+    assert!(!app.outputs_focused, "the editor has the focus again");
+    assert_eq!(app.selected, Some(1), "the selection is kept");
+    // The status line is neither.
+    app.update(Action::Click { column: 5, row: 23 }, now);
+    assert!(!app.outputs_focused);
 }

@@ -44,7 +44,10 @@ impl App {
     /// Copies the selected cell's output (or its input) to the clipboard.
     pub(super) fn copy_cell(&mut self, input: bool) {
         let (text, what) = match self.selected_cell() {
-            Ok(cell) if input => (cell.source.clone(), format!("In [{}]", cell.execution_count)),
+            Ok(cell) if input => (
+                cell.source.clone(),
+                format!("In [{}]", cell.execution_count),
+            ),
             Ok(cell) => (
                 cell_export::output_text(cell),
                 format!("In [{}]'s output", cell.execution_count),
@@ -77,10 +80,16 @@ impl App {
             }
         };
         let Some(name) = cell_export::default_name(cell) else {
-            self.notice = Some(format!("In [{}] has no output to save", cell.execution_count));
+            self.notice = Some(format!(
+                "In [{}] has no output to save",
+                cell.execution_count
+            ));
             return;
         };
-        let label = format!("Save In [{}]'s output to (.png: the image):", cell.execution_count);
+        let label = format!(
+            "Save In [{}]'s output to (.png: the image):",
+            cell.execution_count
+        );
         if let Some(cell) = index {
             self.modal = Some(Modal::SavePath {
                 cell,
@@ -104,11 +113,13 @@ impl App {
             return Vec::new();
         };
         match (modal, action) {
-            (Modal::SavePath { cell, mut prompt }, Action::Edit(input)) => match prompt.key(input) {
-                PromptKey::Typing => self.modal = Some(Modal::SavePath { cell, prompt }),
-                PromptKey::Cancel => self.notice = Some("not saved".to_string()),
-                PromptKey::Accept(path) => self.save_to(cell, &path),
-            },
+            (Modal::SavePath { cell, mut prompt }, Action::Edit(input)) => {
+                match prompt.key(input) {
+                    PromptKey::Typing => self.modal = Some(Modal::SavePath { cell, prompt }),
+                    PromptKey::Cancel => self.notice = Some("not saved".to_string()),
+                    PromptKey::Accept(path) => self.save_to(cell, &path),
+                }
+            }
             (Modal::Overwrite(mut request), Action::Edit(input)) => {
                 if matches!(input.key, ratatui_textarea::Key::Char('y' | 'Y')) {
                     request.overwrite = true;
@@ -151,7 +162,9 @@ impl App {
         let count = cell.execution_count;
         editor::replace_text(&mut self.editor, &source);
         self.outputs_focused = false;
-        self.notice = Some(format!("In [{count}] is in the editor; running it adds a new cell"));
+        self.notice = Some(format!(
+            "In [{count}] is in the editor; running it adds a new cell"
+        ));
     }
 
     /// Queues the save of cell `cell`'s output to the typed path.
@@ -189,7 +202,10 @@ impl App {
                 what,
                 bytes,
                 result: Ok(()),
-            } => format!("copied {what} ({}) to the clipboard", human_size(bytes as u64)),
+            } => format!(
+                "copied {what} ({}) to the clipboard",
+                human_size(bytes as u64)
+            ),
             LocalOutcome::Copied {
                 what,
                 result: Err(e),

@@ -71,7 +71,9 @@ pub fn default_name(cell: &Cell) -> Option<String> {
 /// sent them), anything else writes the output text. Also says what it is
 /// (`image`, `text`), for the notice.
 ///
-/// Errors: the cell has no image of that format, or no text.
+/// # Errors
+///
+/// The cell has no image of that format, or no text (the message says so).
 pub fn content_for(cell: &Cell, path: &Path) -> Result<(Vec<u8>, &'static str), String> {
     let n = cell.execution_count;
     let ext = path
@@ -90,7 +92,10 @@ pub fn content_for(cell: &Cell, path: &Path) -> Result<(Vec<u8>, &'static str), 
         return Err(if have.is_empty() {
             format!("In [{n}] has no image")
         } else {
-            format!("In [{n}] has no {format} image (it has {})", have.join(", "))
+            format!(
+                "In [{n}] has no {format} image (it has {})",
+                have.join(", ")
+            )
         });
     }
     let text = output_text(cell);
@@ -148,12 +153,18 @@ mod tests {
 
     #[test]
     fn the_default_name_prefers_the_image() {
-        assert_eq!(default_name(&cell(vec![png()])).as_deref(), Some("out-3.png"));
+        assert_eq!(
+            default_name(&cell(vec![png()])).as_deref(),
+            Some("out-3.png")
+        );
         let text = Output::Stream {
             name: StreamName::Stdout,
             text: "hi\n".into(),
         };
-        assert_eq!(default_name(&cell(vec![text])).as_deref(), Some("out-3.txt"));
+        assert_eq!(
+            default_name(&cell(vec![text])).as_deref(),
+            Some("out-3.txt")
+        );
         assert_eq!(default_name(&cell(vec![])), None);
     }
 

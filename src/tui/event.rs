@@ -8,6 +8,8 @@
 use image::DynamicImage;
 use tokio::sync::mpsc;
 
+use super::ui::image::Encoded;
+use super::worker_files::FilesEvent;
 use crate::client::Execution;
 
 /// Identifies one requested execution, so that a reply can be matched to the cell
@@ -39,6 +41,10 @@ pub enum AppEvent {
         /// The execution's images decoded, in the order of `Execution::images`.
         images: Vec<DecodedImage>,
     },
+    /// News from the file worker (listings, previews, transfers).
+    Files(FilesEvent),
+    /// An image's protocol, resized and encoded on a blocking thread.
+    ImageEncoded(Encoded),
     /// The worker asked the local pool to interrupt this run.
     InterruptSent {
         /// Which run.
@@ -84,9 +90,19 @@ impl AppEventSender {
         self.send(AppEvent::PoolFailed(reason));
     }
 
+    /// Reports news of the session's files.
+    pub fn files(&self, event: FilesEvent) {
+        self.send(AppEvent::Files(event));
+    }
+
     /// Reports that `run` is now executing.
     pub fn execution_started(&self, run: RunId) {
         self.send(AppEvent::ExecutionStarted(run));
+    }
+
+    /// Hands back an image encoding made off the UI task.
+    pub fn image_encoded(&self, encoded: Encoded) {
+        self.send(AppEvent::ImageEncoded(encoded));
     }
 
     /// Reports that an interrupt of `run` was sent (and whether the kernel

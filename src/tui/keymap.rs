@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
-use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEvent, MouseEventKind};
+use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui_textarea::Input;
 use serde::Deserialize;
 use serde::de::{self, MapAccess, Visitor};
@@ -109,6 +109,10 @@ pub struct EditorContext {
     /// A prompt of the notebook (save to a file, the history search) is open:
     /// every key goes to it, over any mode.
     pub prompt_open: bool,
+    /// The files pane has the keyboard focus.
+    pub files_focused: bool,
+    /// The sessions pane has the keyboard focus.
+    pub sessions_focused: bool,
 }
 
 impl EditorContext {
@@ -118,6 +122,10 @@ impl EditorContext {
             Mode::Help
         } else if self.pager_open {
             Mode::Pager
+        } else if self.files_focused {
+            Mode::Files
+        } else if self.sessions_focused {
+            Mode::Sessions
         } else if self.outputs_focused {
             Mode::Outputs
         } else {
@@ -508,6 +516,12 @@ fn action_for_mouse(mouse: MouseEvent, ctx: EditorContext) -> Option<Action> {
     let lines = match mouse.kind {
         MouseEventKind::ScrollUp => -WHEEL_LINES,
         MouseEventKind::ScrollDown => WHEEL_LINES,
+        MouseEventKind::Down(MouseButton::Left) if !ctx.help_open && !ctx.pager_open => {
+            return Some(Action::Click {
+                column: mouse.column,
+                row: mouse.row,
+            });
+        }
         _ => return None,
     };
     Some(if ctx.help_open {

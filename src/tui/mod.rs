@@ -11,15 +11,20 @@ pub mod app;
 pub mod cell_export;
 pub mod event;
 pub mod external_editor;
+pub mod files_state;
+pub mod graphics;
 pub mod keymap;
 pub mod local;
+pub mod local_paths;
 pub mod persist;
 pub mod radar;
 pub mod runner;
+pub mod sessions_state;
 pub mod terminal;
 pub mod theme;
 pub mod ui;
 pub mod worker;
+pub mod worker_files;
 
 use std::time::Duration;
 
@@ -41,6 +46,8 @@ pub struct TuiOptions {
     pub endpoint: Option<String>,
     /// Static bearer token for `endpoint`.
     pub token: Option<String>,
+    /// An Entra credential for `endpoint` instead of the static token.
+    pub auth: Option<crate::client::auth::AuthConfig>,
     /// The api-version to speak.
     pub api_version: ApiVersion,
     /// Session identifier; `None` uses the one derived from the working directory
@@ -84,6 +91,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             Connection::Remote {
                 endpoint: endpoint.clone(),
                 token: opts.token.clone(),
+                auth: opts.auth.clone(),
             },
             host_of(endpoint),
             PoolState::Ready,
@@ -103,9 +111,11 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
     apply_ui(&mut app, &opts.ui)?;
     let place = persist::Place::new(opts.endpoint.as_deref(), &identifier, opts.api_version);
     let saver = persist::attach(&mut app, place).await;
+    attach_sessions_store(&mut app, opts.endpoint.as_deref(), &identifier).await;
     app.queue_sources(queued);
     let mut guard = TerminalGuard::enter()?;
     let (sender, mut events) = AppEventSender::channel();
+    app.views.images.connect(sender.clone());
     let worker = SessionWorker::spawn(
         WorkerConfig {
             connection,
@@ -115,6 +125,17 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
         },
         sender,
     );
+    // Asked before the first frame and before the input stream starts: keys
+    // typed while the probe reads the answer would be lost, and nobody types
+    // before seeing the screen. A terminal that never answers delays the first
+    // frame by the probe's timeout.
+    let choice = graphics::choice(opts.ui.image_protocol);
+    let picker = tokio::task::spawn_blocking(move || graphics::picker(choice))
+        .await
+        .unwrap_or_else(|_| ratatui_image::picker::Picker::halfblocks());
+    app.views.images.set_picker(picker);
+    app.views.outputs.invalidate_all();
+    app.dirty = true;
     let result = runner::run_loop(guard.terminal_mut(), &mut app, &mut events, &worker).await;
     drop(guard);
     worker.shutdown(SHUTDOWN_WAIT).await;
@@ -122,11 +143,35 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
     while let Ok(event) = events.try_recv() {
         app.handle_event(event, std::time::Instant::now());
     }
+    let switched = app.sessions.take_savers();
     drop(app);
+    for thread in switched {
+        persist::finish(thread, SHUTDOWN_WAIT).await;
+    }
     if let Some(thread) = saver {
         persist::finish(thread, SHUTDOWN_WAIT).await;
     }
     result
+}
+
+/// Reads this machine's sessions store (off the UI task) into the sessions pane
+/// and records that `identifier` is used with the pool now.
+async fn attach_sessions_store(app: &mut App, endpoint: Option<&str>, identifier: &str) {
+    use crate::notebook::sessions_store::SessionsStore;
+    let loaded = tokio::task::spawn_blocking(SessionsStore::load).await;
+    let sessions = &mut app.sessions;
+    sessions.endpoint = endpoint.map(str::to_string);
+    sessions.pool = crate::notebook::store::pool_name(endpoint);
+    match loaded {
+        Ok(loaded) => {
+            if let Some(problem) = loaded.problem {
+                app.pool_log.push(problem);
+            }
+            app.sessions.store = Some(loaded.store);
+            app.sessions.record_use(identifier);
+        }
+        Err(e) => tracing::error!("sessions store not loaded: {e}"),
+    }
 }
 
 /// Puts the config file's theme (without colours under `NO_COLOR`) and keys into

@@ -24,8 +24,8 @@ use super::action::Effect;
 use super::app::App;
 use super::event::AppEvent;
 use super::external_editor;
-use super::local;
 use super::keymap::action_for_event;
+use super::local;
 use super::terminal::{self, Tui};
 use super::ui;
 use super::worker::SessionWorker;
@@ -92,6 +92,8 @@ pub async fn run_loop(
         Effect::Execute { run, code } => worker.execute(run, code),
         Effect::Interrupt { run } => worker.interrupt(run),
         Effect::Abandon { run } => worker.abandon(run),
+        Effect::Files(command) => worker.files(command),
+        Effect::SwitchSession { identifier } => worker.switch(identifier),
     };
     drive(terminal, app, events, EventStream::new, &mut execute).await
 }
@@ -112,6 +114,9 @@ where
     let new_input = input;
     let mut input = new_input();
     let mut last_draw: Option<Instant> = None;
+    // A keystroke's frame is drawn at once; the frame cap only paces redraws that
+    // come from the session (output arriving, spinners), so typing never waits.
+    let mut key_pending = false;
     let terminated = termination();
     tokio::pin!(terminated);
     loop {
@@ -120,8 +125,11 @@ where
         }
         if app.dirty {
             let now = now();
-            if last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
+            if key_pending || last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
+                key_pending = false;
                 screen.draw_frame(app, now)?;
+                // Images the frame lacked are encoded off this task.
+                app.views.images.dispatch();
                 // A long output read in part asks for the next frame itself.
                 app.dirty = app.views.pending_work();
                 last_draw = Some(now);
@@ -135,7 +143,10 @@ where
             .min();
         tokio::select! {
             maybe = input.next() => match maybe {
-                Some(Ok(event)) => apply_input(app, execute, event),
+                Some(Ok(event)) => {
+                    apply_input(app, execute, event);
+                    key_pending = true;
+                }
                 Some(Err(e)) => return Err(e.into()),
                 None => anyhow::bail!("the terminal input ended"),
             },
@@ -146,12 +157,19 @@ where
             () = &mut terminated => return Ok(()),
         }
         drain(app, execute, &mut input, events).await?;
+        // Effects that followed from the worker's news (refresh after a transfer).
+        app.take_effects().into_iter().for_each(&mut *execute);
         if let Some(source) = app.take_external_edit() {
             // The editor reads the keys while it runs: stop reading them here.
             drop(input);
             let outcome = screen.edit_externally(&source).await?;
             input = new_input();
             app.finish_external_edit(outcome);
+        }
+        // A switched session's notebook loads off this task (it is awaited).
+        if let Some(place) = app.take_switch() {
+            let thread = super::persist::attach(app, place).await;
+            app.sessions.keep_saver(thread);
         }
         for work in app.take_local_work() {
             let outcome = local::perform(screen, work).await;

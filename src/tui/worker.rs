@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::event::{AppEventSender, DecodedImage, RunId};
+use super::worker_files::{self, FilesCommand};
 use crate::client::{ApiVersion, Execution, SessionClient, Target};
 use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
 
@@ -37,6 +38,8 @@ pub enum Connection {
         endpoint: String,
         /// A static bearer token.
         token: Option<String>,
+        /// An Entra credential to use instead (az login, managed identity, …).
+        auth: Option<crate::client::auth::AuthConfig>,
     },
 }
 
@@ -63,6 +66,10 @@ enum Command {
 #[derive(Debug)]
 pub struct SessionWorker {
     commands: mpsc::UnboundedSender<Command>,
+    /// The file worker's commands (it starts once the pool answers).
+    files: mpsc::UnboundedSender<FilesCommand>,
+    /// The identifier cells run in from the next run on (sessions can switch).
+    identifier: tokio::sync::watch::Sender<String>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -85,11 +92,27 @@ impl SessionWorker {
         // never wait to hand one over.
         let (commands, rx) = mpsc::unbounded_channel();
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(run(config, rx, stopped, events));
+        let (files, files_rx) = mpsc::unbounded_channel();
+        let (identifier, identifier_rx) = tokio::sync::watch::channel(config.identifier.clone());
+        let task = tokio::spawn(run(config, rx, files_rx, identifier_rx, stopped, events));
         Self {
             commands,
+            files,
+            identifier,
             stop: Some(stop),
             task: Some(task),
+        }
+    }
+
+    /// Runs the next cells (and file work) in session `identifier`.
+    pub fn switch(&self, identifier: String) {
+        self.identifier.send_replace(identifier);
+    }
+
+    /// Hands file work (listing, preview, transfer) to the file worker.
+    pub fn files(&self, command: FilesCommand) {
+        if self.files.send(command).is_err() {
+            tracing::error!("file worker is gone; command dropped");
         }
     }
 
@@ -140,14 +163,25 @@ async fn connect(
     events: &AppEventSender,
 ) -> Result<(SessionClient, Option<LocalPool>), String> {
     let (target, pool) = match &config.connection {
-        Connection::Remote { endpoint, token } => (
-            Target {
+        Connection::Remote {
+            endpoint,
+            token,
+            auth,
+        } => {
+            let client = SessionClient::new(Target {
                 endpoint: endpoint.clone(),
                 api_version: config.api_version,
                 token: token.clone(),
-            },
-            None,
-        ),
+            })
+            .map_err(|e| e.to_string())?;
+            let client = match auth {
+                Some(a) => client.with_auth(
+                    crate::client::auth::TokenSource::new(a.clone()).map_err(|e| e.to_string())?,
+                ),
+                None => client,
+            };
+            return Ok((client, None));
+        }
         Connection::Embedded => {
             let progress_events = events.clone();
             let progress = move |line: &str| progress_events.pool_progress(line);
@@ -167,8 +201,10 @@ async fn connect(
 }
 
 async fn run(
-    config: WorkerConfig,
+    mut config: WorkerConfig,
     mut commands: mpsc::UnboundedReceiver<Command>,
+    files: mpsc::UnboundedReceiver<FilesCommand>,
+    identifier: tokio::sync::watch::Receiver<String>,
     mut stopped: oneshot::Receiver<()>,
     events: AppEventSender,
 ) {
@@ -189,6 +225,10 @@ async fn run(
         }
     };
     let registry = pool.as_ref().map(|p| p.registry().clone());
+    let files_task = client
+        .as_ref()
+        .ok()
+        .map(|c| worker_files::spawn(c.clone(), identifier.clone(), files, events.clone()));
     let mut queue = Queue::default();
     loop {
         let next = match queue.next() {
@@ -207,6 +247,12 @@ async fn run(
             }
         };
         let (run, code) = next;
+        config.identifier = identifier.borrow().clone();
+        // The data root before the cell, for the artifact radar.
+        let before = match &client {
+            Ok(c) => worker_files::snapshot(c, &config.identifier).await,
+            Err(_) => None,
+        };
         events.execution_started(run);
         let outcome = match &client {
             Err(reason) => Err(reason.clone()),
@@ -233,8 +279,14 @@ async fn run(
             Err(_) => Vec::new(),
         };
         events.execution_finished(run, outcome, images);
+        if let Ok(c) = &client {
+            worker_files::after_cell(c, &config.identifier, before, &events).await;
+        }
     }
     drop(client);
+    if let Some(task) = files_task {
+        task.abort();
+    }
     if let Some(pool) = pool
         && tokio::time::timeout(POOL_SHUTDOWN_GRACE, pool.shutdown())
             .await
@@ -377,6 +429,7 @@ mod tests {
                     // Port 9 (discard) on loopback: nothing listens in a test box.
                     endpoint: "http://127.0.0.1:9".into(),
                     token: None,
+                    auth: None,
                 },
                 api_version: ApiVersion::V2025_10_02,
                 identifier: "t".into(),
@@ -449,6 +502,7 @@ mod tests {
                 connection: Connection::Remote {
                     endpoint,
                     token: Some("t".into()),
+                    auth: None,
                 },
                 api_version: ApiVersion::V2025_10_02,
                 identifier: "t".into(),
@@ -518,6 +572,7 @@ mod tests {
                 connection: Connection::Remote {
                     endpoint: "ftp://nowhere".into(),
                     token: None,
+                    auth: None,
                 },
                 api_version: ApiVersion::V2025_10_02,
                 identifier: "t".into(),

@@ -16,6 +16,8 @@ fn ctx(empty: bool, first: bool, last: bool, mode: Mode) -> EditorContext {
         pager_open: mode == Mode::Pager,
         pager_typing: false,
         prompt_open: false,
+        files_focused: mode == Mode::Files,
+        sessions_focused: mode == Mode::Sessions,
     }
 }
 
@@ -27,7 +29,9 @@ const EMPTY: EditorContext = EditorContext {
     help_open: false,
     pager_open: false,
     pager_typing: false,
-        prompt_open: false,
+    prompt_open: false,
+    files_focused: false,
+    sessions_focused: false,
 };
 const MIDDLE: EditorContext = EditorContext {
     empty: false,
@@ -37,7 +41,9 @@ const MIDDLE: EditorContext = EditorContext {
     help_open: false,
     pager_open: false,
     pager_typing: false,
-        prompt_open: false,
+    prompt_open: false,
+    files_focused: false,
+    sessions_focused: false,
 };
 
 fn notebook() -> EditorContext {
@@ -272,7 +278,7 @@ fn overrides_merge_per_key() {
     let keymap = match merged(
         r#"
         [editor]
-        "<C-r>" = "run_cell"
+        "<C-t>" = "run_cell"
         "<F5>" = { run = "help", desc = "Keys!" }
         "<C-q>" = "none"
         [outputs]
@@ -290,7 +296,7 @@ fn overrides_merge_per_key() {
         .map(|b| (b.key.to_string(), b.action.clone(), b.desc.clone()));
     assert_eq!(
         last,
-        Some(("Ctrl+R".into(), Action::RunCell, "Run the cell".into()))
+        Some(("Ctrl+T".into(), Action::RunCell, "Run the cell".into()))
     );
     // A rebound key keeps its place.
     assert_eq!(editor[0].key.to_string(), "F5");
@@ -341,11 +347,11 @@ fn hints_group_keys_by_label_and_fit_the_width() {
     let keymap = defaults();
     assert_eq!(
         keymap.hint_line(Mode::Editor, 200),
-        "F5/Alt+Enter run · Esc notebook · F1 help · Ctrl+Q quit · PgUp/PgDn scroll"
+        "F5/Alt+Enter run · Esc notebook · F1 help · Ctrl+Q quit · PgUp/PgDn scroll · Ctrl+R history"
     );
     assert_eq!(
         keymap.hint_line(Mode::Outputs, 200),
-        "j/k select · x stop · Esc/Enter back to the cell · ? help · q quit"
+        "j/k select · x stop · Esc/Enter back to the cell · ? help · q quit · f files · y copy · s save"
     );
     assert_eq!(
         keymap.hint_line(Mode::Editor, 40),
@@ -361,7 +367,12 @@ fn an_open_prompt_takes_every_key_and_no_mouse() {
         prompt_open: true,
         ..notebook()
     };
-    for code in [KeyCode::Char('q'), KeyCode::Esc, KeyCode::Enter, KeyCode::F(1)] {
+    for code in [
+        KeyCode::Char('q'),
+        KeyCode::Esc,
+        KeyCode::Enter,
+        KeyCode::F(1),
+    ] {
         let k = key(code, KeyModifiers::NONE);
         assert!(
             matches!(keymap.action_for_key(k, prompt), Some(Action::Edit(_))),
@@ -375,4 +386,24 @@ fn an_open_prompt_takes_every_key_and_no_mouse() {
         modifiers: KeyModifiers::NONE,
     };
     assert_eq!(keymap.action_for_event(Event::Mouse(wheel), prompt), None);
+}
+
+#[test]
+fn a_left_click_names_its_position() {
+    let keymap = defaults();
+    let click = MouseEvent {
+        kind: MouseEventKind::Down(crossterm::event::MouseButton::Left),
+        column: 7,
+        row: 3,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert_eq!(
+        keymap.action_for_event(Event::Mouse(click), MIDDLE),
+        Some(Action::Click { column: 7, row: 3 })
+    );
+    let help = EditorContext {
+        help_open: true,
+        ..MIDDLE
+    };
+    assert_eq!(keymap.action_for_event(Event::Mouse(click), help), None);
 }

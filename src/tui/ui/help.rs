@@ -280,7 +280,7 @@ mod tests {
         let mut app = app();
         app.update(Action::HelpScroll(1000), Instant::now());
         let text = format!("{:?}", screen(&mut app, 80, 24));
-        assert!(text.contains("Run the cell in the editor"), "{text}");
+        assert!(text.contains("Go to the end"), "{text}");
         assert!(text.contains(" of "), "{text}");
         app.update(Action::HelpScroll(-1), Instant::now());
         let up = format!("{:?}", screen(&mut app, 80, 24));

@@ -128,7 +128,11 @@ impl HistorySearch {
 
     /// Draws the popup over `area`.
     pub fn render(&mut self, cells: &[Cell], area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let width = area.width.saturating_sub(4).min(MAX_WIDTH).max(area.width.min(20));
+        let width = area
+            .width
+            .saturating_sub(4)
+            .min(MAX_WIDTH)
+            .max(area.width.min(20));
         let height = area.height.saturating_sub(2).max(area.height.min(5));
         let popup = Rect::new(
             area.x + (area.width - width) / 2,
@@ -144,16 +148,14 @@ impl HistorySearch {
             .title(Line::styled(" History ", theme.accent))
             .title(Line::styled(count, theme.muted).right_aligned())
             .title_bottom(
-                Line::styled(" ↑/↓ choose · Enter edit · Esc close ", theme.muted)
-                    .right_aligned(),
+                Line::styled(" ↑/↓ choose · Enter edit · Esc close ", theme.muted).right_aligned(),
             );
         let inner = block.inner(popup);
         block.render(popup, buf);
         if inner.height == 0 || inner.width == 0 {
             return;
         }
-        self.query
-            .render(Rect { height: 1, ..inner }, buf, theme);
+        self.query.render(Rect { height: 1, ..inner }, buf, theme);
         let list = Rect {
             y: inner.y + 1,
             height: inner.height - 1,
@@ -168,7 +170,12 @@ impl HistorySearch {
             return;
         }
         if self.matches.is_empty() {
-            buf.set_line(area.x, area.y, &Line::styled("  no earlier cell matches", theme.muted), area.width);
+            buf.set_line(
+                area.x,
+                area.y,
+                &Line::styled("  no earlier cell matches", theme.muted),
+                area.width,
+            );
             return;
         }
         if self.selected < self.top {
@@ -176,8 +183,16 @@ impl HistorySearch {
         } else if self.selected >= self.top + rows {
             self.top = self.selected + 1 - rows;
         }
-        for ((n, &index), y) in self.matches.iter().enumerate().skip(self.top).zip(area.y..area.bottom()) {
-            let Some(cell) = cells.get(index) else { continue };
+        for ((n, &index), y) in self
+            .matches
+            .iter()
+            .enumerate()
+            .skip(self.top)
+            .zip(area.y..area.bottom())
+        {
+            let Some(cell) = cells.get(index) else {
+                continue;
+            };
             let line = entry_line(cell, theme);
             buf.set_line(area.x, y, &line, area.width);
             if n == self.selected {
@@ -204,7 +219,10 @@ fn entry_line(cell: &Cell, theme: &Theme) -> Line<'static> {
     let first = lines.next().unwrap_or_default().to_string();
     let more = lines.count();
     let mut spans = vec![
-        Span::styled(format!(" {:>8}  ", format!("In [{}]", cell.execution_count)), theme.prompt_in),
+        Span::styled(
+            format!(" {:>8}  ", format!("In [{}]", cell.execution_count)),
+            theme.prompt_in,
+        ),
         Span::raw(first),
     ];
     if more > 0 {
@@ -244,7 +262,13 @@ mod tests {
 
     #[test]
     fn newest_first_each_source_once_filtered_by_every_word() {
-        let cells = notebook(&["import pandas as pd", "x = 1", "df = pd.read_csv('a.csv')", "x = 1", "print(df)"]);
+        let cells = notebook(&[
+            "import pandas as pd",
+            "x = 1",
+            "df = pd.read_csv('a.csv')",
+            "x = 1",
+            "print(df)",
+        ]);
         let mut s = HistorySearch::new(&cells);
         assert_eq!(s.matches(), &[4, 3, 2, 0]);
         for c in "PD ".chars() {

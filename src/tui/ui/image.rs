@@ -1,23 +1,45 @@
-//! Images of cell outputs (plots): the decoded image of each output and the
-//! ratatui-image protocol made from it for the current pane width, cached so a
-//! redraw never decodes or resizes again. This slice renders with half-blocks
-//! (`Picker::halfblocks()`: no terminal probing); graphics protocols come later.
+//! Images of cell outputs (plots) and of file previews: the decoded image of
+//! each, and the ratatui-image protocols made from it, cached per (image, pane
+//! width) so a redraw never resizes or encodes again.
+//!
+//! The protocol comes from the [`Picker`] probed once at start (`graphics.rs`):
+//! kitty, sixel or iTerm2 where the terminal has them, half-blocks otherwise.
+//! Resizing and encoding run off the UI task: drawing asks for what it lacks,
+//! the loop hands those requests to blocking threads ([`ImageStore::dispatch`])
+//! and the results come back as [`AppEvent::ImageEncoded`]; until then the
+//! image's rows hold a placeholder. A store with no sender (tests, benches)
+//! encodes inline instead.
+//!
+//! Scrolling: a graphics-protocol image is drawn only when all of it is on
+//! screen, since it cannot be cut; one partly scrolled out of the pane is drawn
+//! with half-blocks, row by row, so nothing of it is left behind as garbage.
+//! Every result carries the generation of the image it was made from, so a late
+//! result for an image since replaced (a new file preview) is dropped.
+//!
+//! [`AppEvent::ImageEncoded`]: crate::tui::event::AppEvent::ImageEncoded
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use image::DynamicImage;
 use image::imageops::FilterType;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Line;
 use ratatui::widgets::Widget;
-use ratatui_image::picker::Picker;
+use ratatui_image::picker::{Picker, ProtocolType};
 use ratatui_image::protocol::Protocol;
 use ratatui_image::{Image, Resize};
 
-use crate::tui::event::DecodedImage;
+use crate::tui::event::{AppEventSender, DecodedImage};
 
 /// Rows an image may take at most in the outputs pane.
 pub const MAX_IMAGE_ROWS: u16 = 20;
+/// Pane widths kept per image (a resize back and forth does not encode again).
+const KEPT_SIZES: usize = 4;
+/// What the rows of an image say while it is being drawn.
+const PLACEHOLDER: &str = "[drawing the image…]";
 
 /// Which output of which cell an image belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,26 +59,89 @@ pub enum ImageLayout {
     Unavailable(String),
 }
 
+/// Which of an image's two encodings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// The picker's protocol (kitty, sixel, iTerm2, or half-blocks).
+    Main,
+    /// Half-blocks, for an image partly scrolled out of view.
+    Halfblocks,
+}
+
+/// A protocol made off the UI task, on its way back.
+pub struct Encoded {
+    key: ImageKey,
+    generation: u64,
+    width: u16,
+    encoding: Encoding,
+    result: Result<Protocol, String>,
+}
+
+impl std::fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoded")
+            .field("key", &self.key)
+            .field("generation", &self.generation)
+            .field("width", &self.width)
+            .field("encoding", &self.encoding)
+            .field("ok", &self.result.is_ok())
+            .finish()
+    }
+}
+
+enum Slot {
+    Missing,
+    Pending,
+    Ready(Protocol),
+    Failed(String),
+}
+
+/// The encodings of one image for one pane width.
+struct Sized {
+    width: u16,
+    /// Rows the image takes: estimated until the main encoding is ready.
+    rows: u16,
+    main: Slot,
+    half: Slot,
+}
+
 enum Entry {
     Decoded {
-        image: DynamicImage,
-        /// The protocol for a pane of the given inner width.
-        protocol: Option<(u16, Protocol)>,
+        image: Arc<DynamicImage>,
+        generation: u64,
+        /// Newest last; at most [`KEPT_SIZES`].
+        sizes: Vec<Sized>,
+        /// The width of the last layout (what `render_rows` draws).
+        current: u16,
     },
     Broken(String),
 }
 
-/// Every image of the notebook, decoded once.
+/// An encoding to make.
+struct Request {
+    key: ImageKey,
+    generation: u64,
+    width: u16,
+    encoding: Encoding,
+    image: Arc<DynamicImage>,
+}
+
+/// Every image of the notebook (and the file preview), decoded once.
 pub struct ImageStore {
     picker: Picker,
     entries: HashMap<ImageKey, Entry>,
+    next_generation: u64,
+    /// Where results go; `None`: encode inline.
+    sender: Option<AppEventSender>,
+    requests: Vec<Request>,
 }
 
 impl std::fmt::Debug for ImageStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ImageStore")
+            .field("protocol", &self.picker.protocol_type())
             .field("images", &self.entries.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -65,112 +150,295 @@ impl Default for ImageStore {
         Self {
             picker: Picker::halfblocks(),
             entries: HashMap::new(),
+            next_generation: 0,
+            sender: None,
+            requests: Vec::new(),
         }
     }
 }
 
+/// Makes one encoding of `image` for a pane `width` columns wide.
+fn encode(picker: &Picker, image: DynamicImage, width: u16) -> Result<Protocol, String> {
+    let size = Rect::new(0, 0, width.max(1), MAX_IMAGE_ROWS);
+    picker
+        .new_protocol(image, size, Resize::Fit(Some(FilterType::Triangle)))
+        .map_err(|e| e.to_string())
+}
+
+/// Rows an image of `w` x `h` pixels takes, fitted (never enlarged) into `width`
+/// columns and [`MAX_IMAGE_ROWS`] rows of `font` (cell width, height) pixels, the
+/// way ratatui-image fits it (up to rounding).
+fn estimate_rows(w: u32, h: u32, font: (u16, u16), width: u16) -> u16 {
+    let (fw, fh) = (f64::from(font.0.max(1)), f64::from(font.1.max(1)));
+    let (w, h) = (f64::from(w.max(1)), f64::from(h.max(1)));
+    let box_w = f64::from(width.max(1)) * fw;
+    let box_h = f64::from(MAX_IMAGE_ROWS) * fh;
+    let scale = (box_w / w).min(box_h / h).min(1.0);
+    let rows = (h * scale / fh).ceil();
+    // In range by construction: at most MAX_IMAGE_ROWS.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let rows = rows.clamp(1.0, f64::from(MAX_IMAGE_ROWS)) as u16;
+    rows
+}
+
 impl ImageStore {
-    /// Keeps the decoded image (or why it did not decode) of an output.
+    /// From now on encodings run off the UI task and come back through `sender`.
+    pub fn connect(&mut self, sender: AppEventSender) {
+        self.sender = Some(sender);
+    }
+
+    /// Uses `picker` (the probed protocol) from now on: every encoding is made
+    /// again. The caller must lay the notebook out again (rows may change).
+    pub fn set_picker(&mut self, picker: Picker) {
+        self.picker = picker;
+        for entry in self.entries.values_mut() {
+            if let Entry::Decoded { sizes, .. } = entry {
+                sizes.clear();
+            }
+        }
+        self.requests.clear();
+    }
+
+    /// The protocol images are drawn with.
+    pub fn protocol(&self) -> ProtocolType {
+        self.picker.protocol_type()
+    }
+
+    fn graphics(&self) -> bool {
+        self.picker.protocol_type() != ProtocolType::Halfblocks
+    }
+
+    /// Keeps the decoded image (or why it did not decode) of an output,
+    /// replacing (and forgetting the encodings of) any image under `key`.
     pub fn insert(&mut self, key: ImageKey, decoded: DecodedImage) {
         let entry = match decoded {
-            Ok(image) => Entry::Decoded {
-                image,
-                protocol: None,
-            },
+            Ok(image) => {
+                self.next_generation += 1;
+                Entry::Decoded {
+                    image: Arc::new(image),
+                    generation: self.next_generation,
+                    sizes: Vec::new(),
+                    current: 0,
+                }
+            }
             Err(reason) => Entry::Broken(reason),
         };
         self.entries.insert(key, entry);
     }
 
     /// Prepares the image for a pane `width` columns wide and says how many rows it
-    /// takes. The protocol is made once per width.
+    /// takes (an estimate while its encoding is being made).
     pub fn layout(&mut self, key: ImageKey, width: u16) -> ImageLayout {
-        let picker = &self.picker;
-        match self.entries.get_mut(&key) {
-            None => ImageLayout::Unavailable("image not decoded".into()),
-            Some(Entry::Broken(reason)) => ImageLayout::Unavailable(reason.clone()),
-            Some(Entry::Decoded { image, protocol }) => {
-                if protocol.as_ref().is_none_or(|(w, _)| *w != width) {
-                    let size = Rect::new(0, 0, width.max(1), MAX_IMAGE_ROWS);
-                    let resize = Resize::Fit(Some(FilterType::Triangle));
-                    match picker.new_protocol(image.clone(), size, resize) {
-                        Ok(p) => *protocol = Some((width, p)),
-                        Err(e) => return ImageLayout::Unavailable(e.to_string()),
-                    }
+        let font = self.picker.font_size();
+        let inline = self.sender.is_none();
+        let Some(entry) = self.entries.get_mut(&key) else {
+            return ImageLayout::Unavailable("image not decoded".into());
+        };
+        let (image, generation, sizes, current) = match entry {
+            Entry::Broken(reason) => return ImageLayout::Unavailable(reason.clone()),
+            Entry::Decoded {
+                image,
+                generation,
+                sizes,
+                current,
+            } => (image, *generation, sizes, current),
+        };
+        *current = width;
+        let index = match sizes.iter().position(|s| s.width == width) {
+            Some(i) => i,
+            None => {
+                if sizes.len() >= KEPT_SIZES {
+                    sizes.remove(0);
                 }
-                match protocol {
-                    Some((_, p)) => ImageLayout::Rows(p.area().height),
-                    None => ImageLayout::Unavailable("no protocol".into()),
-                }
+                sizes.push(Sized {
+                    width,
+                    rows: estimate_rows(image.width(), image.height(), font, width),
+                    main: Slot::Missing,
+                    half: Slot::Missing,
+                });
+                sizes.len() - 1
             }
+        };
+        let sized = &mut sizes[index];
+        if matches!(sized.main, Slot::Missing) {
+            if inline {
+                let result = encode(&self.picker, (**image).clone(), width);
+                fill(sized, Encoding::Main, result);
+            } else {
+                sized.main = Slot::Pending;
+                self.requests.push(Request {
+                    key,
+                    generation,
+                    width,
+                    encoding: Encoding::Main,
+                    image: image.clone(),
+                });
+            }
+        }
+        match &sized.main {
+            Slot::Failed(reason) => ImageLayout::Unavailable(reason.clone()),
+            _ => ImageLayout::Rows(sized.rows),
         }
     }
 
-    /// Draws rows `first..first + area.height` of the image at `area` (the image may
-    /// be partly scrolled out of the pane).
-    pub fn render_rows(&self, key: ImageKey, first: u16, area: Rect, buf: &mut Buffer) {
+    /// Draws rows `first..first + area.height` of the image at `area` (the image
+    /// may be partly scrolled out of the pane), at the width of its last layout.
+    pub fn render_rows(&mut self, key: ImageKey, first: u16, area: Rect, buf: &mut Buffer) {
+        let graphics = self.graphics();
+        let inline = self.sender.is_none();
         let Some(Entry::Decoded {
-            protocol: Some((_, protocol)),
-            ..
-        }) = self.entries.get(&key)
+            image,
+            generation,
+            sizes,
+            current,
+        }) = self.entries.get_mut(&key)
         else {
             return;
         };
-        let size = protocol.area();
-        let full = Rect::new(0, 0, size.width, size.height);
-        let mut scratch = Buffer::empty(full);
-        Image::new(protocol).render(full, &mut scratch);
-        for dy in 0..area.height {
-            let sy = first + dy;
-            if sy >= size.height {
-                break;
-            }
-            for dx in 0..size.width.min(area.width) {
-                if let (Some(src), Some(dst)) = (
-                    scratch.cell((dx, sy)),
-                    buf.cell_mut((area.x + dx, area.y + dy)),
-                ) {
-                    *dst = src.clone();
-                }
+        let Some(sized) = sizes.iter_mut().find(|s| s.width == *current) else {
+            return;
+        };
+        let whole = first == 0 && area.height >= sized.rows;
+        if graphics
+            && whole
+            && let Slot::Ready(protocol) = &sized.main
+        {
+            let size = protocol.area();
+            let at = Rect::new(area.x, area.y, size.width.min(area.width), size.height);
+            Image::new(protocol).render(at, buf);
+            return;
+        }
+        // Half-blocks: the main encoding when that is what the picker makes,
+        // else the fallback for an image partly out of view.
+        let encoding = if graphics {
+            Encoding::Halfblocks
+        } else {
+            Encoding::Main
+        };
+        let slot = match encoding {
+            Encoding::Main => &mut sized.main,
+            Encoding::Halfblocks => &mut sized.half,
+        };
+        if matches!(slot, Slot::Missing) {
+            if inline {
+                let mut half = self.picker.clone();
+                half.set_protocol_type(ProtocolType::Halfblocks);
+                *slot = match encode(&half, (**image).clone(), sized.width) {
+                    Ok(p) => Slot::Ready(p),
+                    Err(e) => Slot::Failed(e),
+                };
+            } else {
+                *slot = Slot::Pending;
+                self.requests.push(Request {
+                    key,
+                    generation: *generation,
+                    width: sized.width,
+                    encoding,
+                    image: image.clone(),
+                });
             }
         }
+        if let Slot::Ready(protocol) = slot {
+            copy_rows(protocol, first, area, buf);
+        } else {
+            placeholder(first, area, buf);
+        }
+    }
+
+    /// Starts the encodings drawing asked for, each on a blocking thread; their
+    /// results come back as events. Called by the loop after each frame.
+    pub fn dispatch(&mut self) {
+        let Some(sender) = &self.sender else {
+            self.requests.clear();
+            return;
+        };
+        for request in self.requests.drain(..) {
+            let mut picker = self.picker.clone();
+            if request.encoding == Encoding::Halfblocks {
+                picker.set_protocol_type(ProtocolType::Halfblocks);
+            }
+            let sender = sender.clone();
+            tokio::task::spawn_blocking(move || {
+                let result = encode(&picker, (*request.image).clone(), request.width);
+                sender.image_encoded(Encoded {
+                    key: request.key,
+                    generation: request.generation,
+                    width: request.width,
+                    encoding: request.encoding,
+                    result,
+                });
+            });
+        }
+    }
+
+    /// Takes an encoding made off the UI task. Returns the image's key when its
+    /// row count changed (the cell must be laid out again); a result for an image
+    /// since replaced, or a width no longer kept, is dropped.
+    pub fn encoded(&mut self, done: Encoded) -> Option<ImageKey> {
+        let Some(Entry::Decoded {
+            generation, sizes, ..
+        }) = self.entries.get_mut(&done.key)
+        else {
+            return None;
+        };
+        if *generation != done.generation {
+            return None;
+        }
+        let sized = sizes.iter_mut().find(|s| s.width == done.width)?;
+        let before = (sized.rows, matches!(sized.main, Slot::Failed(_)));
+        fill(sized, done.encoding, done.result);
+        let after = (sized.rows, matches!(sized.main, Slot::Failed(_)));
+        (before != after).then_some(done.key)
+    }
+}
+
+/// Puts an encoding into its slot; the main one fixes the row count.
+fn fill(sized: &mut Sized, encoding: Encoding, result: Result<Protocol, String>) {
+    let slot = match result {
+        Ok(protocol) => {
+            if encoding == Encoding::Main {
+                sized.rows = protocol.area().height.max(1);
+            }
+            Slot::Ready(protocol)
+        }
+        Err(reason) => Slot::Failed(reason),
+    };
+    match encoding {
+        Encoding::Main => sized.main = slot,
+        Encoding::Halfblocks => sized.half = slot,
+    }
+}
+
+/// Copies rows `first..` of a half-blocks protocol into `area`.
+fn copy_rows(protocol: &Protocol, first: u16, area: Rect, buf: &mut Buffer) {
+    let size = protocol.area();
+    let full = Rect::new(0, 0, size.width, size.height);
+    let mut scratch = Buffer::empty(full);
+    Image::new(protocol).render(full, &mut scratch);
+    for dy in 0..area.height {
+        let sy = first + dy;
+        if sy >= size.height {
+            break;
+        }
+        for dx in 0..size.width.min(area.width) {
+            if let (Some(src), Some(dst)) = (
+                scratch.cell((dx, sy)),
+                buf.cell_mut((area.x + dx, area.y + dy)),
+            ) {
+                *dst = src.clone();
+            }
+        }
+    }
+}
+
+/// What an image's rows show while its encoding is being made.
+fn placeholder(first: u16, area: Rect, buf: &mut Buffer) {
+    if first == 0 && area.height > 0 {
+        let line = Line::styled(PLACEHOLDER, Style::new().dim());
+        buf.set_line(area.x, area.y, &line, area.width);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use image::{Rgba, RgbaImage};
-
-    use super::*;
-
-    fn sample() -> DynamicImage {
-        DynamicImage::ImageRgba8(RgbaImage::from_pixel(200, 100, Rgba([255, 0, 0, 255])))
-    }
-
-    #[test]
-    fn layout_fits_the_width_and_caps_rows() {
-        let mut store = ImageStore::default();
-        let key = ImageKey { cell: 0, output: 0 };
-        store.insert(key, Ok(sample()));
-        match store.layout(key, 10) {
-            ImageLayout::Rows(rows) => assert!((1..=MAX_IMAGE_ROWS).contains(&rows)),
-            other => panic!("{other:?}"),
-        }
-        let area = Rect::new(0, 0, 10, 2);
-        let mut buf = Buffer::empty(area);
-        store.render_rows(key, 1, area, &mut buf);
-        let red = ratatui::style::Color::Rgb(255, 0, 0);
-        assert_eq!(buf.cell((0, 0)).map(|c| c.bg), Some(red));
-    }
-
-    #[test]
-    fn broken_images_say_why() {
-        let mut store = ImageStore::default();
-        let key = ImageKey { cell: 1, output: 2 };
-        store.insert(key, Err("bad png".into()));
-        assert_eq!(
-            store.layout(key, 40),
-            ImageLayout::Unavailable("bad png".into())
-        );
-    }
-}
+#[path = "image_tests.rs"]
+mod tests;

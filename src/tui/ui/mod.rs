@@ -5,6 +5,7 @@
 pub mod cell_view;
 pub mod editor;
 pub mod files_pane;
+pub mod files_view;
 pub mod fit;
 pub mod help;
 pub mod highlight;
@@ -17,6 +18,7 @@ pub mod preview;
 pub mod prompt;
 pub mod sanitize;
 pub mod sessions_pane;
+pub mod sessions_view;
 pub mod sgr;
 pub mod status;
 pub mod text_index;
@@ -54,6 +56,17 @@ pub struct Views {
     pub texts: LongTexts,
     /// The pager, while it is open (it takes the whole screen).
     pub pager: Option<Pager>,
+    /// Where the panes were at the last draw (for mouse clicks).
+    pub areas: Areas,
+}
+
+/// Where the notebook's panes were drawn, as of the last frame.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    /// The outputs of the cells (or the banner before the first).
+    pub outputs: ratatui::layout::Rect,
+    /// The cell editor.
+    pub editor: ratatui::layout::Rect,
 }
 
 /// Draws the whole screen: outputs on top, the editor under them, the status line
@@ -71,6 +84,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         Constraint::Length(1),
     ])
     .areas(area);
+    let notebook_area = outputs_area;
+    let (outputs_area, files_area) = files_view::split(app, outputs_area);
+    app.views.areas = Areas {
+        outputs: outputs_area,
+        editor: editor_area,
+    };
     let App {
         theme,
         views,
@@ -102,7 +121,10 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             .outputs
             .render(&notebook.cells, outputs_area, frame.buffer_mut(), &mut ctx);
     }
-    let next = notebook.next_count();
+    if let Some(files_area) = files_area {
+        files_view::render_side(app, files_area, frame.buffer_mut());
+    }
+    let next = app.notebook.next_count();
     editor::render(
         frame,
         editor_area,
@@ -111,12 +133,18 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         next,
         // Under the help overlay or a prompt the editor has no focus (and no
         // cursor).
-        !app.outputs_focused && !app.help_open && app.modal.is_none(),
+        !app.outputs_focused
+            && !app.help_open
+            && app.modal.is_none()
+            && !(app.files.open && app.files.focused)
+            && !(app.sessions.open && app.sessions.focused),
         &app.theme,
         &app.keymap,
     );
+    files_view::render_hints(app, editor_area, frame.buffer_mut());
     status::render(app, now, status_area, frame.buffer_mut());
-    prompt::render_modal(app, outputs_area, status_area, frame.buffer_mut());
+    prompt::render_modal(app, notebook_area, status_area, frame.buffer_mut());
+    files_view::render_prompt(app, now, status_area, frame.buffer_mut());
     if app.help_open {
         help::render(
             area,

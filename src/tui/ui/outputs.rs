@@ -78,6 +78,13 @@ impl OutputsView {
         self.stale.push(index);
     }
 
+    /// Forgets the cached rows of every cell (the image protocol changed).
+    pub fn invalidate_all(&mut self) {
+        for index in 0..self.layouts.len() {
+            self.invalidate(index);
+        }
+    }
+
     /// Keeps the bottom of the notebook in view from now on.
     pub fn follow(&mut self) {
         self.follow = true;

@@ -1,0 +1,218 @@
+//! Copy, save and the history search, on the state alone: what is queued for the
+//! loop, what the prompts take, what ends in the editor.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use ratatui_textarea::{Input, Key};
+
+use super::super::tests::test_app;
+use super::*;
+use crate::client::{Execution, ExecutionImage, ExecutionStatus};
+use crate::tui::event::AppEvent;
+
+fn key(app: &mut App, key: Key) {
+    app.update(
+        Action::Edit(Input {
+            key,
+            ..Input::default()
+        }),
+        Instant::now(),
+    );
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        key(app, Key::Char(c));
+    }
+}
+
+/// Runs `code` and finishes it with `stdout` (and a PNG when `image`).
+fn ran(app: &mut App, code: &str, stdout: &str, image: bool) {
+    let now = Instant::now();
+    app.update(Action::Paste(code.into()), now);
+    let run = match app.update(Action::RunCell, now).as_slice() {
+        [Effect::Execute { run, .. }] => *run,
+        other => panic!("{other:?}"),
+    };
+    let images = if image {
+        vec![ExecutionImage {
+            format: "png".into(),
+            data: vec![0x89, b'P', b'N', b'G'],
+        }]
+    } else {
+        vec![]
+    };
+    let decoded = images.iter().map(|_| Err("test".to_string())).collect();
+    app.handle_event(
+        AppEvent::ExecutionFinished {
+            run,
+            outcome: Ok(Execution {
+                id: None,
+                status: ExecutionStatus::Succeeded,
+                stdout: stdout.into(),
+                stderr: String::new(),
+                result: None,
+                images,
+                duration: Duration::from_millis(2),
+            }),
+            images: decoded,
+        },
+        now,
+    );
+}
+
+#[test]
+fn copy_queues_the_plain_output_or_the_code() {
+    let mut app = test_app();
+    let now = Instant::now();
+    app.update(Action::CopyOutput, now);
+    assert!(
+        app.notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("no cell selected"))
+    );
+    ran(
+        &mut app,
+        "print('hi')",
+        "\x1b[1mhi\x1b[0m\x1b]8;;http://x\x1b\\\n",
+        false,
+    );
+    app.update(Action::FocusOutputs, now);
+    app.update(Action::CopyOutput, now);
+    app.update(Action::CopyInput, now);
+    assert_eq!(
+        app.take_local_work(),
+        vec![
+            LocalWork::Copy {
+                text: "hi\n".into(),
+                what: "In [1]'s output".into()
+            },
+            LocalWork::Copy {
+                text: "print('hi')".into(),
+                what: "In [1]".into()
+            },
+        ]
+    );
+    assert!(app.take_local_work().is_empty(), "taken once");
+    app.finish_local_work(LocalOutcome::Copied {
+        what: "In [1]'s output".into(),
+        bytes: 3,
+        result: Ok(()),
+    });
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("copied In [1]'s output (3 B) to the clipboard")
+    );
+}
+
+#[test]
+fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
+    let mut app = test_app();
+    let now = Instant::now();
+    ran(&mut app, "plot()", "drawn\n", true);
+    app.update(Action::FocusOutputs, now);
+    app.update(Action::SaveOutput, now);
+    assert!(
+        app.editor_context().prompt_open,
+        "the prompt takes the keys"
+    );
+    match &app.modal {
+        Some(Modal::SavePath { prompt, .. }) => assert_eq!(prompt.text(), "out-1.png"),
+        other => panic!("{other:?}"),
+    }
+    // `q` is typed into the prompt, not a quit.
+    for _ in 0.."png".len() {
+        key(&mut app, Key::Backspace);
+    }
+    typed(&mut app, "txt");
+    assert!(!app.should_quit);
+    key(&mut app, Key::Enter);
+    assert!(app.modal.is_none());
+    let work = app.take_local_work();
+    let [LocalWork::Save(request)] = work.as_slice() else {
+        panic!("{work:?}");
+    };
+    assert_eq!(request.path, PathBuf::from("out-1.txt"));
+    assert_eq!(request.bytes, b"drawn\n".to_vec());
+    assert!(!request.overwrite);
+    // The file exists: the user is asked, and `n` keeps it.
+    let exists = |request: &SaveRequest| LocalOutcome::Saved {
+        request: request.clone(),
+        result: Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+    };
+    app.finish_local_work(exists(request));
+    assert!(matches!(app.modal, Some(Modal::Overwrite(_))));
+    typed(&mut app, "n");
+    assert!(app.modal.is_none() && app.take_local_work().is_empty());
+    assert_eq!(app.notice.as_deref(), Some("not saved: out-1.txt is kept"));
+    // Asked again, `y` replaces it.
+    app.finish_local_work(exists(request));
+    typed(&mut app, "y");
+    let work = app.take_local_work();
+    assert!(matches!(work.as_slice(), [LocalWork::Save(r)] if r.overwrite));
+    app.finish_local_work(LocalOutcome::Saved {
+        request: request.clone(),
+        result: Ok(()),
+    });
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("saved In [1]'s text (6 B) to out-1.txt")
+    );
+}
+
+#[test]
+fn saving_an_image_the_cell_lacks_says_why_and_esc_cancels() {
+    let mut app = test_app();
+    let now = Instant::now();
+    ran(&mut app, "print(1)", "1\n", false);
+    app.update(Action::FocusOutputs, now);
+    app.update(Action::SaveOutput, now);
+    for _ in 0.."txt".len() {
+        key(&mut app, Key::Backspace);
+    }
+    typed(&mut app, "png");
+    key(&mut app, Key::Enter);
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("not saved: In [1] has no image")
+    );
+    app.update(Action::SaveOutput, now);
+    key(&mut app, Key::Esc);
+    assert!(app.modal.is_none());
+    assert_eq!(app.notice.as_deref(), Some("not saved"));
+}
+
+#[test]
+fn history_search_brings_a_cell_back_and_running_it_appends() {
+    let mut app = test_app();
+    let now = Instant::now();
+    ran(&mut app, "import math", "", false);
+    ran(&mut app, "math.pi", "", false);
+    ran(&mut app, "x = 2", "", false);
+    app.update(Action::Paste("draft".into()), now);
+    app.update(Action::HistorySearch, now);
+    typed(&mut app, "MATH");
+    match &app.modal {
+        Some(Modal::History(search)) => assert_eq!(search.matches(), &[1, 0]),
+        other => panic!("{other:?}"),
+    }
+    key(&mut app, Key::Down);
+    key(&mut app, Key::Enter);
+    assert!(app.modal.is_none());
+    assert_eq!(app.editor.lines(), ["import math"]);
+    assert!(!app.outputs_focused, "the editor has the keys");
+    let effects = app.update(Action::RunCell, now);
+    assert!(matches!(effects.as_slice(), [Effect::Execute { code, .. }] if code == "import math"));
+    assert_eq!(
+        app.notebook.cells.len(),
+        4,
+        "a new cell, the record untouched"
+    );
+    assert_eq!(
+        app.notebook.cells[0].status,
+        crate::notebook::CellStatus::Succeeded
+    );
+}

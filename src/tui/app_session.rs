@@ -1,0 +1,35 @@
+//! Switching the app to another session, a part of [`App`]'s reducer kept apart
+//! from `app.rs`: the notebook, its views and the files pane start empty for the
+//! new identifier (its stored notebook is then loaded by the loop, and the old
+//! notebook's saver finishes on its own once dropped).
+
+use super::App;
+use crate::notebook::Notebook;
+use crate::tui::files_state::FilesUi;
+use crate::tui::ui::Views;
+
+impl App {
+    /// Forgets the current session's notebook and views and makes `identifier`
+    /// the session cells run in. No run may be pending (the caller checks).
+    pub(crate) fn begin_session(&mut self, identifier: &str) {
+        self.config.identifier = identifier.to_string();
+        self.notebook = Notebook::default();
+        self.views = Views::default();
+        self.history = super::History::default();
+        self.runs.clear();
+        self.running = None;
+        self.interrupting = None;
+        self.selected = None;
+        self.queued.clear();
+        // Dropping the saver lets its thread write what it has and end.
+        self.saver = None;
+        let files_open = self.files.open;
+        self.files = FilesUi::new(self.config.api_version.has_file_management());
+        self.files.open = files_open;
+        if files_open {
+            let refresh = self.files_action(crate::tui::files_state::FilesAction::Refresh);
+            self.files.outbox_extend(refresh);
+        }
+        self.dirty = true;
+    }
+}

@@ -1,0 +1,583 @@
+//! The files pane's part of the app state and its reducers: browsing
+//! `/mnt/data` (folders where the api-version has `path`), the artifact radar
+//! after each cell, previews, downloads (to a chosen folder, never replacing a
+//! file without a yes), uploads (a path prompt with Tab completion, or a pasted
+//! path), deletes (after a yes), and the progress of the transfer under way.
+//!
+//! Like the rest of [`App`]'s reducers these are pure: what must happen outside
+//! goes out as [`Effect::Files`] commands for the file worker
+//! ([`super::worker_files`]), and its news comes back as [`FilesEvent`]s.
+//! Effects that follow from an event (a refresh after a transfer, the automatic
+//! preview after a cell) wait in an outbox the loop empties
+//! ([`App::take_effects`]).
+
+use std::path::PathBuf;
+
+use ratatui_textarea::{Input, Key};
+use serde::Deserialize;
+
+use super::action::Effect;
+use super::app::App;
+use super::local_paths::{complete_path, expand_paths, pasted_paths};
+use super::radar::{self, Radar};
+use super::ui::files_pane::FilesPaneState;
+use super::ui::fit::human_size;
+use super::ui::image::ImageKey;
+use super::ui::preview::{Body, Preview};
+use super::ui::prompt::{LinePrompt, PromptKey};
+use super::worker_files::{FilesCommand, FilesEvent, PreviewJob};
+use crate::client::{FileKind, MAX_UPLOAD, RemoteFile};
+
+/// The session's data folder.
+pub const DATA_ROOT: &str = "/mnt/data";
+/// The image key of the preview's image (no cell has this index).
+pub const PREVIEW_IMAGE: ImageKey = ImageKey {
+    cell: usize::MAX,
+    output: 0,
+};
+const UPLOAD_LABEL: &str = "Upload (paths, space-separated; Tab completes):";
+const FOLDER_LABEL: &str = "Download to folder:";
+
+/// A key of the files pane (`run = "files down"` in the keymap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FilesAction {
+    /// Select the next entry.
+    Down,
+    /// Select the previous entry.
+    Up,
+    /// Down a page.
+    PageDown,
+    /// Up a page.
+    PageUp,
+    /// Open the selected folder, or preview the selected file.
+    Open,
+    /// Go to the parent folder.
+    Parent,
+    /// List the folder again.
+    Refresh,
+    /// Mark or unmark the selected file.
+    Mark,
+    /// Preview the selected file.
+    Preview,
+    /// Download the marked (else the selected) files to the download folder.
+    Download,
+    /// Ask for the download folder, then download.
+    DownloadTo,
+    /// Ask for local paths to upload.
+    Upload,
+    /// Delete the marked (else the selected) files, after a yes.
+    Delete,
+    /// Cancel the transfer, else close the preview, else back to the editor.
+    Back,
+    /// Scroll the preview down.
+    PreviewDown,
+    /// Scroll the preview up.
+    PreviewUp,
+}
+
+/// A question or prompt of the files pane, over the status line.
+#[derive(Debug)]
+pub enum FilesPrompt {
+    /// The folder to download into.
+    Folder(LinePrompt),
+    /// Local paths to upload.
+    Upload(LinePrompt),
+    /// Delete these remote files?
+    Delete(Vec<String>),
+    /// These local files exist: replace them?
+    Overwrite(Vec<(String, PathBuf)>),
+}
+
+/// A transfer under way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transfer {
+    /// What moves (`report.csv (1 of 2)`).
+    pub label: String,
+    /// Bytes done.
+    pub done: u64,
+    /// Bytes in all, when known.
+    pub total: Option<u64>,
+}
+
+/// The files pane's state in the app.
+#[derive(Debug)]
+pub struct FilesUi {
+    /// The pane is shown.
+    pub open: bool,
+    /// The pane has the keys.
+    pub focused: bool,
+    /// The listing and its view state.
+    pub pane: FilesPaneState,
+    /// The open preview.
+    pub preview: Option<Preview>,
+    /// The preview's scroll.
+    pub preview_scroll: u16,
+    /// The file whose preview is on its way.
+    pub preview_loading: Option<String>,
+    /// The transfer under way.
+    pub transfer: Option<Transfer>,
+    /// The open prompt or question.
+    pub prompt: Option<FilesPrompt>,
+    /// Where downloads go.
+    pub download_folder: PathBuf,
+    /// Folders can be listed (the api-version has `path`) and files deleted.
+    pub can_manage: bool,
+    /// The size the preview was last drawn in (columns, rows).
+    pub view_size: (u16, u16),
+    /// The last radar (marks of the last cell).
+    pub radar: Radar,
+    list_generation: u64,
+    preview_generation: u64,
+    /// The entry to select when the next listing arrives (the folder left).
+    select_after_list: Option<String>,
+    outbox: Vec<Effect>,
+}
+
+impl FilesUi {
+    /// A closed pane on `/mnt/data`, downloading to the working directory.
+    pub fn new(can_manage: bool) -> Self {
+        Self {
+            open: false,
+            focused: false,
+            pane: FilesPaneState::new(DATA_ROOT, chrono::Utc::now()),
+            preview: None,
+            preview_scroll: 0,
+            preview_loading: None,
+            transfer: None,
+            prompt: None,
+            download_folder: PathBuf::from("."),
+            can_manage,
+            view_size: (60, 20),
+            radar: Radar::default(),
+            list_generation: 0,
+            select_after_list: None,
+            preview_generation: 0,
+            outbox: Vec::new(),
+        }
+    }
+
+    /// Queues effects for the loop (see [`App::take_effects`]).
+    pub fn outbox_extend(&mut self, effects: Vec<Effect>) {
+        self.outbox.extend(effects);
+    }
+
+    /// The listed folder relative to `/mnt/data` (`None` at the root).
+    pub fn relative_folder(&self) -> Option<String> {
+        let rel = self
+            .pane
+            .folder
+            .strip_prefix(DATA_ROOT)
+            .unwrap_or(&self.pane.folder)
+            .trim_matches('/');
+        (!rel.is_empty()).then(|| rel.to_string())
+    }
+
+    /// The name of `file` relative to `/mnt/data`.
+    pub fn remote_name(&self, file: &RemoteFile) -> String {
+        match self.relative_folder() {
+            Some(folder) => format!("{folder}/{}", file.path()),
+            None => file.path(),
+        }
+    }
+
+    fn list(&mut self) -> Effect {
+        self.list_generation += 1;
+        if self.pane.entries().is_empty() {
+            self.pane.message = Some("loading…".into());
+        }
+        Effect::Files(FilesCommand::List {
+            generation: self.list_generation,
+            path: self.relative_folder().map(|f| format!("{DATA_ROOT}/{f}")),
+        })
+    }
+
+    fn preview_of(&mut self, file: &RemoteFile, colors: bool) -> Effect {
+        self.preview_generation += 1;
+        let name = self.remote_name(file);
+        self.preview_loading = Some(name.clone());
+        let (width, height) = self.view_size;
+        Effect::Files(FilesCommand::Preview(PreviewJob {
+            generation: self.preview_generation,
+            name,
+            content_type: file.content_type.clone(),
+            size: file.size,
+            width: width.saturating_sub(2).max(10),
+            height: height.saturating_sub(2).max(5),
+            colors,
+        }))
+    }
+}
+
+impl App {
+    /// Shows the files pane with the focus, or hides it (F2, `f`).
+    pub fn toggle_files(&mut self) -> Vec<Effect> {
+        let files = &mut self.files;
+        if files.open && files.focused {
+            files.open = false;
+            files.focused = false;
+            return Vec::new();
+        }
+        let first = !files.open;
+        self.sessions.open = false;
+        self.sessions.focused = false;
+        files.open = true;
+        files.focused = true;
+        if first {
+            vec![files.list()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Effects that followed from events (refreshes, the automatic preview).
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.files.outbox)
+    }
+
+    /// A key of the files pane.
+    pub fn files_action(&mut self, action: FilesAction) -> Vec<Effect> {
+        let colors = self.theme.colors;
+        let files = &mut self.files;
+        let page = isize::try_from(files.view_size.1.max(2) - 1).unwrap_or(1);
+        match action {
+            FilesAction::Down => files.pane.move_selection(1),
+            FilesAction::Up => files.pane.move_selection(-1),
+            FilesAction::PageDown => files.pane.move_selection(page),
+            FilesAction::PageUp => files.pane.move_selection(-page),
+            FilesAction::PreviewDown => {
+                files.preview_scroll = files.preview_scroll.saturating_add(3)
+            }
+            FilesAction::PreviewUp => files.preview_scroll = files.preview_scroll.saturating_sub(3),
+            FilesAction::Refresh => return vec![files.list()],
+            FilesAction::Mark => {
+                files.pane.toggle_mark();
+                files.pane.move_selection(1);
+            }
+            FilesAction::Open => return self.files_open(colors),
+            FilesAction::Preview => {
+                if let Some(file) = files.pane.selected_file().cloned()
+                    && file.kind == FileKind::File
+                {
+                    return vec![files.preview_of(&file, colors)];
+                }
+            }
+            FilesAction::Parent => return self.files_parent(),
+            FilesAction::Download => return self.files_download(),
+            FilesAction::DownloadTo => {
+                let folder = files.download_folder.display().to_string();
+                files.prompt = Some(FilesPrompt::Folder(LinePrompt::new(FOLDER_LABEL, &folder)));
+            }
+            FilesAction::Upload => {
+                files.prompt = Some(FilesPrompt::Upload(LinePrompt::new(UPLOAD_LABEL, "")));
+            }
+            FilesAction::Delete => self.files_delete(),
+            FilesAction::Back => return self.files_back(),
+        }
+        Vec::new()
+    }
+
+    fn files_open(&mut self, colors: bool) -> Vec<Effect> {
+        let files = &mut self.files;
+        let Some(file) = files.pane.selected_file().cloned() else {
+            return Vec::new();
+        };
+        if file.kind == FileKind::File {
+            return vec![files.preview_of(&file, colors)];
+        }
+        if !files.can_manage {
+            self.notice = Some("this api-version cannot list folders".into());
+            return Vec::new();
+        }
+        let folder = format!("{}/{}", files.pane.folder, file.path());
+        files.pane = fresh_pane(&files.pane, &folder);
+        vec![files.list()]
+    }
+
+    fn files_parent(&mut self) -> Vec<Effect> {
+        let files = &mut self.files;
+        let Some(rel) = files.relative_folder() else {
+            return Vec::new();
+        };
+        let (parent, child) = match rel.rsplit_once('/') {
+            Some((p, c)) => (format!("{DATA_ROOT}/{p}"), c.to_string()),
+            None => (DATA_ROOT.to_string(), rel.clone()),
+        };
+        files.select_after_list = Some(child);
+        files.pane = fresh_pane(&files.pane, &parent);
+        vec![files.list()]
+    }
+
+    fn files_download(&mut self) -> Vec<Effect> {
+        let files = &self.files;
+        let targets: Vec<(String, PathBuf)> = files
+            .pane
+            .targets()
+            .into_iter()
+            .map(|f| {
+                let dest = crate::localname::local_path(&files.download_folder, &f.name);
+                (files.remote_name(f), dest)
+            })
+            .collect();
+        if targets.is_empty() {
+            self.notice = Some("no file selected (folders are not downloaded)".into());
+            return Vec::new();
+        }
+        self.files.pane.marked.clear();
+        self.start_transfer(FilesCommand::Download {
+            files: targets,
+            overwrite: false,
+        })
+    }
+
+    fn files_delete(&mut self) {
+        if !self.files.can_manage {
+            self.notice = Some("this api-version cannot delete files".into());
+            return;
+        }
+        let names: Vec<String> = self
+            .files
+            .pane
+            .targets()
+            .into_iter()
+            .map(|f| self.files.remote_name(f))
+            .collect();
+        if names.is_empty() {
+            self.notice = Some("no file selected".into());
+        } else {
+            self.files.prompt = Some(FilesPrompt::Delete(names));
+        }
+    }
+
+    fn files_back(&mut self) -> Vec<Effect> {
+        let files = &mut self.files;
+        if files.transfer.is_some() {
+            return vec![Effect::Files(FilesCommand::Cancel)];
+        }
+        if files.preview.is_some() || files.preview_loading.is_some() {
+            files.preview = None;
+            files.preview_loading = None;
+            files.preview_generation += 1;
+            return Vec::new();
+        }
+        files.focused = false;
+        Vec::new()
+    }
+
+    fn start_transfer(&mut self, command: FilesCommand) -> Vec<Effect> {
+        if self.files.transfer.is_some() {
+            self.notice = Some("a transfer is under way (Esc cancels it)".into());
+            return Vec::new();
+        }
+        let label = match &command {
+            FilesCommand::Download { .. } => "downloading…",
+            FilesCommand::Upload { .. } => "uploading…",
+            _ => "deleting…",
+        };
+        self.files.transfer = Some(Transfer {
+            label: label.into(),
+            done: 0,
+            total: None,
+        });
+        vec![Effect::Files(command)]
+    }
+
+    /// Text pasted while the files pane has the focus: an existing local file's
+    /// path (a file dropped on the terminal) is uploaded.
+    pub fn files_paste(&mut self, text: &str) -> Vec<Effect> {
+        let paths = pasted_paths(text);
+        if paths.is_empty() {
+            self.notice = Some("paste a local file's path to upload it".into());
+            return Vec::new();
+        }
+        self.upload(paths)
+    }
+
+    fn upload(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {
+        for path in &paths {
+            match std::fs::metadata(path) {
+                Ok(m) if m.is_file() && m.len() > MAX_UPLOAD => {
+                    self.notice = Some(format!(
+                        "{} is {}: uploads are limited to {}",
+                        path.display(),
+                        human_size(m.len()),
+                        human_size(MAX_UPLOAD)
+                    ));
+                    return Vec::new();
+                }
+                Ok(m) if m.is_file() => {}
+                _ => {
+                    self.notice = Some(format!("{} is not a readable file", path.display()));
+                    return Vec::new();
+                }
+            }
+        }
+        let folder = self.files.relative_folder();
+        self.start_transfer(FilesCommand::Upload { paths, folder })
+    }
+
+    /// A key or paste while a files prompt is open.
+    pub fn files_prompt_action(&mut self, action: super::action::Action) -> Vec<Effect> {
+        use super::action::Action;
+        let Some(prompt) = self.files.prompt.take() else {
+            return Vec::new();
+        };
+        match (prompt, action) {
+            (FilesPrompt::Folder(mut p), Action::Edit(input)) => match p.key(input) {
+                PromptKey::Typing => self.files.prompt = Some(FilesPrompt::Folder(p)),
+                PromptKey::Cancel => {}
+                PromptKey::Accept(text) => {
+                    let folder = super::local::resolve(&text);
+                    if folder.is_dir() {
+                        self.files.download_folder = folder;
+                        return self.files_download();
+                    }
+                    self.notice = Some(format!("{} is not a folder", folder.display()));
+                }
+            },
+            (FilesPrompt::Upload(p), Action::Edit(input)) if input.key == Key::Tab => {
+                let completed = complete_path(p.text());
+                self.files.prompt = Some(FilesPrompt::Upload(LinePrompt::new(
+                    UPLOAD_LABEL,
+                    &completed,
+                )));
+            }
+            (FilesPrompt::Upload(mut p), Action::Edit(input)) => match p.key(input) {
+                PromptKey::Typing => self.files.prompt = Some(FilesPrompt::Upload(p)),
+                PromptKey::Cancel => {}
+                PromptKey::Accept(text) => {
+                    let paths = expand_paths(&text);
+                    if paths.is_empty() {
+                        self.notice = Some("nothing to upload".into());
+                    } else {
+                        return self.upload(paths);
+                    }
+                }
+            },
+            (FilesPrompt::Folder(mut p), Action::Paste(text)) => {
+                p.paste(&text);
+                self.files.prompt = Some(FilesPrompt::Folder(p));
+            }
+            (FilesPrompt::Upload(mut p), Action::Paste(text)) => {
+                p.paste(&text);
+                self.files.prompt = Some(FilesPrompt::Upload(p));
+            }
+            (FilesPrompt::Delete(names), Action::Edit(input)) => {
+                if yes(input) {
+                    return self.start_transfer(FilesCommand::Delete { names });
+                }
+                self.notice = Some("nothing deleted".into());
+            }
+            (FilesPrompt::Overwrite(files), Action::Edit(input)) => {
+                if yes(input) {
+                    return self.start_transfer(FilesCommand::Download {
+                        files,
+                        overwrite: true,
+                    });
+                }
+                self.notice = Some("existing files kept".into());
+            }
+            (_, Action::Quit) => self.should_quit = true,
+            (prompt, _) => self.files.prompt = Some(prompt),
+        }
+        Vec::new()
+    }
+
+    /// News from the file worker.
+    pub fn files_event(&mut self, event: FilesEvent) {
+        self.dirty = true;
+        match event {
+            FilesEvent::Listed { generation, result } => {
+                if generation != self.files.list_generation {
+                    return;
+                }
+                match result {
+                    Ok(list) => {
+                        self.files.pane.set_listing(list);
+                        if let Some(path) = self.files.select_after_list.take() {
+                            self.files.pane.select_path(&path);
+                        }
+                    }
+                    Err(e) => self.files.pane.message = Some(format!("cannot list: {e}")),
+                }
+            }
+            FilesEvent::CellListing { before, after } => self.cell_listing(&before, after),
+            FilesEvent::Previewed { generation, result } => {
+                if generation != self.files.preview_generation {
+                    return;
+                }
+                self.files.preview_loading = None;
+                self.files.preview_scroll = 0;
+                match result {
+                    Ok(preview) => {
+                        if let Body::Image(info) = &preview.body {
+                            self.views
+                                .images
+                                .insert(PREVIEW_IMAGE, Ok(info.image.clone()));
+                        }
+                        self.files.preview = Some(*preview);
+                    }
+                    Err(e) => self.notice = Some(format!("cannot preview: {e}")),
+                }
+            }
+            FilesEvent::Progress { label, done, total } => {
+                self.files.transfer = Some(Transfer { label, done, total });
+            }
+            FilesEvent::Done { summary, exists } => {
+                self.files.transfer = None;
+                self.notice = Some(summary);
+                if !exists.is_empty() {
+                    self.files.prompt = Some(FilesPrompt::Overwrite(exists));
+                }
+                let list = self.files.list();
+                self.files.outbox.push(list);
+            }
+            // Session news is the sessions pane's (`sessions_state.rs`).
+            FilesEvent::Sessions(_)
+            | FilesEvent::Session { .. }
+            | FilesEvent::SessionEnded { .. }
+            | FilesEvent::PoolInfo(_) => {}
+        }
+    }
+
+    /// The data root before and after a cell: radar marks, the new listing, and
+    /// the automatic preview of the first new image or table.
+    fn cell_listing(&mut self, before: &[RemoteFile], after: Vec<RemoteFile>) {
+        let radar = radar::scan(before, &after);
+        let files = &mut self.files;
+        files.pane.set_radar(&radar);
+        if files.relative_folder().is_none() {
+            files.pane.set_listing(after);
+        } else {
+            let list = files.list();
+            files.outbox.push(list);
+        }
+        files.pane.now = chrono::Utc::now();
+        if files.open
+            && let Some(artifact) = radar.preview()
+            && files.relative_folder().is_none()
+            && files.pane.select_path(&artifact.path)
+            && let Some(file) = files.pane.selected_file().cloned()
+        {
+            let effect = files.preview_of(&file, self.theme.colors);
+            files.outbox.push(effect);
+        }
+        files.radar = radar;
+    }
+}
+
+/// A new pane on `folder` that keeps the old one's focus and clock.
+fn fresh_pane(old: &FilesPaneState, folder: &str) -> FilesPaneState {
+    let mut pane = FilesPaneState::new(folder, old.now);
+    pane.focused = old.focused;
+    pane.tz = old.tz;
+    pane
+}
+
+fn yes(input: Input) -> bool {
+    matches!(input.key, Key::Char('y' | 'Y'))
+}
+
+#[cfg(test)]
+#[path = "files_state_tests.rs"]
+mod tests;

@@ -1,0 +1,458 @@
+//! The sessions pane's part of the app state and its reducers: this machine's
+//! identifiers for the pool (the sessions store) and the pool's own list where
+//! the api-version has `listSessions`; switching to a session (its own notebook
+//! loads), a new one (random or typed identifier), attaching by identifier,
+//! ending one (after a yes); the current session's details for the idle
+//! countdown; noticing a silently recycled session (its `created` moved) and
+//! offering to replay the earlier cells; the pool's metadata in a popup.
+//!
+//! Pure like the other reducers: the pool is reached through [`Effect::Files`]
+//! commands (the file worker owns a client), a switch is carried out by the
+//! loop ([`App::take_switch`]), and the store file is small and written at once.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use ratatui_textarea::{Input, Key};
+use serde::Deserialize;
+
+use super::action::{Action, Effect};
+use super::app::App;
+use super::persist::Place;
+use super::ui::prompt::{LinePrompt, PromptKey};
+use super::ui::sessions_pane::{PoolList, SessionRow, SessionsPaneState};
+use super::worker_files::{FilesCommand, FilesEvent};
+use crate::client::{ApiVersion, PoolMetadata, SessionInfo};
+use crate::notebook::sessions_store::SessionsStore;
+use crate::notebook::store::SaverThread;
+use crate::notebook::{Output, StreamName};
+
+/// A key of the sessions pane (`run = "sessions down"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionsAction {
+    /// Select the next row.
+    Down,
+    /// Select the previous row.
+    Up,
+    /// Switch to the selected session (its notebook loads).
+    Switch,
+    /// Start a new session: a random identifier, or one typed.
+    New,
+    /// Attach to an identifier typed (an agent's session).
+    Attach,
+    /// End the selected session, after a yes.
+    End,
+    /// List the pool's sessions again.
+    Refresh,
+    /// Show the pool's metadata.
+    PoolInfo,
+    /// Close a popup, else back to the editor.
+    Back,
+}
+
+/// A prompt or question of the sessions pane.
+#[derive(Debug)]
+pub enum SessionsPrompt {
+    /// The identifier of a new session (a random one offered).
+    New(LinePrompt),
+    /// The identifier to attach to.
+    Attach(LinePrompt),
+    /// End this session?
+    End(String),
+    /// The session was recycled: replay these cells?
+    Replay(Vec<String>),
+}
+
+/// The current session's details and when they were read.
+#[derive(Debug, Clone)]
+pub struct Current {
+    /// The details.
+    pub info: SessionInfo,
+    /// When they arrived, on the loop's clock and the wall clock.
+    pub at: (Instant, DateTime<Utc>),
+}
+
+/// The sessions pane's state in the app.
+#[derive(Debug)]
+pub struct SessionsUi {
+    /// The pane is shown (it takes the files pane's place).
+    pub open: bool,
+    /// The pane has the keys.
+    pub focused: bool,
+    /// The pane's view state.
+    pub pane: SessionsPaneState,
+    /// This machine's identifiers (none when it could not be read).
+    pub store: Option<SessionsStore>,
+    /// The pool's name in the store and the notebook files.
+    pub pool: String,
+    /// The endpoint, for the notebook's place (`None`: the local pool).
+    pub endpoint: Option<String>,
+    /// The open prompt or question.
+    pub prompt: Option<SessionsPrompt>,
+    /// The current session's details.
+    pub current: Option<Current>,
+    /// The pool's metadata popup, while open.
+    pub pool_info: Option<Result<PoolMetadata, String>>,
+    /// The pool can list sessions (the api-version has `listSessions`).
+    pub can_list: bool,
+    /// A switch for the loop to carry out: the new notebook's place.
+    switch: Option<Place>,
+    /// When the countdown's text changes next.
+    countdown_wake: Option<Instant>,
+    /// The savers of notebooks loaded by switching (finished when quitting).
+    savers: Vec<SaverThread>,
+}
+
+impl SessionsUi {
+    /// A closed pane for `pool` with `identifier` in use.
+    pub fn new(pool_label: &str, identifier: &str, api_version: ApiVersion) -> Self {
+        let can_list = api_version.has_session_management();
+        let mut pane = SessionsPaneState::new(pool_label, identifier, Utc::now());
+        if !can_list {
+            pane.pool_list = PoolList::Unsupported(format!(
+                "api-version {api_version} cannot list sessions (2025-02-02-preview and later can)"
+            ));
+        }
+        Self {
+            open: false,
+            focused: false,
+            pane,
+            store: None,
+            pool: "local".into(),
+            endpoint: None,
+            prompt: None,
+            current: None,
+            pool_info: None,
+            can_list,
+            switch: None,
+            savers: Vec::new(),
+            countdown_wake: None,
+        }
+    }
+
+    /// Keeps the saver thread of a notebook loaded by a switch.
+    pub fn keep_saver(&mut self, thread: Option<SaverThread>) {
+        self.savers.extend(thread);
+    }
+
+    /// The saver threads to wait for when quitting.
+    pub fn take_savers(&mut self) -> Vec<SaverThread> {
+        std::mem::take(&mut self.savers)
+    }
+
+    /// Takes this machine's identifiers for the pool from the store.
+    fn reload_local(&mut self) {
+        if let Some(store) = &self.store {
+            self.pane.local = store
+                .list_for_pool(&self.pool)
+                .into_iter()
+                .cloned()
+                .collect();
+        }
+    }
+
+    /// Records that `identifier` is used now (the store is written at once).
+    pub fn record_use(&mut self, identifier: &str) {
+        if let Some(store) = &mut self.store
+            && let Err(e) = store.record_use(&self.pool, identifier, Utc::now())
+        {
+            tracing::warn!("sessions store: {e}");
+        }
+        self.reload_local();
+    }
+
+    fn refresh(&mut self) -> Vec<Effect> {
+        self.reload_local();
+        self.pane.now = Utc::now();
+        if self.can_list {
+            self.pane.pool_list = PoolList::Loading;
+            vec![Effect::Files(FilesCommand::ListSessions)]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// When the countdown's text changes next: every second in its last
+    /// minute, else when the minute changes; never without a countdown.
+    pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
+        let left = self.expires_in(now)?;
+        let wait = match left {
+            ..=0 => return None,
+            1..=60 => 1,
+            _ => left % 60 + 1,
+        };
+        Some(now + std::time::Duration::from_secs(wait.unsigned_abs()))
+    }
+
+    /// Whether a countdown wake-up is due at `now` (its text changed).
+    pub fn countdown_due(&mut self, now: Instant) -> bool {
+        let due = self.countdown_wake.is_some_and(|t| now >= t);
+        if due || self.countdown_wake.is_none() {
+            self.countdown_wake = self.next_wakeup(now);
+        }
+        due
+    }
+
+    /// The idle countdown's end, as the wall clock at `now` sees it.
+    pub fn expires_in(&self, now: Instant) -> Option<i64> {
+        let current = self.current.as_ref()?;
+        let expires = current.info.expires?;
+        let (at, wall) = current.at;
+        let elapsed = chrono::Duration::from_std(now.saturating_duration_since(at)).ok()?;
+        Some((expires - (wall + elapsed)).num_seconds())
+    }
+}
+
+impl App {
+    /// Shows the sessions pane with the focus, or hides it (F3).
+    pub fn toggle_sessions(&mut self) -> Vec<Effect> {
+        let s = &mut self.sessions;
+        if s.open && s.focused {
+            s.open = false;
+            s.focused = false;
+            return Vec::new();
+        }
+        s.open = true;
+        s.focused = true;
+        self.files.focused = false;
+        self.files.open = false;
+        s.refresh()
+    }
+
+    /// A key of the sessions pane.
+    pub fn sessions_action(&mut self, action: SessionsAction) -> Vec<Effect> {
+        let s = &mut self.sessions;
+        match action {
+            SessionsAction::Down => s.pane.move_selection(1),
+            SessionsAction::Up => s.pane.move_selection(-1),
+            SessionsAction::Refresh => return s.refresh(),
+            SessionsAction::PoolInfo => {
+                s.pool_info = Some(Err("loading…".into()));
+                return vec![Effect::Files(FilesCommand::PoolInfo)];
+            }
+            SessionsAction::New => {
+                let id = super::random_identifier();
+                s.prompt = Some(SessionsPrompt::New(LinePrompt::new(
+                    "New session identifier:",
+                    &id,
+                )));
+            }
+            SessionsAction::Attach => {
+                s.prompt = Some(SessionsPrompt::Attach(LinePrompt::new(
+                    "Attach to identifier:",
+                    "",
+                )));
+            }
+            SessionsAction::Switch => {
+                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
+                    return self.switch_session(&id);
+                }
+            }
+            SessionsAction::End => {
+                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
+                    s.prompt = Some(SessionsPrompt::End(id));
+                }
+            }
+            SessionsAction::Back => {
+                if s.pool_info.take().is_none() {
+                    s.focused = false;
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// Starts using session `identifier`: the worker runs the next cells there
+    /// and the loop loads its notebook ([`App::take_switch`]).
+    pub fn switch_session(&mut self, identifier: &str) -> Vec<Effect> {
+        let identifier = identifier.trim();
+        if identifier.is_empty() {
+            self.notice = Some("no identifier given".into());
+            return Vec::new();
+        }
+        if identifier == self.config.identifier {
+            self.notice = Some(format!("already in {identifier}"));
+            return Vec::new();
+        }
+        if self.pending() > 0 {
+            self.notice = Some("a cell is still running: wait for it or stop it first".into());
+            return Vec::new();
+        }
+        self.begin_session(identifier);
+        let s = &mut self.sessions;
+        s.current = None;
+        s.pane.current = identifier.to_string();
+        s.record_use(identifier);
+        s.switch = Some(Place::new(
+            s.endpoint.as_deref(),
+            identifier,
+            self.config.api_version,
+        ));
+        self.notice = Some(format!("switched to {identifier}"));
+        let mut effects = vec![Effect::SwitchSession {
+            identifier: identifier.to_string(),
+        }];
+        if self.sessions.can_list {
+            effects.push(Effect::Files(FilesCommand::SessionInfo {
+                identifier: identifier.to_string(),
+            }));
+        }
+        effects
+    }
+
+    /// The notebook to load after a switch (once); the loop loads it.
+    pub fn take_switch(&mut self) -> Option<Place> {
+        self.sessions.switch.take()
+    }
+
+    /// A key or paste while a sessions prompt is open.
+    pub fn sessions_prompt_action(&mut self, action: Action) -> Vec<Effect> {
+        let Some(prompt) = self.sessions.prompt.take() else {
+            return Vec::new();
+        };
+        match (prompt, action) {
+            (SessionsPrompt::New(mut p), Action::Edit(input)) => match p.key(input) {
+                PromptKey::Typing => self.sessions.prompt = Some(SessionsPrompt::New(p)),
+                PromptKey::Cancel => {}
+                PromptKey::Accept(id) => return self.switch_session(&id),
+            },
+            (SessionsPrompt::Attach(mut p), Action::Edit(input)) => match p.key(input) {
+                PromptKey::Typing => self.sessions.prompt = Some(SessionsPrompt::Attach(p)),
+                PromptKey::Cancel => {}
+                PromptKey::Accept(id) => return self.switch_session(&id),
+            },
+            (SessionsPrompt::New(mut p) | SessionsPrompt::Attach(mut p), Action::Paste(text)) => {
+                p.paste(&text);
+                self.sessions.prompt = Some(SessionsPrompt::Attach(p));
+            }
+            (SessionsPrompt::End(id), Action::Edit(input)) => {
+                if yes(input) {
+                    return vec![Effect::Files(FilesCommand::EndSession { identifier: id })];
+                }
+                self.notice = Some(format!("{id} keeps running"));
+            }
+            (SessionsPrompt::Replay(sources), Action::Edit(input)) => {
+                if yes(input) {
+                    return self.replay(sources);
+                }
+                self.notice = Some("not replayed: Up recalls earlier cells".into());
+            }
+            (_, Action::Quit) => self.should_quit = true,
+            (prompt, _) => self.sessions.prompt = Some(prompt),
+        }
+        Vec::new()
+    }
+
+    /// Runs `sources` again, in order, as new cells.
+    fn replay(&mut self, sources: Vec<String>) -> Vec<Effect> {
+        let draft = self.editor.lines().join("\n");
+        let mut effects = Vec::new();
+        for source in sources {
+            super::ui::editor::replace_text(&mut self.editor, &source);
+            effects.extend(self.update(Action::RunCell, Instant::now()));
+        }
+        super::ui::editor::replace_text(&mut self.editor, &draft);
+        self.notice = Some(format!("replaying {} cells", effects.len()));
+        effects
+    }
+
+    /// News about sessions from the worker.
+    pub fn sessions_event(&mut self, event: FilesEvent, now: Instant) {
+        self.dirty = true;
+        let s = &mut self.sessions;
+        match event {
+            FilesEvent::Sessions(result) => {
+                s.pane.now = Utc::now();
+                s.pane.pool_list = match result {
+                    Ok(list) => PoolList::Loaded(list),
+                    Err(e) => PoolList::Failed(e),
+                };
+                s.pane.move_selection(0);
+            }
+            FilesEvent::Session { identifier, result } => {
+                if identifier != self.config.identifier {
+                    return;
+                }
+                match result {
+                    Ok(info) => self.session_details(info, now),
+                    Err(e) => tracing::debug!("session details: {e}"),
+                }
+            }
+            FilesEvent::SessionEnded { identifier, result } => {
+                self.notice = Some(match result {
+                    Ok(()) => format!("ended {identifier}"),
+                    Err(e) => format!("cannot end {identifier}: {e}"),
+                });
+                if identifier == self.config.identifier {
+                    self.sessions.current = None;
+                }
+                let refresh = self.sessions.refresh();
+                self.files.outbox_extend(refresh);
+            }
+            FilesEvent::PoolInfo(result) => {
+                if s.pool_info.is_some() {
+                    s.pool_info = Some(result);
+                }
+            }
+            other => self.files_event(other),
+        }
+    }
+
+    /// The current session's details: the countdown's new end, and a recycled
+    /// session noticed when the pool says it was created after the one we knew.
+    fn session_details(&mut self, info: SessionInfo, now: Instant) {
+        let s = &mut self.sessions;
+        let recycled = matches!(
+            (s.current.as_ref().and_then(|c| c.info.created), info.created),
+            (Some(before), Some(after)) if after > before
+        );
+        s.current = Some(Current {
+            info,
+            at: (now, Utc::now()),
+        });
+        s.countdown_wake = None;
+        if !recycled {
+            return;
+        }
+        // The last cell ran in the fresh session; the ones before it are lost.
+        let count = self.notebook.cells.len();
+        let sources: Vec<String> = self
+            .notebook
+            .cells
+            .iter()
+            .take(count.saturating_sub(1))
+            .map(|c| c.source.clone())
+            .collect();
+        let message = format!(
+            "the pool gave {} a fresh session: variables and files from before are gone",
+            self.config.identifier
+        );
+        if let Some(last) = count.checked_sub(1)
+            && let Some(cell) = self.notebook.cell_mut(last)
+        {
+            cell.outputs.push(Output::Stream {
+                name: StreamName::Stderr,
+                text: format!("[sessionpad] {message}\n"),
+            });
+            self.views.outputs.invalidate(last);
+        }
+        self.notice = Some(message);
+        if !sources.is_empty() {
+            self.sessions.prompt = Some(SessionsPrompt::Replay(sources));
+        }
+    }
+
+    /// The row under the selection, for the details line.
+    pub fn selected_session(&self) -> Option<SessionRow<'_>> {
+        self.sessions.pane.selected_row()
+    }
+}
+
+fn yes(input: Input) -> bool {
+    matches!(input.key, Key::Char('y' | 'Y'))
+}
+
+#[cfg(test)]
+#[path = "sessions_state_tests.rs"]
+mod tests;

@@ -1,0 +1,147 @@
+//! The image cache: layout and drawing inline (no sender), encodings made off the
+//! UI task and matched back by generation, and graphics protocols drawn only
+//! when the whole image is on screen.
+
+use image::{Rgba, RgbaImage};
+use ratatui_image::picker::{Picker, ProtocolType};
+
+use super::*;
+use crate::tui::event::AppEvent;
+
+fn sample() -> DynamicImage {
+    DynamicImage::ImageRgba8(RgbaImage::from_pixel(200, 100, Rgba([255, 0, 0, 255])))
+}
+
+const KEY: ImageKey = ImageKey { cell: 0, output: 0 };
+
+fn rows(layout: ImageLayout) -> u16 {
+    match layout {
+        ImageLayout::Rows(rows) => rows,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn layout_fits_the_width_and_caps_rows() {
+    let mut store = ImageStore::default();
+    store.insert(KEY, Ok(sample()));
+    let n = rows(store.layout(KEY, 10));
+    assert!((1..=MAX_IMAGE_ROWS).contains(&n));
+    let area = Rect::new(0, 0, 10, 2);
+    let mut buf = Buffer::empty(area);
+    store.render_rows(KEY, 1, area, &mut buf);
+    let red = ratatui::style::Color::Rgb(255, 0, 0);
+    assert_eq!(buf.cell((0, 0)).map(|c| c.bg), Some(red));
+}
+
+#[test]
+fn broken_images_say_why() {
+    let mut store = ImageStore::default();
+    let key = ImageKey { cell: 1, output: 2 };
+    store.insert(key, Err("bad png".into()));
+    assert_eq!(
+        store.layout(key, 40),
+        ImageLayout::Unavailable("bad png".into())
+    );
+}
+
+#[test]
+fn the_estimate_matches_what_ratatui_image_makes() {
+    for (w, h, width) in [
+        (200, 100, 10),
+        (640, 480, 80),
+        (50, 400, 100),
+        (30, 20, 100),
+    ] {
+        let image = DynamicImage::ImageRgba8(RgbaImage::new(w, h));
+        let made = encode(&Picker::halfblocks(), image, width).map(|p| p.area().height);
+        let estimate = estimate_rows(w, h, Picker::halfblocks().font_size(), width);
+        assert_eq!(made.ok(), Some(estimate), "{w}x{h} in {width} columns");
+    }
+}
+
+fn kitty() -> Picker {
+    let mut picker = Picker::halfblocks();
+    picker.set_protocol_type(ProtocolType::Kitty);
+    picker
+}
+
+fn row_text(buf: &Buffer, y: u16) -> String {
+    (0..buf.area.width)
+        .filter_map(|x| buf.cell((x, y)).map(|c| c.symbol().to_string()))
+        .collect()
+}
+
+#[test]
+fn graphics_only_when_whole_and_half_blocks_when_cut() {
+    let mut store = ImageStore::default();
+    store.set_picker(kitty());
+    store.insert(KEY, Ok(sample()));
+    let n = rows(store.layout(KEY, 10));
+    // All rows on screen: the kitty protocol (its escape sequence is in a cell).
+    let area = Rect::new(0, 0, 10, n);
+    let mut buf = Buffer::empty(area);
+    store.render_rows(KEY, 0, area, &mut buf);
+    assert!(
+        row_text(&buf, 0).contains("\x1b_G"),
+        "{:?}",
+        row_text(&buf, 0)
+    );
+    // Scrolled by a row: half-blocks, no escape sequence at all.
+    let cut = Rect::new(0, 0, 10, n - 1);
+    let mut buf = Buffer::empty(cut);
+    store.render_rows(KEY, 1, cut, &mut buf);
+    let text: String = (0..cut.height).map(|y| row_text(&buf, y)).collect();
+    assert!(!text.contains('\x1b'), "{text:?}");
+    let red = ratatui::style::Color::Rgb(255, 0, 0);
+    assert_eq!(buf.cell((0, 0)).map(|c| c.bg), Some(red), "half-blocks");
+    // Cut at the bottom of the pane: half-blocks too.
+    let mut buf = Buffer::empty(cut);
+    store.render_rows(KEY, 0, cut, &mut buf);
+    let text: String = (0..cut.height).map(|y| row_text(&buf, y)).collect();
+    assert!(!text.contains('\x1b'), "{text:?}");
+}
+
+#[tokio::test]
+async fn encodings_are_made_off_the_ui_task_and_stale_ones_dropped() {
+    let (sender, mut events) = AppEventSender::channel();
+    let mut store = ImageStore::default();
+    store.connect(sender);
+    store.insert(KEY, Ok(sample()));
+    let n = rows(store.layout(KEY, 10));
+    // Nothing encoded yet: the rows hold a placeholder.
+    let area = Rect::new(0, 0, 20, n);
+    let mut buf = Buffer::empty(area);
+    store.render_rows(KEY, 0, area, &mut buf);
+    assert!(row_text(&buf, 0).starts_with(PLACEHOLDER));
+    store.dispatch();
+    let Some(AppEvent::ImageEncoded(done)) = events.recv().await else {
+        panic!("no encoding came back");
+    };
+    assert_eq!(store.encoded(done), None, "the estimate was right");
+    let mut buf = Buffer::empty(area);
+    store.render_rows(KEY, 0, area, &mut buf);
+    let red = ratatui::style::Color::Rgb(255, 0, 0);
+    assert_eq!(
+        buf.cell((0, 0)).map(|c| c.bg),
+        Some(red),
+        "the image is drawn"
+    );
+
+    // A result for an image since replaced is dropped.
+    store.insert(KEY, Ok(sample()));
+    rows(store.layout(KEY, 12));
+    store.dispatch();
+    store.insert(KEY, Ok(sample()));
+    let Some(AppEvent::ImageEncoded(late)) = events.recv().await else {
+        panic!("no encoding came back");
+    };
+    assert_eq!(store.encoded(late), None);
+    let mut buf = Buffer::empty(area);
+    rows(store.layout(KEY, 12));
+    store.render_rows(KEY, 0, area, &mut buf);
+    assert!(
+        row_text(&buf, 0).starts_with(PLACEHOLDER),
+        "still to be made"
+    );
+}

@@ -1,0 +1,593 @@
+//! The session worker's file work: listings, previews (a bounded head of the
+//! file, built into a [`Preview`] on a blocking thread), downloads into a local
+//! folder, uploads and deletes. It runs as a task of its own beside the
+//! execution loop (so browsing never waits for a running cell), owns a clone of
+//! the [`SessionClient`], and reports through [`AppEventSender::files`].
+//!
+//! Transfers run one at a time and can be cancelled; a download writes with
+//! `create_new` unless the user said to replace, and removes its partial file when
+//! it fails or is cancelled. Listings and previews carry the generation the UI
+//! gave them, so the UI can drop stale replies.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::AsyncWrite;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::event::AppEventSender;
+use super::radar::{ArtifactKind, kind_of};
+use super::ui::fit::human_size;
+use super::ui::preview::{IMAGE_BYTES, PREVIEW_BYTES, Preview, PreviewRequest};
+use crate::client::{
+    ClientError, MAX_UPLOAD, PoolMetadata, RemoteFile, SessionClient, SessionInfo,
+};
+
+/// The longest a radar listing may hold up a cell.
+const SNAPSHOT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What the UI asks of the file worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilesCommand {
+    /// List folder `path` (`None`: `/mnt/data`).
+    List {
+        /// Generation of the request (stale replies are dropped).
+        generation: u64,
+        /// The folder, relative to `/mnt/data` or absolute below it.
+        path: Option<String>,
+    },
+    /// Fetch the head of a file and build its preview.
+    Preview(PreviewJob),
+    /// Download each remote file to its local path.
+    Download {
+        /// Remote name (relative to `/mnt/data`) and local destination.
+        files: Vec<(String, PathBuf)>,
+        /// Replace existing local files (the user said yes).
+        overwrite: bool,
+    },
+    /// Upload local files into folder `folder` (`None`: `/mnt/data`).
+    Upload {
+        /// The local files.
+        paths: Vec<PathBuf>,
+        /// The remote folder.
+        folder: Option<String>,
+    },
+    /// Delete these remote files (relative to `/mnt/data`).
+    Delete {
+        /// The names.
+        names: Vec<String>,
+    },
+    /// Cancel the transfer under way.
+    Cancel,
+    /// List the pool's sessions.
+    ListSessions,
+    /// The details of a session.
+    SessionInfo {
+        /// Which one.
+        identifier: String,
+    },
+    /// End a session (`DELETE session`).
+    EndSession {
+        /// Which one.
+        identifier: String,
+    },
+    /// The pool's metadata (runtimes, packages, kernel).
+    PoolInfo,
+}
+
+/// What the file worker reports.
+#[derive(Debug)]
+pub enum FilesEvent {
+    /// A listing asked for with [`FilesCommand::List`].
+    Listed {
+        /// Its generation.
+        generation: u64,
+        /// The entries, or why there are none.
+        result: Result<Vec<RemoteFile>, String>,
+    },
+    /// The data root before and after a cell (for the artifact radar).
+    CellListing {
+        /// Before the cell ran.
+        before: Vec<RemoteFile>,
+        /// After it.
+        after: Vec<RemoteFile>,
+    },
+    /// A preview asked for with [`FilesCommand::Preview`].
+    Previewed {
+        /// Its generation.
+        generation: u64,
+        /// The preview, or why there is none.
+        result: Result<Box<Preview>, String>,
+    },
+    /// Progress of the transfer under way.
+    Progress {
+        /// `report.csv (2 of 3)`.
+        label: String,
+        /// Bytes done.
+        done: u64,
+        /// Bytes in all, when known.
+        total: Option<u64>,
+    },
+    /// The pool's list of sessions.
+    Sessions(Result<Vec<SessionInfo>, String>),
+    /// The details of one session.
+    Session {
+        /// Which one.
+        identifier: String,
+        /// Its details, or why there are none.
+        result: Result<SessionInfo, String>,
+    },
+    /// A session was ended (or not).
+    SessionEnded {
+        /// Which one.
+        identifier: String,
+        /// Whether it worked.
+        result: Result<(), String>,
+    },
+    /// The pool's metadata.
+    PoolInfo(Result<PoolMetadata, String>),
+    /// A transfer (or delete) ended.
+    Done {
+        /// What happened, for the status line.
+        summary: String,
+        /// Downloads skipped because the local file exists (ask, then retry).
+        exists: Vec<(String, PathBuf)>,
+    },
+}
+
+/// Starts the file worker for session `identifier`.
+pub fn spawn(
+    client: SessionClient,
+    identifier: watch::Receiver<String>,
+    commands: mpsc::UnboundedReceiver<FilesCommand>,
+    events: AppEventSender,
+) -> JoinHandle<()> {
+    tokio::spawn(run(client, identifier, commands, events))
+}
+
+async fn run(
+    client: SessionClient,
+    identifier: watch::Receiver<String>,
+    mut commands: mpsc::UnboundedReceiver<FilesCommand>,
+    events: AppEventSender,
+) {
+    let mut transfer: Option<(CancellationToken, JoinHandle<()>)> = None;
+    while let Some(command) = commands.recv().await {
+        let ctx = Ctx {
+            client: client.clone(),
+            identifier: identifier.borrow().clone(),
+            events: events.clone(),
+        };
+        match command {
+            FilesCommand::List { generation, path } => {
+                tokio::spawn(async move {
+                    let result = ctx
+                        .client
+                        .list_files(&ctx.identifier, path.as_deref(), false)
+                        .await
+                        .map_err(|e| e.to_string());
+                    ctx.events.files(FilesEvent::Listed { generation, result });
+                });
+            }
+            FilesCommand::Preview(request) => {
+                let generation = request.generation;
+                tokio::spawn(async move {
+                    let result = ctx.preview(request).await.map(Box::new);
+                    ctx.events
+                        .files(FilesEvent::Previewed { generation, result });
+                });
+            }
+            FilesCommand::ListSessions
+            | FilesCommand::SessionInfo { .. }
+            | FilesCommand::EndSession { .. }
+            | FilesCommand::PoolInfo => {
+                tokio::spawn(async move { ctx.session_work(command).await });
+            }
+            FilesCommand::Cancel => {
+                if let Some((token, _)) = &transfer {
+                    token.cancel();
+                }
+            }
+            other => {
+                // One transfer at a time: the next waits for the one under way.
+                if let Some((_, handle)) = transfer.take() {
+                    let _ = handle.await;
+                }
+                let token = CancellationToken::new();
+                let cancel = token.clone();
+                let handle = tokio::spawn(async move { ctx.transfer(other, cancel).await });
+                transfer = Some((token, handle));
+            }
+        }
+    }
+    if let Some((token, handle)) = transfer {
+        token.cancel();
+        let _ = handle.await;
+    }
+}
+
+/// A preview to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviewJob {
+    /// Generation of the request (stale replies are dropped).
+    pub generation: u64,
+    /// The file, relative to `/mnt/data`.
+    pub name: String,
+    /// The listing's content type.
+    pub content_type: Option<String>,
+    /// The listing's size.
+    pub size: Option<u64>,
+    /// Columns the preview is drawn in.
+    pub width: u16,
+    /// Rows of content to keep.
+    pub height: u16,
+    /// False under `NO_COLOR`.
+    pub colors: bool,
+}
+
+/// What one piece of file work needs.
+struct Ctx {
+    client: SessionClient,
+    identifier: String,
+    events: AppEventSender,
+}
+
+impl Ctx {
+    async fn preview(&self, job: PreviewJob) -> Result<Preview, String> {
+        let limit = match kind_of(&job.name, job.content_type.as_deref()) {
+            Some(ArtifactKind::Image) => IMAGE_BYTES,
+            _ => PREVIEW_BYTES,
+        };
+        let bytes = read_head(&self.client, &self.identifier, &job.name, limit).await?;
+        tokio::task::spawn_blocking(move || {
+            Preview::build(&PreviewRequest {
+                name: &job.name,
+                content_type: job.content_type.as_deref(),
+                bytes: &bytes,
+                total_size: job.size,
+                width: job.width,
+                height: job.height,
+                colors: job.colors,
+            })
+        })
+        .await
+        .map_err(|e| format!("preview failed: {e}"))
+    }
+
+    async fn session_work(&self, command: FilesCommand) {
+        let client = &self.client;
+        let event = match command {
+            FilesCommand::ListSessions => {
+                FilesEvent::Sessions(client.list_sessions().await.map_err(|e| e.to_string()))
+            }
+            FilesCommand::SessionInfo { identifier } => {
+                let result = client
+                    .session_info(&identifier)
+                    .await
+                    .map_err(|e| e.to_string());
+                FilesEvent::Session { identifier, result }
+            }
+            FilesCommand::EndSession { identifier } => {
+                let result = client
+                    .delete_session(&identifier)
+                    .await
+                    .map_err(|e| e.to_string());
+                FilesEvent::SessionEnded { identifier, result }
+            }
+            FilesCommand::PoolInfo => {
+                FilesEvent::PoolInfo(client.pool_metadata().await.map_err(|e| e.to_string()))
+            }
+            _ => return,
+        };
+        self.events.files(event);
+    }
+
+    async fn transfer(self, command: FilesCommand, cancel: CancellationToken) {
+        let (summary, exists) = match command {
+            FilesCommand::Download { files, overwrite } => {
+                self.download_all(files, overwrite, &cancel).await
+            }
+            FilesCommand::Upload { paths, folder } => {
+                (self.upload_all(paths, folder, &cancel).await, Vec::new())
+            }
+            FilesCommand::Delete { names } => (self.delete_all(names).await, Vec::new()),
+            _ => return,
+        };
+        self.events.files(FilesEvent::Done { summary, exists });
+    }
+
+    async fn download_all(
+        &self,
+        files: Vec<(String, PathBuf)>,
+        overwrite: bool,
+        cancel: &CancellationToken,
+    ) -> (String, Vec<(String, PathBuf)>) {
+        let count = files.len();
+        let mut exists = Vec::new();
+        let mut done = Vec::new();
+        for (n, (name, dest)) in files.into_iter().enumerate() {
+            let label = numbered(&name, n, count);
+            match self
+                .download_one(&name, &dest, overwrite, &label, cancel)
+                .await
+            {
+                Ok(bytes) => done.push(format!("{} ({})", dest.display(), human_size(bytes))),
+                Err(Failure::Exists) => exists.push((name, dest)),
+                Err(Failure::Cancelled) => {
+                    return (format!("download of {name} cancelled"), exists);
+                }
+                Err(Failure::Error(e)) => {
+                    return (format!("cannot download {name}: {e}"), exists);
+                }
+            }
+        }
+        let summary = match done.as_slice() {
+            [] => "nothing downloaded".to_string(),
+            [one] => format!("downloaded {one}"),
+            many => format!("downloaded {} files to {}", many.len(), folder_of(&many[0])),
+        };
+        (summary, exists)
+    }
+
+    async fn download_one(
+        &self,
+        name: &str,
+        dest: &Path,
+        overwrite: bool,
+        label: &str,
+        cancel: &CancellationToken,
+    ) -> Result<u64, Failure> {
+        let mut options = tokio::fs::OpenOptions::new();
+        options.write(true);
+        if overwrite {
+            options.create(true).truncate(true);
+        } else {
+            options.create_new(true);
+        }
+        let mut file = match options.open(dest).await {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(Failure::Exists),
+            Err(e) => return Err(Failure::Error(format!("{}: {e}", dest.display()))),
+        };
+        let events = self.events.clone();
+        let label = label.to_string();
+        let progress = move |done: u64, total: Option<u64>| {
+            events.files(FilesEvent::Progress {
+                label: label.clone(),
+                done,
+                total,
+            });
+        };
+        let outcome = tokio::select! {
+            () = cancel.cancelled() => Err(Failure::Cancelled),
+            r = self.client.download_file(&self.identifier, name, &mut file, &progress) => {
+                r.map_err(|e| Failure::Error(e.to_string()))
+            }
+        };
+        drop(file);
+        if outcome.is_err() {
+            // Never leave half a file behind that looks like the real one.
+            let _ = tokio::fs::remove_file(dest).await;
+        }
+        outcome
+    }
+
+    async fn upload_all(
+        &self,
+        paths: Vec<PathBuf>,
+        folder: Option<String>,
+        cancel: &CancellationToken,
+    ) -> String {
+        let count = paths.len();
+        let mut sent = Vec::new();
+        for (n, path) in paths.into_iter().enumerate() {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let size = match tokio::fs::metadata(&path).await {
+                Ok(m) if m.is_file() => m.len(),
+                Ok(_) => return format!("{} is not a file", path.display()),
+                Err(e) => return format!("cannot read {}: {e}", path.display()),
+            };
+            if size > MAX_UPLOAD {
+                return format!(
+                    "{} is {}: uploads are limited to {}",
+                    path.display(),
+                    human_size(size),
+                    human_size(MAX_UPLOAD)
+                );
+            }
+            let events = self.events.clone();
+            let label = numbered(&name, n, count);
+            let progress = move |done: u64, total: u64| {
+                events.files(FilesEvent::Progress {
+                    label: label.clone(),
+                    done,
+                    total: Some(total),
+                });
+            };
+            let upload = self.client.upload_file(
+                &self.identifier,
+                &path,
+                &name,
+                folder.as_deref(),
+                &progress,
+            );
+            let outcome = tokio::select! {
+                () = cancel.cancelled() => return format!("upload of {name} cancelled"),
+                r = upload => r,
+            };
+            match outcome {
+                Ok(_) => sent.push(format!("{name} ({})", human_size(size))),
+                Err(ClientError::TooLarge) => {
+                    return format!("{name} is too large for the pool (over 128 MiB)");
+                }
+                Err(e) => return format!("cannot upload {name}: {e}"),
+            }
+        }
+        match sent.as_slice() {
+            [] => "nothing uploaded".to_string(),
+            [one] => format!("uploaded {one}"),
+            many => format!("uploaded {} files", many.len()),
+        }
+    }
+
+    async fn delete_all(&self, names: Vec<String>) -> String {
+        let mut deleted = 0;
+        for name in &names {
+            if let Err(e) = self.client.delete_file(&self.identifier, name).await {
+                return format!("cannot delete {name}: {e}");
+            }
+            deleted += 1;
+        }
+        match names.as_slice() {
+            [one] => format!("deleted {one}"),
+            _ => format!("deleted {deleted} files"),
+        }
+    }
+}
+
+/// Why one download did not happen.
+enum Failure {
+    /// The local file exists and the user has not said to replace it.
+    Exists,
+    /// The user cancelled.
+    Cancelled,
+    /// Anything else.
+    Error(String),
+}
+
+/// `name (2 of 3)` when there are several, else `name`.
+fn numbered(name: &str, n: usize, count: usize) -> String {
+    if count > 1 {
+        format!("{name} ({} of {count})", n + 1)
+    } else {
+        name.to_string()
+    }
+}
+
+fn folder_of(done: &str) -> String {
+    Path::new(done.split(" (").next().unwrap_or(done))
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// After a cell: the radar's second listing (when the first was taken) and the
+/// session's details (for the idle countdown and to notice a recycled session).
+pub async fn after_cell(
+    client: &SessionClient,
+    identifier: &str,
+    before: Option<Vec<RemoteFile>>,
+    events: &AppEventSender,
+) {
+    if let Some(before) = before
+        && let Some(after) = snapshot(client, identifier).await
+    {
+        events.files(FilesEvent::CellListing { before, after });
+    }
+    if client.api_version().has_session_management() {
+        let result = client
+            .session_info(identifier)
+            .await
+            .map_err(|e| e.to_string());
+        events.files(FilesEvent::Session {
+            identifier: identifier.to_string(),
+            result,
+        });
+    }
+}
+
+/// The listing of the data root, for the radar (`None` when it fails: the radar
+/// then has nothing to compare).
+pub async fn snapshot(client: &SessionClient, identifier: &str) -> Option<Vec<RemoteFile>> {
+    let listing = client.list_files(identifier, None, false);
+    tokio::time::timeout(SNAPSHOT_WAIT, listing)
+        .await
+        .ok()?
+        .ok()
+}
+
+/// The first `limit` bytes of remote file `name` (all of it when smaller): the
+/// download stops as soon as `limit` bytes arrived.
+pub async fn read_head(
+    client: &SessionClient,
+    identifier: &str,
+    name: &str,
+    limit: usize,
+) -> Result<Vec<u8>, String> {
+    let mut head = HeadWriter {
+        bytes: Vec::new(),
+        limit,
+    };
+    match client
+        .download_file(identifier, name, &mut head, &|_, _| {})
+        .await
+    {
+        Ok(_) => Ok(head.bytes),
+        Err(ClientError::Local { .. }) if head.bytes.len() >= limit => Ok(head.bytes),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A writer that keeps the first `limit` bytes and then refuses more, which ends
+/// the download.
+struct HeadWriter {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl AsyncWrite for HeadWriter {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let room = self.limit.saturating_sub(self.bytes.len());
+        if room == 0 {
+            return Poll::Ready(Err(io::Error::other("preview head complete")));
+        }
+        let take = room.min(buf.len());
+        self.bytes.extend_from_slice(&buf[..take]);
+        Poll::Ready(Ok(take))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn the_head_writer_keeps_the_first_bytes_then_stops_the_download() {
+        let mut head = HeadWriter {
+            bytes: Vec::new(),
+            limit: 5,
+        };
+        head.write_all(b"abc").await.expect("room");
+        let full = head.write_all(b"defgh").await;
+        assert!(full.is_err(), "more than the limit ends the download");
+        assert_eq!(head.bytes, b"abcde");
+    }
+
+    #[test]
+    fn labels_number_several_files() {
+        assert_eq!(numbered("a.csv", 0, 1), "a.csv");
+        assert_eq!(numbered("b.png", 1, 3), "b.png (2 of 3)");
+        assert_eq!(folder_of("/tmp/dl/a.csv (3 B)"), "/tmp/dl");
+    }
+}

@@ -1,0 +1,439 @@
+//! End to end: the files pane of the real `sessionpad` binary in a 100x30
+//! pseudo-terminal on the embedded local pool: a cell writes a CSV and a PNG, the
+//! pane marks both and previews the CSV's rows, both download with the exact
+//! bytes into a typed folder, an uploaded file is read by a cell, and a delete
+//! asks first. (The pty harness is the one of `tui_pty.rs`.)
+#![allow(dead_code)]
+
+use std::io::{ErrorKind, Write};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use expectrl::{Session, WaitStatus};
+
+const COLS: u16 = 100;
+const ROWS: u16 = 30;
+/// The pool may have to build its Python environment first.
+const POOL_DEADLINE: Duration = Duration::from_secs(300);
+/// One cell on a warm kernel.
+const CELL_DEADLINE: Duration = Duration::from_secs(60);
+/// Importing matplotlib the first time builds its font cache.
+#[allow(dead_code)]
+const PLOT_DEADLINE: Duration = Duration::from_secs(120);
+
+#[allow(dead_code)]
+const F5: &str = "\x1b[15~";
+#[allow(dead_code)]
+const ALT_ENTER: &str = "\x1b\r";
+const CTRL_Q: &str = "\x11";
+
+/// The binary in a pty, and the emulator that reads what it draws.
+struct Pty {
+    session: Session,
+    parser: vt100::Parser,
+    exited: Option<WaitStatus>,
+    /// Every byte the binary wrote, for checks on the bytes themselves.
+    raw: Vec<u8>,
+}
+
+impl Pty {
+    fn spawn(data_dir: &Path) -> Self {
+        let bin = env!("CARGO_BIN_EXE_sessionpad");
+        // Size the pty before the binary starts, so its first frame is 100x30.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("stty cols {COLS} rows {ROWS} && exec \"$0\""))
+            .arg(bin)
+            .env("SESSIONPAD_DATA_DIR", data_dir)
+            .env("TERM", "xterm-256color")
+            .env("RUST_LIB_BACKTRACE", "0")
+            .env_remove("SESSIONPAD_ENDPOINT");
+        Self::start(cmd)
+    }
+
+    /// The binary with `args`, started in `work_dir` (its session identifier, and
+    /// so its stored notebook, follows the working directory), with no config file
+    /// and no endpoint from the environment.
+    fn spawn_in(data_dir: &Path, work_dir: &Path, args: &[&str]) -> Self {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "stty cols {COLS} rows {ROWS} && exec \"$0\" \"$@\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_sessionpad"))
+            .args(args)
+            .current_dir(work_dir)
+            .env("SESSIONPAD_DATA_DIR", data_dir)
+            .env("SESSIONPAD_CONFIG", data_dir.join("no-config.toml"))
+            .env("TERM", "xterm-256color")
+            .env("RUST_LIB_BACKTRACE", "0")
+            .env_remove("POOL_MANAGEMENT_ENDPOINT");
+        Self::start(cmd)
+    }
+
+    fn start(cmd: Command) -> Self {
+        let session = Session::spawn(cmd).expect("spawn sessionpad in a pty");
+        Self {
+            session,
+            parser: vt100::Parser::new(ROWS, COLS, 0),
+            exited: None,
+            raw: Vec::new(),
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.parser.screen().contents()
+    }
+
+    /// Moves whatever the binary wrote into the emulator; true if anything came.
+    fn pump(&mut self) -> bool {
+        let mut buf = [0u8; 8192];
+        let mut any = false;
+        loop {
+            match self.session.try_read(&mut buf) {
+                Ok(0) => return any,
+                Ok(n) => {
+                    self.parser.process(&buf[..n]);
+                    self.raw.extend_from_slice(&buf[..n]);
+                    any = true;
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return any,
+                // EIO: the child closed the pty (it exited).
+                Err(_) => return any,
+            }
+        }
+    }
+
+    /// Pumps until `pred` holds on the screen text; panics with the screen when
+    /// `deadline` passes or the binary exits first.
+    fn wait_for(&mut self, what: &str, deadline: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let got = self.pump();
+            let screen = self.contents();
+            if pred(&screen) {
+                return screen;
+            }
+            if let Some(status) = self.poll_exit() {
+                panic!(
+                    "sessionpad exited ({status:?}) while waiting for {what}; screen:\n{screen}"
+                );
+            }
+            if start.elapsed() > deadline {
+                panic!("timed out after {deadline:?} waiting for {what}; screen:\n{screen}");
+            }
+            if !got {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    fn send(&mut self, text: &str) {
+        self.session
+            .write_all(text.as_bytes())
+            .expect("write to pty");
+        self.session.flush().expect("flush pty");
+    }
+
+    fn poll_exit(&mut self) -> Option<WaitStatus> {
+        if self.exited.is_none() {
+            match self.session.get_process().status() {
+                Ok(WaitStatus::StillAlive) | Err(_) => {}
+                Ok(status) => self.exited = Some(status),
+            }
+        }
+        self.exited
+    }
+
+    /// Waits for the binary to exit, pumping its output meanwhile.
+    fn wait_exit(&mut self, deadline: Duration) -> WaitStatus {
+        let start = Instant::now();
+        loop {
+            self.pump();
+            if let Some(status) = self.poll_exit() {
+                return status;
+            }
+            if start.elapsed() > deadline {
+                panic!(
+                    "sessionpad did not exit within {deadline:?}; screen:\n{}",
+                    self.contents()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        // On a failed assertion, ask politely first so the pool stops its kernels.
+        if self.poll_exit().is_none() {
+            let _ = self.session.write_all(CTRL_Q.as_bytes());
+            let start = Instant::now();
+            while self.poll_exit().is_none() && start.elapsed() < Duration::from_secs(15) {
+                self.pump();
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+const F2: &str = "\x1bOQ";
+const TAB: &str = "\t";
+const ENTER: &str = "\r";
+const BACKSPACE: &str = "\x7f";
+
+/// Waits for the pool of a freshly started binary.
+fn wait_ready(pty: &mut Pty) {
+    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
+        assert!(
+            !s.contains("pool failed"),
+            "the pool failed to start; screen:\n{s}"
+        );
+        s.contains(" local │ ") && !s.contains("starting pool")
+    });
+}
+
+/// Sends keys one by one with a pause, so each is read as its own key.
+fn keys(pty: &mut Pty, keys: &[&str]) {
+    for k in keys {
+        pty.send(k);
+        std::thread::sleep(Duration::from_millis(150));
+        pty.pump();
+    }
+}
+
+fn wait_file(pty: &mut Pty, path: &Path, len: usize) -> Vec<u8> {
+    let start = Instant::now();
+    loop {
+        pty.pump();
+        if let Ok(bytes) = std::fs::read(path)
+            && bytes.len() >= len
+        {
+            return bytes;
+        }
+        assert!(
+            start.elapsed() < CELL_DEADLINE,
+            "{} did not arrive; screen:\n{}",
+            path.display(),
+            pty.contents()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+const CSV: &str = "region,units\nnorth,12\nsouth,7\n";
+
+#[test]
+fn a_cells_files_are_marked_previewed_downloaded_and_uploads_reach_the_session() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+
+    // The pane opens beside the notebook (100 columns); Tab gives the keys back.
+    keys(&mut pty, &[F2]);
+    pty.wait_for("the files pane", CELL_DEADLINE, |s| {
+        s.contains("Files · /mnt/data")
+    });
+    keys(&mut pty, &[TAB]);
+
+    // The cell writes a CSV and a PNG in the session's folder and says the PNG's size.
+    pty.send(
+        "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt; \
+         open('report.csv', 'w').write('region,units\\nnorth,12\\nsouth,7\\n'); \
+         plt.plot([1, 3, 2]); plt.savefig('chart.png'); \
+         print('png', len(open('chart.png', 'rb').read()))",
+    );
+    pty.send(F5);
+    let screen = pty.wait_for("the radar's marks", PLOT_DEADLINE, |s| {
+        s.contains("+ chart.png") && s.contains("+ report.csv")
+    });
+    println!("{screen}");
+    let png_len: usize = screen
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("png "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the PNG's size is printed:\n{screen}"));
+
+    // Focus the pane, select the CSV (after chart.png) and preview it.
+    keys(&mut pty, &[F2, "j", ENTER]);
+    let screen = pty.wait_for("the CSV's rows", CELL_DEADLINE, |s| {
+        s.contains("north") && s.contains("south") && s.contains("region")
+    });
+    println!("{screen}");
+
+    // Mark both, download them to a folder typed at the prompt.
+    std::fs::create_dir(work.path().join("dl")).expect("dl folder");
+    keys(&mut pty, &["k", " ", " ", "D", BACKSPACE]);
+    pty.send("dl");
+    keys(&mut pty, &[ENTER]);
+    let csv = wait_file(&mut pty, &work.path().join("dl/report.csv"), CSV.len());
+    assert_eq!(String::from_utf8_lossy(&csv), CSV);
+    let png = wait_file(&mut pty, &work.path().join("dl/chart.png"), png_len);
+    assert_eq!(png.len(), png_len);
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+
+    // Downloading again asks before replacing; `n` keeps the file.
+    keys(&mut pty, &["p"]);
+    pty.wait_for("the preview", CELL_DEADLINE, |s| s.contains("north"));
+    keys(&mut pty, &["D"]);
+    keys(&mut pty, &[ENTER]);
+    pty.wait_for("the question", CELL_DEADLINE, |s| s.contains("Replace?"));
+    keys(&mut pty, &["n"]);
+    pty.wait_for("the answer", CELL_DEADLINE, |s| {
+        s.contains("existing files kept")
+    });
+
+    // Upload a local file through the prompt, then read it in a cell.
+    std::fs::write(work.path().join("upload-me.txt"), "hello from upload\n").expect("write");
+    keys(&mut pty, &["u"]);
+    pty.send("upload-me");
+    keys(&mut pty, &[TAB, ENTER]);
+    pty.wait_for("the uploaded file listed", CELL_DEADLINE, |s| {
+        s.contains("upload-me.txt")
+    });
+    keys(&mut pty, &[TAB]);
+    pty.send("print(open('upload-me.txt').read().upper())");
+    pty.send(F5);
+    pty.wait_for("the cell reading the upload", CELL_DEADLINE, |s| {
+        s.contains("HELLO FROM UPLOAD")
+    });
+
+    // Delete asks first.
+    keys(&mut pty, &[F2]);
+    let screen = pty.contents();
+    let row = screen
+        .lines()
+        .position(|l| l.contains("upload-me.txt"))
+        .expect("listed");
+    let _ = row;
+    // The selection is on chart.png (the first file); upload-me.txt is last.
+    keys(&mut pty, &["j", "j", "x"]);
+    pty.wait_for("the delete question", CELL_DEADLINE, |s| {
+        s.contains("Delete upload-me.txt")
+    });
+    keys(&mut pty, &["y"]);
+    pty.wait_for("the file gone", CELL_DEADLINE, |s| {
+        !s.contains("upload-me.txt │") && s.contains("deleted upload-me.txt")
+    });
+
+    keys(&mut pty, &[TAB]);
+    pty.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    pty.send("q");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 0)),
+        "exit status {status:?}"
+    );
+}
+
+const F3: &str = "\x1bOR";
+
+/// The identifier on the status line (its second field).
+fn status_identifier(screen: &str) -> String {
+    let status = screen.lines().last().unwrap_or_default();
+    status
+        .split('│')
+        .nth(1)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn switching_sessions_keeps_notebooks_apart_and_an_ended_session_leaves_the_pool() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    pty.send("a = 'first'");
+    pty.send(F5);
+    let screen = pty.wait_for("the first cell", CELL_DEADLINE, |s| {
+        s.contains("In [1]: a = 'first'") && s.contains("done in")
+    });
+    let first = status_identifier(&screen);
+    assert!(first.starts_with("sp-"), "{screen}");
+
+    // A new session from the pane: a random identifier, an empty notebook.
+    keys(&mut pty, &[F3]);
+    pty.wait_for("the sessions pane", CELL_DEADLINE, |s| {
+        s.contains("Sessions · local")
+    });
+    keys(&mut pty, &["n", ENTER]);
+    let screen = pty.wait_for("the switch", CELL_DEADLINE, |s| {
+        s.contains("switched to sessionpad-")
+    });
+    let second = status_identifier(&screen);
+    assert!(second.starts_with("sessionpad-"), "{screen}");
+    assert!(
+        !screen.contains("a = 'first'"),
+        "the other notebook:\n{screen}"
+    );
+    keys(&mut pty, &[TAB]);
+    pty.send("print('a' in globals(), 'second')");
+    pty.send(F5);
+    pty.wait_for("state kept apart", CELL_DEADLINE, |s| {
+        s.contains("False second") && s.contains("In [1]: print(")
+    });
+
+    // Back to the first: its notebook (and its session's state) come back.
+    keys(&mut pty, &[F3]);
+    pty.wait_for("both listed", CELL_DEADLINE, |s| {
+        s.contains(&first) && s.contains(&second)
+    });
+    // This machine's list is most recent first: the second, then the first.
+    keys(&mut pty, &["j", ENTER]);
+    pty.wait_for("the first notebook", CELL_DEADLINE, |s| {
+        s.contains("In [1]: a = 'first'") && !s.contains("False second")
+    });
+    keys(&mut pty, &[TAB]);
+    pty.send("print(a)");
+    pty.send(F5);
+    pty.wait_for("a from before", CELL_DEADLINE, |s| {
+        s.contains("In [2]: print(a)")
+    });
+    let screen = pty.wait_for("first printed", CELL_DEADLINE, |s| {
+        s.lines()
+            .any(|l| l.trim_end() == "first" || l.starts_with("first "))
+    });
+    assert_eq!(status_identifier(&screen), first);
+
+    // End the second from the pool's list: the refreshed list no longer has it.
+    keys(&mut pty, &[F3]);
+    let screen = pty.wait_for("the pool's list", CELL_DEADLINE, |s| s.contains("Pool · 2"));
+    println!("{screen}");
+    // Rows: this machine's two, then the pool's (sorted as the pool lists them).
+    let pool_rows: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("Pool · 2"))
+        .skip(2)
+        .take(2)
+        .collect();
+    let second_row = pool_rows
+        .iter()
+        .position(|l| l.contains(&second))
+        .expect("the second session in the pool's list");
+    for _ in 0..(2 + second_row) {
+        keys(&mut pty, &["j"]);
+    }
+    keys(&mut pty, &["e"]);
+    pty.wait_for("the question", CELL_DEADLINE, |s| s.contains("End session"));
+    keys(&mut pty, &["y"]);
+    let screen = pty.wait_for("the pool without it", CELL_DEADLINE, |s| {
+        s.contains("Pool · 1") && s.contains(&format!("ended {second}"))
+    });
+    println!("{screen}");
+
+    keys(&mut pty, &[TAB]);
+    pty.send("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    pty.send("q");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 0)),
+        "exit status {status:?}"
+    );
+}
