@@ -43,9 +43,18 @@ async fn main() {
     let mut opts = PoolOptions::embedded();
     opts.sessions_dir = dir.path().join("sessions");
     opts.ready_sessions = 2;
-    let env = image::ensure(&opts.cache_dir, None, &|l| eprintln!("{l}")).await.expect("python env");
+    let env = image::ensure(&opts.cache_dir, None, &|l| eprintln!("{l}"))
+        .await
+        .expect("python env");
     let sandbox = Sandbox::detect(true, false).ok();
-    println!("sandbox: {}", if sandbox.is_some() { "bubblewrap" } else { "none" });
+    println!(
+        "sandbox: {}",
+        if sandbox.is_some() {
+            "bubblewrap"
+        } else {
+            "none"
+        }
+    );
 
     // Bare kernel round trip (same launch as the pool's kernels).
     let folder = dir.path().join("bare");
@@ -69,7 +78,9 @@ async fn main() {
     }
     kernel.shutdown().await;
 
-    let pool = LocalPool::start(opts, &|l| eprintln!("{l}")).await.expect("pool");
+    let pool = LocalPool::start(opts, &|l| eprintln!("{l}"))
+        .await
+        .expect("pool");
     let client = SessionClient::new(Target {
         endpoint: pool.endpoint(),
         api_version: ApiVersion::V2025_10_02,
@@ -77,12 +88,18 @@ async fn main() {
     })
     .unwrap();
     for _ in 0..20 {
-        client.execute("bench", "print(1)", Duration::from_secs(10)).await.unwrap();
+        client
+            .execute("bench", "print(1)", Duration::from_secs(10))
+            .await
+            .unwrap();
     }
     let mut http = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
         let t = Instant::now();
-        client.execute("bench", "print(1)", Duration::from_secs(10)).await.unwrap();
+        client
+            .execute("bench", "print(1)", Duration::from_secs(10))
+            .await
+            .unwrap();
         http.push(t.elapsed());
     }
     let (b50, b99) = (percentile(&mut bare, 0.5), percentile(&mut bare, 0.99));
@@ -110,7 +127,10 @@ async fn main() {
 
     // 20 sessions at once.
     for i in 0..20 {
-        client.execute(&format!("conc-{i}"), "x = 0", Duration::from_secs(60)).await.unwrap();
+        client
+            .execute(&format!("conc-{i}"), "x = 0", Duration::from_secs(60))
+            .await
+            .unwrap();
     }
     let t = Instant::now();
     let mut tasks = Vec::new();
@@ -119,7 +139,10 @@ async fn main() {
         tasks.push(tokio::spawn(async move {
             let mut errors = 0;
             for _ in 0..25 {
-                match c.execute(&format!("conc-{i}"), "x += 1", Duration::from_secs(60)).await {
+                match c
+                    .execute(&format!("conc-{i}"), "x += 1", Duration::from_secs(60))
+                    .await
+                {
                     Ok(e) if e.succeeded() => {}
                     _ => errors += 1,
                 }
@@ -132,7 +155,10 @@ async fn main() {
         errors += t.await.unwrap();
     }
     let secs = t.elapsed().as_secs_f64();
-    println!("20 sessions x 25 executions at once: {errors} errors, {:.0} executions/s", 500.0 / secs);
+    println!(
+        "20 sessions x 25 executions at once: {errors} errors, {:.0} executions/s",
+        500.0 / secs
+    );
 
     // 100 MB upload and download: resident memory growth of this process (pool included).
     let big = dir.path().join("big.bin");
@@ -155,11 +181,14 @@ async fn transfer(pool: &LocalPool, big: &Path, dir: &Path) {
     let before = rss_kib();
     let file = tokio::fs::File::open(big).await.unwrap();
     let stream = tokio_util::io::ReaderStream::new(file);
-    let part = reqwest::multipart::Part::stream(reqwest::Body::wrap_stream(stream)).file_name("big.bin");
+    let part =
+        reqwest::multipart::Part::stream(reqwest::Body::wrap_stream(stream)).file_name("big.bin");
     let form = reqwest::multipart::Form::new().part("file", part);
     let t = Instant::now();
     let resp = http
-        .post(format!("{base}/files?api-version=2025-10-02-preview&identifier=bench"))
+        .post(format!(
+            "{base}/files?api-version=2025-10-02-preview&identifier=bench"
+        ))
         .bearer_auth(&token)
         .multipart(form)
         .send()
@@ -170,7 +199,9 @@ async fn transfer(pool: &LocalPool, big: &Path, dir: &Path) {
     let after_up = rss_kib();
     let t = Instant::now();
     let mut resp = http
-        .get(format!("{base}/files/big.bin/content?api-version=2025-10-02-preview&identifier=bench"))
+        .get(format!(
+            "{base}/files/big.bin/content?api-version=2025-10-02-preview&identifier=bench"
+        ))
         .bearer_auth(&token)
         .send()
         .await
@@ -179,7 +210,9 @@ async fn transfer(pool: &LocalPool, big: &Path, dir: &Path) {
     let mut n = 0u64;
     while let Some(chunk) = resp.chunk().await.unwrap() {
         n += chunk.len() as u64;
-        tokio::io::AsyncWriteExt::write_all(&mut out, &chunk).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut out, &chunk)
+            .await
+            .unwrap();
     }
     let down = t.elapsed();
     let after_down = rss_kib();

@@ -336,4 +336,13 @@ mod tests {
                 .contains("/nonexistent")
         );
     }
+
+    #[test]
+    fn the_readme_example_parses() {
+        let readme = include_str!("../README.md");
+        let start = readme.find("```toml\n").expect("a toml block in README.md") + 8;
+        let end = start + readme[start..].find("```").expect("the block ends");
+        let config = Config::parse(&readme[start..end]).expect("README's config example parses");
+        assert!(config.profiles.contains_key("dev"));
+    }
 }

@@ -73,7 +73,11 @@ mod tests {
             let p = local_path(dir, remote);
             assert_eq!(p.parent(), Some(dir), "{remote:?} -> {p:?}");
             if local != "_" {
-                assert_eq!(p.file_name().unwrap().to_str().unwrap(), local, "{remote:?}");
+                assert_eq!(
+                    p.file_name().unwrap().to_str().unwrap(),
+                    local,
+                    "{remote:?}"
+                );
             }
         }
     }

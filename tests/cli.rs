@@ -20,12 +20,23 @@ impl Served {
     fn start() -> Self {
         let data = tempfile::tempdir().unwrap();
         let (child, endpoint) = serve(data.path(), TOKEN);
-        Self { child, endpoint, data }
+        Self {
+            child,
+            endpoint,
+            data,
+        }
     }
 
     /// `sessionpad ARGS` pointed at this pool with flags.
     fn run(&self, identifier: &str, args: &[&str]) -> Output {
-        let mut all = vec!["--endpoint", &self.endpoint, "--token", TOKEN, "--identifier", identifier];
+        let mut all = vec![
+            "--endpoint",
+            &self.endpoint,
+            "--token",
+            TOKEN,
+            "--identifier",
+            identifier,
+        ];
         all.extend_from_slice(args);
         self.bare(&all, Path::new("."))
     }
@@ -46,7 +57,9 @@ impl Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
         let _ = self.child.wait();
     }
 }
@@ -65,10 +78,21 @@ fn exec_keeps_state_across_calls_and_sets_exit_codes() {
     assert_eq!(text(&printed.stdout), "42\n");
     let value = pool.run(id, &["exec", "-c", "x"]);
     assert_eq!(text(&value.stdout), "42\n");
-    let failed = pool.run(id, &["exec", "-c", "import sys; print('out'); print('err', file=sys.stderr); 1/0"]);
+    let failed = pool.run(
+        id,
+        &[
+            "exec",
+            "-c",
+            "import sys; print('out'); print('err', file=sys.stderr); 1/0",
+        ],
+    );
     assert_eq!(failed.status.code(), Some(1));
     assert_eq!(text(&failed.stdout), "out\n");
-    assert!(text(&failed.stderr).starts_with("err\n"), "{}", text(&failed.stderr));
+    assert!(
+        text(&failed.stderr).starts_with("err\n"),
+        "{}",
+        text(&failed.stderr)
+    );
     assert!(text(&failed.stderr).contains("ZeroDivisionError"));
     let usage = pool.run(id, &["exec"]);
     assert_eq!(usage.status.code(), Some(2));
@@ -88,14 +112,28 @@ fn exec_reads_files_and_stdin_and_speaks_json() {
     assert_eq!(v["result"], serde_json::json!([1, 2]));
     assert_eq!(v["identifier"], "cli-exec-2");
     let mut child = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["--endpoint", &pool.endpoint, "--token", TOKEN, "--identifier", "cli-exec-2", "exec", "-"])
+        .args([
+            "--endpoint",
+            &pool.endpoint,
+            "--token",
+            TOKEN,
+            "--identifier",
+            "cli-exec-2",
+            "exec",
+            "-",
+        ])
         .env("SESSIONPAD_CONFIG", dir.path().join("none.toml"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(b"print(sum(y))").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"print(sum(y))")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(text(&out.stdout), "3\n");
 }
@@ -106,9 +144,21 @@ fn exec_saves_images_without_overwriting() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("image-1.png"), b"keep me").unwrap();
     let plot = "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()";
-    let out = pool.run("cli-img", &["exec", "-c", plot, "--save-images", dir.path().to_str().unwrap()]);
+    let out = pool.run(
+        "cli-img",
+        &[
+            "exec",
+            "-c",
+            plot,
+            "--save-images",
+            dir.path().to_str().unwrap(),
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(std::fs::read(dir.path().join("image-1.png")).unwrap(), b"keep me");
+    assert_eq!(
+        std::fs::read(dir.path().join("image-1.png")).unwrap(),
+        b"keep me"
+    );
     let png = std::fs::read(dir.path().join("image-2.png")).unwrap();
     assert!(image::load_from_memory(&png).is_ok());
 }
@@ -125,21 +175,40 @@ fn without_an_endpoint_commands_find_the_running_serve() {
     assert_eq!(text(&get.stdout), "kept\n", "{}", text(&get.stderr));
     let other = tempfile::tempdir().unwrap();
     let elsewhere = pool.bare(&["exec", "-c", "z"], other.path());
-    assert_eq!(elsewhere.status.code(), Some(1), "another directory, another session");
+    assert_eq!(
+        elsewhere.status.code(),
+        Some(1),
+        "another directory, another session"
+    );
 }
 
 #[test]
 fn a_broken_config_names_the_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, "[profiles.dev]\nendpoint = \"https://x\"\napi_verison = \"2025-10-02-preview\"\n").unwrap();
+    std::fs::write(
+        &cfg,
+        "[profiles.dev]\nendpoint = \"https://x\"\napi_verison = \"2025-10-02-preview\"\n",
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["--config", cfg.to_str().unwrap(), "--profile", "dev", "exec", "-c", "1"])
+        .args([
+            "--config",
+            cfg.to_str().unwrap(),
+            "--profile",
+            "dev",
+            "exec",
+            "-c",
+            "1",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("config.toml") && err.contains("line 3") && err.contains("api_verison"), "{err}");
+    assert!(
+        err.contains("config.toml") && err.contains("line 3") && err.contains("api_verison"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -147,7 +216,11 @@ fn a_broken_keymap_or_theme_names_the_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
     for (body, line, key) in [
-        ("timeout = 9\n[keys.editor]\n\"<C-r>\" = \"run_cel\"\n", "line 3", "<C-r>"),
+        (
+            "timeout = 9\n[keys.editor]\n\"<C-r>\" = \"run_cel\"\n",
+            "line 3",
+            "<C-r>",
+        ),
         ("theme = \"solarized\"\n", "line 1", "solarized"),
     ] {
         std::fs::write(&cfg, body).unwrap();
@@ -157,7 +230,10 @@ fn a_broken_keymap_or_theme_names_the_file_line_and_key() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
         let err = text(&out.stderr);
-        assert!(err.contains("config.toml") && err.contains(line) && err.contains(key), "{err}");
+        assert!(
+            err.contains("config.toml") && err.contains(line) && err.contains(key),
+            "{err}"
+        );
     }
 }
 
@@ -177,32 +253,57 @@ fn files_put_ls_get_rm_round_trip_byte_identical() {
     let id = "cli-files";
     let dir = tempfile::tempdir().unwrap();
     let local = dir.path().join("blob #1 ü.bin");
-    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let bytes: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
     std::fs::write(&local, &bytes).unwrap();
     let put = pool.run(id, &["files", "put", local.to_str().unwrap()]);
     assert!(put.status.success(), "{}", text(&put.stderr));
     let ls = pool.run(id, &["files", "ls"]);
-    assert!(text(&ls.stdout).contains("blob #1 ü.bin"), "{}", text(&ls.stdout));
+    assert!(
+        text(&ls.stdout).contains("blob #1 ü.bin"),
+        "{}",
+        text(&ls.stdout)
+    );
     let ls_json = pool.run(id, &["--json", "files", "ls"]);
     let v: serde_json::Value = serde_json::from_slice(&ls_json.stdout).unwrap();
     assert_eq!(v[0]["size"], 300_000);
     let out = dir.path().join("back");
-    let get = pool.run(id, &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()]);
+    let get = pool.run(
+        id,
+        &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()],
+    );
     assert!(get.status.success(), "{}", text(&get.stderr));
     assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), bytes);
     // No overwrite without --force, and the existing file is untouched.
     std::fs::write(out.join("blob #1 ü.bin"), b"mine").unwrap();
-    let again = pool.run(id, &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()]);
+    let again = pool.run(
+        id,
+        &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()],
+    );
     assert_eq!(again.status.code(), Some(2));
     assert!(text(&again.stderr).contains("--force"));
     assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), b"mine");
-    let forced = pool.run(id, &["files", "get", "--force", "blob #1 ü.bin", "-o", out.to_str().unwrap()]);
+    let forced = pool.run(
+        id,
+        &[
+            "files",
+            "get",
+            "--force",
+            "blob #1 ü.bin",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
     assert!(forced.status.success());
     assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), bytes);
     let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "no temporary files left behind");
     // A file the code made is visible; then rm.
-    pool.run(id, &["exec", "-c", "open('/mnt/data/made.txt', 'w').write('hi')"]);
+    pool.run(
+        id,
+        &["exec", "-c", "open('/mnt/data/made.txt', 'w').write('hi')"],
+    );
     let stat = pool.run(id, &["--json", "files", "stat", "made.txt"]);
     let v: serde_json::Value = serde_json::from_slice(&stat.stdout).unwrap();
     assert_eq!(v["size"], 2);
@@ -228,7 +329,11 @@ fn sessions_ls_show_rm_and_pool_info() {
     assert!(!text(&ls.stdout).contains(id));
     let gone = pool.run(id, &["sessions", "show"]);
     assert_eq!(gone.status.code(), Some(2));
-    assert!(text(&gone.stderr).contains("SessionWithIdentifierNotFound"), "{}", text(&gone.stderr));
+    assert!(
+        text(&gone.stderr).contains("SessionWithIdentifierNotFound"),
+        "{}",
+        text(&gone.stderr)
+    );
     let info = pool.run(id, &["pool", "info"]);
     assert!(text(&info.stdout).contains("numpy"));
     assert!(text(&info.stdout).contains("runtime: python 3."));

@@ -13,7 +13,8 @@ use common::serve;
 fn client_env(name: &str) -> PathBuf {
     let root = sessionpad::dirs::cache_dir().join("compat");
     std::fs::create_dir_all(&root).unwrap();
-    let req = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/compat/requirements-{name}.txt"));
+    let req =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/compat/requirements-{name}.txt"));
     let wanted = std::fs::read_to_string(&req).unwrap();
     let dir = root.join(name);
     let lock = std::fs::File::create(root.join(format!("{name}.lock"))).unwrap();
@@ -21,10 +22,21 @@ fn client_env(name: &str) -> PathBuf {
     let marker = dir.join(".sessionpad-ready");
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
         let _ = std::fs::remove_dir_all(&dir);
-        let ok = Command::new("python3").args(["-m", "venv"]).arg(&dir).status().unwrap();
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&dir)
+            .status()
+            .unwrap();
         assert!(ok.success(), "python3 -m venv");
         let ok = Command::new(dir.join("bin/python"))
-            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", "-r"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "-r",
+            ])
             .arg(&req)
             .status()
             .unwrap();
@@ -51,5 +63,8 @@ fn langchain_sessions_python_repl_tool_works_unchanged() {
     let _ = server.wait();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stdout.contains("LANGCHAIN OK"), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        out.status.success() && stdout.contains("LANGCHAIN OK"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
 }

@@ -337,6 +337,9 @@ async fn names_with_line_breaks_are_refused_not_mistaken() {
         .await
         .unwrap_err();
     server.abort();
-    assert!(matches!(err, sessionpad::client::ClientError::InvalidArgument(_)), "{err}");
+    assert!(
+        matches!(err, sessionpad::client::ClientError::InvalidArgument(_)),
+        "{err}"
+    );
     assert!(served_names(&seen).is_empty(), "nothing was requested");
 }

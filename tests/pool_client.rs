@@ -46,7 +46,11 @@ async fn an_exception_fails_with_its_traceback() {
         assert_eq!(exec.stdout, "before\n");
         assert!(exec.stderr.contains("ZeroDivisionError"), "{}", exec.stderr);
         assert!(exec.stderr.contains("Traceback"), "{}", exec.stderr);
-        assert!(!exec.stderr.contains('\x1b'), "no ANSI colours: {:?}", exec.stderr);
+        assert!(
+            !exec.stderr.contains('\x1b'),
+            "no ANSI colours: {:?}",
+            exec.stderr
+        );
     }
 }
 
@@ -79,14 +83,19 @@ async fn identifiers_do_not_share_state() {
     let other = client.execute(&b, "secret", LIMIT).await.unwrap();
     assert_eq!(other.status, ExecutionStatus::Failed);
     assert!(other.stderr.contains("NameError"), "{}", other.stderr);
-    let write = "open('/mnt/data/mine.txt', 'w').write('a'); import os; sorted(os.listdir('/mnt/data'))";
+    let write =
+        "open('/mnt/data/mine.txt', 'w').write('a'); import os; sorted(os.listdir('/mnt/data'))";
     let mine = client.execute(&a, write, LIMIT).await.unwrap();
     assert_eq!(mine.result, Some(json!(["mine.txt"])), "{}", mine.stderr);
     let theirs = client
         .execute(&b, "import os; sorted(os.listdir('/mnt/data'))", LIMIT)
         .await
         .unwrap();
-    assert_eq!(theirs.result, Some(json!([])), "each session has its own /mnt/data");
+    assert_eq!(
+        theirs.result,
+        Some(json!([])),
+        "each session has its own /mnt/data"
+    );
 }
 
 #[tokio::test]

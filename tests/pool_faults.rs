@@ -15,17 +15,27 @@ async fn a_timeout_interrupts_and_keeps_the_state() {
     let pool = TestPool::start().await;
     let client = pool.client(ApiVersion::V2025_10_02);
     let id = identifier();
-    client.execute(&id, "kept = 5", common::LIMIT).await.unwrap();
+    client
+        .execute(&id, "kept = 5", common::LIMIT)
+        .await
+        .unwrap();
     let started = Instant::now();
     let exec = client
         .execute(&id, "import time\ntime.sleep(60)", Duration::from_secs(1))
         .await
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(30), "answered, not hung");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "answered, not hung"
+    );
     assert_eq!(exec.status, ExecutionStatus::Failed);
     assert!(exec.stderr.contains("timed out"), "{}", exec.stderr);
     let after = client.execute(&id, "kept", common::LIMIT).await.unwrap();
-    assert_eq!(after.result, Some(json!(5)), "an interrupted kernel keeps its state");
+    assert_eq!(
+        after.result,
+        Some(json!(5)),
+        "an interrupted kernel keeps its state"
+    );
 }
 
 #[tokio::test]
@@ -34,7 +44,10 @@ async fn code_that_ignores_interrupts_is_killed_and_replaced() {
     let client = pool.client(ApiVersion::V2025_10_02);
     let id = identifier();
     let stubborn = "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass";
-    let exec = client.execute(&id, stubborn, Duration::from_secs(1)).await.unwrap();
+    let exec = client
+        .execute(&id, stubborn, Duration::from_secs(1))
+        .await
+        .unwrap();
     assert_eq!(exec.status, ExecutionStatus::Failed);
     assert!(exec.stderr.contains("timed out"), "{}", exec.stderr);
     let next = client.execute(&id, "6*7", common::LIMIT).await.unwrap();
@@ -46,11 +59,21 @@ async fn a_dying_kernel_fails_once_then_a_fresh_one_runs() {
     let pool = TestPool::start().await;
     let client = pool.client(ApiVersion::V2024_02_02);
     let id = identifier();
-    client.execute(&id, "lost = 1", common::LIMIT).await.unwrap();
-    for code in ["import os; os._exit(1)", "import ctypes; ctypes.string_at(0)"] {
+    client
+        .execute(&id, "lost = 1", common::LIMIT)
+        .await
+        .unwrap();
+    for code in [
+        "import os; os._exit(1)",
+        "import ctypes; ctypes.string_at(0)",
+    ] {
         let exec = client.execute(&id, code, common::LIMIT).await.unwrap();
         assert_eq!(exec.status, ExecutionStatus::Failed, "{code}");
-        assert!(exec.stderr.contains("kernel died"), "{code}: {}", exec.stderr);
+        assert!(
+            exec.stderr.contains("kernel died"),
+            "{code}: {}",
+            exec.stderr
+        );
         let next = client.execute(&id, "1 + 1", common::LIMIT).await.unwrap();
         assert_eq!(next.result, Some(json!(2)), "{}", next.stderr);
     }
@@ -59,18 +82,26 @@ async fn a_dying_kernel_fails_once_then_a_fresh_one_runs() {
 }
 
 fn bwrap_installed() -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bwrap").is_file()))
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bwrap").is_file()))
 }
 
 #[tokio::test]
 async fn sandboxed_sessions_have_no_network_and_a_read_only_root() {
     let pool = TestPool::start().await;
     if !bwrap_installed() {
-        assert!(!pool.pool.warnings().is_empty(), "without bubblewrap the pool warns");
+        assert!(
+            !pool.pool.warnings().is_empty(),
+            "without bubblewrap the pool warns"
+        );
         eprintln!("bubblewrap is not installed: the sandbox itself is not tested here");
         return;
     }
-    assert!(pool.pool.registry().sandboxed(), "warnings: {:?}", pool.pool.warnings());
+    assert!(
+        pool.pool.registry().sandboxed(),
+        "warnings: {:?}",
+        pool.pool.warnings()
+    );
     let client = pool.client(ApiVersion::V2025_10_02);
     let id = identifier();
     let port = pool.pool.addr().port();
@@ -83,27 +114,52 @@ async fn sandboxed_sessions_have_no_network_and_a_read_only_root() {
         .execute(&id, "try:\n    open('/usr/sessionpad-escape', 'w')\n    r = 'wrote'\nexcept OSError as e:\n    r = e.strerror\nr", common::LIMIT)
         .await
         .unwrap();
-    assert_eq!(ro.result, Some(json!("Read-only file system")), "{}", ro.stderr);
+    assert_eq!(
+        ro.result,
+        Some(json!("Read-only file system")),
+        "{}",
+        ro.stderr
+    );
     let home = client
-        .execute(&id, "open('/tmp/t', 'w').write('x'); open('/mnt/data/a.txt', 'w').write('hi')", common::LIMIT)
+        .execute(
+            &id,
+            "open('/tmp/t', 'w').write('x'); open('/mnt/data/a.txt', 'w').write('hi')",
+            common::LIMIT,
+        )
         .await
         .unwrap();
     assert_eq!(home.status, ExecutionStatus::Succeeded, "{}", home.stderr);
     let session = pool.pool.registry().get(&id).unwrap();
-    assert_eq!(std::fs::read_to_string(session.folder.join("a.txt")).unwrap(), "hi");
+    assert_eq!(
+        std::fs::read_to_string(session.folder.join("a.txt")).unwrap(),
+        "hi"
+    );
 }
 
 #[tokio::test]
 async fn without_a_sandbox_mnt_data_maps_to_the_session_folder() {
     let pool = TestPool::start_with(|o| o.sandbox = false).await;
-    assert!(pool.pool.warnings().iter().any(|w| w.contains("NOT isolated")));
+    assert!(
+        pool.pool
+            .warnings()
+            .iter()
+            .any(|w| w.contains("NOT isolated"))
+    );
     let client = pool.client(ApiVersion::V2025_10_02);
     let id = identifier();
     let code = "import os, pathlib\nos.makedirs('/mnt/data/sub', exist_ok=True)\nopen('/mnt/data/sub/x.txt', 'w').write('mapped')\n[pathlib.Path('/mnt/data/sub/x.txt').read_text(), sorted(os.listdir('/mnt/data'))]";
     let exec = client.execute(&id, code, common::LIMIT).await.unwrap();
-    assert_eq!(exec.result, Some(json!(["mapped", ["sub"]])), "{}", exec.stderr);
+    assert_eq!(
+        exec.result,
+        Some(json!(["mapped", ["sub"]])),
+        "{}",
+        exec.stderr
+    );
     let session = pool.pool.registry().get(&id).unwrap();
-    assert_eq!(std::fs::read_to_string(session.folder.join("sub/x.txt")).unwrap(), "mapped");
+    assert_eq!(
+        std::fs::read_to_string(session.folder.join("sub/x.txt")).unwrap(),
+        "mapped"
+    );
 }
 
 #[tokio::test]
@@ -114,7 +170,8 @@ async fn executions_in_one_session_queue_one_at_a_time() {
     client.execute(&id, "v = 0", common::LIMIT).await.unwrap();
     let (c1, id1) = (client.clone(), id.clone());
     let slow = tokio::spawn(async move {
-        c1.execute(&id1, "import time\ntime.sleep(1)\nv = 1", common::LIMIT).await
+        c1.execute(&id1, "import time\ntime.sleep(1)\nv = 1", common::LIMIT)
+            .await
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     // Sent while the first runs: it waits its turn and sees the first's result.

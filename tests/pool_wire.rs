@@ -18,7 +18,10 @@ async fn family_a_envelope_and_result_key_per_version() {
     let id = identifier();
     let body = json!({"properties": {"codeInputType": "inline", "executionType": "synchronous", "code": "1 + 1"}});
     let (status, _, v) = raw
-        .post_json(&format!("/code/execute?api-version=2024-02-02-preview&identifier={id}"), body.clone())
+        .post_json(
+            &format!("/code/execute?api-version=2024-02-02-preview&identifier={id}"),
+            body.clone(),
+        )
         .await;
     assert_eq!(status, 200);
     assert_eq!(v["$id"], "1");
@@ -28,7 +31,10 @@ async fn family_a_envelope_and_result_key_per_version() {
     assert!(v["properties"]["executionTimeInMilliseconds"].is_u64());
     // Later versions on the same path carry executionResult (§3.1 "field name drift").
     let (_, _, v) = raw
-        .post_json(&format!("/code/execute?identifier={id}&api-version=2024-08-02-preview"), body)
+        .post_json(
+            &format!("/code/execute?identifier={id}&api-version=2024-08-02-preview"),
+            body,
+        )
         .await;
     assert_eq!(v["properties"]["executionResult"], 2);
     // LlamaIndexTS: pythonCode, identifier in the body, a double slash.
@@ -47,7 +53,11 @@ async fn family_b_statuses_headers_and_variants() {
     let pool = TestPool::start().await;
     let raw = Raw::new(&pool);
     let id = identifier();
-    for (version, expected) in [("2024-10-02-preview", 202), ("2025-02-02-preview", 202), (B10, 200)] {
+    for (version, expected) in [
+        ("2024-10-02-preview", 202),
+        ("2025-02-02-preview", 202),
+        (B10, 200),
+    ] {
         let resp = raw
             .req(Method::POST, &format!("/executions?api-version={version}&identifier={id}"))
             .header("operation-id", format!("op-{version}"))
@@ -56,8 +66,16 @@ async fn family_b_statuses_headers_and_variants() {
             .await
             .unwrap();
         assert_eq!(resp.status().as_u16(), expected, "{version}");
-        assert_eq!(resp.headers()["operation-id"], format!("op-{version}").as_str());
-        assert!(resp.headers()["operation-location"].to_str().unwrap().starts_with("/executions/op-"));
+        assert_eq!(
+            resp.headers()["operation-id"],
+            format!("op-{version}").as_str()
+        );
+        assert!(
+            resp.headers()["operation-location"]
+                .to_str()
+                .unwrap()
+                .starts_with("/executions/op-")
+        );
         let v: serde_json::Value = resp.json().await.unwrap();
         assert_eq!(v["id"], format!("op-{version}"));
         assert_eq!(v["identifier"], id);
@@ -69,7 +87,10 @@ async fn family_b_statuses_headers_and_variants() {
     let odd = "odd|id#1&x=y";
     let enc: String = url::form_urlencoded::byte_serialize(odd.as_bytes()).collect();
     let (status, _, v) = raw
-        .post_json(&format!("/executions?identifier={enc}&api-version={B10}"), json!({"code": "6*7"}))
+        .post_json(
+            &format!("/executions?identifier={enc}&api-version={B10}"),
+            json!({"code": "6*7"}),
+        )
         .await;
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["identifier"], odd);
@@ -99,16 +120,41 @@ async fn errors_have_azure_codes() {
     assert_eq!(status, 400);
     assert_eq!(v["error"]["code"], "SessionPropertiesMissing");
     assert_eq!(headers["x-ms-error-code"], "SessionPropertiesMissing");
-    let (status, _, v) = raw.post_json(&format!("/executions?api-version={B10}&identifier=x"), json!({"code": "1"})).await;
-    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("SessionRequestValidationFailed")));
-    let (status, _, v) = raw.post_json(&format!("/executions?identifier={id}"), json!({"code": "1"})).await;
-    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("SessionRequestValidationFailed")));
     let (status, _, v) = raw
-        .post_json(&format!("/executions?api-version=1999-01-01&identifier={id}"), json!({"code": "1"}))
+        .post_json(
+            &format!("/executions?api-version={B10}&identifier=x"),
+            json!({"code": "1"}),
+        )
         .await;
-    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("SessionRequestValidationFailed")));
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("SessionRequestValidationFailed"))
+    );
+    let (status, _, v) = raw
+        .post_json(
+            &format!("/executions?identifier={id}"),
+            json!({"code": "1"}),
+        )
+        .await;
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("SessionRequestValidationFailed"))
+    );
+    let (status, _, v) = raw
+        .post_json(
+            &format!("/executions?api-version=1999-01-01&identifier={id}"),
+            json!({"code": "1"}),
+        )
+        .await;
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("SessionRequestValidationFailed"))
+    );
     let resp = reqwest::Client::new()
-        .post(format!("{}/executions?api-version={B10}&identifier={id}", raw.endpoint))
+        .post(format!(
+            "{}/executions?api-version={B10}&identifier={id}",
+            raw.endpoint
+        ))
         .json(&json!({"code": "1"}))
         .send()
         .await
@@ -129,7 +175,10 @@ async fn asynchronous_execution_is_polled_to_completion() {
         .await
         .unwrap();
     assert_eq!(resp.status().as_u16(), 202);
-    let location = resp.headers()["operation-location"].to_str().unwrap().to_string();
+    let location = resp.headers()["operation-location"]
+        .to_str()
+        .unwrap()
+        .to_string();
     let v: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(v["status"], "Running");
     let mut last = json!(null);
@@ -144,9 +193,15 @@ async fn asynchronous_execution_is_polled_to_completion() {
     }
     assert_eq!(last["result"]["stdout"], "async done\n", "{last}");
     let (status, v) = raw
-        .call(Method::GET, &format!("/executions/nope?api-version={B10}&identifier={id}"))
+        .call(
+            Method::GET,
+            &format!("/executions/nope?api-version={B10}&identifier={id}"),
+        )
         .await;
-    assert_eq!((status, v["error"]["code"].as_str()), (404, Some("ExecutionNotFound")));
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (404, Some("ExecutionNotFound"))
+    );
 }
 
 #[tokio::test]
@@ -154,35 +209,97 @@ async fn sessions_are_listed_shown_and_ended() {
     let pool = TestPool::start().await;
     let raw = Raw::new(&pool);
     let id = identifier();
-    raw.post_json(&format!("/executions?api-version={B10}&identifier={id}"), json!({"code": "a = 1"}))
+    raw.post_json(
+        &format!("/executions?api-version={B10}&identifier={id}"),
+        json!({"code": "a = 1"}),
+    )
+    .await;
+    let (status, s) = raw
+        .call(
+            Method::GET,
+            &format!("/session?api-version={B10}&identifier={id}"),
+        )
         .await;
-    let (status, s) = raw.call(Method::GET, &format!("/session?api-version={B10}&identifier={id}")).await;
     assert_eq!(status, 200);
-    for key in ["identifier", "createdAt", "lastAccessedAt", "expireAt", "etag"] {
+    for key in [
+        "identifier",
+        "createdAt",
+        "lastAccessedAt",
+        "expireAt",
+        "etag",
+    ] {
         assert!(s.get(key).is_some(), "{key} in {s}");
     }
-    let (_, list) = raw.call(Method::GET, &format!("/listSessions?api-version={B10}")).await;
-    assert!(list["sessions"].as_array().unwrap().iter().any(|x| x["identifier"] == id));
-    let (_, _, view) = raw.post_json(&format!("/.management/getSession?api-version=2025-02-02-preview&identifier={id}"), json!({})).await;
-    assert!(view.get("expiresAt").is_some(), "{view}");
-    let (_, _, mlist) = raw.post_json("/.management/listSessions?api-version=2025-02-02-preview", json!({})).await;
-    assert_eq!(mlist["count"], 1);
-    let (status, _) = raw.call(Method::DELETE, &format!("/session?api-version={B10}&identifier={id}")).await;
-    assert_eq!(status, 204);
-    let (status, v) = raw.call(Method::GET, &format!("/session?api-version={B10}&identifier={id}")).await;
-    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("SessionWithIdentifierNotFound")));
-    let (status, _, v) = raw
-        .post_json(&format!("/.management/stopSession?api-version=2025-02-02-preview&identifier={id}"), json!({}))
+    let (_, list) = raw
+        .call(Method::GET, &format!("/listSessions?api-version={B10}"))
         .await;
-    assert_eq!((status, v["error"]["code"].as_str()), (400, Some("SessionWithIdentifierNotFound")));
+    assert!(
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["identifier"] == id)
+    );
+    let (_, _, view) = raw
+        .post_json(
+            &format!("/.management/getSession?api-version=2025-02-02-preview&identifier={id}"),
+            json!({}),
+        )
+        .await;
+    assert!(view.get("expiresAt").is_some(), "{view}");
+    let (_, _, mlist) = raw
+        .post_json(
+            "/.management/listSessions?api-version=2025-02-02-preview",
+            json!({}),
+        )
+        .await;
+    assert_eq!(mlist["count"], 1);
+    let (status, _) = raw
+        .call(
+            Method::DELETE,
+            &format!("/session?api-version={B10}&identifier={id}"),
+        )
+        .await;
+    assert_eq!(status, 204);
+    let (status, v) = raw
+        .call(
+            Method::GET,
+            &format!("/session?api-version={B10}&identifier={id}"),
+        )
+        .await;
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("SessionWithIdentifierNotFound"))
+    );
+    let (status, _, v) = raw
+        .post_json(
+            &format!("/.management/stopSession?api-version=2025-02-02-preview&identifier={id}"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("SessionWithIdentifierNotFound"))
+    );
     // A new session under the same identifier starts with no state.
     let (_, _, v) = raw
-        .post_json(&format!("/executions?api-version={B10}&identifier={id}"), json!({"code": "a"}))
+        .post_json(
+            &format!("/executions?api-version={B10}&identifier={id}"),
+            json!({"code": "a"}),
+        )
         .await;
     assert_eq!(v["status"], "Failed");
-    assert!(v["result"]["stderr"].as_str().unwrap().contains("NameError"));
+    assert!(
+        v["result"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("NameError")
+    );
     let (status, _, stopped) = raw
-        .post_json(&format!("/.management/stopSession?api-version=2025-02-02-preview&identifier={id}"), json!({}))
+        .post_json(
+            &format!("/.management/stopSession?api-version=2025-02-02-preview&identifier={id}"),
+            json!({}),
+        )
         .await;
     assert_eq!(status, 200);
     assert!(stopped.as_str().unwrap().contains("stopped"));
@@ -192,13 +309,24 @@ async fn sessions_are_listed_shown_and_ended() {
 async fn metadata_reads_the_real_environment() {
     let pool = TestPool::start().await;
     let raw = Raw::new(&pool);
-    let (status, m) = raw.call(Method::GET, &format!("/metadata?api-version={B10}")).await;
+    let (status, m) = raw
+        .call(Method::GET, &format!("/metadata?api-version={B10}"))
+        .await;
     assert_eq!(status, 200);
     assert_eq!(m["runtimes"][0]["name"], "python");
-    assert!(m["runtimes"][0]["version"].as_str().unwrap().starts_with('3'));
+    assert!(
+        m["runtimes"][0]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with('3')
+    );
     let pkgs = m["preInstalledPackages"].as_array().unwrap();
     for name in ["numpy", "pandas", "matplotlib", "ipykernel"] {
-        assert!(pkgs.iter().any(|p| p["name"].as_str().unwrap().eq_ignore_ascii_case(name)), "{name}");
+        assert!(
+            pkgs.iter()
+                .any(|p| p["name"].as_str().unwrap().eq_ignore_ascii_case(name)),
+            "{name}"
+        );
     }
 }
 
@@ -213,11 +341,17 @@ async fn a_full_pool_answers_404_or_429() {
         .await;
         let raw = Raw::new(&pool);
         let (first, _, _) = raw
-            .post_json(&format!("/executions?api-version={B10}&identifier={}", identifier()), json!({"code": "1"}))
+            .post_json(
+                &format!("/executions?api-version={B10}&identifier={}", identifier()),
+                json!({"code": "1"}),
+            )
             .await;
         assert_eq!(first, 200);
         let (second, headers, _) = raw
-            .post_json(&format!("/executions?api-version={B10}&identifier={}", identifier()), json!({"code": "1"}))
+            .post_json(
+                &format!("/executions?api-version={B10}&identifier={}", identifier()),
+                json!({"code": "1"}),
+            )
             .await;
         assert_eq!(second, status);
         assert!(headers.contains_key("x-ms-error-code"));
@@ -233,12 +367,24 @@ async fn idle_sessions_end_after_the_cooldown() {
     .await;
     let raw = Raw::new(&pool);
     let id = identifier();
-    raw.post_json(&format!("/executions?api-version={B10}&identifier={id}"), json!({"code": "1"}))
-        .await;
-    let folders = || std::fs::read_dir(pool.dir.path().join("sessions")).unwrap().count();
+    raw.post_json(
+        &format!("/executions?api-version={B10}&identifier={id}"),
+        json!({"code": "1"}),
+    )
+    .await;
+    let folders = || {
+        std::fs::read_dir(pool.dir.path().join("sessions"))
+            .unwrap()
+            .count()
+    };
     assert_eq!(folders(), 1);
     tokio::time::sleep(Duration::from_millis(3500)).await;
-    let (status, _) = raw.call(Method::GET, &format!("/session?api-version={B10}&identifier={id}")).await;
+    let (status, _) = raw
+        .call(
+            Method::GET,
+            &format!("/session?api-version={B10}&identifier={id}"),
+        )
+        .await;
     assert_eq!(status, 400, "the session ended");
     assert_eq!(folders(), 0, "its folder is gone");
 }

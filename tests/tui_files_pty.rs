@@ -129,6 +129,16 @@ impl Pty {
         }
     }
 
+    /// Esc to the notebook focus, waiting until its key hints show: a key sent
+    /// right after a lone Esc could otherwise arrive in the same read and be
+    /// taken for Alt+key on a loaded machine.
+    fn to_notebook(&mut self) {
+        self.send("\x1b");
+        self.wait_for("the notebook focus", Duration::from_secs(30), |s| {
+            s.contains("j/k select")
+        });
+    }
+
     fn send(&mut self, text: &str) {
         self.session
             .write_all(text.as_bytes())
@@ -321,8 +331,7 @@ fn a_cells_files_are_marked_previewed_downloaded_and_uploads_reach_the_session()
     });
 
     keys(&mut pty, &[TAB]);
-    pty.send("\x1b");
-    std::thread::sleep(Duration::from_millis(300));
+    pty.to_notebook();
     pty.send("q");
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(
@@ -428,8 +437,7 @@ fn switching_sessions_keeps_notebooks_apart_and_an_ended_session_leaves_the_pool
     println!("{screen}");
 
     keys(&mut pty, &[TAB]);
-    pty.send("\x1b");
-    std::thread::sleep(Duration::from_millis(300));
+    pty.to_notebook();
     pty.send("q");
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(

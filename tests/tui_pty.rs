@@ -127,6 +127,16 @@ impl Pty {
         }
     }
 
+    /// Esc to the notebook focus, waiting until its key hints show: a key sent
+    /// right after a lone Esc could otherwise arrive in the same read and be
+    /// taken for Alt+key on a loaded machine.
+    fn to_notebook(&mut self) {
+        self.send("\x1b");
+        self.wait_for("the notebook focus", Duration::from_secs(30), |s| {
+            s.contains("j/k select")
+        });
+    }
+
     fn send(&mut self, text: &str) {
         self.session
             .write_all(text.as_bytes())
@@ -249,8 +259,7 @@ fn types_cells_on_the_local_pool_and_reads_the_screen() {
     });
     assert!(pty.poll_exit().is_none(), "typing q must not quit");
     // Esc gives the notebook the focus, where `q` quits.
-    pty.send("\x1b");
-    std::thread::sleep(Duration::from_millis(300));
+    pty.to_notebook();
     pty.send("q");
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(
@@ -284,8 +293,7 @@ fn wait_ready(pty: &mut Pty) {
 
 /// Esc gives the notebook the focus, `q` quits; the exit must be clean.
 fn quit(mut pty: Pty) {
-    pty.send("\x1b");
-    std::thread::sleep(Duration::from_millis(300));
+    pty.to_notebook();
     pty.send("q");
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(
@@ -405,8 +413,7 @@ fn a_running_cell_is_interrupted_on_the_local_pool() {
     });
     // Let the kernel start the sleep, then stop it from the notebook: `x`.
     std::thread::sleep(Duration::from_millis(500));
-    pty.send("\x1b");
-    std::thread::sleep(Duration::from_millis(300));
+    pty.to_notebook();
     pty.send("x");
     let screen = pty.wait_for("the KeyboardInterrupt", Duration::from_secs(30), |s| {
         s.contains("KeyboardInterrupt")
@@ -485,8 +492,7 @@ fn copy_writes_our_osc52_and_history_search_recalls_a_cell() {
     });
 
     // The notebook: select In [1] and copy its output (`y`): our own OSC 52.
-    pty.send("\x1b");
-    std::thread::sleep(Duration::from_millis(300));
+    pty.to_notebook();
     pty.send("k");
     pty.send("y");
     pty.wait_for("the copy notice", CELL_DEADLINE, |s| {

@@ -119,15 +119,19 @@ pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> 
 fn print_listing(files: &[RemoteFile]) {
     for f in files {
         let size = f.size.map_or_else(|| "-".to_string(), output::human_size);
-        let modified = f
-            .modified
-            .map_or_else(|| "-".to_string(), |m| m.format("%Y-%m-%d %H:%M:%S").to_string());
+        let modified = f.modified.map_or_else(
+            || "-".to_string(),
+            |m| m.format("%Y-%m-%d %H:%M:%S").to_string(),
+        );
         let mut name = f.path();
         if f.kind == FileKind::Directory {
             name.push('/');
         }
         // Names come from the session: never let them drive the terminal.
-        output::out(&format!("{size:>10}  {modified}  {}\n", sanitize::plain(&name)));
+        output::out(&format!(
+            "{size:>10}  {modified}  {}\n",
+            sanitize::plain(&name)
+        ));
     }
 }
 
@@ -219,7 +223,12 @@ async fn get(
             .with_context(|| format!("{} appeared meanwhile; not replaced", dest.display()))?;
     }
     if !json {
-        eprintln!("downloaded {} → {} ({})", sanitize::plain(name), dest.display(), output::human_size(bytes));
+        eprintln!(
+            "downloaded {} → {} ({})",
+            sanitize::plain(name),
+            dest.display(),
+            output::human_size(bytes)
+        );
     }
     Ok(dest)
 }

@@ -122,7 +122,12 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Export(opt) => notebook::export(&opt, &target),
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "sessionpad", &mut std::io::stdout());
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "sessionpad",
+                &mut std::io::stdout(),
+            );
             Ok(ExitCode::SUCCESS)
         }
     };
@@ -143,7 +148,8 @@ mod tests {
 
     #[test]
     fn serve_takes_its_own_token() {
-        let cli = Cli::try_parse_from(["sessionpad", "serve", "--token", "t", "--port", "0"]).unwrap();
+        let cli =
+            Cli::try_parse_from(["sessionpad", "serve", "--token", "t", "--port", "0"]).unwrap();
         match cli.command {
             Some(Command::Serve(s)) => assert_eq!(s.serve_token.as_deref(), Some("t")),
             other => panic!("serve expected, got {other:?}"),

@@ -8,12 +8,20 @@ use crate::tui::ui::sanitize;
 
 /// Writes session text to standard output, sanitized when it is a terminal.
 pub fn out(text: &str) {
-    write(&mut std::io::stdout(), std::io::stdout().is_terminal(), text);
+    write(
+        &mut std::io::stdout(),
+        std::io::stdout().is_terminal(),
+        text,
+    );
 }
 
 /// Writes session text to standard error, sanitized when it is a terminal.
 pub fn err(text: &str) {
-    write(&mut std::io::stderr(), std::io::stderr().is_terminal(), text);
+    write(
+        &mut std::io::stderr(),
+        std::io::stderr().is_terminal(),
+        text,
+    );
 }
 
 fn write(w: &mut dyn Write, terminal: bool, text: &str) {

@@ -30,7 +30,9 @@ pub async fn run(opt: ServeOpt) -> anyhow::Result<()> {
     match pool.token() {
         Some(t) => {
             println!("  bearer token:             {t}");
-            println!("\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{{\"codeInputType\":\"inline\",\"executionType\":\"synchronous\",\"code\":\"print(6*7)\"}}'");
+            println!(
+                "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{{\"codeInputType\":\"inline\",\"executionType\":\"synchronous\",\"code\":\"print(6*7)\"}}'"
+            );
         }
         None => println!("  authentication:           off (--no-auth)"),
     }

@@ -92,7 +92,10 @@ pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCo
         output::json(&serde_json::to_value(&meta)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut text = format!("pool: {} (api-version {})\n", conn.label, settings.api_version);
+    let mut text = format!(
+        "pool: {} (api-version {})\n",
+        conn.label, settings.api_version
+    );
     for r in &meta.runtimes {
         text.push_str(&format!("runtime: {} {}\n", r.name, r.version));
     }

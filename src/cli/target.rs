@@ -102,15 +102,18 @@ impl TargetOpt {
             .unwrap_or_default();
         let api_version = match (&self.api_version, &profile.api_version) {
             (Some(v), _) => *v,
-            (None, Some(v)) => v.parse().with_context(|| format!("in {}", path.display()))?,
+            (None, Some(v)) => v
+                .parse()
+                .with_context(|| format!("in {}", path.display()))?,
             (None, None) => ApiVersion::V2025_10_02,
         };
         let endpoint = self.endpoint.clone().or(profile.endpoint.clone());
         let token = self.token.clone().or(profile_token(&profile)?);
-        let (identifier, derived_identifier) = match self.identifier.clone().or(profile.identifier.clone()) {
-            Some(id) => (id, false),
-            None => (identifier_for_cwd(), true),
-        };
+        let (identifier, derived_identifier) =
+            match self.identifier.clone().or(profile.identifier.clone()) {
+                Some(id) => (id, false),
+                None => (identifier_for_cwd(), true),
+            };
         let timeout = Duration::from_secs(self.timeout.or(config.timeout).unwrap_or(220).max(1));
         let auth = auth_config(
             self.auth.or(profile.auth),
@@ -150,7 +153,9 @@ fn auth_config(
                 client_id.or_else(|| env("AZURE_CLIENT_ID")),
                 env("AZURE_CLIENT_SECRET"),
             ) else {
-                bail!("auth client-secret needs AZURE_TENANT_ID, AZURE_CLIENT_ID (or --client-id) and AZURE_CLIENT_SECRET");
+                bail!(
+                    "auth client-secret needs AZURE_TENANT_ID, AZURE_CLIENT_ID (or --client-id) and AZURE_CLIENT_SECRET"
+                );
             };
             Some(AuthConfig::ClientSecret {
                 tenant_id,

@@ -97,7 +97,9 @@ impl fmt::Display for ApiVersion {
 
 /// Error for an api-version string this client does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown api-version {0:?} (known: 2024-02-02-preview, 2024-08-02-preview, 2024-10-02-preview, 2025-02-02-preview, 2025-10-02-preview)")]
+#[error(
+    "unknown api-version {0:?} (known: 2024-02-02-preview, 2024-08-02-preview, 2024-10-02-preview, 2025-02-02-preview, 2025-10-02-preview)"
+)]
 pub struct UnknownApiVersion(pub String);
 
 impl FromStr for ApiVersion {

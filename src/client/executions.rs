@@ -245,7 +245,9 @@ pub(crate) fn parse_family_a(v: &Value) -> Result<Execution, ClientError> {
 /// Reads a family B body: `{"id","status","result":{stdout,stderr,executionResult,…}}`.
 pub(crate) fn parse_family_b(v: &Value) -> Result<Execution, ClientError> {
     let Some(status) = v.get("status").and_then(Value::as_str) else {
-        return Err(ClientError::Malformed("executions answer has no status".into()));
+        return Err(ClientError::Malformed(
+            "executions answer has no status".into(),
+        ));
     };
     let empty = Value::Null;
     let result = v.get("result").unwrap_or(&empty);

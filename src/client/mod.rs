@@ -7,17 +7,17 @@ pub mod auth;
 pub mod error;
 mod executions;
 mod files;
+pub mod model;
 mod response;
 mod retry;
 mod sessions;
-pub mod model;
 
 use std::time::Duration;
 
 pub use api::{ApiVersion, Family};
 pub use error::ClientError;
-pub use model::{Execution, ExecutionImage, ExecutionStatus};
 pub use files::MAX_UPLOAD;
+pub use model::{Execution, ExecutionImage, ExecutionStatus};
 pub use model::{FileKind, KernelInfo, NameVersion, PoolMetadata, RemoteFile, SessionInfo};
 use url::Url;
 
@@ -55,7 +55,9 @@ impl SessionClient {
         };
         let mut base = Url::parse(target.endpoint.trim()).map_err(|e| invalid(e.to_string()))?;
         if !matches!(base.scheme(), "http" | "https") {
-            return Err(invalid("the scheme must be https (or http for a local pool)".into()));
+            return Err(invalid(
+                "the scheme must be https (or http for a local pool)".into(),
+            ));
         }
         // Every operation path is joined below the endpoint, so it must end in '/'
         // (clients normalise a trailing slash, `aca-api.md` §1.1).

@@ -244,11 +244,26 @@ mod tests {
 
     #[test]
     fn status_from_wire_covers_both_families() {
-        assert_eq!(ExecutionStatus::from_wire("Success"), ExecutionStatus::Succeeded);
-        assert_eq!(ExecutionStatus::from_wire("Succeeded"), ExecutionStatus::Succeeded);
-        assert_eq!(ExecutionStatus::from_wire("Failure"), ExecutionStatus::Failed);
-        assert_eq!(ExecutionStatus::from_wire("Failed"), ExecutionStatus::Failed);
-        assert_eq!(ExecutionStatus::from_wire("running"), ExecutionStatus::Running);
+        assert_eq!(
+            ExecutionStatus::from_wire("Success"),
+            ExecutionStatus::Succeeded
+        );
+        assert_eq!(
+            ExecutionStatus::from_wire("Succeeded"),
+            ExecutionStatus::Succeeded
+        );
+        assert_eq!(
+            ExecutionStatus::from_wire("Failure"),
+            ExecutionStatus::Failed
+        );
+        assert_eq!(
+            ExecutionStatus::from_wire("Failed"),
+            ExecutionStatus::Failed
+        );
+        assert_eq!(
+            ExecutionStatus::from_wire("running"),
+            ExecutionStatus::Running
+        );
         assert_eq!(ExecutionStatus::from_wire("weird"), ExecutionStatus::Failed);
     }
 }

@@ -120,7 +120,8 @@ mod tests {
 
     #[test]
     fn error_body_is_parsed() {
-        let (c, m) = parse_error_body(r#"{"error":{"code":"SessionPropertiesMissing","message":"no"}}"#);
+        let (c, m) =
+            parse_error_body(r#"{"error":{"code":"SessionPropertiesMissing","message":"no"}}"#);
         assert_eq!(c.as_deref(), Some("SessionPropertiesMissing"));
         assert_eq!(m.as_deref(), Some("no"));
         assert_eq!(parse_error_body("<html>"), (None, None));

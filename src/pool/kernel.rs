@@ -179,7 +179,9 @@ impl Kernel {
         let deadline = Instant::now() + START_LIMIT;
         while !shell_path.exists() {
             if let Ok(Some(status)) = child.try_wait() {
-                return Err(KernelError::NotReady(format!("the kernel exited ({status})")));
+                return Err(KernelError::NotReady(format!(
+                    "the kernel exited ({status})"
+                )));
             }
             if Instant::now() > deadline {
                 return Err(KernelError::NotReady("no shell socket after 60 s".into()));
@@ -212,10 +214,14 @@ impl Kernel {
         let deadline = Instant::now() + START_LIMIT;
         loop {
             if Instant::now() > deadline {
-                return Err(KernelError::NotReady("no kernel_info_reply after 60 s".into()));
+                return Err(KernelError::NotReady(
+                    "no kernel_info_reply after 60 s".into(),
+                ));
             }
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(KernelError::NotReady(format!("the kernel exited ({status})")));
+                return Err(KernelError::NotReady(format!(
+                    "the kernel exited ({status})"
+                )));
             }
             let request: JupyterMessage = KernelInfoRequest {}.into();
             let msg_id = request.header.msg_id.clone();
@@ -262,7 +268,8 @@ impl Kernel {
         let request: JupyterMessage = ExecuteRequest::new(code.to_string()).into();
         let msg_id = request.header.msg_id.clone();
         if let Err(e) = self.shell.send(request).await {
-            run.stderr.push_str(&format!("cannot send the code to the kernel: {e}\n"));
+            run.stderr
+                .push_str(&format!("cannot send the code to the kernel: {e}\n"));
             run.failed = true;
             self.kill();
             return run.finish(started);
@@ -276,7 +283,10 @@ impl Kernel {
                 self.interrupt().await;
                 let grace = tokio::time::Instant::now() + INTERRUPT_GRACE;
                 let mut ignored = Run::default();
-                if !matches!(self.collect(&msg_id, &mut ignored, Some(grace)).await, Collect::Idle) {
+                if !matches!(
+                    self.collect(&msg_id, &mut ignored, Some(grace)).await,
+                    Collect::Idle
+                ) {
                     self.kill();
                 }
             }
@@ -433,7 +443,8 @@ impl Run {
                     self.stderr.push('\n');
                 }
                 if tb.trim().is_empty() {
-                    self.stderr.push_str(&format!("{}: {}\n", e.ename, e.evalue));
+                    self.stderr
+                        .push_str(&format!("{}: {}\n", e.ename, e.evalue));
                 } else {
                     self.stderr.push_str(&tb);
                     self.stderr.push('\n');

@@ -81,7 +81,10 @@ fn existing(pool: &Pool, query: &HashMap<String, String>) -> Result<Arc<Session>
 fn skip(query: &HashMap<String, String>) -> Result<usize, WireError> {
     query.get("skip").map_or(Ok(0), |s| {
         s.parse().map_err(|_| {
-            WireError::bad_request("SessionRequestValidationFailed", "skip must be a whole number")
+            WireError::bad_request(
+                "SessionRequestValidationFailed",
+                "skip must be a whole number",
+            )
         })
     })
 }
@@ -143,13 +146,19 @@ async fn list_sessions(State(pool): State<Pool>, Query(q): Params) -> Result<Res
 }
 
 /// `POST .management/getSession` → `SessionView` (§5.2).
-async fn mgmt_get_session(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+async fn mgmt_get_session(
+    State(pool): State<Pool>,
+    Query(q): Params,
+) -> Result<Response, WireError> {
     let s = existing(&pool, &q)?;
     Ok(Json(session_view(&pool, &s)).into_response())
 }
 
 /// `POST .management/stopSession` → 200 text (§5.2).
-async fn mgmt_stop_session(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+async fn mgmt_stop_session(
+    State(pool): State<Pool>,
+    Query(q): Params,
+) -> Result<Response, WireError> {
     let (_, identifier) = target(&q)?;
     if !pool.registry.end(&identifier).await {
         return Err(not_found(&identifier));
@@ -159,10 +168,17 @@ async fn mgmt_stop_session(State(pool): State<Pool>, Query(q): Params) -> Result
 }
 
 /// `POST .management/listSessions?skip=` → `{"value","count","nextLink"}` (§5.2).
-async fn mgmt_list_sessions(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+async fn mgmt_list_sessions(
+    State(pool): State<Pool>,
+    Query(q): Params,
+) -> Result<Response, WireError> {
     require_version(&q)?;
     let page = page(&pool, "/.management/listSessions", &q)?;
-    let value: Vec<Value> = page.sessions.iter().map(|s| session_view(&pool, s)).collect();
+    let value: Vec<Value> = page
+        .sessions
+        .iter()
+        .map(|s| session_view(&pool, s))
+        .collect();
     Ok(Json(json!({"value": value, "count": page.total, "nextLink": page.next})).into_response())
 }
 

@@ -3,12 +3,12 @@
 //! embedded default of the TUI and what `sessionpad serve` offers other clients.
 //! It knows nothing of the terminal.
 
+mod files;
 pub mod image;
 pub mod kernel;
-pub mod server;
-mod files;
 mod manage;
 pub mod sandbox;
+pub mod server;
 pub mod sessions;
 mod wire_error;
 
@@ -159,7 +159,9 @@ impl LocalPool {
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| PoolError::Bind { addr, source })?;
-        let addr = listener.local_addr().map_err(|source| PoolError::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| PoolError::Bind { addr, source })?;
         let mut warnings = Vec::new();
         let sandbox = match Sandbox::detect(opts.sandbox, opts.egress) {
             Ok(s) => Some(s),
@@ -178,7 +180,10 @@ impl LocalPool {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
+            if let Err(e) = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+            {
                 tracing::error!("local pool server stopped: {e}");
             }
         });

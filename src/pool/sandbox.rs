@@ -30,7 +30,10 @@ pub enum NoSandbox {
 impl std::fmt::Display for NoSandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Disabled => write!(f, "sandbox disabled: sessions are NOT isolated from this machine"),
+            Self::Disabled => write!(
+                f,
+                "sandbox disabled: sessions are NOT isolated from this machine"
+            ),
             Self::NotInstalled => write!(
                 f,
                 "bubblewrap (bwrap) is not installed: sessions are NOT isolated from this machine \

@@ -40,18 +40,20 @@ impl Pool {
     /// The session of `identifier`, created on first use; a full pool or a folder
     /// that cannot be made become wire errors (`aca-api.md` §6.2).
     pub(crate) fn session(&self, identifier: &str) -> Result<Arc<Session>, WireError> {
-        self.registry.get_or_create(identifier).map_err(|e| match e {
-            SessionError::PoolFull(_) => WireError {
-                status: self.pool_full_status,
-                code: "SessionPoolFull",
-                message: e.to_string(),
-            },
-            SessionError::Io(_) => WireError {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                code: "InternalServerError",
-                message: e.to_string(),
-            },
-        })
+        self.registry
+            .get_or_create(identifier)
+            .map_err(|e| match e {
+                SessionError::PoolFull(_) => WireError {
+                    status: self.pool_full_status,
+                    code: "SessionPoolFull",
+                    message: e.to_string(),
+                },
+                SessionError::Io(_) => WireError {
+                    status: StatusCode::INTERNAL_SERVER_ERROR,
+                    code: "InternalServerError",
+                    message: e.to_string(),
+                },
+            })
     }
 }
 
@@ -136,11 +138,7 @@ async fn log_request(req: Request, next: Next) -> Response {
 }
 
 /// Rejects requests without `Authorization: Bearer <token>` (401, `aca-api.md` §2).
-async fn auth(
-    State(token): State<Option<Arc<String>>>,
-    req: Request,
-    next: Next,
-) -> Response {
+async fn auth(State(token): State<Option<Arc<String>>>, req: Request, next: Next) -> Response {
     if let Some(token) = token {
         let given = req
             .headers()
@@ -170,11 +168,12 @@ pub(crate) fn target(query: &HashMap<String, String>) -> Result<(ApiVersion, Str
     let version = query.get("api-version").ok_or_else(|| {
         WireError::bad_request("SessionRequestValidationFailed", "api-version is required")
     })?;
-    let version: ApiVersion = version
-        .parse()
-        .map_err(|e: crate::client::api::UnknownApiVersion| {
-            WireError::bad_request("SessionRequestValidationFailed", e.to_string())
-        })?;
+    let version: ApiVersion =
+        version
+            .parse()
+            .map_err(|e: crate::client::api::UnknownApiVersion| {
+                WireError::bad_request("SessionRequestValidationFailed", e.to_string())
+            })?;
     let identifier = query.get("identifier").ok_or_else(|| {
         WireError::bad_request("SessionRequestValidationFailed", "identifier is required")
     })?;
@@ -203,13 +202,19 @@ pub fn validate_identifier(id: &str) -> Result<(), WireError> {
 
 fn parse_json(body: &Bytes) -> Result<Value, WireError> {
     serde_json::from_slice(body).map_err(|e| {
-        WireError::bad_request("SessionRequestValidationFailed", format!("the body is not JSON: {e}"))
+        WireError::bad_request(
+            "SessionRequestValidationFailed",
+            format!("the body is not JSON: {e}"),
+        )
     })
 }
 
 fn request_from(value: Value) -> Result<ExecuteRequest, WireError> {
     let mut req: ExecuteRequest = serde_json::from_value(value).map_err(|e| {
-        WireError::bad_request("SessionRequestValidationFailed", format!("invalid request: {e}"))
+        WireError::bad_request(
+            "SessionRequestValidationFailed",
+            format!("invalid request: {e}"),
+        )
     })?;
     let Some(code) = req.code.take() else {
         return Err(WireError::bad_request(
@@ -325,7 +330,10 @@ async fn execute_b(
             images: vec![],
             duration: Duration::ZERO,
         };
-        (StatusCode::ACCEPTED, family_b_response(&running, &identifier, "Asynchronous"))
+        (
+            StatusCode::ACCEPTED,
+            family_b_response(&running, &identifier, "Asynchronous"),
+        )
     } else {
         let exec = pool.registry.execute(&session, &id, &code, timeout).await;
         let status = if version >= ApiVersion::V2025_10_02 {
@@ -340,7 +348,10 @@ async fn execute_b(
         "/executions/{id}?api-version={version}&identifier={}",
         url::form_urlencoded::byte_serialize(identifier.as_bytes()).collect::<String>()
     );
-    for (name, value) in [("operation-id", id.as_str()), ("operation-location", location.as_str())] {
+    for (name, value) in [
+        ("operation-id", id.as_str()),
+        ("operation-location", location.as_str()),
+    ] {
         if let Ok(v) = HeaderValue::from_str(value) {
             resp.headers_mut().insert(name, v);
         }

@@ -184,7 +184,11 @@ impl SessionRegistry {
                     Err(_) => None,
                 };
                 match started {
-                    Some(kernel) => lock(&me.ready).push(Ready { kernel, guid, folder }),
+                    Some(kernel) => lock(&me.ready).push(Ready {
+                        kernel,
+                        guid,
+                        folder,
+                    }),
                     None => {
                         tracing::warn!("a ready kernel failed to start");
                         let _ = std::fs::remove_dir_all(&folder);
@@ -261,7 +265,13 @@ impl SessionRegistry {
     ///
     /// Always returns an execution: a kernel that cannot start gives a `Failed`
     /// execution naming why.
-    pub async fn execute(&self, session: &Session, id: &str, code: &str, timeout: Duration) -> Execution {
+    pub async fn execute(
+        &self,
+        session: &Session,
+        id: &str,
+        code: &str,
+        timeout: Duration,
+    ) -> Execution {
         let mut slot = session.kernel.lock().await;
         if slot.as_mut().is_some_and(Kernel::is_dead) {
             *slot = None;

@@ -165,7 +165,9 @@ fn ask(timeout: Duration) -> io::Result<Answer> {
 
     let mut tty = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(O_NONBLOCK)
+        // O_NONBLOCK on this handle only (its own open file description): reads never
+        // wait, while the terminal input crossterm reads stays blocking.
+        .custom_flags(libc::O_NONBLOCK)
         .open("/dev/tty")?;
     let tmux = std::env::var("TMUX").is_ok_and(|s| !s.is_empty());
     let question = Parser::query(tmux, QueryStdioOptions::default());
@@ -179,31 +181,6 @@ fn ask(timeout: Duration) -> io::Result<Answer> {
 fn ask(_timeout: Duration) -> io::Result<Answer> {
     Err(io::ErrorKind::Unsupported.into())
 }
-
-/// `O_NONBLOCK` (std has no constant for it): a handle whose reads never wait,
-/// on its own open file description, so the terminal's input stays blocking
-/// for crossterm.
-#[cfg(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-))]
-const O_NONBLOCK: i32 = 0x0004;
-#[cfg(all(
-    unix,
-    not(any(
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "openbsd",
-        target_os = "netbsd",
-        target_os = "dragonfly"
-    ))
-))]
-const O_NONBLOCK: i32 = 0o4000;
 
 #[cfg(test)]
 mod tests {
