@@ -203,10 +203,28 @@ fn code_lines(cell: &Cell, ctx: &mut CellContext<'_>) -> Vec<Line<'static>> {
                 Span::styled(cont.clone(), ctx.theme.muted)
             };
             let mut spans = vec![head];
-            spans.extend(line.spans);
+            if ctx.theme.colors {
+                spans.extend(line.spans);
+            } else {
+                // NO_COLOR: the code keeps its text, not its syntax colours.
+                spans.extend(line.spans.into_iter().map(|s| {
+                    let style = s.style.fg(ratatui::style::Color::Reset);
+                    Span::styled(s.content, style)
+                }));
+            }
             Line::from(spans)
         })
         .collect()
+}
+
+/// Session text as lines: SGR colours become styles, except under `NO_COLOR`,
+/// where they are dropped with every other escape sequence.
+fn session_lines(text: &str, theme: &Theme) -> Vec<Line<'static>> {
+    if theme.colors {
+        sanitize::to_lines(text)
+    } else {
+        sanitize::plain_lines(text)
+    }
 }
 
 fn styled(lines: Vec<Line<'static>>, style: Style) -> Vec<Line<'static>> {
@@ -219,16 +237,16 @@ fn output_lines(output: &Output, theme: &Theme) -> Vec<Line<'static>> {
         Output::Stream {
             name: StreamName::Stdout,
             text,
-        } => sanitize::to_lines(text),
+        } => session_lines(text, theme),
         Output::Stream {
             name: StreamName::Stderr,
             text,
-        } => styled(sanitize::to_lines(text), theme.stderr),
+        } => styled(session_lines(text, theme), theme.stderr),
         Output::ExecuteResult {
             execution_count,
             value,
         } => {
-            let mut lines = sanitize::to_lines(&Output::value_text(value));
+            let mut lines = session_lines(&Output::value_text(value), theme);
             let prompt = Span::styled(format!("Out[{execution_count}]: "), theme.prompt_out);
             match lines.first_mut() {
                 Some(first) => first.spans.insert(0, prompt),
@@ -264,9 +282,9 @@ fn error_lines(
         } else {
             format!("{ename}: {evalue}")
         };
-        return styled(sanitize::to_lines(&text), theme.error_title);
+        return styled(session_lines(&text, theme), theme.error_title);
     }
-    let mut lines = styled(sanitize::to_lines(&traceback.join("\n")), theme.error);
+    let mut lines = styled(session_lines(&traceback.join("\n"), theme), theme.error);
     if let Some(last) = lines.iter_mut().rev().find(|l| l.width() > 0) {
         last.style = theme.error_title;
     }

@@ -83,6 +83,75 @@ fn whole_screen_with_printed_output() {
         now,
     );
     assert_snapshot!(screen(&mut app, now, 80, 24));
+    assert_snapshot!(
+        "whole_screen_with_printed_output_160x48",
+        screen(&mut app, now, 160, 48)
+    );
+}
+
+/// A plot in the notebook, drawn in half-blocks (the fallback every terminal has):
+/// a fixed 64x32 gradient.
+#[tokio::test]
+async fn whole_screen_with_an_image_in_half_blocks() {
+    let now = Instant::now();
+    let mut app = app(PoolState::Ready);
+    let (sender, mut events) = crate::tui::event::AppEventSender::channel();
+    app.views.images.connect(sender);
+    let picture = ::image::RgbImage::from_fn(64, 32, |x, y| {
+        let (x, y) = (
+            u8::try_from(x * 4).unwrap_or(255),
+            u8::try_from(y * 8).unwrap_or(255),
+        );
+        ::image::Rgb([x, y, 128])
+    });
+    let png = {
+        let mut bytes = Vec::new();
+        ::image::DynamicImage::ImageRgb8(picture.clone())
+            .write_to(
+                &mut std::io::Cursor::new(&mut bytes),
+                ::image::ImageFormat::Png,
+            )
+            .unwrap();
+        bytes
+    };
+    let mut exec = done("", None, 40);
+    exec.images = vec![crate::client::ExecutionImage {
+        format: "png".into(),
+        data: png,
+    }];
+    app.update(Action::Paste("plt.plot([1, 3, 2]); plt.show()".into()), now);
+    let run = match app.update(Action::RunCell, now).as_slice() {
+        [Effect::Execute { run, .. }] => *run,
+        other => panic!("{other:?}"),
+    };
+    app.handle_event(AppEvent::ExecutionStarted(run), now);
+    app.handle_event(
+        AppEvent::ExecutionFinished {
+            run,
+            outcome: Ok(exec),
+            images: vec![Ok(::image::DynamicImage::ImageRgb8(picture))],
+        },
+        now,
+    );
+    // The first frame asks for the encodings (made off the UI task); deliver
+    // them as the loop would, once per width drawn.
+    for (w, h) in [(80, 24), (160, 48)] {
+        screen(&mut app, now, w, h);
+        app.views.images.dispatch();
+        if let Some(event) = events.recv().await {
+            app.handle_event(event, now);
+        }
+    }
+    let small = screen(&mut app, now, 80, 24);
+    assert!(
+        format!("{small:?}").contains('▀') || format!("{small:?}").contains('▄'),
+        "the image is drawn in half-blocks"
+    );
+    assert_snapshot!("whole_screen_with_an_image_80x24", small);
+    assert_snapshot!(
+        "whole_screen_with_an_image_160x48",
+        screen(&mut app, now, 160, 48)
+    );
 }
 
 #[test]
@@ -100,6 +169,10 @@ fn whole_screen_with_a_traceback() {
     };
     run_cell(&mut app, "1/0", Some(failed), now);
     assert_snapshot!(screen(&mut app, now, 80, 24));
+    assert_snapshot!(
+        "whole_screen_with_a_traceback_160x48",
+        screen(&mut app, now, 160, 48)
+    );
 }
 
 #[test]
@@ -181,4 +254,27 @@ fn durations_read_naturally() {
     assert_eq!(format_duration(Duration::from_millis(12)), "12 ms");
     assert_eq!(format_duration(Duration::from_millis(1234)), "1.2 s");
     assert_eq!(format_duration(Duration::from_secs(185)), "3 min 5 s");
+}
+
+/// Under `NO_COLOR` the session's own SGR colours and the code's syntax colours
+/// are dropped too, not only the theme's.
+#[test]
+fn no_color_drops_session_and_syntax_colours() {
+    let now = Instant::now();
+    let mut app = app(PoolState::Ready);
+    app.theme = crate::tui::theme::Theme::named("dark", true).unwrap();
+    run_cell(
+        &mut app,
+        "print('\\x1b[31mred\\x1b[0m')",
+        Some(done("\x1b[31mred\x1b[0m\n", None, 1)),
+        now,
+    );
+    let backend = screen(&mut app, now, 80, 24);
+    let buf = backend.buffer();
+    let coloured = buf.content().iter().any(|c| {
+        !matches!(c.fg, ratatui::style::Color::Reset)
+            || !matches!(c.bg, ratatui::style::Color::Reset)
+    });
+    assert!(!coloured, "a colour reached the screen under NO_COLOR");
+    assert!(format!("{backend:?}").contains("red"));
 }
