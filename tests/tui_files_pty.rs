@@ -5,189 +5,14 @@
 //! asks first. (The pty harness is the one of `tui_pty.rs`.)
 #![allow(dead_code)]
 
-use std::io::{ErrorKind, Write};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use expectrl::{Session, WaitStatus};
+use expectrl::WaitStatus;
 
-const COLS: u16 = 100;
-const ROWS: u16 = 30;
-/// The pool may have to build its Python environment first.
-const POOL_DEADLINE: Duration = Duration::from_secs(300);
-/// One cell on a warm kernel.
-const CELL_DEADLINE: Duration = Duration::from_secs(60);
-/// Importing matplotlib the first time builds its font cache.
-#[allow(dead_code)]
-const PLOT_DEADLINE: Duration = Duration::from_secs(120);
+mod pty;
 
-#[allow(dead_code)]
-const F5: &str = "\x1b[15~";
-#[allow(dead_code)]
-const ALT_ENTER: &str = "\x1b\r";
-const CTRL_Q: &str = "\x11";
-
-/// The binary in a pty, and the emulator that reads what it draws.
-struct Pty {
-    session: Session,
-    parser: vt100::Parser,
-    exited: Option<WaitStatus>,
-    /// Every byte the binary wrote, for checks on the bytes themselves.
-    raw: Vec<u8>,
-}
-
-impl Pty {
-    fn spawn(data_dir: &Path) -> Self {
-        let bin = env!("CARGO_BIN_EXE_sessionpad");
-        // Size the pty before the binary starts, so its first frame is 100x30.
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!("stty cols {COLS} rows {ROWS} && exec \"$0\""))
-            .arg(bin)
-            .env("SESSIONPAD_DATA_DIR", data_dir)
-            .env("TERM", "xterm-256color")
-            .env("RUST_LIB_BACKTRACE", "0")
-            .env_remove("SESSIONPAD_ENDPOINT");
-        Self::start(cmd)
-    }
-
-    /// The binary with `args`, started in `work_dir` (its session identifier, and
-    /// so its stored notebook, follows the working directory), with no config file
-    /// and no endpoint from the environment.
-    fn spawn_in(data_dir: &Path, work_dir: &Path, args: &[&str]) -> Self {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "stty cols {COLS} rows {ROWS} && exec \"$0\" \"$@\""
-            ))
-            .arg(env!("CARGO_BIN_EXE_sessionpad"))
-            .args(args)
-            .current_dir(work_dir)
-            .env("SESSIONPAD_DATA_DIR", data_dir)
-            .env("SESSIONPAD_CONFIG", data_dir.join("no-config.toml"))
-            .env("TERM", "xterm-256color")
-            .env("RUST_LIB_BACKTRACE", "0")
-            .env_remove("POOL_MANAGEMENT_ENDPOINT");
-        Self::start(cmd)
-    }
-
-    fn start(cmd: Command) -> Self {
-        let session = Session::spawn(cmd).expect("spawn sessionpad in a pty");
-        Self {
-            session,
-            parser: vt100::Parser::new(ROWS, COLS, 0),
-            exited: None,
-            raw: Vec::new(),
-        }
-    }
-
-    fn contents(&self) -> String {
-        self.parser.screen().contents()
-    }
-
-    /// Moves whatever the binary wrote into the emulator; true if anything came.
-    fn pump(&mut self) -> bool {
-        let mut buf = [0u8; 8192];
-        let mut any = false;
-        loop {
-            match self.session.try_read(&mut buf) {
-                Ok(0) => return any,
-                Ok(n) => {
-                    self.parser.process(&buf[..n]);
-                    self.raw.extend_from_slice(&buf[..n]);
-                    any = true;
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return any,
-                // EIO: the child closed the pty (it exited).
-                Err(_) => return any,
-            }
-        }
-    }
-
-    /// Pumps until `pred` holds on the screen text; panics with the screen when
-    /// `deadline` passes or the binary exits first.
-    fn wait_for(&mut self, what: &str, deadline: Duration, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let got = self.pump();
-            let screen = self.contents();
-            if pred(&screen) {
-                return screen;
-            }
-            if let Some(status) = self.poll_exit() {
-                panic!(
-                    "sessionpad exited ({status:?}) while waiting for {what}; screen:\n{screen}"
-                );
-            }
-            if start.elapsed() > deadline {
-                panic!("timed out after {deadline:?} waiting for {what}; screen:\n{screen}");
-            }
-            if !got {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-    }
-
-    /// Esc to the notebook focus, waiting until its key hints show: a key sent
-    /// right after a lone Esc could otherwise arrive in the same read and be
-    /// taken for Alt+key on a loaded machine.
-    fn to_notebook(&mut self) {
-        self.send("\x1b");
-        self.wait_for("the notebook focus", Duration::from_secs(30), |s| {
-            s.contains("j/k select")
-        });
-    }
-
-    fn send(&mut self, text: &str) {
-        self.session
-            .write_all(text.as_bytes())
-            .expect("write to pty");
-        self.session.flush().expect("flush pty");
-    }
-
-    fn poll_exit(&mut self) -> Option<WaitStatus> {
-        if self.exited.is_none() {
-            match self.session.get_process().status() {
-                Ok(WaitStatus::StillAlive) | Err(_) => {}
-                Ok(status) => self.exited = Some(status),
-            }
-        }
-        self.exited
-    }
-
-    /// Waits for the binary to exit, pumping its output meanwhile.
-    fn wait_exit(&mut self, deadline: Duration) -> WaitStatus {
-        let start = Instant::now();
-        loop {
-            self.pump();
-            if let Some(status) = self.poll_exit() {
-                return status;
-            }
-            if start.elapsed() > deadline {
-                panic!(
-                    "sessionpad did not exit within {deadline:?}; screen:\n{}",
-                    self.contents()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Pty {
-    fn drop(&mut self) {
-        // On a failed assertion, ask politely first so the pool stops its kernels.
-        if self.poll_exit().is_none() {
-            let _ = self.session.write_all(CTRL_Q.as_bytes());
-            let start = Instant::now();
-            while self.poll_exit().is_none() && start.elapsed() < Duration::from_secs(15) {
-                self.pump();
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-    }
-}
+use pty::*;
 
 const F2: &str = "\x1bOQ";
 const TAB: &str = "\t";
@@ -331,7 +156,7 @@ fn a_cells_files_are_marked_previewed_downloaded_and_uploads_reach_the_session()
     });
 
     keys(&mut pty, &[TAB]);
-    pty.to_notebook();
+    pty.focus_notebook();
     pty.send("q");
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(
@@ -437,7 +262,7 @@ fn switching_sessions_keeps_notebooks_apart_and_an_ended_session_leaves_the_pool
     println!("{screen}");
 
     keys(&mut pty, &[TAB]);
-    pty.to_notebook();
+    pty.focus_notebook();
     pty.send("q");
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(

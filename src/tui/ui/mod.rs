@@ -136,8 +136,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         !app.outputs_focused
             && !app.help_open
             && app.modal.is_none()
-            && !(app.files.open && app.files.focused)
-            && !(app.sessions.open && app.sessions.focused),
+            && (!app.files.open || !app.files.focused)
+            && (!app.sessions.open || !app.sessions.focused),
         &app.theme,
         &app.keymap,
     );
