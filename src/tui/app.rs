@@ -88,6 +88,9 @@ pub struct App {
     pub quit_armed_until: Option<Instant>,
     /// The loop should end.
     pub should_quit: bool,
+    /// How many cells at the start of the notebook were reloaded from disk
+    /// (records of an earlier run, not this run's).
+    pub loaded_cells: usize,
     /// The notebook has the keyboard focus (Esc), not the editor.
     pub outputs_focused: bool,
     /// The notebook's cursor: the cell that copy, save and stop act on.
@@ -149,6 +152,7 @@ impl App {
             execution_limit: None,
             quit_armed_until: None,
             should_quit: false,
+            loaded_cells: 0,
             outputs_focused: false,
             selected: None,
             can_interrupt: false,
@@ -173,6 +177,7 @@ impl App {
     pub fn load_history(&mut self, cells: Vec<Cell>, images: Vec<(ImageKey, DecodedImage)>) {
         let offset = self.notebook.cells.len();
         self.notebook.cells.extend(cells);
+        self.loaded_cells = self.notebook.cells.len();
         for (key, decoded) in images {
             let key = ImageKey {
                 cell: key.cell + offset,

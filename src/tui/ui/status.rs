@@ -52,10 +52,12 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
         }
         _ => {}
     }
+    // Cells reloaded from an earlier run say nothing about this one.
     let Some(last) = app
         .notebook
         .cells
         .iter()
+        .skip(app.loaded_cells)
         .rev()
         .find(|c| !c.status.is_pending())
     else {

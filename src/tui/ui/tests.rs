@@ -278,3 +278,23 @@ fn no_color_drops_session_and_syntax_colours() {
     assert!(!coloured, "a colour reached the screen under NO_COLOR");
     assert!(format!("{backend:?}").contains("red"));
 }
+
+/// Cells reloaded from an earlier run do not stand for this run's state: the
+/// status line says `ready`, not the old cell's `done in …`.
+#[test]
+fn reloaded_cells_leave_the_status_ready() {
+    let now = Instant::now();
+    let mut earlier = app(PoolState::Ready);
+    run_cell(&mut earlier, "x = 1", Some(done("", None, 7)), now);
+    let mut app = app(PoolState::Ready);
+    app.load_history(earlier.notebook.cells.clone(), vec![]);
+    let text = format!("{:?}", screen(&mut app, now, 80, 24));
+    assert!(text.contains("│ ready"), "{text}");
+    assert!(
+        !text.contains("done in 7 ms │") && !text.contains("│ done in 7 ms"),
+        "{text}"
+    );
+    run_cell(&mut app, "y = 2", Some(done("", None, 3)), now);
+    let text = format!("{:?}", screen(&mut app, now, 80, 24));
+    assert!(text.contains("│ done in 3 ms"), "{text}");
+}
