@@ -69,7 +69,14 @@ impl Pty {
     }
 
     pub fn start(cmd: Command) -> Self {
-        let session = Session::spawn(cmd).expect("spawn sessionpad in a pty");
+        let mut session = Session::spawn(cmd).expect("spawn sessionpad in a pty");
+        // Also size the pty from this side: the `stty` in the child races with the
+        // pty's own 80x24 default on a loaded machine. A late change reaches the
+        // binary as a resize, which it redraws for.
+        session
+            .get_process_mut()
+            .set_window_size(COLS, ROWS)
+            .expect("set the pty size");
         Self {
             session,
             parser: vt100::Parser::new(ROWS, COLS, 0),
@@ -113,8 +120,14 @@ impl Pty {
         loop {
             let got = self.pump();
             let screen = self.contents();
-            if pred(&screen) {
-                return screen;
+            // A frame can be read half-drawn: return once the screen is quiet
+            // (nothing more for 30 ms) and still matches.
+            if pred(&screen) && !got {
+                std::thread::sleep(Duration::from_millis(30));
+                if !self.pump() {
+                    return screen;
+                }
+                continue;
             }
             if let Some(status) = self.poll_exit() {
                 panic!(
