@@ -100,6 +100,37 @@ pub fn highlight(source: &str) -> Vec<Line<'static>> {
     lines
 }
 
+/// Highlights already-printable `lines` (no control characters, no newlines) as
+/// the language of the extension `ext`, or of the first line (a shebang), with
+/// the same syntaxes and theme as the editor. `None` when no syntax fits or the
+/// theme is missing (the caller shows plain text). Used by file previews.
+pub fn highlight_as(lines: &[String], ext: Option<&str>) -> Option<Vec<Line<'static>>> {
+    let assets = assets();
+    let theme = assets.theme.as_ref()?;
+    let syntaxes = &assets.syntaxes;
+    let syntax = ext
+        .and_then(|e| syntaxes.find_syntax_by_extension(e))
+        .or_else(|| syntaxes.find_syntax_by_first_line(lines.first()?))
+        .filter(|s| s.name != "Plain Text")?;
+    let mut hl = HighlightLines::new(syntax, theme);
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let with_end = format!("{line}\n");
+        let spans = match hl.highlight_line(&with_end, syntaxes) {
+            Ok(ranges) => ranges
+                .into_iter()
+                .filter_map(|(style, text)| {
+                    let text = text.trim_end_matches('\n');
+                    (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(style)))
+                })
+                .collect(),
+            Err(_) => vec![Span::raw(line.clone())],
+        };
+        out.push(Line::from(spans));
+    }
+    Some(out)
+}
+
 fn plain(source: &str) -> Vec<Line<'static>> {
     source
         .split('\n')

@@ -13,17 +13,13 @@
 
 use std::fmt::Write as _;
 use std::io::Cursor;
-use std::sync::OnceLock;
 
 use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Paragraph, Widget};
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, Theme as SyntectTheme, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
 
 use super::fit::{self, human_size};
 use super::sanitize;
@@ -51,8 +47,6 @@ const MAX_COLUMN: usize = 40;
 const MIN_COLUMN: usize = 6;
 /// Deepest JSON indentation shown (deeper levels stay at this indent).
 const MAX_JSON_DEPTH: usize = 24;
-/// The syntect theme used for code (the one the editor uses).
-const SYNTECT_THEME: &str = "base16-ocean.dark";
 
 /// What the caller knows of the file to preview.
 #[derive(Debug, Clone, Copy)]
@@ -337,75 +331,10 @@ fn text_lines(
     if all > rows {
         notes.push(format!("first {rows} lines shown"));
     }
-    if colors && let Some(lines) = highlight(&kept, ext) {
+    if colors && let Some(lines) = super::highlight::highlight_as(&kept, ext) {
         return lines;
     }
     kept.into_iter().map(Line::raw).collect()
-}
-
-struct Assets {
-    syntaxes: SyntaxSet,
-    theme: Option<SyntectTheme>,
-}
-
-/// Syntect's syntaxes and theme, loaded once. (`highlight.rs` keeps its own
-/// set for Python; merging the two is for when its API takes a syntax.)
-fn assets() -> &'static Assets {
-    static ASSETS: OnceLock<Assets> = OnceLock::new();
-    ASSETS.get_or_init(|| Assets {
-        syntaxes: SyntaxSet::load_defaults_newlines(),
-        theme: ThemeSet::load_defaults().themes.remove(SYNTECT_THEME),
-    })
-}
-
-fn syntax_for<'a>(
-    syntaxes: &'a SyntaxSet,
-    ext: Option<&str>,
-    first: &str,
-) -> Option<&'a SyntaxReference> {
-    ext.and_then(|e| syntaxes.find_syntax_by_extension(e))
-        .or_else(|| syntaxes.find_syntax_by_first_line(first))
-        .filter(|s| s.name != "Plain Text")
-}
-
-/// Highlighted lines, or `None` when no syntax fits (the caller shows plain
-/// text). The lines are already free of control characters.
-fn highlight(lines: &[String], ext: Option<&str>) -> Option<Vec<Line<'static>>> {
-    let assets = assets();
-    let theme = assets.theme.as_ref()?;
-    let syntax = syntax_for(&assets.syntaxes, ext, lines.first()?)?;
-    let mut hl = HighlightLines::new(syntax, theme);
-    let mut out = Vec::with_capacity(lines.len());
-    for line in lines {
-        let with_end = format!("{line}\n");
-        let spans = match hl.highlight_line(&with_end, &assets.syntaxes) {
-            Ok(ranges) => ranges
-                .into_iter()
-                .filter_map(|(style, text)| {
-                    let text = text.trim_end_matches('\n');
-                    (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(style)))
-                })
-                .collect(),
-            Err(_) => vec![Span::raw(line.clone())],
-        };
-        out.push(Line::from(spans));
-    }
-    Some(out)
-}
-
-fn convert(style: syntect::highlighting::Style) -> Style {
-    let fg = style.foreground;
-    let mut out = Style::new().fg(Color::Rgb(fg.r, fg.g, fg.b));
-    if style.font_style.contains(FontStyle::BOLD) {
-        out = out.add_modifier(Modifier::BOLD);
-    }
-    if style.font_style.contains(FontStyle::ITALIC) {
-        out = out.add_modifier(Modifier::ITALIC);
-    }
-    if style.font_style.contains(FontStyle::UNDERLINE) {
-        out = out.add_modifier(Modifier::UNDERLINED);
-    }
-    out
 }
 
 // ---- JSON ------------------------------------------------------------------
