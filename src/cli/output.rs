@@ -39,21 +39,8 @@ pub fn json(value: &serde_json::Value) {
     println!("{text}");
 }
 
-/// A short human size: `512 B`, `1.5 KiB`, `3.2 MiB`.
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
+/// A short human size (`512 B`, `1.5 KiB`, `3.0 MiB`): the same as the TUI shows.
+pub use crate::tui::ui::fit::human_size;
 
 #[cfg(test)]
 mod tests {
