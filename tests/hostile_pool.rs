@@ -258,10 +258,10 @@ async fn hostile_names_download_only_into_the_chosen_folder() {
         outcomes,
         [
             ("report.csv".to_string(), saved("report.csv")),
-            ("../evil.txt".into(), Outcome::Refused),
+            ("../evil.txt".into(), saved("evil.txt")),
             ("/etc/x".into(), saved("x")),
-            ("sub/../../y".into(), Outcome::Refused),
-            ("../../etc/passwd".into(), Outcome::Refused),
+            ("sub/../../y".into(), saved("y")),
+            ("../../etc/passwd".into(), saved("passwd")),
             ("..\\..\\win.ini".into(), saved("win.ini")),
             ("other/x".into(), Outcome::Exists("x".into())),
             // Escape sequences alone would get a safe local name, but this name
@@ -272,11 +272,21 @@ async fn hostile_names_download_only_into_the_chosen_folder() {
     );
     assert!(!escape_local.contains(['\u{1b}', '\u{7}', '\r', '\n', '\u{9b}']));
 
-    // Refused names never reached the pool; the others were asked for by name,
-    // in the session the client was told.
+    // Refused names never reached the pool; the others were asked for by the
+    // exact name listed (a dotted one as one encoded segment), in the session
+    // the client was told.
     let asked = served_names(&seen);
-    assert_eq!(asked.len(), 3, "{asked:?}");
-    assert_eq!(asked[..3], ["report.csv", "etc/x", "..\\..\\win.ini"]);
+    assert_eq!(
+        asked,
+        [
+            "report.csv",
+            "../evil.txt",
+            "etc/x",
+            "sub/../../y",
+            "../../etc/passwd",
+            "..\\..\\win.ini"
+        ]
+    );
 
     // Exactly the saved files are new, all directly in the folder, with the bytes
     // the pool served for them; everything else is as it was.
@@ -301,7 +311,7 @@ async fn hostile_names_download_only_into_the_chosen_folder() {
         .map(|(p, _)| p.as_str())
         .filter(|p| p.ends_with("/content"))
         .collect();
-    assert_eq!(content_paths.len(), 3, "{content_paths:?}");
+    assert_eq!(content_paths.len(), 6, "{content_paths:?}");
     assert!(
         content_paths
             .iter()
@@ -342,4 +352,93 @@ async fn names_with_line_breaks_are_refused_not_mistaken() {
         "{err}"
     );
     assert!(served_names(&seen).is_empty(), "nothing was requested");
+}
+
+mod pty;
+
+/// Issue 6, end to end: the real binary in a pty, pointed at the hostile pool.
+/// The files pane lists every hostile name without passing its escape sequences
+/// to the terminal; marking them all and pressing `d` downloads each one the
+/// client can ask for, under a safe name, directly into the working directory
+/// (the default download folder). A clash asks first (`n` keeps the file).
+/// Nothing outside the folder changes.
+#[test]
+fn the_files_pane_downloads_hostile_names_inside_the_folder() {
+    use std::time::Duration;
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (client, seen, server) = runtime.block_on(start());
+    let endpoint = client.endpoint().to_string();
+
+    let root = tempfile::tempdir().unwrap();
+    let work = root.path().join("a/b/work");
+    std::fs::create_dir_all(&work).unwrap();
+    for p in ["a/b/evil.txt", "a/y", "a/etc/passwd", "etc/x"] {
+        let p = root.path().join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, b"original").unwrap();
+    }
+    let data = tempfile::tempdir().unwrap();
+    let before = tree(root.path());
+
+    let mut pty = pty::Pty::spawn_in(
+        data.path(),
+        &work,
+        &["--endpoint", &endpoint, "--token", "t", "--identifier", ID],
+    );
+    let step = |pty: &mut pty::Pty, key: &str| {
+        pty.send(key);
+        std::thread::sleep(Duration::from_millis(150));
+        pty.pump();
+    };
+    pty.wait_for("the first frame", pty::CELL_DEADLINE, |s| {
+        s.contains("hostile-id │") && s.contains("ready")
+    });
+    step(&mut pty, "\x1bOQ"); // F2
+    let screen = pty.wait_for("the hostile listing", pty::CELL_DEADLINE, |s| {
+        s.contains("report.csv") && s.contains("evil.txt")
+    });
+    println!("{screen}");
+    for _ in 0..LISTED.len() {
+        step(&mut pty, " ");
+    }
+    step(&mut pty, "d");
+    // `other/x` and `/etc/x` both want the local name `x`: the second asks.
+    pty.wait_for("the clash question", pty::CELL_DEADLINE, |s| {
+        s.contains("Replace?")
+    });
+    step(&mut pty, "n");
+    let screen = pty.wait_for("the downloads' summary", pty::CELL_DEADLINE, |s| {
+        s.contains("existing files kept")
+    });
+    println!("{screen}");
+    // The names the client would not ask for are said, not silently skipped.
+    assert!(screen.contains("2 failed ("), "{screen}");
+    step(&mut pty, pty::CTRL_Q);
+    pty.wait_exit(Duration::from_secs(30));
+    server.abort();
+
+    // Every download is directly in the folder, with the bytes served for the
+    // exact name listed; nothing else under the root changed.
+    let mut expected = before;
+    for (local, remote) in [
+        ("report.csv", "report.csv"),
+        ("evil.txt", "../evil.txt"),
+        ("x", "etc/x"),
+        ("y", "sub/../../y"),
+        ("passwd", "../../etc/passwd"),
+        ("win.ini", "..\\..\\win.ini"),
+    ] {
+        expected.insert(work.join(local), content_for(remote));
+    }
+    let after: BTreeMap<_, _> = tree(root.path())
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with(work.join(".sessionpad")))
+        .collect();
+    assert_eq!(after, expected);
+    assert!(
+        !String::from_utf8_lossy(&pty.raw).contains("\u{1b}]0;pwned"),
+        "the escape sequence in a name reached the terminal"
+    );
+    drop(seen);
 }

@@ -117,11 +117,14 @@ impl SessionClient {
     /// # Errors
     ///
     /// [`ClientError::NotFound`] when there is no such file;
-    /// [`ClientError::InvalidArgument`] for an empty name or a `.`/`..` part;
+    /// [`ClientError::InvalidArgument`] for an empty name, a tab or line break,
+    /// or a name that is only `.`/`..` (a name with a `.`/`..` part, which only a
+    /// hostile or broken listing gives, is asked for as one segment with its `/`s
+    /// encoded, so the request cannot leave the file route);
     /// transport and service errors (retried when transient);
     /// [`ClientError::Malformed`].
     pub async fn file_info(&self, identifier: &str, name: &str) -> Result<RemoteFile, ClientError> {
-        let segments = name_segments(name)?;
+        let segments = request_segments(name)?;
         if self.api_version.family() == Family::A {
             let wanted = segments.join("/");
             let files = self.list_files(identifier, None, false).await?;
@@ -259,8 +262,8 @@ impl SessionClient {
     ///
     /// [`ClientError::NotFound`]; [`ClientError::Timeout`];
     /// [`ClientError::Local`] when `dest` fails; [`ClientError::Unreachable`]
-    /// when the connection breaks mid-way; [`ClientError::InvalidArgument`] for
-    /// an empty name; other service errors.
+    /// when the connection breaks mid-way; [`ClientError::InvalidArgument`] as
+    /// for [`SessionClient::file_info`]; other service errors.
     pub async fn download_file(
         &self,
         identifier: &str,
@@ -268,7 +271,7 @@ impl SessionClient {
         dest: &mut (impl AsyncWrite + Unpin),
         progress: &(dyn Fn(u64, Option<u64>) + Send + Sync),
     ) -> Result<u64, ClientError> {
-        let segments = name_segments(name)?;
+        let segments = request_segments(name)?;
         let url = match self.api_version.family() {
             Family::A => self.file_url(identifier, &["content"], &segments, &[])?,
             Family::B => self.file_url(identifier, &[], &segments, &["content"])?,
@@ -371,6 +374,31 @@ fn name_segments(name: &str) -> Result<Vec<&str>, ClientError> {
         )));
     }
     Ok(segments)
+}
+
+/// The path segments that request the listed file `name`: its `/`-separated
+/// parts, or, when a part is `.` or `..` (a name no real file has, which URLs
+/// would drop or resolve into another route), the whole name as one segment, its
+/// `/`s percent-encoded, so the pool is asked for exactly the name it listed
+/// and the request stays on the file route. Errors: nothing left, a tab or line
+/// break, or a name that is only `.` or `..`.
+fn request_segments(name: &str) -> Result<Vec<&str>, ClientError> {
+    match name_segments(name) {
+        Err(ClientError::InvalidArgument(_)) if !name.contains(['\t', '\r', '\n']) => {
+            let rel = name
+                .strip_prefix(DATA_ROOT)
+                .filter(|rest| rest.starts_with('/'))
+                .unwrap_or(name)
+                .trim_matches('/');
+            if rel.is_empty() || matches!(rel, "." | "..") {
+                return Err(ClientError::InvalidArgument(format!(
+                    "{name:?} names no file"
+                )));
+            }
+            Ok(vec![rel])
+        }
+        other => other,
+    }
 }
 
 /// Family B upload target: the folders of the name appended to `path`, and the
@@ -487,6 +515,22 @@ mod tests {
         assert_eq!(name_segments("/mnt/database").unwrap(), ["mnt", "database"]);
         assert!(name_segments("//").is_err());
         assert!(name_segments("a/../b").is_err());
+    }
+
+    #[test]
+    fn dotted_names_are_requested_as_one_segment() {
+        assert_eq!(request_segments("sub/x.csv").unwrap(), ["sub", "x.csv"]);
+        assert_eq!(request_segments("../evil.txt").unwrap(), ["../evil.txt"]);
+        assert_eq!(request_segments("/mnt/data/a/../b").unwrap(), ["a/../b"]);
+        assert!(request_segments("..").is_err());
+        assert!(request_segments("/mnt/data/./").is_err());
+        assert!(request_segments("a\n/../b").is_err());
+        let mut url = Url::parse("http://h/files").unwrap();
+        url.path_segments_mut()
+            .unwrap()
+            .extend(request_segments("../evil.txt").unwrap())
+            .push("content");
+        assert_eq!(url.path(), "/files/..%2Fevil.txt/content");
     }
 
     #[test]

@@ -85,8 +85,9 @@ pub enum FilesPrompt {
     Upload(LinePrompt),
     /// Delete these remote files?
     Delete(Vec<String>),
-    /// These local files exist: replace them?
-    Overwrite(Vec<(String, PathBuf)>),
+    /// These local files exist: replace them? (With the summary of the transfer
+    /// that found them, kept in view after the answer.)
+    Overwrite(Vec<(String, PathBuf)>, String),
 }
 
 /// A transfer under way.
@@ -468,14 +469,15 @@ impl App {
                 }
                 self.notice = Some("nothing deleted".into());
             }
-            (FilesPrompt::Overwrite(files), Action::Edit(input)) => {
+            (FilesPrompt::Overwrite(files, summary), Action::Edit(input)) => {
                 if yes(input) {
                     return self.start_transfer(FilesCommand::Download {
                         files,
                         overwrite: true,
                     });
                 }
-                self.notice = Some("existing files kept".into());
+                // The transfer's summary (what failed) stays in view.
+                self.notice = Some(format!("existing files kept; {summary}"));
             }
             (_, Action::Quit) => self.should_quit = true,
             (prompt, _) => self.files.prompt = Some(prompt),
@@ -525,10 +527,10 @@ impl App {
             }
             FilesEvent::Done { summary, exists } => {
                 self.files.transfer = None;
-                self.notice = Some(summary);
                 if !exists.is_empty() {
-                    self.files.prompt = Some(FilesPrompt::Overwrite(exists));
+                    self.files.prompt = Some(FilesPrompt::Overwrite(exists, summary.clone()));
                 }
+                self.notice = Some(summary);
                 let list = self.files.list();
                 self.files.outbox.push(list);
             }

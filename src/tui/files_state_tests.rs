@@ -243,7 +243,7 @@ fn download_never_replaces_without_a_yes() {
         exists: expected[1..].to_vec(),
     });
     assert!(app.files.transfer.is_none());
-    assert!(matches!(app.files.prompt, Some(FilesPrompt::Overwrite(_))));
+    assert!(matches!(app.files.prompt, Some(FilesPrompt::Overwrite(..))));
     assert!(matches!(
         app.take_effects().as_slice(),
         [Effect::Files(FilesCommand::List { .. })]
@@ -251,7 +251,10 @@ fn download_never_replaces_without_a_yes() {
     // Any key but y keeps the file.
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
     assert!(app.files.prompt.is_none());
-    app.files.prompt = Some(FilesPrompt::Overwrite(expected[1..].to_vec()));
+    app.files.prompt = Some(FilesPrompt::Overwrite(
+        expected[1..].to_vec(),
+        String::new(),
+    ));
     match press(&mut app, KeyCode::Char('y')).as_slice() {
         [
             Effect::Files(FilesCommand::Download {

@@ -23,6 +23,7 @@ use super::event::AppEventSender;
 use super::radar::{ArtifactKind, kind_of};
 use super::ui::fit::human_size;
 use super::ui::preview::{IMAGE_BYTES, PREVIEW_BYTES, Preview, PreviewRequest};
+use super::ui::sanitize;
 use crate::client::{
     ClientError, MAX_UPLOAD, PoolMetadata, RemoteFile, SessionClient, SessionInfo,
 };
@@ -309,6 +310,9 @@ impl Ctx {
         let count = files.len();
         let mut exists = Vec::new();
         let mut done = Vec::new();
+        // One file that fails (refused name, gone, a local error) does not stop
+        // the others; the summary counts the failures and names the first.
+        let mut failed: Vec<String> = Vec::new();
         for (n, (name, dest)) in files.into_iter().enumerate() {
             let label = numbered(&name, n, count);
             match self
@@ -321,15 +325,23 @@ impl Ctx {
                     return (format!("download of {name} cancelled"), exists);
                 }
                 Err(Failure::Error(e)) => {
-                    return (format!("cannot download {name}: {e}"), exists);
+                    failed.push(format!("{}: {e}", sanitize::plain(&name)));
                 }
             }
         }
-        let summary = match done.as_slice() {
+        let mut summary = match done.as_slice() {
             [] => "nothing downloaded".to_string(),
             [one] => format!("downloaded {one}"),
             many => format!("downloaded {} files to {}", many.len(), folder_of(&many[0])),
         };
+        // Failures first: on a narrow status line they are what must show.
+        match failed.as_slice() {
+            [] => {}
+            [one] => summary = format!("cannot download {one}; {summary}"),
+            [first, rest @ ..] => {
+                summary = format!("{} failed ({first}); {summary}", rest.len() + 1);
+            }
+        }
         (summary, exists)
     }
 

@@ -228,7 +228,7 @@ pub fn render_prompt(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
                 theme,
             );
         }
-        Some(FilesPrompt::Overwrite(files)) => {
+        Some(FilesPrompt::Overwrite(files, _)) => {
             let what = match files.as_slice() {
                 [(_, path)] => format!("{} exists.", path.display()),
                 many => format!("{} files exist.", many.len()),
