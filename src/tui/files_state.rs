@@ -132,6 +132,9 @@ pub struct FilesUi {
     preview_generation: u64,
     /// The entry to select when the next listing arrives (the folder left).
     select_after_list: Option<String>,
+    /// The last cell's first new image or table, found while the pane was
+    /// closed: previewed when the pane opens next.
+    pub pending_preview: Option<String>,
     outbox: Vec<Effect>,
 }
 
@@ -153,6 +156,7 @@ impl FilesUi {
             radar: Radar::default(),
             list_generation: 0,
             select_after_list: None,
+            pending_preview: None,
             preview_generation: 0,
             outbox: Vec::new(),
         }
@@ -224,11 +228,21 @@ impl App {
         self.sessions.focused = false;
         files.open = true;
         files.focused = true;
+        let mut effects = Vec::new();
         if first {
-            vec![files.list()]
-        } else {
-            Vec::new()
+            // A table or image a cell made while the pane was closed: select and
+            // preview it now (the listing it is in came with the cell).
+            if let Some(path) = files.pending_preview.take()
+                && files.relative_folder().is_none()
+                && files.pane.select_path(&path)
+                && let Some(file) = files.pane.selected_file().cloned()
+            {
+                files.select_after_list = Some(path);
+                effects.push(files.preview_of(&file, self.theme.colors));
+            }
+            effects.push(files.list());
         }
+        effects
     }
 
     /// Effects that followed from events (refreshes, the automatic preview).
@@ -555,6 +569,21 @@ impl App {
             files.outbox.push(list);
         }
         files.pane.now = chrono::Utc::now();
+        files.pending_preview = None;
+        if !files.open && !radar.is_empty() {
+            // The pane is closed: say what the cell left, and preview its first
+            // table or image when the pane opens.
+            files.pending_preview = radar.preview().map(|a| a.path.clone());
+            let (new, changed) = radar.counts();
+            let what = match (new, changed) {
+                (n, 0) => format!("{n} new"),
+                (0, c) => format!("{c} changed"),
+                (n, c) => format!("{n} new and {c} changed"),
+            };
+            let noun = if new + changed == 1 { "file" } else { "files" };
+            let key = files_key(&self.keymap);
+            self.notice = Some(format!("{what} {noun} in {DATA_ROOT}: {key} shows them"));
+        }
         if files.open
             && let Some(artifact) = radar.preview()
             && files.relative_folder().is_none()
@@ -566,6 +595,21 @@ impl App {
         }
         files.radar = radar;
     }
+}
+
+/// The key that shows the files pane, as the keymap names it.
+fn files_key(keymap: &super::keymap::Keymap) -> String {
+    use super::keymap::Mode;
+    [Mode::Editor, Mode::Outputs]
+        .into_iter()
+        .find_map(|mode| {
+            keymap
+                .bindings(mode)
+                .iter()
+                .find(|b| b.action == super::action::Action::ToggleFiles)
+                .map(|b| b.key.to_string())
+        })
+        .unwrap_or_else(|| "F2".into())
 }
 
 /// A new pane on `folder` that keeps the old one's focus and clock.

@@ -151,6 +151,74 @@ fn a_cell_marks_new_and_changed_files_and_previews_the_first_table() {
     assert!(app.take_effects().is_empty());
 }
 
+/// Issue 6 (radar): a cell that makes a table while the pane is closed gets a
+/// notice naming the key, and the table is previewed when the pane opens.
+#[test]
+fn a_table_made_while_the_pane_was_closed_is_previewed_when_it_opens() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    app.handle_event(
+        AppEvent::Files(FilesEvent::CellListing {
+            before: before(),
+            after: after(),
+        }),
+        Instant::now(),
+    );
+    assert!(
+        app.take_effects().is_empty(),
+        "nothing to preview while closed"
+    );
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("2 new and 1 changed files in /mnt/data: F2 shows them")
+    );
+    let effects = press(&mut app, KeyCode::F(2));
+    match effects.as_slice() {
+        [
+            Effect::Files(FilesCommand::Preview(PreviewJob { name, .. })),
+            Effect::Files(FilesCommand::List { .. }),
+        ] => assert_eq!(name, "report.csv"),
+        other => panic!("{other:?}"),
+    }
+    // The refreshed listing keeps the previewed file selected.
+    listed(&mut app, after());
+    assert_eq!(
+        app.files
+            .pane
+            .selected_file()
+            .map(RemoteFile::path)
+            .as_deref(),
+        Some("report.csv")
+    );
+    // Only once: hiding and showing the pane again previews nothing new.
+    press(&mut app, KeyCode::F(2));
+    let effects = press(&mut app, KeyCode::F(2));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Files(FilesCommand::List { .. })]
+    ));
+}
+
+/// A later cell that makes nothing new forgets the earlier cell's preview.
+#[test]
+fn a_quiet_cell_forgets_the_pending_preview() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    for (b, a) in [(before(), after()), (after(), after())] {
+        app.handle_event(
+            AppEvent::Files(FilesEvent::CellListing {
+                before: b,
+                after: a,
+            }),
+            Instant::now(),
+        );
+    }
+    assert_eq!(app.files.pending_preview, None);
+    let effects = press(&mut app, KeyCode::F(2));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Files(FilesCommand::List { .. })]
+    ));
+}
+
 #[test]
 fn stale_listings_and_previews_are_dropped() {
     let mut app = after_a_cell();
