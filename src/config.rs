@@ -102,6 +102,9 @@ pub struct Profile {
     pub token_env: Option<String>,
     /// Session identifier to use with this pool.
     pub identifier: Option<String>,
+    /// `code-interpreter` (default) or `custom-container`: how sessions are
+    /// listed and ended (`DELETE session` or `.management/stopSession`).
+    pub pool_type: Option<crate::client::PoolType>,
 }
 
 /// The authentication methods a profile can name.

@@ -38,6 +38,7 @@ async fn run_tui(target: cli::TargetOpt) -> ExitCode {
             api_version: s.api_version,
             identifier: Some(s.identifier),
             timeout: s.timeout,
+            pool_type: s.pool_type,
             ui: s.ui,
         })
         .await

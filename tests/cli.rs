@@ -338,3 +338,45 @@ fn sessions_ls_show_rm_and_pool_info() {
     assert!(text(&info.stdout).contains("numpy"));
     assert!(text(&info.stdout).contains("runtime: python 3."));
 }
+
+/// A custom-container pool's sessions are listed, read and ended through
+/// `.management/*` (`aca-api.md` §5.2): the profile's `pool_type` makes `rm` call
+/// stopSession, whose plain-text answer the CLI prints, and the session is gone
+/// from `sessions ls` (the local pool serves both families of calls).
+#[test]
+fn custom_container_profiles_end_sessions_with_stop_session() {
+    let pool = Served::start();
+    std::fs::write(
+        pool.data.path().join("none.toml"),
+        "default_profile = \"cc\"\n[profiles.cc]\npool_type = \"custom-container\"\n",
+    )
+    .unwrap();
+    let id = "cli-cc";
+    assert!(pool.run(id, &["exec", "-c", "b = 2"]).status.success());
+    let ls = pool.run(id, &["--json", "sessions", "ls"]);
+    let listed: serde_json::Value = serde_json::from_slice(&ls.stdout).unwrap();
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["identifier"] == id),
+        "{listed}"
+    );
+    let show = pool.run(id, &["--json", "sessions", "show"]);
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(v["identifier"], id);
+    let rm = pool.run(id, &["sessions", "rm"]);
+    assert!(rm.status.success(), "{}", text(&rm.stderr));
+    // stopSession's own words (`Session … in session pool … stopped.`).
+    let said = text(&rm.stderr);
+    assert!(
+        said.contains(&format!("Session {id} in session pool")) && said.contains("stopped"),
+        "{said}"
+    );
+    let ls = pool.run(id, &["sessions", "ls"]);
+    assert!(!text(&ls.stdout).contains(id), "{}", text(&ls.stdout));
+    // A flag overrides the profile: the code-interpreter call answers too.
+    let gone = pool.run(id, &["--pool-type", "code-interpreter", "sessions", "show"]);
+    assert_eq!(gone.status.code(), Some(2));
+}

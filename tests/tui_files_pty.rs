@@ -257,7 +257,7 @@ fn switching_sessions_keeps_notebooks_apart_and_an_ended_session_leaves_the_pool
     pty.wait_for("the question", CELL_DEADLINE, |s| s.contains("End session"));
     keys(&mut pty, &["y"]);
     let screen = pty.wait_for("the pool without it", CELL_DEADLINE, |s| {
-        s.contains("Pool · 1") && s.contains(&format!("ended {second}"))
+        s.contains("Pool · 1") && s.contains(&format!("session {second} ended"))
     });
     println!("{screen}");
 

@@ -132,6 +132,7 @@ pub async fn open(opt: OpenOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> 
             api_version: s.api_version,
             identifier: Some(s.identifier),
             timeout: s.timeout,
+            pool_type: s.pool_type,
             ui: s.ui,
         },
         sources,

@@ -17,7 +17,8 @@ pub enum SessionsCmd {
     Ls,
     /// Show one session (default: this directory's).
     Show,
-    /// End a session: its state and files are gone.
+    /// End a session: its state and files are gone (`DELETE session`, or
+    /// `.management/stopSession` with `--pool-type custom-container`).
     Rm,
 }
 
@@ -36,7 +37,7 @@ pub async fn run_sessions(cmd: SessionsCmd, target: &TargetOpt) -> anyhow::Resul
     let (client, id) = (&conn.client, settings.identifier.as_str());
     match cmd {
         SessionsCmd::Ls => {
-            let sessions = client.list_sessions().await?;
+            let sessions = client.pool_sessions().await?;
             if target.json {
                 output::json(&serde_json::to_value(&sessions)?);
             } else {
@@ -49,7 +50,7 @@ pub async fn run_sessions(cmd: SessionsCmd, target: &TargetOpt) -> anyhow::Resul
             }
         }
         SessionsCmd::Show => {
-            let s = client.session_info(id).await?;
+            let s = client.pool_session(id).await?;
             if target.json {
                 output::json(&serde_json::to_value(&s)?);
             } else {
@@ -57,11 +58,11 @@ pub async fn run_sessions(cmd: SessionsCmd, target: &TargetOpt) -> anyhow::Resul
             }
         }
         SessionsCmd::Rm => {
-            client.delete_session(id).await?;
+            let message = client.end_session(id).await?;
             if target.json {
-                output::json(&json!({"deleted": id}));
+                output::json(&json!({"deleted": id, "message": message}));
             } else {
-                eprintln!("session {id} ended: its state and files are gone");
+                eprintln!("{}", sanitize::plain(&message));
             }
         }
     }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::client::auth::{AuthConfig, TokenSource};
-use crate::client::{ApiVersion, SessionClient, Target};
+use crate::client::{ApiVersion, PoolType, SessionClient, Target};
 use crate::config::{AuthKind, Config, Profile};
 use crate::pool::{LocalPool, PoolOptions};
 
@@ -45,6 +45,10 @@ pub struct TargetOpt {
     /// Session identifier (default: a stable one for the current directory).
     #[arg(long)]
     pub identifier: Option<String>,
+    /// Pool type: code-interpreter (default) or custom-container, which lists,
+    /// reads and ends sessions through `.management/*` (stopSession).
+    #[arg(long)]
+    pub pool_type: Option<PoolType>,
     /// Execution limit per cell, in seconds (default 220).
     #[arg(long)]
     pub timeout: Option<u64>,
@@ -71,6 +75,8 @@ pub struct Settings {
     pub derived_identifier: bool,
     /// Execution limit per cell.
     pub timeout: Duration,
+    /// How the pool's sessions are listed, read and ended.
+    pub pool_type: PoolType,
     /// What the terminal UI takes from the config file (theme, keys, images).
     pub ui: crate::config::UiConfig,
 }
@@ -129,6 +135,7 @@ impl TargetOpt {
             identifier,
             derived_identifier,
             timeout,
+            pool_type: self.pool_type.or(profile.pool_type).unwrap_or_default(),
             ui: config.ui(),
         })
     }
@@ -199,6 +206,12 @@ pub struct Connection {
 ///
 /// Errors: an invalid endpoint, or a local pool that cannot start.
 pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
+    let mut conn = connect_client(settings).await?;
+    conn.client = conn.client.with_pool_type(settings.pool_type);
+    Ok(conn)
+}
+
+async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     if let Some(endpoint) = &settings.endpoint {
         let mut client = SessionClient::new(Target {
             endpoint: endpoint.clone(),

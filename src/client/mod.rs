@@ -18,7 +18,9 @@ pub use api::{ApiVersion, Family};
 pub use error::ClientError;
 pub use files::MAX_UPLOAD;
 pub use model::{Execution, ExecutionImage, ExecutionStatus};
-pub use model::{FileKind, KernelInfo, NameVersion, PoolMetadata, RemoteFile, SessionInfo};
+pub use model::{
+    FileKind, KernelInfo, NameVersion, PoolMetadata, PoolType, RemoteFile, SessionInfo,
+};
 use url::Url;
 
 /// Where and how to reach a session pool.
@@ -42,6 +44,7 @@ pub struct SessionClient {
     endpoint: String,
     api_version: ApiVersion,
     auth: auth::TokenSource,
+    pool_type: PoolType,
 }
 
 impl SessionClient {
@@ -79,6 +82,7 @@ impl SessionClient {
             endpoint: target.endpoint,
             api_version: target.api_version,
             auth,
+            pool_type: PoolType::default(),
         })
     }
 
@@ -117,6 +121,19 @@ impl SessionClient {
     pub fn with_auth(mut self, auth: auth::TokenSource) -> Self {
         self.auth = auth;
         self
+    }
+
+    /// Treats the pool as `pool_type` in [`SessionClient::pool_sessions`],
+    /// [`SessionClient::pool_session`] and [`SessionClient::end_session`]
+    /// (default: a code-interpreter pool).
+    pub fn with_pool_type(mut self, pool_type: PoolType) -> Self {
+        self.pool_type = pool_type;
+        self
+    }
+
+    /// The kind of pool this client manages sessions of.
+    pub fn pool_type(&self) -> PoolType {
+        self.pool_type
     }
 
     /// How this client authenticates, for the status line ("az login", "static

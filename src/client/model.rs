@@ -267,3 +267,43 @@ mod tests {
         assert_eq!(ExecutionStatus::from_wire("weird"), ExecutionStatus::Failed);
     }
 }
+
+/// The kind of session pool, which decides how its sessions are listed, read
+/// and ended: a code-interpreter pool (built-in Python, or a BYOC image serving
+/// the same API) uses `GET|DELETE session` and `GET listSessions` (§4.4); a
+/// custom-container pool uses `POST .management/getSession|stopSession|
+/// listSessions` (§5.2). Config files and flags spell it `code-interpreter` /
+/// `custom-container`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoolType {
+    /// A code-interpreter pool (the default; also sessionpad's local pool).
+    #[default]
+    CodeInterpreter,
+    /// A custom-container pool.
+    CustomContainer,
+}
+
+impl std::str::FromStr for PoolType {
+    type Err = String;
+
+    /// Parses `code-interpreter` or `custom-container` (any case, `_` for `-`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "code-interpreter" | "python" => Ok(Self::CodeInterpreter),
+            "custom-container" => Ok(Self::CustomContainer),
+            other => Err(format!(
+                "unknown pool type {other:?}: use code-interpreter or custom-container"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for PoolType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::CodeInterpreter => "code-interpreter",
+            Self::CustomContainer => "custom-container",
+        })
+    }
+}

@@ -8,12 +8,68 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::files::unsupported;
-use super::model::{KernelInfo, NameVersion, PoolMetadata, SessionInfo};
+use super::model::{KernelInfo, NameVersion, PoolMetadata, PoolType, SessionInfo};
 use super::response::{json, string, time};
 use super::retry::{CALL_TIMEOUT, Limit, empty_body};
 use super::{ClientError, SessionClient};
 
 impl SessionClient {
+    /// Every session of the pool, the way its [`PoolType`] lists them:
+    /// [`SessionClient::list_sessions`] (§4.4) or
+    /// [`SessionClient::management_list_sessions`] (§5.2).
+    ///
+    /// # Errors
+    ///
+    /// As the call it makes.
+    pub async fn pool_sessions(&self) -> Result<Vec<SessionInfo>, ClientError> {
+        match self.pool_type {
+            PoolType::CodeInterpreter => self.list_sessions().await,
+            PoolType::CustomContainer => self.management_list_sessions().await,
+        }
+    }
+
+    /// The session `identifier`, the way the pool's [`PoolType`] reads it:
+    /// [`SessionClient::session_info`] (§4.4) or
+    /// [`SessionClient::management_get_session`] (§5.2).
+    ///
+    /// # Errors
+    ///
+    /// As the call it makes.
+    pub async fn pool_session(&self, identifier: &str) -> Result<SessionInfo, ClientError> {
+        match self.pool_type {
+            PoolType::CodeInterpreter => self.session_info(identifier).await,
+            PoolType::CustomContainer => self.management_get_session(identifier).await,
+        }
+    }
+
+    /// Ends the session `identifier` the way the pool's [`PoolType`] does:
+    /// `DELETE session` ([`SessionClient::delete_session`], §4.4) or `POST
+    /// .management/stopSession` ([`SessionClient::management_stop_session`],
+    /// §5.2). Returns what to tell the user: the service's own message for
+    /// stopSession, else a sentence of ours.
+    ///
+    /// # Errors
+    ///
+    /// As the call it makes (never retried).
+    pub async fn end_session(&self, identifier: &str) -> Result<String, ClientError> {
+        match self.pool_type {
+            PoolType::CodeInterpreter => {
+                self.delete_session(identifier).await?;
+                Ok(format!(
+                    "session {identifier} ended: its state and files are gone"
+                ))
+            }
+            PoolType::CustomContainer => {
+                let message = self.management_stop_session(identifier).await?;
+                Ok(if message.is_empty() {
+                    format!("session {identifier} stopped")
+                } else {
+                    message
+                })
+            }
+        }
+    }
+
     /// The session `identifier`: when it was created and last used and when it
     /// expires.
     ///

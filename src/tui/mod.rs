@@ -55,6 +55,8 @@ pub struct TuiOptions {
     pub identifier: Option<String>,
     /// Execution limit of each cell.
     pub timeout: Duration,
+    /// How the pool's sessions are listed, read and ended.
+    pub pool_type: crate::client::PoolType,
     /// Theme, keys and image protocol from the config file.
     pub ui: UiConfig,
 }
@@ -122,6 +124,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             api_version: opts.api_version,
             identifier,
             timeout: opts.timeout,
+            pool_type: opts.pool_type,
         },
         sender,
     );

@@ -381,7 +381,7 @@ impl App {
             }
             FilesEvent::SessionEnded { identifier, result } => {
                 self.notice = Some(match result {
-                    Ok(()) => format!("ended {identifier}"),
+                    Ok(message) => crate::tui::ui::sanitize::plain(&message),
                     Err(e) => format!("cannot end {identifier}: {e}"),
                 });
                 if identifier == self.config.identifier {

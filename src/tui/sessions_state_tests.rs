@@ -215,11 +215,15 @@ fn ending_a_session_asks_then_refreshes_the_list() {
     app.handle_event(
         AppEvent::Files(FilesEvent::SessionEnded {
             identifier: "agent-run-7".into(),
-            result: Ok(()),
+            result: Ok("Session agent-run-7 in session pool p stopped.\u{1b}[2J".into()),
         }),
         Instant::now(),
     );
-    assert_eq!(app.notice.as_deref(), Some("ended agent-run-7"));
+    // The pool's own words, without the escape sequence it sent.
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("Session agent-run-7 in session pool p stopped.")
+    );
     assert_eq!(
         app.take_effects(),
         vec![Effect::Files(FilesCommand::ListSessions)]

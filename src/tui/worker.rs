@@ -54,6 +54,8 @@ pub struct WorkerConfig {
     pub identifier: String,
     /// Execution limit sent with each run.
     pub timeout: Duration,
+    /// How the pool's sessions are listed, read and ended.
+    pub pool_type: crate::client::PoolType,
 }
 
 enum Command {
@@ -180,7 +182,7 @@ async fn connect(
                 ),
                 None => client,
             };
-            return Ok((client, None));
+            return Ok((client.with_pool_type(config.pool_type), None));
         }
         Connection::Embedded => {
             let progress_events = events.clone();
@@ -197,7 +199,7 @@ async fn connect(
         }
     };
     let client = SessionClient::new(target).map_err(|e| e.to_string())?;
-    Ok((client, pool))
+    Ok((client.with_pool_type(config.pool_type), pool))
 }
 
 async fn run(
@@ -434,6 +436,7 @@ mod tests {
                 api_version: ApiVersion::V2025_10_02,
                 identifier: "t".into(),
                 timeout: Duration::from_secs(5),
+                pool_type: Default::default(),
             },
             events,
         );
@@ -507,6 +510,7 @@ mod tests {
                 api_version: ApiVersion::V2025_10_02,
                 identifier: "t".into(),
                 timeout: Duration::from_secs(5),
+                pool_type: Default::default(),
             },
             events,
         );
@@ -577,6 +581,7 @@ mod tests {
                 api_version: ApiVersion::V2025_10_02,
                 identifier: "t".into(),
                 timeout: Duration::from_secs(5),
+                pool_type: Default::default(),
             },
             events,
         );

@@ -126,8 +126,9 @@ pub enum FilesEvent {
     SessionEnded {
         /// Which one.
         identifier: String,
-        /// Whether it worked.
-        result: Result<(), String>,
+        /// What to tell the user (the pool's own words for stopSession), or
+        /// why it failed.
+        result: Result<String, String>,
     },
     /// The pool's metadata.
     PoolInfo(Result<PoolMetadata, String>),
@@ -263,18 +264,18 @@ impl Ctx {
         let client = &self.client;
         let event = match command {
             FilesCommand::ListSessions => {
-                FilesEvent::Sessions(client.list_sessions().await.map_err(|e| e.to_string()))
+                FilesEvent::Sessions(client.pool_sessions().await.map_err(|e| e.to_string()))
             }
             FilesCommand::SessionInfo { identifier } => {
                 let result = client
-                    .session_info(&identifier)
+                    .pool_session(&identifier)
                     .await
                     .map_err(|e| e.to_string());
                 FilesEvent::Session { identifier, result }
             }
             FilesCommand::EndSession { identifier } => {
                 let result = client
-                    .delete_session(&identifier)
+                    .end_session(&identifier)
                     .await
                     .map_err(|e| e.to_string());
                 FilesEvent::SessionEnded { identifier, result }
@@ -505,7 +506,7 @@ pub async fn after_cell(
     }
     if client.api_version().has_session_management() {
         let result = client
-            .session_info(identifier)
+            .pool_session(identifier)
             .await
             .map_err(|e| e.to_string());
         events.files(FilesEvent::Session {
