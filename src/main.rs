@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sessionpad::cli::{self, Cli, Command};
-use sessionpad::tui::{self, TuiOptions};
+use sessionpad::tui;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -31,17 +31,7 @@ fn main() -> ExitCode {
 async fn run_tui(target: cli::TargetOpt) -> ExitCode {
     let result = async {
         let s = target.settings()?;
-        tui::run(TuiOptions {
-            endpoint: s.endpoint,
-            token: s.token,
-            auth: s.auth,
-            api_version: s.api_version,
-            identifier: Some(s.identifier),
-            timeout: s.timeout,
-            pool_type: s.pool_type,
-            ui: s.ui,
-        })
-        .await
+        tui::run(s.tui_options(&target)).await
     }
     .await;
     match result {

@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use super::target::TargetOpt;
 use crate::notebook::ipynb::{self, NotebookMeta};
 use crate::notebook::store;
-use crate::tui::{self, TuiOptions};
+use crate::tui;
 
 /// What `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -124,19 +124,6 @@ pub async fn open(opt: OpenOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> 
         bail!("{} has no code cells", opt.file.display());
     }
     let s = target.settings()?;
-    tui::run_with(
-        TuiOptions {
-            endpoint: s.endpoint,
-            token: s.token,
-            auth: s.auth,
-            api_version: s.api_version,
-            identifier: Some(s.identifier),
-            timeout: s.timeout,
-            pool_type: s.pool_type,
-            ui: s.ui,
-        },
-        sources,
-    )
-    .await?;
+    tui::run_with(s.tui_options(target), sources).await?;
     Ok(ExitCode::SUCCESS)
 }

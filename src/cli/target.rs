@@ -318,3 +318,110 @@ impl Drop for DiscoveryGuard {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+impl Settings {
+    /// The pool these settings reach, as the TUI's pools chooser holds it.
+    pub fn pool_target(&self) -> crate::tui::pools::PoolTarget {
+        crate::tui::pools::PoolTarget {
+            endpoint: self.endpoint.clone(),
+            token: self.token.clone(),
+            auth: self.auth.clone(),
+            api_version: self.api_version,
+            identifier: self.identifier.clone(),
+            timeout: self.timeout,
+            pool_type: self.pool_type,
+        }
+    }
+
+    /// The TUI's options for these settings, with the pools it can switch to
+    /// (see [`pool_choices`]).
+    pub fn tui_options(self, target: &TargetOpt) -> crate::tui::TuiOptions {
+        let (pools, pool_name) = pool_choices(target, &self);
+        crate::tui::TuiOptions {
+            endpoint: self.endpoint,
+            token: self.token,
+            auth: self.auth,
+            api_version: self.api_version,
+            identifier: Some(self.identifier),
+            timeout: self.timeout,
+            pool_type: self.pool_type,
+            ui: self.ui,
+            pools,
+            pool_name,
+        }
+    }
+}
+
+/// The pools the TUI can switch to, and the name of the one `settings` reach:
+/// the pool named on the command line (`--endpoint`, first, named by its host),
+/// every profile of the config file (each resolved as `--profile NAME` would
+/// be; one that cannot be resolved is listed with the reason), and the local
+/// pool when no profile is one. The current pool's entry is `settings` itself,
+/// flags included.
+pub fn pool_choices(
+    target: &TargetOpt,
+    settings: &Settings,
+) -> (Vec<crate::tui::pools::PoolChoice>, String) {
+    use crate::tui::pools::PoolChoice;
+    let path = target
+        .config
+        .clone()
+        .unwrap_or_else(crate::config::default_path);
+    let config = Config::load(&path, target.config.is_some()).unwrap_or_default();
+    let current = match (&settings.endpoint, &target.endpoint) {
+        (Some(endpoint), Some(_)) => crate::tui::host_of(endpoint),
+        _ => target
+            .profile
+            .clone()
+            .or(config.default_profile.clone())
+            .unwrap_or_else(|| "local".into()),
+    };
+    let mut choices = Vec::new();
+    if target.endpoint.is_some() {
+        choices.push(PoolChoice {
+            name: current.clone(),
+            target: Ok(settings.pool_target()),
+        });
+    }
+    for name in config.profiles.keys() {
+        let resolved = if *name == current {
+            Ok(settings.pool_target())
+        } else {
+            TargetOpt {
+                profile: Some(name.clone()),
+                config: target.config.clone(),
+                ..TargetOpt::default()
+            }
+            .settings()
+            .map(|s| s.pool_target())
+            .map_err(|e| format!("{e:#}"))
+        };
+        choices.push(PoolChoice {
+            name: name.clone(),
+            target: resolved,
+        });
+    }
+    let has_local = choices
+        .iter()
+        .any(|c| c.target.as_ref().is_ok_and(|t| t.endpoint.is_none()));
+    if !has_local {
+        let local = if current == "local" && settings.endpoint.is_none() {
+            settings.pool_target()
+        } else {
+            crate::tui::pools::PoolTarget {
+                endpoint: None,
+                token: None,
+                auth: None,
+                api_version: ApiVersion::V2025_10_02,
+                identifier: identifier_for_cwd(),
+                timeout: settings.timeout,
+                pool_type: PoolType::default(),
+            }
+        };
+        choices.push(PoolChoice {
+            name: "local".into(),
+            target: Ok(local),
+        });
+    }
+    (choices, current)
+}

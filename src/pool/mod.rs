@@ -125,6 +125,16 @@ pub struct LocalPool {
     reaper: tokio::task::JoinHandle<()>,
 }
 
+impl std::fmt::Debug for LocalPool {
+    /// The address and whether a token is required; never the token itself.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalPool")
+            .field("addr", &self.addr)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .finish_non_exhaustive()
+    }
+}
+
 /// Ends idle sessions every second until the registry is gone.
 async fn reap_idle_sessions(registry: std::sync::Weak<SessionRegistry>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));

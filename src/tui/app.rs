@@ -119,6 +119,8 @@ pub struct App {
     pub files: super::files_state::FilesUi,
     /// The sessions pane: identifiers, switching, details (`sessions_state.rs`).
     pub sessions: super::sessions_state::SessionsUi,
+    /// The pools to switch to and the chooser (`pools.rs`).
+    pub pools: super::pools::PoolsUi,
 }
 
 fn new_editor(lines: Vec<String>) -> TextArea<'static> {
@@ -168,6 +170,7 @@ impl App {
             queued: VecDeque::new(),
             files: super::files_state::FilesUi::new(config_can_manage),
             sessions,
+            pools: super::pools::PoolsUi::default(),
         }
     }
 
@@ -192,6 +195,12 @@ impl App {
     /// From now on every settled cell is handed to `saver`.
     pub fn set_saver(&mut self, saver: Saver) {
         self.saver = Some(saver);
+    }
+
+    /// The cell sources of an opened notebook not yet offered (for a switch to
+    /// another pool to offer them there).
+    pub fn take_queued(&mut self) -> Vec<String> {
+        self.queued.drain(..).collect()
     }
 
     /// Offers `sources` (the code cells of an opened notebook) in the editor one at
@@ -220,7 +229,8 @@ impl App {
             pager_typing: pager == Some(true),
             prompt_open: self.modal.is_some()
                 || self.files.prompt.is_some()
-                || self.sessions.prompt.is_some(),
+                || self.sessions.prompt.is_some()
+                || self.pools.menu.is_some(),
             sessions_focused: self.sessions.open && self.sessions.focused,
             files_focused: self.files.open && self.files.focused,
         }
@@ -273,6 +283,16 @@ impl App {
         }
         if self.sessions.prompt.is_some() {
             return self.sessions_prompt_action(action);
+        }
+        if self.pools.menu.is_some() {
+            return match action {
+                Action::Edit(input) => self.pools_key(input),
+                Action::Quit => {
+                    self.should_quit = true;
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
         }
         if self.views.pager_takes(&action) {
             self.views.pager_action(action, &self.notebook.cells);

@@ -14,9 +14,11 @@ pub mod external_editor;
 pub mod files_state;
 pub mod graphics;
 pub mod keymap;
+mod lifecycle;
 pub mod local;
 pub mod local_paths;
 pub mod persist;
+pub mod pools;
 pub mod radar;
 pub mod runner;
 pub mod sessions_state;
@@ -31,10 +33,8 @@ use std::time::Duration;
 use crate::client::ApiVersion;
 use crate::config::UiConfig;
 
-use self::app::{App, AppConfig, PoolState};
-use self::event::AppEventSender;
+use self::app::App;
 use self::terminal::TerminalGuard;
-use self::worker::{Connection, SessionWorker, WorkerConfig};
 
 /// How long quitting waits for the worker to stop the embedded pool.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
@@ -59,6 +59,33 @@ pub struct TuiOptions {
     pub pool_type: crate::client::PoolType,
     /// Theme, keys and image protocol from the config file.
     pub ui: UiConfig,
+    /// The pools the sessions pane can switch to (config profiles, the local
+    /// pool); empty offers none.
+    pub pools: Vec<pools::PoolChoice>,
+    /// The name of the pool these options reach, as in `pools`.
+    pub pool_name: String,
+}
+
+impl TuiOptions {
+    /// These options pointed at `choice` (its endpoint, credentials,
+    /// api-version, identifier, limit and pool type); the UI settings and the
+    /// choices stay. A choice that cannot be used changes nothing.
+    pub fn switched_to(&self, choice: &pools::PoolChoice) -> Self {
+        let Ok(t) = &choice.target else {
+            return self.clone();
+        };
+        Self {
+            endpoint: t.endpoint.clone(),
+            token: t.token.clone(),
+            auth: t.auth.clone(),
+            api_version: t.api_version,
+            identifier: Some(t.identifier.clone()),
+            timeout: t.timeout,
+            pool_type: t.pool_type,
+            pool_name: choice.name.clone(),
+            ..self.clone()
+        }
+    }
 }
 
 /// Runs the TUI until the user quits. The terminal is restored on return, on error
@@ -75,86 +102,73 @@ pub async fn run(opts: TuiOptions) -> anyhow::Result<()> {
 /// Runs the TUI like [`run`], with `queued` cell sources (an opened notebook's)
 /// offered in the editor one at a time, not run.
 ///
+/// Choosing another pool in the sessions pane (`p`) ends the loop's run for the
+/// current pool and starts one for the chosen pool in the same terminal
+/// ([`pools`]): the notebook is saved, the worker stopped (the embedded local
+/// pool is kept, with its kernels, for a switch back) and the app built again;
+/// the cell being typed moves along.
+///
 /// # Errors
 ///
 /// As [`run`].
 pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<()> {
-    let identifier = opts
-        .identifier
-        .clone()
-        .unwrap_or_else(crate::cli::target::identifier_for_cwd);
-    let (connection, pool_label, pool_state) = match &opts.endpoint {
-        None => (
-            Connection::Embedded,
-            "local".to_string(),
-            PoolState::Starting,
-        ),
-        Some(endpoint) => (
-            Connection::Remote {
-                endpoint: endpoint.clone(),
-                token: opts.token.clone(),
-                auth: opts.auth.clone(),
-            },
-            host_of(endpoint),
-            PoolState::Ready,
-        ),
-    };
-    let mut app = App::new(
-        AppConfig {
-            pool_label,
-            identifier: identifier.clone(),
-            api_version: opts.api_version,
-        },
-        pool_state,
-    );
-    app.execution_limit = Some(opts.timeout);
-    // Only the embedded pool's kernels can be interrupted; the service cannot.
-    app.can_interrupt = matches!(connection, Connection::Embedded);
-    apply_ui(&mut app, &opts.ui)?;
-    let place = persist::Place::new(opts.endpoint.as_deref(), &identifier, opts.api_version);
-    let saver = persist::attach(&mut app, place).await;
-    attach_sessions_store(&mut app, opts.endpoint.as_deref(), &identifier).await;
-    app.queue_sources(queued);
     let mut guard = TerminalGuard::enter()?;
-    let (sender, mut events) = AppEventSender::channel();
-    app.views.images.connect(sender.clone());
-    let worker = SessionWorker::spawn(
-        WorkerConfig {
-            connection,
-            api_version: opts.api_version,
-            identifier,
-            timeout: opts.timeout,
-            pool_type: opts.pool_type,
-        },
-        sender,
-    );
-    // Asked before the first frame and before the input stream starts: keys
-    // typed while the probe reads the answer would be lost, and nobody types
-    // before seeing the screen. A terminal that never answers delays the first
-    // frame by the probe's timeout.
-    let choice = graphics::choice(opts.ui.image_protocol);
-    let picker = tokio::task::spawn_blocking(move || graphics::picker(choice))
-        .await
-        .unwrap_or_else(|_| ratatui_image::picker::Picker::halfblocks());
-    app.views.images.set_picker(picker);
-    app.views.outputs.invalidate_all();
-    app.dirty = true;
-    let result = runner::run_loop(guard.terminal_mut(), &mut app, &mut events, &worker).await;
-    drop(guard);
-    worker.shutdown(SHUTDOWN_WAIT).await;
-    // A cell that finished while quitting is still saved; then the saver drains.
-    while let Ok(event) = events.try_recv() {
-        app.handle_event(event, std::time::Instant::now());
-    }
-    let switched = app.sessions.take_savers();
-    drop(app);
-    for thread in switched {
-        persist::finish(thread, SHUTDOWN_WAIT).await;
-    }
-    if let Some(thread) = saver {
-        persist::finish(thread, SHUTDOWN_WAIT).await;
-    }
+    let mut current = opts;
+    let mut carry = lifecycle::Carry {
+        queued,
+        ..Default::default()
+    };
+    let mut kept_pool = None;
+    let mut picker = None;
+    let result = loop {
+        // Only the embedded pool's worker takes the kept pool.
+        let pool = if current.endpoint.is_none() {
+            kept_pool.take()
+        } else {
+            None
+        };
+        let mut run = lifecycle::start(&current, pool, std::mem::take(&mut carry)).await?;
+        let picker = match &picker {
+            Some(p) => p,
+            None => picker.insert(probe_graphics(&current).await),
+        };
+        run.app.views.images.set_picker(picker.clone());
+        run.app.views.outputs.invalidate_all();
+        run.app.dirty = true;
+        let result = runner::run_loop(
+            guard.terminal_mut(),
+            &mut run.app,
+            &mut run.events,
+            &run.worker,
+        )
+        .await;
+        let Some(choice) = run.app.take_pool_switch().filter(|_| result.is_ok()) else {
+            drop(guard);
+            if let Some(pool) = kept_pool.take() {
+                lifecycle::stop_pool(pool, SHUTDOWN_WAIT).await;
+            }
+            lifecycle::finish(run, false, SHUTDOWN_WAIT).await;
+            break result;
+        };
+        carry = lifecycle::Carry::from_app(&mut run.app, &choice);
+        let _ = lifecycle::draw_switching(guard.terminal_mut(), &mut run.app, &choice);
+        if let Some(pool) = lifecycle::finish(run, true, SHUTDOWN_WAIT).await {
+            kept_pool = Some(pool);
+        }
+        current = current.switched_to(&choice);
+    };
     result
+}
+
+/// Asks the terminal which image protocol it speaks. Asked before the first
+/// frame and before the input stream starts: keys typed while the probe reads
+/// the answer would be lost, and nobody types before seeing the screen. A
+/// terminal that never answers delays the first frame by the probe's timeout.
+async fn probe_graphics(opts: &TuiOptions) -> ratatui_image::picker::Picker {
+    let choice = graphics::choice(opts.ui.image_protocol);
+    tokio::task::spawn_blocking(move || graphics::picker(choice))
+        .await
+        .unwrap_or_else(|_| ratatui_image::picker::Picker::halfblocks())
 }
 
 /// Reads this machine's sessions store (off the UI task) into the sessions pane
@@ -196,7 +210,7 @@ pub fn random_identifier() -> String {
 
 /// The host of an endpoint URL for the status line, or the endpoint itself when
 /// it does not parse.
-fn host_of(endpoint: &str) -> String {
+pub(crate) fn host_of(endpoint: &str) -> String {
     url::Url::parse(endpoint)
         .ok()
         .and_then(|u| {

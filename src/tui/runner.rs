@@ -176,7 +176,8 @@ where
             app.finish_local_work(outcome);
         }
         app.tick(self::now());
-        if app.should_quit {
+        // Quitting, or switching pools (the caller builds the app again).
+        if app.should_quit || app.pool_switch_pending() {
             return Ok(());
         }
     }

@@ -47,6 +47,8 @@ pub enum SessionsAction {
     Refresh,
     /// Show the pool's metadata.
     PoolInfo,
+    /// Choose another pool (a config profile, or the local pool).
+    Pools,
     /// Close a popup, else back to the editor.
     Back,
 }
@@ -227,6 +229,7 @@ impl App {
             SessionsAction::Down => s.pane.move_selection(1),
             SessionsAction::Up => s.pane.move_selection(-1),
             SessionsAction::Refresh => return s.refresh(),
+            SessionsAction::Pools => self.open_pools(),
             SessionsAction::PoolInfo => {
                 s.pool_info = Some(Err("loading…".into()));
                 return vec![Effect::Files(FilesCommand::PoolInfo)];

@@ -72,8 +72,10 @@ pub struct SessionWorker {
     files: mpsc::UnboundedSender<FilesCommand>,
     /// The identifier cells run in from the next run on (sessions can switch).
     identifier: tokio::sync::watch::Sender<String>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    /// Tells the task to stop; `true` keeps the embedded pool running.
+    stop: Option<oneshot::Sender<bool>>,
+    /// The task; it hands back the embedded pool when told to keep it.
+    task: Option<JoinHandle<Option<LocalPool>>>,
 }
 
 impl std::fmt::Debug for Command {
@@ -90,13 +92,33 @@ impl SessionWorker {
     /// Starts the worker task. With [`Connection::Embedded`] it starts the local
     /// pool first, reporting progress through `events`.
     pub fn spawn(config: WorkerConfig, events: AppEventSender) -> Self {
+        Self::spawn_with(config, None, events)
+    }
+
+    /// Starts the worker task like [`SessionWorker::spawn`]; with
+    /// [`Connection::Embedded`] and `pool` given (an embedded pool kept from an
+    /// earlier worker, see [`SessionWorker::stop_keeping_pool`]) it talks to that
+    /// pool instead of starting one, so its sessions carry on.
+    pub fn spawn_with(
+        config: WorkerConfig,
+        pool: Option<LocalPool>,
+        events: AppEventSender,
+    ) -> Self {
         // Unbounded: commands come from a person pressing F5, and the UI task must
         // never wait to hand one over.
         let (commands, rx) = mpsc::unbounded_channel();
         let (stop, stopped) = oneshot::channel();
         let (files, files_rx) = mpsc::unbounded_channel();
         let (identifier, identifier_rx) = tokio::sync::watch::channel(config.identifier.clone());
-        let task = tokio::spawn(run(config, rx, files_rx, identifier_rx, stopped, events));
+        let task = tokio::spawn(run(
+            config,
+            pool,
+            rx,
+            files_rx,
+            identifier_rx,
+            stopped,
+            events,
+        ));
         Self {
             commands,
             files,
@@ -145,15 +167,32 @@ impl SessionWorker {
 
     /// Stops the worker: abandons a running execution, shuts the embedded pool
     /// down (its kernels end) and waits up to `wait` for all that.
-    pub async fn shutdown(mut self, wait: Duration) {
+    pub async fn shutdown(self, wait: Duration) {
+        self.stop_with(false, wait).await;
+    }
+
+    /// Stops the worker like [`SessionWorker::shutdown`] but keeps the embedded
+    /// pool (if it started one) running and returns it, for a later worker
+    /// ([`SessionWorker::spawn_with`]). `None` when there was no embedded pool or
+    /// the worker did not stop within `wait`.
+    pub async fn stop_keeping_pool(self, wait: Duration) -> Option<LocalPool> {
+        self.stop_with(true, wait).await
+    }
+
+    async fn stop_with(mut self, keep_pool: bool, wait: Duration) -> Option<LocalPool> {
         if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+            let _ = stop.send(keep_pool);
         }
-        if let Some(task) = self.task.take() {
-            match tokio::time::timeout(wait, task).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::error!("session worker ended badly: {e}"),
-                Err(_) => tracing::warn!("session worker did not stop within {wait:?}"),
+        let task = self.task.take()?;
+        match tokio::time::timeout(wait, task).await {
+            Ok(Ok(pool)) => pool,
+            Ok(Err(e)) => {
+                tracing::error!("session worker ended badly: {e}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("session worker did not stop within {wait:?}");
+                None
             }
         }
     }
@@ -162,6 +201,7 @@ impl SessionWorker {
 /// Connects to the pool: starts the embedded one, or builds a client for a remote.
 async fn connect(
     config: &WorkerConfig,
+    kept: Option<LocalPool>,
     events: &AppEventSender,
 ) -> Result<(SessionClient, Option<LocalPool>), String> {
     let (target, pool) = match &config.connection {
@@ -184,6 +224,15 @@ async fn connect(
             };
             return Ok((client.with_pool_type(config.pool_type), None));
         }
+        Connection::Embedded if kept.is_some() => {
+            let pool = kept.expect("checked");
+            let target = Target {
+                endpoint: pool.endpoint(),
+                api_version: config.api_version,
+                token: pool.token().map(str::to_string),
+            };
+            (target, Some(pool))
+        }
         Connection::Embedded => {
             let progress_events = events.clone();
             let progress = move |line: &str| progress_events.pool_progress(line);
@@ -202,18 +251,23 @@ async fn connect(
     Ok((client.with_pool_type(config.pool_type), pool))
 }
 
+/// The worker task: connects, then runs executions until told to stop (or the
+/// UI is gone). Returns the embedded pool when told to keep it, else shuts it
+/// down.
 async fn run(
     mut config: WorkerConfig,
+    kept: Option<LocalPool>,
     mut commands: mpsc::UnboundedReceiver<Command>,
     files: mpsc::UnboundedReceiver<FilesCommand>,
     identifier: tokio::sync::watch::Receiver<String>,
-    mut stopped: oneshot::Receiver<()>,
+    mut stopped: oneshot::Receiver<bool>,
     events: AppEventSender,
-) {
+) -> Option<LocalPool> {
+    let mut keep_pool = false;
     let connected = tokio::select! {
         biased;
-        _ = &mut stopped => return,
-        c = connect(&config, &events) => c,
+        _ = &mut stopped => return None,
+        c = connect(&config, kept, &events) => c,
     };
     let (client, pool) = match connected {
         Ok((client, pool)) => {
@@ -238,7 +292,10 @@ async fn run(
             None => {
                 let command = tokio::select! {
                     biased;
-                    _ = &mut stopped => break,
+                    keep = &mut stopped => {
+                        keep_pool = keep.unwrap_or(false);
+                        break;
+                    }
                     c = commands.recv() => c,
                 };
                 let Some(command) = command else {
@@ -272,7 +329,10 @@ async fn run(
                 {
                     Step::Finished(outcome) => outcome,
                     Step::Abandoned => continue,
-                    Step::Stop => break,
+                    Step::Stop(keep) => {
+                        keep_pool = keep;
+                        break;
+                    }
                 }
             }
         };
@@ -289,6 +349,9 @@ async fn run(
     if let Some(task) = files_task {
         task.abort();
     }
+    if keep_pool {
+        return pool;
+    }
     if let Some(pool) = pool
         && tokio::time::timeout(POOL_SHUTDOWN_GRACE, pool.shutdown())
             .await
@@ -296,6 +359,7 @@ async fn run(
     {
         tracing::warn!("local pool did not shut down in time; its kernels are killed");
     }
+    None
 }
 
 /// Runs waiting their turn, and runs given up before they started.
@@ -338,8 +402,9 @@ enum Step {
     Finished(Result<Execution, String>),
     /// The UI gave up on the run; its request was dropped.
     Abandoned,
-    /// The worker is told to stop, or the UI is gone.
-    Stop,
+    /// The worker is told to stop (`true`: keep the embedded pool), or the UI
+    /// is gone.
+    Stop(bool),
 }
 
 /// One execution in flight, and what the worker needs while it waits for it.
@@ -360,7 +425,7 @@ impl Running<'_> {
         &self,
         code: &str,
         commands: &mut mpsc::UnboundedReceiver<Command>,
-        stopped: &mut oneshot::Receiver<()>,
+        stopped: &mut oneshot::Receiver<bool>,
         queue: &mut Queue,
     ) -> Step {
         let request = self
@@ -370,10 +435,10 @@ impl Running<'_> {
         loop {
             tokio::select! {
                 biased;
-                _ = &mut *stopped => return Step::Stop,
+                keep = &mut *stopped => return Step::Stop(keep.unwrap_or(false)),
                 r = &mut request => return Step::Finished(r.map_err(|e| e.to_string())),
                 c = commands.recv() => match c {
-                    None => return Step::Stop,
+                    None => return Step::Stop(false),
                     Some(Command::Interrupt { run }) if run == self.run => {
                         let Some(registry) = self.registry else {
                             // The service has no interrupt.

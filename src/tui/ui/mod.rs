@@ -14,6 +14,7 @@ pub mod image;
 pub mod long_output;
 pub mod outputs;
 pub mod pager;
+pub mod pools_view;
 pub mod preview;
 pub mod prompt;
 pub mod sanitize;
@@ -145,6 +146,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     status::render(app, now, status_area, frame.buffer_mut());
     prompt::render_modal(app, notebook_area, status_area, frame.buffer_mut());
     files_view::render_prompt(app, now, status_area, frame.buffer_mut());
+    pools_view::render(&app.pools, notebook_area, frame.buffer_mut(), &app.theme);
     if app.help_open {
         help::render(
             area,

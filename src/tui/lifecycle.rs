@@ -1,0 +1,177 @@
+//! One run of the UI for one pool, from start to finish: build the app for the
+//! pool (its notebook, its sessions store entry, the UI settings), start the
+//! session worker, and at the end stop the worker, apply its last news and wait
+//! for the notebook's savers. `tui::run_with` strings runs together when the
+//! user switches pools ([`super::pools`]).
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::app::{App, AppConfig, PoolState};
+use super::event::{AppEvent, AppEventSender};
+use super::persist;
+use super::pools::{PoolChoice, PoolsUi};
+use super::terminal::Tui;
+use super::worker::{Connection, SessionWorker, WorkerConfig};
+use super::{TuiOptions, attach_sessions_store, host_of, ui};
+use crate::notebook::store::SaverThread;
+use crate::pool::LocalPool;
+
+/// What moves from one pool's run to the next.
+#[derive(Debug, Default)]
+pub struct Carry {
+    /// Cell sources still to offer in the editor (an opened notebook's).
+    pub queued: Vec<String>,
+    /// The cell being typed.
+    pub draft: Option<String>,
+    /// A notice for the first frame.
+    pub notice: Option<String>,
+}
+
+impl Carry {
+    /// What `app` hands on when switching to `choice`.
+    pub fn from_app(app: &mut App, choice: &PoolChoice) -> Self {
+        Self {
+            queued: app.take_queued(),
+            draft: Some(app.editor.lines().join("\n")).filter(|d| !d.trim().is_empty()),
+            notice: Some(format!("switched to pool {}", choice.name)),
+        }
+    }
+}
+
+/// One pool's app, its worker and their channel.
+pub struct Run {
+    /// The UI state.
+    pub app: App,
+    /// The worker talking to the pool.
+    pub worker: SessionWorker,
+    /// The worker's news.
+    pub events: UnboundedReceiver<AppEvent>,
+    /// The notebook's saver.
+    saver: Option<SaverThread>,
+}
+
+/// Builds the app for the pool `opts` names and starts its worker (with `pool`,
+/// an embedded pool kept from an earlier run, when there is one).
+///
+/// # Errors
+///
+/// The config file's theme or keys are wrong (they were checked when it was
+/// read, so this is a bug).
+pub async fn start(
+    opts: &TuiOptions,
+    pool: Option<LocalPool>,
+    carry: Carry,
+) -> anyhow::Result<Run> {
+    let identifier = opts
+        .identifier
+        .clone()
+        .unwrap_or_else(crate::cli::target::identifier_for_cwd);
+    let (connection, pool_label, pool_state) = match &opts.endpoint {
+        None if pool.is_some() => (Connection::Embedded, "local".to_string(), PoolState::Ready),
+        None => (
+            Connection::Embedded,
+            "local".to_string(),
+            PoolState::Starting,
+        ),
+        Some(endpoint) => (
+            Connection::Remote {
+                endpoint: endpoint.clone(),
+                token: opts.token.clone(),
+                auth: opts.auth.clone(),
+            },
+            host_of(endpoint),
+            PoolState::Ready,
+        ),
+    };
+    let mut app = App::new(
+        AppConfig {
+            pool_label,
+            identifier: identifier.clone(),
+            api_version: opts.api_version,
+        },
+        pool_state,
+    );
+    app.execution_limit = Some(opts.timeout);
+    // Only the embedded pool's kernels can be interrupted; the service cannot.
+    app.can_interrupt = matches!(connection, Connection::Embedded);
+    super::apply_ui(&mut app, &opts.ui)?;
+    app.pools = PoolsUi::new(opts.pools.clone(), &opts.pool_name);
+    let place = persist::Place::new(opts.endpoint.as_deref(), &identifier, opts.api_version);
+    let saver = persist::attach(&mut app, place).await;
+    attach_sessions_store(&mut app, opts.endpoint.as_deref(), &identifier).await;
+    app.queue_sources(carry.queued);
+    if let Some(draft) = carry.draft {
+        ui::editor::replace_text(&mut app.editor, &draft);
+    }
+    app.notice = carry.notice;
+    let (sender, events) = AppEventSender::channel();
+    app.views.images.connect(sender.clone());
+    let worker = SessionWorker::spawn_with(
+        WorkerConfig {
+            connection,
+            api_version: opts.api_version,
+            identifier,
+            timeout: opts.timeout,
+            pool_type: opts.pool_type,
+        },
+        pool,
+        sender,
+    );
+    Ok(Run {
+        app,
+        worker,
+        events,
+        saver,
+    })
+}
+
+/// Ends `run`: stops its worker (keeping the embedded pool running when
+/// `keep_pool`, and returning it), applies the news that came meanwhile (a cell
+/// that finished is still saved) and waits up to `wait` for the notebook's
+/// savers.
+pub async fn finish(mut run: Run, keep_pool: bool, wait: Duration) -> Option<LocalPool> {
+    let pool = if keep_pool {
+        run.worker.stop_keeping_pool(wait).await
+    } else {
+        run.worker.shutdown(wait).await;
+        None
+    };
+    while let Ok(event) = run.events.try_recv() {
+        run.app.handle_event(event, Instant::now());
+    }
+    let switched = run.app.sessions.take_savers();
+    drop(run.app);
+    for thread in switched {
+        persist::finish(thread, wait).await;
+    }
+    if let Some(thread) = run.saver {
+        persist::finish(thread, wait).await;
+    }
+    pool
+}
+
+/// Shuts down an embedded pool kept for a switch back (its kernels end).
+pub async fn stop_pool(pool: LocalPool, wait: Duration) {
+    if tokio::time::timeout(wait, pool.shutdown()).await.is_err() {
+        tracing::warn!("local pool did not shut down in time; its kernels are killed");
+    }
+}
+
+/// Draws one frame saying the switch is under way (stopping the worker can
+/// take a moment).
+///
+/// # Errors
+///
+/// The terminal failed.
+pub fn draw_switching(
+    terminal: &mut Tui,
+    app: &mut App,
+    choice: &PoolChoice,
+) -> std::io::Result<()> {
+    app.notice = Some(format!("switching to pool {}…", choice.name));
+    terminal
+        .draw(|frame| ui::draw(frame, app, Instant::now()))
+        .map(|_| ())
+}

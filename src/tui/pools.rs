@@ -1,0 +1,292 @@
+//! Switching pools without restarting: the pools the TUI can talk to (each
+//! profile of the config file, the pool the command line named, and the
+//! embedded local pool), the chooser the sessions pane opens with `p`, and the
+//! switch the loop carries out ([`App::take_pool_switch`]).
+//!
+//! A switch ends the UI loop's run for the current pool: `tui::run_with` saves
+//! its notebook, stops its worker (keeping the embedded local pool and its
+//! kernels alive, so switching back finds the sessions as they were) and builds
+//! the app again for the chosen pool, its own notebook and its own identifier.
+//! The cell being typed moves along.
+
+use std::time::Duration;
+
+use ratatui_textarea::{Input, Key};
+
+use super::action::Effect;
+use super::app::App;
+use crate::client::auth::AuthConfig;
+use crate::client::{ApiVersion, PoolType};
+
+/// How to reach one pool, resolved from a profile or the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolTarget {
+    /// Pool management endpoint; `None` for the embedded local pool.
+    pub endpoint: Option<String>,
+    /// Static bearer token.
+    pub token: Option<String>,
+    /// An Entra credential instead of the static token.
+    pub auth: Option<AuthConfig>,
+    /// The api-version to speak.
+    pub api_version: ApiVersion,
+    /// The session identifier cells run in (the profile's, else the one of the
+    /// working directory).
+    pub identifier: String,
+    /// Execution limit of each cell.
+    pub timeout: Duration,
+    /// How the pool's sessions are listed, read and ended.
+    pub pool_type: PoolType,
+}
+
+/// A pool to offer in the chooser: its name and how to reach it, or why it
+/// cannot be reached (a profile whose token variable is unset, say).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolChoice {
+    /// The profile name (`local` for the built-in local pool).
+    pub name: String,
+    /// The resolved target, or what is wrong with the profile.
+    pub target: Result<PoolTarget, String>,
+}
+
+impl PoolChoice {
+    /// One line about where the pool is: `local pool (embedded)`, or the
+    /// endpoint's host with the api-version.
+    pub fn detail(&self) -> String {
+        match &self.target {
+            Err(e) => format!("unusable: {e}"),
+            Ok(t) => match &t.endpoint {
+                None => "local pool (embedded)".into(),
+                Some(endpoint) => {
+                    let kind = match t.pool_type {
+                        PoolType::CodeInterpreter => "",
+                        PoolType::CustomContainer => ", custom container",
+                    };
+                    format!("{} · {}{kind}", super::host_of(endpoint), t.api_version)
+                }
+            },
+        }
+    }
+}
+
+/// The pools chooser while it is open.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolsMenu {
+    /// The row under the cursor.
+    pub selected: usize,
+}
+
+/// The pools part of the app state.
+#[derive(Debug, Default)]
+pub struct PoolsUi {
+    /// Every pool that can be chosen, in the chooser's order.
+    pub choices: Vec<PoolChoice>,
+    /// The name of the pool in use.
+    pub current: String,
+    /// The chooser, while open.
+    pub menu: Option<PoolsMenu>,
+    /// The pool chosen, for the loop to switch to.
+    switch: Option<PoolChoice>,
+}
+
+impl PoolsUi {
+    /// The choices, with `current` in use.
+    pub fn new(choices: Vec<PoolChoice>, current: &str) -> Self {
+        Self {
+            choices,
+            current: current.to_string(),
+            menu: None,
+            switch: None,
+        }
+    }
+}
+
+impl App {
+    /// Opens the pools chooser on the pool in use (`p` in the sessions pane).
+    pub fn open_pools(&mut self) {
+        let pools = &mut self.pools;
+        if pools.choices.len() < 2 {
+            self.notice =
+                Some("no other pool to switch to: add [profiles.NAME] to the config file".into());
+            return;
+        }
+        let selected = pools
+            .choices
+            .iter()
+            .position(|c| c.name == pools.current)
+            .unwrap_or(0);
+        pools.menu = Some(PoolsMenu { selected });
+    }
+
+    /// A key while the chooser is open: Up/Down (or k/j) move, Enter switches,
+    /// Esc (or q) closes.
+    pub fn pools_key(&mut self, input: Input) -> Vec<Effect> {
+        let count = self.pools.choices.len();
+        let Some(menu) = self.pools.menu.as_mut() else {
+            return Vec::new();
+        };
+        match input.key {
+            Key::Down | Key::Char('j') => menu.selected = (menu.selected + 1) % count.max(1),
+            Key::Up | Key::Char('k') => {
+                menu.selected = menu
+                    .selected
+                    .checked_sub(1)
+                    .unwrap_or(count.saturating_sub(1));
+            }
+            Key::Esc | Key::Char('q') => self.pools.menu = None,
+            Key::Enter => {
+                let index = menu.selected;
+                self.pools.menu = None;
+                self.choose_pool(index);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Asks the loop to switch to choice `index`, unless it is the pool in use,
+    /// it cannot be reached, or a cell still runs (its reply would be lost).
+    pub fn choose_pool(&mut self, index: usize) {
+        let Some(choice) = self.pools.choices.get(index).cloned() else {
+            return;
+        };
+        if choice.name == self.pools.current {
+            self.notice = Some(format!("already on pool {}", choice.name));
+            return;
+        }
+        if let Err(e) = &choice.target {
+            self.notice = Some(format!("cannot switch to {}: {e}", choice.name));
+            return;
+        }
+        if self.pending() > 0 {
+            self.notice = Some("a cell is still running: wait for it or stop it first".into());
+            return;
+        }
+        self.pools.switch = Some(choice);
+    }
+
+    /// The pool to switch to, once; the loop ends its run when there is one.
+    pub fn take_pool_switch(&mut self) -> Option<PoolChoice> {
+        self.pools.switch.take()
+    }
+
+    /// True when the loop should end its run to switch pools.
+    pub fn pool_switch_pending(&self) -> bool {
+        self.pools.switch.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::tui::app::{AppConfig, PoolState};
+    use crate::tui::event::{AppEvent, RunId};
+
+    fn target(endpoint: Option<&str>) -> PoolTarget {
+        PoolTarget {
+            endpoint: endpoint.map(str::to_string),
+            token: None,
+            auth: None,
+            api_version: ApiVersion::V2025_10_02,
+            identifier: "sp-1".into(),
+            timeout: Duration::from_secs(220),
+            pool_type: PoolType::CodeInterpreter,
+        }
+    }
+
+    fn app() -> App {
+        let mut app = App::new(
+            AppConfig {
+                pool_label: "local".into(),
+                identifier: "sp-1".into(),
+                api_version: ApiVersion::V2025_10_02,
+            },
+            PoolState::Ready,
+        );
+        app.pools = PoolsUi::new(
+            vec![
+                PoolChoice {
+                    name: "local".into(),
+                    target: Ok(target(None)),
+                },
+                PoolChoice {
+                    name: "dev".into(),
+                    target: Ok(target(Some("https://eastus.dynamicsessions.io/p"))),
+                },
+                PoolChoice {
+                    name: "broken".into(),
+                    target: Err("the profile's token variable X is not set".into()),
+                },
+            ],
+            "local",
+        );
+        app
+    }
+
+    fn key(app: &mut App, key: Key) {
+        app.pools_key(Input {
+            key,
+            ..Input::default()
+        });
+    }
+
+    #[test]
+    fn the_chooser_opens_on_the_pool_in_use_and_enter_switches() {
+        let mut app = app();
+        app.open_pools();
+        assert_eq!(app.pools.menu, Some(PoolsMenu { selected: 0 }));
+        key(&mut app, Key::Down);
+        key(&mut app, Key::Enter);
+        assert!(app.pools.menu.is_none());
+        assert!(app.pool_switch_pending());
+        let choice = app.take_pool_switch().expect("a switch");
+        assert_eq!(choice.name, "dev");
+        assert_eq!(
+            choice.detail(),
+            "eastus.dynamicsessions.io · 2025-10-02-preview"
+        );
+        assert!(app.take_pool_switch().is_none(), "once");
+    }
+
+    #[test]
+    fn unusable_current_and_busy_choices_say_why_and_do_not_switch() {
+        let mut app = app();
+        app.choose_pool(2);
+        assert!(!app.pool_switch_pending());
+        assert!(app.notice.as_deref().unwrap().contains("token variable X"));
+        app.choose_pool(0);
+        assert_eq!(app.notice.as_deref(), Some("already on pool local"));
+        // A cell in flight would lose its reply.
+        app.update(
+            crate::tui::action::Action::Paste("1".into()),
+            Instant::now(),
+        );
+        let effects = app.update(crate::tui::action::Action::RunCell, Instant::now());
+        assert!(!effects.is_empty());
+        app.handle_event(AppEvent::ExecutionStarted(RunId(1)), Instant::now());
+        app.choose_pool(1);
+        assert!(!app.pool_switch_pending());
+        assert!(app.notice.as_deref().unwrap().contains("still running"));
+    }
+
+    #[test]
+    fn esc_closes_and_wraps_around() {
+        let mut app = app();
+        app.open_pools();
+        key(&mut app, Key::Up);
+        assert_eq!(app.pools.menu, Some(PoolsMenu { selected: 2 }));
+        key(&mut app, Key::Esc);
+        assert!(app.pools.menu.is_none());
+        assert!(!app.pool_switch_pending());
+    }
+
+    #[test]
+    fn with_one_pool_there_is_nothing_to_choose() {
+        let mut app = app();
+        app.pools.choices.truncate(1);
+        app.open_pools();
+        assert!(app.pools.menu.is_none());
+        assert!(app.notice.as_deref().unwrap().contains("[profiles.NAME]"));
+    }
+}

@@ -1,0 +1,70 @@
+//! The pools chooser: a popup over the notebook listing every pool the TUI can
+//! switch to (config profiles, the command line's pool, the local pool), the
+//! one in use marked, each with where it is or why it cannot be used.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+
+use super::sanitize;
+use crate::tui::pools::PoolsUi;
+use crate::tui::theme::Theme;
+
+/// Draws the chooser centred in `area` when it is open; nothing otherwise.
+pub fn render(pools: &PoolsUi, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let Some(menu) = &pools.menu else {
+        return;
+    };
+    let lines: Vec<Line<'static>> = pools
+        .choices
+        .iter()
+        .enumerate()
+        .map(|(i, choice)| {
+            let current = choice.name == pools.current;
+            let mark = if current { "● " } else { "  " };
+            let detail_style = if choice.target.is_err() {
+                theme.error
+            } else {
+                theme.muted
+            };
+            let mut line = Line::from(vec![
+                Span::styled(mark, theme.accent),
+                Span::raw(sanitize::plain(&choice.name)),
+                Span::raw("  "),
+                Span::styled(sanitize::plain(&choice.detail()), detail_style),
+            ]);
+            if i == menu.selected {
+                line = line.patch_style(theme.selection);
+            }
+            line
+        })
+        .collect();
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0);
+    let width = u16::try_from(widest + 4)
+        .unwrap_or(u16::MAX)
+        .clamp(30, area.width.max(1));
+    let height = u16::try_from(lines.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height.max(1));
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    // Keep the selection in view when there are more pools than rows.
+    let rows = usize::from(height.saturating_sub(2)).max(1);
+    let scroll = menu.selected.saturating_sub(rows - 1);
+    Clear.render(popup, buf);
+    let block = Block::bordered()
+        .border_style(theme.border_focused)
+        .title(Span::styled(
+            " Pools · Enter switches · Esc closes ",
+            theme.accent,
+        ));
+    Paragraph::new(lines)
+        .block(block)
+        .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0))
+        .render(popup, buf);
+}
