@@ -34,15 +34,24 @@ const MARK_COLUMNS: usize = 4;
 const MIN_NAME: usize = 12;
 /// Widest the popup gets.
 const MAX_WIDTH: u16 = 100;
+/// Fewest rows the popup gets where the area has them.
+const MIN_HEIGHT: u16 = 12;
 
-/// The popup's place in `area`: centred, at most [`MAX_WIDTH`] columns, a
-/// column and a row of the area left around it where there is room.
-pub fn popup_area(area: Rect) -> Rect {
+/// The popup's place in `area` for a listing of `entries` rows: centred, at
+/// most [`MAX_WIDTH`] columns, as tall as the listing needs (at least
+/// [`MIN_HEIGHT`] rows), a column and a row of the area left around it where
+/// there is room.
+pub fn popup_area(area: Rect, entries: usize) -> Rect {
     let width = area
         .width
         .saturating_sub(4)
         .clamp(area.width.min(30), MAX_WIDTH);
-    let height = area.height.saturating_sub(2).max(area.height.min(8));
+    // Borders, the notice and the keys: 4 rows besides the listing.
+    let wanted = u16::try_from(entries.saturating_add(4)).unwrap_or(u16::MAX);
+    let height = wanted
+        .max(MIN_HEIGHT)
+        .min(area.height.saturating_sub(2))
+        .max(area.height.min(MIN_HEIGHT));
     Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
@@ -54,7 +63,7 @@ pub fn popup_area(area: Rect) -> Rect {
 /// Draws the picker as a popup over `area` (the notebook area), moving its
 /// scroll just enough to show the selection.
 pub fn render(picker: &mut FilePicker, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    let popup = popup_area(area);
+    let popup = popup_area(area, picker.entries().len());
     Clear.render(popup, buf);
     let room = usize::from(popup.width.saturating_sub(4));
     let title = format!(
