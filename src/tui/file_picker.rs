@@ -16,7 +16,7 @@
 //! its folder again (or the nearest ancestor that can still be listed).
 //!
 //! Uploading is not done here: [`PickerKey::Upload`] hands the paths to
-//! [`App::upload`], the one path of size checks, progress and the refresh.
+//! `App::upload`, the one path of size checks, progress and the refresh.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -383,7 +383,7 @@ impl App {
 
     /// A key (or paste, resize…) while the picker is open: keys go to
     /// [`FilePicker::key`]; anything else leaves it as it is. An upload that
-    /// [`App::upload`] refuses (too big, a transfer under way) keeps the picker
+    /// `App::upload` refuses (too big, a transfer under way) keeps the picker
     /// and its marks open, with the reason.
     pub fn picker_action(&mut self, action: Action) -> Vec<Effect> {
         let Some(mut picker) = self.files.picker.take() else {
