@@ -2,7 +2,8 @@
 //! pseudo-terminal on the embedded local pool: a cell writes a CSV and a PNG, the
 //! pane marks both and previews the CSV's rows, both download with the exact
 //! bytes into a typed folder, an uploaded file is read by a cell, and a delete
-//! asks first. (The pty harness is the one of `tui_pty.rs`.)
+//! asks first; two files marked in the local file picker (`U`) upload together.
+//! (The pty harness is the one of `tui_pty.rs`.)
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -156,6 +157,60 @@ fn a_cells_files_are_marked_previewed_downloaded_and_uploads_reach_the_session()
     });
 
     keys(&mut pty, &[TAB]);
+    pty.focus_notebook();
+    pty.send("q");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 0)),
+        "exit status {status:?}"
+    );
+}
+
+#[test]
+fn files_marked_in_the_picker_upload_together_and_a_cell_reads_them() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    std::fs::write(work.path().join("alpha.txt"), "first from the picker\n").expect("write");
+    std::fs::write(work.path().join("beta.txt"), "second from the picker\n").expect("write");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+
+    keys(&mut pty, &[F2]);
+    pty.wait_for("the files pane", CELL_DEADLINE, |s| {
+        s.contains("Files · /mnt/data")
+    });
+    // The picker opens in the working directory: ../, alpha.txt, beta.txt.
+    keys(&mut pty, &["U"]);
+    let screen = pty.wait_for("the picker", CELL_DEADLINE, |s| {
+        s.contains("Upload · ") && s.contains("alpha.txt") && s.contains("beta.txt")
+    });
+    println!("{screen}");
+    // Space marks and moves down: both marked.
+    keys(&mut pty, &["j", " ", " "]);
+    let screen = pty.wait_for("two marks", CELL_DEADLINE, |s| {
+        s.contains("[x] alpha.txt") && s.contains("[x] beta.txt") && s.contains("2 marked")
+    });
+    println!("{screen}");
+    keys(&mut pty, &[ENTER]);
+    let screen = pty.wait_for("both uploaded and listed", CELL_DEADLINE, |s| {
+        s.contains("uploaded 2 files")
+            && !s.contains("Upload · ")
+            && s.contains("alpha.txt")
+            && s.contains("beta.txt")
+    });
+    println!("{screen}");
+
+    keys(&mut pty, &[TAB]);
+    pty.send(
+        "print(open('/mnt/data/alpha.txt').read().upper() + \
+         open('/mnt/data/beta.txt').read().upper())",
+    );
+    pty.send(F5);
+    let screen = pty.wait_for("the cell reading both", CELL_DEADLINE, |s| {
+        s.contains("FIRST FROM THE PICKER") && s.contains("SECOND FROM THE PICKER")
+    });
+    println!("{screen}");
+
     pty.focus_notebook();
     pty.send("q");
     let status = pty.wait_exit(Duration::from_secs(30));

@@ -229,6 +229,7 @@ impl App {
             pager_typing: pager == Some(true),
             prompt_open: self.modal.is_some()
                 || self.files.prompt.is_some()
+                || self.files.picker.is_some()
                 || self.sessions.prompt.is_some()
                 || self.pools.menu.is_some(),
             sessions_focused: self.sessions.open && self.sessions.focused,
@@ -280,6 +281,9 @@ impl App {
         }
         if self.files.prompt.is_some() {
             return self.files_prompt_action(action);
+        }
+        if self.files.picker.is_some() {
+            return self.picker_action(action);
         }
         if self.sessions.prompt.is_some() {
             return self.sessions_prompt_action(action);

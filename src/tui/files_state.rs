@@ -2,7 +2,8 @@
 //! `/mnt/data` (folders where the api-version has `path`), the artifact radar
 //! after each cell, previews, downloads (to a chosen folder, never replacing a
 //! file without a yes), uploads (a path prompt with Tab completion, or a pasted
-//! path), deletes (after a yes), and the progress of the transfer under way.
+//! path, or the local file picker of `file_picker.rs`), deletes (after a yes),
+//! and the progress of the transfer under way.
 //!
 //! Like the rest of [`App`]'s reducers these are pure: what must happen outside
 //! goes out as [`Effect::Files`] commands for the file worker
@@ -35,7 +36,7 @@ pub const PREVIEW_IMAGE: ImageKey = ImageKey {
     cell: usize::MAX,
     output: 0,
 };
-const UPLOAD_LABEL: &str = "Upload (paths, space-separated; Tab completes):";
+const UPLOAD_LABEL: &str = "Upload (paths, space-separated; Tab completes; Ctrl+O picks):";
 const FOLDER_LABEL: &str = "Download to folder:";
 
 /// A key of the files pane (`run = "files down"` in the keymap).
@@ -66,6 +67,8 @@ pub enum FilesAction {
     DownloadTo,
     /// Ask for local paths to upload.
     Upload,
+    /// Pick local files to upload in the file picker (`file_picker.rs`).
+    Pick,
     /// Delete the marked (else the selected) files, after a yes.
     Delete,
     /// Cancel the transfer, else close the preview, else back to the editor.
@@ -120,6 +123,8 @@ pub struct FilesUi {
     pub transfer: Option<Transfer>,
     /// The open prompt or question.
     pub prompt: Option<FilesPrompt>,
+    /// The local file picker of uploads, while it is open (it takes the keys).
+    pub picker: Option<super::file_picker::FilePicker>,
     /// Where downloads go.
     pub download_folder: PathBuf,
     /// Folders can be listed (the api-version has `path`) and files deleted.
@@ -150,6 +155,7 @@ impl FilesUi {
             preview_loading: None,
             transfer: None,
             prompt: None,
+            picker: None,
             download_folder: PathBuf::from("."),
             can_manage,
             view_size: (60, 20),
@@ -286,6 +292,7 @@ impl App {
             FilesAction::Upload => {
                 files.prompt = Some(FilesPrompt::Upload(LinePrompt::new(UPLOAD_LABEL, "")));
             }
+            FilesAction::Pick => self.open_picker(None),
             FilesAction::Delete => self.files_delete(),
             FilesAction::Back => return self.files_back(),
         }
@@ -408,7 +415,10 @@ impl App {
         self.upload(paths)
     }
 
-    fn upload(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {
+    /// Uploads local `paths` into the listed folder, unless one is not a
+    /// readable file or is over [`MAX_UPLOAD`] (then a notice and no effect),
+    /// or a transfer is under way.
+    pub(crate) fn upload(&mut self, paths: Vec<PathBuf>) -> Vec<Effect> {
         for path in &paths {
             match std::fs::metadata(path) {
                 Ok(m) if m.is_file() && m.len() > MAX_UPLOAD => {
@@ -450,6 +460,12 @@ impl App {
                     self.notice = Some(format!("{} is not a folder", folder.display()));
                 }
             },
+            (FilesPrompt::Upload(p), Action::Edit(input))
+                if input.ctrl && input.key == Key::Char('o') =>
+            {
+                // The picker starts in the folder typed so far, if it is one.
+                self.open_picker(Some(super::local::resolve(p.text())));
+            }
             (FilesPrompt::Upload(p), Action::Edit(input)) if input.key == Key::Tab => {
                 let completed = complete_path(p.text());
                 self.files.prompt = Some(FilesPrompt::Upload(LinePrompt::new(

@@ -11,6 +11,7 @@ pub mod app;
 pub mod cell_export;
 pub mod event;
 pub mod external_editor;
+pub mod file_picker;
 pub mod files_state;
 pub mod graphics;
 pub mod keymap;

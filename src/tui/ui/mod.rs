@@ -4,6 +4,7 @@
 
 pub mod cell_view;
 pub mod editor;
+pub mod file_picker_view;
 pub mod files_pane;
 pub mod files_view;
 pub mod fit;
@@ -124,6 +125,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     }
     if let Some(files_area) = files_area {
         files_view::render_side(app, files_area, frame.buffer_mut());
+    }
+    if let Some(picker) = app.files.picker.as_mut() {
+        file_picker_view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
     }
     let next = app.notebook.next_count();
     editor::render(
