@@ -52,7 +52,18 @@ impl Pty {
     /// so its stored notebook, follows the working directory), with no config file
     /// and no endpoint from the environment.
     pub fn spawn_in(data_dir: &Path, work_dir: &Path, args: &[&str]) -> Self {
+        Self::spawn_with(data_dir, work_dir, args, &[])
+    }
+
+    /// As [`Pty::spawn_in`], with these variables added to the environment.
+    pub fn spawn_with(
+        data_dir: &Path,
+        work_dir: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Self {
         let mut cmd = Command::new("sh");
+        cmd.envs(envs.iter().copied());
         cmd.arg("-c")
             .arg(format!(
                 "stty cols {COLS} rows {ROWS} && exec \"$0\" \"$@\""
