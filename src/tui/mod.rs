@@ -121,7 +121,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
     };
     let mut kept_pool = None;
     let mut picker = None;
-    let result = loop {
+    loop {
         // Only the embedded pool's worker takes the kept pool.
         let pool = if current.endpoint.is_none() {
             kept_pool.take()
@@ -157,8 +157,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             kept_pool = Some(pool);
         }
         current = current.switched_to(&choice);
-    };
-    result
+    }
 }
 
 /// Asks the terminal which image protocol it speaks. Asked before the first
