@@ -665,7 +665,7 @@ async fn download_in_every_version() {
 
 #[tokio::test]
 async fn names_in_folders_and_under_mnt_data_become_segments() {
-    let rec = Recorder::start(vec![answer(200, "x"), answer(200, "y")]).await;
+    let rec = Recorder::start(vec![answer(200, "x"), answer(200, "y"), answer(200, "z")]).await;
     let client = rec.client(ApiVersion::V2025_02_02);
     client
         .download_file(ID, "/mnt/data/sub dir/a?b.txt", &mut Vec::new(), &|_, _| {})
@@ -675,15 +675,23 @@ async fn names_in_folders_and_under_mnt_data_become_segments() {
         .download_file(ID, "c/ü", &mut Vec::new(), &|_, _| {})
         .await
         .unwrap();
+    // A listed name with a `..` part (only a hostile or broken listing has one)
+    // is asked for as one segment, its `/`s encoded: the request stays on the
+    // file route.
+    client
+        .download_file(ID, "a/../b", &mut Vec::new(), &|_, _| {})
+        .await
+        .unwrap();
     let q = q(ApiVersion::V2025_02_02);
     assert_eq!(
         rec.lines(),
         [
             format!("GET {POOL}/files/sub%20dir/a%3Fb.txt/content?{q}"),
             format!("GET {POOL}/files/c/%C3%BC/content?{q}"),
+            format!("GET {POOL}/files/a%2F..%2Fb/content?{q}"),
         ]
     );
-    for bad in ["", "/", "a/../b", "."] {
+    for bad in ["", "/", ".", "..", "/mnt/data/.."] {
         let r = client.file_info(ID, bad).await;
         assert!(
             matches!(r, Err(ClientError::InvalidArgument(_))),
