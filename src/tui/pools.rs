@@ -144,7 +144,8 @@ impl App {
     }
 
     /// Asks the loop to switch to choice `index`, unless it is the pool in use,
-    /// it cannot be reached, or a cell still runs (its reply would be lost).
+    /// it cannot be reached, or a cell still runs or a transfer is under way
+    /// (the reply, or the transfer, would be lost).
     pub fn choose_pool(&mut self, index: usize) {
         let Some(choice) = self.pools.choices.get(index).cloned() else {
             return;
@@ -159,6 +160,10 @@ impl App {
         }
         if self.pending() > 0 {
             self.notice = Some("a cell is still running: wait for it or stop it first".into());
+            return;
+        }
+        if self.files.transfer.is_some() {
+            self.notice = Some("a transfer is under way: wait for it or cancel it (Esc)".into());
             return;
         }
         self.pools.switch = Some(choice);
@@ -268,6 +273,19 @@ mod tests {
         app.choose_pool(1);
         assert!(!app.pool_switch_pending());
         assert!(app.notice.as_deref().unwrap().contains("still running"));
+    }
+
+    #[test]
+    fn a_transfer_under_way_holds_the_switch() {
+        let mut app = app();
+        app.files.transfer = Some(crate::tui::files_state::Transfer {
+            label: "report.csv".into(),
+            done: 1,
+            total: Some(2),
+        });
+        app.choose_pool(1);
+        assert!(!app.pool_switch_pending());
+        assert!(app.notice.as_deref().unwrap().contains("transfer"));
     }
 
     #[test]
