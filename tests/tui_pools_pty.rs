@@ -4,7 +4,9 @@
 //! TUI starts on the embedded local pool, runs a cell, switches to the profile
 //! from the sessions pane (`F3`, `p`), finds a fresh session there, and switches
 //! back: the local notebook is reloaded, the cell typed before the switch is
-//! still in the editor, and the local kernel kept its state.
+//! still in the editor, and the local kernel kept its state. And a session
+//! ended from the sessions pane (with stopSession, the pool treated as a custom
+//! container) is gone from `sessionpad sessions ls`.
 
 mod common;
 mod pty;
@@ -138,4 +140,61 @@ fn has_line_like(screen: &str, text: &str) -> bool {
     screen
         .lines()
         .any(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()) == text)
+}
+
+/// Issue 6: a session ended from the pane is gone from `sessions ls`. On a pool
+/// treated as a custom container (`--pool-type custom-container`) the pane
+/// lists through `.management/listSessions` and ends the session with
+/// `.management/stopSession`, whose own words the status line shows; the CLI
+/// then no longer lists it.
+#[test]
+fn a_session_stopped_from_the_pane_is_gone_from_sessions_ls() {
+    let serve_data = tempfile::tempdir().unwrap();
+    let (child, endpoint) = common::serve(serve_data.path(), TOKEN);
+    let _serve = Serve(child);
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let id = "agent-run-7";
+    let pool_args = ["--endpoint", &endpoint, "--token", TOKEN];
+    let mut args = pool_args.to_vec();
+    args.extend(["--pool-type", "custom-container", "--identifier", id]);
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &args);
+    pty.wait_for("the first frame", CELL_DEADLINE, |s| {
+        s.contains(&format!("{id} │")) && s.contains("ready")
+    });
+    pty.send("y = 1");
+    pty.send(F5);
+    pty.wait_for("the cell", CELL_DEADLINE, |s| {
+        s.contains("In [1]") && s.contains("done")
+    });
+
+    keys(&mut pty, &[F3]);
+    pty.wait_for("the pool's list", CELL_DEADLINE, |s| s.contains("Pool · 1"));
+    // The selection starts on this machine's only identifier, the one in use.
+    keys(&mut pty, &["e"]);
+    pty.wait_for("the question", CELL_DEADLINE, |s| s.contains("End session"));
+    keys(&mut pty, &["y"]);
+    let screen = pty.wait_for("the pool without it", CELL_DEADLINE, |s| {
+        s.contains("Pool · 0") && s.contains(&format!("Session {id} in session pool"))
+    });
+    println!("{screen}");
+
+    let ls = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(pool_args)
+        .args(["--json", "sessions", "ls"])
+        .env("SESSIONPAD_DATA_DIR", data.path())
+        .env("SESSIONPAD_CONFIG", data.path().join("no-config.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        ls.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ls.stderr)
+    );
+    let listed = String::from_utf8_lossy(&ls.stdout);
+    assert!(!listed.contains(id), "{listed}");
+
+    pty.send(CTRL_Q);
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
 }
