@@ -113,6 +113,15 @@ impl App {
             return Vec::new();
         };
         match (modal, action) {
+            (Modal::SavePath { cell, prompt }, Action::Edit(input))
+                if input.key == ratatui_textarea::Key::Tab =>
+            {
+                let completed = crate::tui::local_paths::complete_one(prompt.text());
+                self.modal = Some(Modal::SavePath {
+                    cell,
+                    prompt: prompt.with_text(&completed),
+                });
+            }
             (Modal::SavePath { cell, mut prompt }, Action::Edit(input)) => {
                 match prompt.key(input) {
                     PromptKey::Typing => self.modal = Some(Modal::SavePath { cell, prompt }),

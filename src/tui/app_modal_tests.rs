@@ -108,6 +108,37 @@ fn copy_queues_the_plain_output_or_the_code() {
     );
 }
 
+/// Tab completes the save path against the local folders (spaces are part of
+/// the one path; a folder gets its `/`).
+#[test]
+fn tab_completes_the_save_path() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("my plots")).unwrap();
+    let mut app = test_app();
+    let now = Instant::now();
+    ran(&mut app, "plot()", "drawn\n", true);
+    app.update(Action::FocusOutputs, now);
+    app.update(Action::SaveOutput, now);
+    for _ in 0.."out-1.png".len() {
+        key(&mut app, Key::Backspace);
+    }
+    app.update(Action::Paste(format!("{}/my", dir.path().display())), now);
+    key(&mut app, Key::Tab);
+    match &app.modal {
+        Some(Modal::SavePath { prompt, .. }) => {
+            assert_eq!(prompt.text(), format!("{}/my plots/", dir.path().display()));
+        }
+        other => panic!("{other:?}"),
+    }
+    typed(&mut app, "a.txt");
+    key(&mut app, Key::Enter);
+    let work = app.take_local_work();
+    let [LocalWork::Save(request)] = work.as_slice() else {
+        panic!("{work:?}");
+    };
+    assert_eq!(request.path, dir.path().join("my plots/a.txt"));
+}
+
 #[test]
 fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
     let mut app = test_app();

@@ -79,6 +79,12 @@ pub fn complete_path(text: &str) -> String {
         Some(i) => (&text[..=i], &text[i + 1..]),
         None => ("", text),
     };
+    format!("{head}{}", complete_one(word))
+}
+
+/// Completes `word` as one path (spaces are part of it), as
+/// [`complete_path`] completes its last word: a path to save to.
+pub fn complete_one(word: &str) -> String {
     let (dir_part, prefix) = match word.rfind('/') {
         Some(i) => (&word[..=i], &word[i + 1..]),
         None => ("", word),
@@ -100,7 +106,7 @@ pub fn complete_path(text: &str) -> String {
         .collect();
     names.sort();
     let Some((first, _)) = names.first() else {
-        return text.to_string();
+        return word.to_string();
     };
     let mut common = first.clone();
     for (n, _) in &names[1..] {
@@ -108,7 +114,7 @@ pub fn complete_path(text: &str) -> String {
             common.pop();
         }
     }
-    let mut completed = format!("{head}{dir_part}{common}");
+    let mut completed = format!("{dir_part}{common}");
     if names.len() == 1 && names[0].1 {
         completed.push('/');
     }

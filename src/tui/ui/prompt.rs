@@ -34,6 +34,12 @@ pub struct LinePrompt {
 }
 
 impl LinePrompt {
+    /// The same prompt holding `text` instead, the cursor at its end (after a
+    /// completion).
+    pub fn with_text(&self, text: &str) -> Self {
+        Self::new(self.label.clone(), text)
+    }
+
     /// A prompt saying `label`, holding `initial` with the cursor at its end.
     pub fn new(label: impl Into<String>, initial: &str) -> Self {
         let mut line = TextArea::new(vec![sanitize::plain(initial).replace('\n', " ")]);
