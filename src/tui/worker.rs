@@ -286,6 +286,7 @@ async fn run(
         .ok()
         .map(|c| worker_files::spawn(c.clone(), identifier.clone(), files, events.clone()));
     let mut queue = Queue::default();
+    let mut lists_promptly = true;
     loop {
         let next = match queue.next() {
             Some(next) => next,
@@ -307,10 +308,17 @@ async fn run(
         };
         let (run, code) = next;
         config.identifier = identifier.borrow().clone();
-        // The data root before the cell, for the artifact radar.
+        // The data root before the cell, for the artifact radar; not asked for
+        // while the pool's listings are slow or failing (the listing after a
+        // cell says when they answer again), so a cell never waits on them twice.
         let before = match &client {
-            Ok(c) => worker_files::snapshot(c, &config.identifier).await,
-            Err(_) => None,
+            Ok(c) if lists_promptly => {
+                let before =
+                    worker_files::snapshot(c, &config.identifier, worker_files::BEFORE_WAIT).await;
+                lists_promptly = before.is_some();
+                before
+            }
+            _ => None,
         };
         events.execution_started(run);
         let outcome = match &client {
@@ -342,7 +350,7 @@ async fn run(
         };
         events.execution_finished(run, outcome, images);
         if let Ok(c) = &client {
-            worker_files::after_cell(c, &config.identifier, before, &events).await;
+            lists_promptly = worker_files::after_cell(c, &config.identifier, before, &events).await;
         }
     }
     drop(client);
