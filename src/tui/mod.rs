@@ -197,6 +197,7 @@ fn apply_ui(app: &mut App, ui: &UiConfig) -> anyhow::Result<()> {
     let name = ui.theme.as_deref().unwrap_or(theme::DEFAULT_THEME);
     app.theme =
         theme::Theme::named(name, theme::no_color_from_env()).map_err(anyhow::Error::msg)?;
+    ui::highlight::set_theme(&app.theme.syntax).map_err(anyhow::Error::msg)?;
     app.keymap = keymap::Keymap::with_overrides(&ui.keys)
         .map_err(|e| anyhow::anyhow!("keys: {}", e.message))?;
     Ok(())

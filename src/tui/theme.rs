@@ -50,6 +50,8 @@ pub struct Theme {
     /// False under `NO_COLOR`: views that colour text by other means (syntax
     /// highlighting) must drop those colours too.
     pub colors: bool,
+    /// The syntect theme code is highlighted with (`syntax = "…"` in the file).
+    pub syntax: String,
 }
 
 /// A theme file: one style per role, every role present.
@@ -70,6 +72,8 @@ struct ThemeFile {
     success: StyleSpec,
     status: StyleSpec,
     status_accent: StyleSpec,
+    /// A syntect theme name for code.
+    syntax: String,
 }
 
 /// One role's style as written in a theme file.
@@ -173,6 +177,7 @@ impl Theme {
             status: f.status.style("status")?,
             status_accent: f.status_accent.style("status_accent")?,
             colors: true,
+            syntax: f.syntax,
         })
     }
 
@@ -214,6 +219,7 @@ impl Theme {
             status: strip(self.status),
             status_accent: strip(self.status_accent),
             colors: false,
+            syntax: self.syntax.clone(),
         }
     }
 
@@ -237,6 +243,7 @@ impl Theme {
             status: reversed,
             status_accent: reversed.add_modifier(Modifier::BOLD),
             colors: false,
+            syntax: super::ui::highlight::DEFAULT_THEME.to_string(),
         }
     }
 }
@@ -265,6 +272,20 @@ mod tests {
             assert_ne!(t, Theme::plain(), "{name}");
         }
         assert_ne!(theme("dark", false), theme("light", false));
+    }
+
+    #[test]
+    fn every_builtin_theme_names_a_syntect_theme_for_code() {
+        for name in names() {
+            let t = theme(name, false);
+            assert!(
+                crate::tui::ui::highlight::has_theme(&t.syntax),
+                "{name}: {}",
+                t.syntax
+            );
+        }
+        assert_eq!(theme("dark", false).syntax, "base16-ocean.dark");
+        assert_eq!(theme("light", false).syntax, "InspiredGitHub");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! cached so a redraw never re-highlights text that did not change.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -13,8 +13,8 @@ use syntect::highlighting::{FontStyle, Theme, ThemeSet};
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
-/// The syntect theme used for code.
-const THEME: &str = "base16-ocean.dark";
+/// The syntect theme used for code unless the UI theme names another.
+pub const DEFAULT_THEME: &str = "base16-ocean.dark";
 /// Spaces a tab in code is shown as.
 const TAB: &str = "    ";
 /// Sources kept in the cache before it is emptied (a crude but bounded cache).
@@ -22,24 +22,67 @@ const CACHE_LIMIT: usize = 512;
 
 struct Assets {
     syntaxes: SyntaxSet,
-    theme: Option<Theme>,
+    themes: ThemeSet,
 }
 
 fn assets() -> &'static Assets {
     static ASSETS: OnceLock<Assets> = OnceLock::new();
-    ASSETS.get_or_init(|| {
-        let mut themes = ThemeSet::load_defaults();
-        Assets {
-            syntaxes: SyntaxSet::load_defaults_newlines(),
-            theme: themes.themes.remove(THEME),
-        }
+    ASSETS.get_or_init(|| Assets {
+        syntaxes: SyntaxSet::load_defaults_newlines(),
+        themes: ThemeSet::load_defaults(),
     })
+}
+
+/// The name of the syntect theme code is highlighted with, process-wide (the
+/// UI has one theme at a time).
+static CODE_THEME: RwLock<String> = RwLock::new(String::new());
+
+/// Highlights code with syntect's theme `name` from now on (the UI theme's
+/// `syntax`, e.g. `base16-ocean.light`). Errors: syntect has no such theme
+/// (the message lists the known ones); the theme in use stays.
+pub fn set_theme(name: &str) -> Result<(), String> {
+    let themes = &assets().themes.themes;
+    if !has_theme(name) {
+        let known: Vec<&str> = themes.keys().map(String::as_str).collect();
+        return Err(format!(
+            "unknown syntax theme {name:?} (known: {})",
+            known.join(", ")
+        ));
+    }
+    if let Ok(mut current) = CODE_THEME.write() {
+        *current = name.to_string();
+    }
+    Ok(())
+}
+
+/// True when syntect has a theme called `name`.
+pub fn has_theme(name: &str) -> bool {
+    assets().themes.themes.contains_key(name)
+}
+
+/// The name of the syntect theme in use.
+pub fn theme_name() -> String {
+    CODE_THEME
+        .read()
+        .ok()
+        .map(|n| n.clone())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| DEFAULT_THEME.to_string())
+}
+
+fn current_theme() -> Option<&'static Theme> {
+    let themes = &assets().themes.themes;
+    themes
+        .get(&theme_name())
+        .or_else(|| themes.get(DEFAULT_THEME))
 }
 
 /// Highlights Python source into styled lines, with a cache keyed by the source.
 #[derive(Default)]
 pub struct Highlighter {
     cache: HashMap<String, Vec<Line<'static>>>,
+    /// The syntect theme the cached lines were highlighted with.
+    theme: String,
 }
 
 impl std::fmt::Debug for Highlighter {
@@ -54,6 +97,11 @@ impl Highlighter {
     /// The highlighted lines of `source` (one per source line; an empty source is
     /// one empty line).
     pub fn lines(&mut self, source: &str) -> Vec<Line<'static>> {
+        let theme = theme_name();
+        if theme != self.theme {
+            self.cache.clear();
+            self.theme = theme;
+        }
         if let Some(hit) = self.cache.get(source) {
             return hit.clone();
         }
@@ -76,7 +124,7 @@ fn python(syntaxes: &SyntaxSet) -> &SyntaxReference {
 /// or syntect fails on a line.
 pub fn highlight(source: &str) -> Vec<Line<'static>> {
     let assets = assets();
-    let Some(theme) = assets.theme.as_ref() else {
+    let Some(theme) = current_theme() else {
         return plain(source);
     };
     let mut hl = HighlightLines::new(python(&assets.syntaxes), theme);
@@ -106,7 +154,7 @@ pub fn highlight(source: &str) -> Vec<Line<'static>> {
 /// theme is missing (the caller shows plain text). Used by file previews.
 pub fn highlight_as(lines: &[String], ext: Option<&str>) -> Option<Vec<Line<'static>>> {
     let assets = assets();
-    let theme = assets.theme.as_ref()?;
+    let theme = current_theme()?;
     let syntaxes = &assets.syntaxes;
     let syntax = ext
         .and_then(|e| syntaxes.find_syntax_by_extension(e))
