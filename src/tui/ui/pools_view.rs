@@ -16,11 +16,19 @@ pub fn render(pools: &PoolsUi, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let Some(menu) = &pools.menu else {
         return;
     };
+    let names: Vec<String> = pools
+        .choices
+        .iter()
+        .map(|c| sanitize::plain(&c.name))
+        .collect();
+    let width_of = |n: &str| Span::raw(n).width();
+    let name_width = names.iter().map(|n| width_of(n)).max().unwrap_or(0);
     let lines: Vec<Line<'static>> = pools
         .choices
         .iter()
+        .zip(&names)
         .enumerate()
-        .map(|(i, choice)| {
+        .map(|(i, (choice, name))| {
             let current = choice.name == pools.current;
             let mark = if current { "● " } else { "  " };
             let detail_style = if choice.target.is_err() {
@@ -30,7 +38,10 @@ pub fn render(pools: &PoolsUi, area: Rect, buf: &mut Buffer, theme: &Theme) {
             };
             let mut line = Line::from(vec![
                 Span::styled(mark, theme.accent),
-                Span::raw(sanitize::plain(&choice.name)),
+                Span::raw(format!(
+                    "{name}{}",
+                    " ".repeat(name_width.saturating_sub(width_of(name)))
+                )),
                 Span::raw("  "),
                 Span::styled(sanitize::plain(&choice.detail()), detail_style),
             ]);
