@@ -79,3 +79,97 @@ pub fn render(pools: &PoolsUi, area: Rect, buf: &mut Buffer, theme: &Theme) {
         .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0))
         .render(popup, buf);
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use insta::assert_snapshot;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::client::{ApiVersion, PoolType};
+    use crate::tui::pools::{PoolChoice, PoolTarget, PoolsMenu};
+
+    fn target(endpoint: Option<&str>, pool_type: PoolType) -> PoolTarget {
+        PoolTarget {
+            endpoint: endpoint.map(str::to_string),
+            token: None,
+            auth: None,
+            api_version: ApiVersion::V2025_10_02,
+            identifier: "sp-1".into(),
+            timeout: Duration::from_secs(220),
+            pool_type,
+        }
+    }
+
+    fn pools() -> PoolsUi {
+        let mut pools = PoolsUi::new(
+            vec![
+                PoolChoice {
+                    name: "agents".into(),
+                    target: Ok(target(
+                        Some(
+                            "https://westeurope.dynamicsessions.io/subscriptions/s/sessionPools/cc",
+                        ),
+                        PoolType::CustomContainer,
+                    )),
+                },
+                PoolChoice {
+                    name: "broken".into(),
+                    target: Err("the profile's token variable X is not set".into()),
+                },
+                PoolChoice {
+                    name: "dev\u{1b}[2J".into(),
+                    target: Ok(target(
+                        Some("https://eastus.dynamicsessions.io/subscriptions/s/sessionPools/p"),
+                        PoolType::CodeInterpreter,
+                    )),
+                },
+                PoolChoice {
+                    name: "local".into(),
+                    target: Ok(target(None, PoolType::CodeInterpreter)),
+                },
+            ],
+            "local",
+        );
+        pools.menu = Some(PoolsMenu { selected: 2 });
+        pools
+    }
+
+    fn screen(pools: &PoolsUi, width: u16, height: u16) -> TestBackend {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal
+            .draw(|f| {
+                let area = f.area();
+                render(pools, area, f.buffer_mut(), &Theme::dark());
+            })
+            .unwrap();
+        terminal.backend().clone()
+    }
+
+    /// The chooser lists every pool in one column, marks the one in use, says
+    /// why one cannot be used, and drops a name's escape sequence.
+    #[test]
+    fn snapshot_pools_chooser() {
+        assert_snapshot!("pools_80x12", screen(&pools(), 80, 12));
+        let buffer = screen(&pools(), 80, 12);
+        let selected_row: String = (0..80)
+            .map(|x| buffer.buffer()[(x, 6)].symbol().to_string())
+            .collect();
+        assert!(selected_row.contains("│  dev     eastus"), "{selected_row}");
+        assert_eq!(
+            buffer.buffer()[(24, 6)].bg,
+            Theme::dark().selection.bg.unwrap()
+        );
+    }
+
+    #[test]
+    fn a_closed_chooser_draws_nothing() {
+        let mut closed = pools();
+        closed.menu = None;
+        let buffer = screen(&closed, 40, 6);
+        assert!(buffer.buffer().content.iter().all(|c| c.symbol() == " "));
+    }
+}
