@@ -15,6 +15,7 @@ use tokio::sync::Mutex;
 use super::PoolOptions;
 use super::image::PythonEnv;
 use super::kernel::{Interrupter, Kernel, KernelLaunch};
+use super::process::Processes;
 use super::sandbox::Sandbox;
 use crate::client::{Execution, ExecutionStatus};
 
@@ -117,6 +118,8 @@ pub struct SessionRegistry {
     sessions: StdMutex<HashMap<String, Arc<Session>>>,
     ready: StdMutex<Vec<Ready>>,
     starting: AtomicUsize,
+    /// Every kernel process, from spawn until reaped (also those starting).
+    processes: Arc<Processes>,
     next_kernel: AtomicU64,
 }
 
@@ -138,6 +141,7 @@ impl SessionRegistry {
             sessions: StdMutex::new(HashMap::new()),
             ready: StdMutex::new(Vec::new()),
             starting: AtomicUsize::new(0),
+            processes: Arc::new(Processes::default()),
             next_kernel: AtomicU64::new(0),
         }
     }
@@ -164,6 +168,7 @@ impl SessionRegistry {
             workdir: folder,
             runtime_dir: self.runtime_root.join(n.to_string()),
             sandbox: self.sandbox.clone(),
+            processes: self.processes.clone(),
         }
     }
 
