@@ -165,3 +165,49 @@ fn sandboxed_kernels_end_with_a_multi_thread_runtime() {
 fn unsandboxed_kernels_still_starting_end_with_their_pool() {
     rounds(false, false);
 }
+
+/// A pool dropped while a session executes, the runtime going on (as when the TUI
+/// switches pools): the busy kernel ends now, not when its execution would.
+#[test]
+fn a_busy_kernel_ends_when_its_pool_is_dropped_and_the_runtime_goes_on() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let marker = root.path().to_string_lossy().into_owned();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let left = rt.block_on(async {
+        let mut opts = options(&root.path().join("busy"), true);
+        opts.ready_sessions = 0;
+        let pool = LocalPool::start(opts, &|line| eprintln!("[python env] {line}"))
+            .await
+            .expect("local pool starts");
+        let registry = pool.registry().clone();
+        let session = registry.get_or_create("busy").expect("session");
+        let busy = tokio::spawn(async move {
+            let code = "print('started', flush=True)\nimport time\ntime.sleep(600)";
+            registry
+                .execute(&session, "x1", code, Duration::from_secs(600))
+                .await
+        });
+        // The kernel exists once a process names the session folder; give it
+        // time to be inside the cell.
+        let until = Instant::now() + Duration::from_secs(60);
+        while processes_naming(&marker).is_empty() && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        drop(pool);
+        let left = tokio::task::spawn_blocking(move || survivors(&marker))
+            .await
+            .expect("scan");
+        busy.abort();
+        left
+    });
+    drop(rt);
+    assert!(
+        left.is_empty(),
+        "kernel processes outlived their pool: {left:?}"
+    );
+}
