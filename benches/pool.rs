@@ -64,6 +64,7 @@ async fn main() {
         workdir: folder,
         runtime_dir: std::env::temp_dir().join(format!("spb-{}", std::process::id())),
         sandbox: sandbox.clone(),
+        processes: Default::default(),
     })
     .await
     .expect("kernel");

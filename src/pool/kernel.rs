@@ -19,10 +19,11 @@ use jupyter_zmq_client::{
     create_client_control_connection, create_client_iopub_connection,
     create_client_shell_connection_with_identity, peer_identity_for_session,
 };
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio::sync::Mutex;
 
 use super::image::PythonEnv;
+use super::process::{KernelProcess, Processes};
 use super::sandbox::Sandbox;
 use crate::client::{Execution, ExecutionImage, ExecutionStatus};
 
@@ -78,6 +79,8 @@ pub struct KernelLaunch {
     /// Run under bubblewrap when `Some`; otherwise unisolated with `/mnt/data`
     /// mapped to `workdir` by the start-up script.
     pub sandbox: Option<Sandbox>,
+    /// The pool's kernel processes, which the new one joins as soon as it exists.
+    pub processes: Arc<Processes>,
 }
 
 impl KernelLaunch {
@@ -99,7 +102,7 @@ impl KernelLaunch {
 
 /// A running IPython kernel.
 pub struct Kernel {
-    child: Child,
+    process: KernelProcess,
     shell: ClientShellConnection,
     iopub: ClientIoPubConnection,
     /// Shared with [`Interrupter`]s, which reach it while an execution holds the
@@ -114,8 +117,10 @@ impl Kernel {
     /// IOPub channel delivers messages (so no output of the first execution is lost).
     ///
     /// Errors: [`KernelError::Io`] for the runtime folder, [`KernelError::Spawn`]
-    /// when the interpreter cannot start, [`KernelError::NotReady`] when it exits or
-    /// stays silent for 60 s.
+    /// when the interpreter cannot start (or the pool is closing),
+    /// [`KernelError::NotReady`] when it exits or stays silent for 60 s.
+    ///
+    /// Cancelling it (dropping the future) kills the process tree started so far.
     pub async fn start(launch: &KernelLaunch) -> Result<Self, KernelError> {
         let dir = &launch.runtime_dir;
         let io = |path: &Path, source| KernelError::Io {
@@ -154,19 +159,21 @@ impl Kernel {
             .env("PYDEVD_DISABLE_FILE_VALIDATION", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        let child = cmd.spawn().map_err(|source| KernelError::Spawn {
-            python: launch.env.python.clone(),
-            source,
-        })?;
-        let mut kernel = Self::connect(child, &info, dir.clone()).await?;
+            .stderr(Stdio::null());
+        let process = launch
+            .processes
+            .spawn(&mut cmd)
+            .map_err(|source| KernelError::Spawn {
+                python: launch.env.python.clone(),
+                source,
+            })?;
+        let mut kernel = Self::connect(process, &info, dir.clone()).await?;
         kernel.wait_ready().await?;
         Ok(kernel)
     }
 
     async fn connect(
-        mut child: Child,
+        mut process: KernelProcess,
         info: &ConnectionInfo,
         runtime_dir: PathBuf,
     ) -> Result<Self, KernelError> {
@@ -178,7 +185,7 @@ impl Kernel {
         let shell_path = PathBuf::from(format!("{}-{}", info.ip, info.shell_port));
         let deadline = Instant::now() + START_LIMIT;
         while !shell_path.exists() {
-            if let Ok(Some(status)) = child.try_wait() {
+            if let Some(status) = process.try_wait() {
                 return Err(KernelError::NotReady(format!(
                     "the kernel exited ({status})"
                 )));
@@ -199,7 +206,7 @@ impl Kernel {
             .await
             .map_err(not_ready)?;
         Ok(Self {
-            child,
+            process,
             shell,
             iopub,
             control: Arc::new(Mutex::new(control)),
@@ -218,7 +225,7 @@ impl Kernel {
                     "no kernel_info_reply after 60 s".into(),
                 ));
             }
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Some(status) = self.process.try_wait() {
                 return Err(KernelError::NotReady(format!(
                     "the kernel exited ({status})"
                 )));
@@ -245,7 +252,7 @@ impl Kernel {
 
     /// True once the kernel process has exited or been killed.
     pub fn is_dead(&mut self) -> bool {
-        if !self.dead && matches!(self.child.try_wait(), Ok(Some(_))) {
+        if !self.dead && self.process.try_wait().is_some() {
             self.dead = true;
         }
         self.dead
@@ -325,7 +332,7 @@ impl Kernel {
                         }
                     }
                 },
-                _ = self.child.wait() => {
+                () = self.process.wait() => {
                     self.dead = true;
                     return Collect::Died;
                 }
@@ -347,22 +354,22 @@ impl Kernel {
         }
     }
 
-    /// Kills the kernel process at once.
+    /// Kills the kernel's processes (under bubblewrap, the sandbox too) at once.
     pub fn kill(&mut self) {
-        let _ = self.child.start_kill();
+        self.process.kill();
         self.dead = true;
     }
 
-    /// Kills the kernel and waits for the process to be reaped.
+    /// Kills the kernel's processes and waits for the kernel to be reaped.
     pub async fn shutdown(mut self) {
-        let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
+        self.process.kill();
+        self.process.wait().await;
     }
 }
 
 impl Drop for Kernel {
     fn drop(&mut self) {
-        let _ = self.child.start_kill();
+        self.process.kill();
         let _ = std::fs::remove_dir_all(&self.runtime_dir);
     }
 }

@@ -7,6 +7,7 @@ mod files;
 pub mod image;
 pub mod kernel;
 mod manage;
+pub mod process;
 pub mod sandbox;
 pub mod server;
 pub mod sessions;

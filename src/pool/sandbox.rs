@@ -92,6 +92,8 @@ impl Sandbox {
         if self.egress {
             cmd.arg("--share-net");
         }
+        // --die-with-parent covers the sandbox's init only once its setup is
+        // done; `process.rs` kills the whole tree for the moments before.
         cmd.args(["--die-with-parent", "--new-session"])
             .args(["--ro-bind", "/", "/"])
             .args(["--tmpfs", "/tmp", "--tmpfs", "/mnt"])

@@ -11,10 +11,12 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::Mutex;
+use tokio::task::JoinSet;
 
 use super::PoolOptions;
 use super::image::PythonEnv;
 use super::kernel::{Interrupter, Kernel, KernelLaunch};
+use super::process::Processes;
 use super::sandbox::Sandbox;
 use crate::client::{Execution, ExecutionStatus};
 
@@ -117,6 +119,10 @@ pub struct SessionRegistry {
     sessions: StdMutex<HashMap<String, Arc<Session>>>,
     ready: StdMutex<Vec<Ready>>,
     starting: AtomicUsize,
+    /// The tasks starting ready kernels, aborted when the pool ends.
+    refills: StdMutex<JoinSet<()>>,
+    /// Every kernel process, from spawn until reaped (also those starting).
+    processes: Arc<Processes>,
     next_kernel: AtomicU64,
 }
 
@@ -138,6 +144,8 @@ impl SessionRegistry {
             sessions: StdMutex::new(HashMap::new()),
             ready: StdMutex::new(Vec::new()),
             starting: AtomicUsize::new(0),
+            refills: StdMutex::new(JoinSet::new()),
+            processes: Arc::new(Processes::default()),
             next_kernel: AtomicU64::new(0),
         }
     }
@@ -164,19 +172,23 @@ impl SessionRegistry {
             workdir: folder,
             runtime_dir: self.runtime_root.join(n.to_string()),
             sandbox: self.sandbox.clone(),
+            processes: self.processes.clone(),
         }
     }
 
-    /// Starts kernels in the background until `ready_sessions` are waiting.
+    /// Starts kernels in the background until `ready_sessions` are waiting (none
+    /// once the pool is ending).
     pub fn refill(self: &Arc<Self>) {
+        let mut refills = lock(&self.refills);
+        while refills.try_join_next().is_some() {}
         loop {
             let have = lock(&self.ready).len() + self.starting.load(Ordering::SeqCst);
-            if have >= self.ready_target {
+            if have >= self.ready_target || self.processes.is_closed() {
                 return;
             }
             self.starting.fetch_add(1, Ordering::SeqCst);
             let me = self.clone();
-            tokio::spawn(async move {
+            refills.spawn(async move {
                 let guid = uuid::Uuid::new_v4();
                 let folder = me.sessions_dir.join(guid.simple().to_string());
                 let started = match std::fs::create_dir_all(&folder) {
@@ -190,7 +202,9 @@ impl SessionRegistry {
                         folder,
                     }),
                     None => {
-                        tracing::warn!("a ready kernel failed to start");
+                        if !me.processes.is_closed() {
+                            tracing::warn!("a ready kernel failed to start");
+                        }
                         let _ = std::fs::remove_dir_all(&folder);
                     }
                 }
@@ -350,8 +364,12 @@ impl SessionRegistry {
         n
     }
 
-    /// Ends every session and ready kernel: kernels are stopped and folders removed.
+    /// Ends every session and ready kernel: kernels are stopped (those still
+    /// starting too, and none starts afterwards) and folders removed.
     pub async fn shutdown(&self) {
+        self.processes.close();
+        let mut refills = std::mem::take(&mut *lock(&self.refills));
+        refills.shutdown().await;
         let all: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for s in all {
             end(s).await;
@@ -364,18 +382,12 @@ impl SessionRegistry {
         let _ = std::fs::remove_dir_all(&self.runtime_root);
     }
 
-    /// Kills every kernel at once without waiting (for `Drop`).
+    /// Kills every kernel process at once without waiting (for `Drop`): those of
+    /// sessions, busy or not, of ready kernels and of kernels still starting. No
+    /// kernel starts afterwards.
     pub fn kill_all(&self) {
-        for s in lock(&self.sessions).values() {
-            if let Ok(mut k) = s.kernel.try_lock()
-                && let Some(k) = k.as_mut()
-            {
-                k.kill();
-            }
-        }
-        for r in lock(&self.ready).iter_mut() {
-            r.kernel.kill();
-        }
+        self.processes.close();
+        lock(&self.refills).abort_all();
     }
 }
 
