@@ -179,3 +179,45 @@ async fn executions_in_one_session_queue_one_at_a_time() {
     assert_eq!(second.result, Some(json!(1)), "{}", second.stderr);
     assert!(slow.await.unwrap().unwrap().succeeded());
 }
+
+/// `DELETE session` while the session executes ends it now: the kernel is
+/// killed, the running execution reports it, and the next execution of the
+/// identifier starts a fresh session. (Before, the delete waited for the code
+/// to finish: here, ten minutes.)
+#[tokio::test]
+async fn deleting_a_busy_session_ends_it_at_once() {
+    let pool = TestPool::start().await;
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let id = identifier();
+    client
+        .execute(&id, "kept = 1", common::LIMIT)
+        .await
+        .unwrap();
+    let (c1, id1) = (client.clone(), id.clone());
+    let busy = tokio::spawn(async move {
+        c1.execute(
+            &id1,
+            "import time\ntime.sleep(600)",
+            Duration::from_secs(600),
+        )
+        .await
+    });
+    // Wait until the execution runs (the session says it was used since).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // A hang detector, not a speed check: the code would run for ten minutes.
+    tokio::time::timeout(Duration::from_secs(60), client.delete_session(&id))
+        .await
+        .expect("the delete does not wait for the running code")
+        .unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(60), busy)
+        .await
+        .expect("the running execution ends with its kernel")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended.status, ExecutionStatus::Failed);
+    let fresh = client
+        .execute(&id, "'kept' in globals()", common::LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(fresh.result, Some(json!(false)), "{}", fresh.stderr);
+}

@@ -347,10 +347,13 @@ impl Kernel {
         self.interrupter().interrupt().await;
     }
 
-    /// A handle that interrupts this kernel without the `&mut` an execution holds.
+    /// A handle that interrupts (or kills) this kernel without the `&mut` an
+    /// execution holds.
     pub fn interrupter(&self) -> Interrupter {
         Interrupter {
             control: self.control.clone(),
+            group: self.process.pid(),
+            processes: self.process.processes().clone(),
         }
     }
 
@@ -379,9 +382,19 @@ impl Drop for Kernel {
 #[derive(Clone)]
 pub struct Interrupter {
     control: Arc<Mutex<ClientControlConnection>>,
+    /// The kernel's process group, for [`Interrupter::kill`].
+    group: u32,
+    processes: Arc<Processes>,
 }
 
 impl Interrupter {
+    /// Kills the kernel's process tree now (a session ended while it executes);
+    /// the execution then sees the kernel die. Nothing happens once the kernel
+    /// was reaped.
+    pub fn kill(&self) {
+        self.processes.kill_group(self.group);
+    }
+
     /// Sends `interrupt_request` on the control channel and waits (briefly) for
     /// the reply; true when the kernel acknowledged it. Bounded in time, so a dead
     /// kernel (no peer on the socket) cannot hang the caller.

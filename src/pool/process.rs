@@ -82,6 +82,15 @@ impl Processes {
         }
     }
 
+    /// Kills the process tree of group `pid` now, if it is still registered
+    /// (not yet reaped, so the pid cannot have been reused); used to end a
+    /// kernel that an execution holds.
+    pub fn kill_group(&self, pid: u32) {
+        if self.state().groups.contains(&pid) {
+            kill_tree(pid);
+        }
+    }
+
     /// Whether [`Processes::close`] was called.
     pub fn is_closed(&self) -> bool {
         self.state().closed
@@ -117,6 +126,16 @@ impl KernelProcess {
         if self.child.wait().await.is_ok() {
             self.reaped();
         }
+    }
+
+    /// The leader's pid, which is also its process group.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The pool's registry this process is in.
+    pub fn processes(&self) -> &Arc<Processes> {
+        &self.processes
     }
 
     /// Kills the process and everything it started, without waiting.

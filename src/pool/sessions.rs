@@ -392,10 +392,22 @@ impl SessionRegistry {
 }
 
 async fn end(session: Arc<Session>) {
-    *lock(&session.interrupter) = None;
-    if let Some(k) = session.kernel.lock().await.take() {
+    let handle = lock(&session.interrupter).take();
+    // An execution holds the kernel: kill it so the session ends now rather
+    // than when the code finishes (the execution reports the kernel's death).
+    let mut kernel = match session.kernel.try_lock() {
+        Ok(kernel) => kernel,
+        Err(_) => {
+            if let Some(handle) = &handle {
+                handle.kill();
+            }
+            session.kernel.lock().await
+        }
+    };
+    if let Some(k) = kernel.take() {
         k.shutdown().await;
     }
+    drop(kernel);
     let _ = std::fs::remove_dir_all(&session.folder);
     tracing::info!(identifier = %session.identifier, "session ended");
 }
