@@ -58,35 +58,44 @@ pub fn plain(raw: &str) -> String {
 /// So the C1 forms of CSI, DCS, SOS, OSC, PM, APC and ST are fed as their 7-bit
 /// equivalents (`ESC [`, `ESC P`, …). And a newline ends any CSI or ESC sequence
 /// it interrupts, where vte, like a terminal, would run the newline and carry on
-/// with the sequence: `PROBE` is fed before each newline. It ends a sequence
-/// still open (and is dropped with it), is not printed in text, and in a control
-/// string (OSC, DCS, …) is swallowed with the rest of the string. So whatever
-/// follows a newline that survives cleaning is cleaned the same with or without
-/// what came before it, which lets `text_index` clean a long output piece by piece.
+/// with the sequence: `PROBE` is fed before a newline, unless no ESC came since
+/// the parser was last seen reading text. It ends a sequence still open (and is
+/// dropped with it), is not printed in text, and in a control string (OSC, DCS, …)
+/// is swallowed with the rest of the string. So whatever follows a newline that
+/// survives cleaning is cleaned the same with or without what came before it,
+/// which lets `text_index` clean a long output piece by piece.
 pub fn clean(raw: &str, keep_sgr: bool) -> String {
     let mut gate = Gate {
         out: String::with_capacity(raw.len()),
         col: 0,
         pending_cr: false,
         keep_sgr,
-        probing: false,
+        probe: None,
     };
     let mut parser = Parser::new();
     let bytes = raw.as_bytes();
     let mut from = 0;
-    // A C1 control is U+0080..U+009F: 0xC2 then one byte. In UTF-8, 0xC2 only
-    // ever leads a two-byte character, so `at + 1` is in the text.
-    for at in memchr::memchr2_iter(b'\n', 0xc2, bytes) {
-        if bytes[at] == b'\n' {
-            parser.advance(&mut gate, &bytes[from..at]);
-            gate.probing = true;
-            parser.advance(&mut gate, PROBE);
-            gate.probing = false;
-            from = at;
-        } else if let c1 @ (0x90 | 0x98 | 0x9b..=0x9f) = bytes[at + 1] {
-            parser.advance(&mut gate, &bytes[from..at]);
-            parser.advance(&mut gate, &[ESC, c1 - 0x40]);
-            from = at + 2;
+    // The parser reads text: no ESC was fed since that was last known.
+    let mut in_text = true;
+    for at in memchr::memchr3_iter(b'\n', ESC, 0xc2, bytes) {
+        match bytes[at] {
+            ESC => in_text = false,
+            b'\n' if !in_text => {
+                parser.advance(&mut gate, &bytes[from..at]);
+                in_text = gate.probe(&mut parser);
+                from = at;
+            }
+            // A C1 control is U+0080..U+009F: 0xC2 then one byte. In UTF-8, 0xC2
+            // only ever leads a two-byte character, so `at + 1` is in the text.
+            0xc2 => {
+                if let c1 @ (0x90 | 0x98 | 0x9b..=0x9f) = bytes[at + 1] {
+                    parser.advance(&mut gate, &bytes[from..at]);
+                    parser.advance(&mut gate, &[ESC, c1 - 0x40]);
+                    from = at + 2;
+                    in_text = false;
+                }
+            }
+            _ => {}
         }
     }
     parser.advance(&mut gate, &bytes[from..]);
@@ -101,11 +110,18 @@ struct Gate {
     /// A carriage return not yet applied: the next text replaces the line.
     pending_cr: bool,
     keep_sgr: bool,
-    /// [`PROBE`] is being fed: it is not text.
-    probing: bool,
+    /// While `PROBE` is fed: whether it fell on text (and was not printed).
+    probe: Option<bool>,
 }
 
 impl Gate {
+    /// Feeds `PROBE`; true when the parser was (and so is) reading text.
+    fn probe(&mut self, parser: &mut Parser) -> bool {
+        self.probe = Some(false);
+        parser.advance(self, PROBE);
+        self.probe.take() == Some(true)
+    }
+
     /// Applies a pending carriage return: drops the current line's text.
     fn carriage_return(&mut self) {
         if std::mem::take(&mut self.pending_cr) {
@@ -121,7 +137,11 @@ impl Perform for Gate {
     // cleaned in about 37 ms rather than 49.
     #[inline(always)]
     fn print(&mut self, c: char) {
-        if self.probing || c.is_control() || is_bidi_control(c) {
+        if let Some(on_text) = &mut self.probe {
+            *on_text = true;
+            return;
+        }
+        if c.is_control() || is_bidi_control(c) {
             return;
         }
         self.carriage_return();
@@ -285,6 +305,7 @@ mod tests {
         assert_eq!(clean("a\x1b[31\nmb", true), "a\nmb");
         assert_eq!(clean("a\x1b\nb", true), "a\nb");
         assert_eq!(clean("a\x1b(\nb", true), "a\nb");
+        assert_eq!(plain("a\n\x1b]0;t\nx\ny\x07z\x1b[31\nw\nv"), "a\nz\nw\nv");
         // So cleaning after a newline that survived gives the same as cleaning all.
         let raw = "red \x1b[1;31\nm\x1b[32mgreen\r\n\x1b]0;t\x07\tx\n";
         for (at, _) in raw.match_indices('\n') {
