@@ -6,7 +6,9 @@
 //!   notebook, in the frame the output arrives in and in a frame while it is
 //!   still being read;
 //! - the first frame: building the `App` and drawing it (warm, and once cold at
-//!   the start of the run, printed).
+//!   the start of the run, printed);
+//! - the sanitizer (`sanitize::clean`) on 1 MB of coloured output and on 10 MB of
+//!   mixed output (colours, progress bars, tabs, OSC, non-ASCII text).
 //!
 //! Idle CPU is measured on the real binary by `scripts/idle_cpu.sh`; that the loop
 //! requests no frame when idle is a unit test in `src/tui/runner.rs`.
@@ -24,7 +26,7 @@ use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::{App, AppConfig, PoolState};
 use sessionpad::tui::event::{AppEvent, RunId};
-use sessionpad::tui::ui::draw;
+use sessionpad::tui::ui::{draw, sanitize};
 
 const WIDTH: u16 = 160;
 const HEIGHT: u16 = 48;
@@ -246,11 +248,64 @@ fn cold_first_frame() {
     );
 }
 
+/// About `bytes` of test-runner style output: coloured status, a 256-colour and a
+/// truecolour span on every line.
+fn coloured_text(bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + 200);
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!(
+            "\x1b[1;32m  PASSED \x1b[0m tests/test_module.py::test_case_{i} \
+             \x1b[38;5;244m({}.{:03}s)\x1b[0m \x1b[38;2;255;128;0mwarn\x1b[39m\n",
+            i % 7,
+            i % 1000
+        ));
+        i += 1;
+    }
+    out
+}
+
+/// About `bytes` of mixed output: colours, a progress bar redrawn with CR, tabs, a
+/// title and a hyperlink (OSC), a cursor move, and non-ASCII text.
+fn mixed_text(bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + 400);
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&format!(
+            " 10%|#   |\r 50%|##  |\r100%|####|\n\
+             epoch\t{i}\tloss\t0.{i:04}\t\x1b[31mné\x1b[0m 学習 ✓\n\
+             \x1b]0;title {i}\x07\x1b]8;;https://example.com/{i}\x1b\\link\x1b]8;;\x1b\\ \
+             \x1b[2K\x1b[1A\x1b[1;4;38;5;{}mstyled\x1b[m plain text line {i}\n",
+            i % 256
+        ));
+        i += 1;
+    }
+    out
+}
+
+fn sanitizer(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sanitize");
+    group.sample_size(10);
+    let coloured = coloured_text(1 << 20);
+    group.bench_function("clean 1 MB coloured, keep SGR", |b| {
+        b.iter(|| black_box(sanitize::clean(black_box(&coloured), true)));
+    });
+    let mixed = mixed_text(10 << 20);
+    group.bench_function("clean 10 MB mixed, keep SGR", |b| {
+        b.iter(|| black_box(sanitize::clean(black_box(&mixed), true)));
+    });
+    group.bench_function("clean 10 MB mixed, plain", |b| {
+        b.iter(|| black_box(sanitize::clean(black_box(&mixed), false)));
+    });
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
     cold_first_frame();
     first_frame(c);
     million_lines(c);
     keystroke_10mb(c);
+    sanitizer(c);
 }
 
 criterion_group!(tui, benches);
