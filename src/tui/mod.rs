@@ -28,6 +28,7 @@ pub mod theme;
 pub mod ui;
 pub mod worker;
 pub mod worker_files;
+pub mod worker_radar;
 
 use std::time::Duration;
 

@@ -28,12 +28,6 @@ use crate::client::{
     ClientError, MAX_UPLOAD, PoolMetadata, RemoteFile, SessionClient, SessionInfo,
 };
 
-/// The longest the radar's listing before a cell may hold up its start.
-pub const BEFORE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-/// The longest the radar's listing after a cell may take (it holds up the next
-/// cell in the queue, not this one's outputs).
-const AFTER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
 /// What the UI asks of the file worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FilesCommand {
@@ -492,47 +486,6 @@ fn folder_of(done: &str) -> String {
         .parent()
         .map(|p| p.display().to_string())
         .unwrap_or_default()
-}
-
-/// After a cell: the radar's second listing (compared with `before` when that
-/// was taken) and the session's details (for the idle countdown and to notice a
-/// recycled session). Returns whether the listing answered within its limit.
-pub async fn after_cell(
-    client: &SessionClient,
-    identifier: &str,
-    before: Option<Vec<RemoteFile>>,
-    events: &AppEventSender,
-) -> bool {
-    // Listed even without a `before` (the radar then has nothing to compare):
-    // an answer says the pool lists promptly again, so the next cell gets its
-    // `before` listing.
-    let after = snapshot(client, identifier, AFTER_WAIT).await;
-    let answered = after.is_some();
-    if let (Some(before), Some(after)) = (before, after) {
-        events.files(FilesEvent::CellListing { before, after });
-    }
-    if client.api_version().has_session_management() {
-        let result = client
-            .pool_session(identifier)
-            .await
-            .map_err(|e| e.to_string());
-        events.files(FilesEvent::Session {
-            identifier: identifier.to_string(),
-            result,
-        });
-    }
-    answered
-}
-
-/// The listing of the data root, for the radar, if it comes within `wait`
-/// (`None` when it fails or is late: the radar then has nothing to compare).
-pub async fn snapshot(
-    client: &SessionClient,
-    identifier: &str,
-    wait: std::time::Duration,
-) -> Option<Vec<RemoteFile>> {
-    let listing = client.list_files(identifier, None, false);
-    tokio::time::timeout(wait, listing).await.ok()?.ok()
 }
 
 /// The first `limit` bytes of remote file `name` (all of it when smaller): the

@@ -1,0 +1,184 @@
+//! Tests of the session worker: runs that fail, are abandoned or queue; image
+//! decoding.
+
+use super::*;
+use crate::tui::event::AppEvent;
+
+#[tokio::test]
+async fn unreachable_remote_pool_fails_the_run_instead_of_losing_it() {
+    let (events, mut rx) = AppEventSender::channel();
+    let worker = SessionWorker::spawn(
+        WorkerConfig {
+            connection: Connection::Remote {
+                // Port 9 (discard) on loopback: nothing listens in a test box.
+                endpoint: "http://127.0.0.1:9".into(),
+                token: None,
+                auth: None,
+            },
+            api_version: ApiVersion::V2025_10_02,
+            identifier: "t".into(),
+            timeout: Duration::from_secs(5),
+            pool_type: Default::default(),
+        },
+        events,
+    );
+    worker.execute(RunId(1), "1".into());
+    assert!(matches!(rx.recv().await, Some(AppEvent::PoolReady)));
+    assert!(matches!(
+        rx.recv().await,
+        Some(AppEvent::ExecutionStarted(RunId(1)))
+    ));
+    match rx.recv().await {
+        Some(AppEvent::ExecutionFinished {
+            run,
+            outcome: Err(reason),
+            ..
+        }) => {
+            assert_eq!(run, RunId(1));
+            assert!(!reason.is_empty());
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    worker.shutdown(Duration::from_secs(5)).await;
+}
+
+#[test]
+fn abandoned_runs_are_skipped_and_forgotten() {
+    let mut queue = Queue::default();
+    let execute = |n: u64| Command::Execute {
+        run: RunId(n),
+        code: format!("{n}"),
+    };
+    queue.accept(execute(1));
+    queue.accept(execute(2));
+    queue.accept(execute(3));
+    queue.accept(Command::Abandon { run: RunId(2) });
+    // An interrupt of a run that is not running means "do not run it".
+    queue.accept(Command::Interrupt { run: RunId(3) });
+    assert_eq!(queue.next().map(|(r, _)| r), Some(RunId(1)));
+    assert_eq!(queue.next(), None);
+    assert!(
+        queue.abandoned.is_empty(),
+        "marks of skipped runs are dropped"
+    );
+}
+
+/// A remote pool that takes connections and never answers.
+async fn silent_pool() -> (String, JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (format!("http://{addr}"), task)
+}
+
+#[tokio::test]
+async fn an_abandoned_run_reports_nothing_and_the_next_one_starts() {
+    let (endpoint, server) = silent_pool().await;
+    let (events, mut rx) = AppEventSender::channel();
+    let worker = SessionWorker::spawn(
+        WorkerConfig {
+            connection: Connection::Remote {
+                endpoint,
+                token: Some("t".into()),
+                auth: None,
+            },
+            api_version: ApiVersion::V2025_10_02,
+            identifier: "t".into(),
+            timeout: Duration::from_secs(5),
+            pool_type: Default::default(),
+        },
+        events,
+    );
+    worker.execute(RunId(1), "import time; time.sleep(60)".into());
+    worker.execute(RunId(2), "2".into());
+    assert!(matches!(rx.recv().await, Some(AppEvent::PoolReady)));
+    assert!(matches!(
+        rx.recv().await,
+        Some(AppEvent::ExecutionStarted(RunId(1)))
+    ));
+    // The service has no interrupt: interrupting a remote run abandons it.
+    worker.interrupt(RunId(1));
+    match rx.recv().await {
+        Some(AppEvent::ExecutionStarted(RunId(2))) => {}
+        other => panic!("expected run 2 to start, got {other:?}"),
+    }
+    worker.abandon(RunId(2));
+    worker.execute(RunId(3), "3".into());
+    match rx.recv().await {
+        Some(AppEvent::ExecutionStarted(RunId(3))) => {}
+        other => panic!("expected run 3 to start, got {other:?}"),
+    }
+    worker.shutdown(Duration::from_secs(5)).await;
+    server.abort();
+    while let Ok(event) = rx.try_recv() {
+        assert!(
+            !matches!(event, AppEvent::ExecutionFinished { .. }),
+            "no outcome of an abandoned run: {event:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn images_decode_in_order_and_bad_ones_say_why() {
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::new_rgb8(3, 2)
+        .write_to(&mut png, image::ImageFormat::Png)
+        .expect("encode png");
+    let image = |data: Vec<u8>| crate::client::ExecutionImage {
+        format: "png".into(),
+        data,
+    };
+    let exec = Execution {
+        id: None,
+        status: crate::client::ExecutionStatus::Succeeded,
+        stdout: String::new(),
+        stderr: String::new(),
+        result: None,
+        images: vec![image(png.into_inner()), image(vec![1, 2, 3])],
+        duration: Duration::ZERO,
+    };
+    let decoded = decode_images(&exec).await;
+    assert_eq!(decoded.len(), 2);
+    assert!(matches!(&decoded[0], Ok(img) if img.width() == 3 && img.height() == 2));
+    assert!(matches!(&decoded[1], Err(reason) if reason.starts_with("cannot decode")));
+}
+
+#[tokio::test]
+async fn invalid_endpoint_reports_pool_failed_and_fails_runs() {
+    let (events, mut rx) = AppEventSender::channel();
+    let worker = SessionWorker::spawn(
+        WorkerConfig {
+            connection: Connection::Remote {
+                endpoint: "ftp://nowhere".into(),
+                token: None,
+                auth: None,
+            },
+            api_version: ApiVersion::V2025_10_02,
+            identifier: "t".into(),
+            timeout: Duration::from_secs(5),
+            pool_type: Default::default(),
+        },
+        events,
+    );
+    worker.execute(RunId(7), "1".into());
+    assert!(matches!(rx.recv().await, Some(AppEvent::PoolFailed(_))));
+    assert!(matches!(
+        rx.recv().await,
+        Some(AppEvent::ExecutionStarted(RunId(7)))
+    ));
+    assert!(matches!(
+        rx.recv().await,
+        Some(AppEvent::ExecutionFinished {
+            outcome: Err(_),
+            ..
+        })
+    ));
+    worker.shutdown(Duration::from_secs(5)).await;
+}
