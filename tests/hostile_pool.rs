@@ -6,7 +6,10 @@
 //! `SessionClient::download_file` into `localname::local_path(folder, name)`,
 //! opened with `create_new` so nothing is overwritten. Every file must land
 //! directly inside the folder, without escape sequences or line breaks in its
-//! name, and nothing else under the test's root may change.
+//! name, and nothing else under the test's root may change. A name with `..`
+//! parts is asked for as the one encoded segment it is; only `..` itself and a
+//! name with a line break (which a URL cannot carry) are refused. The last test
+//! does the same through the files pane of the real binary in a pty.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

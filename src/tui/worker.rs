@@ -205,12 +205,15 @@ async fn connect(
     kept: Option<LocalPool>,
     events: &AppEventSender,
 ) -> Result<(SessionClient, Option<LocalPool>), String> {
-    let (target, pool) = match &config.connection {
-        Connection::Remote {
-            endpoint,
-            token,
-            auth,
-        } => {
+    let pool = match (&config.connection, kept) {
+        (
+            Connection::Remote {
+                endpoint,
+                token,
+                auth,
+            },
+            _,
+        ) => {
             let client = SessionClient::new(Target {
                 endpoint: endpoint.clone(),
                 api_version: config.api_version,
@@ -225,31 +228,23 @@ async fn connect(
             };
             return Ok((client.with_pool_type(config.pool_type), None));
         }
-        Connection::Embedded if kept.is_some() => {
-            let pool = kept.expect("checked");
-            let target = Target {
-                endpoint: pool.endpoint(),
-                api_version: config.api_version,
-                token: pool.token().map(str::to_string),
-            };
-            (target, Some(pool))
-        }
-        Connection::Embedded => {
+        // The embedded pool kept from an earlier worker: its sessions carry on.
+        (Connection::Embedded, Some(pool)) => pool,
+        (Connection::Embedded, None) => {
             let progress_events = events.clone();
             let progress = move |line: &str| progress_events.pool_progress(line);
-            let pool = LocalPool::start(PoolOptions::embedded(), &progress)
+            LocalPool::start(PoolOptions::embedded(), &progress)
                 .await
-                .map_err(|e| e.to_string())?;
-            let target = Target {
-                endpoint: pool.endpoint(),
-                api_version: config.api_version,
-                token: pool.token().map(str::to_string),
-            };
-            (target, Some(pool))
+                .map_err(|e| e.to_string())?
         }
     };
+    let target = Target {
+        endpoint: pool.endpoint(),
+        api_version: config.api_version,
+        token: pool.token().map(str::to_string),
+    };
     let client = SessionClient::new(target).map_err(|e| e.to_string())?;
-    Ok((client.with_pool_type(config.pool_type), pool))
+    Ok((client.with_pool_type(config.pool_type), Some(pool)))
 }
 
 /// The worker task: connects, then runs executions until told to stop (or the
