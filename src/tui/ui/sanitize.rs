@@ -69,6 +69,7 @@ pub fn clean(raw: &str, keep_sgr: bool) -> String {
         out: String::with_capacity(raw.len()),
         col: 0,
         pending_cr: false,
+        held: String::new(),
         keep_sgr,
         probe: None,
     };
@@ -99,7 +100,9 @@ pub fn clean(raw: &str, keep_sgr: bool) -> String {
         }
     }
     parser.advance(&mut gate, &bytes[from..]);
-    gate.out
+    let Gate { mut out, held, .. } = gate;
+    out.push_str(&held);
+    out
 }
 
 /// What the parser's actions become: the cleaned text.
@@ -109,6 +112,9 @@ struct Gate {
     col: usize,
     /// A carriage return not yet applied: the next text replaces the line.
     pending_cr: bool,
+    /// SGR that came after that carriage return: it styles the text that
+    /// replaces the line, so it must not go with the line it replaces.
+    held: String,
     keep_sgr: bool,
     /// While `PROBE` is fed: whether it fell on text (and was not printed).
     probe: Option<bool>,
@@ -122,12 +128,16 @@ impl Gate {
         self.probe.take() == Some(true)
     }
 
-    /// Applies a pending carriage return: drops the current line's text.
+    /// Applies a pending carriage return: drops the current line's text, keeping
+    /// the SGR that came after the carriage return.
     fn carriage_return(&mut self) {
         if std::mem::take(&mut self.pending_cr) {
             let start = self.out.rfind('\n').map_or(0, |i| i + 1);
             self.out.truncate(start);
             self.col = 0;
+            // Held SGR exists only while a carriage return is pending.
+            self.out.push_str(&self.held);
+            self.held.clear();
         }
     }
 }
@@ -154,6 +164,10 @@ impl Perform for Gate {
     fn execute(&mut self, byte: u8) {
         match byte {
             b'\n' => {
+                // A carriage return then a newline keeps the line; SGR held
+                // for its replacement still counts.
+                self.out.push_str(&self.held);
+                self.held.clear();
                 self.out.push('\n');
                 self.col = 0;
                 self.pending_cr = false;
@@ -175,19 +189,24 @@ impl Perform for Gate {
         if !self.keep_sgr || action != 'm' || !intermediates.is_empty() || ignore {
             return;
         }
-        self.out.push_str("\x1b[");
+        let out = if self.pending_cr {
+            &mut self.held
+        } else {
+            &mut self.out
+        };
+        out.push_str("\x1b[");
         for (i, param) in params.iter().enumerate() {
             if i > 0 {
-                self.out.push(';');
+                out.push(';');
             }
             for (j, sub) in param.iter().enumerate() {
                 if j > 0 {
-                    self.out.push(':');
+                    out.push(':');
                 }
-                self.out.push_str(itoa::Buffer::new().format(*sub));
+                out.push_str(itoa::Buffer::new().format(*sub));
             }
         }
-        self.out.push('m');
+        out.push('m');
     }
 
     // OSC, DCS (hook/put/unhook) and plain ESC sequences: the defaults, which drop
@@ -367,6 +386,22 @@ mod tests {
         assert_eq!(plain(" 10%\r 50%\r100%\ndone"), "100%\ndone");
         assert_eq!(plain("keep\r\nnext"), "keep\nnext");
         assert_eq!(plain("end\r"), "end");
+    }
+
+    /// A progress bar that colours its redraw (`\r` then SGR then text) keeps
+    /// the colour; SGR after a `\r` that no text follows stays too.
+    #[test]
+    fn sgr_after_a_carriage_return_styles_the_redrawn_line() {
+        assert_eq!(clean("abc\r\x1b[31mxyz", true), "\x1b[31mxyz");
+        assert_eq!(
+            clean("10%\r\x1b[32m100%\x1b[0m\n", true),
+            "\x1b[32m100%\x1b[0m\n"
+        );
+        assert_eq!(clean("abc\r\x1b[1m\nnext", true), "abc\x1b[1m\nnext");
+        assert_eq!(clean("end\r\x1b[0m", true), "end\x1b[0m");
+        let lines = to_lines("abc\r\x1b[31mxyz");
+        assert_eq!(text_of(&lines), vec!["xyz"]);
+        assert_eq!(lines[0].spans[0].style.fg, Some(Color::Red));
     }
 
     #[test]
