@@ -389,35 +389,30 @@ fn the_files_pane_downloads_hostile_names_inside_the_folder() {
         &work,
         &["--endpoint", &endpoint, "--token", "t", "--identifier", ID],
     );
-    let step = |pty: &mut pty::Pty, key: &str| {
-        pty.send(key);
-        std::thread::sleep(Duration::from_millis(150));
-        pty.pump();
-    };
     pty.wait_for("the first frame", pty::CELL_DEADLINE, |s| {
         s.contains("hostile-id │") && s.contains("ready")
     });
-    step(&mut pty, "\x1bOQ"); // F2
+    pty::keys(&mut pty, &["\x1bOQ"]); // F2
     let screen = pty.wait_for("the hostile listing", pty::CELL_DEADLINE, |s| {
         s.contains("report.csv") && s.contains("evil.txt")
     });
     println!("{screen}");
     for _ in 0..LISTED.len() {
-        step(&mut pty, " ");
+        pty::keys(&mut pty, &[" "]);
     }
-    step(&mut pty, "d");
+    pty::keys(&mut pty, &["d"]);
     // `other/x` and `/etc/x` both want the local name `x`: the second asks.
     pty.wait_for("the clash question", pty::CELL_DEADLINE, |s| {
         s.contains("Replace?")
     });
-    step(&mut pty, "n");
+    pty::keys(&mut pty, &["n"]);
     let screen = pty.wait_for("the downloads' summary", pty::CELL_DEADLINE, |s| {
         s.contains("existing files kept")
     });
     println!("{screen}");
     // The names the client would not ask for are said, not silently skipped.
     assert!(screen.contains("2 failed ("), "{screen}");
-    step(&mut pty, pty::CTRL_Q);
+    pty::keys(&mut pty, &[pty::CTRL_Q]);
     pty.wait_exit(Duration::from_secs(30));
     server.abort();
 

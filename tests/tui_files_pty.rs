@@ -31,15 +31,6 @@ fn wait_ready(pty: &mut Pty) {
     });
 }
 
-/// Sends keys one by one with a pause, so each is read as its own key.
-fn keys(pty: &mut Pty, keys: &[&str]) {
-    for k in keys {
-        pty.send(k);
-        std::thread::sleep(Duration::from_millis(150));
-        pty.pump();
-    }
-}
-
 fn wait_file(pty: &mut Pty, path: &Path, len: usize) -> Vec<u8> {
     let start = Instant::now();
     loop {

@@ -19,14 +19,6 @@ use pty::*;
 const F3: &str = "\x1bOR";
 const TOKEN: &str = "pools-test-token";
 
-fn keys(pty: &mut Pty, keys: &[&str]) {
-    for k in keys {
-        pty.send(k);
-        std::thread::sleep(Duration::from_millis(150));
-        pty.pump();
-    }
-}
-
 /// The status line's first field: the pool.
 fn status_pool(screen: &str) -> String {
     let line = screen.lines().last().unwrap_or_default();

@@ -96,11 +96,23 @@ impl TargetOpt {
     /// Errors: a broken config file (file, line, key), an unknown profile, an
     /// api-version string that does not parse, or a `token-env` variable not set.
     pub fn settings(&self) -> anyhow::Result<Settings> {
+        let (path, config) = self.load_config()?;
+        self.settings_with(&config, &path)
+    }
+
+    /// The config file (`--config`, else the default path, which may be
+    /// missing) and where it was read from. Errors: as [`TargetOpt::settings`].
+    fn load_config(&self) -> anyhow::Result<(PathBuf, Config)> {
         let (path, required) = match &self.config {
             Some(p) => (p.clone(), true),
             None => (crate::config::default_path(), false),
         };
         let config = Config::load(&path, required)?;
+        Ok((path, config))
+    }
+
+    /// As [`TargetOpt::settings`], with the config file already read from `path`.
+    fn settings_with(&self, config: &Config, path: &std::path::Path) -> anyhow::Result<Settings> {
         let profile = config
             .profile(self.profile.as_deref())
             .map_err(anyhow::Error::msg)?
@@ -338,13 +350,7 @@ impl Settings {
     pub fn tui_options(self, target: &TargetOpt) -> crate::tui::TuiOptions {
         let (pools, pool_name) = pool_choices(target, &self);
         crate::tui::TuiOptions {
-            endpoint: self.endpoint,
-            token: self.token,
-            auth: self.auth,
-            api_version: self.api_version,
-            identifier: Some(self.identifier),
-            timeout: self.timeout,
-            pool_type: self.pool_type,
+            target: self.pool_target(),
             ui: self.ui,
             pools,
             pool_name,
@@ -363,11 +369,10 @@ pub fn pool_choices(
     settings: &Settings,
 ) -> (Vec<crate::tui::pools::PoolChoice>, String) {
     use crate::tui::pools::PoolChoice;
-    let path = target
-        .config
-        .clone()
-        .unwrap_or_else(crate::config::default_path);
-    let config = Config::load(&path, target.config.is_some()).unwrap_or_default();
+    // Read once; every profile is resolved from this copy.
+    let (path, config) = target
+        .load_config()
+        .unwrap_or_else(|_| (PathBuf::new(), Config::default()));
     let current = match (&settings.endpoint, &target.endpoint) {
         (Some(endpoint), Some(_)) => crate::tui::host_of(endpoint),
         _ => target
@@ -389,10 +394,9 @@ pub fn pool_choices(
         } else {
             TargetOpt {
                 profile: Some(name.clone()),
-                config: target.config.clone(),
                 ..TargetOpt::default()
             }
-            .settings()
+            .settings_with(&config, &path)
             .map(|s| s.pool_target())
             .map_err(|e| format!("{e:#}"))
         };

@@ -505,15 +505,11 @@ impl App {
 /// The key that shows the files pane, as the keymap names it.
 fn files_key(keymap: &super::keymap::Keymap) -> String {
     use super::keymap::Mode;
-    [Mode::Editor, Mode::Outputs]
-        .into_iter()
-        .find_map(|mode| {
-            keymap
-                .bindings(mode)
-                .iter()
-                .find(|b| b.action == super::action::Action::ToggleFiles)
-                .map(|b| b.key.to_string())
-        })
+    keymap
+        .key_for(
+            &super::action::Action::ToggleFiles,
+            &[Mode::Editor, Mode::Outputs],
+        )
         .unwrap_or_else(|| "F2".into())
 }
 

@@ -410,6 +410,17 @@ impl Keymap {
         self.modes.get(&mode).map_or(&[], Vec::as_slice)
     }
 
+    /// The first key bound to `action` in the first of `modes` that binds it,
+    /// as the help writes it (`F2`, `Ctrl+O`), for hints that name a key.
+    pub fn key_for(&self, action: &Action, modes: &[Mode]) -> Option<String> {
+        modes.iter().find_map(|&mode| {
+            self.bindings(mode)
+                .iter()
+                .find(|b| b.action == *action)
+                .map(|b| b.key.to_string())
+        })
+    }
+
     /// The binding of `key` in `mode`.
     pub fn lookup(&self, mode: Mode, key: KeyPress) -> Option<&Binding> {
         let list = self.bindings(mode);

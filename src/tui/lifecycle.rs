@@ -64,11 +64,9 @@ pub async fn start(
     pool: Option<LocalPool>,
     carry: Carry,
 ) -> anyhow::Result<Run> {
-    let identifier = opts
-        .identifier
-        .clone()
-        .unwrap_or_else(crate::cli::target::identifier_for_cwd);
-    let (connection, pool_label, pool_state) = match &opts.endpoint {
+    let t = &opts.target;
+    let identifier = t.identifier.clone();
+    let (connection, pool_label, pool_state) = match &t.endpoint {
         None if pool.is_some() => (Connection::Embedded, "local".to_string(), PoolState::Ready),
         None => (
             Connection::Embedded,
@@ -78,8 +76,8 @@ pub async fn start(
         Some(endpoint) => (
             Connection::Remote {
                 endpoint: endpoint.clone(),
-                token: opts.token.clone(),
-                auth: opts.auth.clone(),
+                token: t.token.clone(),
+                auth: t.auth.clone(),
             },
             host_of(endpoint),
             PoolState::Ready,
@@ -89,18 +87,18 @@ pub async fn start(
         AppConfig {
             pool_label,
             identifier: identifier.clone(),
-            api_version: opts.api_version,
+            api_version: t.api_version,
         },
         pool_state,
     );
-    app.execution_limit = Some(opts.timeout);
+    app.execution_limit = Some(t.timeout);
     // Only the embedded pool's kernels can be interrupted; the service cannot.
     app.can_interrupt = matches!(connection, Connection::Embedded);
     super::apply_ui(&mut app, &opts.ui)?;
     app.pools = PoolsUi::new(opts.pools.clone(), &opts.pool_name);
-    let place = persist::Place::new(opts.endpoint.as_deref(), &identifier, opts.api_version);
+    let place = persist::Place::new(t.endpoint.as_deref(), &identifier, t.api_version);
     let saver = persist::attach(&mut app, place).await;
-    attach_sessions_store(&mut app, opts.endpoint.as_deref(), &identifier).await;
+    attach_sessions_store(&mut app, t.endpoint.as_deref(), &identifier).await;
     app.queue_sources(carry.queued);
     if let Some(draft) = carry.draft {
         ui::editor::replace_text(&mut app.editor, &draft);
@@ -111,10 +109,10 @@ pub async fn start(
     let worker = SessionWorker::spawn_with(
         WorkerConfig {
             connection,
-            api_version: opts.api_version,
+            api_version: t.api_version,
             identifier,
-            timeout: opts.timeout,
-            pool_type: opts.pool_type,
+            timeout: t.timeout,
+            pool_type: t.pool_type,
         },
         pool,
         sender,

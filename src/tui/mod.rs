@@ -32,7 +32,6 @@ pub mod worker_radar;
 
 use std::time::Duration;
 
-use crate::client::ApiVersion;
 use crate::config::UiConfig;
 
 use self::app::App;
@@ -44,46 +43,28 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
 /// How the TUI was asked to start.
 #[derive(Debug, Clone)]
 pub struct TuiOptions {
-    /// Pool management endpoint; `None` starts the embedded local pool.
-    pub endpoint: Option<String>,
-    /// Static bearer token for `endpoint`.
-    pub token: Option<String>,
-    /// An Entra credential for `endpoint` instead of the static token.
-    pub auth: Option<crate::client::auth::AuthConfig>,
-    /// The api-version to speak.
-    pub api_version: ApiVersion,
-    /// Session identifier; `None` uses the one derived from the working directory
-    /// (as the CLI does), so restarting in a folder reopens its notebook.
-    pub identifier: Option<String>,
-    /// Execution limit of each cell.
-    pub timeout: Duration,
-    /// How the pool's sessions are listed, read and ended.
-    pub pool_type: crate::client::PoolType,
+    /// The pool to start on: its endpoint (`None`: the embedded local pool),
+    /// credentials, api-version, session identifier, execution limit and pool
+    /// type.
+    pub target: pools::PoolTarget,
     /// Theme, keys and image protocol from the config file.
     pub ui: UiConfig,
     /// The pools the sessions pane can switch to (config profiles, the local
     /// pool); empty offers none.
     pub pools: Vec<pools::PoolChoice>,
-    /// The name of the pool these options reach, as in `pools`.
+    /// The name of the pool `target` reaches, as in `pools`.
     pub pool_name: String,
 }
 
 impl TuiOptions {
-    /// These options pointed at `choice` (its endpoint, credentials,
-    /// api-version, identifier, limit and pool type); the UI settings and the
-    /// choices stay. A choice that cannot be used changes nothing.
+    /// These options pointed at `choice`; the UI settings and the choices stay.
+    /// A choice that cannot be used changes nothing.
     pub fn switched_to(&self, choice: &pools::PoolChoice) -> Self {
-        let Ok(t) = &choice.target else {
+        let Ok(target) = &choice.target else {
             return self.clone();
         };
         Self {
-            endpoint: t.endpoint.clone(),
-            token: t.token.clone(),
-            auth: t.auth.clone(),
-            api_version: t.api_version,
-            identifier: Some(t.identifier.clone()),
-            timeout: t.timeout,
-            pool_type: t.pool_type,
+            target: target.clone(),
             pool_name: choice.name.clone(),
             ..self.clone()
         }
@@ -124,7 +105,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
     let mut picker = None;
     loop {
         // Only the embedded pool's worker takes the kept pool.
-        let pool = if current.endpoint.is_none() {
+        let pool = if current.target.endpoint.is_none() {
             kept_pool.take()
         } else {
             None

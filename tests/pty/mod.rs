@@ -214,6 +214,15 @@ impl Drop for Pty {
     }
 }
 
+/// Sends keys one by one with a pause, so each is read as its own key.
+pub fn keys(pty: &mut Pty, keys: &[&str]) {
+    for k in keys {
+        pty.send(k);
+        std::thread::sleep(Duration::from_millis(150));
+        pty.pump();
+    }
+}
+
 /// A screen line that is exactly `text` once trailing spaces are cut.
 pub fn has_line(screen: &str, text: &str) -> bool {
     screen.lines().any(|l| l.trim_end() == text)

@@ -38,15 +38,8 @@ const PAGER_KEY: &str = "Ctrl+O";
 /// The key that opens the pager from the cell editor, as the collapsed note
 /// names it (`Ctrl+O`).
 pub fn pager_key(keymap: &Keymap) -> String {
-    let open = |mode| {
-        keymap
-            .bindings(mode)
-            .iter()
-            .find(|b| b.action == Action::OpenPager)
-            .map(|b| b.key.to_string())
-    };
-    open(Mode::Editor)
-        .or_else(|| open(Mode::Outputs))
+    keymap
+        .key_for(&Action::OpenPager, &[Mode::Editor, Mode::Outputs])
         .unwrap_or_else(|| PAGER_KEY.to_string())
 }
 
