@@ -5,6 +5,7 @@
 
 mod files;
 pub mod image;
+pub mod isolation;
 pub mod kernel;
 mod manage;
 pub mod process;
@@ -22,6 +23,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 pub use image::{ImageError, PythonEnv};
+pub use isolation::Isolation;
 pub use sandbox::Sandbox;
 pub use sessions::SessionRegistry;
 
@@ -182,7 +184,15 @@ impl LocalPool {
                 None
             }
         };
-        let registry = Arc::new(SessionRegistry::new(env, sandbox, &opts));
+        let isolation = match &sandbox {
+            Some(_) => Isolation {
+                unsandboxed: None,
+                limits: Vec::new(),
+                notes: Vec::new(),
+            },
+            None => Isolation::unsandboxed(warnings.last().cloned().unwrap_or_default()),
+        };
+        let registry = Arc::new(SessionRegistry::new(env, sandbox, isolation, &opts));
         registry.refill();
         let reaper = tokio::spawn(reap_idle_sessions(Arc::downgrade(&registry)));
         let app = server::router(registry.clone(), &opts);
@@ -224,6 +234,11 @@ impl LocalPool {
     /// sandboxed), one sentence each.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// What keeps this pool's sessions isolated (sandbox, limits), as in force.
+    pub fn isolation(&self) -> &Isolation {
+        self.registry.isolation()
     }
 
     /// The session registry (for tests and the embedding application).

@@ -111,6 +111,7 @@ struct Ready {
 pub struct SessionRegistry {
     env: PythonEnv,
     sandbox: Option<Sandbox>,
+    isolation: super::Isolation,
     sessions_dir: PathBuf,
     runtime_root: PathBuf,
     cooldown: Duration,
@@ -130,11 +131,17 @@ impl SessionRegistry {
     /// A registry whose kernels run in `env` (under `sandbox` when given), with
     /// folders below `opts.sessions_dir`, `opts.cooldown`, `opts.max_sessions` and
     /// `opts.ready_sessions`.
-    pub fn new(env: PythonEnv, sandbox: Option<Sandbox>, opts: &PoolOptions) -> Self {
+    pub fn new(
+        env: PythonEnv,
+        sandbox: Option<Sandbox>,
+        isolation: super::Isolation,
+        opts: &PoolOptions,
+    ) -> Self {
         let tag = uuid::Uuid::new_v4().simple().to_string();
         Self {
             env,
             sandbox,
+            isolation,
             sessions_dir: opts.sessions_dir.clone(),
             // Short on purpose: IPC socket paths must stay under ~100 bytes.
             runtime_root: std::env::temp_dir().join(format!("sp-{}", &tag[..8])),
@@ -158,6 +165,11 @@ impl SessionRegistry {
     /// Whether kernels run under bubblewrap.
     pub fn sandboxed(&self) -> bool {
         self.sandbox.is_some()
+    }
+
+    /// What keeps the sessions isolated (sandbox, limits), as in force.
+    pub fn isolation(&self) -> &super::Isolation {
+        &self.isolation
     }
 
     /// The Python environment kernels run in.
