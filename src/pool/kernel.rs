@@ -24,7 +24,9 @@ use tokio::sync::Mutex;
 
 use super::image::PythonEnv;
 use super::process::{KernelProcess, Processes};
-use super::sandbox::Sandbox;
+use super::limits::{Enforcer, KernelLimits};
+use super::sandbox::env::kernel_env;
+use super::sandbox::{Jail, Sandbox};
 use crate::client::{Execution, ExecutionImage, ExecutionStatus};
 
 /// The private MIME type under which the kernel start-up script publishes the
@@ -62,14 +64,20 @@ pub enum KernelError {
     /// The process started but never answered on its sockets.
     #[error("the kernel did not become ready: {0}")]
     NotReady(String),
+    /// The kernel's limits could not be set up (its cgroup); the text says why.
+    #[error("cannot limit the kernel: {0}")]
+    Limits(String),
 }
 
-/// How a kernel is launched: the interpreter, the working folder and where its
-/// IPC sockets go.
+/// How a kernel is launched: the interpreter, the working folder, where its IPC
+/// sockets go, and the sandbox and limits it runs under.
 #[derive(Debug, Clone)]
 pub struct KernelLaunch {
     /// The Python environment to run `-m ipykernel_launcher` with.
     pub env: PythonEnv,
+    /// The folders of that environment a sandbox binds read-only
+    /// ([`super::sandbox::binds::python_dirs`]).
+    pub python_dirs: Arc<Vec<PathBuf>>,
     /// The session's `/mnt/data` folder on this machine; the kernel's working
     /// directory.
     pub workdir: PathBuf,
@@ -79,24 +87,61 @@ pub struct KernelLaunch {
     /// Run under bubblewrap when `Some`; otherwise unisolated with `/mnt/data`
     /// mapped to `workdir` by the start-up script.
     pub sandbox: Option<Sandbox>,
+    /// The session's host uid (and gid) when the sandbox drops root
+    /// ([`Sandbox::drops_root`]); the runtime folder is given to it.
+    pub uid: u32,
+    /// The per-session limits and how they are enforced here.
+    pub enforcer: Arc<Enforcer>,
     /// The pool's kernel processes, which the new one joins as soon as it exists.
     pub processes: Arc<Processes>,
 }
 
+/// A kernel's command and what must live until it is spawned (inherited fds) or
+/// as long as it runs (its limits).
+struct Launched {
+    command: Command,
+    _inherited: Vec<std::os::fd::OwnedFd>,
+    limits: KernelLimits,
+}
+
 impl KernelLaunch {
-    fn command(&self) -> Command {
-        match &self.sandbox {
+    fn command(&self) -> Result<Launched, KernelError> {
+        let io = |path: &Path, source| KernelError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let limits = self.enforcer.prepare().map_err(KernelError::Limits)?;
+        let python_bin = self.env.python.parent();
+        let (mut command, inherited) = match &self.sandbox {
             Some(sandbox) => {
-                let keep: Vec<&Path> = self.env.root.as_deref().into_iter().collect();
-                sandbox.command(&self.env.python, &self.workdir, &self.runtime_dir, &keep)
+                let jail = Jail {
+                    program: &self.env.python,
+                    folder: &self.workdir,
+                    runtime_dir: &self.runtime_dir,
+                    python_dirs: &self.python_dirs,
+                    uid: self.uid,
+                    tmp_bytes: self.enforcer.limits().tmp_bytes,
+                    prlimit: &limits.prlimit_args(),
+                };
+                let built = sandbox.command(&jail).map_err(|e| io(&self.runtime_dir, e))?;
+                let mut cmd = built.command;
+                cmd.env_clear().envs(kernel_env(python_bin, None));
+                (cmd, built.inherited)
             }
             None => {
                 let mut cmd = Command::new(&self.env.python);
                 cmd.current_dir(&self.workdir)
-                    .env("SESSIONPAD_MNT_DATA", &self.workdir);
-                cmd
+                    .env_clear()
+                    .envs(kernel_env(python_bin, Some(&self.workdir)));
+                (cmd, Vec::new())
             }
-        }
+        };
+        limits.apply_to(&mut command);
+        Ok(Launched {
+            command,
+            _inherited: inherited,
+            limits,
+        })
     }
 }
 
@@ -110,6 +155,8 @@ pub struct Kernel {
     control: Arc<Mutex<ClientControlConnection>>,
     runtime_dir: PathBuf,
     dead: bool,
+    /// The kernel's cgroup and rlimits (the cgroup goes when the kernel does).
+    limits: KernelLimits,
 }
 
 impl Kernel {
@@ -128,6 +175,15 @@ impl Kernel {
             source,
         };
         std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        if launch.sandbox.as_ref().is_some_and(Sandbox::drops_root) {
+            // Only the session's uid (and the pool) may enter: the connection
+            // file holds the kernel's key.
+            use std::os::unix::fs::PermissionsExt;
+            std::os::unix::fs::chown(dir, Some(launch.uid), Some(launch.uid))
+                .map_err(|e| io(dir, e))?;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|e| io(dir, e))?;
+        }
         let info = ConnectionInfo {
             ip: dir.join("k").to_string_lossy().into_owned(),
             transport: Transport::IPC,
@@ -146,7 +202,11 @@ impl Kernel {
         let startup = dir.join("startup.py");
         std::fs::write(&startup, STARTUP_PY).map_err(|e| io(&startup, e))?;
 
-        let mut cmd = launch.command();
+        let Launched {
+            command: mut cmd,
+            _inherited,
+            limits,
+        } = launch.command()?;
         cmd.arg("-m")
             .arg("ipykernel_launcher")
             .arg("-f")
@@ -154,9 +214,6 @@ impl Kernel {
             .arg("--InteractiveShell.colors=nocolor")
             .arg("--InteractiveShell.xmode=Plain")
             .arg(format!("--IPKernelApp.exec_files={}", py_list(&startup)))
-            .env_remove("MPLBACKEND")
-            .env("PYTHONUNBUFFERED", "1")
-            .env("PYDEVD_DISABLE_FILE_VALIDATION", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -167,13 +224,15 @@ impl Kernel {
                 python: launch.env.python.clone(),
                 source,
             })?;
-        let mut kernel = Self::connect(process, &info, dir.clone()).await?;
+        drop(_inherited);
+        let mut kernel = Self::connect(process, limits, &info, dir.clone()).await?;
         kernel.wait_ready().await?;
         Ok(kernel)
     }
 
     async fn connect(
         mut process: KernelProcess,
+        limits: KernelLimits,
         info: &ConnectionInfo,
         runtime_dir: PathBuf,
     ) -> Result<Self, KernelError> {
@@ -212,6 +271,7 @@ impl Kernel {
             control: Arc::new(Mutex::new(control)),
             runtime_dir,
             dead: false,
+            limits,
         })
     }
 
@@ -250,6 +310,14 @@ impl Kernel {
         }
     }
 
+    /// Whether the session reached its process limit (a fork bomb): its tree is
+    /// then killed, as the only way to clean it up.
+    fn over_process_limit(&self) -> bool {
+        let pid = self.process.pid();
+        self.limits
+            .hit_process_limit(|| super::process::tree_size(pid))
+    }
+
     /// True once the kernel process has exited or been killed.
     pub fn is_dead(&mut self) -> bool {
         if !self.dead && self.process.try_wait().is_some() {
@@ -283,7 +351,14 @@ impl Kernel {
         }
         let deadline = tokio::time::Instant::now() + timeout;
         match self.collect(&msg_id, &mut run, Some(deadline)).await {
+            Collect::Idle | Collect::TimedOut if self.over_process_limit() => {
+                run.too_many_processes(self.limits.processes());
+                self.kill();
+            }
             Collect::Idle => {}
+            Collect::Died if self.limits.oom_killed() => {
+                run.out_of_memory(self.limits.memory_bytes());
+            }
             Collect::Died => run.died(),
             Collect::TimedOut => {
                 run.timed_out();
@@ -517,6 +592,27 @@ impl Run {
             "Execution aborted: the kernel died (it exited, crashed or ran out of memory); \
              the next execution starts a fresh session state.\n",
         );
+    }
+
+    /// The kernel was killed for going over the session's memory limit: Azure's
+    /// "Execution aborted" (`aca-api.md` §6, execution failures).
+    fn out_of_memory(&mut self, limit: u64) {
+        self.failed = true;
+        self.stderr.push_str(&format!(
+            "Execution aborted: the session went over its memory limit of {}; \
+             the next execution starts a fresh session state.\n",
+            super::limits::human_bytes(limit)
+        ));
+    }
+
+    /// The session reached its process limit; the kernel is killed with every
+    /// process it started.
+    fn too_many_processes(&mut self, limit: u64) {
+        self.failed = true;
+        self.stderr.push_str(&format!(
+            "Execution aborted: the session reached its limit of {limit} processes; \
+             its processes were ended and the next execution starts a fresh session state.\n"
+        ));
     }
 
     fn timed_out(&mut self) {

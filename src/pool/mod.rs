@@ -4,9 +4,11 @@
 //! It knows nothing of the terminal.
 
 mod files;
+pub mod housekeeping;
 pub mod image;
 pub mod isolation;
 pub mod kernel;
+pub mod limits;
 mod manage;
 pub mod process;
 pub mod sandbox;
@@ -59,6 +61,8 @@ pub struct PoolOptions {
     /// Let sandboxed kernels reach the network (`--egress`; default off, like a
     /// pool with egress disabled).
     pub egress: bool,
+    /// Per-session memory, process, `/tmp`, file size and CPU limits.
+    pub limits: limits::Limits,
 }
 
 impl PoolOptions {
@@ -79,6 +83,7 @@ impl PoolOptions {
             ready_sessions: 2,
             sandbox: true,
             egress: false,
+            limits: limits::Limits::default(),
         }
     }
 }
@@ -175,6 +180,11 @@ impl LocalPool {
         let addr = listener
             .local_addr()
             .map_err(|source| PoolError::Bind { addr, source })?;
+        let runtime_parent = std::env::temp_dir();
+        let swept = housekeeping::sweep(&opts.sessions_dir, &runtime_parent);
+        if swept > 0 {
+            tracing::info!("removed {swept} folder(s) and cgroup(s) left by pools that are gone");
+        }
         let mut warnings = Vec::new();
         let sandbox = match Sandbox::detect(opts.sandbox, opts.egress) {
             Ok(s) => Some(s),
@@ -184,15 +194,32 @@ impl LocalPool {
                 None
             }
         };
+        let tag = housekeeping::pool_tag();
+        let python_dirs = match &sandbox {
+            Some(_) => sandbox::binds::python_dirs(&env.prefixes().await?),
+            None => Vec::new(),
+        };
+        let enforcer = limits::Enforcer::new(opts.limits, &format!("sessionpad-{tag}"));
         let isolation = match &sandbox {
-            Some(_) => Isolation {
+            Some(s) => Isolation {
                 unsandboxed: None,
-                limits: Vec::new(),
+                limits: enforcer.report(),
+                notes: s.notes(),
+            },
+            None => Isolation {
+                unsandboxed: warnings.last().cloned(),
+                limits: enforcer.report(),
                 notes: Vec::new(),
             },
-            None => Isolation::unsandboxed(warnings.last().cloned().unwrap_or_default()),
         };
-        let registry = Arc::new(SessionRegistry::new(env, sandbox, isolation, &opts));
+        let confinement = sessions::Confinement {
+            sandbox,
+            python_dirs,
+            enforcer,
+            isolation,
+            tag,
+        };
+        let registry = Arc::new(SessionRegistry::new(env, confinement, &opts));
         registry.refill();
         let reaper = tokio::spawn(reap_idle_sessions(Arc::downgrade(&registry)));
         let app = server::router(registry.clone(), &opts);

@@ -188,6 +188,23 @@ fn is_unreaped_child(pid: u32) -> bool {
     unsafe { libc::waitid(libc::P_PID, pid, &raw mut info, flags) == 0 }
 }
 
+/// How many processes descend from `pid` (itself not counted), read from
+/// `/proc/PID/task/TID/children`; stops counting at 100,000.
+pub fn tree_size(pid: u32) -> usize {
+    let mut stack: Vec<libc::pid_t> = children(pid);
+    let mut n = 0;
+    while let Some(p) = stack.pop() {
+        n += 1;
+        if n >= 100_000 {
+            break;
+        }
+        if let Ok(p) = u32::try_from(p) {
+            stack.extend(children(p));
+        }
+    }
+    n
+}
+
 /// The children of every thread of `pid` (Linux `/proc/PID/task/TID/children`);
 /// none where that file does not exist.
 fn children(pid: u32) -> Vec<libc::pid_t> {

@@ -17,7 +17,8 @@ use super::PoolOptions;
 use super::image::PythonEnv;
 use super::kernel::{Interrupter, Kernel, KernelLaunch};
 use super::process::Processes;
-use super::sandbox::Sandbox;
+use super::limits::Enforcer;
+use super::sandbox::{SESSION_UID_BASE, SESSION_UIDS, Sandbox};
 use crate::client::{Execution, ExecutionStatus};
 
 /// How many finished executions a session remembers for `GET executions/{id}`.
@@ -51,6 +52,9 @@ pub struct Session {
     pub guid: uuid::Uuid,
     /// The session's `/mnt/data` folder on this machine.
     pub folder: PathBuf,
+    /// The host uid its kernel runs as when the sandbox drops root (the folder's
+    /// owner then); unused otherwise.
+    pub uid: u32,
     /// When the session was created.
     pub created_at: DateTime<Utc>,
     last_access: StdMutex<DateTime<Utc>>,
@@ -105,6 +109,22 @@ struct Ready {
     kernel: Kernel,
     guid: uuid::Uuid,
     folder: PathBuf,
+    uid: u32,
+}
+
+/// What confines a pool's kernels: the sandbox (if any), the Python folders it
+/// binds, the limits and the report of all of it.
+pub struct Confinement {
+    /// Bubblewrap, when usable.
+    pub sandbox: Option<Sandbox>,
+    /// The Python environment's folders, bound read-only in the sandbox.
+    pub python_dirs: Vec<PathBuf>,
+    /// The per-session limits and their mechanism.
+    pub enforcer: Enforcer,
+    /// What is in force, for people.
+    pub isolation: super::Isolation,
+    /// A name unique among live pools ([`super::housekeeping::pool_tag`]).
+    pub tag: String,
 }
 
 /// All sessions of the local pool.
@@ -112,6 +132,10 @@ pub struct SessionRegistry {
     env: PythonEnv,
     sandbox: Option<Sandbox>,
     isolation: super::Isolation,
+    python_dirs: Arc<Vec<PathBuf>>,
+    enforcer: Arc<Enforcer>,
+    /// The session uids handed out so far (see [`SESSION_UID_BASE`]).
+    next_uid: std::sync::atomic::AtomicU32,
     sessions_dir: PathBuf,
     runtime_root: PathBuf,
     cooldown: Duration,
@@ -128,23 +152,30 @@ pub struct SessionRegistry {
 }
 
 impl SessionRegistry {
-    /// A registry whose kernels run in `env` (under `sandbox` when given), with
-    /// folders below `opts.sessions_dir`, `opts.cooldown`, `opts.max_sessions` and
+    /// A registry whose kernels run in `env` confined by `confinement`, with
+    /// folders below `opts.sessions_dir` (in a folder of this pool's own,
+    /// `pool-<tag>`), `opts.cooldown`, `opts.max_sessions` and
     /// `opts.ready_sessions`.
-    pub fn new(
-        env: PythonEnv,
-        sandbox: Option<Sandbox>,
-        isolation: super::Isolation,
-        opts: &PoolOptions,
-    ) -> Self {
-        let tag = uuid::Uuid::new_v4().simple().to_string();
+    pub fn new(env: PythonEnv, confinement: Confinement, opts: &PoolOptions) -> Self {
+        let Confinement {
+            sandbox,
+            python_dirs,
+            enforcer,
+            isolation,
+            tag,
+        } = confinement;
+        use rand::Rng;
         Self {
             env,
             sandbox,
             isolation,
-            sessions_dir: opts.sessions_dir.clone(),
+            python_dirs: Arc::new(python_dirs),
+            enforcer: Arc::new(enforcer),
+            // Pools start at a random uid so that two pools rarely share one.
+            next_uid: std::sync::atomic::AtomicU32::new(rand::rng().random_range(0..SESSION_UIDS)),
+            sessions_dir: opts.sessions_dir.join(format!("pool-{tag}")),
             // Short on purpose: IPC socket paths must stay under ~100 bytes.
-            runtime_root: std::env::temp_dir().join(format!("sp-{}", &tag[..8])),
+            runtime_root: std::env::temp_dir().join(format!("sp-{tag}")),
             cooldown: opts.cooldown,
             max_sessions: opts.max_sessions,
             ready_target: opts.ready_sessions,
@@ -177,15 +208,35 @@ impl SessionRegistry {
         &self.env
     }
 
-    fn launch(&self, folder: PathBuf) -> KernelLaunch {
+    fn launch(&self, folder: PathBuf, uid: u32) -> KernelLaunch {
         let n = self.next_kernel.fetch_add(1, Ordering::Relaxed);
         KernelLaunch {
             env: self.env.clone(),
+            python_dirs: self.python_dirs.clone(),
             workdir: folder,
             runtime_dir: self.runtime_root.join(n.to_string()),
             sandbox: self.sandbox.clone(),
+            uid,
+            enforcer: self.enforcer.clone(),
             processes: self.processes.clone(),
         }
+    }
+
+    /// Creates a new session folder and the uid it belongs to: with a sandbox that
+    /// drops root, the folder is given to a session uid of its own (mode 0700), so
+    /// the kernel can write it and no other session can.
+    fn new_folder(&self) -> std::io::Result<(uuid::Uuid, PathBuf, u32)> {
+        let guid = uuid::Uuid::new_v4();
+        let folder = self.sessions_dir.join(guid.simple().to_string());
+        let n = self.next_uid.fetch_add(1, Ordering::Relaxed);
+        let uid = SESSION_UID_BASE + n % SESSION_UIDS;
+        std::fs::create_dir_all(&folder)?;
+        if self.sandbox.as_ref().is_some_and(Sandbox::drops_root) {
+            use std::os::unix::fs::PermissionsExt;
+            std::os::unix::fs::chown(&folder, Some(uid), Some(uid))?;
+            std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Ok((guid, folder, uid))
     }
 
     /// Starts kernels in the background until `ready_sessions` are waiting (none
@@ -201,24 +252,24 @@ impl SessionRegistry {
             self.starting.fetch_add(1, Ordering::SeqCst);
             let me = self.clone();
             refills.spawn(async move {
-                let guid = uuid::Uuid::new_v4();
-                let folder = me.sessions_dir.join(guid.simple().to_string());
-                let started = match std::fs::create_dir_all(&folder) {
-                    Ok(()) => Kernel::start(&me.launch(folder.clone())).await.ok(),
-                    Err(_) => None,
-                };
-                match started {
-                    Some(kernel) => lock(&me.ready).push(Ready {
-                        kernel,
-                        guid,
-                        folder,
-                    }),
-                    None => {
-                        if !me.processes.is_closed() {
-                            tracing::warn!("a ready kernel failed to start");
+                match me.new_folder() {
+                    Ok((guid, folder, uid)) => {
+                        match Kernel::start(&me.launch(folder.clone(), uid)).await {
+                            Ok(kernel) => lock(&me.ready).push(Ready {
+                                kernel,
+                                guid,
+                                folder,
+                                uid,
+                            }),
+                            Err(e) => {
+                                if !me.processes.is_closed() {
+                                    tracing::warn!("a ready kernel failed to start: {e}");
+                                }
+                                let _ = std::fs::remove_dir_all(&folder);
+                            }
                         }
-                        let _ = std::fs::remove_dir_all(&folder);
                     }
+                    Err(e) => tracing::warn!("cannot create a session folder: {e}"),
                 }
                 me.starting.fetch_sub(1, Ordering::SeqCst);
             });
@@ -256,13 +307,11 @@ impl SessionRegistry {
             return Err(SessionError::PoolFull(self.max_sessions));
         }
         let ready = lock(&self.ready).pop();
-        let (guid, folder, kernel) = match ready {
-            Some(r) => (r.guid, r.folder, Some(r.kernel)),
+        let (guid, folder, uid, kernel) = match ready {
+            Some(r) => (r.guid, r.folder, r.uid, Some(r.kernel)),
             None => {
-                let guid = uuid::Uuid::new_v4();
-                let folder = self.sessions_dir.join(guid.simple().to_string());
-                std::fs::create_dir_all(&folder)?;
-                (guid, folder, None)
+                let (guid, folder, uid) = self.new_folder()?;
+                (guid, folder, uid, None)
             }
         };
         let now = Utc::now();
@@ -271,6 +320,7 @@ impl SessionRegistry {
             identifier: identifier.to_string(),
             guid,
             folder,
+            uid,
             created_at: now,
             last_access: StdMutex::new(now),
             kernel: Mutex::new(kernel),
@@ -304,7 +354,7 @@ impl SessionRegistry {
         }
         if slot.is_none() {
             *lock(&session.interrupter) = None;
-            match Kernel::start(&self.launch(session.folder.clone())).await {
+            match Kernel::start(&self.launch(session.folder.clone(), session.uid)).await {
                 Ok(k) => *slot = Some(k),
                 Err(e) => return failed(format!("cannot start a kernel for this session: {e}\n")),
             }
@@ -392,6 +442,7 @@ impl SessionRegistry {
             let _ = std::fs::remove_dir_all(&r.folder);
         }
         let _ = std::fs::remove_dir_all(&self.runtime_root);
+        let _ = std::fs::remove_dir_all(&self.sessions_dir);
     }
 
     /// Kills every kernel process at once without waiting (for `Drop`): those of

@@ -134,6 +134,39 @@ impl PythonEnv {
         Ok(("python".to_string(), version))
     }
 
+    /// The folders the interpreter runs from, as it reports them: `sys.prefix`,
+    /// `sys.base_prefix`, `sys.exec_prefix`, `sys.base_exec_prefix` (a venv and the
+    /// installation it was made from), for the sandbox to bind read-only. Runs the
+    /// interpreter once (tens of milliseconds).
+    ///
+    /// Errors: [`ImageError::Spawn`], [`ImageError::Query`] when it fails or prints
+    /// nothing.
+    pub async fn prefixes(&self) -> Result<Vec<PathBuf>, ImageError> {
+        const WHAT: &str = "its prefixes";
+        let out = run_quiet(
+            &self.python,
+            &[
+                "-c",
+                "import sys; print(sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, sep='\\n')",
+            ],
+        )
+        .await?;
+        let text = ok_stdout(&self.python, WHAT, &out)?;
+        let dirs: Vec<PathBuf> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(PathBuf::from)
+            .collect();
+        if dirs.is_empty() {
+            return Err(ImageError::Query {
+                python: self.python.clone(),
+                what: WHAT,
+                detail: "it printed nothing".into(),
+            });
+        }
+        Ok(dirs)
+    }
+
     /// The distributions installed in this environment as `(name, version)` pairs,
     /// sorted by name (case-insensitively), for the pool's `metadata`.
     ///

@@ -1,0 +1,134 @@
+//! What a pool leaves on the machine, named so that the next pool can tell whose
+//! it is: `<sessions_dir>/pool-<pid>-<tag>/` (session folders),
+//! `<tmp>/sp-<pid>-<tag>/` (kernel runtime folders) and the cgroup
+//! `sessionpad-<pid>-<tag>`. A pool killed before it could clean up leaves them
+//! behind; [`sweep`] removes those whose pool process is gone at the next start.
+
+use std::path::Path;
+
+use cgroups_rs::fs::{Cgroup, hierarchies};
+
+/// A name unique among the pools alive on this machine: `<pid>-<8 hex>`.
+pub fn pool_tag() -> String {
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    format!("{}-{}", std::process::id(), &tag[..8])
+}
+
+/// Whether process `pid` exists (a zombie counts).
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The pool pid in a name `<prefix><pid>-<tag>`, if it is one.
+fn owner(name: &str, prefix: &str) -> Option<u32> {
+    let rest = name.strip_prefix(prefix)?;
+    let (pid, tag) = rest.split_once('-')?;
+    (!tag.is_empty() && tag.len() <= 16).then_some(())?;
+    pid.parse().ok()
+}
+
+/// The names in `dir` of the form `<prefix><pid>-<tag>` whose pid is gone.
+fn stale(dir: &Path, prefix: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| owner(n, prefix).is_some_and(|pid| !alive(pid)))
+        .collect()
+}
+
+/// Removes what pools that are gone left behind: session folders under
+/// `sessions_dir`, runtime folders under `runtime_parent`, and cgroups. Returns
+/// how many were removed; failures are logged, never fatal.
+pub fn sweep(sessions_dir: &Path, runtime_parent: &Path) -> usize {
+    let mut n = 0;
+    for (dir, prefix) in [(sessions_dir, "pool-"), (runtime_parent, "sp-")] {
+        for name in stale(dir, prefix) {
+            let path = dir.join(&name);
+            match std::fs::remove_dir_all(&path) {
+                Ok(()) => n += 1,
+                Err(e) => tracing::warn!("cannot remove {}: {e}", path.display()),
+            }
+        }
+    }
+    n + sweep_cgroups()
+}
+
+/// Removes the cgroups `sessionpad-<pid>-<tag>` (and their kernels' cgroups) of
+/// pools that are gone, killing any process left in them.
+fn sweep_cgroups() -> usize {
+    let hier = hierarchies::auto();
+    let root = hier.root();
+    let mut names: Vec<String> = Vec::new();
+    for sub in ["memory", "pids", "cpu", ""] {
+        for name in stale(&root.join(sub), "sessionpad-") {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let mut n = 0;
+    for name in names {
+        let pool = Cgroup::load(hierarchies::auto(), name.as_str());
+        let mut kernels: Vec<String> = Vec::new();
+        for sub in ["memory", "pids", "cpu", ""] {
+            if let Ok(entries) = std::fs::read_dir(root.join(sub).join(&name)) {
+                for e in entries.flatten() {
+                    if e.path().is_dir()
+                        && let Ok(k) = e.file_name().into_string()
+                        && !kernels.contains(&k)
+                    {
+                        kernels.push(k);
+                    }
+                }
+            }
+        }
+        for k in kernels {
+            let cg = Cgroup::load(hierarchies::auto(), format!("{name}/{k}").as_str());
+            for pid in cg.procs() {
+                if let Ok(pid) = libc::pid_t::try_from(pid.pid) {
+                    // SAFETY: kill(2) has no memory effects; these are processes
+                    // of a dead pool's session cgroup.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+            }
+            let _ = cg.delete();
+        }
+        if pool.delete().is_ok() {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_folders_of_dead_pools_are_swept() {
+        let sessions = tempfile::tempdir().unwrap();
+        let runtime = tempfile::tempdir().unwrap();
+        let mine = format!("pool-{}", pool_tag());
+        // A pid that cannot exist (above the kernel's pid_max limit of 2^22).
+        let dead = "pool-4194999-deadbeef";
+        let unrelated = "notes";
+        for n in [mine.as_str(), dead, unrelated] {
+            std::fs::create_dir_all(sessions.path().join(n).join("abc")).unwrap();
+        }
+        std::fs::create_dir(runtime.path().join("sp-4194999-0badf00d")).unwrap();
+        let removed = sweep(sessions.path(), runtime.path());
+        assert!(removed >= 2, "{removed}");
+        assert!(sessions.path().join(&mine).exists());
+        assert!(sessions.path().join(unrelated).exists());
+        assert!(!sessions.path().join(dead).exists());
+        assert!(!runtime.path().join("sp-4194999-0badf00d").exists());
+    }
+}

@@ -1,0 +1,426 @@
+//! Per-session resource limits of the local pool: memory, processes, file sizes,
+//! `/tmp` and a CPU share.
+//!
+//! Where the pool may create control groups (as root with cgroup v1 or v2, or in
+//! a delegated v2 subtree), each kernel runs in a cgroup of its own below one
+//! cgroup of the pool (`sessionpad-<pid>-<n>`), which itself is limited to three
+//! quarters of the machine's memory so that many sessions together cannot take
+//! the machine down. Memory over a session's limit wakes the kernel's OOM killer
+//! inside that cgroup only; the pool notices ([`KernelLimits::oom_killed`]),
+//! answers Azure's "Execution aborted" and starts a fresh kernel. A fork bomb stops
+//! at `pids.max`. Elsewhere rlimits stand in: the address space for memory (a
+//! `MemoryError` in Python rather than a killed kernel) and `RLIMIT_NPROC` for
+//! processes, set inside the sandbox's user namespace by `prlimit` (util-linux)
+//! so it counts that session's processes only. Every kernel also gets
+//! `RLIMIT_FSIZE` (the largest file it may write, bytes), no core files, and a
+//! bounded number of open files. The private `/tmp` is a tmpfs of its own size
+//! (see `sandbox`). [`Enforcer::report`] says which are in force.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cgroups_rs::fs::cgroup_builder::CgroupBuilder;
+use cgroups_rs::fs::memory::MemController;
+use cgroups_rs::fs::pid::PidController;
+use cgroups_rs::fs::{Cgroup, MaxValue, hierarchies};
+use tokio::process::Command;
+
+use super::isolation::Limit;
+
+const MIB: u64 = 1024 * 1024;
+const GIB: u64 = 1024 * MIB;
+
+/// The controllers the pool uses.
+const CONTROLLERS: &[&str] = &["memory", "pids", "cpu"];
+
+/// The limits of one session, set by `serve` flags and the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Memory of the session's processes, bytes (default 2 GiB).
+    pub memory_bytes: u64,
+    /// Processes and threads of the session (default 512).
+    pub processes: u64,
+    /// Size of the private `/tmp`, bytes (default 512 MiB).
+    pub tmp_bytes: u64,
+    /// Largest file the session may write in `/mnt/data`, bytes (default 1 GiB).
+    pub file_bytes: u64,
+    /// CPU weight relative to other sessions, 1–10000 (default 100, an equal
+    /// share; cgroup v1 `cpu.shares` = weight × 1024 / 100).
+    pub cpu_weight: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            memory_bytes: 2 * GIB,
+            processes: 512,
+            tmp_bytes: 512 * MIB,
+            file_bytes: GIB,
+            cpu_weight: 100,
+        }
+    }
+}
+
+/// A size for people: `2 GiB`, `512 MiB`, `100 KiB`, `12 bytes`.
+pub fn human_bytes(n: u64) -> String {
+    if n >= GIB && n.is_multiple_of(GIB / 4) {
+        format!("{} GiB", n as f64 / GIB as f64)
+    } else if n >= MIB {
+        format!("{} MiB", n / MIB)
+    } else if n >= 1024 {
+        format!("{} KiB", n / 1024)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// How the pool enforces limits on this machine.
+pub struct Enforcer {
+    limits: Limits,
+    /// The pool's own cgroup when the machine lets the pool create them.
+    pool: Option<PoolCgroup>,
+    next: AtomicU64,
+}
+
+struct PoolCgroup {
+    cgroup: Cgroup,
+    name: String,
+    v2: bool,
+}
+
+impl std::fmt::Debug for Enforcer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Enforcer")
+            .field("limits", &self.limits)
+            .field("cgroup", &self.pool.as_ref().map(|p| &p.name))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The memory of this machine in bytes (`/proc/meminfo` `MemTotal`), if known.
+fn machine_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+impl Enforcer {
+    /// Sets up enforcement for `limits`: the pool's cgroup `name` when possible
+    /// (rlimits otherwise; never an error). `name` must be unique among pools
+    /// alive on this machine (e.g. `sessionpad-<pid>-<n>`).
+    pub fn new(limits: Limits, name: &str) -> Self {
+        let pool = match Self::pool_cgroup(name) {
+            Ok(p) => Some(p),
+            Err(why) => {
+                tracing::info!("no cgroups for sessions ({why}); rlimits stand in");
+                None
+            }
+        };
+        Self {
+            limits,
+            pool,
+            next: AtomicU64::new(0),
+        }
+    }
+
+    fn pool_cgroup(name: &str) -> Result<PoolCgroup, String> {
+        let hier = hierarchies::auto();
+        let v2 = hier.v2();
+        let mut builder = CgroupBuilder::new(name)
+            .set_specified_controllers(CONTROLLERS.iter().map(|s| s.to_string()).collect());
+        if let Some(total) = machine_memory() {
+            let cap = i64::try_from(total / 4 * 3).unwrap_or(i64::MAX);
+            builder = builder.memory().memory_hard_limit(cap).done();
+        }
+        let cgroup = builder.build(hier).map_err(|e| e.to_string())?;
+        // Every controller must be there, or limits would silently not hold.
+        let have: Vec<String> = cgroup
+            .subsystems()
+            .iter()
+            .map(|s| s.controller_name())
+            .collect();
+        for c in CONTROLLERS {
+            if !have.iter().any(|h| h == c) {
+                let _ = cgroup.delete();
+                return Err(format!("the {c} controller is not available"));
+            }
+        }
+        Ok(PoolCgroup {
+            cgroup,
+            name: name.to_string(),
+            v2,
+        })
+    }
+
+    /// The limits being enforced.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Each limit and what enforces it, for the pool's info.
+    pub fn report(&self) -> Vec<Limit> {
+        let l = self.limits;
+        let cg = self.pool.as_ref().map(|p| {
+            if p.v2 {
+                "cgroup v2".to_string()
+            } else {
+                "cgroup v1".to_string()
+            }
+        });
+        let limit = |what: &str, value: String, mechanism: &str| Limit {
+            what: what.to_string(),
+            value,
+            mechanism: mechanism.to_string(),
+        };
+        let mut out = vec![];
+        match &cg {
+            Some(m) => {
+                out.push(limit("memory", human_bytes(l.memory_bytes), m));
+                out.push(limit("processes", l.processes.to_string(), m));
+                out.push(limit("cpu", format!("weight {}", l.cpu_weight), m));
+            }
+            None => {
+                out.push(limit(
+                    "memory",
+                    format!("{} of address space", human_bytes(l.memory_bytes)),
+                    "rlimit",
+                ));
+                out.push(limit("processes", l.processes.to_string(), "rlimit"));
+                out.push(limit("cpu", "not limited".to_string(), "no cgroup"));
+            }
+        }
+        out.push(limit("/tmp", human_bytes(l.tmp_bytes), "tmpfs"));
+        out.push(limit(
+            "file size",
+            format!("{} per file", human_bytes(l.file_bytes)),
+            "rlimit",
+        ));
+        out
+    }
+
+    /// Prepares the limits of one kernel: its cgroup (created now) and the rlimits
+    /// its process gets. Apply them with [`KernelLimits::apply_to`] before the
+    /// spawn and keep the value as long as the kernel runs.
+    ///
+    /// Errors: the kernel's cgroup cannot be created (the machine's cgroups changed
+    /// under the pool); the text says why.
+    pub fn prepare(&self) -> Result<KernelLimits, String> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut kernel = KernelLimits {
+            limits: self.limits,
+            cgroup: None,
+            procs: Vec::new(),
+        };
+        let Some(pool) = &self.pool else {
+            return Ok(kernel);
+        };
+        let mem = i64::try_from(self.limits.memory_bytes).unwrap_or(i64::MAX);
+        let pids = i64::try_from(self.limits.processes).unwrap_or(i64::MAX);
+        let weight = self.limits.cpu_weight.clamp(1, 10_000);
+        let cpu = if pool.v2 { weight } else { (weight * 1024 / 100).max(2) };
+        let cgroup = CgroupBuilder::new(&format!("{}/k{n}", pool.name))
+            .set_specified_controllers(CONTROLLERS.iter().map(|s| s.to_string()).collect())
+            .memory()
+            .memory_hard_limit(mem)
+            .memory_swap_limit(mem)
+            .done()
+            .pid()
+            .maximum_number_of_processes(MaxValue::Value(pids))
+            .done()
+            .cpu()
+            .shares(cpu)
+            .done()
+            .build(hierarchies::auto())
+            .map_err(|e| format!("cannot create the kernel's cgroup: {e}"))?;
+        let mut dirs: Vec<std::path::PathBuf> = cgroup
+            .subsystems()
+            .iter()
+            .map(|s| s.to_controller().path().to_path_buf())
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))
+                .map_err(|e| format!("cannot open {}/cgroup.procs: {e}", dir.display()))?;
+            kernel.procs.push(OwnedFd::from(file));
+        }
+        kernel.cgroup = Some(cgroup);
+        Ok(kernel)
+    }
+
+    /// Whether limits are enforced by cgroups (else rlimits).
+    pub fn uses_cgroups(&self) -> bool {
+        self.pool.is_some()
+    }
+}
+
+impl Drop for Enforcer {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.pool {
+            let _ = pool.cgroup.delete();
+        }
+    }
+}
+
+/// The limits of one kernel: its cgroup (removed when this is dropped) and
+/// rlimits.
+pub struct KernelLimits {
+    limits: Limits,
+    cgroup: Option<Cgroup>,
+    /// `cgroup.procs` of each hierarchy of the kernel's cgroup, opened for writing.
+    procs: Vec<OwnedFd>,
+}
+
+impl std::fmt::Debug for KernelLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelLimits")
+            .field("limits", &self.limits)
+            .field("cgroup", &self.cgroup.as_ref().map(Cgroup::path))
+            .finish()
+    }
+}
+
+impl KernelLimits {
+    /// Makes the command's process join the kernel's cgroup and take its rlimits
+    /// before it executes (so nothing it starts escapes them). Keep `self` alive
+    /// until the command is spawned.
+    pub fn apply_to(&self, cmd: &mut Command) {
+        let procs: Vec<i32> = self.procs.iter().map(AsRawFd::as_raw_fd).collect();
+        let l = self.limits;
+        let memory = self.cgroup.is_none().then_some(l.memory_bytes);
+        // SAFETY: write(2) and setrlimit(2) are async-signal-safe; the closure
+        // allocates nothing and touches only fds kept open until the spawn.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &fd in &procs {
+                    // "0" is the writing process itself (cgroup v1 and v2).
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                set_rlimit(libc::RLIMIT_CORE, 0)?;
+                set_rlimit(libc::RLIMIT_FSIZE, l.file_bytes)?;
+                set_rlimit(libc::RLIMIT_NOFILE, 4096)?;
+                if let Some(bytes) = memory {
+                    set_rlimit(libc::RLIMIT_AS, bytes)?;
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// The `prlimit` arguments that limit the number of processes inside the
+    /// sandbox (only when no cgroup does), e.g. `["--nproc=512"]`; empty
+    /// otherwise.
+    pub fn prlimit_args(&self) -> Vec<String> {
+        if self.cgroup.is_some() {
+            Vec::new()
+        } else {
+            vec![format!("--nproc={}", self.limits.processes)]
+        }
+    }
+
+    /// Whether the OOM killer has killed a process of this kernel's cgroup (the
+    /// session went over its memory limit). False without a cgroup.
+    pub fn oom_killed(&self) -> bool {
+        let Some(cg) = &self.cgroup else {
+            return false;
+        };
+        cg.controller_of::<MemController>()
+            .is_some_and(|m| m.memory_stat().oom_control.oom_kill > 0)
+    }
+
+    /// Whether a process of this kernel was refused because the session reached
+    /// its process limit (cgroup `pids.events`), e.g. a fork bomb. Without a cgroup:
+    /// whether the kernel's process tree (`tree_size`, counted by the caller) is
+    /// within a few of the limit.
+    pub fn hit_process_limit(&self, tree_size: impl FnOnce() -> usize) -> bool {
+        match &self.cgroup {
+            Some(cg) => cg
+                .controller_of::<PidController>()
+                .and_then(|p| p.get_pid_events().ok())
+                .is_some_and(|n| n > 0),
+            None => {
+                let n = u64::try_from(tree_size()).unwrap_or(u64::MAX);
+                n + 8 >= self.limits.processes
+            }
+        }
+    }
+
+    /// The process limit.
+    pub fn processes(&self) -> u64 {
+        self.limits.processes
+    }
+
+    /// The memory limit, bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        self.limits.memory_bytes
+    }
+}
+
+impl Drop for KernelLimits {
+    /// Removes the kernel's cgroup once its processes are gone (they are killed
+    /// with the kernel; a few retries cover the moments until they are reaped).
+    fn drop(&mut self) {
+        self.procs.clear();
+        if let Some(cg) = self.cgroup.take() {
+            std::thread::spawn(move || {
+                for _ in 0..100 {
+                    for pid in cg.procs() {
+                        if let Ok(pid) = libc::pid_t::try_from(pid.pid) {
+                            // SAFETY: kill(2) has no memory effects; the pids are
+                            // those of the kernel's own cgroup.
+                            unsafe { libc::kill(pid, libc::SIGKILL) };
+                        }
+                    }
+                    if cg.delete().is_ok() && !cg.exists() {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                tracing::warn!("could not remove the kernel's cgroup {}", cg.path());
+            });
+        }
+    }
+}
+
+fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Result<()> {
+    let lim = libc::rlimit {
+        rlim_cur: value,
+        rlim_max: value,
+    };
+    // SAFETY: `lim` is a valid rlimit.
+    if unsafe { libc::setrlimit(resource, &raw const lim) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human_bytes(2 * GIB), "2 GiB");
+        assert_eq!(human_bytes(GIB + GIB / 2), "1.5 GiB");
+        assert_eq!(human_bytes(512 * MIB), "512 MiB");
+        assert_eq!(human_bytes(2048), "2 KiB");
+    }
+
+    #[test]
+    fn the_report_names_a_mechanism_for_every_limit() {
+        let e = Enforcer {
+            limits: Limits::default(),
+            pool: None,
+            next: AtomicU64::new(0),
+        };
+        let report = e.report();
+        assert!(report.iter().all(|l| !l.mechanism.is_empty()));
+        assert!(report.iter().any(|l| l.what == "memory" && l.mechanism == "rlimit"));
+    }
+}
