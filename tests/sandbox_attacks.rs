@@ -1,0 +1,522 @@
+//! Attacks on the local pool's sandbox, run for real: each test executes hostile
+//! code in a real sandboxed kernel through the pool's HTTP API, and the code
+//! prints what it tries before the step that must fail (`trying …`), so a test
+//! cannot pass by not trying. Covered: host files (home, data, cache, another
+//! session's folder and kernel runtime folder), the environment, capabilities,
+//! `no_new_privs`, the seccomp filter, the user id, memory, processes, `/tmp`,
+//! file size and the network.
+//!
+//! Run as root (CI) the limits are enforced by cgroups where the machine allows;
+//! `the_attacks_also_fail_as_an_unprivileged_user` then runs every other test of
+//! this file again as `nobody` (user namespaces and rlimits), with a Python
+//! environment of its own built from `/usr/bin/python3`.
+//!
+//! Without bubblewrap the tests say so and pass without attacking (CI installs it).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{TestPool, identifier};
+use sessionpad::client::{ApiVersion, Execution, ExecutionStatus, SessionClient};
+use sessionpad::pool::limits::Limits;
+
+/// Set in the environment of the nested unprivileged run.
+const NESTED: &str = "SESSIONPAD_SANDBOX_TESTS_NESTED";
+
+const MIB: u64 = 1024 * 1024;
+
+/// A pool with small limits, so the attacks reach them quickly; `None` (and a
+/// note on stderr) when bubblewrap is not installed here.
+async fn pool() -> Option<TestPool> {
+    let pool = TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.limits = Limits {
+            memory_bytes: 384 * MIB,
+            processes: 64,
+            tmp_bytes: 32 * MIB,
+            file_bytes: 64 * MIB,
+            cpu_weight: 100,
+        };
+    })
+    .await;
+    if pool.pool.isolation().is_sandboxed() {
+        Some(pool)
+    } else {
+        eprintln!(
+            "skipped: {}",
+            pool.pool.isolation().warning().unwrap_or_default()
+        );
+        None
+    }
+}
+
+async fn run(client: &SessionClient, id: &str, code: &str) -> Execution {
+    client
+        .execute(id, code, Duration::from_secs(120))
+        .await
+        .expect("the pool answers")
+}
+
+/// Runs `code` and returns stdout, after checking it ran to its end (`done`).
+async fn run_ok(client: &SessionClient, id: &str, code: &str) -> String {
+    let e = run(client, id, &format!("{code}\nprint('done')")).await;
+    assert!(
+        e.stdout.trim_end().ends_with("done"),
+        "the attack did not run to its end:\nstdout: {}\nstderr: {}",
+        e.stdout,
+        e.stderr
+    );
+    e.stdout
+}
+
+/// Asserts every `trying X` line of `out` is followed by `blocked X: …`.
+fn all_blocked(out: &str) {
+    let tried: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("trying "))
+        .collect();
+    assert!(!tried.is_empty(), "nothing was tried:\n{out}");
+    for t in tried {
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("blocked {t}:"))),
+            "{t} was not blocked:\n{out}"
+        );
+    }
+    assert!(!out.contains("LEAKED"), "{out}");
+}
+
+/// Python that tries to read each path and prints `blocked` or `LEAKED`.
+fn read_each(paths: &[PathBuf]) -> String {
+    read_each_but(paths, "False")
+}
+
+/// [`read_each`], skipping the paths `p` for which the Python expression `skip`
+/// is true.
+fn read_each_but(paths: &[PathBuf], skip: &str) -> String {
+    let list: Vec<String> = paths
+        .iter()
+        .map(|p| format!("{:?}", p.to_string_lossy()))
+        .collect();
+    format!(
+        r#"
+import os
+for p in [{}]:
+    if {}:
+        continue
+    print("trying", p)
+    try:
+        if os.path.isdir(p):
+            print("LEAKED", p, os.listdir(p))
+        else:
+            print("LEAKED", p, open(p, "rb").read(60))
+    except OSError as e:
+        print(f"blocked {{p}}: {{e}}")
+"#,
+        list.join(", "),
+        skip
+    )
+}
+
+#[tokio::test]
+async fn host_folders_and_secrets_are_not_visible() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    // Secrets planted where a user keeps them: the home folder, sessionpad's own
+    // data and cache folders, next to the session folders.
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let secret_name = format!("sessionpad-test-secret-{}", uuid::Uuid::new_v4().simple());
+    let mut planted = vec![];
+    for dir in [
+        home.clone(),
+        sessionpad::dirs::data_dir(),
+        sessionpad::dirs::cache_dir(),
+        pool.dir.path().to_path_buf(),
+    ] {
+        if std::fs::create_dir_all(&dir).is_ok() {
+            let p = dir.join(&secret_name);
+            if std::fs::write(&p, "TOPSECRET").is_ok() {
+                planted.push(p);
+            }
+        }
+    }
+    assert!(!planted.is_empty());
+    let mut paths = planted.clone();
+    paths.extend(
+        [
+            "/etc/shadow",
+            "/home",
+            "/var",
+            "/run",
+            "/sys/fs/cgroup",
+            "/boot",
+        ]
+        .map(PathBuf::from),
+    );
+    paths.push(home.join(".ssh"));
+    paths.push(home.join(".azure"));
+    paths.push(home.join(".config"));
+    paths.push(sessionpad::dirs::data_dir().join("pool-sessions"));
+    paths.push(pool.dir.path().join("sessions"));
+    let out = run_ok(&client, &identifier(), &read_each(&paths)).await;
+    all_blocked(&out);
+    assert!(!out.contains("TOPSECRET"));
+    for p in planted {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+#[tokio::test]
+async fn another_sessions_folder_and_kernel_are_out_of_reach() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let (victim, attacker) = (identifier(), identifier());
+    run_ok(
+        &client,
+        &victim,
+        "open('/mnt/data/victim.txt','w').write('VICTIM-DATA')",
+    )
+    .await;
+    let session = pool.pool.registry().get(&victim).expect("victim session");
+    let mut paths = vec![session.folder.join("victim.txt"), session.folder.clone()];
+    // The victim's kernel runtime folders (connection file with its key).
+    let runtime: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("sp-"))
+        })
+        .collect();
+    for r in &runtime {
+        for n in 0..6 {
+            paths.push(r.join(n.to_string()).join("connection.json"));
+        }
+    }
+    // The attacker's own kernel may read its own runtime folder: skip it (its
+    // path is on the kernel's command line, `-f …/connection.json`).
+    let code = format!(
+        "import os\nargv = open('/proc/self/cmdline').read().split('\\0')\nown = os.path.dirname(argv[argv.index('-f') + 1])\nprint('own runtime folder', own)\n{}",
+        read_each_but(&paths, "p.startswith(own + '/')")
+    );
+    let out = run_ok(&client, &attacker, &code).await;
+    all_blocked(&out);
+    assert!(!out.contains("VICTIM-DATA"));
+}
+
+#[tokio::test]
+async fn the_environment_is_an_allow_list() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let out = run_ok(
+        &client,
+        &identifier(),
+        "import os\nfor k, v in sorted(os.environ.items()): print(f'env {k}={v}')",
+    )
+    .await;
+    let kernel: Vec<(&str, &str)> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("env "))
+        .filter_map(|l| l.split_once('='))
+        .collect();
+    assert!(kernel.iter().any(|(k, v)| *k == "HOME" && *v == "/tmp"));
+    // Nothing of this test process's environment (cargo's variables, the user's
+    // secrets) reaches the kernel, but for the few allowed names.
+    let allowed = [
+        "PATH",
+        "HOME",
+        "LANG",
+        "TZ",
+        "OPENBLAS_CORETYPE",
+        "OPENBLAS_L2_SIZE",
+        "PWD",
+        "PYTHONUNBUFFERED",
+        "PYDEVD_DISABLE_FILE_VALIDATION",
+    ];
+    for (name, value) in std::env::vars() {
+        if allowed.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(
+            !kernel.iter().any(|(k, v)| *k == name && *v == value),
+            "{name} leaked into the kernel"
+        );
+    }
+    assert!(kernel.iter().all(|(k, _)| *k != "CARGO_MANIFEST_DIR"));
+}
+
+#[tokio::test]
+async fn no_capabilities_no_new_privileges_and_a_seccomp_filter() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let code = format!(
+        r#"
+import ctypes, ctypes.util, errno, os
+status = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\t" in l)
+for k in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"]:
+    print("status", k, status[k].strip())
+print("uid", os.getuid(), os.geteuid())
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def attempt(name, nr, *args):
+    print("trying", name)
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    e = ctypes.get_errno()
+    if r == -1 and e in (errno.EPERM, errno.ENOSYS, errno.EACCES):
+        print(f"blocked {{name}}: {{os.strerror(e)}}")
+    else:
+        print("LEAKED", name, r, e)
+attempt("mount", {mount}, 0, 0, 0, 0, 0)
+attempt("umount2", {umount2}, 0, 0)
+attempt("unshare(CLONE_NEWUSER)", {unshare}, {newuser})
+attempt("unshare(CLONE_NEWNS)", {unshare}, {newns})
+attempt("setns", {setns}, 0, 0)
+attempt("ptrace(PTRACE_ATTACH, 1)", {ptrace}, 16, 1, 0, 0)
+attempt("bpf", {bpf}, 0, 0, 0)
+attempt("keyctl", {keyctl}, 0, 0, 0, 0, 0)
+attempt("add_key", {add_key}, 0, 0, 0, 0, 0)
+attempt("init_module", {init_module}, 0, 0, 0)
+attempt("reboot", {reboot}, 0xfee1dead, 672274793, 0x4321fedc, 0)
+attempt("clone3", {clone3}, 0, 0)
+attempt("clone(CLONE_NEWUSER)", {clone}, {newuser} | 17, 0, 0, 0, 0)
+attempt("pivot_root", {pivot_root}, 0, 0)
+attempt("open_by_handle_at", {open_by_handle_at}, 0, 0, 0)
+"#,
+        mount = libc::SYS_mount,
+        umount2 = libc::SYS_umount2,
+        unshare = libc::SYS_unshare,
+        setns = libc::SYS_setns,
+        ptrace = libc::SYS_ptrace,
+        bpf = libc::SYS_bpf,
+        keyctl = libc::SYS_keyctl,
+        add_key = libc::SYS_add_key,
+        init_module = libc::SYS_init_module,
+        reboot = libc::SYS_reboot,
+        clone3 = libc::SYS_clone3,
+        clone = libc::SYS_clone,
+        pivot_root = libc::SYS_pivot_root,
+        open_by_handle_at = libc::SYS_open_by_handle_at,
+        newuser = libc::CLONE_NEWUSER,
+        newns = libc::CLONE_NEWNS,
+    );
+    let out = run_ok(&client, &identifier(), &code).await;
+    all_blocked(&out);
+    for cap in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+        assert!(
+            out.contains(&format!("status {cap} 0000000000000000")),
+            "{cap}:\n{out}"
+        );
+    }
+    assert!(out.contains("status NoNewPrivs 1"), "{out}");
+    assert!(out.contains("status Seccomp 2"), "{out}");
+    // The shell tools fail too (they reach the same calls).
+    let e = run(
+        &client,
+        &identifier(),
+        "import subprocess\nprint(subprocess.run('mount -o remount,bind,rw /; umount -l /tmp; unshare -r true', shell=True, capture_output=True, text=True))",
+    )
+    .await;
+    assert!(e.stdout.contains("returncode=1"), "{}", e.stdout);
+}
+
+#[tokio::test]
+async fn sessions_never_act_as_host_root() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let id = identifier();
+    let out = run_ok(
+        &client,
+        &id,
+        "import os\nprint('uid', os.getuid())\nopen('/mnt/data/mine.txt','w').write('x')\nprint('trying chown to root')\ntry:\n    os.chown('/mnt/data/mine.txt', 0, 0)\n    print('LEAKED chown')\nexcept OSError as e:\n    print(f'blocked chown to root: {e}')",
+    )
+    .await;
+    all_blocked(&out);
+    assert!(!out.contains("uid 0\n"), "{out}");
+    let session = pool.pool.registry().get(&id).unwrap();
+    let meta = std::fs::metadata(session.folder.join("mine.txt")).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_ne!(meta.uid(), 0, "the session's file belongs to host root");
+}
+
+#[tokio::test]
+async fn memory_over_the_limit_fails_the_cell_and_the_pool_lives_on() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let (hog, bystander) = (identifier(), identifier());
+    run_ok(&client, &bystander, "kept = 7").await;
+    run_ok(&client, &hog, "before = 1").await;
+    let e = run(
+        &client,
+        &hog,
+        "print('trying 1 GiB', flush=True)\nx = bytearray(1024**3)\nx[::4096] = b'y' * len(x[::4096])\nprint('LEAKED')",
+    )
+    .await;
+    assert_eq!(e.status, ExecutionStatus::Failed, "{e:?}");
+    assert!(e.stdout.contains("trying 1 GiB"), "{e:?}");
+    assert!(!e.stdout.contains("LEAKED"));
+    // cgroups: the kernel is killed and Azure's "Execution aborted"; rlimits: a
+    // MemoryError in the cell.
+    assert!(
+        e.stderr.contains("Execution aborted") || e.stderr.contains("MemoryError"),
+        "{}",
+        e.stderr
+    );
+    let after = run_ok(&client, &hog, "print('alive')").await;
+    assert!(after.contains("alive"));
+    let other = run_ok(&client, &bystander, "print('kept', kept)").await;
+    assert!(other.contains("kept 7"), "{other}");
+}
+
+#[tokio::test]
+async fn a_fork_bomb_stops_at_the_limit_and_is_cleaned_up() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let id = identifier();
+    run_ok(&client, &id, "x = 1").await;
+    let bomb = r#"
+import os, time
+print("trying the fork bomb", flush=True)
+refused = 0
+children = 0
+for _ in range(400):
+    try:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+        children += 1
+    except OSError:
+        refused += 1
+print("children", children, "refused", refused, flush=True)
+"#;
+    let e = run(&client, &id, bomb).await;
+    assert!(e.stdout.contains("trying the fork bomb"), "{e:?}");
+    let (children, refused) = e
+        .stdout
+        .lines()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("children")).then(|| {
+                let c: u64 = w.next().and_then(|n| n.parse().ok()).unwrap_or(999);
+                let _ = w.next();
+                let r: u64 = w.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+                (c, r)
+            })
+        })
+        .expect("the bomb reported");
+    assert!(children < 64, "{children} children: the limit did not hold");
+    assert!(refused > 0);
+    assert_eq!(e.status, ExecutionStatus::Failed, "{e:?}");
+    assert!(e.stderr.contains("limit of 64 processes"), "{}", e.stderr);
+    // Cleaned up: the next cell runs in a fresh kernel with few processes.
+    let out = run_ok(
+        &client,
+        &id,
+        "import os\nprint('processes', len([p for p in os.listdir('/proc') if p.isdigit()]))",
+    )
+    .await;
+    let n: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("processes "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap();
+    assert!(n < 10, "{n} processes left in the session");
+}
+
+#[tokio::test]
+async fn tmp_and_file_sizes_are_limited() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let code = r#"
+import os
+def fill(path, total):
+    print("trying", path)
+    written = 0
+    try:
+        with open(path, "wb") as f:
+            while written < total:
+                f.write(b"z" * (1024 * 1024))
+                written += 1024 * 1024
+        print("LEAKED", path, written)
+    except OSError as e:
+        print(f"blocked {path}: {e} after {written // (1024*1024)} MiB")
+fill("/tmp/big", 100 * 1024 * 1024)
+fill("/mnt/data/big", 100 * 1024 * 1024)
+"#;
+    let out = run_ok(&client, &identifier(), code).await;
+    all_blocked(&out);
+    assert!(out.contains("No space left on device"), "{out}");
+    assert!(out.contains("File too large"), "{out}");
+}
+
+#[tokio::test]
+async fn no_network_without_egress() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let port = pool.pool.addr().port();
+    let code = format!(
+        r#"
+import socket
+for host in ["127.0.0.1", "10.0.0.1"]:
+    print("trying", host)
+    try:
+        socket.create_connection((host, {port}), timeout=3)
+        print("LEAKED", host)
+    except OSError as e:
+        print(f"blocked {{host}}: {{e}}")
+"#
+    );
+    let out = run_ok(&client, &identifier(), &code).await;
+    all_blocked(&out);
+}
+
+/// Runs every other test of this file again as `nobody` when this one runs as
+/// root and the machine can switch users (`setpriv`): sandboxes then come from
+/// user namespaces and limits from rlimits.
+#[test]
+fn the_attacks_also_fail_as_an_unprivileged_user() {
+    // SAFETY: geteuid(2) cannot fail.
+    if std::env::var_os(NESTED).is_some() || unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    if !Path::new("/usr/bin/setpriv").exists() || !Path::new("/usr/bin/python3").exists() {
+        eprintln!("skipped: no setpriv or /usr/bin/python3 to run as nobody");
+        return;
+    }
+    // A home of its own, outside anything root keeps private.
+    let home = PathBuf::from("/tmp/sessionpad-unprivileged-tests");
+    std::fs::create_dir_all(&home).unwrap();
+    let _ = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&home)
+        .status();
+    let out = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&exe)
+        .args(["--test-threads=2", "--skip", "the_attacks_also_fail"])
+        .env_clear()
+        .env(NESTED, "1")
+        .env("HOME", &home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("SESSIONPAD_CACHE_DIR", home.join("cache"))
+        .env("SESSIONPAD_DATA_DIR", home.join("data"))
+        .env("SESSIONPAD_BASE_PYTHON", "/usr/bin/python3")
+        .env("TMPDIR", "/tmp")
+        .current_dir(&home)
+        .output()
+        .expect("run the tests as nobody");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "as nobody:\n{stdout}\n{}",
+        &stderr[stderr.len().saturating_sub(4000)..]
+    );
+    assert!(stdout.contains("test result: ok"), "{stdout}");
+    assert!(!stderr.contains("skipped:"), "the sandbox was not usable as nobody:\n{stderr}");
+}
