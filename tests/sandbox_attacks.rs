@@ -33,7 +33,7 @@ async fn pool() -> Option<TestPool> {
     let pool = TestPool::start_with(|o| {
         o.ready_sessions = 1;
         o.limits = Limits {
-            memory_bytes: 384 * MIB,
+            memory_bytes: 768 * MIB,
             processes: 64,
             tmp_bytes: 32 * MIB,
             file_bytes: 64 * MIB,
@@ -521,5 +521,8 @@ fn the_attacks_also_fail_as_an_unprivileged_user() {
         &stderr[stderr.len().saturating_sub(4000)..]
     );
     assert!(stdout.contains("test result: ok"), "{stdout}");
-    assert!(!stderr.contains("skipped:"), "the sandbox was not usable as nobody:\n{stderr}");
+    assert!(
+        !stderr.contains("skipped:"),
+        "the sandbox was not usable as nobody:\n{stderr}"
+    );
 }

@@ -23,8 +23,8 @@ use tokio::process::Command;
 use tokio::sync::Mutex;
 
 use super::image::PythonEnv;
-use super::process::{KernelProcess, Processes};
 use super::limits::{Enforcer, KernelLimits};
+use super::process::{KernelProcess, Processes};
 use super::sandbox::env::kernel_env;
 use super::sandbox::{Jail, Sandbox};
 use crate::client::{Execution, ExecutionImage, ExecutionStatus};
@@ -123,7 +123,9 @@ impl KernelLaunch {
                     tmp_bytes: self.enforcer.limits().tmp_bytes,
                     prlimit: &limits.prlimit_args(),
                 };
-                let built = sandbox.command(&jail).map_err(|e| io(&self.runtime_dir, e))?;
+                let built = sandbox
+                    .command(&jail)
+                    .map_err(|e| io(&self.runtime_dir, e))?;
                 let mut cmd = built.command;
                 cmd.env_clear().envs(kernel_env(python_bin, None));
                 (cmd, built.inherited)

@@ -8,7 +8,7 @@
 //! the machine down. Memory over a session's limit wakes the kernel's OOM killer
 //! inside that cgroup only; the pool notices ([`KernelLimits::oom_killed`]),
 //! answers Azure's "Execution aborted" and starts a fresh kernel. A fork bomb stops
-//! at `pids.max`. Elsewhere rlimits stand in: the address space for memory (a
+//! at `pids.max`. Elsewhere rlimits stand in: `RLIMIT_DATA` (heap and private mappings) for memory (a
 //! `MemoryError` in Python rather than a killed kernel) and `RLIMIT_NPROC` for
 //! processes, set inside the sandbox's user namespace by `prlimit` (util-linux)
 //! so it counts that session's processes only. Every kernel also gets
@@ -183,7 +183,7 @@ impl Enforcer {
             None => {
                 out.push(limit(
                     "memory",
-                    format!("{} of address space", human_bytes(l.memory_bytes)),
+                    format!("{} of data", human_bytes(l.memory_bytes)),
                     "rlimit",
                 ));
                 out.push(limit("processes", l.processes.to_string(), "rlimit"));
@@ -218,7 +218,11 @@ impl Enforcer {
         let mem = i64::try_from(self.limits.memory_bytes).unwrap_or(i64::MAX);
         let pids = i64::try_from(self.limits.processes).unwrap_or(i64::MAX);
         let weight = self.limits.cpu_weight.clamp(1, 10_000);
-        let cpu = if pool.v2 { weight } else { (weight * 1024 / 100).max(2) };
+        let cpu = if pool.v2 {
+            weight
+        } else {
+            (weight * 1024 / 100).max(2)
+        };
         let cgroup = CgroupBuilder::new(&format!("{}/k{n}", pool.name))
             .set_specified_controllers(CONTROLLERS.iter().map(|s| s.to_string()).collect())
             .memory()
@@ -305,7 +309,7 @@ impl KernelLimits {
                 set_rlimit(libc::RLIMIT_FSIZE, l.file_bytes)?;
                 set_rlimit(libc::RLIMIT_NOFILE, 4096)?;
                 if let Some(bytes) = memory {
-                    set_rlimit(libc::RLIMIT_AS, bytes)?;
+                    set_rlimit(libc::RLIMIT_DATA, bytes)?;
                 }
                 Ok(())
             });
@@ -421,6 +425,10 @@ mod tests {
         };
         let report = e.report();
         assert!(report.iter().all(|l| !l.mechanism.is_empty()));
-        assert!(report.iter().any(|l| l.what == "memory" && l.mechanism == "rlimit"));
+        assert!(
+            report
+                .iter()
+                .any(|l| l.what == "memory" && l.mechanism == "rlimit")
+        );
     }
 }

@@ -188,19 +188,20 @@ fn is_unreaped_child(pid: u32) -> bool {
     unsafe { libc::waitid(libc::P_PID, pid, &raw mut info, flags) == 0 }
 }
 
-/// How many processes descend from `pid` (itself not counted), read from
-/// `/proc/PID/task/TID/children`; stops counting at 100,000.
+/// How many tasks (processes and their threads, as `RLIMIT_NPROC` counts them)
+/// descend from `pid`, its own threads included, read from `/proc/PID/task`;
+/// stops counting at 100,000.
 pub fn tree_size(pid: u32) -> usize {
+    let threads = |p: u32| std::fs::read_dir(format!("/proc/{p}/task")).map_or(0, |d| d.count());
+    let mut n = threads(pid);
     let mut stack: Vec<libc::pid_t> = children(pid);
-    let mut n = 0;
     while let Some(p) = stack.pop() {
-        n += 1;
+        let Ok(p) = u32::try_from(p) else { continue };
+        n += threads(p).max(1);
         if n >= 100_000 {
             break;
         }
-        if let Ok(p) = u32::try_from(p) {
-            stack.extend(children(p));
-        }
+        stack.extend(children(p));
     }
     n
 }

@@ -16,8 +16,8 @@ use tokio::task::JoinSet;
 use super::PoolOptions;
 use super::image::PythonEnv;
 use super::kernel::{Interrupter, Kernel, KernelLaunch};
-use super::process::Processes;
 use super::limits::Enforcer;
+use super::process::Processes;
 use super::sandbox::{SESSION_UID_BASE, SESSION_UIDS, Sandbox};
 use crate::client::{Execution, ExecutionStatus};
 

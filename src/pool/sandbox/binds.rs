@@ -113,7 +113,11 @@ fn entry(path: &str) -> Option<Bind> {
 /// The system part of the allow-list on this machine; `/etc/resolv.conf` only
 /// when sessions may reach the network.
 pub fn system(egress: bool) -> Vec<Bind> {
-    let mut out: Vec<Bind> = SYSTEM_DIRS.iter().chain(ETC).filter_map(|p| entry(p)).collect();
+    let mut out: Vec<Bind> = SYSTEM_DIRS
+        .iter()
+        .chain(ETC)
+        .filter_map(|p| entry(p))
+        .collect();
     if egress && let Some(b) = entry("/etc/resolv.conf") {
         out.push(b);
     }
@@ -145,7 +149,15 @@ mod tests {
     fn no_home_or_secret_folder_is_on_the_system_list() {
         for b in system(true) {
             let p = b.path().to_string_lossy().into_owned();
-            for bad in ["/home", "/root", "/etc/shadow", "/etc/passwd", "/var", "/run", "/tmp"] {
+            for bad in [
+                "/home",
+                "/root",
+                "/etc/shadow",
+                "/etc/passwd",
+                "/var",
+                "/run",
+                "/tmp",
+            ] {
                 assert!(!p.starts_with(bad), "{p} is bound");
             }
         }

@@ -13,7 +13,10 @@ const PASSED: &[&str] = &["TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"];
 /// the [`PASSED`] variables where the pool has them, and, for an unsandboxed
 /// kernel, `SESSIONPAD_MNT_DATA` (the session folder, which the start-up script
 /// maps `/mnt/data` to). `python_bin` is the folder of the interpreter.
-pub fn kernel_env(python_bin: Option<&Path>, unsandboxed_folder: Option<&Path>) -> Vec<(String, String)> {
+pub fn kernel_env(
+    python_bin: Option<&Path>,
+    unsandboxed_folder: Option<&Path>,
+) -> Vec<(String, String)> {
     let mut path = String::new();
     if let Some(bin) = python_bin {
         path.push_str(&bin.to_string_lossy());
@@ -25,7 +28,10 @@ pub fn kernel_env(python_bin: Option<&Path>, unsandboxed_folder: Option<&Path>) 
         ("HOME".to_string(), "/tmp".to_string()),
         ("LANG".to_string(), "C.UTF-8".to_string()),
         ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
-        ("PYDEVD_DISABLE_FILE_VALIDATION".to_string(), "1".to_string()),
+        (
+            "PYDEVD_DISABLE_FILE_VALIDATION".to_string(),
+            "1".to_string(),
+        ),
     ];
     for name in PASSED {
         if let Ok(v) = std::env::var(name) {
@@ -51,8 +57,14 @@ mod tests {
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
         for n in &names {
             assert!(
-                ["PATH", "HOME", "LANG", "PYTHONUNBUFFERED", "PYDEVD_DISABLE_FILE_VALIDATION"]
-                    .contains(n)
+                [
+                    "PATH",
+                    "HOME",
+                    "LANG",
+                    "PYTHONUNBUFFERED",
+                    "PYDEVD_DISABLE_FILE_VALIDATION"
+                ]
+                .contains(n)
                     || PASSED.contains(n),
                 "{n}"
             );

@@ -273,13 +273,9 @@ impl Sandbox {
         // --die-with-parent covers the sandbox's init only once its setup is
         // done; `process.rs` kills the whole tree for the moments before.
         cmd.args(["--die-with-parent", "--new-session"]);
+        // The private /tmp first: binds below it (a Python environment or the
+        // runtime folder under the host's /tmp) must go on top of it, not under.
         let mut made = std::collections::HashSet::new();
-        for bind in self.system.iter() {
-            bind.add_to(&mut cmd, &mut made);
-        }
-        for dir in jail.python_dirs {
-            Bind::ReadOnly(dir.clone()).add_to(&mut cmd, &mut made);
-        }
         for mounted in ["/proc", "/dev", "/tmp"] {
             made.insert(PathBuf::from(mounted));
         }
@@ -287,10 +283,18 @@ impl Sandbox {
             .args(["--perms", "1777", "--size"])
             .arg(jail.tmp_bytes.to_string())
             .args(["--tmpfs", "/tmp"]);
+        for bind in self.system.iter() {
+            bind.add_to(&mut cmd, &mut made);
+        }
+        for dir in jail.python_dirs {
+            Bind::ReadOnly(dir.clone()).add_to(&mut cmd, &mut made);
+        }
         binds::parents(&mut cmd, Path::new("/mnt/data"), &mut made);
         cmd.arg("--bind").arg(jail.folder).arg("/mnt/data");
         binds::parents(&mut cmd, jail.runtime_dir, &mut made);
-        cmd.arg("--bind").arg(jail.runtime_dir).arg(jail.runtime_dir);
+        cmd.arg("--bind")
+            .arg(jail.runtime_dir)
+            .arg(jail.runtime_dir);
         let (uid, name) = if self.drops_root() {
             (jail.uid, "session")
         } else {
@@ -300,7 +304,9 @@ impl Sandbox {
         std::fs::create_dir_all(&etc)?;
         std::fs::write(
             etc.join("passwd"),
-            format!("root:x:0:0:root:/root:/usr/sbin/nologin\n{name}:x:{uid}:{uid}:session:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"),
+            format!(
+                "root:x:0:0:root:/root:/usr/sbin/nologin\n{name}:x:{uid}:{uid}:session:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+            ),
         )?;
         std::fs::write(
             etc.join("group"),
@@ -309,7 +315,9 @@ impl Sandbox {
         cmd.arg("--ro-bind")
             .arg(etc.join("passwd"))
             .arg("/etc/passwd");
-        cmd.arg("--ro-bind").arg(etc.join("group")).arg("/etc/group");
+        cmd.arg("--ro-bind")
+            .arg(etc.join("group"))
+            .arg("/etc/group");
         cmd.args(["--chdir", "/mnt/data"]);
         for program in self.seccomp.iter() {
             let mut file = tempfile::tempfile()?;
@@ -345,7 +353,10 @@ impl Sandbox {
             cmd.arg("/usr/bin/prlimit").args(jail.prlimit).arg("--");
         }
         cmd.arg(jail.program);
-        Ok(SandboxCommand { command: cmd, inherited })
+        Ok(SandboxCommand {
+            command: cmd,
+            inherited,
+        })
     }
 }
 
