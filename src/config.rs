@@ -56,6 +56,40 @@ pub struct Config {
     /// Key bindings per mode (`[keys.editor]`, …), over the embedded defaults.
     #[serde(default)]
     pub keys: KeyOverrides,
+    /// `[pool]`: the local pool's per-session limits.
+    #[serde(default)]
+    pub pool: PoolLimits,
+}
+
+/// `[pool]`: per-session limits of the local pool (embedded or `serve`; serve's
+/// flags override them). Sizes are written like `"2 GiB"`, `"512MiB"` or a
+/// number of bytes.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PoolLimits {
+    /// Memory of a session's processes.
+    pub memory: Option<bytesize::ByteSize>,
+    /// Processes and threads of a session.
+    pub processes: Option<u64>,
+    /// Size of a session's private `/tmp`.
+    pub tmp_size: Option<bytesize::ByteSize>,
+    /// Largest file a session may write.
+    pub file_size: Option<bytesize::ByteSize>,
+    /// CPU weight against other sessions, 1–10000 (100 is an equal share).
+    pub cpu_weight: Option<u64>,
+}
+
+impl PoolLimits {
+    /// The limits given here over `base`.
+    pub fn over(&self, base: crate::pool::limits::Limits) -> crate::pool::limits::Limits {
+        crate::pool::limits::Limits {
+            memory_bytes: self.memory.map_or(base.memory_bytes, |b| b.as_u64()),
+            processes: self.processes.unwrap_or(base.processes),
+            tmp_bytes: self.tmp_size.map_or(base.tmp_bytes, |b| b.as_u64()),
+            file_bytes: self.file_size.map_or(base.file_bytes, |b| b.as_u64()),
+            cpu_weight: self.cpu_weight.unwrap_or(base.cpu_weight).clamp(1, 10_000),
+        }
+    }
 }
 
 /// How the terminal is asked to draw images.
@@ -234,6 +268,21 @@ fn keymap_error(text: &str, e: &KeymapError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pool_limits_read_sizes_as_written() {
+        let c = Config::parse(
+            "[pool]\nmemory = \"1 GiB\"\nprocesses = 64\ntmp_size = \"64MiB\"\nfile_size = 1048576\n",
+        )
+        .unwrap();
+        let l = c.pool.over(crate::pool::limits::Limits::default());
+        assert_eq!(l.memory_bytes, 1 << 30);
+        assert_eq!(l.processes, 64);
+        assert_eq!(l.tmp_bytes, 64 << 20);
+        assert_eq!(l.file_bytes, 1 << 20);
+        assert_eq!(l.cpu_weight, 100);
+        assert!(Config::parse("[pool]\nmemory = \"lots\"\n").is_err());
+    }
 
     #[test]
     fn profiles_parse() {

@@ -100,6 +100,35 @@ pub struct ServeOpt {
     /// Run kernels without bubblewrap even when it is installed.
     #[arg(long)]
     pub no_sandbox: bool,
+    /// Memory of each session, e.g. `2GiB` (default 2 GiB; `[pool] memory`).
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<bytesize::ByteSize>,
+    /// Processes and threads of each session (default 512; `[pool] processes`).
+    #[arg(long, value_name = "N")]
+    pub processes: Option<u64>,
+    /// Size of each session's private /tmp (default 512 MiB; `[pool] tmp_size`).
+    #[arg(long, value_name = "SIZE")]
+    pub tmp_size: Option<bytesize::ByteSize>,
+    /// Largest file a session may write (default 1 GiB; `[pool] file_size`).
+    #[arg(long, value_name = "SIZE")]
+    pub file_size: Option<bytesize::ByteSize>,
+    /// CPU weight of each session against the others, 1-10000 (default 100).
+    #[arg(long, value_name = "N")]
+    pub cpu_weight: Option<u64>,
+}
+
+impl ServeOpt {
+    /// The per-session limits: these flags over the config file's `[pool]`.
+    pub fn limits(&self, config: &crate::config::PoolLimits) -> crate::pool::limits::Limits {
+        crate::config::PoolLimits {
+            memory: self.memory.or(config.memory),
+            processes: self.processes.or(config.processes),
+            tmp_size: self.tmp_size.or(config.tmp_size),
+            file_size: self.file_size.or(config.file_size),
+            cpu_weight: self.cpu_weight.or(config.cpu_weight),
+        }
+        .over(crate::pool::limits::Limits::default())
+    }
 }
 
 fn parse_full_status(s: &str) -> Result<u16, String> {
@@ -118,7 +147,7 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Files(cmd) => files::run(cmd, &target).await,
         Command::Sessions(cmd) => sessions::run_sessions(cmd, &target).await,
         Command::Pool(cmd) => sessions::run_pool(cmd, &target).await,
-        Command::Serve(opt) => serve::run(opt).await.map(|()| ExitCode::SUCCESS),
+        Command::Serve(opt) => serve::run(opt, &target).await.map(|()| ExitCode::SUCCESS),
         Command::Export(opt) => notebook::export(&opt, &target),
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {

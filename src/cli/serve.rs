@@ -6,8 +6,12 @@ use super::ServeOpt;
 use crate::pool::{LocalPool, PoolOptions};
 
 /// `sessionpad serve`: start the pool, print how to reach it, serve until Ctrl+C.
-pub async fn run(opt: ServeOpt) -> anyhow::Result<()> {
+///
+/// Errors: a broken config file, a pool that cannot start.
+pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Result<()> {
+    let (_, config) = target.load_config()?;
     let mut pool_opts = PoolOptions::embedded();
+    pool_opts.limits = opt.limits(&config.pool);
     pool_opts.bind = opt.bind;
     pool_opts.port = opt.port;
     pool_opts.python = opt.python;

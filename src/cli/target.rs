@@ -79,6 +79,8 @@ pub struct Settings {
     pub pool_type: PoolType,
     /// What the terminal UI takes from the config file (theme, keys, images).
     pub ui: crate::config::UiConfig,
+    /// Per-session limits of an embedded local pool (`[pool]`).
+    pub pool_limits: crate::pool::limits::Limits,
 }
 
 /// A stable identifier for the current working directory: `sp-` and 16 hex
@@ -102,7 +104,7 @@ impl TargetOpt {
 
     /// The config file (`--config`, else the default path, which may be
     /// missing) and where it was read from. Errors: as [`TargetOpt::settings`].
-    fn load_config(&self) -> anyhow::Result<(PathBuf, Config)> {
+    pub(crate) fn load_config(&self) -> anyhow::Result<(PathBuf, Config)> {
         let (path, required) = match &self.config {
             Some(p) => (p.clone(), true),
             None => (crate::config::default_path(), false),
@@ -149,6 +151,7 @@ impl TargetOpt {
             timeout,
             pool_type: self.pool_type.or(profile.pool_type).unwrap_or_default(),
             ui: config.ui(),
+            pool_limits: config.pool.over(crate::pool::limits::Limits::default()),
         })
     }
 }
@@ -257,6 +260,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     }
     let mut opts = PoolOptions::embedded();
     opts.ready_sessions = 0;
+    opts.limits = settings.pool_limits;
     let pool = LocalPool::start(opts, &|line| eprintln!("{line}"))
         .await
         .context("starting the embedded local pool")?;
