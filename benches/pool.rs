@@ -3,7 +3,10 @@
 //! - `print(1)` through HTTP vs the bare kernel round trip, p50/p99 over 500 runs;
 //! - the first execution of a new identifier with ready sessions available;
 //! - 20 sessions executing at once (errors, executions per second);
-//! - upload and download of a 100 MB file: growth of the process's resident memory.
+//! - upload and download of a 100 MB file: growth of the process's resident memory;
+//! - a kernel start (spawn to ready) unsandboxed, sandboxed with rlimits, and
+//!   sandboxed with cgroups (root), p50 over 10 starts each, and the cost of a
+//!   kernel's cgroup and of a session's tmpfs alone (issue 10).
 //!
 //! Run with `cargo bench --bench pool` (or `scripts/bench.sh`).
 
@@ -11,7 +14,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use sessionpad::client::{ApiVersion, SessionClient, Target};
+use std::sync::Arc;
+
 use sessionpad::pool::kernel::{Kernel, KernelLaunch};
+use sessionpad::pool::limits::{Enforcer, Limits};
+use sessionpad::pool::sandbox::{SESSION_UID_BASE, binds};
 use sessionpad::pool::{LocalPool, PoolOptions, Sandbox, image};
 
 const RUNS: usize = 500;
@@ -37,6 +44,42 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Starts and shuts down 10 kernels launched by `launch`; prints the p50 of spawn
+/// to ready.
+async fn kernel_starts(launch: &KernelLaunch, what: &str) {
+    let mut starts = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let kernel = Kernel::start(launch).await.expect("kernel");
+        starts.push(t.elapsed());
+        kernel.shutdown().await;
+    }
+    println!(
+        "kernel start (spawn to ready), {what}: p50 {} max {}",
+        ms(percentile(&mut starts, 0.5)),
+        ms(*starts.iter().max().unwrap())
+    );
+}
+
+/// The cost of giving a session folder a tmpfs of its own (root only).
+fn mount_cost(dir: &Path) {
+    let folder = dir.join("mount-bench");
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut took = Vec::new();
+    for _ in 0..50 {
+        let t = Instant::now();
+        if sessionpad::pool::data_fs::mount(&folder, 1 << 30, SESSION_UID_BASE).is_err() {
+            return;
+        }
+        sessionpad::pool::data_fs::unmount(&folder);
+        took.push(t.elapsed());
+    }
+    println!(
+        "a session's /mnt/data tmpfs (mount + unmount): p50 {}",
+        ms(percentile(&mut took, 0.5))
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -56,18 +99,66 @@ async fn main() {
         }
     );
 
+    let python_dirs = Arc::new(binds::python_dirs(&env.prefixes().await.expect("prefixes")));
+    let launch = |name: &str, sandbox: Option<Sandbox>, enforcer: Arc<Enforcer>| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let uid = SESSION_UID_BASE;
+        if sandbox.as_ref().is_some_and(Sandbox::drops_root) {
+            std::os::unix::fs::chown(&folder, Some(uid), Some(uid)).unwrap();
+        }
+        KernelLaunch {
+            env: env.clone(),
+            python_dirs: python_dirs.clone(),
+            workdir: folder,
+            runtime_dir: std::env::temp_dir().join(format!("spb-{}-{name}", std::process::id())),
+            sandbox,
+            uid,
+            enforcer,
+            processes: Default::default(),
+        }
+    };
+    let rlimits = Arc::new(Enforcer::rlimits_only(Limits::default()));
+    let cgroups = Arc::new(Enforcer::new(
+        Limits::default(),
+        &format!("sessionpad-{}-bench", std::process::id()),
+    ));
+    kernel_starts(&launch("plain", None, rlimits.clone()), "unsandboxed").await;
+    if sandbox.is_some() {
+        kernel_starts(
+            &launch("rlimits", sandbox.clone(), rlimits.clone()),
+            "sandboxed, rlimits",
+        )
+        .await;
+        if cgroups.uses_cgroups() {
+            kernel_starts(
+                &launch("cgroups", sandbox.clone(), cgroups.clone()),
+                "sandboxed, cgroups",
+            )
+            .await;
+            let mut cg = Vec::new();
+            for _ in 0..50 {
+                let t = Instant::now();
+                drop(cgroups.prepare().expect("cgroup"));
+                cg.push(t.elapsed());
+            }
+            println!(
+                "a kernel's cgroup (create, set memory/pids/cpu, open cgroup.procs): p50 {}",
+                ms(percentile(&mut cg, 0.5))
+            );
+        }
+    }
+    mount_cost(dir.path());
+
     // Bare kernel round trip (same launch as the pool's kernels).
-    let folder = dir.path().join("bare");
-    std::fs::create_dir_all(&folder).unwrap();
-    let mut kernel = Kernel::start(&KernelLaunch {
-        env: env.clone(),
-        workdir: folder,
-        runtime_dir: std::env::temp_dir().join(format!("spb-{}", std::process::id())),
-        sandbox: sandbox.clone(),
-        processes: Default::default(),
-    })
-    .await
-    .expect("kernel");
+    let enforcer = if cgroups.uses_cgroups() {
+        cgroups.clone()
+    } else {
+        rlimits.clone()
+    };
+    let mut kernel = Kernel::start(&launch("bare", sandbox.clone(), enforcer))
+        .await
+        .expect("kernel");
     for _ in 0..20 {
         kernel.execute("print(1)", Duration::from_secs(10)).await;
     }

@@ -75,6 +75,8 @@ pub struct PoolLimits {
     pub tmp_size: Option<bytesize::ByteSize>,
     /// Largest file a session may write.
     pub file_size: Option<bytesize::ByteSize>,
+    /// Size of a session's `/mnt/data` (where the pool runs as root).
+    pub data_size: Option<bytesize::ByteSize>,
     /// CPU weight against other sessions, 1–10000 (100 is an equal share).
     pub cpu_weight: Option<u64>,
 }
@@ -87,6 +89,7 @@ impl PoolLimits {
             processes: self.processes.unwrap_or(base.processes),
             tmp_bytes: self.tmp_size.map_or(base.tmp_bytes, |b| b.as_u64()),
             file_bytes: self.file_size.map_or(base.file_bytes, |b| b.as_u64()),
+            data_bytes: self.data_size.map_or(base.data_bytes, |b| b.as_u64()),
             cpu_weight: self.cpu_weight.unwrap_or(base.cpu_weight).clamp(1, 10_000),
         }
     }

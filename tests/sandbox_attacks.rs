@@ -37,6 +37,7 @@ async fn pool() -> Option<TestPool> {
             processes: 64,
             tmp_bytes: 32 * MIB,
             file_bytes: 64 * MIB,
+            data_bytes: 48 * MIB,
             cpu_weight: 100,
         };
     })
@@ -429,7 +430,7 @@ print("children", children, "refused", refused, flush=True)
 }
 
 #[tokio::test]
-async fn tmp_and_file_sizes_are_limited() {
+async fn tmp_data_and_file_sizes_are_limited() {
     let Some(pool) = pool().await else { return };
     let client = pool.client(ApiVersion::V2025_10_02);
     let code = r#"
@@ -450,8 +451,33 @@ fill("/mnt/data/big", 100 * 1024 * 1024)
 "#;
     let out = run_ok(&client, &identifier(), code).await;
     all_blocked(&out);
-    assert!(out.contains("No space left on device"), "{out}");
-    assert!(out.contains("File too large"), "{out}");
+    // /tmp: 32 MiB of tmpfs (the kernel keeps a little there itself).
+    let tmp_mib: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("blocked /tmp/big: [Errno 28] No space left on device after "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("/tmp was not full:\n{out}"));
+    assert!((24..=32).contains(&tmp_mib), "{out}");
+    // /mnt/data: a 48 MiB tmpfs where the pool runs as root, else files of at
+    // most 64 MiB.
+    let data_fs = pool
+        .pool
+        .isolation()
+        .limits
+        .iter()
+        .any(|l| l.what == "/mnt/data" && l.mechanism == "tmpfs");
+    if data_fs {
+        assert!(
+            out.contains("blocked /mnt/data/big: [Errno 28] No space left on device after 48 MiB"),
+            "{out}"
+        );
+    } else {
+        assert!(
+            out.contains("blocked /mnt/data/big: [Errno 27] File too large after 64 MiB"),
+            "{out}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -112,6 +112,10 @@ pub struct ServeOpt {
     /// Largest file a session may write (default 1 GiB; `[pool] file_size`).
     #[arg(long, value_name = "SIZE")]
     pub file_size: Option<bytesize::ByteSize>,
+    /// Size of each session's /mnt/data where the pool runs as root (default 1 GiB;
+    /// `[pool] data_size`).
+    #[arg(long, value_name = "SIZE")]
+    pub data_size: Option<bytesize::ByteSize>,
     /// CPU weight of each session against the others, 1-10000 (default 100).
     #[arg(long, value_name = "N")]
     pub cpu_weight: Option<u64>,
@@ -125,6 +129,7 @@ impl ServeOpt {
             processes: self.processes.or(config.processes),
             tmp_size: self.tmp_size.or(config.tmp_size),
             file_size: self.file_size.or(config.file_size),
+            data_size: self.data_size.or(config.data_size),
             cpu_weight: self.cpu_weight.or(config.cpu_weight),
         }
         .over(crate::pool::limits::Limits::default())

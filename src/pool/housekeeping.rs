@@ -52,6 +52,12 @@ pub fn sweep(sessions_dir: &Path, runtime_parent: &Path) -> usize {
     for (dir, prefix) in [(sessions_dir, "pool-"), (runtime_parent, "sp-")] {
         for name in stale(dir, prefix) {
             let path = dir.join(&name);
+            // Session folders may be tmpfs mount points (root pools).
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                for e in entries.flatten() {
+                    super::data_fs::unmount(&e.path());
+                }
+            }
             match std::fs::remove_dir_all(&path) {
                 Ok(()) => n += 1,
                 Err(e) => tracing::warn!("cannot remove {}: {e}", path.display()),

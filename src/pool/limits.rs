@@ -44,6 +44,9 @@ pub struct Limits {
     pub tmp_bytes: u64,
     /// Largest file the session may write in `/mnt/data`, bytes (default 1 GiB).
     pub file_bytes: u64,
+    /// Size of `/mnt/data`, bytes (default 1 GiB), where the pool can give each
+    /// session a file system of its own (root; see `data_fs`).
+    pub data_bytes: u64,
     /// CPU weight relative to other sessions, 1–10000 (default 100, an equal
     /// share; cgroup v1 `cpu.shares` = weight × 1024 / 100).
     pub cpu_weight: u64,
@@ -56,6 +59,7 @@ impl Default for Limits {
             processes: 512,
             tmp_bytes: 512 * MIB,
             file_bytes: GIB,
+            data_bytes: GIB,
             cpu_weight: 100,
         }
     }
@@ -124,6 +128,16 @@ impl Enforcer {
         }
     }
 
+    /// Enforcement by rlimits alone, even where cgroups could be had (for
+    /// benchmarks that compare the two).
+    pub fn rlimits_only(limits: Limits) -> Self {
+        Self {
+            limits,
+            pool: None,
+            next: AtomicU64::new(0),
+        }
+    }
+
     fn pool_cgroup(name: &str) -> Result<PoolCgroup, String> {
         let hier = hierarchies::auto();
         let v2 = hier.v2();
@@ -158,8 +172,9 @@ impl Enforcer {
         self.limits
     }
 
-    /// Each limit and what enforces it, for the pool's info.
-    pub fn report(&self) -> Vec<Limit> {
+    /// Each limit and what enforces it, for the pool's info; `data_fs` says
+    /// whether session folders are file systems of their own (root pools).
+    pub fn report(&self, data_fs: bool) -> Vec<Limit> {
         let l = self.limits;
         let cg = self.pool.as_ref().map(|p| {
             if p.v2 {
@@ -191,6 +206,22 @@ impl Enforcer {
             }
         }
         out.push(limit("/tmp", human_bytes(l.tmp_bytes), "tmpfs"));
+        if data_fs {
+            out.push(limit(
+                "/mnt/data",
+                format!(
+                    "{} (counted in the session's memory)",
+                    human_bytes(l.data_bytes)
+                ),
+                "tmpfs",
+            ));
+        } else {
+            out.push(limit(
+                "/mnt/data",
+                "not limited in total (the pool needs root to give it a size)".to_string(),
+                "none",
+            ));
+        }
         out.push(limit(
             "file size",
             format!("{} per file", human_bytes(l.file_bytes)),
@@ -423,7 +454,7 @@ mod tests {
             pool: None,
             next: AtomicU64::new(0),
         };
-        let report = e.report();
+        let report = e.report(false);
         assert!(report.iter().all(|l| !l.mechanism.is_empty()));
         assert!(
             report

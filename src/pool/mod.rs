@@ -3,6 +3,7 @@
 //! embedded default of the TUI and what `sessionpad serve` offers other clients.
 //! It knows nothing of the terminal.
 
+pub mod data_fs;
 mod files;
 pub mod housekeeping;
 pub mod image;
@@ -203,12 +204,12 @@ impl LocalPool {
         let isolation = match &sandbox {
             Some(s) => Isolation {
                 unsandboxed: None,
-                limits: enforcer.report(),
+                limits: enforcer.report(s.drops_root()),
                 notes: s.notes(),
             },
             None => Isolation {
                 unsandboxed: warnings.last().cloned(),
-                limits: enforcer.report(),
+                limits: enforcer.report(false),
                 notes: Vec::new(),
             },
         };

@@ -224,7 +224,8 @@ impl SessionRegistry {
 
     /// Creates a new session folder and the uid it belongs to: with a sandbox that
     /// drops root, the folder is given to a session uid of its own (mode 0700), so
-    /// the kernel can write it and no other session can.
+    /// the kernel can write it and no other session can, and it is a tmpfs of the
+    /// session's data size ([`super::data_fs`]).
     fn new_folder(&self) -> std::io::Result<(uuid::Uuid, PathBuf, u32)> {
         let guid = uuid::Uuid::new_v4();
         let folder = self.sessions_dir.join(guid.simple().to_string());
@@ -235,6 +236,10 @@ impl SessionRegistry {
             use std::os::unix::fs::PermissionsExt;
             std::os::unix::fs::chown(&folder, Some(uid), Some(uid))?;
             std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700))?;
+            if let Err(e) = super::data_fs::mount(&folder, self.enforcer.limits().data_bytes, uid) {
+                let _ = std::fs::remove_dir(&folder);
+                return Err(e);
+            }
         }
         Ok((guid, folder, uid))
     }
@@ -265,7 +270,7 @@ impl SessionRegistry {
                                 if !me.processes.is_closed() {
                                     tracing::warn!("a ready kernel failed to start: {e}");
                                 }
-                                let _ = std::fs::remove_dir_all(&folder);
+                                super::data_fs::remove(&folder);
                             }
                         }
                     }
@@ -439,7 +444,7 @@ impl SessionRegistry {
         let ready: Vec<Ready> = lock(&self.ready).drain(..).collect();
         for r in ready {
             r.kernel.shutdown().await;
-            let _ = std::fs::remove_dir_all(&r.folder);
+            super::data_fs::remove(&r.folder);
         }
         let _ = std::fs::remove_dir_all(&self.runtime_root);
         let _ = std::fs::remove_dir_all(&self.sessions_dir);
@@ -471,7 +476,7 @@ async fn end(session: Arc<Session>) {
         k.shutdown().await;
     }
     drop(kernel);
-    let _ = std::fs::remove_dir_all(&session.folder);
+    super::data_fs::remove(&session.folder);
     tracing::info!(identifier = %session.identifier, "session ended");
 }
 
