@@ -141,6 +141,18 @@ fn rounds(sandbox: bool, multi_thread: bool) {
             .collect::<Vec<_>>()
             .join("\n")
     );
+    // Root pools mount a tmpfs on each session folder: none may outlive its pool.
+    let mounts: Vec<String> = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .filter(|m| m.starts_with(marker.as_str()))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        mounts.is_empty(),
+        "session folders still mounted: {mounts:?}"
+    );
 }
 
 fn bwrap_installed() -> bool {

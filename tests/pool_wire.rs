@@ -372,11 +372,7 @@ async fn idle_sessions_end_after_the_cooldown() {
         json!({"code": "1"}),
     )
     .await;
-    let folders = || {
-        std::fs::read_dir(pool.dir.path().join("sessions"))
-            .unwrap()
-            .count()
-    };
+    let folders = || pool.session_folders();
     assert_eq!(folders(), 1);
     tokio::time::sleep(Duration::from_millis(3500)).await;
     let (status, _) = raw

@@ -134,6 +134,9 @@ pub struct SessionRegistry {
     isolation: super::Isolation,
     python_dirs: Arc<Vec<PathBuf>>,
     enforcer: Arc<Enforcer>,
+    /// Session folders that are tmpfs mount points, unmounted when the pool goes
+    /// even without [`SessionRegistry::shutdown`].
+    mounts: StdMutex<std::collections::HashSet<PathBuf>>,
     /// The session uids handed out so far (see [`SESSION_UID_BASE`]).
     next_uid: std::sync::atomic::AtomicU32,
     sessions_dir: PathBuf,
@@ -171,6 +174,7 @@ impl SessionRegistry {
             isolation,
             python_dirs: Arc::new(python_dirs),
             enforcer: Arc::new(enforcer),
+            mounts: StdMutex::new(std::collections::HashSet::new()),
             // Pools start at a random uid so that two pools rarely share one.
             next_uid: std::sync::atomic::AtomicU32::new(rand::rng().random_range(0..SESSION_UIDS)),
             sessions_dir: opts.sessions_dir.join(format!("pool-{tag}")),
@@ -240,8 +244,15 @@ impl SessionRegistry {
                 let _ = std::fs::remove_dir(&folder);
                 return Err(e);
             }
+            lock(&self.mounts).insert(folder.clone());
         }
         Ok((guid, folder, uid))
+    }
+
+    /// Removes a session folder (unmounting its tmpfs first, if it has one).
+    fn remove_folder(&self, folder: &std::path::Path) {
+        super::data_fs::remove(folder);
+        lock(&self.mounts).remove(folder);
     }
 
     /// Starts kernels in the background until `ready_sessions` are waiting (none
@@ -270,7 +281,7 @@ impl SessionRegistry {
                                 if !me.processes.is_closed() {
                                     tracing::warn!("a ready kernel failed to start: {e}");
                                 }
-                                super::data_fs::remove(&folder);
+                                me.remove_folder(&folder);
                             }
                         }
                     }
@@ -404,7 +415,7 @@ impl SessionRegistry {
         let removed = lock(&self.sessions).remove(identifier);
         match removed {
             Some(s) => {
-                end(s).await;
+                end(self, s).await;
                 true
             }
             None => false,
@@ -426,7 +437,7 @@ impl SessionRegistry {
         };
         let n = expired.len();
         for s in expired {
-            end(s).await;
+            end(self, s).await;
         }
         n
     }
@@ -439,12 +450,12 @@ impl SessionRegistry {
         refills.shutdown().await;
         let all: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for s in all {
-            end(s).await;
+            end(self, s).await;
         }
         let ready: Vec<Ready> = lock(&self.ready).drain(..).collect();
         for r in ready {
             r.kernel.shutdown().await;
-            super::data_fs::remove(&r.folder);
+            self.remove_folder(&r.folder);
         }
         let _ = std::fs::remove_dir_all(&self.runtime_root);
         let _ = std::fs::remove_dir_all(&self.sessions_dir);
@@ -456,10 +467,13 @@ impl SessionRegistry {
     pub fn kill_all(&self) {
         self.processes.close();
         lock(&self.refills).abort_all();
+        for folder in lock(&self.mounts).drain() {
+            super::data_fs::unmount(&folder);
+        }
     }
 }
 
-async fn end(session: Arc<Session>) {
+async fn end(registry: &SessionRegistry, session: Arc<Session>) {
     let handle = lock(&session.interrupter).take();
     // An execution holds the kernel: kill it so the session ends now rather
     // than when the code finishes (the execution reports the kernel's death).
@@ -476,7 +490,7 @@ async fn end(session: Arc<Session>) {
         k.shutdown().await;
     }
     drop(kernel);
-    super::data_fs::remove(&session.folder);
+    registry.remove_folder(&session.folder);
     tracing::info!(identifier = %session.identifier, "session ended");
 }
 

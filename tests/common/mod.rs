@@ -32,6 +32,18 @@ impl TestPool {
         Self { pool, dir }
     }
 
+    /// The session folders the pool has now (below its own `pool-<tag>` folder).
+    pub fn session_folders(&self) -> usize {
+        let Ok(pools) = std::fs::read_dir(self.dir.path().join("sessions")) else {
+            return 0;
+        };
+        pools
+            .flatten()
+            .filter_map(|p| std::fs::read_dir(p.path()).ok())
+            .map(|d| d.count())
+            .sum()
+    }
+
     pub fn client(&self, version: ApiVersion) -> SessionClient {
         SessionClient::new(Target {
             endpoint: self.pool.endpoint(),
