@@ -35,7 +35,7 @@ async fn a_cell_printing_200_mb_gets_a_capped_reply_with_a_marker() {
     assert_eq!(v["status"], "Succeeded", "{}", &v["result"]["stderr"]);
     let stdout = v["result"]["stdout"].as_str().unwrap();
     assert!(
-        stdout.len() <= 16 * 1024 * 1024 + 200,
+        stdout.len() <= 8 * 1024 * 1024 + 200,
         "stdout holds {} bytes",
         stdout.len()
     );

@@ -16,6 +16,7 @@ use axum::routing::{get, post};
 use serde_json::Value;
 
 use super::PoolOptions;
+use super::kernel::OutputLimits;
 use super::sessions::{ExecutionRecord, Session, SessionError, SessionRegistry};
 use super::wire_error::WireError;
 use crate::client::api::{
@@ -249,6 +250,29 @@ fn request_from(value: Value) -> Result<ExecuteRequest, WireError> {
     Ok(req)
 }
 
+/// The output limits a family B request asks for: `outputStreamsMaxLength`
+/// (characters, see [`OutputLimits::stream_chars`]) from 2025-10-02-preview, where
+/// the field exists (§4.2); earlier versions do not have it and it is ignored.
+/// Errors: 400 `SessionRequestValidationFailed` for a negative value or one past
+/// int32.
+fn output_limits(req: &ExecuteRequest, version: ApiVersion) -> Result<OutputLimits, WireError> {
+    let Some(n) = req.output_streams_max_length else {
+        return Ok(OutputLimits::default());
+    };
+    if version < ApiVersion::V2025_10_02 {
+        return Ok(OutputLimits::default());
+    }
+    if !(0..=i64::from(i32::MAX)).contains(&n) {
+        return Err(WireError::bad_request(
+            "SessionRequestValidationFailed",
+            format!("outputStreamsMaxLength must be 0 to {}, not {n}", i32::MAX),
+        ));
+    }
+    Ok(OutputLimits {
+        stream_chars: usize::try_from(n).ok(),
+    })
+}
+
 impl Pool {
     fn timeout(&self, req: &ExecuteRequest) -> Duration {
         req.timeout_in_seconds
@@ -302,6 +326,7 @@ async fn execute_b(
         ));
     }
     let req = request_from(value)?;
+    let limits = output_limits(&req, version)?;
     let id = headers
         .get("operation-id")
         .and_then(|v| v.to_str().ok())
@@ -319,7 +344,9 @@ async fn execute_b(
         pool.registry.submitted(&session, &id);
         let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
         tokio::spawn(async move {
-            registry.execute(&session, &id2, &code, timeout).await;
+            limits
+                .scope(registry.execute(&session, &id2, &code, timeout))
+                .await;
         });
         let running = Execution {
             id: Some(id.clone()),
@@ -335,7 +362,9 @@ async fn execute_b(
             family_b_response(&running, &identifier, "Asynchronous"),
         )
     } else {
-        let exec = pool.registry.execute(&session, &id, &code, timeout).await;
+        let exec = limits
+            .scope(pool.registry.execute(&session, &id, &code, timeout))
+            .await;
         let status = if version >= ApiVersion::V2025_10_02 {
             StatusCode::OK
         } else {
