@@ -443,8 +443,12 @@ fn py_list(path: &Path) -> String {
 
 /// Most bytes of stdout, and separately of stderr, that one execution keeps: 8 MiB.
 ///
-/// Applies to every api-version. A stream cut here ends with the marker of
-/// [`Stream::finish`] saying how much was printed. A 2025-10-02-preview request's
+/// Applies to every api-version (the service's own cap is only known for
+/// 2025-10-02-preview, `outputStreamsMaxLength`, `aca-api.md` §4.2, §7). 8 MiB
+/// rather than more because an answer is held about four times while it is
+/// recorded and written as JSON: 200 MB printed grow `sessionpad serve` by about
+/// 37 MB at its peak (`tests/pool_output.rs`). A stream cut here ends with the marker of
+/// `Stream::finish` saying how much was printed. A 2025-10-02-preview request's
 /// `outputStreamsMaxLength` ([`OutputLimits::stream_chars`]) may keep less, never
 /// more. Output past the cap is counted and dropped as it arrives, so a cell that
 /// prints without end costs the pool at most this much per stream (plus the one
@@ -488,6 +492,11 @@ pub struct OutputLimits {
     /// cut is shown, so a stream cut by this limit is its first `n` characters
     /// with no marker (a marker would make it longer than asked). The pool's byte
     /// cap still applies when it is smaller, and then its marker is left out too.
+    ///
+    /// The spec's default of 4096 is not applied to requests without the field:
+    /// they keep up to [`MAX_STREAM_BYTES`] with the pool's marker, as every
+    /// earlier api-version does (sessionpad's own client and other clients that
+    /// never send the field would otherwise lose all but 4096 characters).
     pub stream_chars: Option<usize>,
 }
 

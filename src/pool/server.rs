@@ -1,7 +1,7 @@
 //! The local pool's HTTP routes: family A `code/execute` (`aca-api.md` §3.1) and
 //! family B `executions` (§4.2), behind bearer-token authentication; every error
-//! in Azure's shape (§6.1, [`super::wire_error::azure_shape`]), the unread rest of
-//! a request body drained before an early answer ([`drain`]), one escaped log line
+//! in Azure's shape (§6.1, `wire_error::azure_shape`), the unread rest of
+//! a request body drained before an early answer (`server::drain`), one escaped log line
 //! per request.
 
 pub(crate) mod drain;
