@@ -117,8 +117,9 @@ def _sessionpad_bound_stream_messages():
     # decoded) before it can drop what is past its output cap. Send at most about
     # 1 Mi characters per message instead: a write that would fill the buffer past
     # that flushes it first (flush waits for the IO thread, so a fast printer is
-    # paced by the sending), and one long write goes in pieces. This only keeps
-    # ordinary printing cheap for the pool; the pool's caps do not depend on it.
+    # paced by the sending), and one long write goes in pieces. What the pool
+    # keeps is capped without this; what it holds while reading a message is not:
+    # code that sends one huge message itself still costs the pool that message.
     try:
         from ipykernel.iostream import OutStream
     except ImportError:
@@ -134,13 +135,21 @@ def _sessionpad_bound_stream_messages():
             return 0
 
     def bounded_write(self, string):
-        if not isinstance(string, str) or len(string) + pending(self) <= chunk:
+        if not isinstance(string, str):
+            return write(self, string)
+        # Fast path: a running count of what was written since the count was
+        # last made exact; it only overestimates (timed flushes empty the buffer
+        # without lowering it), so when it passes the chunk, count exactly.
+        guess = getattr(self, "_sessionpad_pending", 0) + len(string)
+        if guess <= chunk:
+            self._sessionpad_pending = guess
             return write(self, string)
         for i in range(0, len(string), chunk):
             piece = string[i:i + chunk]
             if pending(self) + len(piece) > chunk:
                 self.flush()
             write(self, piece)
+        self._sessionpad_pending = pending(self)
         return len(string)
 
     bounded_write.__doc__ = write.__doc__
