@@ -108,3 +108,53 @@ def _sessionpad_map_mnt_data():
 
 _sessionpad_map_mnt_data()
 del _sessionpad_map_mnt_data
+
+
+def _sessionpad_bound_stream_messages():
+    # ipykernel sends what a cell printed every 0.2 s as one IOPub `stream`
+    # message, however large: 200 MB printed in a loop arrive as one 200 MB
+    # message, which the pool has to hold whole (several times over while it is
+    # decoded) before it can drop what is past its output cap. Send at most about
+    # 1 Mi characters per message instead: a write that would fill the buffer past
+    # that flushes it first (flush waits for the IO thread, so a fast printer is
+    # paced by the sending), and one long write goes in pieces. What the pool
+    # keeps is capped without this; what it holds while reading a message is not:
+    # code that sends one huge message itself still costs the pool that message.
+    try:
+        from ipykernel.iostream import OutStream
+    except ImportError:
+        return
+    chunk = 1 << 20
+    write = OutStream.write
+
+    def pending(stream):
+        try:
+            with stream._buffer_lock:
+                return sum(b.tell() for b in stream._buffers.values())
+        except Exception:
+            return 0
+
+    def bounded_write(self, string):
+        if not isinstance(string, str):
+            return write(self, string)
+        # Fast path: a running count of what was written since the count was
+        # last made exact; it only overestimates (timed flushes empty the buffer
+        # without lowering it), so when it passes the chunk, count exactly.
+        guess = getattr(self, "_sessionpad_pending", 0) + len(string)
+        if guess <= chunk:
+            self._sessionpad_pending = guess
+            return write(self, string)
+        for i in range(0, len(string), chunk):
+            piece = string[i:i + chunk]
+            if pending(self) + len(piece) > chunk:
+                self.flush()
+            write(self, piece)
+        self._sessionpad_pending = pending(self)
+        return len(string)
+
+    bounded_write.__doc__ = write.__doc__
+    OutStream.write = bounded_write
+
+
+_sessionpad_bound_stream_messages()
+del _sessionpad_bound_stream_messages

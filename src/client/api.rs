@@ -135,6 +135,11 @@ pub struct ExecuteRequest {
     /// Duplicate of the `identifier` query parameter some clients send.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identifier: Option<String>,
+    /// Most characters of stdout and of stderr the answer carries (2025-10-02-preview,
+    /// §4.2; the service's default is 4096). Wider than the spec's int32 so an
+    /// out-of-range value can be refused with a clear message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_streams_max_length: Option<i64>,
 }
 
 impl ExecuteRequest {
@@ -146,6 +151,7 @@ impl ExecuteRequest {
             code: Some(code.to_string()),
             timeout_in_seconds: Some(timeout_in_seconds),
             identifier: None,
+            output_streams_max_length: None,
         }
     }
 

@@ -1,5 +1,10 @@
 //! The local pool's HTTP routes: family A `code/execute` (`aca-api.md` §3.1) and
-//! family B `executions` (§4.2), behind bearer-token authentication.
+//! family B `executions` (§4.2), behind bearer-token authentication; every error
+//! in Azure's shape (§6.1, `wire_error::azure_shape`), the unread rest of
+//! a request body drained before an early answer (`server::drain`), one escaped log line
+//! per request.
+
+pub(crate) mod drain;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,7 +13,8 @@ use std::time::Duration;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Query, Request, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -16,12 +22,18 @@ use axum::routing::{get, post};
 use serde_json::Value;
 
 use super::PoolOptions;
+use super::kernel::OutputLimits;
 use super::sessions::{ExecutionRecord, Session, SessionError, SessionRegistry};
 use super::wire_error::WireError;
 use crate::client::api::{
     ApiVersion, ExecuteRequest, Family, family_a_response, family_b_response,
 };
 use crate::client::{Execution, ExecutionStatus};
+
+/// Most bytes of an execution request body (`code/execute`, `executions`): 2 MiB,
+/// axum's default, made explicit. Larger bodies get 413 `RequestBodyTooLarge`
+/// in Azure's error shape.
+pub(crate) const MAX_EXECUTE_BODY: usize = 2 * 1024 * 1024;
 
 /// Shared state of the routes.
 #[derive(Clone)]
@@ -68,8 +80,14 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
         metadata: Arc::default(),
     };
     let api = Router::new()
-        .route("/code/execute", post(execute_a))
-        .route("/executions", post(execute_b))
+        .route(
+            "/code/execute",
+            post(execute_a).layer(DefaultBodyLimit::max(MAX_EXECUTE_BODY)),
+        )
+        .route(
+            "/executions",
+            post(execute_b).layer(DefaultBodyLimit::max(MAX_EXECUTE_BODY)),
+        )
         .route("/executions/{id}", get(get_execution))
         .merge(super::files::routes())
         .merge(super::manage::routes())
@@ -79,9 +97,11 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
         ))
         .with_state(pool);
     // Routing happens in `api`, after the outer layers have normalised the path
-    // and started the request log.
+    // and started the request log. Outermost first: slashes, log, drain, shape.
     Router::new()
         .fallback_service(api)
+        .layer(middleware::from_fn(super::wire_error::azure_shape))
+        .layer(middleware::from_fn(drain::drain_unread_body))
         .layer(middleware::from_fn(log_request))
         .layer(middleware::map_request(collapse_slashes))
 }
@@ -113,7 +133,10 @@ async fn collapse_slashes(mut req: Request) -> Request {
 }
 
 /// Logs each request: method, path, session identifier, status and duration in
-/// milliseconds. Headers (and so tokens) are never logged.
+/// milliseconds. Headers (and so tokens) are never logged. The path and the
+/// identifier are the client's text: they are written escaped (`escape_debug`;
+/// the identifier quoted, as `{:?}` writes it), so a newline or an escape
+/// sequence in them can neither start a forged log line nor reach a terminal.
 async fn log_request(req: Request, next: Next) -> Response {
     let started = std::time::Instant::now();
     let method = req.method().clone();
@@ -124,13 +147,14 @@ async fn log_request(req: Request, next: Next) -> Response {
         .and_then(|q| {
             url::form_urlencoded::parse(q.as_bytes())
                 .find(|(k, _)| k == "identifier")
-                .map(|(_, v)| v.into_owned())
+                .map(|(_, v)| format!("{v:?}"))
         })
         .unwrap_or_else(|| "-".into());
     let resp = next.run(req).await;
     tracing::info!(
         target: "sessionpad::pool::requests",
-        "{method} {path} identifier={identifier} status={} {:.1} ms",
+        "{method} {} identifier={identifier} status={} {:.1} ms",
+        path.escape_debug(),
         resp.status().as_u16(),
         started.elapsed().as_secs_f64() * 1000.0
     );
@@ -200,8 +224,27 @@ pub fn validate_identifier(id: &str) -> Result<(), WireError> {
     }
 }
 
-fn parse_json(body: &Bytes) -> Result<Value, WireError> {
-    serde_json::from_slice(body).map_err(|e| {
+/// The JSON of an execution request body. Errors: 413 `RequestBodyTooLarge` past
+/// [`MAX_EXECUTE_BODY`], 400 `SessionRequestValidationFailed` for a body that
+/// cannot be read or is not JSON.
+fn parse_json(body: Result<Bytes, BytesRejection>) -> Result<Value, WireError> {
+    let body = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            WireError {
+                status: StatusCode::PAYLOAD_TOO_LARGE,
+                code: "RequestBodyTooLarge",
+                message: format!(
+                    "the request body is larger than the {MAX_EXECUTE_BODY} bytes an execution request may have"
+                ),
+            }
+        } else {
+            WireError::bad_request(
+                "SessionRequestValidationFailed",
+                format!("the request body could not be read: {e}"),
+            )
+        }
+    })?;
+    serde_json::from_slice(&body).map_err(|e| {
         WireError::bad_request(
             "SessionRequestValidationFailed",
             format!("the body is not JSON: {e}"),
@@ -249,6 +292,29 @@ fn request_from(value: Value) -> Result<ExecuteRequest, WireError> {
     Ok(req)
 }
 
+/// The output limits a family B request asks for: `outputStreamsMaxLength`
+/// (characters, see [`OutputLimits::stream_chars`]) from 2025-10-02-preview, where
+/// the field exists (§4.2); earlier versions do not have it and it is ignored.
+/// Errors: 400 `SessionRequestValidationFailed` for a negative value or one past
+/// int32.
+fn output_limits(req: &ExecuteRequest, version: ApiVersion) -> Result<OutputLimits, WireError> {
+    let Some(n) = req.output_streams_max_length else {
+        return Ok(OutputLimits::default());
+    };
+    if version < ApiVersion::V2025_10_02 {
+        return Ok(OutputLimits::default());
+    }
+    if !(0..=i64::from(i32::MAX)).contains(&n) {
+        return Err(WireError::bad_request(
+            "SessionRequestValidationFailed",
+            format!("outputStreamsMaxLength must be 0 to {}, not {n}", i32::MAX),
+        ));
+    }
+    Ok(OutputLimits {
+        stream_chars: usize::try_from(n).ok(),
+    })
+}
+
 impl Pool {
     fn timeout(&self, req: &ExecuteRequest) -> Duration {
         req.timeout_in_seconds
@@ -263,10 +329,10 @@ impl Pool {
 async fn execute_a(
     State(pool): State<Pool>,
     Query(query): Query<HashMap<String, String>>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, WireError> {
     let (version, identifier) = target(&query)?;
-    let value = parse_json(&body)?;
+    let value = parse_json(body)?;
     let inner = value.get("properties").cloned().unwrap_or(value);
     let req = request_from(inner)?;
     let code = req.code.clone().unwrap_or_default();
@@ -285,7 +351,7 @@ async fn execute_b(
     State(pool): State<Pool>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, WireError> {
     let (version, identifier) = target(&query)?;
     if version.family() != Family::B {
@@ -294,7 +360,7 @@ async fn execute_b(
             format!("executions is not available in api-version {version}; use code/execute"),
         ));
     }
-    let value = parse_json(&body)?;
+    let value = parse_json(body)?;
     if value.get("properties").is_some() {
         return Err(WireError::bad_request(
             "SessionPropertiesMissing",
@@ -302,6 +368,7 @@ async fn execute_b(
         ));
     }
     let req = request_from(value)?;
+    let limits = output_limits(&req, version)?;
     let id = headers
         .get("operation-id")
         .and_then(|v| v.to_str().ok())
@@ -319,7 +386,9 @@ async fn execute_b(
         pool.registry.submitted(&session, &id);
         let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
         tokio::spawn(async move {
-            registry.execute(&session, &id2, &code, timeout).await;
+            limits
+                .scope(registry.execute(&session, &id2, &code, timeout))
+                .await;
         });
         let running = Execution {
             id: Some(id.clone()),
@@ -335,7 +404,9 @@ async fn execute_b(
             family_b_response(&running, &identifier, "Asynchronous"),
         )
     } else {
-        let exec = pool.registry.execute(&session, &id, &code, timeout).await;
+        let exec = limits
+            .scope(pool.registry.execute(&session, &id, &code, timeout))
+            .await;
         let status = if version >= ApiVersion::V2025_10_02 {
             StatusCode::OK
         } else {
