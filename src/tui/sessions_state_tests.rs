@@ -360,6 +360,7 @@ fn snapshot_pool_info() {
             }),
             created: None,
             updated: None,
+            isolation: None,
         }))),
         Instant::now(),
     );
