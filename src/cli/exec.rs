@@ -1,6 +1,8 @@
 //! `sessionpad exec`: run code in the session and print what it returned.
 //! Standard output and error go to the matching streams, the result value to
 //! standard output; exit 0 on success, 1 on a failed execution, 2 otherwise.
+//! On a local pool whose sessions are not isolated (no sandbox), one line
+//! `warning: local pool: …` goes to standard error first.
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -13,6 +15,12 @@ use serde_json::{Value, json};
 use super::output;
 use super::target::{TargetOpt, connect};
 use crate::client::{Execution, ExecutionImage};
+use crate::pool::Isolation;
+
+/// How long `exec` waits for a local pool's metadata to learn whether its
+/// sessions are isolated (beside the execution, so this is only ever extra when
+/// the execution is faster).
+const ISOLATION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Options of `sessionpad exec`.
 #[derive(Debug, Args)]
@@ -38,10 +46,16 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         );
     }
     let conn = connect(&settings).await?;
-    let exec = conn
-        .client
-        .execute(&settings.identifier, &code, settings.timeout)
-        .await?;
+    // Asked beside the execution, so a pool's first (slow) metadata costs nothing.
+    let (isolation, exec) = tokio::join!(
+        conn.local_isolation(ISOLATION_WAIT),
+        conn.client
+            .execute(&settings.identifier, &code, settings.timeout)
+    );
+    if let Some(warning) = isolation.as_ref().and_then(Isolation::warning) {
+        eprintln!("warning: {warning}");
+    }
+    let exec = exec?;
     let saved = match &opt.save_images {
         Some(dir) => save_images(dir, &exec.images)?,
         None => Vec::new(),
