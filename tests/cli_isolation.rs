@@ -333,6 +333,23 @@ fn exec_on_an_unsandboxed_serve_warns_once() {
     let err = text(&out.stderr);
     assert_eq!(text(&out.stdout), "7\n", "{err}");
     assert_eq!(warnings(&err).len(), 1, "one warning line:\n{err}");
+    // `pool info` shows the isolation first.
+    let out = run_to_end(
+        {
+            let mut cmd = sessionpad(data.path(), &path, &["pool", "info"]);
+            cmd.current_dir(cwd.path());
+            cmd
+        },
+        START,
+    );
+    let info = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        info.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("sandbox: none: sandbox disabled")),
+        "{info}"
+    );
     serve.stop();
 }
 

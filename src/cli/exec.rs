@@ -52,8 +52,8 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         conn.client
             .execute(&settings.identifier, &code, settings.timeout)
     );
-    if let Some(warning) = isolation.as_ref().and_then(Isolation::warning) {
-        eprintln!("warning: {warning}");
+    if let Some(line) = isolation.as_ref().and_then(warning_line) {
+        eprintln!("{line}");
     }
     let exec = exec?;
     let saved = match &opt.save_images {
@@ -70,6 +70,15 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The one stderr line of a local pool whose sessions are not isolated; the
+/// reason may be a serve's words, so it is kept to one line without escape
+/// sequences.
+fn warning_line(isolation: &Isolation) -> Option<String> {
+    let warning = isolation.warning()?;
+    let line = crate::tui::ui::sanitize::plain(&warning.replace(['\r', '\n'], " "));
+    Some(format!("warning: {line}"))
 }
 
 fn read_code(opt: &ExecOpt) -> anyhow::Result<String> {
@@ -158,4 +167,23 @@ fn save_images(dir: &Path, images: &[ExecutionImage]) -> anyhow::Result<Vec<Path
         }
     }
     Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_warning_is_one_plain_line_and_only_when_not_isolated() {
+        let iso = Isolation::unsandboxed("no bwrap\n\x1b[2Jhere\x1b]0;title\x07: NOT isolated");
+        let line = warning_line(&iso).unwrap();
+        assert!(line.starts_with("warning: local pool: no bwrap"), "{line}");
+        assert!(!line.contains('\n') && !line.contains('\x1b'), "{line:?}");
+        let isolated = Isolation {
+            unsandboxed: None,
+            limits: Vec::new(),
+            notes: Vec::new(),
+        };
+        assert_eq!(warning_line(&isolated), None);
+    }
 }
