@@ -419,4 +419,22 @@ fn a_stale_discovery_file_is_replaced() {
     assert_eq!(publisher(data.path()), Some(pid), "{}", serve.out());
     serve.stop();
     assert!(!discovery_file(data.path()).exists());
+
+    // A pid that lives on in another program is stale too.
+    let mut other = Command::new("sleep").arg("60").spawn().unwrap();
+    std::fs::write(
+        discovery_file(data.path()),
+        format!(
+            r#"{{"endpoint":"http://127.0.0.1:9","token":"old","pid":{}}}"#,
+            other.id()
+        ),
+    )
+    .unwrap();
+    let serve = Serve::start(data.path(), &path_with(fake.path()), &["--no-sandbox"]);
+    let pid = u64::from(serve.child.id());
+    let published = publisher(data.path());
+    let _ = other.kill();
+    let _ = other.wait();
+    assert_eq!(published, Some(pid), "{}", serve.out());
+    serve.stop();
 }

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use anyhow::bail;
+use tokio::signal::unix::{SignalKind, signal};
 
 use super::ServeOpt;
 use super::target::{Discovery, NotPublished};
@@ -35,6 +36,10 @@ pub async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         pool.shutdown().await;
         bail!(refusal(&why));
     }
+    // Before the discovery file is written and "Press Ctrl+C" printed: a signal
+    // that came before the handlers would end the process without removing it.
+    let mut term = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
     print_banner(&pool);
     let discovery = match Discovery::publish(&pool) {
         Ok(guard) => Some(guard),
@@ -44,9 +49,8 @@ pub async fn run(opt: ServeOpt) -> anyhow::Result<()> {
         }
     };
     println!("\nPress Ctrl+C to stop.");
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
-        r = tokio::signal::ctrl_c() => r?,
+        _ = interrupt.recv() => {}
         _ = term.recv() => {}
     }
     drop(discovery);

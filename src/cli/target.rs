@@ -391,9 +391,12 @@ impl Discovery {
         serde_json::from_slice(&bytes).ok()
     }
 
-    /// Whether the serve that wrote this is still running.
+    /// Whether the serve that wrote this is still running: its pid is a live
+    /// process whose arguments include `serve` (so a pid reused by another
+    /// program does not keep a stale file alive).
     fn alive(&self) -> bool {
-        std::path::Path::new(&format!("/proc/{}", self.pid)).exists()
+        std::fs::read(format!("/proc/{}/cmdline", self.pid))
+            .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == b"serve"))
     }
 
     /// The running `serve` on this machine, if its process is still alive.
