@@ -78,7 +78,9 @@ fn an_unsandboxed_local_pool_is_flagged_from_the_first_frame() {
         s.contains("Pool info") && s.contains("runtime")
     });
     assert!(
-        screen.contains("sandbox none: bubblewrap cannot"),
+        screen
+            .lines()
+            .any(|l| l.contains("sandbox ") && l.contains(" none: bubblewrap cannot")),
         "{screen}"
     );
 }
