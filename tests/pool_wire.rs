@@ -330,6 +330,35 @@ async fn metadata_reads_the_real_environment() {
     }
 }
 
+/// `sessionpadIsolation` is the pool's isolation as in force (sessionpad's own
+/// field beside §4.4's), and the client reads it whatever api-version it speaks.
+#[tokio::test]
+async fn metadata_says_how_sessions_are_isolated() {
+    let pool = TestPool::start_with(|o| {
+        o.sandbox = false;
+        o.ready_sessions = 0;
+    })
+    .await;
+    let raw = Raw::new(&pool);
+    let (status, m) = raw
+        .call(Method::GET, &format!("/metadata?api-version={B10}"))
+        .await;
+    assert_eq!(status, 200);
+    let iso = pool.pool.isolation();
+    assert!(!iso.is_sandboxed());
+    assert_eq!(
+        m[sessionpad::pool::isolation::METADATA_FIELD],
+        serde_json::to_value(iso).unwrap()
+    );
+    // An api-version without `metadata` asks with one that has it.
+    let read = pool
+        .client(sessionpad::client::ApiVersion::V2024_08_02)
+        .local_pool_isolation()
+        .await
+        .unwrap();
+    assert_eq!(read.as_ref(), Some(iso));
+}
+
 #[tokio::test]
 async fn a_full_pool_answers_404_or_429() {
     for status in [404, 429] {

@@ -19,12 +19,14 @@ use pty::*;
 const F3: &str = "\x1bOR";
 const TOKEN: &str = "pools-test-token";
 
-/// The status line's first field: the pool.
+/// The status line's first field: the pool (without the warning of a local
+/// pool that is not isolated).
 fn status_pool(screen: &str) -> String {
     let line = screen.lines().last().unwrap_or_default();
     line.split('│')
         .next()
         .unwrap_or_default()
+        .replace(NOT_ISOLATED, "")
         .trim()
         .to_string()
 }
@@ -65,7 +67,7 @@ fn switching_pools_keeps_each_notebook_the_draft_and_the_local_kernel() {
     );
     pty.wait_for("the local pool", POOL_DEADLINE, |s| {
         assert!(!s.contains("pool failed"), "{s}");
-        s.contains(" local │ ") && !s.contains("starting pool")
+        shows_local(s) && !s.contains("starting pool")
     });
 
     // A cell on the local pool.

@@ -116,7 +116,7 @@ fn wait_ready(pty: &mut Pty) {
             !s.contains("pool failed"),
             "the pool failed to start; screen:\n{s}"
         );
-        s.contains(" local │ ") && !s.contains("starting pool")
+        shows_local(s) && !s.contains("starting pool")
     });
 }
 

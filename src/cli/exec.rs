@@ -1,6 +1,8 @@
 //! `sessionpad exec`: run code in the session and print what it returned.
 //! Standard output and error go to the matching streams, the result value to
 //! standard output; exit 0 on success, 1 on a failed execution, 2 otherwise.
+//! On a local pool whose sessions are not isolated (no sandbox), one line
+//! `warning: local pool: …` goes to standard error first.
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -13,6 +15,12 @@ use serde_json::{Value, json};
 use super::output;
 use super::target::{TargetOpt, connect};
 use crate::client::{Execution, ExecutionImage};
+use crate::pool::Isolation;
+
+/// How long `exec` waits for a local pool's metadata to learn whether its
+/// sessions are isolated (beside the execution, so this is only ever extra when
+/// the execution is faster).
+const ISOLATION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Options of `sessionpad exec`.
 #[derive(Debug, Args)]
@@ -38,10 +46,16 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         );
     }
     let conn = connect(&settings).await?;
-    let exec = conn
-        .client
-        .execute(&settings.identifier, &code, settings.timeout)
-        .await?;
+    // Asked beside the execution, so a pool's first (slow) metadata costs nothing.
+    let (isolation, exec) = tokio::join!(
+        conn.local_isolation(ISOLATION_WAIT),
+        conn.client
+            .execute(&settings.identifier, &code, settings.timeout)
+    );
+    if let Some(line) = isolation.as_ref().and_then(warning_line) {
+        eprintln!("{line}");
+    }
+    let exec = exec?;
     let saved = match &opt.save_images {
         Some(dir) => save_images(dir, &exec.images)?,
         None => Vec::new(),
@@ -56,6 +70,15 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The one stderr line of a local pool whose sessions are not isolated; the
+/// reason may be a serve's words, so it is kept to one line without escape
+/// sequences.
+fn warning_line(isolation: &Isolation) -> Option<String> {
+    let warning = isolation.warning()?;
+    let line = crate::tui::ui::sanitize::plain(&warning.replace(['\r', '\n'], " "));
+    Some(format!("warning: {line}"))
 }
 
 fn read_code(opt: &ExecOpt) -> anyhow::Result<String> {
@@ -144,4 +167,23 @@ fn save_images(dir: &Path, images: &[ExecutionImage]) -> anyhow::Result<Vec<Path
         }
     }
     Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_warning_is_one_plain_line_and_only_when_not_isolated() {
+        let iso = Isolation::unsandboxed("no bwrap\n\x1b[2Jhere\x1b]0;title\x07: NOT isolated");
+        let line = warning_line(&iso).unwrap();
+        assert!(line.starts_with("warning: local pool: no bwrap"), "{line}");
+        assert!(!line.contains('\n') && !line.contains('\x1b'), "{line:?}");
+        let isolated = Isolation {
+            unsandboxed: None,
+            limits: Vec::new(),
+            notes: Vec::new(),
+        };
+        assert_eq!(warning_line(&isolated), None);
+    }
 }

@@ -97,7 +97,8 @@ pub struct ServeOpt {
     /// Let sandboxed sessions reach the network.
     #[arg(long)]
     pub egress: bool,
-    /// Run kernels without bubblewrap even when it is installed.
+    /// Run sessions NOT isolated (no bubblewrap). Without it, serve refuses to
+    /// start where bubblewrap is missing or cannot create a sandbox.
     #[arg(long)]
     pub no_sandbox: bool,
     /// Memory of each session, e.g. `2GiB` (default 2 GiB; `[pool] memory`).

@@ -1,17 +1,69 @@
 //! `sessionpad serve`: the local pool standalone, for any dynamic-sessions client.
+//!
+//! Agents are pointed at it and their code is hostile, so it refuses to start
+//! when kernels could not run sandboxed, unless told `--no-sandbox`; it prints
+//! the isolation in force (sandbox, each limit and its mechanism) at start.
 
 use std::time::Duration;
 
-use super::ServeOpt;
-use crate::pool::{LocalPool, PoolOptions};
+use anyhow::bail;
+use tokio::signal::unix::{SignalKind, signal};
 
-/// `sessionpad serve`: start the pool, print how to reach it, serve until Ctrl+C.
+use super::ServeOpt;
+use super::target::{Discovery, NotPublished};
+use crate::pool::{Isolation, LocalPool, PoolOptions, Sandbox};
+
+/// `sessionpad serve`: start the pool, print how to reach it, serve until Ctrl+C
+/// or SIGTERM.
 ///
-/// Errors: a broken config file, a pool that cannot start.
+/// # Errors
+///
+/// No working sandbox without `--no-sandbox` (checked before the Python
+/// environment is prepared, and again on the started pool); the pool cannot
+/// start (environment, address taken); the signal handlers cannot be set up; a
+/// broken config file.
 pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Result<()> {
     let (_, config) = target.load_config()?;
+    let limits = opt.limits(&config.pool);
+    if !opt.no_sandbox {
+        let egress = opt.egress;
+        let detected = tokio::task::spawn_blocking(move || Sandbox::detect(true, egress)).await?;
+        if let Err(why) = detected {
+            bail!(refusal(&why.to_string()));
+        }
+    }
+    let no_sandbox = opt.no_sandbox;
+    let pool = LocalPool::start(pool_options(opt, limits), &|line| eprintln!("{line}")).await?;
+    if let (false, Some(why)) = (no_sandbox, pool.isolation().unsandboxed.clone()) {
+        // Detection passed a moment ago but the pool's own failed: still refuse.
+        pool.shutdown().await;
+        bail!(refusal(&why));
+    }
+    // Before the discovery file is written and "Press Ctrl+C" printed: a signal
+    // that came before the handlers would end the process without removing it.
+    let mut term = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    print_banner(&pool);
+    let discovery = match Discovery::publish(&pool) {
+        Ok(guard) => Some(guard),
+        Err(not) => {
+            println!("\n{}", not_published(&not));
+            None
+        }
+    };
+    println!("\nPress Ctrl+C to stop.");
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = term.recv() => {}
+    }
+    drop(discovery);
+    pool.shutdown().await;
+    Ok(())
+}
+
+fn pool_options(opt: ServeOpt, limits: crate::pool::limits::Limits) -> PoolOptions {
     let mut pool_opts = PoolOptions::embedded();
-    pool_opts.limits = opt.limits(&config.pool);
+    pool_opts.limits = limits;
     pool_opts.bind = opt.bind;
     pool_opts.port = opt.port;
     pool_opts.python = opt.python;
@@ -27,7 +79,37 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
     } else {
         Some(opt.serve_token.unwrap_or_else(crate::pool::random_token))
     };
-    let pool = LocalPool::start(pool_opts, &|line| eprintln!("{line}")).await?;
+    pool_opts
+}
+
+/// The one message of a refused start: why there is no sandbox (a sentence of
+/// `NoSandbox`, which says sessions are not isolated) and what `--no-sandbox`
+/// means.
+fn refusal(why: &str) -> String {
+    format!(
+        "refusing to serve without a sandbox: {why}. Agents pointed at this pool run \
+         their code on this machine; make bubblewrap work, or pass --no-sandbox to run \
+         sessions NOT isolated anyway"
+    )
+}
+
+/// What the second serve says when the discovery file is another's.
+fn not_published(not: &NotPublished) -> String {
+    match not {
+        NotPublished::Taken { pid, path } => format!(
+            "note: another sessionpad serve (pid {pid}) already publishes the discovery file \
+             {}: commands without --endpoint will find that one, not this one (give them \
+             --endpoint and --token)",
+            path.display()
+        ),
+        NotPublished::Io(e) => format!(
+            "note: the discovery file could not be written ({e}): commands without \
+             --endpoint will not find this serve"
+        ),
+    }
+}
+
+fn print_banner(pool: &LocalPool) {
     let endpoint = pool.endpoint();
     println!("sessionpad local pool");
     println!("  pool management endpoint: {endpoint}");
@@ -40,17 +122,69 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
         }
         None => println!("  authentication:           off (--no-auth)"),
     }
-    for w in pool.warnings() {
+    println!("\n{}", isolation_report(pool.isolation()));
+    let reason = pool.isolation().unsandboxed.as_deref();
+    // The reason for no sandbox is among the pool's warnings; say it once.
+    for w in pool
+        .warnings()
+        .iter()
+        .filter(|w| Some(w.as_str()) != reason)
+    {
         println!("\nwarning: {w}");
     }
-    let discovery = super::target::Discovery::publish(&pool);
-    println!("\nPress Ctrl+C to stop.");
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => r?,
-        _ = term.recv() => {}
+    if let Some(warning) = pool.isolation().warning() {
+        println!("\nwarning: {warning}");
     }
-    drop(discovery);
-    pool.shutdown().await;
-    Ok(())
+}
+
+/// The isolation block of serve's banner: a heading, then one line per
+/// [`Isolation::lines`] entry with its label padded into a column.
+fn isolation_report(iso: &Isolation) -> String {
+    let lines = iso.lines();
+    let width = lines
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("isolation of each session:");
+    for (label, value) in lines {
+        let label = if label.is_empty() {
+            String::new()
+        } else {
+            format!("{label}:")
+        };
+        out.push_str(&format!("\n  {label:<w$} {value}", w = width + 1));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::isolation::Limit;
+    use crate::pool::sandbox::NoSandbox;
+
+    #[test]
+    fn the_report_lists_the_sandbox_limits_and_notes() {
+        let iso = Isolation {
+            unsandboxed: None,
+            limits: vec![Limit {
+                what: "memory".into(),
+                value: "2 GiB".into(),
+                mechanism: "cgroup v2".into(),
+            }],
+            notes: vec!["no network".into()],
+        };
+        assert_eq!(
+            isolation_report(&iso),
+            "isolation of each session:\n  sandbox: bubblewrap\n  memory:  2 GiB (cgroup v2)\n           no network"
+        );
+    }
+
+    #[test]
+    fn a_refusal_says_why_and_how_to_run_anyway() {
+        let msg = refusal(&NoSandbox::NotInstalled.to_string());
+        assert!(msg.contains("not installed") && msg.contains("--no-sandbox"));
+        assert!(msg.contains("NOT isolated"));
+    }
 }

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::output;
 use super::target::{TargetOpt, connect};
 use crate::client::SessionInfo;
+use crate::pool::Isolation;
 use crate::tui::ui::sanitize;
 
 /// Session commands.
@@ -25,7 +26,8 @@ pub enum SessionsCmd {
 /// Pool commands.
 #[derive(Debug, Subcommand)]
 pub enum PoolCmd {
-    /// The pool's metadata: runtime, installed packages, kernel.
+    /// The pool's metadata: a local pool's isolation (sandbox, limits), runtime,
+    /// installed packages, kernel.
     Info,
 }
 
@@ -97,6 +99,11 @@ pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCo
         "pool: {} (api-version {})\n",
         conn.label, settings.api_version
     );
+    // A local pool's isolation first: what a person most needs to know of it.
+    for (label, value) in meta.isolation.iter().flat_map(Isolation::lines) {
+        let label = if label.is_empty() { "note" } else { &label };
+        text.push_str(&format!("{label}: {value}\n"));
+    }
     for r in &meta.runtimes {
         text.push_str(&format!("runtime: {} {}\n", r.name, r.version));
     }

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::client::auth::{AuthConfig, TokenSource};
 use crate::client::{ApiVersion, PoolType, SessionClient, Target};
 use crate::config::{AuthKind, Config, Profile};
-use crate::pool::{LocalPool, PoolOptions};
+use crate::pool::{Isolation, LocalPool, PoolOptions};
 
 /// Options that choose the session pool, the session and how to authenticate.
 #[derive(Debug, Args, Clone, Default)]
@@ -212,7 +212,33 @@ pub struct Connection {
     pub client: SessionClient,
     /// What the command talks to, for messages: `local`, `local (serve)` or the host.
     pub label: String,
+    /// The isolation of a local pool's sessions when known without asking:
+    /// the embedded pool's, or the one a serve wrote into its discovery file.
+    isolation: Option<Isolation>,
     _embedded: Option<LocalPool>,
+}
+
+impl Connection {
+    /// The isolation of the pool's sessions when it is a sessionpad local pool
+    /// (embedded, discovered, or an endpoint served over plain http, which is
+    /// asked through `GET metadata` for at most `wait`); `None` for Azure's
+    /// pools, and when asking failed or took longer.
+    pub async fn local_isolation(&self, wait: Duration) -> Option<Isolation> {
+        if let Some(known) = &self.isolation {
+            return Some(known.clone());
+        }
+        if !crate::pool::isolation::may_report(self.client.endpoint()) {
+            return None;
+        }
+        match tokio::time::timeout(wait, self.client.local_pool_isolation()).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => {
+                tracing::debug!("no isolation from the pool's metadata: {e}");
+                None
+            }
+            Err(_) => None,
+        }
+    }
 }
 
 /// Connects to the pool the settings name, starting the embedded local pool when
@@ -243,6 +269,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
         return Ok(Connection {
             client,
             label,
+            isolation: None,
             _embedded: None,
         });
     }
@@ -255,6 +282,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
         return Ok(Connection {
             client,
             label: "local (serve)".into(),
+            isolation: found.isolation,
             _embedded: None,
         });
     }
@@ -272,17 +300,42 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     Ok(Connection {
         client,
         label: "local (embedded, this command only)".into(),
+        isolation: Some(pool.isolation().clone()),
         _embedded: Some(pool),
     })
 }
 
 /// The file in which `sessionpad serve` publishes its endpoint and token for other
-/// sessionpad commands on this machine (readable by this user only).
+/// sessionpad commands on this machine (readable by this user only). It belongs
+/// to the serve that wrote it: a second serve leaves it alone, and a serve
+/// removes it on exit only while it is still its own (its `nonce`).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Discovery {
     endpoint: String,
     token: Option<String>,
     pid: u32,
+    /// A random value of the serve that wrote the file, so that it removes only
+    /// its own file (a pid alone can be reused).
+    #[serde(default)]
+    nonce: String,
+    /// The serve's isolation (absent in files of older versions), so commands
+    /// can warn without asking the pool.
+    #[serde(default)]
+    isolation: Option<Isolation>,
+}
+
+/// Why [`Discovery::publish`] did not publish.
+#[derive(Debug)]
+pub enum NotPublished {
+    /// Another serve, still running, published the file first.
+    Taken {
+        /// That serve's process id.
+        pid: u32,
+        /// The discovery file.
+        path: PathBuf,
+    },
+    /// The file could not be written (the text says why).
+    Io(String),
 }
 
 impl Discovery {
@@ -290,48 +343,102 @@ impl Discovery {
         crate::dirs::data_dir().join("local-pool.json")
     }
 
-    /// Writes the discovery file for `pool`; it is removed when the value drops.
-    pub fn publish(pool: &LocalPool) -> Option<DiscoveryGuard> {
+    /// Writes the discovery file for `pool` (atomically, mode 0600: it holds the
+    /// bearer token) unless another serve that is still running owns it; a file
+    /// whose serve is gone is replaced. The file is removed when the returned
+    /// guard drops, if it is still this serve's.
+    ///
+    /// # Errors
+    ///
+    /// [`NotPublished::Taken`] when a live serve owns the file,
+    /// [`NotPublished::Io`] when it cannot be written.
+    pub fn publish(pool: &LocalPool) -> Result<DiscoveryGuard, NotPublished> {
         let me = Self {
             endpoint: pool.endpoint(),
             token: pool.token().map(str::to_string),
             pid: std::process::id(),
+            nonce: crate::pool::random_token(),
+            isolation: Some(pool.isolation().clone()),
         };
         let path = Self::path();
-        std::fs::create_dir_all(path.parent()?).ok()?;
-        let json = serde_json::to_vec(&me).ok()?;
-        write_private(&path, &json).ok()?;
-        Some(DiscoveryGuard(path))
+        let io = |e: std::io::Error| NotPublished::Io(e.to_string());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let json = serde_json::to_vec(&me).map_err(|e| NotPublished::Io(e.to_string()))?;
+        let tmp = path.with_extension(format!("json.{}.tmp", me.pid));
+        write_private(&tmp, &json).map_err(io)?;
+        // A hard link appears whole and fails if the file exists: two serves
+        // starting together cannot both win.
+        let linked = std::fs::hard_link(&tmp, &path);
+        let result = match linked {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match Self::read() {
+                Some(other) if other.alive() && other.pid != me.pid => Err(NotPublished::Taken {
+                    pid: other.pid,
+                    path: path.clone(),
+                }),
+                // Stale (its serve is gone) or unreadable: ours now.
+                _ => std::fs::rename(&tmp, &path).map_err(io),
+            },
+            Err(e) => Err(io(e)),
+        };
+        let _ = std::fs::remove_file(&tmp);
+        result.map(|()| DiscoveryGuard {
+            path,
+            nonce: me.nonce,
+        })
+    }
+
+    fn read() -> Option<Self> {
+        let bytes = std::fs::read(Self::path()).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Whether the serve that wrote this is still running: its pid is a live
+    /// process whose arguments include `serve` (so a pid reused by another
+    /// program does not keep a stale file alive).
+    fn alive(&self) -> bool {
+        std::fs::read(format!("/proc/{}/cmdline", self.pid))
+            .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == b"serve"))
     }
 
     /// The running `serve` on this machine, if its process is still alive.
     fn find() -> Option<Self> {
-        let bytes = std::fs::read(Self::path()).ok()?;
-        let me: Self = serde_json::from_slice(&bytes).ok()?;
-        std::path::Path::new(&format!("/proc/{}", me.pid))
-            .exists()
-            .then_some(me)
+        Self::read().filter(Self::alive)
     }
 }
 
 fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(path)?;
-    f.write_all(bytes)
+    f.write_all(bytes)?;
+    f.sync_all()
 }
 
-/// Removes the discovery file when dropped.
-pub struct DiscoveryGuard(PathBuf);
+/// Removes the discovery file when dropped, if it is still the one this serve
+/// wrote.
+#[derive(Debug)]
+pub struct DiscoveryGuard {
+    path: PathBuf,
+    nonce: String,
+}
 
 impl Drop for DiscoveryGuard {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let ours = std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Discovery>(&b).ok())
+            .is_some_and(|d| d.nonce == self.nonce);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 

@@ -206,6 +206,11 @@ pub struct PoolMetadata {
     pub created: Option<DateTime<Utc>>,
     /// When it was last updated (`lastUpdatedAt`).
     pub updated: Option<DateTime<Utc>>,
+    /// What keeps the sessions isolated, from `sessionpadIsolation`: sent by
+    /// sessionpad's local pool only (Azure's pools do not), so `None` there, and
+    /// when the field cannot be read.
+    #[serde(default)]
+    pub isolation: Option<crate::pool::Isolation>,
 }
 
 mod b64 {

@@ -11,7 +11,7 @@ use super::files::unsupported;
 use super::model::{KernelInfo, NameVersion, PoolMetadata, PoolType, SessionInfo};
 use super::response::{json, string, time};
 use super::retry::{CALL_TIMEOUT, Limit, empty_body};
-use super::{ClientError, SessionClient};
+use super::{ApiVersion, ClientError, SessionClient};
 
 impl SessionClient {
     /// Every session of the pool, the way its [`PoolType`] lists them:
@@ -150,6 +150,25 @@ impl SessionClient {
             })
             .await?;
         parse_metadata(&json(resp).await?)
+    }
+
+    /// The isolation of a sessionpad local pool's sessions (sandbox, limits),
+    /// from the `sessionpadIsolation` field of its `GET metadata` (§4.4). Asked
+    /// with 2025-10-02-preview when this client speaks an api-version without
+    /// `metadata` (the local pool speaks them all). `Ok(None)` when the pool does
+    /// not send the field, as Azure's pools do not.
+    ///
+    /// # Errors
+    ///
+    /// As [`SessionClient::pool_metadata`].
+    pub async fn local_pool_isolation(
+        &self,
+    ) -> Result<Option<crate::pool::Isolation>, ClientError> {
+        let mut client = self.clone();
+        if !client.api_version.has_session_management() {
+            client.api_version = ApiVersion::V2025_10_02;
+        }
+        Ok(client.pool_metadata().await?.isolation)
     }
 
     /// The session `identifier` of a custom-container pool.
@@ -296,6 +315,9 @@ fn parse_metadata(v: &Value) -> Result<PoolMetadata, ClientError> {
         kernel,
         created: time(v.get("createdAt")),
         updated: time(v.get("lastUpdatedAt")),
+        isolation: v
+            .get(crate::pool::isolation::METADATA_FIELD)
+            .and_then(|i| serde_json::from_value(i.clone()).ok()),
     })
 }
 

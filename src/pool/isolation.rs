@@ -78,6 +78,14 @@ impl Isolation {
     }
 }
 
+/// Whether a pool at `endpoint` may be a sessionpad local pool, which reports
+/// its [`Isolation`] in `GET metadata`: one served over plain http (`sessionpad
+/// serve` speaks http; Azure's pool management endpoints are https only), so
+/// that nothing extra is asked of Azure.
+pub fn may_report(endpoint: &str) -> bool {
+    url::Url::parse(endpoint.trim()).is_ok_and(|u| u.scheme() == "http")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +99,15 @@ mod tests {
             Some("local pool: bubblewrap is not installed")
         );
         assert_eq!(iso.lines()[0].1, "none: bubblewrap is not installed");
+    }
+
+    #[test]
+    fn only_plain_http_endpoints_are_asked() {
+        assert!(may_report("http://127.0.0.1:8330"));
+        assert!(!may_report(
+            "https://eastus.dynamicsessions.io/subscriptions/x/sessionPools/p"
+        ));
+        assert!(!may_report("not a url"));
     }
 
     #[test]

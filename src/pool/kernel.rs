@@ -830,7 +830,7 @@ impl Run {
     /// "Execution aborted" (`aca-api.md` §6, execution failures).
     fn out_of_memory(&mut self, limit: u64) {
         self.failed = true;
-        self.stderr.push_str(&format!(
+        self.stderr.notice(&format!(
             "Execution aborted: the session went over its memory limit of {}; \
              the next execution starts a fresh session state.\n",
             super::limits::human_bytes(limit)
@@ -841,7 +841,7 @@ impl Run {
     /// process it started.
     fn too_many_processes(&mut self, limit: u64) {
         self.failed = true;
-        self.stderr.push_str(&format!(
+        self.stderr.notice(&format!(
             "Execution aborted: the session reached its limit of {limit} processes; \
              its processes were ended and the next execution starts a fresh session state.\n"
         ));

@@ -183,7 +183,9 @@ async fn mgmt_list_sessions(
 }
 
 /// `GET metadata` → runtimes, installed packages and the kernel (§4.4), read from
-/// the Python environment the kernels run in.
+/// the Python environment the kernels run in, and sessionpad's own field
+/// `sessionpadIsolation`: the serialized [`super::Isolation`] (sandbox, limits,
+/// notes), which Azure's pools do not send.
 async fn metadata(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
     require_version(&q)?;
     let doc = pool
@@ -221,5 +223,12 @@ async fn metadata(State(pool): State<Pool>, Query(q): Params) -> Result<Response
             }))
         })
         .await?;
-    Ok(Json(doc.clone()).into_response())
+    let mut doc = doc.clone();
+    if let (Some(fields), Ok(isolation)) = (
+        doc.as_object_mut(),
+        serde_json::to_value(pool.registry.isolation()),
+    ) {
+        fields.insert(super::isolation::METADATA_FIELD.to_string(), isolation);
+    }
+    Ok(Json(doc).into_response())
 }

@@ -76,6 +76,10 @@ pub struct App {
     pub pool: PoolState,
     /// The embedded pool's start-up progress, oldest first.
     pub pool_log: Vec<String>,
+    /// What keeps the sessions isolated when the pool is a sessionpad local
+    /// pool and that is known (`None` for Azure's pools, or not yet known); the
+    /// status line warns from it when they are not.
+    pub isolation: Option<crate::pool::Isolation>,
     /// The cells run so far.
     pub notebook: Notebook,
     /// The cell being typed.
@@ -148,6 +152,7 @@ impl App {
             external_edit: false,
             pool,
             pool_log: Vec::new(),
+            isolation: None,
             notebook: Notebook::default(),
             editor: new_editor(vec![String::new()]),
             running: None,
@@ -454,6 +459,7 @@ impl App {
             }
             AppEvent::PoolReady => self.pool = PoolState::Ready,
             AppEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason),
+            AppEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
             AppEvent::ExecutionStarted(run) => {
                 if let Some(&index) = self.runs.get(&run) {
                     self.set_status(index, CellStatus::Running);

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use super::ui::image::Encoded;
 use super::worker_files::FilesEvent;
 use crate::client::Execution;
+use crate::pool::Isolation;
 
 /// Identifies one requested execution, so that a reply can be matched to the cell
 /// that asked for it and a reply nobody waits for is dropped.
@@ -30,6 +31,9 @@ pub enum AppEvent {
     PoolReady,
     /// The pool could not be started or reached; queued cells will fail with this.
     PoolFailed(String),
+    /// The pool is a sessionpad local pool, and this is what keeps its sessions
+    /// isolated (the embedded pool's own, or a serve's from its `GET metadata`).
+    PoolIsolation(Isolation),
     /// The worker began executing this run (earlier runs are done).
     ExecutionStarted(RunId),
     /// The worker has the answer for this run.
@@ -88,6 +92,11 @@ impl AppEventSender {
     /// Reports that the pool could not be started or reached.
     pub fn pool_failed(&self, reason: String) {
         self.send(AppEvent::PoolFailed(reason));
+    }
+
+    /// Reports how the local pool's sessions are isolated.
+    pub fn pool_isolation(&self, isolation: Isolation) {
+        self.send(AppEvent::PoolIsolation(isolation));
     }
 
     /// Reports news of the session's files.

@@ -16,7 +16,7 @@ use super::terminal::Tui;
 use super::worker::{Connection, SessionWorker, WorkerConfig};
 use super::{TuiOptions, attach_sessions_store, host_of, ui};
 use crate::notebook::store::SaverThread;
-use crate::pool::LocalPool;
+use crate::pool::{Isolation, LocalPool, Sandbox};
 
 /// What moves from one pool's run to the next.
 #[derive(Debug, Default)]
@@ -91,6 +91,12 @@ pub async fn start(
         },
         pool_state,
     );
+    app.isolation = match (&t.endpoint, &pool) {
+        (None, Some(pool)) => Some(pool.isolation().clone()),
+        (None, None) => expected_isolation().await,
+        // A serve says in its metadata, which the worker asks for.
+        (Some(_), _) => None,
+    };
     app.execution_limit = Some(t.timeout);
     // Only the embedded pool's kernels can be interrupted; the service cannot.
     app.can_interrupt = matches!(connection, Connection::Embedded);
@@ -123,6 +129,22 @@ pub async fn start(
         events,
         saver,
     })
+}
+
+/// What the embedded pool about to start will say of its isolation when it
+/// cannot sandbox its kernels, so the first frame already warns (the pool
+/// detects the same way as it starts, and its own report replaces this one).
+/// `None` when bubblewrap works: the limits are known once the pool runs.
+async fn expected_isolation() -> Option<Isolation> {
+    let detected = tokio::task::spawn_blocking(|| Sandbox::detect(true, false)).await;
+    match detected {
+        Ok(Ok(_)) => None,
+        Ok(Err(why)) => Some(Isolation::unsandboxed(why.to_string())),
+        Err(e) => {
+            tracing::error!("sandbox detection failed: {e}");
+            None
+        }
+    }
 }
 
 /// Ends `run`: stops its worker (keeping the embedded pool running when

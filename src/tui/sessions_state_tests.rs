@@ -360,6 +360,7 @@ fn snapshot_pool_info() {
             }),
             created: None,
             updated: None,
+            isolation: None,
         }))),
         Instant::now(),
     );
@@ -367,6 +368,59 @@ fn snapshot_pool_info() {
     press(&mut app, KeyCode::Esc);
     assert!(app.sessions.pool_info.is_none());
     assert!(app.sessions.focused);
+}
+
+/// A local pool's isolation heads the pool info: from the metadata when it
+/// carries it, else what the app learnt at start (here with metadata that
+/// could not be read).
+#[test]
+fn snapshot_pool_info_with_isolation() {
+    use crate::pool::isolation::{Isolation, Limit};
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Char('i'));
+    let limit = |what: &str, value: &str, mechanism: &str| Limit {
+        what: what.into(),
+        value: value.into(),
+        mechanism: mechanism.into(),
+    };
+    let sandboxed = Isolation {
+        unsandboxed: None,
+        limits: vec![
+            limit("memory", "2 GiB", "cgroup v2"),
+            limit("processes", "256", "rlimit"),
+        ],
+        notes: vec!["kernels run as uid 65534".into(), "no network".into()],
+    };
+    app.handle_event(
+        AppEvent::Files(FilesEvent::PoolInfo(Ok(PoolMetadata {
+            runtimes: vec![NameVersion {
+                name: "python".into(),
+                version: "3.12.3".into(),
+            }],
+            packages: vec![],
+            kernel: None,
+            created: None,
+            updated: None,
+            isolation: Some(sandboxed),
+        }))),
+        Instant::now(),
+    );
+    let shown = format!("{:?}", screen(&mut app, 80, 24));
+    assert!(shown.contains("sandbox") && shown.contains("bubblewrap"));
+    assert_snapshot!("pool_info_isolated_80x24", screen(&mut app, 80, 24));
+
+    app.handle_event(
+        AppEvent::PoolIsolation(Isolation::unsandboxed(
+            "bubblewrap (bwrap) is not installed: sessions are NOT isolated from this machine",
+        )),
+        Instant::now(),
+    );
+    app.handle_event(
+        AppEvent::Files(FilesEvent::PoolInfo(Err("the pool did not answer".into()))),
+        Instant::now(),
+    );
+    assert_snapshot!("pool_info_not_isolated_80x24", screen(&mut app, 80, 24));
+    assert_snapshot!("pool_info_not_isolated_160x48", screen(&mut app, 160, 48));
 }
 
 #[test]

@@ -226,6 +226,9 @@ async fn connect(
                 ),
                 None => client,
             };
+            if crate::pool::isolation::may_report(endpoint) {
+                learn_isolation(client.clone(), events.clone());
+            }
             return Ok((client.with_pool_type(config.pool_type), None));
         }
         // The embedded pool kept from an earlier worker: its sessions carry on.
@@ -238,6 +241,7 @@ async fn connect(
                 .map_err(|e| e.to_string())?
         }
     };
+    events.pool_isolation(pool.isolation().clone());
     let target = Target {
         endpoint: pool.endpoint(),
         api_version: config.api_version,
@@ -245,6 +249,20 @@ async fn connect(
     };
     let client = SessionClient::new(target).map_err(|e| e.to_string())?;
     Ok((client.with_pool_type(config.pool_type), Some(pool)))
+}
+
+/// Asks a pool that may be a `sessionpad serve` how its sessions are isolated,
+/// on a task of its own (executions do not wait for it), and reports it when the
+/// pool says; an answer without the field (not a local pool) or an error says
+/// nothing.
+fn learn_isolation(client: SessionClient, events: AppEventSender) {
+    tokio::spawn(async move {
+        match client.local_pool_isolation().await {
+            Ok(Some(isolation)) => events.pool_isolation(isolation),
+            Ok(None) => {}
+            Err(e) => tracing::debug!("no isolation from the pool's metadata: {e}"),
+        }
+    });
 }
 
 /// The worker task: connects, then runs executions until told to stop (or the

@@ -182,3 +182,47 @@ async fn invalid_endpoint_reports_pool_failed_and_fails_runs() {
     ));
     worker.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A worker pointed at a `sessionpad serve` (here an in-process local pool with
+/// its sandbox off) learns from the pool's metadata that its sessions are not
+/// isolated, without a cell being run.
+#[tokio::test]
+async fn a_local_pool_endpoint_reports_its_isolation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut opts = PoolOptions::embedded();
+    opts.sessions_dir = dir.path().join("sessions");
+    opts.ready_sessions = 0;
+    opts.sandbox = false;
+    let pool = LocalPool::start(opts, &|_| {}).await.expect("pool starts");
+    let (events, mut rx) = AppEventSender::channel();
+    let worker = SessionWorker::spawn(
+        WorkerConfig {
+            connection: Connection::Remote {
+                endpoint: pool.endpoint(),
+                token: pool.token().map(str::to_string),
+                auth: None,
+            },
+            // Without `metadata` of its own: the worker asks with one that has it.
+            api_version: ApiVersion::V2024_08_02,
+            identifier: "t".into(),
+            timeout: Duration::from_secs(5),
+            pool_type: Default::default(),
+        },
+        events,
+    );
+    let reported = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            match rx.recv().await {
+                Some(AppEvent::PoolIsolation(isolation)) => return isolation,
+                Some(_) => {}
+                None => panic!("the worker ended without reporting isolation"),
+            }
+        }
+    })
+    .await
+    .expect("isolation reported");
+    assert_eq!(&reported, pool.isolation());
+    assert!(!reported.is_sandboxed());
+    worker.shutdown(Duration::from_secs(5)).await;
+    pool.shutdown().await;
+}

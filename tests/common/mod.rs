@@ -124,17 +124,22 @@ impl Raw {
 }
 
 /// `sessionpad serve --port 0` with a known token; returns the child and endpoint.
+/// Where bubblewrap does not work, with `--no-sandbox` (serve refuses otherwise).
 pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, String) {
+    let mut args = vec![
+        "serve",
+        "--port",
+        "0",
+        "--token",
+        token,
+        "--ready-sessions",
+        "1",
+    ];
+    if sessionpad::pool::Sandbox::detect(true, false).is_err() {
+        args.push("--no-sandbox");
+    }
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--token",
-            token,
-            "--ready-sessions",
-            "1",
-        ])
+        .args(args)
         .env("SESSIONPAD_DATA_DIR", data_dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

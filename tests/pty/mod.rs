@@ -227,3 +227,13 @@ pub fn keys(pty: &mut Pty, keys: &[&str]) {
 pub fn has_line(screen: &str, text: &str) -> bool {
     screen.lines().any(|l| l.trim_end() == text)
 }
+
+/// The status line's warning when the local pool's sessions are not isolated
+/// (where bubblewrap does not work).
+pub const NOT_ISOLATED: &str = "⚠ not isolated";
+
+/// Whether the screen's status line names the local pool (with its warning on
+/// machines where bubblewrap does not work).
+pub fn shows_local(screen: &str) -> bool {
+    screen.contains(" local │ ") || screen.contains(&format!(" local {NOT_ISOLATED} │ "))
+}

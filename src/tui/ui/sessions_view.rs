@@ -1,5 +1,6 @@
 //! What the sessions pane draws around its lists: the selected session's
-//! details under them, the pool's metadata in a popup, the sessions prompts and
+//! details under them, the pool's metadata in a popup (with the isolation of a
+//! local pool's sessions first), the sessions prompts and
 //! the idle countdown of the current session on the status line (a warning in
 //! its last minute).
 
@@ -14,6 +15,7 @@ use super::fit;
 use super::prompt::render_question;
 use super::sessions_pane::{self, SessionRow};
 use crate::client::PoolMetadata;
+use crate::pool::Isolation;
 use crate::tui::app::App;
 use crate::tui::sessions_state::SessionsPrompt;
 use crate::tui::theme::Theme;
@@ -41,7 +43,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
         render_details(app, d, buf);
     }
     if let Some(info) = &app.sessions.pool_info {
-        render_pool_info(info, area, buf, &app.theme);
+        render_pool_info(info, app.isolation.as_ref(), area, buf, &app.theme);
     }
 }
 
@@ -93,16 +95,26 @@ fn render_details(app: &App, area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines).render(inner, buf);
 }
 
+/// The pool info popup: the isolation of a local pool's sessions (the
+/// metadata's, else `known`, what the app learnt at start), then the metadata
+/// (or why there is none).
 fn render_pool_info(
     info: &Result<PoolMetadata, String>,
+    known: Option<&Isolation>,
     area: Rect,
     buf: &mut Buffer,
     theme: &Theme,
 ) {
-    let lines = match info {
-        Err(e) => vec![Line::styled(fit::one_line(e), theme.muted)],
-        Ok(meta) => pool_lines(meta, theme),
-    };
+    let isolation = info
+        .as_ref()
+        .ok()
+        .and_then(|m| m.isolation.as_ref())
+        .or(known);
+    let mut lines = isolation.map_or_else(Vec::new, |i| isolation_lines(i, theme));
+    match info {
+        Err(e) => lines.push(Line::styled(fit::one_line(e), theme.muted)),
+        Ok(meta) => lines.extend(pool_lines(meta, theme)),
+    }
     let width = area.width.saturating_sub(2);
     // Rows the wrapped text needs, and the border.
     let text_width = usize::from(width.saturating_sub(2).max(1));
@@ -126,6 +138,32 @@ fn render_pool_info(
         .block(block)
         .wrap(Wrap { trim: false })
         .render(popup, buf);
+}
+
+/// [`Isolation::lines`] as label and value columns; the sandbox line of
+/// sessions that are not isolated in the error colour.
+pub fn isolation_lines(isolation: &Isolation, theme: &Theme) -> Vec<Line<'static>> {
+    let pairs = isolation.lines();
+    let width = pairs
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    pairs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, value))| {
+            let style = if i == 0 && !isolation.is_sandboxed() {
+                theme.error
+            } else {
+                ratatui::style::Style::default()
+            };
+            Line::from(vec![
+                Span::styled(format!("{:<width$} ", fit::one_line(&label)), theme.muted),
+                Span::styled(fit::one_line(&value), style),
+            ])
+        })
+        .collect()
 }
 
 fn pool_lines(meta: &PoolMetadata, theme: &Theme) -> Vec<Line<'static>> {

@@ -1,5 +1,6 @@
-//! The status line: where cells run (pool, session identifier, api-version) and
-//! how the last run went; on the right, the Ctrl+C notice when one is pending,
+//! The status line: where cells run (pool, session identifier, api-version), a
+//! warning when the local pool's sessions are not isolated, and how the last
+//! run went; on the right, the Ctrl+C notice when one is pending,
 //! else the app's one-off notice (such as why `$EDITOR` failed).
 //! (Key hints live in the editor's title, which has a stable width.)
 
@@ -79,13 +80,30 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
 }
 
 /// Draws the status line into `area` (one row).
+///
+/// Layout, left to right: the pool, then [`NOT_ISOLATED`] when the local pool's
+/// sessions are not isolated (right after the pool, so it is never cut off),
+/// the identifier, the api-version and the run state; a notice on the right
+/// may cover the identifier and what follows, never the pool or the warning.
 pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
     buf.set_style(area, theme.status);
     let sep = Span::styled(" │ ", theme.status);
     let (state, state_style) = run_state(app, now);
-    let left = Line::from(vec![
-        Span::styled(format!(" {}", app.config.pool_label), theme.status_accent),
+    let mut head = vec![Span::styled(
+        format!(" {}", app.config.pool_label),
+        theme.status_accent,
+    )];
+    if not_isolated(app) {
+        head.push(Span::styled(
+            format!(" {NOT_ISOLATED}"),
+            theme.status.patch(theme.error),
+        ));
+    }
+    let head = Line::from(head);
+    let kept = u16::try_from(head.width()).unwrap_or(u16::MAX);
+    let mut left = head;
+    left.spans.extend([
         sep.clone(),
         Span::styled(app.config.identifier.clone(), theme.status_accent),
         sep.clone(),
@@ -102,10 +120,25 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             .map(|n| format!(" {} ", sanitize::plain(n)))
     };
     if let Some(notice) = notice {
-        // The notice must be seen even when the left part fills the line.
+        // The notice must be seen even when the left part fills the line, but
+        // the pool and its warning stay (the notice is cut instead).
         let notice = Span::styled(notice, theme.status.patch(theme.warning));
         let width = u16::try_from(notice.width()).unwrap_or(u16::MAX);
-        let x = area.right().saturating_sub(width).max(area.x);
+        let floor = area.x.saturating_add(kept).min(area.right());
+        let x = area.right().saturating_sub(width).max(floor);
         buf.set_span(x, area.y, &notice, area.right() - x);
     }
 }
+
+/// The status line's warning when the local pool's sessions are not isolated
+/// (the pool info, `i` in the sessions pane, says why).
+pub const NOT_ISOLATED: &str = "⚠ not isolated";
+
+/// Whether the pool is a local pool known to run its sessions unsandboxed.
+pub fn not_isolated(app: &App) -> bool {
+    app.isolation.as_ref().is_some_and(|i| !i.is_sandboxed())
+}
+
+#[cfg(test)]
+#[path = "status_tests.rs"]
+mod tests;

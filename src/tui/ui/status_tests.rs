@@ -1,0 +1,101 @@
+//! The status line's warning when the local pool's sessions are not isolated:
+//! where it goes at 80 and 160 columns, that nothing else covers it, and that
+//! isolated or unknown pools show none.
+
+use std::time::Instant;
+
+use insta::assert_snapshot;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::*;
+use crate::client::ApiVersion;
+use crate::pool::Isolation;
+use crate::tui::app::AppConfig;
+
+fn app(isolation: Option<Isolation>) -> App {
+    let mut app = App::new(
+        AppConfig {
+            pool_label: "local".into(),
+            identifier: "sp-0123456789abcdef".into(),
+            api_version: ApiVersion::V2025_10_02,
+        },
+        PoolState::Ready,
+    );
+    app.isolation = isolation;
+    app
+}
+
+fn unsandboxed() -> Option<Isolation> {
+    Some(Isolation::unsandboxed(
+        "bubblewrap (bwrap) is not installed: sessions are NOT isolated from this machine",
+    ))
+}
+
+fn line(app: &App, width: u16) -> (String, Buffer) {
+    let area = Rect::new(0, 0, width, 1);
+    let mut buf = Buffer::empty(area);
+    render(app, Instant::now(), area, &mut buf);
+    let text = (0..width)
+        .filter_map(|x| buf.cell((x, 0)).map(|c| c.symbol().to_string()))
+        .collect::<String>();
+    (text.trim_end().to_string(), buf)
+}
+
+#[test]
+fn the_warning_follows_the_pool_at_80_and_160_columns() {
+    let app = app(unsandboxed());
+    let (at80, buf) = line(&app, 80);
+    let (at160, _) = line(&app, 160);
+    assert_snapshot!([at80.as_str(), at160.as_str()].join("\n"));
+    // In the error colour, the whole of it.
+    let start = u16::try_from(" local ".chars().count()).unwrap();
+    for x in start..start + u16::try_from(NOT_ISOLATED.chars().count()).unwrap() {
+        assert_eq!(buf[(x, 0)].fg, app.theme.error.fg.unwrap(), "column {x}");
+    }
+}
+
+#[test]
+fn a_notice_never_covers_the_warning() {
+    let mut app = app(unsandboxed());
+    app.notice = Some("a long notice that would fill the whole status line by itself".into());
+    let (at80, _) = line(&app, 80);
+    assert!(
+        at80.starts_with(&format!(" local {NOT_ISOLATED}")),
+        "{at80}"
+    );
+    assert!(at80.contains("a long notice"), "{at80}");
+    assert_snapshot!(at80);
+    // Narrower than pool, warning and notice together: the notice is cut.
+    let (at30, _) = line(&app, 30);
+    assert!(
+        at30.starts_with(&format!(" local {NOT_ISOLATED}")),
+        "{at30}"
+    );
+}
+
+#[test]
+fn isolated_or_unknown_pools_show_no_warning() {
+    let sandboxed = Isolation {
+        unsandboxed: None,
+        limits: Vec::new(),
+        notes: Vec::new(),
+    };
+    for isolation in [None, Some(sandboxed)] {
+        let (at80, _) = line(&app(isolation), 80);
+        assert!(!at80.contains(NOT_ISOLATED), "{at80}");
+        assert!(at80.starts_with(" local │ sp-0123456789abcdef │"), "{at80}");
+    }
+}
+
+#[test]
+fn the_warning_comes_with_the_pool_s_isolation() {
+    let mut app = app(None);
+    assert!(!not_isolated(&app));
+    app.handle_event(
+        crate::tui::event::AppEvent::PoolIsolation(unsandboxed().unwrap()),
+        Instant::now(),
+    );
+    assert!(not_isolated(&app));
+    assert!(line(&app, 80).0.contains(NOT_ISOLATED));
+}

@@ -1,0 +1,86 @@
+//! End to end: the notebook on an embedded local pool that cannot sandbox its
+//! kernels (a `bwrap` first on PATH that always fails, as where user namespaces
+//! are forbidden) says so in the status line from its first frame, and the pool
+//! info (`F3`, `i`) says why.
+
+mod pty;
+
+use std::time::{Duration, Instant};
+
+use pty::*;
+
+const F3: &str = "\x1bOR";
+
+/// A folder holding a `bwrap` that fails as bubblewrap does where it cannot
+/// create namespaces.
+fn failing_bwrap() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bwrap");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn an_unsandboxed_local_pool_is_flagged_from_the_first_frame() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fake = failing_bwrap();
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut pty = Pty::spawn_with(data.path(), work.path(), &[], &[("PATH", &path)]);
+
+    // The first screen with a status line: it is drawn in one pass, left to
+    // right, so once the api-version after the warning is there, so is the
+    // warning.
+    let start = Instant::now();
+    let first = loop {
+        pty.pump();
+        let screen = pty.contents();
+        if screen.contains("2025-10-02-preview") {
+            break screen;
+        }
+        assert!(
+            pty.poll_exit().is_none(),
+            "sessionpad exited; screen:\n{screen}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no status line; screen:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let status = first.lines().last().unwrap_or_default();
+    assert!(
+        status.starts_with(&format!(" local {NOT_ISOLATED} │ ")),
+        "the first frame warns:\n{first}"
+    );
+
+    // Still there once the pool runs (its own report replaces the guess).
+    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
+        assert!(!s.contains("pool failed"), "{s}");
+        shows_local(s) && !s.contains("starting pool")
+    });
+    let screen = pty.contents();
+    assert!(screen.contains(NOT_ISOLATED), "{screen}");
+
+    // The pool info says why.
+    keys(&mut pty, &[F3, "i"]);
+    let screen = pty.wait_for("the pool info", CELL_DEADLINE, |s| {
+        s.contains("Pool info") && s.contains("runtime")
+    });
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("sandbox ") && l.contains(" none: bubblewrap cannot")),
+        "{screen}"
+    );
+}
