@@ -405,3 +405,186 @@ fn remove_tree(parent: BorrowedFd<'_>, name: &str, depth: usize) -> io::Result<(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{MetadataExt, symlink};
+    use std::time::Instant;
+
+    use super::*;
+
+    /// A session folder `s` beside a host folder `host` holding `secret.txt`.
+    fn setup() -> (tempfile::TempDir, Root) {
+        let t = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(t.path().join("s")).expect("s");
+        std::fs::create_dir(t.path().join("host")).expect("host");
+        std::fs::write(t.path().join("host/secret.txt"), "secret").expect("secret");
+        std::fs::write(t.path().join("s/in.txt"), "in").expect("in");
+        std::fs::create_dir(t.path().join("s/sub")).expect("sub");
+        let root = Root::open(&t.path().join("s")).expect("root");
+        (t, root)
+    }
+
+    fn rel(s: &str) -> RelPath {
+        RelPath::parse_name(s).expect(s)
+    }
+
+    fn read(root: &Root, name: &str) -> Result<String, FsError> {
+        let (file, meta) = root.open_file(&rel(name))?;
+        let text = std::io::read_to_string(file).expect("read");
+        assert_eq!(meta.size, text.len() as u64);
+        Ok(text)
+    }
+
+    #[test]
+    fn links_are_followed_only_while_they_stay_inside() {
+        let (t, root) = setup();
+        let s = t.path().join("s");
+        symlink("in.txt", s.join("good")).expect("link");
+        symlink("../in.txt", s.join("sub/up")).expect("link");
+        symlink("sub", s.join("subdir")).expect("link");
+        symlink(t.path().join("host/secret.txt"), s.join("abs")).expect("link");
+        symlink("../host/secret.txt", s.join("rel")).expect("link");
+        symlink(t.path().join("host"), s.join("hostdir")).expect("link");
+        symlink("missing", s.join("dangling")).expect("link");
+        symlink("loop", s.join("loop")).expect("link");
+        assert_eq!(read(&root, "good").expect("good"), "in");
+        assert_eq!(read(&root, "sub/up").expect("up"), "in");
+        assert_eq!(read(&root, "subdir/up").expect("via dir link"), "in");
+        for out in ["abs", "rel", "hostdir/secret.txt", "sub/../rel"] {
+            let Ok(name) = RelPath::parse_name(out) else {
+                continue; // `..` never gets this far.
+            };
+            assert!(
+                matches!(root.open_file(&name), Err(FsError::Outside(_))),
+                "{out}"
+            );
+            assert!(
+                matches!(root.stat(&name), Err(FsError::Outside(_))),
+                "{out}"
+            );
+        }
+        assert!(matches!(
+            root.dir(&rel("hostdir")),
+            Err(FsError::Outside(_))
+        ));
+        assert!(matches!(
+            root.make_dir(&rel("hostdir/new")),
+            Err(FsError::Outside(_))
+        ));
+        assert!(!t.path().join("host/new").exists());
+        assert!(matches!(read(&root, "dangling"), Err(FsError::NotFound(_))));
+        assert!(matches!(read(&root, "loop"), Err(FsError::Loop(_))));
+        assert!(matches!(
+            read(&root, "in.txt/x"),
+            Err(FsError::NotADirectory(_))
+        ));
+        assert!(matches!(read(&root, "sub"), Err(FsError::IsADirectory(_))));
+        // The name itself, unfollowed.
+        assert_eq!(root.lstat(&rel("abs")).expect("lstat").kind, Kind::Link);
+        assert_eq!(root.stat(&rel("subdir")).expect("stat").kind, Kind::Dir);
+    }
+
+    #[test]
+    fn fifos_and_sockets_are_refused_without_blocking() {
+        let (t, root) = setup();
+        let s = t.path().join("s");
+        let dir = root.dir(&RelPath::default()).expect("dir");
+        rustix::fs::mknodat(&dir, "pipe", FileType::Fifo, Mode::from_raw_mode(0o644), 0)
+            .expect("mkfifo");
+        let _sock = std::os::unix::net::UnixListener::bind(s.join("sock")).expect("socket");
+        symlink("pipe", s.join("pipe_link")).expect("link");
+        let started = Instant::now();
+        for (name, what) in [
+            ("pipe", "a FIFO (named pipe)"),
+            ("pipe_link", "a FIFO (named pipe)"),
+            ("sock", "a socket"),
+        ] {
+            match root.open_file(&rel(name)) {
+                Err(FsError::Unsupported(_, w)) => assert_eq!(w, what, "{name}"),
+                other => panic!("{name}: {other:?}"),
+            }
+            assert_eq!(root.stat(&rel(name)).expect("stat").kind, Kind::Other(what));
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no blocking open"
+        );
+        let wire =
+            FsError::Unsupported("/mnt/data/pipe".into(), "a FIFO (named pipe)").into_wire(false);
+        assert_eq!(wire.code, "SessionRequestValidationFailed");
+        assert!(wire.message.contains("FIFO"), "{}", wire.message);
+        // A listing leaves them out; deleting removes the names.
+        let listed =
+            super::super::entry::list(&root, &RelPath::default(), true, false).expect("list");
+        let names: Vec<&str> = listed.iter().map(|e| e.rel.as_str()).collect();
+        assert_eq!(names, ["in.txt", "sub"]);
+        for name in ["pipe", "pipe_link", "sock"] {
+            root.remove(&rel(name)).expect(name);
+            assert!(std::fs::symlink_metadata(s.join(name)).is_err(), "{name}");
+        }
+    }
+
+    #[test]
+    fn folders_are_made_beneath_and_trees_removed_without_following_links() {
+        let (t, root) = setup();
+        let s = t.path().join("s");
+        let made = root.make_dir(&rel("a/b/c")).expect("make");
+        assert!(Meta::of_fd(&made).expect("fstat").is_dir());
+        assert!(s.join("a/b/c").is_dir());
+        root.make_dir(&rel("a/b")).expect("existing");
+        std::fs::write(s.join("a/b/c/f.txt"), "f").expect("f");
+        symlink(t.path().join("host"), s.join("a/hostdir")).expect("link");
+        symlink(t.path().join("host/secret.txt"), s.join("a/b/secret")).expect("link");
+        root.remove(&rel("a")).expect("remove tree");
+        assert!(!s.join("a").exists());
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("host/secret.txt")).expect("kept"),
+            "secret"
+        );
+        // A link is removed itself, wherever it leads.
+        symlink(t.path().join("host"), s.join("out")).expect("link");
+        root.remove(&rel("out")).expect("remove link");
+        assert!(t.path().join("host/secret.txt").exists());
+        assert!(matches!(
+            root.remove(&rel("out")),
+            Err(FsError::NotFound(_))
+        ));
+        assert!(matches!(
+            root.remove(&RelPath::default()),
+            Err(FsError::IsADirectory(_))
+        ));
+        // A file on the way is not a folder.
+        assert!(matches!(
+            root.make_dir(&rel("in.txt/x")),
+            Err(FsError::NotADirectory(_))
+        ));
+    }
+
+    #[test]
+    fn what_is_made_belongs_to_the_folder_owner_when_running_as_root() {
+        let (t, _) = setup();
+        let s = t.path().join("s");
+        let root = Root::open(&s).expect("root");
+        if !rustix::process::geteuid().is_root() {
+            assert_eq!(root.owner(), None, "not root: nothing is given away");
+            return;
+        }
+        assert_eq!(
+            root.owner(),
+            None,
+            "a folder owned by root keeps root's files"
+        );
+        std::os::unix::fs::chown(&s, Some(4242), Some(4343)).expect("chown");
+        let root = Root::open(&s).expect("root");
+        assert_eq!(root.owner(), Some((4242, 4343)));
+        root.make_dir(&rel("x/y")).expect("make");
+        for p in ["x", "x/y"] {
+            let m = std::fs::metadata(s.join(p)).expect(p);
+            assert_eq!((m.uid(), m.gid()), (4242, 4343), "{p}");
+        }
+        // An existing folder is left as it is.
+        let m = std::fs::metadata(s.join("sub")).expect("sub");
+        assert_eq!(m.uid(), 0);
+    }
+}

@@ -448,4 +448,58 @@ mod tests {
         );
         assert_eq!(filename(br#"form-data; name="file""#), None);
     }
+
+    #[tokio::test]
+    async fn a_link_at_the_name_is_replaced_and_the_file_given_to_the_owner() {
+        use std::os::unix::fs::{MetadataExt, symlink};
+        let t = tempfile::tempdir().expect("tempdir");
+        let s = t.path().join("s");
+        std::fs::create_dir(&s).expect("s");
+        std::fs::write(t.path().join("host.txt"), "host").expect("host");
+        std::fs::create_dir(s.join("sub")).expect("sub");
+        symlink(t.path().join("host.txt"), s.join("sub/x.txt")).expect("link");
+        let as_root = rustix::process::geteuid().is_root();
+        if as_root {
+            std::os::unix::fs::chown(&s, Some(4242), Some(4343)).expect("chown");
+        }
+        let root = Root::open(&s).expect("root");
+        for name in ["sub/x.txt", "new/deeper/y.txt"] {
+            let rel = RelPath::parse_name(name).expect(name);
+            let mut temp = TempFile::create(&root, &rel).expect("temp");
+            temp.write(b"uploaded").await.expect("write");
+            let meta = temp.persist().await.expect("persist");
+            assert_eq!(meta.size, 8);
+            let m = std::fs::symlink_metadata(s.join(name)).expect(name);
+            assert!(m.is_file(), "{name}: the link is replaced");
+            assert_eq!(
+                std::fs::read_to_string(s.join(name)).expect(name),
+                "uploaded"
+            );
+            if as_root {
+                assert_eq!((m.uid(), m.gid()), (4242, 4343), "{name}");
+            }
+        }
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("host.txt")).expect("host"),
+            "host",
+            "never written through"
+        );
+        if as_root {
+            for dir in ["new", "new/deeper"] {
+                assert_eq!(std::fs::metadata(s.join(dir)).expect(dir).uid(), 4242);
+            }
+        }
+        // A folder at the name is refused before anything is written.
+        let rel = RelPath::parse_name("sub").expect("sub");
+        assert!(matches!(
+            TempFile::create(&root, &rel),
+            Err(FsError::IsADirectory(_))
+        ));
+        let left: Vec<_> = std::fs::read_dir(s.join("sub"))
+            .expect("sub")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["x.txt"], "no temp file left");
+    }
 }
