@@ -34,8 +34,8 @@ const SWAPPER: &str = r#"
 import ctypes, os, threading, time
 os.chdir('/mnt/data')
 _libc = ctypes.CDLL(None, use_errno=True)
-def _exchange(a, b):
-    if _libc.syscall(316, -100, a, -100, b, 2) != 0:  # renameat2, x86_64
+def _exchange(a, b):  # renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
+    if _libc.renameat2(-100, a, -100, b, 2) != 0:
         raise OSError(ctypes.get_errno(), 'renameat2')
 stop = threading.Event()
 swaps = [0]
