@@ -374,3 +374,97 @@ async fn a_fifo_is_refused_at_once_and_never_ties_up_the_server() {
     assert_eq!(del.status(), StatusCode::NO_CONTENT);
     assert!(std::fs::symlink_metadata(folder.join("pipe")).is_err());
 }
+
+#[tokio::test]
+async fn swapping_a_folder_and_a_link_never_lists_reads_or_deletes_host_files() {
+    let pool = TestPool::start().await;
+    let host = tempfile::tempdir().unwrap();
+    std::fs::write(host.path().join("host-only.txt"), "host").unwrap();
+    let s = Session::new(&pool);
+    s.exec(&format!(
+        "{SWAPPER}\nA, B = b'd', b'l'\nos.mkdir('d')\nopen('d/mine.txt', 'w').write('mine')\n\
+         os.symlink({:?}, 'l')\nswapper.start()",
+        host.path().to_str().unwrap()
+    ))
+    .await;
+
+    /// What one racing request saw.
+    #[derive(Debug, PartialEq, Eq)]
+    enum Seen {
+        /// A listing of the session's own folder (`d` by either name).
+        Mine,
+        /// A recursive listing that met `d` mid-swap.
+        Partial,
+        /// 400 "resolves outside" (or 404 for a name only the host folder has).
+        Refused,
+        /// Anything naming or serving the host file.
+        Host(String),
+        /// Anything else.
+        Other(u16, String),
+    }
+    let runs = 1200;
+    let results = tokio::time::timeout(
+        RACE_LIMIT,
+        futures::stream::iter(0..runs)
+            .map(|i| {
+                let s = &s;
+                async move {
+                    let (method, url) = match i % 4 {
+                        0 => (Method::GET, s.url(&["files"], &[("recursive", "true")])),
+                        1 => (Method::GET, s.url(&["files"], &[("path", "d")])),
+                        2 => (Method::GET, s.url(&["files", "d", "host-only.txt"], &[])),
+                        _ => (Method::DELETE, s.url(&["files", "d", "host-only.txt"], &[])),
+                    };
+                    let resp = s.request(method, url).send().await.expect("an answer");
+                    let status = resp.status();
+                    let body = resp.text().await.unwrap_or_default();
+                    if body.contains("\"host-only.txt\"") || status.is_success() && i % 4 >= 2 {
+                        Seen::Host(body)
+                    } else if status == StatusCode::OK && body.contains("mine.txt") {
+                        Seen::Mine
+                    } else if status == StatusCode::OK && i % 4 == 0 {
+                        // A recursive listing may meet `d` as a folder and find it a
+                        // link when entering it: then `d` is listed, empty.
+                        Seen::Partial
+                    } else if status == StatusCode::BAD_REQUEST && body.contains("resolves outside")
+                        || status == StatusCode::NOT_FOUND && i % 4 >= 2
+                    {
+                        Seen::Refused
+                    } else {
+                        Seen::Other(status.as_u16(), body)
+                    }
+                }
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect::<Vec<_>>(),
+    )
+    .await
+    .expect("the racing requests end in time");
+    let swaps = s.stop_swapping().await;
+
+    let count = |f: fn(&Seen) -> bool| results.iter().filter(|r| f(r)).count();
+    let host_seen: Vec<_> = results
+        .iter()
+        .filter(|r| matches!(r, Seen::Host(_)))
+        .collect();
+    let other: Vec<_> = results
+        .iter()
+        .filter(|r| matches!(r, Seen::Other(..)))
+        .take(3)
+        .collect();
+    let (mine, refused) = (count(|r| *r == Seen::Mine), count(|r| *r == Seen::Refused));
+    eprintln!(
+        "{runs} racing listings, metadata reads and deletes: {} showed or touched the host \
+         file, {mine} showed the session's folder, {refused} refused; the session swapped \
+         {swaps} times; other: {other:?}",
+        host_seen.len()
+    );
+    assert!(host_seen.is_empty(), "{host_seen:?}");
+    assert!(
+        host.path().join("host-only.txt").exists(),
+        "the host file survived"
+    );
+    assert!(swaps > 0, "the attack ran");
+    assert!(mine > 0 && refused > 0, "both sides of the swap were met");
+    assert!(other.is_empty(), "{other:?}");
+}
