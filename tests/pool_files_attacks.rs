@@ -304,6 +304,21 @@ async fn swapping_a_folder_and_a_link_to_a_host_folder_never_uploads_into_the_ho
     assert!(other.is_empty(), "only the two answers: {other:?}");
 }
 
+/// Opens the FIFO for writing once when dropped: should a regression leave
+/// server threads blocked opening it for reading, this lets them go, so a failing
+/// test ends instead of hanging on the runtime's shutdown.
+struct ReleaseFifo(PathBuf);
+
+impl Drop for ReleaseFifo {
+    fn drop(&mut self) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&self.0);
+    }
+}
+
 #[tokio::test]
 async fn a_fifo_is_refused_at_once_and_never_ties_up_the_server() {
     let pool = TestPool::start().await;
@@ -315,6 +330,7 @@ async fn a_fifo_is_refused_at_once_and_never_ties_up_the_server() {
         .unwrap()
         .file_type();
     assert!(kind.is_fifo(), "the session made a FIFO");
+    let _release = ReleaseFifo(folder.join("pipe"));
 
     let (status, body) = s.download("pipe").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
