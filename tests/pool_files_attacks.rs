@@ -27,12 +27,12 @@ const CONCURRENCY: usize = 16;
 /// Longest any race may take in all.
 const RACE_LIMIT: Duration = Duration::from_secs(300);
 
-/// Python that swaps the names `a` and `b` in `/mnt/data` atomically
+/// Python that swaps the names `A` and `B` in the working folder (the session
+/// folder, `/mnt/data` in the sandbox) atomically
 /// (`renameat2(RENAME_EXCHANGE)`) in a daemon thread until `stop` is set or 240 s
 /// have passed, counting swaps in `swaps[0]`.
 const SWAPPER: &str = r#"
 import ctypes, os, threading, time
-os.chdir('/mnt/data')
 _libc = ctypes.CDLL(None, use_errno=True)
 def _exchange(a, b):  # renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
     if _libc.renameat2(-100, a, -100, b, 2) != 0:
@@ -323,7 +323,7 @@ impl Drop for ReleaseFifo {
 async fn a_fifo_is_refused_at_once_and_never_ties_up_the_server() {
     let pool = TestPool::start().await;
     let s = Session::new(&pool);
-    s.exec("import os\nos.mkfifo('/mnt/data/pipe')\nopen('/mnt/data/ok.txt', 'w').write('ok')")
+    s.exec("import os\nos.mkfifo('pipe')\nopen('ok.txt', 'w').write('ok')")
         .await;
     let folder = session_folder(&pool, "pipe");
     let kind = std::fs::symlink_metadata(folder.join("pipe"))
