@@ -12,17 +12,21 @@
 //! | `DELETE files/{name}` | family A 200 `{"message":"file deleted successfully"}` (§3.5), family B 204 (§4.3) |
 //!
 //! `{name}` may contain `/` (sub-folders, also below `path`), arrives raw or
-//! percent-encoded and may start with `/mnt/data/`; see [`paths`] for the rules
-//! that keep every request inside the session folder. Sizes are in bytes; uploads
+//! percent-encoded and may start with `/mnt/data/`; see [`paths`] for the naming
+//! rules and [`beneath`] for how every name is resolved beneath the session
+//! folder's handle (no link out, no check-then-use race) and why only regular
+//! files and folders are read or written (a FIFO, socket or device is a 400
+//! `SessionRequestValidationFailed`, left out of listings). Sizes are in bytes; uploads
 //! are limited to 128 MiB of file data per request ([`upload::MAX_UPLOAD`], 413 above, §7).
 //! Every call creates or touches the session, as the service does (§3).
 
+mod beneath;
 mod entry;
 mod paths;
 mod upload;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::multipart::MultipartRejection;
@@ -36,8 +40,9 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio_util::io::ReaderStream;
 
+use self::beneath::{Kind, Meta, Root};
 use self::entry::{Entry, content_type, family_a_collection, family_b_collection};
-use self::paths::{Found, FsError, RelPath, percent_decode, resolve_dir, resolve_existing};
+use self::paths::{FsError, RelPath, percent_decode};
 use super::server::{Pool, target};
 use super::wire_error::WireError;
 use crate::client::api::{ApiVersion, Family};
@@ -79,8 +84,8 @@ pub(crate) async fn blocking<T: Send + 'static>(
 struct Ctx {
     /// The request's `api-version`.
     version: ApiVersion,
-    /// The session folder, canonical (its `/mnt/data`).
-    root: PathBuf,
+    /// The session folder (its `/mnt/data`), open.
+    root: Arc<Root>,
 }
 
 /// Checks `api-version` and `identifier`, creates or touches the session and
@@ -91,10 +96,14 @@ async fn open(pool: &Pool, query: &HashMap<String, String>) -> Result<Ctx, WireE
         .registry
         .get_or_create(&identifier)
         .map_err(|e| internal(format!("cannot create the session folder: {e}")))?;
-    let root = tokio::fs::canonicalize(&session.folder)
-        .await
+    let folder = session.folder.clone();
+    let root = blocking(move || Root::open(&folder))
+        .await?
         .map_err(|e| internal(format!("cannot open the session folder: {e}")))?;
-    Ok(Ctx { version, root })
+    Ok(Ctx {
+        version,
+        root: Arc::new(root),
+    })
 }
 
 /// The folder named by the `path` query parameter (§4.3); the data root without it.
@@ -109,7 +118,7 @@ async fn list(
 ) -> Result<Response, WireError> {
     let Ctx { version, root } = open(&pool, &query).await?;
     if version.family() == Family::A {
-        let entries = blocking(move || entry::list(&root, &root, &RelPath::default(), false, true))
+        let entries = blocking(move || entry::list(&root, &RelPath::default(), false, true))
             .await?
             .map_err(|e| e.into_wire(true))?;
         return Ok(Json(family_a_collection(&entries)).into_response());
@@ -119,12 +128,9 @@ async fn list(
         && query
             .get("recursive")
             .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
-    let entries = blocking(move || {
-        let dir = resolve_dir(&root, base.components(), false)?;
-        entry::list(&root, &dir, &base, recursive, false)
-    })
-    .await?
-    .map_err(|e| e.into_wire(true))?;
+    let entries = blocking(move || entry::list(&root, &base, recursive, false))
+        .await?
+        .map_err(|e| e.into_wire(true))?;
     Ok(Json(family_b_collection(&entries, version)).into_response())
 }
 
@@ -278,18 +284,23 @@ fn split_get(family: Family) -> impl Fn(&str) -> (GetOp, &str) {
     }
 }
 
-/// The first of `names` (below `base`) that exists. Errors: the first name's
-/// error (404 when none exists, 400 when it leads outside).
+/// How [`find`] looks at a name: [`Root::stat`] (links followed while they stay
+/// inside) or [`Root::lstat`] (the name itself).
+type Probe = fn(&Root, &RelPath) -> Result<Meta, FsError>;
+
+/// The first of `names` (below `base`) that exists, as `probe` sees it. Errors:
+/// the first name's error (404 when none exists, 400 when it leads outside).
 async fn find(
-    root: PathBuf,
+    root: Arc<Root>,
     base: RelPath,
     names: Vec<RelPath>,
-) -> Result<(RelPath, Found), WireError> {
+    probe: Probe,
+) -> Result<(RelPath, Meta), WireError> {
     blocking(move || {
         let mut first: Option<FsError> = None;
         for name in names {
             let rel = base.join(&name);
-            match resolve_existing(&root, &rel) {
+            match probe(&root, &rel) {
                 Ok(found) => return Ok((rel, found)),
                 // The name as sent leads outside or is unusable: stop there.
                 Err(e) if first.is_none() && !matches!(e, FsError::NotFound(_)) => return Err(e),
@@ -313,11 +324,14 @@ async fn get_rest(
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
     let (op, names) = RawName::from_uri(&uri)?.candidates(split_get(ctx.version.family()))?;
-    let (rel, found) = find(ctx.root, base.clone(), names).await?;
+    let (rel, meta) = find(Arc::clone(&ctx.root), base.clone(), names, Root::stat).await?;
     match op {
-        GetOp::Content => download(&rel, &found).await,
+        GetOp::Content => download(ctx.root, rel).await,
         GetOp::Metadata => {
-            let entry = Entry::new(&rel, &base, &found.meta);
+            if let Kind::Other(what) = meta.kind {
+                return Err(FsError::Unsupported(rel.display(), what).into_wire(false));
+            }
+            let entry = Entry::new(&rel, &base, &meta);
             Ok(match ctx.version.family() {
                 Family::A => Json(family_a_collection(&[entry])).into_response(),
                 Family::B => Json(entry.family_b(ctx.version)).into_response(),
@@ -326,27 +340,19 @@ async fn get_rest(
     }
 }
 
-/// The raw bytes of a file, streamed from disk with its guessed content type and
-/// its length in bytes.
-async fn download(rel: &RelPath, found: &Found) -> Result<Response, WireError> {
-    if found.meta.is_dir() {
-        return Err(FsError::IsADirectory(rel.display()).into_wire(false));
-    }
-    let file = tokio::fs::File::open(&found.real).await.map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            FsError::NotFound(rel.display()).into_wire(false)
-        } else {
-            internal(format!("cannot open {}: {e}", rel.display()))
-        }
-    })?;
-    let len = file
-        .metadata()
-        .await
-        .map_err(|e| internal(format!("cannot read {}: {e}", rel.display())))?
-        .len();
+/// The raw bytes of the regular file `rel`, streamed from disk with its guessed
+/// content type and its length in bytes (§3.4, §4.3). Errors: 400 for a folder,
+/// FIFO, socket or device ([`Root::open_file`] never blocks on one), 404 when it
+/// is gone.
+async fn download(root: Arc<Root>, rel: RelPath) -> Result<Response, WireError> {
+    let kind = content_type(rel.file_name().unwrap_or_default());
+    let (file, meta) = blocking(move || root.open_file(&rel))
+        .await?
+        .map_err(|e| e.into_wire(false))?;
+    let len = meta.size;
+    let file = tokio::fs::File::from_std(file);
     let stream = ReaderStream::with_capacity(file.take(len), READ_CHUNK);
     let mut resp = Body::from_stream(stream).into_response();
-    let kind = content_type(rel.file_name().unwrap_or_default());
     if let Ok(v) = HeaderValue::from_str(&kind) {
         resp.headers_mut().insert(CONTENT_TYPE, v);
     }
@@ -355,8 +361,10 @@ async fn download(rel: &RelPath, found: &Found) -> Result<Response, WireError> {
     Ok(resp)
 }
 
-/// `DELETE files/{name}` (§3.5, §4.3): removes the file (a symbolic link itself,
-/// not its target; a folder with its contents).
+/// `DELETE files/{name}` (§3.5, §4.3): removes the name (a symbolic link itself,
+/// not its target, wherever it leads; a folder with its contents; a FIFO or
+/// socket by its name, without opening it), through the folder's handle
+/// ([`Root::remove`]).
 async fn delete_rest(
     State(pool): State<Pool>,
     Query(query): Query<HashMap<String, String>>,
@@ -365,17 +373,11 @@ async fn delete_rest(
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
     let (_, names) = RawName::from_uri(&uri)?.candidates(|s| ((), s))?;
-    let (rel, found) = find(ctx.root, base, names).await?;
-    let shown = rel.display();
-    blocking(move || {
-        if found.meta.is_dir() && !found.is_link {
-            std::fs::remove_dir_all(&found.link)
-        } else {
-            std::fs::remove_file(&found.link)
-        }
-    })
-    .await?
-    .map_err(|e| internal(format!("cannot delete {shown}: {e}")))?;
+    let (rel, _) = find(Arc::clone(&ctx.root), base, names, Root::lstat).await?;
+    let root = ctx.root;
+    blocking(move || root.remove(&rel))
+        .await?
+        .map_err(|e| e.into_wire(false))?;
     Ok(match ctx.version.family() {
         Family::A => Json(json!({"message": "file deleted successfully"})).into_response(),
         Family::B => StatusCode::NO_CONTENT.into_response(),

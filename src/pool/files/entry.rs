@@ -3,12 +3,12 @@
 //! §3.2–§3.3, §3.5) and family B `SessionResourceFile` (§4.3); plus the folder walk
 //! behind the listings.
 
-use std::fs::Metadata;
-use std::path::Path;
+use std::os::fd::{AsFd, BorrowedFd};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
+use super::beneath::{Kind, MAX_DEPTH, Meta, Root, lstat_child, open_child_dir, read_names};
 use super::paths::{FsError, RelPath};
 use super::upload::TEMP_PREFIX;
 use crate::client::api::ApiVersion;
@@ -33,19 +33,16 @@ pub(crate) struct Entry {
 
 impl Entry {
     /// An entry for `rel` (below `base`, the requested folder) from the metadata of
-    /// its real path.
-    pub(crate) fn new(rel: &RelPath, base: &RelPath, meta: &Metadata) -> Self {
+    /// what it names (a link's target).
+    pub(crate) fn new(rel: &RelPath, base: &RelPath, meta: &Meta) -> Self {
         let directory = rel.parent_path().relative_to(base);
         Self {
             name: rel.file_name().unwrap_or_default().to_string(),
             rel: rel.as_relative(),
             directory,
             is_dir: meta.is_dir(),
-            size: meta.len(),
-            modified: meta
-                .modified()
-                .map(DateTime::<Utc>::from)
-                .unwrap_or_else(|_| Utc::now()),
+            size: meta.size,
+            modified: DateTime::<Utc>::from(meta.modified),
         }
     }
 
@@ -126,70 +123,91 @@ fn dotnet_time(t: DateTime<Utc>) -> String {
     )
 }
 
-/// Lists the folder `dir` (a real folder below `root`, the canonical session
-/// folder), which is `base` relative to `/mnt/data`: its entries sorted by name,
-/// and with `recursive` those of every sub-folder after their folder (links to
-/// folders are listed, not entered). `files_only` leaves folders out (family A).
-/// Links whose target is outside `root`, or missing, and upload temp files are
-/// left out. Blocking.
+/// Lists the folder `base` (relative to `/mnt/data`) of the session folder
+/// `root`: its entries sorted by name, and with `recursive` those of every
+/// sub-folder after their folder, down to [`MAX_DEPTH`] levels (links to folders
+/// are listed, not entered). `files_only` leaves folders out (family A).
+///
+/// Left out: links whose target is outside the session folder or missing, upload
+/// temp files, and anything that is not a regular file or folder (FIFOs, sockets,
+/// devices, also behind a link), since the routes refuse to read or write those;
+/// nothing listed is opened, only `fstatat`-ed or looked up with `O_PATH`.
+/// Errors: those of [`Root::dir`] for `base`, 500 when a folder cannot be read.
+/// Blocking.
 pub(crate) fn list(
-    root: &Path,
-    dir: &Path,
+    root: &Root,
     base: &RelPath,
     recursive: bool,
     files_only: bool,
 ) -> Result<Vec<Entry>, FsError> {
+    let dir = root.dir(base)?;
     let mut out = Vec::new();
-    walk(root, dir, base, base, recursive, files_only, &mut out)?;
+    let walk = Walk {
+        root,
+        base,
+        recursive,
+        files_only,
+    };
+    walk.folder(dir.as_fd(), base, 0, &mut out)?;
     Ok(out)
 }
 
-/// One folder of [`list`]: `dir` is `rel` relative to `/mnt/data`.
-fn walk(
-    root: &Path,
-    dir: &Path,
-    rel: &RelPath,
-    base: &RelPath,
+/// What one listing walks.
+struct Walk<'a> {
+    /// The session folder.
+    root: &'a Root,
+    /// The requested folder.
+    base: &'a RelPath,
+    /// Whether sub-folders are entered.
     recursive: bool,
+    /// Whether folders are left out.
     files_only: bool,
-    out: &mut Vec<Entry>,
-) -> Result<(), FsError> {
-    let read = std::fs::read_dir(dir).map_err(|e| FsError::Io(rel.display(), e))?;
-    let mut names: Vec<String> = read
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| !n.starts_with(TEMP_PREFIX))
-        .collect();
-    names.sort();
-    for name in names {
-        let Ok(child) = RelPath::parse_name(&name) else {
-            continue;
-        };
-        let child_rel = rel.join(&child);
-        let path = dir.join(&name);
-        let Ok(lmeta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        let is_link = lmeta.file_type().is_symlink();
-        let meta = if is_link {
-            match std::fs::canonicalize(&path) {
-                Ok(real) if real.starts_with(root) => match std::fs::metadata(&real) {
+}
+
+impl Walk<'_> {
+    /// Lists the open folder `dir`, which is `rel` relative to `/mnt/data` and
+    /// `depth` levels below `base`.
+    fn folder(
+        &self,
+        dir: BorrowedFd<'_>,
+        rel: &RelPath,
+        depth: usize,
+        out: &mut Vec<Entry>,
+    ) -> Result<(), FsError> {
+        let names = read_names(dir).map_err(|e| FsError::Io(rel.display(), e))?;
+        for name in names.iter().filter(|n| !n.starts_with(TEMP_PREFIX)) {
+            let Ok(child) = RelPath::parse_name(name) else {
+                continue;
+            };
+            let child_rel = rel.join(&child);
+            let Ok(own) = lstat_child(dir, name) else {
+                continue;
+            };
+            // A link is shown with what it leads to, resolved beneath the session
+            // folder like every route does.
+            let meta = match own.kind {
+                Kind::Link => match self.root.stat(&child_rel) {
                     Ok(m) => m,
                     Err(_) => continue,
                 },
-                _ => continue,
+                _ => own,
+            };
+            if !matches!(meta.kind, Kind::File | Kind::Dir) {
+                continue;
             }
-        } else {
-            lmeta
-        };
-        if !(files_only && meta.is_dir()) {
-            out.push(Entry::new(&child_rel, base, &meta));
+            if !(self.files_only && meta.is_dir()) {
+                out.push(Entry::new(&child_rel, self.base, &meta));
+            }
+            if self.recursive && own.is_dir() && depth < MAX_DEPTH {
+                // Opened without following: a folder swapped for a link since the
+                // look above is skipped.
+                if let Ok(sub) = open_child_dir(dir, name) {
+                    self.folder(sub.as_fd(), &child_rel, depth + 1, out)?;
+                }
+            }
         }
-        if recursive && meta.is_dir() && !is_link {
-            walk(root, &path, &child_rel, base, recursive, files_only, out)?;
-        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]

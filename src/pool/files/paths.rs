@@ -4,12 +4,12 @@
 //! without ever leaving it (`aca-api.md` §3.2, §3.4, §4.3, §7 file-name rules).
 //!
 //! Safety rules: a name never contains `..`, NUL or an absolute path other than
-//! `/mnt/data/...`; every folder on the way is checked (a symbolic link is followed
-//! only when its target stays inside the session folder); a name is percent-decoded
-//! exactly once, so a double-encoded `..` is just an odd file name.
+//! `/mnt/data/...`; a name is percent-decoded exactly once, so a double-encoded
+//! `..` is just an odd file name. Resolving a [`RelPath`] on disk (beneath the
+//! session folder's handle, links followed only while they stay inside) is
+//! [`super::beneath`]'s work.
 
 use std::io;
-use std::path::{Path, PathBuf};
 
 use axum::http::StatusCode;
 
@@ -39,6 +39,12 @@ impl RelPath {
     /// [`RelPath::parse_name`].
     pub(crate) fn parse_dir(raw: &str) -> Result<Self, WireError> {
         parse(raw, true)
+    }
+
+    /// The path of `parts` (each already a plain name, e.g. taken from another
+    /// [`RelPath`]).
+    pub(crate) fn from_components(parts: &[String]) -> RelPath {
+        RelPath(parts.to_vec())
     }
 
     /// `self` followed by `other`.
@@ -211,6 +217,11 @@ pub(crate) enum FsError {
     IsADirectory(String),
     /// A symbolic link leads outside the session folder (400).
     Outside(String),
+    /// Symbolic links loop, or one appeared where none may be (400).
+    Loop(String),
+    /// Not a regular file or folder: a FIFO, socket or device, described by the
+    /// second field (400). Such things are never opened for reading or writing.
+    Unsupported(String, &'static str),
     /// Any other I/O failure (500).
     Io(String, io::Error),
 }
@@ -234,122 +245,18 @@ impl FsError {
             FsError::NotADirectory(p) => invalid(format!("{p} is not a directory")),
             FsError::IsADirectory(p) => invalid(format!("{p} is a directory, not a file")),
             FsError::Outside(p) => invalid(format!("{p} resolves outside {DATA_ROOT}")),
+            FsError::Loop(p) => invalid(format!(
+                "{p} has too many levels of symbolic links, or was replaced by a link while in use"
+            )),
+            FsError::Unsupported(p, what) => invalid(format!(
+                "{p} is {what}; only regular files and folders can be read or written"
+            )),
             FsError::Io(p, e) => WireError {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 code: "InternalServerError",
                 message: format!("cannot access {p}: {e}"),
             },
         }
-    }
-}
-
-/// Where an existing name leads.
-#[derive(Debug)]
-pub(crate) struct Found {
-    /// The path to act on: the name itself (a symbolic link is not followed), to
-    /// delete or rename.
-    pub(crate) link: PathBuf,
-    /// The real path, inside the session folder (the link's target for a link).
-    pub(crate) real: PathBuf,
-    /// Metadata of `real`.
-    pub(crate) meta: std::fs::Metadata,
-    /// Whether the name itself is a symbolic link.
-    pub(crate) is_link: bool,
-}
-
-/// Follows a symbolic link at `path` and checks its target is inside `root`.
-fn follow(root: &Path, path: &Path, rel: &str) -> Result<PathBuf, FsError> {
-    match std::fs::canonicalize(path) {
-        Ok(real) if real.starts_with(root) => Ok(real),
-        Ok(_) => Err(FsError::Outside(rel.to_string())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(FsError::NotFound(rel.to_string())),
-        Err(e) => Err(FsError::Io(rel.to_string(), e)),
-    }
-}
-
-/// Resolves the folder `dir` below `root` (the canonical session folder), one
-/// component at a time; `create` makes missing folders. The result is a real
-/// folder inside `root`. Blocking.
-pub(crate) fn resolve_dir(root: &Path, dir: &[String], create: bool) -> Result<PathBuf, FsError> {
-    let mut cur = root.to_path_buf();
-    for (i, c) in dir.iter().enumerate() {
-        let shown = RelPath(dir[..=i].to_vec()).display();
-        let next = cur.join(c);
-        let meta = match std::fs::symlink_metadata(&next) {
-            Ok(m) => Some(m),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(FsError::Io(shown, e)),
-        };
-        cur = match meta {
-            Some(m) if m.is_dir() => next,
-            Some(m) if m.file_type().is_symlink() => {
-                let real = follow(root, &next, &shown)?;
-                if !real.is_dir() {
-                    return Err(FsError::NotADirectory(shown));
-                }
-                real
-            }
-            Some(_) => return Err(FsError::NotADirectory(shown)),
-            None if create => {
-                match std::fs::create_dir(&next) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists && next.is_dir() => {}
-                    Err(e) => return Err(FsError::Io(shown, e)),
-                }
-                next
-            }
-            None => return Err(FsError::NotFound(shown)),
-        };
-    }
-    Ok(cur)
-}
-
-/// Resolves an existing file or folder `rel` (not the root) below `root`.
-/// Blocking.
-pub(crate) fn resolve_existing(root: &Path, rel: &RelPath) -> Result<Found, FsError> {
-    let shown = rel.display();
-    let Some(name) = rel.file_name() else {
-        return Err(FsError::IsADirectory(shown));
-    };
-    let dir = resolve_dir(root, rel.parent(), false)?;
-    let link = dir.join(name);
-    let meta = match std::fs::symlink_metadata(&link) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(FsError::NotFound(shown)),
-        Err(e) => return Err(FsError::Io(shown, e)),
-    };
-    if meta.file_type().is_symlink() {
-        let real = follow(root, &link, &shown)?;
-        let meta = std::fs::metadata(&real).map_err(|e| FsError::Io(shown, e))?;
-        Ok(Found {
-            link,
-            real,
-            meta,
-            is_link: true,
-        })
-    } else {
-        Ok(Found {
-            real: link.clone(),
-            link,
-            meta,
-            is_link: false,
-        })
-    }
-}
-
-/// The path a new file `rel` is written to: its folders are created (inside
-/// `root`) and it must not be a folder. An existing file or link there is
-/// replaced by the rename, never written through. Blocking.
-pub(crate) fn resolve_for_write(root: &Path, rel: &RelPath) -> Result<PathBuf, FsError> {
-    let shown = rel.display();
-    let Some(name) = rel.file_name() else {
-        return Err(FsError::IsADirectory(shown));
-    };
-    let dir = resolve_dir(root, rel.parent(), true)?;
-    let path = dir.join(name);
-    match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.is_dir() => Err(FsError::IsADirectory(shown)),
-        _ => Ok(path),
     }
 }
 

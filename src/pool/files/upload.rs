@@ -1,23 +1,31 @@
 //! Uploads (`aca-api.md` §3.2 family A, §4.3 family B): a `multipart/form-data`
-//! body whose `file` parts are streamed chunk by chunk to a temporary file in the
-//! session folder and renamed into place when complete, so memory stays flat and a
-//! failed or oversized upload leaves nothing behind. The files of one request may
+//! body whose `file` parts are streamed chunk by chunk to a temporary file and
+//! renamed into place when complete, so memory stays flat and a failed or
+//! oversized upload leaves no file behind (folders it made for its name stay).
+//! The target folder is resolved (and made) first, beneath the session folder's
+//! handle ([`Root::make_dir`]); the temporary file is created in that folder's
+//! handle (`O_CREAT | O_EXCL`, never through a link) and renamed within it
+//! (`renameat`), so a link at the final name is replaced, never written through,
+//! and a folder swapped for a link meanwhile cannot redirect the file. The files of one request may
 //! hold at most [`MAX_UPLOAD`] bytes in all (§7); above that the answer is 413
 //! `FileTooLarge`, at once when a `Content-Length` already says so (a client that
 //! sends `Expect: 100-continue`, like curl, then never sends the body).
 
-use std::fs::Metadata;
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
 
 use axum::extract::Multipart;
 use axum::extract::multipart::{Field, MultipartError};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_LENGTH};
 use axum::http::{HeaderMap, StatusCode};
+use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::io::Errno;
 use tokio::io::{AsyncWriteExt, BufWriter};
 
 use super::super::wire_error::WireError;
+use super::beneath::{Kind, Meta, Root, lstat_child};
 use super::entry::Entry;
-use super::paths::{RelPath, percent_decode_bytes, resolve_for_write};
+use super::paths::{FsError, RelPath, percent_decode_bytes};
 use super::{blocking, internal};
 
 /// Most file bytes accepted by one upload request: 128 MiB (`aca-api.md` §3.2, §7).
@@ -27,8 +35,8 @@ pub(crate) const MAX_UPLOAD: u64 = 128 * 1024 * 1024;
 /// `Content-Length`, in bytes.
 const FRAMING: u64 = 1024 * 1024;
 
-/// Name prefix of the temporary files uploads are written to (in the session
-/// folder); listings leave such files out.
+/// Name prefix of the temporary files uploads are written to (in the folder of
+/// the upload's name); listings leave such files out.
 pub(crate) const TEMP_PREFIX: &str = ".sessionpad-upload-";
 
 /// Bytes accepted, in all, in form fields other than `file` (they are ignored).
@@ -42,18 +50,19 @@ const DRAIN_LIMIT: u64 = 64 * 1024 * 1024;
 const WRITE_BUFFER: usize = 256 * 1024;
 
 /// Writes every `file` part of `multipart` below the folder `base` (relative to
-/// `/mnt/data`) of the session folder `root` (canonical). A part's file name is
+/// `/mnt/data`) of the session folder `root`. A part's file name is
 /// required; `/mnt/data/x.csv` is stored as `x.csv`, `sub/x.csv` in `sub` (made if
 /// missing). Returns one entry per stored file, in order, with `directory`
 /// relative to `base`.
 ///
 /// Errors: 400 `SessionRequestValidationFailed` (no `file` part, no or bad file
-/// name, a broken body), 413 `FileTooLarge` (more than [`MAX_UPLOAD`] file bytes;
+/// name, a folder on the way that is a file or a link leading outside, a name
+/// that is a folder), 413 `FileTooLarge` (more than [`MAX_UPLOAD`] file bytes;
 /// the file being written is removed, files of earlier parts stay), 500 on I/O
 /// failure.
 pub(crate) async fn receive(
     mut multipart: Multipart,
-    root: &Path,
+    root: &Arc<Root>,
     base: &RelPath,
 ) -> Result<Vec<Entry>, WireError> {
     let mut stored = Vec::new();
@@ -145,7 +154,7 @@ impl From<WireError> for Failure {
 /// [`Failure::TooLarge`].
 async fn store(
     mut field: Field<'_>,
-    root: &Path,
+    root: &Arc<Root>,
     base: &RelPath,
     budget: u64,
 ) -> Result<(Entry, u64), Failure> {
@@ -167,7 +176,12 @@ async fn store(
         .into());
     }
     let rel = base.join(&name);
-    let mut temp = TempFile::create(root).await?;
+    let mut temp = {
+        let (root, rel) = (Arc::clone(root), rel.clone());
+        blocking(move || TempFile::create(&root, &rel))
+            .await?
+            .map_err(|e| e.into_wire(false))?
+    };
     let mut size = 0u64;
     while let Some(chunk) = field.chunk().await.map_err(broken)? {
         size += chunk.len() as u64;
@@ -178,13 +192,7 @@ async fn store(
         }
         temp.write(&chunk).await?;
     }
-    let target = {
-        let (root, rel) = (root.to_path_buf(), rel.clone());
-        blocking(move || resolve_for_write(&root, &rel))
-            .await?
-            .map_err(|e| e.into_wire(false))?
-    };
-    let meta = temp.persist(&target).await?;
+    let meta = temp.persist().await.map_err(|e| e.into_wire(false))?;
     tracing::debug!(file = %rel.display(), size, "upload stored");
     Ok((Entry::new(&rel, base, &meta), size))
 }
@@ -213,11 +221,15 @@ async fn drain_rest(multipart: &mut Multipart, limit: u64) {
     }
 }
 
-/// A temporary upload file in the session folder, removed on drop unless
-/// persisted (also when the request is abandoned half-way).
+/// A temporary upload file in the folder of the upload's name, removed on drop
+/// unless persisted (also when the request is abandoned half-way).
 struct TempFile {
-    /// `<session folder>/.sessionpad-upload-<uuid>.part`.
-    path: PathBuf,
+    /// The folder it is in (and is renamed within).
+    dir: Arc<OwnedFd>,
+    /// `.sessionpad-upload-<uuid>.part`.
+    name: String,
+    /// The upload's name, relative to `/mnt/data`.
+    rel: RelPath,
     /// The open file, buffered by [`WRITE_BUFFER`] bytes.
     file: BufWriter<tokio::fs::File>,
     /// Renamed into place: not to be removed.
@@ -225,23 +237,41 @@ struct TempFile {
 }
 
 impl TempFile {
-    /// Creates `<root>/.sessionpad-upload-<uuid>.part`.
-    async fn create(root: &Path) -> Result<Self, WireError> {
-        let path = root.join(format!(
-            "{TEMP_PREFIX}{}.part",
-            uuid::Uuid::new_v4().simple()
-        ));
-        let file = tokio::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .await
-            .map_err(|e| internal(format!("cannot create the upload file: {e}")))?;
-        Ok(Self {
-            path,
-            file: BufWriter::with_capacity(WRITE_BUFFER, file),
+    /// Makes the folder of `rel` beneath `root` (and its missing parents) and
+    /// creates `.sessionpad-upload-<uuid>.part` in it, given to the session
+    /// folder's owner when the pool runs as root. Errors: those of
+    /// [`Root::make_dir`]; [`FsError::IsADirectory`] when `rel` is a folder.
+    /// Blocking.
+    fn create(root: &Root, rel: &RelPath) -> Result<Self, FsError> {
+        let Some(target) = rel.file_name() else {
+            return Err(FsError::IsADirectory(rel.display()));
+        };
+        let dir = root.make_dir(&rel.parent_path())?;
+        // Said before the body is read; the rename checks again.
+        if lstat_child(dir.as_fd(), target).is_ok_and(|m| m.kind == Kind::Dir) {
+            return Err(FsError::IsADirectory(rel.display()));
+        }
+        let name = format!("{TEMP_PREFIX}{}.part", uuid::Uuid::new_v4().simple());
+        let io = |e: std::io::Error| FsError::Io(rel.display(), e);
+        let fd = rustix::fs::openat(
+            dir.as_fd(),
+            name.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )
+        .map_err(|e| io(e.into()))?;
+        let temp = Self {
+            dir: Arc::new(dir),
+            name,
+            rel: rel.clone(),
+            file: BufWriter::with_capacity(
+                WRITE_BUFFER,
+                tokio::fs::File::from_std(std::fs::File::from(fd)),
+            ),
             kept: false,
-        })
+        };
+        root.give(temp.file.get_ref().as_fd()).map_err(io)?;
+        Ok(temp)
     }
 
     /// Appends `bytes` (buffered).
@@ -252,26 +282,37 @@ impl TempFile {
             .map_err(|e| internal(format!("cannot write the upload file: {e}")))
     }
 
-    /// Flushes, renames to `target` and returns the metadata of `target`.
-    async fn persist(mut self, target: &Path) -> Result<Metadata, WireError> {
+    /// Flushes, renames to the upload's name within its folder (replacing a file
+    /// or link there) and returns the metadata of what was written. Errors:
+    /// [`FsError::IsADirectory`] when a folder has that name, 500 otherwise.
+    async fn persist(mut self) -> Result<Meta, FsError> {
+        let shown = self.rel.display();
         self.file
             .flush()
             .await
-            .map_err(|e| internal(format!("cannot write the upload file: {e}")))?;
-        tokio::fs::rename(&self.path, target)
-            .await
-            .map_err(|e| internal(format!("cannot store the uploaded file: {e}")))?;
-        self.kept = true;
-        tokio::fs::metadata(target)
-            .await
-            .map_err(|e| internal(format!("cannot read the uploaded file: {e}")))
+            .map_err(|e| FsError::Io(shown.clone(), e))?;
+        let meta = Meta::of_fd(self.file.get_ref()).map_err(|e| FsError::Io(shown.clone(), e))?;
+        let (dir, from) = (Arc::clone(&self.dir), self.name.clone());
+        let to = self.rel.file_name().unwrap_or_default().to_string();
+        let renamed =
+            blocking(move || rustix::fs::renameat(&*dir, from.as_str(), &*dir, to.as_str()))
+                .await
+                .map_err(|e| FsError::Io(shown.clone(), std::io::Error::other(e.message)))?;
+        match renamed {
+            Ok(()) => {
+                self.kept = true;
+                Ok(meta)
+            }
+            Err(Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST) => Err(FsError::IsADirectory(shown)),
+            Err(e) => Err(FsError::Io(shown, e.into())),
+        }
     }
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
         if !self.kept {
-            let _ = std::fs::remove_file(&self.path);
+            let _ = rustix::fs::unlinkat(&*self.dir, self.name.as_str(), AtFlags::empty());
         }
     }
 }
@@ -406,5 +447,59 @@ mod tests {
             Some("plain.txt")
         );
         assert_eq!(filename(br#"form-data; name="file""#), None);
+    }
+
+    #[tokio::test]
+    async fn a_link_at_the_name_is_replaced_and_the_file_given_to_the_owner() {
+        use std::os::unix::fs::{MetadataExt, symlink};
+        let t = tempfile::tempdir().expect("tempdir");
+        let s = t.path().join("s");
+        std::fs::create_dir(&s).expect("s");
+        std::fs::write(t.path().join("host.txt"), "host").expect("host");
+        std::fs::create_dir(s.join("sub")).expect("sub");
+        symlink(t.path().join("host.txt"), s.join("sub/x.txt")).expect("link");
+        let as_root = rustix::process::geteuid().is_root();
+        if as_root {
+            std::os::unix::fs::chown(&s, Some(4242), Some(4343)).expect("chown");
+        }
+        let root = Root::open(&s).expect("root");
+        for name in ["sub/x.txt", "new/deeper/y.txt"] {
+            let rel = RelPath::parse_name(name).expect(name);
+            let mut temp = TempFile::create(&root, &rel).expect("temp");
+            temp.write(b"uploaded").await.expect("write");
+            let meta = temp.persist().await.expect("persist");
+            assert_eq!(meta.size, 8);
+            let m = std::fs::symlink_metadata(s.join(name)).expect(name);
+            assert!(m.is_file(), "{name}: the link is replaced");
+            assert_eq!(
+                std::fs::read_to_string(s.join(name)).expect(name),
+                "uploaded"
+            );
+            if as_root {
+                assert_eq!((m.uid(), m.gid()), (4242, 4343), "{name}");
+            }
+        }
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("host.txt")).expect("host"),
+            "host",
+            "never written through"
+        );
+        if as_root {
+            for dir in ["new", "new/deeper"] {
+                assert_eq!(std::fs::metadata(s.join(dir)).expect(dir).uid(), 4242);
+            }
+        }
+        // A folder at the name is refused before anything is written.
+        let rel = RelPath::parse_name("sub").expect("sub");
+        assert!(matches!(
+            TempFile::create(&root, &rel),
+            Err(FsError::IsADirectory(_))
+        ));
+        let left: Vec<_> = std::fs::read_dir(s.join("sub"))
+            .expect("sub")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["x.txt"], "no temp file left");
     }
 }
