@@ -140,10 +140,11 @@ impl<'a> Session<'a> {
 
 /// The folder of the one session of `pool` (its `/mnt/data` on the host).
 fn session_folder(pool: &TestPool, marker: &str) -> PathBuf {
-    std::fs::read_dir(pool.dir.path().join("sessions"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
+    pool.pool
+        .registry()
+        .list()
+        .into_iter()
+        .map(|s| s.folder.clone())
         .find(|p| p.join(marker).exists() || std::fs::symlink_metadata(p.join(marker)).is_ok())
         .unwrap_or_else(|| panic!("no session folder holds {marker}"))
 }

@@ -465,6 +465,7 @@ impl Settings {
             ui: self.ui,
             pools,
             pool_name,
+            pool_limits: self.pool_limits,
         }
     }
 }

@@ -119,6 +119,7 @@ pub async fn start(
             identifier,
             timeout: t.timeout,
             pool_type: t.pool_type,
+            pool_limits: opts.pool_limits,
         },
         pool,
         sender,

@@ -54,6 +54,8 @@ pub struct TuiOptions {
     pub pools: Vec<pools::PoolChoice>,
     /// The name of the pool `target` reaches, as in `pools`.
     pub pool_name: String,
+    /// Per-session limits of the embedded local pool (the config's `[pool]`).
+    pub pool_limits: crate::pool::limits::Limits,
 }
 
 impl TuiOptions {

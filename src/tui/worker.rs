@@ -57,6 +57,8 @@ pub struct WorkerConfig {
     pub timeout: Duration,
     /// How the pool's sessions are listed, read and ended.
     pub pool_type: crate::client::PoolType,
+    /// Per-session limits when the worker starts the embedded local pool.
+    pub pool_limits: crate::pool::limits::Limits,
 }
 
 enum Command {
@@ -236,7 +238,9 @@ async fn connect(
         (Connection::Embedded, None) => {
             let progress_events = events.clone();
             let progress = move |line: &str| progress_events.pool_progress(line);
-            LocalPool::start(PoolOptions::embedded(), &progress)
+            let mut opts = PoolOptions::embedded();
+            opts.limits = config.pool_limits;
+            LocalPool::start(opts, &progress)
                 .await
                 .map_err(|e| e.to_string())?
         }

@@ -19,6 +19,7 @@ async fn unreachable_remote_pool_fails_the_run_instead_of_losing_it() {
             identifier: "t".into(),
             timeout: Duration::from_secs(5),
             pool_type: Default::default(),
+            pool_limits: Default::default(),
         },
         events,
     );
@@ -93,6 +94,7 @@ async fn an_abandoned_run_reports_nothing_and_the_next_one_starts() {
             identifier: "t".into(),
             timeout: Duration::from_secs(5),
             pool_type: Default::default(),
+            pool_limits: Default::default(),
         },
         events,
     );
@@ -164,6 +166,7 @@ async fn invalid_endpoint_reports_pool_failed_and_fails_runs() {
             identifier: "t".into(),
             timeout: Duration::from_secs(5),
             pool_type: Default::default(),
+            pool_limits: Default::default(),
         },
         events,
     );
@@ -207,6 +210,7 @@ async fn a_local_pool_endpoint_reports_its_isolation() {
             identifier: "t".into(),
             timeout: Duration::from_secs(5),
             pool_type: Default::default(),
+            pool_limits: Default::default(),
         },
         events,
     );

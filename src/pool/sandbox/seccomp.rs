@@ -137,7 +137,6 @@ fn eperm_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, SeccompError> {
     let ioctl = [libc::TIOCSTI, libc::TIOCLINUX]
         .iter()
         .map(|&req| {
-            let req = u64::try_from(req).map_err(err)?;
             // The request is an unsigned int: compare its low 32 bits.
             let c = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, req)
                 .map_err(err)?;
