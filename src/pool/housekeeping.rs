@@ -64,7 +64,66 @@ pub fn sweep(sessions_dir: &Path, runtime_parent: &Path) -> usize {
             }
         }
     }
-    n + sweep_cgroups()
+    n + sweep_mounts() + sweep_cgroups()
+}
+
+/// Unmounts the session-folder tmpfs mounts (`…/pool-<pid>-<tag>/<32 hex>`) of
+/// pools that are gone, wherever their data directory was (a killed process
+/// leaves them behind, and a removed temporary folder cannot take them along).
+/// Reads `/proc/self/mountinfo`.
+fn sweep_mounts() -> usize {
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return 0;
+    };
+    let mut n = 0;
+    for line in info.lines() {
+        let Some((fields, fs)) = line.split_once(" - ") else {
+            continue;
+        };
+        if !fs.starts_with("tmpfs ") {
+            continue;
+        }
+        let Some(point) = fields.split(' ').nth(4) else {
+            continue;
+        };
+        let point = unescape_mount_path(point);
+        let path = Path::new(&point);
+        let (Some(leaf), Some(parent)) = (
+            path.file_name().and_then(|n| n.to_str()),
+            path.parent()
+                .and_then(Path::file_name)
+                .and_then(|n| n.to_str()),
+        ) else {
+            continue;
+        };
+        let is_session = leaf.len() == 32 && leaf.bytes().all(|b| b.is_ascii_hexdigit());
+        if is_session && owner(parent, "pool-").is_some_and(|pid| !alive(pid)) {
+            super::data_fs::unmount(path);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A mount point as `/proc/self/mountinfo` writes it, with `\ooo` octal escapes
+/// (space, tab, newline, backslash) decoded.
+fn unescape_mount_path(raw: &str) -> String {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\'
+            && i + 3 < bytes.len()
+            && let Ok(v) = u8::from_str_radix(&raw[i + 1..i + 4], 8)
+        {
+            out.push(v);
+            i += 4;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Removes the cgroups `sessionpad-<pid>-<tag>` (and their kernels' cgroups) of
@@ -80,43 +139,65 @@ fn sweep_cgroups() -> usize {
             }
         }
     }
-    let mut n = 0;
-    for name in names {
-        let pool = Cgroup::load(hierarchies::auto(), name.as_str());
-        let mut kernels: Vec<String> = Vec::new();
-        for sub in ["memory", "pids", "cpu", ""] {
-            if let Ok(entries) = std::fs::read_dir(root.join(sub).join(&name)) {
-                for e in entries.flatten() {
-                    if e.path().is_dir()
-                        && let Ok(k) = e.file_name().into_string()
-                        && !kernels.contains(&k)
-                    {
-                        kernels.push(k);
-                    }
+    names
+        .into_iter()
+        .filter(|name| remove_cgroup_tree(name))
+        .count()
+}
+
+/// Removes the pool cgroup `name` (e.g. `sessionpad-<pid>-<tag>`) and its
+/// kernels' cgroups, killing any process left in them; true when it is gone.
+/// One try: a cgroup whose processes are not reaped yet stays (call again).
+pub fn remove_cgroup_tree(name: &str) -> bool {
+    let root = hierarchies::auto().root();
+    let pool = Cgroup::load(hierarchies::auto(), name);
+    let mut kernels: Vec<String> = Vec::new();
+    for sub in ["memory", "pids", "cpu", ""] {
+        if let Ok(entries) = std::fs::read_dir(root.join(sub).join(name)) {
+            for e in entries.flatten() {
+                if e.path().is_dir()
+                    && let Ok(k) = e.file_name().into_string()
+                    && !kernels.contains(&k)
+                {
+                    kernels.push(k);
                 }
             }
-        }
-        for k in kernels {
-            let cg = Cgroup::load(hierarchies::auto(), format!("{name}/{k}").as_str());
-            for pid in cg.procs() {
-                if let Ok(pid) = libc::pid_t::try_from(pid.pid) {
-                    // SAFETY: kill(2) has no memory effects; these are processes
-                    // of a dead pool's session cgroup.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
-            }
-            let _ = cg.delete();
-        }
-        if pool.delete().is_ok() {
-            n += 1;
         }
     }
-    n
+    for k in kernels {
+        let cg = Cgroup::load(hierarchies::auto(), format!("{name}/{k}").as_str());
+        kill_all_in(&cg);
+        let _ = cg.delete();
+    }
+    let _ = pool.delete();
+    !pool.exists()
+}
+
+/// SIGKILLs every process of the session cgroup `cg`. Never a pid of 0 or 1
+/// (which `kill` would take as this process group or init), whatever the cgroup
+/// file held.
+pub fn kill_all_in(cg: &Cgroup) {
+    for pid in cg.procs() {
+        if let Ok(pid) = libc::pid_t::try_from(pid.pid)
+            && pid > 1
+            && u32::try_from(pid).is_ok_and(|p| p != std::process::id())
+        {
+            // SAFETY: kill(2) has no memory effects; these are processes of a
+            // session cgroup.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mount_paths_are_unescaped() {
+        assert_eq!(unescape_mount_path("/a\\040b/c"), "/a b/c");
+        assert_eq!(unescape_mount_path("/plain"), "/plain");
+    }
 
     #[test]
     fn only_folders_of_dead_pools_are_swept() {

@@ -286,6 +286,20 @@ impl Enforcer {
         Ok(kernel)
     }
 
+    /// Removes the pool's cgroup and whatever kernel cgroups are left in it,
+    /// retrying for up to 2 s while killed kernels are reaped. Blocking; for the
+    /// end of a pool.
+    pub fn close(&self) {
+        let Some(pool) = &self.pool else { return };
+        for _ in 0..80 {
+            if super::housekeeping::remove_cgroup_tree(&pool.name) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        tracing::warn!("could not remove the pool's cgroup {}", pool.name);
+    }
+
     /// Whether limits are enforced by cgroups (else rlimits).
     pub fn uses_cgroups(&self) -> bool {
         self.pool.is_some()
@@ -404,13 +418,7 @@ impl Drop for KernelLimits {
         if let Some(cg) = self.cgroup.take() {
             std::thread::spawn(move || {
                 for _ in 0..100 {
-                    for pid in cg.procs() {
-                        if let Ok(pid) = libc::pid_t::try_from(pid.pid) {
-                            // SAFETY: kill(2) has no memory effects; the pids are
-                            // those of the kernel's own cgroup.
-                            unsafe { libc::kill(pid, libc::SIGKILL) };
-                        }
-                    }
+                    super::housekeeping::kill_all_in(&cg);
                     if cg.delete().is_ok() && !cg.exists() {
                         return;
                     }

@@ -459,6 +459,8 @@ impl SessionRegistry {
         }
         let _ = std::fs::remove_dir_all(&self.runtime_root);
         let _ = std::fs::remove_dir_all(&self.sessions_dir);
+        let enforcer = self.enforcer.clone();
+        let _ = tokio::task::spawn_blocking(move || enforcer.close()).await;
     }
 
     /// Kills every kernel process at once without waiting (for `Drop`): those of
