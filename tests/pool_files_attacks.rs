@@ -485,3 +485,10 @@ async fn swapping_a_folder_and_a_link_never_lists_reads_or_deletes_host_files() 
     assert!(mine > 0 && refused > 0, "both sides of the swap were met");
     assert!(other.is_empty(), "{other:?}");
 }
+
+/// Runs the attacks above again as `nobody` (when run as root): the routes then
+/// serve a pool whose folders belong to the pool's own user.
+#[test]
+fn the_file_attacks_also_fail_as_an_unprivileged_user() {
+    common::rerun_as_nobody("the_file_attacks_also_fail");
+}

@@ -15,15 +15,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{TestPool, identifier};
 use sessionpad::client::{ApiVersion, Execution, ExecutionStatus, SessionClient};
 use sessionpad::pool::limits::Limits;
-
-/// Set in the environment of the nested unprivileged run.
-const NESTED: &str = "SESSIONPAD_SANDBOX_TESTS_NESTED";
 
 const MIB: u64 = 1024 * 1024;
 
@@ -502,53 +499,9 @@ for host in ["127.0.0.1", "10.0.0.1"]:
 }
 
 /// Runs every other test of this file again as `nobody` when this one runs as
-/// root and the machine can switch users (`setpriv`): sandboxes then come from
-/// user namespaces and limits from rlimits.
+/// root and the machine can switch users: sandboxes then come from user
+/// namespaces and limits from rlimits.
 #[test]
 fn the_attacks_also_fail_as_an_unprivileged_user() {
-    // SAFETY: geteuid(2) cannot fail.
-    if std::env::var_os(NESTED).is_some() || unsafe { libc::geteuid() } != 0 {
-        return;
-    }
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    if !Path::new("/usr/bin/setpriv").exists() || !Path::new("/usr/bin/python3").exists() {
-        eprintln!("skipped: no setpriv or /usr/bin/python3 to run as nobody");
-        return;
-    }
-    // A home of its own, outside anything root keeps private.
-    let home = PathBuf::from("/tmp/sessionpad-unprivileged-tests");
-    std::fs::create_dir_all(&home).unwrap();
-    let _ = std::process::Command::new("chown")
-        .args(["-R", "65534:65534"])
-        .arg(&home)
-        .status();
-    let out = std::process::Command::new("/usr/bin/setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(&exe)
-        .args(["--test-threads=2", "--skip", "the_attacks_also_fail"])
-        .env_clear()
-        .env(NESTED, "1")
-        .env("HOME", &home)
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("SESSIONPAD_CACHE_DIR", home.join("cache"))
-        .env("SESSIONPAD_DATA_DIR", home.join("data"))
-        .env("SESSIONPAD_BASE_PYTHON", "/usr/bin/python3")
-        .env("TMPDIR", "/tmp")
-        .current_dir(&home)
-        .output()
-        .expect("run the tests as nobody");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "as nobody:\n{stdout}\n{}",
-        &stderr[stderr.len().saturating_sub(4000)..]
-    );
-    assert!(stdout.contains("test result: ok"), "{stdout}");
-    assert!(
-        !stderr.contains("skipped:"),
-        "the sandbox was not usable as nobody:\n{stderr}"
-    );
+    common::rerun_as_nobody("the_attacks_also_fail");
 }

@@ -157,3 +157,61 @@ pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, S
     std::thread::spawn(move || for _ in lines {});
     (child, endpoint)
 }
+
+/// Set in the environment of a test binary re-run as `nobody`.
+pub const NESTED: &str = "SESSIONPAD_SANDBOX_TESTS_NESTED";
+
+/// Runs every test of the current test binary but those matching `skip` again as
+/// `nobody`, when this process runs as root and the machine can switch users
+/// (`setpriv`, and `/usr/bin/python3` to build a Python environment nobody can
+/// read): the local pool then sandboxes with user namespaces and limits with
+/// rlimits. Does nothing in the re-run itself or when not root. Panics when the
+/// re-run fails or finds no usable sandbox.
+pub fn rerun_as_nobody(skip: &str) {
+    use std::path::{Path, PathBuf};
+    // SAFETY: geteuid(2) cannot fail.
+    if std::env::var_os(NESTED).is_some() || unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    if !Path::new("/usr/bin/setpriv").exists() || !Path::new("/usr/bin/python3").exists() {
+        eprintln!("skipped: no setpriv or /usr/bin/python3 to run as nobody");
+        return;
+    }
+    // A home of its own, outside anything root keeps private.
+    let home = PathBuf::from("/tmp/sessionpad-unprivileged-tests");
+    std::fs::create_dir_all(&home).unwrap();
+    let _ = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&home)
+        .status();
+    let out = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&exe)
+        .args(["--test-threads=2", "--skip", skip])
+        .env_clear()
+        .env(NESTED, "1")
+        .env("HOME", &home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("SESSIONPAD_CACHE_DIR", home.join("cache"))
+        .env("SESSIONPAD_DATA_DIR", home.join("data"))
+        .env("SESSIONPAD_BASE_PYTHON", "/usr/bin/python3")
+        .env("TMPDIR", "/tmp")
+        .current_dir(&home)
+        .output()
+        .expect("run the tests as nobody");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "as nobody:\n{stdout}\n{}",
+        &stderr[stderr.len().saturating_sub(4000)..]
+    );
+    assert!(stdout.contains("test result: ok"), "{stdout}");
+    assert!(
+        !stderr.contains("skipped:"),
+        "the sandbox was not usable as nobody:\n{stderr}"
+    );
+}
