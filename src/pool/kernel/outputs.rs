@@ -1,0 +1,479 @@
+//! The outputs of one execution as they arrive from the kernel's IOPub channel:
+//! streams, the value, images and errors, each capped while it is collected so
+//! that a cell printing without end costs the pool a bounded amount of memory.
+
+use std::time::Instant;
+
+use base64::Engine;
+use jupyter_protocol::{ExecutionState, JupyterMessageContent, MediaType, Stdio as StreamName};
+
+use super::VALUE_MIME;
+use crate::client::{Execution, ExecutionImage, ExecutionStatus};
+
+/// Most bytes of stdout, and separately of stderr, that one execution keeps: 8 MiB.
+///
+/// Applies to every api-version (the service's own cap is only known for
+/// 2025-10-02-preview, `outputStreamsMaxLength`, `aca-api.md` §4.2, §7). 8 MiB
+/// rather than more because an answer is held about four times while it is
+/// recorded and written as JSON: 200 MB printed grow `sessionpad serve` by about
+/// 37 MB at its peak (`tests/pool_output.rs`). A stream cut here ends with the marker of
+/// `Stream::finish` saying how much was printed. A 2025-10-02-preview request's
+/// `outputStreamsMaxLength` ([`OutputLimits::stream_chars`]) may keep less, never
+/// more. Output past the cap is counted and dropped as it arrives, so a cell that
+/// prints without end costs the pool at most this much per stream (plus the one
+/// IOPub message being read).
+pub const MAX_STREAM_BYTES: usize = 8 * 1024 * 1024;
+
+/// Most bytes of decoded images (PNG, JPEG, GIF from `display_data`,
+/// `update_display_data` and `execute_result`) one execution keeps: 16 MiB.
+/// Images past it are left out and a notice says so in stderr.
+pub const MAX_IMAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Most bytes of the value of a cell's last expression (its JSON text, or its
+/// `text/plain` form) one execution keeps: 4 MiB. A larger value becomes its
+/// `text/plain` form cut to this size, ending with a marker, as a string.
+pub const MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;
+
+tokio::task_local! {
+    /// The limits of the request an execution serves; see [`OutputLimits::scope`].
+    static LIMITS: OutputLimits;
+}
+
+/// What one execution may keep of its output, beyond the pool's own caps
+/// ([`MAX_STREAM_BYTES`], [`MAX_IMAGE_BYTES`], [`MAX_RESULT_BYTES`]).
+///
+/// The HTTP route sets it for the executions it starts with [`OutputLimits::scope`]
+/// (a task-local value, so it reaches [`Kernel::execute`] through the session
+/// registry without a parameter); outside a scope the default applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutputLimits {
+    /// `outputStreamsMaxLength` of a 2025-10-02-preview execution request
+    /// (`aca-api.md` §4.2): stdout and stderr each keep at most this many
+    /// characters. `None`: the client did not send it, and only
+    /// [`MAX_STREAM_BYTES`] applies.
+    ///
+    /// Characters, not bytes: the service's spec
+    /// (`specification/app/data-plane/DynamicSessions/preview/2025-10-02-preview/DynamicSessions.json`,
+    /// `SessionCodeExecutionRequest.outputStreamsMaxLength`, int32, "The maximum
+    /// length of the output streams. Default value is 4096.") speaks of the
+    /// *length* of the JSON strings `stdout` and `stderr`, which we take as the
+    /// number of Unicode scalar values (Python's `len`). It does not say how the
+    /// cut is shown, so a stream cut by this limit is its first `n` characters
+    /// with no marker (a marker would make it longer than asked). The pool's byte
+    /// cap still applies when it is smaller, and then its marker is left out too.
+    ///
+    /// The spec's default of 4096 is not applied to requests without the field:
+    /// they keep up to [`MAX_STREAM_BYTES`] with the pool's marker, as every
+    /// earlier api-version does (sessionpad's own client and other clients that
+    /// never send the field would otherwise lose all but 4096 characters).
+    pub stream_chars: Option<usize>,
+}
+
+impl OutputLimits {
+    /// Runs `fut` with these limits applying to every [`Kernel::execute`] awaited
+    /// inside it (in the same task).
+    pub async fn scope<F: std::future::Future>(self, fut: F) -> F::Output {
+        LIMITS.scope(self, fut).await
+    }
+
+    /// The limits of the enclosing [`OutputLimits::scope`], or the default.
+    pub(super) fn current() -> Self {
+        LIMITS.try_with(|l| *l).unwrap_or_default()
+    }
+}
+
+/// The largest index at most `i` that is a char boundary of `s`.
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    (0..=i).rev().find(|&j| s.is_char_boundary(j)).unwrap_or(0)
+}
+
+/// One output stream of an execution (stdout or stderr), capped while it is
+/// collected: text past [`MAX_STREAM_BYTES`] (or the client's character limit)
+/// is counted, not kept.
+#[derive(Default)]
+struct Stream {
+    /// What is kept, at most [`MAX_STREAM_BYTES`] bytes.
+    text: String,
+    /// Characters in `text`; counted only under a client limit.
+    chars: usize,
+    /// The client's limit in characters ([`OutputLimits::stream_chars`]).
+    max_chars: Option<usize>,
+    /// Bytes (UTF-8) received and dropped.
+    dropped: u64,
+    /// The pool's own messages (timeout, dead kernel, images left out), kept
+    /// whole after the text; each is short.
+    notices: String,
+}
+
+impl Stream {
+    /// A stream limited to `max_chars` characters when given.
+    fn new(max_chars: Option<usize>) -> Self {
+        Self {
+            max_chars,
+            ..Self::default()
+        }
+    }
+
+    /// Appends as much of `s` as the caps leave room for and counts the rest.
+    fn push(&mut self, s: &str) {
+        let room = MAX_STREAM_BYTES.saturating_sub(self.text.len());
+        let mut cut = floor_char_boundary(s, room);
+        if let Some(max) = self.max_chars {
+            let room = max.saturating_sub(self.chars);
+            if let Some((i, _)) = s[..cut].char_indices().nth(room) {
+                cut = i;
+            }
+            self.chars += s[..cut].chars().count();
+        }
+        self.text.push_str(&s[..cut]);
+        self.dropped += (s.len() - cut) as u64;
+    }
+
+    /// True when the last text received ends a line (or there is none).
+    fn at_line_start(&self) -> bool {
+        self.dropped == 0 && (self.text.is_empty() || self.text.ends_with('\n'))
+    }
+
+    /// Appends a message of the pool, kept whole whatever the caps.
+    pub(super) fn notice(&mut self, s: &str) {
+        self.notices.push_str(s);
+    }
+
+    /// The stream as answered: the text kept; when the pool's cap cut it (and no
+    /// client limit applies), the marker
+    /// `\n[output truncated by the local pool: 200.0 MB printed, the first 8 MiB kept]\n`
+    /// (MB: 10^6 bytes of UTF-8 received in all); then the notices.
+    fn finish(self) -> String {
+        let mut out = self.text;
+        if self.dropped > 0 && self.max_chars.is_none() {
+            let printed = out.len() as u64 + self.dropped;
+            out.push_str(&format!(
+                "\n[output truncated by the local pool: {:.1} MB printed, the first {} MiB kept]\n",
+                printed as f64 / 1e6,
+                MAX_STREAM_BYTES >> 20
+            ));
+        }
+        out.push_str(&self.notices);
+        out
+    }
+}
+
+/// True when `value` as JSON text is longer than `limit` bytes; stops writing at
+/// the limit, so a huge value costs no copy.
+fn json_longer_than(value: &serde_json::Value, limit: usize) -> bool {
+    struct Counter {
+        n: usize,
+        limit: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.n += buf.len();
+            if self.n > self.limit {
+                Err(std::io::Error::other("over the limit"))
+            } else {
+                Ok(buf.len())
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(&mut Counter { n: 0, limit }, value).is_err()
+}
+
+/// Outputs of one execution as they arrive, each bounded ([`MAX_STREAM_BYTES`],
+/// [`MAX_IMAGE_BYTES`], [`MAX_RESULT_BYTES`], [`OutputLimits`]).
+#[derive(Default)]
+pub(super) struct Run {
+    stdout: Stream,
+    stderr: Stream,
+    result: Option<serde_json::Value>,
+    images: Vec<ExecutionImage>,
+    /// Decoded bytes in `images`.
+    image_bytes: usize,
+    /// Images left out for [`MAX_IMAGE_BYTES`].
+    images_dropped: usize,
+    failed: bool,
+}
+
+impl Run {
+    /// An empty run whose streams keep what `limits` allow.
+    pub(super) fn new(limits: OutputLimits) -> Self {
+        Self {
+            stdout: Stream::new(limits.stream_chars),
+            stderr: Stream::new(limits.stream_chars),
+            ..Self::default()
+        }
+    }
+
+    /// A run that keeps nothing: the output after an interrupt, which is never
+    /// answered.
+    pub(super) fn discarding() -> Self {
+        Self {
+            image_bytes: MAX_IMAGE_BYTES,
+            ..Self::new(OutputLimits {
+                stream_chars: Some(0),
+            })
+        }
+    }
+
+    /// Takes one IOPub message; returns true when the kernel went idle.
+    pub(super) fn take(&mut self, content: JupyterMessageContent) -> bool {
+        match content {
+            JupyterMessageContent::StreamContent(s) => match s.name {
+                StreamName::Stdout => self.stdout.push(&s.text),
+                StreamName::Stderr => self.stderr.push(&s.text),
+            },
+            JupyterMessageContent::ExecuteResult(r) => self.take_result(r.data.content),
+            JupyterMessageContent::DisplayData(d) => self.take_images(&d.data.content),
+            JupyterMessageContent::UpdateDisplayData(d) => self.take_images(&d.data.content),
+            JupyterMessageContent::ErrorOutput(e) => {
+                self.failed = true;
+                let tb = e.traceback.join("\n");
+                if !self.stderr.at_line_start() {
+                    self.stderr.push("\n");
+                }
+                if tb.trim().is_empty() {
+                    self.stderr.push(&format!("{}: {}\n", e.ename, e.evalue));
+                } else {
+                    self.stderr.push(&tb);
+                    self.stderr.push("\n");
+                }
+            }
+            JupyterMessageContent::Status(s) => return s.execution_state == ExecutionState::Idle,
+            _ => {}
+        }
+        false
+    }
+
+    pub(super) fn take_result(&mut self, media: Vec<MediaType>) {
+        let mut typed = None;
+        let mut plain = None;
+        for m in &media {
+            match m {
+                MediaType::Other((mime, value)) if mime == VALUE_MIME && !value.is_null() => {
+                    typed = Some(value);
+                }
+                MediaType::Plain(text) => plain = Some(text.as_str()),
+                _ => {}
+            }
+        }
+        self.take_images(&media);
+        self.result = match (typed, plain) {
+            (Some(v), _) if !json_longer_than(v, MAX_RESULT_BYTES) => Some(v.clone()),
+            (_, Some(text)) if text.len() <= MAX_RESULT_BYTES => {
+                Some(serde_json::Value::String(text.to_string()))
+            }
+            (_, Some(text)) => {
+                let cut = floor_char_boundary(text, MAX_RESULT_BYTES);
+                Some(serde_json::Value::String(format!(
+                    "{}\n[result truncated by the local pool: {:.1} MB, the first {} MiB kept]",
+                    &text[..cut],
+                    text.len() as f64 / 1e6,
+                    MAX_RESULT_BYTES >> 20
+                )))
+            }
+            (Some(_), None) => Some(serde_json::Value::String(format!(
+                "[result left out by the local pool: its JSON is over {} MiB]",
+                MAX_RESULT_BYTES >> 20
+            ))),
+            (None, None) => None,
+        };
+    }
+
+    pub(super) fn take_images(&mut self, media: &[MediaType]) {
+        let engine = base64::engine::general_purpose::STANDARD;
+        for m in media {
+            let (format, b64) = match m {
+                MediaType::Png(b) => ("png", b),
+                MediaType::Jpeg(b) => ("jpeg", b),
+                MediaType::Gif(b) => ("gif", b),
+                _ => continue,
+            };
+            // Decoded size is at most 3/4 of the base64 text: check before copying.
+            let estimate = b64.len() / 4 * 3;
+            if self.image_bytes.saturating_add(estimate) > MAX_IMAGE_BYTES {
+                self.images_dropped += 1;
+                continue;
+            }
+            let cleaned: String = b64.chars().filter(|c| !c.is_whitespace()).collect();
+            if let Ok(data) = engine.decode(cleaned) {
+                self.image_bytes += data.len();
+                self.images.push(ExecutionImage {
+                    format: format.into(),
+                    data,
+                });
+            }
+        }
+    }
+
+    pub(super) fn died(&mut self) {
+        self.failed = true;
+        self.stderr.notice(
+            "Execution aborted: the kernel died (it exited, crashed or ran out of memory); \
+             the next execution starts a fresh session state.\n",
+        );
+    }
+
+    /// The code could not be sent to the kernel (`why`): the execution fails.
+    pub(super) fn not_sent(&mut self, why: &str) {
+        self.failed = true;
+        self.stderr
+            .notice(&format!("cannot send the code to the kernel: {why}\n"));
+    }
+
+    /// The kernel was killed for going over the session's memory limit: Azure's
+    /// "Execution aborted" (`aca-api.md` §6, execution failures).
+    pub(super) fn out_of_memory(&mut self, limit: u64) {
+        self.failed = true;
+        self.stderr.notice(&format!(
+            "Execution aborted: the session went over its memory limit of {}; \
+             the next execution starts a fresh session state.\n",
+            crate::pool::limits::human_bytes(limit)
+        ));
+    }
+
+    /// The session reached its process limit; the kernel is killed with every
+    /// process it started.
+    pub(super) fn too_many_processes(&mut self, limit: u64) {
+        self.failed = true;
+        self.stderr.notice(&format!(
+            "Execution aborted: the session reached its limit of {limit} processes; \
+             its processes were ended and the next execution starts a fresh session state.\n"
+        ));
+    }
+
+    pub(super) fn timed_out(&mut self) {
+        self.failed = true;
+        self.stderr
+            .notice("Request timed out waiting for code execution to complete\n");
+    }
+
+    pub(super) fn finish(mut self, started: Instant) -> Execution {
+        if self.images_dropped > 0 {
+            self.stderr.notice(&format!(
+                "[{} image(s) left out by the local pool: one execution keeps at most {} MiB of images]\n",
+                self.images_dropped,
+                MAX_IMAGE_BYTES >> 20
+            ));
+        }
+        Execution {
+            id: None,
+            status: if self.failed {
+                ExecutionStatus::Failed
+            } else {
+                ExecutionStatus::Succeeded
+            },
+            stdout: self.stdout.finish(),
+            stderr: self.stderr.finish(),
+            result: self.result,
+            images: self.images,
+            duration: started.elapsed(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_keeps_its_cap_counts_the_rest_and_says_so() {
+        let mut s = Stream::new(None);
+        let mb = "x".repeat(1_000_000);
+        for _ in 0..20 {
+            s.push(&mb);
+        }
+        s.notice("Request timed out\n");
+        let out = s.finish();
+        let marker = "\n[output truncated by the local pool: 20.0 MB printed, the first 8 MiB kept]\nRequest timed out\n";
+        assert!(out.ends_with(marker), "{:?}", &out[out.len() - 200..]);
+        assert_eq!(out.len(), MAX_STREAM_BYTES + marker.len());
+    }
+
+    #[test]
+    fn a_stream_is_cut_on_a_character_boundary() {
+        let mut s = Stream::new(None);
+        s.push(&"x".repeat(MAX_STREAM_BYTES - 1));
+        s.push("éé");
+        let out = s.finish();
+        assert!(out.starts_with(&"x".repeat(MAX_STREAM_BYTES - 1)));
+        assert!(
+            out.contains("8.4 MB printed"),
+            "{}",
+            &out[out.len() - 100..]
+        );
+    }
+
+    #[test]
+    fn a_client_limit_counts_characters_and_adds_no_marker() {
+        let mut s = Stream::new(Some(3));
+        s.push("é");
+        s.push("ü😀ab");
+        assert_eq!(s.finish(), "éü😀");
+        let mut s = Stream::new(Some(0));
+        s.push("abc");
+        s.notice("Request timed out\n");
+        assert_eq!(s.finish(), "Request timed out\n");
+        let mut s = Stream::new(Some(100));
+        s.push("short");
+        assert_eq!(s.finish(), "short");
+    }
+
+    #[test]
+    fn images_past_the_budget_are_left_out_with_a_notice() {
+        let engine = base64::engine::general_purpose::STANDARD;
+        let five_mib = engine.encode(vec![7u8; 5 * 1024 * 1024]);
+        let mut run = Run::new(OutputLimits::default());
+        for _ in 0..5 {
+            run.take_images(&[MediaType::Png(five_mib.clone())]);
+        }
+        assert_eq!(run.images.len(), 3);
+        assert!(run.image_bytes <= MAX_IMAGE_BYTES);
+        let exec = run.finish(Instant::now());
+        assert_eq!(exec.status, ExecutionStatus::Succeeded);
+        assert!(
+            exec.stderr
+                .contains("[2 image(s) left out by the local pool"),
+            "{}",
+            exec.stderr
+        );
+        let mut run = Run::discarding();
+        run.take_images(&[MediaType::Png(engine.encode([1u8, 2, 3]))]);
+        assert!(run.images.is_empty());
+    }
+
+    #[test]
+    fn a_huge_value_becomes_its_cut_text() {
+        let big = "y".repeat(MAX_RESULT_BYTES + 10);
+        let mut run = Run::new(OutputLimits::default());
+        run.take_result(vec![
+            MediaType::Other((VALUE_MIME.into(), serde_json::Value::String(big.clone()))),
+            MediaType::Plain(format!("'{big}'")),
+        ]);
+        let value = run.result.as_ref().and_then(|v| v.as_str()).unwrap();
+        assert!(value.len() < MAX_RESULT_BYTES + 200);
+        assert!(
+            value.ends_with("[result truncated by the local pool: 4.2 MB, the first 4 MiB kept]")
+        );
+        let mut run = Run::new(OutputLimits::default());
+        run.take_result(vec![
+            MediaType::Other((VALUE_MIME.into(), serde_json::json!([1, 2]))),
+            MediaType::Plain("[1, 2]".into()),
+        ]);
+        assert_eq!(run.result, Some(serde_json::json!([1, 2])));
+    }
+
+    #[tokio::test]
+    async fn limits_reach_the_execution_through_a_scope() {
+        assert_eq!(OutputLimits::current(), OutputLimits::default());
+        let limits = OutputLimits {
+            stream_chars: Some(5),
+        };
+        let seen = limits.scope(async { OutputLimits::current() }).await;
+        assert_eq!(seen, limits);
+    }
+}
