@@ -190,7 +190,7 @@ pub fn rerun_as_nobody(skip: &str) {
     let out = std::process::Command::new("/usr/bin/setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(&exe)
-        .args(["--test-threads=2", "--skip", skip])
+        .args(["--test-threads=2", "--nocapture", "--skip", skip])
         .env_clear()
         .env(NESTED, "1")
         .env("HOME", &home)
