@@ -210,7 +210,7 @@ impl Enforcer {
             out.push(limit(
                 "/mnt/data",
                 format!(
-                    "{} (counted in the session's memory)",
+                    "{}, counted in the session's memory",
                     human_bytes(l.data_bytes)
                 ),
                 "tmpfs",
