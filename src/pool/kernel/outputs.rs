@@ -43,7 +43,7 @@ tokio::task_local! {
 /// ([`MAX_STREAM_BYTES`], [`MAX_IMAGE_BYTES`], [`MAX_RESULT_BYTES`]).
 ///
 /// The HTTP route sets it for the executions it starts with [`OutputLimits::scope`]
-/// (a task-local value, so it reaches [`Kernel::execute`] through the session
+/// (a task-local value, so it reaches [`super::Kernel::execute`] through the session
 /// registry without a parameter); outside a scope the default applies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OutputLimits {
@@ -70,7 +70,7 @@ pub struct OutputLimits {
 }
 
 impl OutputLimits {
-    /// Runs `fut` with these limits applying to every [`Kernel::execute`] awaited
+    /// Runs `fut` with these limits applying to every [`super::Kernel::execute`] awaited
     /// inside it (in the same task).
     pub async fn scope<F: std::future::Future>(self, fut: F) -> F::Output {
         LIMITS.scope(self, fut).await

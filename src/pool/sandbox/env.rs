@@ -10,7 +10,7 @@ const PASSED: &[&str] = &["TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"];
 
 /// The kernel's environment: `PATH` (the Python environment's `bin` first, then
 /// the system folders), `HOME=/tmp`, `LANG=C.UTF-8`, unbuffered Python output,
-/// the [`PASSED`] variables where the pool has them, and, for an unsandboxed
+/// `TZ` and `OPENBLAS_CORETYPE`/`OPENBLAS_L2_SIZE` where the pool has them, and, for an unsandboxed
 /// kernel, `SESSIONPAD_MNT_DATA` (the session folder, which the start-up script
 /// maps `/mnt/data` to). `python_bin` is the folder of the interpreter.
 pub fn kernel_env(
