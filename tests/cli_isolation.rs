@@ -25,21 +25,6 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A folder holding a `bwrap` that fails as bubblewrap does where it cannot
-/// create namespaces.
-fn failing_bwrap() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bwrap");
-    std::fs::write(
-        &path,
-        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
-
 /// PATH with `first` in front of this process's PATH.
 fn path_with(first: &Path) -> String {
     let rest = std::env::var("PATH").unwrap_or_default();
@@ -179,7 +164,7 @@ impl Drop for Serve {
 #[test]
 fn serve_refuses_to_start_without_a_sandbox() {
     let data = tempfile::tempdir().unwrap();
-    let fake = failing_bwrap();
+    let fake = common::failing_bwrap();
     for (path, why) in [
         ("/nonexistent".to_string(), "not installed"),
         (path_with(fake.path()), "No permissions"),
@@ -210,7 +195,7 @@ fn serve_refuses_to_start_without_a_sandbox() {
 #[test]
 fn serve_with_no_sandbox_starts_and_says_sessions_are_not_isolated() {
     let data = tempfile::tempdir().unwrap();
-    let fake = failing_bwrap();
+    let fake = common::failing_bwrap();
     let serve = Serve::start(data.path(), &path_with(fake.path()), &["--no-sandbox"]);
     let out = serve.out();
     assert!(
@@ -250,7 +235,7 @@ fn warnings(stderr: &str) -> Vec<&str> {
 #[test]
 fn exec_on_an_unsandboxed_embedded_pool_warns_once() {
     let data = tempfile::tempdir().unwrap();
-    let fake = failing_bwrap();
+    let fake = common::failing_bwrap();
     let out = run_to_end(
         sessionpad(
             data.path(),
@@ -287,7 +272,7 @@ fn exec_on_an_unsandboxed_embedded_pool_warns_once() {
 #[test]
 fn exec_on_an_unsandboxed_serve_warns_once() {
     let data = tempfile::tempdir().unwrap();
-    let fake = failing_bwrap();
+    let fake = common::failing_bwrap();
     let path = path_with(fake.path());
     let serve = Serve::start(data.path(), &path, &["--no-sandbox"]);
     // Found through the discovery file.
@@ -369,7 +354,7 @@ fn a_second_serve_leaves_the_first_ones_discovery_file() {
     use std::os::unix::fs::PermissionsExt;
     let data = tempfile::tempdir().unwrap();
     // Both serves run unsandboxed, so the test runs where bubblewrap does not.
-    let fake = failing_bwrap();
+    let fake = common::failing_bwrap();
     let path = path_with(fake.path());
     let first = Serve::start(data.path(), &path, &["--no-sandbox"]);
     let first_pid = u64::from(first.child.id());
@@ -413,7 +398,7 @@ fn a_stale_discovery_file_is_replaced() {
         r#"{"endpoint":"http://127.0.0.1:9","token":"old","pid":4194999}"#,
     )
     .unwrap();
-    let fake = failing_bwrap();
+    let fake = common::failing_bwrap();
     let serve = Serve::start(data.path(), &path_with(fake.path()), &["--no-sandbox"]);
     let pid = u64::from(serve.child.id());
     assert_eq!(publisher(data.path()), Some(pid), "{}", serve.out());

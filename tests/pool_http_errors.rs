@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 
 use common::{Raw, TestPool, identifier};
 use reqwest::Method;
@@ -126,31 +126,10 @@ async fn router_and_extractor_rejections_get_azures_error() {
 fn the_request_log_escapes_what_the_client_sent() {
     let data = tempfile::tempdir().unwrap();
     let token = "log-token-1234";
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--token",
-            token,
-            "--ready-sessions",
-            "0",
-        ])
-        .env("SESSIONPAD_DATA_DIR", data.path())
-        .env("SESSIONPAD_LOG", "info")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    let endpoint = loop {
-        let line = lines.next().expect("serve printed its endpoint").unwrap();
-        if let Some(rest) = line.split("pool management endpoint:").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let mut cmd = common::serve_command(data.path(), token, 0);
+    cmd.env("SESSIONPAD_LOG", "info")
+        .stderr(std::process::Stdio::piped());
+    let (mut child, endpoint) = common::spawn_serve(cmd);
     let forged = "abcd\n2026-01-01T00:00:00Z  INFO sessionpad::pool::requests: FORGED\u{1b}[2J";
     let query: String = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("api-version", B10)

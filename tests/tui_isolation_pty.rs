@@ -3,6 +3,7 @@
 //! are forbidden) says so in the status line from its first frame, and the pool
 //! info (`F3`, `i`) says why.
 
+mod common;
 mod pty;
 
 use std::time::{Duration, Instant};
@@ -11,26 +12,11 @@ use pty::*;
 
 const F3: &str = "\x1bOR";
 
-/// A folder holding a `bwrap` that fails as bubblewrap does where it cannot
-/// create namespaces.
-fn failing_bwrap() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bwrap");
-    std::fs::write(
-        &path,
-        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
-
 #[test]
 fn an_unsandboxed_local_pool_is_flagged_from_the_first_frame() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let fake = failing_bwrap();
+    let fake = common::failing_bwrap();
     let path = format!(
         "{}:{}",
         fake.path().display(),

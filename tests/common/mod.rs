@@ -126,25 +126,33 @@ impl Raw {
 /// `sessionpad serve --port 0` with a known token; returns the child and endpoint.
 /// Where bubblewrap does not work, with `--no-sandbox` (serve refuses otherwise).
 pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, String) {
-    let mut args = vec![
-        "serve",
-        "--port",
-        "0",
-        "--token",
-        token,
-        "--ready-sessions",
-        "1",
-    ];
-    if sessionpad::pool::Sandbox::detect(true, false).is_err() {
-        args.push("--no-sandbox");
-    }
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(args)
+    let mut cmd = serve_command(data_dir, token, 1);
+    cmd.stderr(std::process::Stdio::null());
+    spawn_serve(cmd)
+}
+
+/// The command of [`serve`] with `ready` ready kernels, stdout piped, for a test
+/// to adjust (environment, stderr) before [`spawn_serve`].
+pub fn serve_command(
+    data_dir: &std::path::Path,
+    token: &str,
+    ready: usize,
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"));
+    cmd.args(["serve", "--port", "0", "--token", token, "--ready-sessions"])
+        .arg(ready.to_string())
         .env("SESSIONPAD_DATA_DIR", data_dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        .stdout(std::process::Stdio::piped());
+    if sessionpad::pool::Sandbox::detect(true, false).is_err() {
+        cmd.arg("--no-sandbox");
+    }
+    cmd
+}
+
+/// Spawns a serve command (stdout piped) and waits for the endpoint it prints;
+/// stdout keeps being drained so the server never blocks on a full pipe.
+pub fn spawn_serve(mut cmd: std::process::Command) -> (std::process::Child, String) {
+    let mut child = cmd.spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
     let mut lines = std::io::BufReader::new(stdout).lines();
     let endpoint = loop {
@@ -153,7 +161,6 @@ pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, S
             break rest.trim().to_string();
         }
     };
-    // Keep draining stdout so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     (child, endpoint)
 }
@@ -214,4 +221,19 @@ pub fn rerun_as_nobody(skip: &str) {
         !stderr.contains("skipped:"),
         "the sandbox was not usable as nobody:\n{stderr}"
     );
+}
+
+/// A folder holding a `bwrap` that fails as bubblewrap does where it cannot
+/// create namespaces.
+pub fn failing_bwrap() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bwrap");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
 }
