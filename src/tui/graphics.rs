@@ -46,17 +46,19 @@ pub fn choice(config: ImageProtocol) -> ImageProtocol {
 }
 
 /// The picker for `choice`: half-blocks without asking; otherwise the terminal
-/// is asked (for its cell size, and for the protocol under `auto`).
-pub fn picker(choice: ImageProtocol) -> Picker {
+/// is asked (for its cell size, and for the protocol under `auto`). Also the
+/// keys typed while the answer was read, in order, for the input loop.
+pub fn picker(choice: ImageProtocol) -> (Picker, Vec<crossterm::event::Event>) {
     let forced = match choice {
-        ImageProtocol::Halfblocks => return Picker::halfblocks(),
+        ImageProtocol::Halfblocks => return (Picker::halfblocks(), Vec::new()),
         ImageProtocol::Auto => None,
         ImageProtocol::Kitty => Some(ProtocolType::Kitty),
         ImageProtocol::Sixel => Some(ProtocolType::Sixel),
         ImageProtocol::Iterm2 => Some(ProtocolType::Iterm2),
     };
     let started = Instant::now();
-    let answer = ask(PROBE_TIMEOUT);
+    let mut typed = Vec::new();
+    let answer = ask(PROBE_TIMEOUT, &mut typed);
     let mut picker = match &answer {
         Ok(answer) => answer.picker(),
         Err(e) => {
@@ -71,9 +73,10 @@ pub fn picker(choice: ImageProtocol) -> Picker {
         protocol = ?picker.protocol_type(),
         font = ?picker.font_size(),
         took = ?started.elapsed(),
+        typed = typed.len(),
         "image protocol"
     );
-    picker
+    (picker, super::typeahead::key_events(&typed))
 }
 
 /// What the terminal said.
@@ -128,8 +131,9 @@ fn cell_from_window() -> Option<(u16, u16)> {
     Some((size.width / size.columns, size.height / size.rows))
 }
 
-/// Reads answers from `input` until the status report or `deadline`.
-fn read_answer(input: &mut impl Read, deadline: Instant) -> io::Result<Answer> {
+/// Reads answers from `input` until the status report or `deadline`; every
+/// byte read (answers and typed keys alike) is appended to `seen`.
+fn read_answer(input: &mut impl Read, deadline: Instant, seen: &mut Vec<u8>) -> io::Result<Answer> {
     let mut parser = Parser::new();
     let mut answer = Answer::default();
     let mut buf = [0u8; 256];
@@ -137,6 +141,7 @@ fn read_answer(input: &mut impl Read, deadline: Instant) -> io::Result<Answer> {
         match input.read(&mut buf) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => {
+                seen.extend_from_slice(&buf[..n]);
                 for byte in &buf[..n] {
                     for response in parser.push(char::from(*byte)) {
                         if response == Response::Status {
@@ -158,9 +163,10 @@ fn read_answer(input: &mut impl Read, deadline: Instant) -> io::Result<Answer> {
     }
 }
 
-/// Writes the question and reads the answer within `timeout`.
+/// Writes the question and reads the answer within `timeout`; the bytes read
+/// go to `seen`.
 #[cfg(unix)]
-fn ask(timeout: Duration) -> io::Result<Answer> {
+fn ask(timeout: Duration, seen: &mut Vec<u8>) -> io::Result<Answer> {
     use std::os::unix::fs::OpenOptionsExt;
 
     let mut tty = std::fs::OpenOptions::new()
@@ -174,11 +180,11 @@ fn ask(timeout: Duration) -> io::Result<Answer> {
     let mut out = io::stdout();
     out.write_all(question.as_bytes())?;
     out.flush()?;
-    read_answer(&mut tty, Instant::now() + timeout)
+    read_answer(&mut tty, Instant::now() + timeout, seen)
 }
 
 #[cfg(not(unix))]
-fn ask(_timeout: Duration) -> io::Result<Answer> {
+fn ask(_timeout: Duration, _seen: &mut Vec<u8>) -> io::Result<Answer> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
@@ -208,6 +214,7 @@ mod tests {
                 b"\x1b[6;20;10t\x1b[0n".to_vec(),
             ]),
             Instant::now() + Duration::from_secs(1),
+            &mut Vec::new(),
         );
         let answer = answer.expect("an answer");
         assert_eq!(
@@ -224,7 +231,11 @@ mod tests {
     #[test]
     fn silence_times_out_quickly() {
         let started = Instant::now();
-        let answer = read_answer(&mut Chunks(vec![]), started + Duration::from_millis(50));
+        let answer = read_answer(
+            &mut Chunks(vec![]),
+            started + Duration::from_millis(50),
+            &mut Vec::new(),
+        );
         assert_eq!(answer.map_err(|e| e.kind()), Err(io::ErrorKind::TimedOut));
         assert!(started.elapsed() < Duration::from_millis(200));
     }
@@ -232,7 +243,7 @@ mod tests {
     #[test]
     fn halfblocks_are_chosen_without_asking() {
         assert_eq!(
-            picker(ImageProtocol::Halfblocks).protocol_type(),
+            picker(ImageProtocol::Halfblocks).0.protocol_type(),
             ProtocolType::Halfblocks
         );
     }

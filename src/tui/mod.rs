@@ -25,6 +25,7 @@ pub mod runner;
 pub mod sessions_state;
 pub mod terminal;
 pub mod theme;
+pub mod typeahead;
 pub mod ui;
 pub mod worker;
 pub mod worker_files;
@@ -113,9 +114,14 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             None
         };
         let mut run = lifecycle::start(&current, pool, std::mem::take(&mut carry)).await?;
+        let mut typed = Vec::new();
         let picker = match &picker {
             Some(p) => p,
-            None => picker.insert(probe_graphics(&current).await),
+            None => {
+                let (probed, keys) = probe_graphics(&current).await;
+                typed = keys;
+                picker.insert(probed)
+            }
         };
         run.app.views.images.set_picker(picker.clone());
         run.app.views.outputs.invalidate_all();
@@ -125,6 +131,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             &mut run.app,
             &mut run.events,
             &run.worker,
+            typed,
         )
         .await;
         let Some(choice) = run.app.take_pool_switch().filter(|_| result.is_ok()) else {
@@ -144,15 +151,17 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
     }
 }
 
-/// Asks the terminal which image protocol it speaks. Asked before the first
-/// frame and before the input stream starts: keys typed while the probe reads
-/// the answer would be lost, and nobody types before seeing the screen. A
+/// Asks the terminal which image protocol it speaks, before the first frame
+/// and before the input stream starts; also returns the keys typed while the
+/// answer was read (see [`typeahead`]), for the loop to take first. A
 /// terminal that never answers delays the first frame by the probe's timeout.
-async fn probe_graphics(opts: &TuiOptions) -> ratatui_image::picker::Picker {
+async fn probe_graphics(
+    opts: &TuiOptions,
+) -> (ratatui_image::picker::Picker, Vec<crossterm::event::Event>) {
     let choice = graphics::choice(opts.ui.image_protocol);
     tokio::task::spawn_blocking(move || graphics::picker(choice))
         .await
-        .unwrap_or_else(|_| ratatui_image::picker::Picker::halfblocks())
+        .unwrap_or_else(|_| (ratatui_image::picker::Picker::halfblocks(), Vec::new()))
 }
 
 /// Reads this machine's sessions store (off the UI task) into the sessions pane

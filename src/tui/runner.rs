@@ -77,7 +77,9 @@ fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 
-/// Runs until the user quits (or the process is told to terminate).
+/// Runs until the user quits (or the process is told to terminate). `typed`
+/// are keys read before the loop started (by the graphics probe), handled
+/// before anything crossterm reads.
 ///
 /// # Errors
 ///
@@ -87,6 +89,7 @@ pub async fn run_loop(
     app: &mut App,
     events: &mut UnboundedReceiver<AppEvent>,
     worker: &SessionWorker,
+    typed: Vec<Event>,
 ) -> anyhow::Result<()> {
     let mut execute = |effect| match effect {
         Effect::Execute { run, code } => worker.execute(run, code),
@@ -95,7 +98,14 @@ pub async fn run_loop(
         Effect::Files(command) => worker.files(command),
         Effect::SwitchSession { identifier } => worker.switch(identifier),
     };
-    drive(terminal, app, events, EventStream::new, &mut execute).await
+    let typed = std::cell::RefCell::new(typed);
+    // The first input stream starts with the typed keys; one made again after
+    // `$EDITOR` had the terminal has none left to give.
+    let input = || {
+        let first = std::mem::take(&mut *typed.borrow_mut());
+        futures::stream::iter(first.into_iter().map(Ok)).chain(EventStream::new())
+    };
+    drive(terminal, app, events, input, &mut execute).await
 }
 
 /// The loop itself: `input` makes the input stream (again after an external

@@ -1,0 +1,179 @@
+//! Keys typed while the terminal was being asked about its graphics.
+//!
+//! The graphics probe (`graphics.rs`) reads the terminal's input to find the
+//! answers to its question; whatever a person typed meanwhile (a cell typed
+//! right after launching, before the first frame) arrives in the same bytes.
+//! Those bytes are split here with vte (alacritty's parser, which the
+//! sanitizer uses too): the probe's answers (device attributes, cell size,
+//! status and cursor reports, kitty's APC reply) are dropped, and the rest
+//! become the key events crossterm would have made of them, to be handled
+//! before the first key crossterm reads. Nothing typed is lost.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use vte::{Params, Parser, Perform};
+
+/// The key events in `bytes` (terminal input in a raw-mode terminal), in order,
+/// without the answers to the graphics probe. Sequences this does not know are
+/// dropped rather than typed as text.
+pub fn key_events(bytes: &[u8]) -> Vec<Event> {
+    let mut keys = Keys(Vec::new());
+    let mut parser = Parser::new();
+    parser.advance(&mut keys, bytes);
+    keys.0.into_iter().map(Event::Key).collect()
+}
+
+struct Keys(Vec<KeyEvent>);
+
+impl Keys {
+    fn push(&mut self, code: KeyCode, modifiers: KeyModifiers) {
+        self.0.push(KeyEvent::new(code, modifiers));
+    }
+}
+
+impl Perform for Keys {
+    fn print(&mut self, c: char) {
+        match c {
+            '\x7f' => self.push(KeyCode::Backspace, KeyModifiers::NONE),
+            c if c.is_uppercase() => self.push(KeyCode::Char(c), KeyModifiers::SHIFT),
+            c => self.push(KeyCode::Char(c), KeyModifiers::NONE),
+        }
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            b'\r' | b'\n' => self.push(KeyCode::Enter, KeyModifiers::NONE),
+            b'\t' => self.push(KeyCode::Tab, KeyModifiers::NONE),
+            0x08 => self.push(KeyCode::Backspace, KeyModifiers::NONE),
+            0x00 => self.push(KeyCode::Char(' '), KeyModifiers::CONTROL),
+            // Ctrl+A … Ctrl+Z (those above are Enter, Tab and Backspace).
+            0x01..=0x1a => self.push(
+                KeyCode::Char(char::from(b'a' + byte - 1)),
+                KeyModifiers::CONTROL,
+            ),
+            _ => {}
+        }
+    }
+
+    fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: char) {
+        if ignore || !intermediates.is_empty() {
+            // `?` and the like: device attributes and other answers.
+            return;
+        }
+        let first = params.iter().next().and_then(|p| p.first().copied());
+        let modifiers = params
+            .iter()
+            .nth(1)
+            .and_then(|p| p.first().copied())
+            .map_or(KeyModifiers::NONE, modifiers_of);
+        let code = match (action, first) {
+            ('A', _) => KeyCode::Up,
+            ('B', _) => KeyCode::Down,
+            ('C', _) => KeyCode::Right,
+            ('D', _) => KeyCode::Left,
+            ('H', _) => KeyCode::Home,
+            ('F', _) => KeyCode::End,
+            ('Z', _) => KeyCode::BackTab,
+            ('~', Some(1 | 7)) => KeyCode::Home,
+            ('~', Some(2)) => KeyCode::Insert,
+            ('~', Some(3)) => KeyCode::Delete,
+            ('~', Some(4 | 8)) => KeyCode::End,
+            ('~', Some(5)) => KeyCode::PageUp,
+            ('~', Some(6)) => KeyCode::PageDown,
+            ('~', Some(n @ 11..=15)) => KeyCode::F(u8::try_from(n - 10).unwrap_or(1)),
+            ('~', Some(n @ 17..=21)) => KeyCode::F(u8::try_from(n - 11).unwrap_or(6)),
+            ('~', Some(n @ 23..=24)) => KeyCode::F(u8::try_from(n - 12).unwrap_or(11)),
+            // `t` (cell size), `n` (status), `R` (cursor position), `c`
+            // (device attributes): answers, not keys.
+            _ => return,
+        };
+        self.push(code, modifiers);
+    }
+
+    fn esc_dispatch(&mut self, intermediates: &[u8], _ignore: bool, byte: u8) {
+        // Esc then a key: Alt+key, as terminals send it. (`ESC O` starts an SS3
+        // key such as F1; its letter arrives as text and is dropped with it.)
+        if !intermediates.is_empty() || byte == b'O' || byte == b'\\' {
+            return;
+        }
+        if byte.is_ascii_graphic() {
+            self.push(KeyCode::Char(char::from(byte)), KeyModifiers::ALT);
+        }
+    }
+}
+
+/// The modifiers of an xterm-style modified key (`CSI 1 ; 5 A` is Ctrl+Up).
+fn modifiers_of(param: u16) -> KeyModifiers {
+    let bits = param.saturating_sub(1);
+    let mut m = KeyModifiers::NONE;
+    if bits & 1 != 0 {
+        m |= KeyModifiers::SHIFT;
+    }
+    if bits & 2 != 0 {
+        m |= KeyModifiers::ALT;
+    }
+    if bits & 4 != 0 {
+        m |= KeyModifiers::CONTROL;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(bytes: &[u8]) -> Vec<(KeyCode, KeyModifiers)> {
+        key_events(bytes)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Key(k) => Some((k.code, k.modifiers)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn typed_text_survives_the_probe_answers_around_it() {
+        let bytes = b"6*\x1b_Gi=31;OK\x1b\\7\x1b[?62;4;22c+1\x1b[6;20;10t\x1b[A\r\x7fx\x1b[0n";
+        let none = KeyModifiers::NONE;
+        assert_eq!(
+            codes(bytes),
+            vec![
+                (KeyCode::Char('6'), none),
+                (KeyCode::Char('*'), none),
+                (KeyCode::Char('7'), none),
+                (KeyCode::Char('+'), none),
+                (KeyCode::Char('1'), none),
+                (KeyCode::Up, none),
+                (KeyCode::Enter, none),
+                (KeyCode::Backspace, none),
+                (KeyCode::Char('x'), none),
+            ]
+        );
+    }
+
+    #[test]
+    fn control_keys_function_keys_and_alt() {
+        assert_eq!(
+            codes(b"\x03\x1b[15~\x1b[1;5C\x1bx\t"),
+            vec![
+                (KeyCode::Char('c'), KeyModifiers::CONTROL),
+                (KeyCode::F(5), KeyModifiers::NONE),
+                (KeyCode::Right, KeyModifiers::CONTROL),
+                (KeyCode::Char('x'), KeyModifiers::ALT),
+                (KeyCode::Tab, KeyModifiers::NONE),
+            ]
+        );
+    }
+
+    #[test]
+    fn utf8_text_and_capitals() {
+        assert_eq!(
+            codes("é R".as_bytes()),
+            vec![
+                (KeyCode::Char('é'), KeyModifiers::NONE),
+                (KeyCode::Char(' '), KeyModifiers::NONE),
+                (KeyCode::Char('R'), KeyModifiers::SHIFT),
+            ]
+        );
+    }
+}
