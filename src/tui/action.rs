@@ -61,7 +61,10 @@ pub enum Action {
     PageDown,
     /// Scroll the outputs by this many lines (negative: up), from the mouse wheel.
     ScrollLines(i32),
-    /// Ctrl+C: the first press warns, a second within two seconds quits.
+    /// Ctrl+C: while a cell runs, stop it as [`Action::StopCell`] stops the
+    /// running cell (Jupyter's habit: the local pool interrupts the kernel, a
+    /// second press abandons the cell); with nothing running, the first press
+    /// warns and a second within two seconds quits.
     Interrupt,
     /// Quit now (Ctrl+Q anywhere, `q` with the notebook focused).
     Quit,
@@ -86,6 +89,10 @@ pub enum Action {
     SaveOutput,
     /// Search the earlier cells and bring one into the editor (Ctrl+R).
     HistorySearch,
+    /// Run again, in this session, the cells that succeeded above the newest
+    /// session boundary (`R` in the notebook): the state a reopened notebook
+    /// or a recycled session lost.
+    ReplayEarlier,
     /// A left click at this screen position: focuses the pane under it and
     /// selects the cell clicked in the notebook.
     #[serde(skip)]

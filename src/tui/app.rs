@@ -49,6 +49,21 @@ pub enum PoolState {
     Failed(String),
 }
 
+/// A place in the notebook where the session changed: the cells before it ran
+/// in an earlier session (reopened from disk, a recycled session), so their
+/// variables and files are not in the session the cells after it run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionBoundary {
+    /// How many cells come before the boundary.
+    pub after: usize,
+    /// The pool said the session is new (it was recycled), rather than the
+    /// notebook being reopened, where only a pool that ended with sessionpad
+    /// (the embedded one) makes the session certainly new.
+    pub known_new: bool,
+    /// The cells above were replayed into the new session (`R`).
+    pub replayed: bool,
+}
+
 /// Where browsing the history is: `None` while editing a new cell.
 #[derive(Debug, Default)]
 struct History {
@@ -69,6 +84,9 @@ pub struct App {
     pub help_open: bool,
     /// A one-off message for the status line, taken down by the next key.
     pub notice: Option<String>,
+    /// The run the notice is about, and its text: the notice ends when that run
+    /// settles (if no key took it down first).
+    notice_about: Option<(RunId, String)>,
     /// The user asked to edit the cell in `$EDITOR`; the loop, which owns the
     /// terminal, takes the request ([`App::take_external_edit`]).
     external_edit: bool,
@@ -95,6 +113,9 @@ pub struct App {
     /// How many cells at the start of the notebook were reloaded from disk
     /// (records of an earlier run, not this run's).
     pub loaded_cells: usize,
+    /// Where the session behind the notebook changed: the cells before each
+    /// boundary ran in a session that is not the one the cells after it run in.
+    pub boundaries: Vec<SessionBoundary>,
     /// The notebook has the keyboard focus (Esc), not the editor.
     pub outputs_focused: bool,
     /// The notebook's cursor: the cell that copy, save and stop act on.
@@ -149,6 +170,7 @@ impl App {
             keymap: Keymap::default(),
             help_open: false,
             notice: None,
+            notice_about: None,
             external_edit: false,
             pool,
             pool_log: Vec::new(),
@@ -160,6 +182,7 @@ impl App {
             quit_armed_until: None,
             should_quit: false,
             loaded_cells: 0,
+            boundaries: Vec::new(),
             outputs_focused: false,
             selected: None,
             can_interrupt: false,
@@ -186,6 +209,11 @@ impl App {
         let offset = self.notebook.cells.len();
         self.notebook.cells.extend(cells);
         self.loaded_cells = self.notebook.cells.len();
+        // The cells came from an earlier run of sessionpad: whatever state they
+        // built lived in the session of that run.
+        if self.loaded_cells > 0 {
+            self.mark_new_session(self.loaded_cells, false);
+        }
         for (key, decoded) in images {
             let key = ImageKey {
                 cell: key.cell + offset,
@@ -327,6 +355,9 @@ impl App {
             Action::PageUp => self.views.outputs.page(false),
             Action::PageDown => self.views.outputs.page(true),
             Action::ScrollLines(n) => self.views.outputs.scroll_by(i64::from(n)),
+            // Jupyter's habit: Ctrl+C interrupts the running cell; only when
+            // nothing runs does it (pressed twice) quit.
+            Action::Interrupt if self.running.is_some() => return self.stop_running(),
             Action::Interrupt => {
                 if self.quit_armed_until.is_some_and(|t| now < t) {
                     self.should_quit = true;
@@ -342,6 +373,7 @@ impl App {
             Action::CopyInput => self.copy_cell(true),
             Action::SaveOutput => self.start_save(),
             Action::HistorySearch => self.start_history_search(),
+            Action::ReplayEarlier => return self.replay_earlier(),
             Action::Click { column, row } => self.click(column, row),
             Action::FocusEditor => {
                 self.outputs_focused = false;
@@ -408,6 +440,9 @@ impl App {
         }
         self.history = History::default();
         self.views.outputs.follow();
+        // The notebook's cursor goes back to the newest cell (the next Esc
+        // selects it), as Jupyter's does to the cell just run.
+        self.selected = None;
         Some(Effect::Execute { run, code })
     }
 
@@ -483,6 +518,22 @@ impl App {
         }
     }
 
+    /// Shows `text` on the status line as news of `run`: it ends when the run
+    /// settles, or with the next key.
+    fn notice_for(&mut self, run: RunId, text: String) {
+        self.notice = Some(text.clone());
+        self.notice_about = Some((run, text));
+    }
+
+    /// Takes down the notice about `run`, if it is still up.
+    fn end_notice_about(&mut self, run: RunId) {
+        if let Some((_, text)) = self.notice_about.take_if(|(r, _)| *r == run)
+            && self.notice.as_ref() == Some(&text)
+        {
+            self.notice = None;
+        }
+    }
+
     fn set_status(&mut self, index: usize, status: CellStatus) {
         if let Some(cell) = self.notebook.cell_mut(index) {
             cell.status = status;
@@ -503,6 +554,7 @@ impl App {
         if self.interrupting == Some(run) {
             self.interrupting = None;
         }
+        self.end_notice_about(run);
         if self.running.is_some_and(|(i, _)| i == index) {
             self.running = None;
         }

@@ -10,7 +10,7 @@
 
 use ratatui::layout::Position;
 
-use super::{App, RunId};
+use super::{App, RunId, SessionBoundary};
 use crate::notebook::{CellStatus, Output};
 use crate::tui::action::{Action, Effect};
 use crate::tui::keymap::Mode;
@@ -87,13 +87,18 @@ impl App {
             .find_map(|(run, &i)| (i == index).then_some(*run))
     }
 
+    /// The key bound to `action` in `mode`, for notices (`fallback` when none is).
+    fn key_for(&self, mode: Mode, action: &Action, fallback: &str) -> String {
+        self.keymap
+            .bindings(mode)
+            .iter()
+            .find(|b| &b.action == action)
+            .map_or_else(|| fallback.to_string(), |b| b.key.to_string())
+    }
+
     /// The key that stops a cell in the notebook, for notices.
     fn stop_key(&self) -> String {
-        self.keymap
-            .bindings(Mode::Outputs)
-            .iter()
-            .find(|b| b.action == Action::StopCell)
-            .map_or_else(|| "stop".to_string(), |b| b.key.to_string())
+        self.key_for(Mode::Outputs, &Action::StopCell, "stop")
     }
 
     /// Stops the selected cell if it is pending, else the running cell.
@@ -108,6 +113,20 @@ impl App {
             .selected
             .filter(pending)
             .or(self.running.map(|(i, _)| i));
+        let key = self.stop_key();
+        self.stop(target, &key)
+    }
+
+    /// Stops the running cell (Ctrl+C while a cell runs), whatever is selected.
+    pub(super) fn stop_running(&mut self) -> Vec<Effect> {
+        let key = self.key_for(Mode::Editor, &Action::Interrupt, "Ctrl+C");
+        self.stop(self.running.map(|(i, _)| i), &key)
+    }
+
+    /// Stops cell `target`: a cell that waits will not run; a running cell is
+    /// interrupted (local pool) or abandoned (the service, or a second stop).
+    /// `key` is the key that stops it again, for the notice.
+    fn stop(&mut self, target: Option<usize>, key: &str) -> Vec<Effect> {
         let Some((index, run)) = target.and_then(|i| self.run_of(i).map(|r| (i, r))) else {
             self.notice = Some("no cell is running".to_string());
             return Vec::new();
@@ -122,10 +141,8 @@ impl App {
         }
         if self.can_interrupt && self.interrupting != Some(run) {
             self.interrupting = Some(run);
-            self.notice = Some(format!(
-                "interrupting In [{count}]… ({} again abandons it)",
-                self.stop_key()
-            ));
+            let notice = format!("interrupting In [{count}]… ({key} again abandons it)");
+            self.notice_for(run, notice);
             return vec![Effect::Interrupt { run }];
         }
         let text = if self.can_interrupt {
@@ -141,15 +158,58 @@ impl App {
         vec![Effect::Abandon { run }]
     }
 
+    /// Marks that the cells from `after` on run in a session other than the one
+    /// that ran the cells before (once per place); `known_new` when the pool
+    /// said so.
+    pub(crate) fn mark_new_session(&mut self, after: usize, known_new: bool) {
+        if !self.boundaries.iter().any(|b| b.after == after) {
+            self.boundaries.push(SessionBoundary {
+                after,
+                known_new,
+                replayed: false,
+            });
+            self.boundaries.sort_by_key(|b| b.after);
+        }
+    }
+
+    /// Replays the cells that succeeded above the newest boundary into the
+    /// session (`R`), as new cells after the others.
+    pub(super) fn replay_earlier(&mut self) -> Vec<Effect> {
+        let Some(boundary) = self.boundaries.last_mut() else {
+            self.notice = Some("nothing to replay: every cell ran in this session".into());
+            return Vec::new();
+        };
+        boundary.replayed = true;
+        let above = &self.notebook.cells[..boundary.after.min(self.notebook.cells.len())];
+        let sources: Vec<String> = above
+            .iter()
+            .filter(|c| c.status == CellStatus::Succeeded)
+            .map(|c| c.source.clone())
+            .collect();
+        let left_out = above.len() - sources.len();
+        if let Some(last) = boundary.after.checked_sub(1) {
+            self.views.outputs.invalidate(last);
+        }
+        let effects = self.replay(sources);
+        if left_out > 0 {
+            self.notice = Some(format!(
+                "replaying {} cells ({left_out} that did not succeed left out)",
+                effects.len()
+            ));
+        }
+        effects
+    }
+
     /// The worker's word on an interrupt it sent.
     pub(super) fn interrupt_sent(&mut self, run: RunId, delivered: bool) {
         if self.interrupting != Some(run) || delivered {
             return;
         }
-        self.notice = Some(format!(
+        let notice = format!(
             "the kernel did not acknowledge the interrupt; {} again abandons the cell",
             self.stop_key()
-        ));
+        );
+        self.notice_for(run, notice);
     }
 
     /// Records cell `index` as given up: an error output saying why, and saved

@@ -285,3 +285,116 @@ fn a_click_focuses_the_pane_under_it_and_selects_the_cell() {
     app.update(Action::Click { column: 5, row: 23 }, now);
     assert!(!app.outputs_focused);
 }
+
+#[test]
+fn ctrl_c_interrupts_the_running_cell_and_its_notice_ends_with_it() {
+    let mut app = test_app();
+    app.can_interrupt = true;
+    let now = Instant::now();
+    let first = run(&mut app, "import time; time.sleep(60)");
+    let second = run(&mut app, "2");
+    app.handle_event(AppEvent::ExecutionStarted(first), now);
+    // A queued cell selected does not change what Ctrl+C stops.
+    app.selected = Some(1);
+    assert_eq!(
+        app.update(Action::Interrupt, now),
+        vec![Effect::Interrupt { run: first }]
+    );
+    assert!(!app.should_quit);
+    assert_eq!(
+        app.quit_armed_until, None,
+        "no quit warning while a cell runs"
+    );
+    let notice = app.notice.clone().expect("a notice");
+    assert!(
+        notice.starts_with("interrupting In [1]… (Ctrl+C again"),
+        "{notice}"
+    );
+    // The cell ends (KeyboardInterrupt): the notice about it goes too.
+    app.handle_event(finished(first, "KeyboardInterrupt\n"), now);
+    assert_eq!(app.notice, None);
+    // The next cell runs; idle again, Ctrl+C arms the quit.
+    app.handle_event(AppEvent::ExecutionStarted(second), now);
+    app.handle_event(finished(second, ""), now);
+    app.update(Action::Interrupt, now);
+    assert!(app.quit_armed_until.is_some());
+}
+
+#[test]
+fn a_notice_replaced_by_another_is_not_taken_down_by_the_run() {
+    let mut app = test_app();
+    app.can_interrupt = true;
+    let now = Instant::now();
+    let first = run(&mut app, "import time; time.sleep(60)");
+    app.handle_event(AppEvent::ExecutionStarted(first), now);
+    app.update(Action::Interrupt, now);
+    app.notice = Some("something else".into());
+    app.handle_event(finished(first, "KeyboardInterrupt\n"), now);
+    assert_eq!(app.notice.as_deref(), Some("something else"));
+}
+
+#[test]
+fn running_a_cell_moves_the_cursor_back_to_the_newest() {
+    let mut app = test_app();
+    let now = Instant::now();
+    for code in ["a", "b", "c"] {
+        run(&mut app, code);
+    }
+    app.update(Action::FocusOutputs, now);
+    app.update(Action::SelectCell(-2), now);
+    assert_eq!(app.selected, Some(0));
+    app.update(Action::FocusEditor, now);
+    run(&mut app, "d");
+    app.update(Action::FocusOutputs, now);
+    assert_eq!(app.selected, Some(3));
+}
+
+#[test]
+fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
+    use crate::notebook::{Cell, CellStatus};
+    let mut app = test_app();
+    let now = Instant::now();
+    let cell = |source: &str, status| Cell {
+        source: source.into(),
+        execution_count: 1,
+        outputs: Vec::new(),
+        status,
+        duration: None,
+    };
+    app.update(Action::ReplayEarlier, now);
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("nothing to replay: every cell ran in this session")
+    );
+    app.load_history(
+        vec![
+            cell("x = 1", CellStatus::Succeeded),
+            cell("1/0", CellStatus::Failed),
+            cell("y = x", CellStatus::Succeeded),
+        ],
+        Vec::new(),
+    );
+    assert_eq!(
+        app.boundaries,
+        vec![SessionBoundary {
+            after: 3,
+            known_new: false,
+            replayed: false
+        }]
+    );
+    let effects = app.update(Action::ReplayEarlier, now);
+    let sent: Vec<&str> = effects
+        .iter()
+        .map(|e| match e {
+            Effect::Execute { code, .. } => code.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(sent, ["x = 1", "y = x"]);
+    assert!(app.boundaries[0].replayed);
+    assert_eq!(app.notebook.cells.len(), 5);
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("replaying 2 cells (1 that did not succeed left out)")
+    );
+}

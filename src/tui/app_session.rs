@@ -14,6 +14,8 @@ impl App {
     pub(crate) fn begin_session(&mut self, identifier: &str) {
         self.config.identifier = identifier.to_string();
         self.notebook = Notebook::default();
+        self.boundaries.clear();
+        self.loaded_cells = 0;
         self.views = Views::default();
         self.history = super::History::default();
         self.runs.clear();

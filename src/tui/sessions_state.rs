@@ -348,7 +348,7 @@ impl App {
     }
 
     /// Runs `sources` again, in order, as new cells.
-    fn replay(&mut self, sources: Vec<String>) -> Vec<Effect> {
+    pub(crate) fn replay(&mut self, sources: Vec<String>) -> Vec<Effect> {
         let draft = self.editor.lines().join("\n");
         let mut effects = Vec::new();
         for source in sources {
@@ -441,6 +441,9 @@ impl App {
             self.views.outputs.invalidate(last);
         }
         self.notice = Some(message);
+        if let Some(last) = count.checked_sub(1) {
+            self.mark_new_session(last, true);
+        }
         if !sources.is_empty() {
             self.sessions.prompt = Some(SessionsPrompt::Replay(sources));
         }

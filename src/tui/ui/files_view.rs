@@ -5,8 +5,6 @@
 //! through the same image path as outputs; the transfer gauge; the files
 //! prompts over the status line.
 
-use std::time::Instant;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -208,10 +206,10 @@ pub fn render_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
 }
 
 /// Draws the open files prompt or question over the status line (and the
-/// sessions pane's, or the idle countdown, under it).
-pub fn render_prompt(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
+/// sessions pane's under it).
+pub fn render_prompt(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
-    super::sessions_view::render_status(app, now, area, buf);
+    super::sessions_view::render_status(app, area, buf);
     match &app.files.prompt {
         None => {}
         Some(FilesPrompt::Folder(p) | FilesPrompt::Upload(p)) => p.render(area, buf, theme),

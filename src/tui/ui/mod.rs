@@ -116,6 +116,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             },
             pager_key: &pager_key,
         };
+        views.outputs.set_boundaries(boundary_texts(
+            &app.boundaries,
+            app.sessions.endpoint.is_none(),
+            notebook.cells.len(),
+        ));
         // The notebook's cursor shows only while the notebook has the keys.
         let selected = app.selected.filter(|_| app.outputs_focused);
         views.outputs.select(selected);
@@ -149,7 +154,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     files_view::render_hints(app, editor_area, frame.buffer_mut());
     status::render(app, now, status_area, frame.buffer_mut());
     prompt::render_modal(app, notebook_area, status_area, frame.buffer_mut());
-    files_view::render_prompt(app, now, status_area, frame.buffer_mut());
+    files_view::render_prompt(app, status_area, frame.buffer_mut());
     pools_view::render(&app.pools, notebook_area, frame.buffer_mut(), &app.theme);
     if app.help_open {
         help::render(
@@ -160,6 +165,37 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             &app.theme,
         );
     }
+}
+
+/// What each session boundary says: the newest one says what was lost and
+/// how to get it back (`R`); `embedded` pools die with sessionpad, so a
+/// reopened notebook's session is certainly new there.
+fn boundary_texts(
+    boundaries: &[crate::tui::app::SessionBoundary],
+    embedded: bool,
+    cells: usize,
+) -> Vec<(usize, String)> {
+    let newest = boundaries.len().saturating_sub(1);
+    boundaries
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.after <= cells)
+        .map(|(i, b)| {
+            let text = match (i == newest, b.replayed) {
+                (false, _) => "new session".to_string(),
+                (true, true) => {
+                    "new session: the cells above ran in an earlier one; replayed below".to_string()
+                }
+                (true, false) if embedded || b.known_new => {
+                    "new session: the cells above ran in an earlier one; R replays them".to_string()
+                }
+                (true, false) => "reopened: the cells above ran in an earlier run, \
+                                  maybe in a session that has ended since; R replays them"
+                    .to_string(),
+            };
+            (b.after, text)
+        })
+        .collect()
 }
 
 /// A duration the way people read it: `12 ms`, `1.2 s`, `3 min 5 s`.

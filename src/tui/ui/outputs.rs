@@ -56,6 +56,9 @@ pub struct OutputsView {
     reveal: Option<usize>,
     /// Where the pane was drawn last (for mouse clicks).
     area: Rect,
+    /// Session boundaries, drawn after the cell before them: (cells before
+    /// the boundary, what it says).
+    boundaries: Vec<(usize, String)>,
 }
 
 impl std::fmt::Debug for OutputsView {
@@ -82,6 +85,23 @@ impl OutputsView {
     pub fn invalidate_all(&mut self) {
         for index in 0..self.layouts.len() {
             self.invalidate(index);
+        }
+    }
+
+    /// Sets the session boundaries to draw (cells before each, and its text);
+    /// the cells they follow are built again when they change.
+    pub fn set_boundaries(&mut self, boundaries: Vec<(usize, String)>) {
+        if boundaries == self.boundaries {
+            return;
+        }
+        let old = std::mem::replace(&mut self.boundaries, boundaries);
+        let touched: Vec<usize> = old
+            .iter()
+            .chain(&self.boundaries)
+            .filter_map(|(after, _)| after.checked_sub(1))
+            .collect();
+        for cell in touched {
+            self.invalidate(cell);
         }
     }
 
@@ -197,7 +217,12 @@ impl OutputsView {
         let mut changed = self.offsets.len() != cells.len() + 1;
         for (index, (cell, slot)) in cells.iter().zip(self.layouts.iter_mut()).enumerate() {
             if slot.as_ref().is_none_or(|l| l.width != width || !l.settled) {
-                let (rows, settled) = cell_rows(cell, index, width, ctx);
+                let (mut rows, settled) = cell_rows(cell, index, width, ctx);
+                if let Some((_, text)) = self.boundaries.iter().find(|(a, _)| *a == index + 1) {
+                    let line = Line::styled(format!("── {text} ──"), ctx.theme.warning);
+                    rows.extend(wrap(line, width).into_iter().map(Row::Text));
+                    rows.push(Row::Text(Line::default()));
+                }
                 *slot = Some(CellLayout {
                     width,
                     rows,
@@ -456,6 +481,27 @@ mod tests {
         assert_eq!(draw(&mut view, &nb, 4)[1], "In [4]: x3");
         view.scroll_by(100);
         assert!(view.is_following());
+    }
+
+    #[test]
+    fn a_session_boundary_follows_the_cell_before_it() {
+        let nb = notebook(2);
+        let mut view = OutputsView::default();
+        view.set_boundaries(vec![(1, "new session".into())]);
+        let screen = draw(&mut view, &nb, 8);
+        assert_eq!(
+            screen[..6],
+            [
+                "In [1]: x0",
+                "  queued",
+                "",
+                "── new session ──",
+                "",
+                "In [2]: x1"
+            ]
+        );
+        view.set_boundaries(Vec::new());
+        assert_eq!(draw(&mut view, &nb, 8)[3], "In [2]: x1");
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl LinePrompt {
 
     /// Draws the label and the line (with its cursor) on one row.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        buf.set_style(area, theme.status);
+        clear_row(area, buf, theme);
         let label = Span::styled(format!(" {} ", self.label), theme.status_accent);
         let width = u16::try_from(label.width()).unwrap_or(u16::MAX);
         buf.set_span(area.x, area.y, &label, area.width);
@@ -119,7 +119,7 @@ pub fn render_modal(app: &mut App, notebook: Rect, bottom: Rect, buf: &mut Buffe
 
 /// Draws a question on the bottom row: `question` and the answers it takes.
 pub fn render_question(question: &str, answers: &str, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    buf.set_style(area, theme.status);
+    clear_row(area, buf, theme);
     let line = Line::from(vec![
         Span::styled(
             format!(" {} ", sanitize::plain(question)),
@@ -128,6 +128,13 @@ pub fn render_question(question: &str, answers: &str, area: Rect, buf: &mut Buff
         Span::styled(answers.to_string(), theme.status_accent),
     ]);
     buf.set_line(area.x, area.y, &line, area.width);
+}
+
+/// Blanks `area` in the status line's style: a prompt drawn over the status
+/// line must not leave the status line's text showing after its own.
+pub fn clear_row(area: Rect, buf: &mut Buffer, theme: &Theme) {
+    ratatui::widgets::Clear.render(area, buf);
+    buf.set_style(area, theme.status);
 }
 
 #[cfg(test)]
@@ -174,6 +181,25 @@ mod tests {
         let mut p = LinePrompt::new("Save to:", "");
         p.paste("a\x1b[2Jb.txt\nsecond");
         assert_eq!(p.text(), "ab.txt");
+    }
+
+    fn row(buf: &Buffer, width: u16) -> String {
+        (0..width)
+            .filter_map(|x| buf.cell((x, 0)).map(|c| c.symbol().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn prompts_blank_what_was_under_them() {
+        let area = Rect::new(0, 0, 60, 1);
+        let mut buf = Buffer::empty(area);
+        let under = " local │ sessionpad-1a2b3c4d │ 2025-10-02-preview │ done in 6 ms";
+        buf.set_string(0, 0, under, Style::new());
+        render_question("Delete a.txt?", "y/N", area, &mut buf, &Theme::dark());
+        assert_eq!(row(&buf, 60).trim_end(), " Delete a.txt? y/N");
+        buf.set_string(0, 0, under, Style::new());
+        LinePrompt::new("Save to:", "x").render(area, &mut buf, &Theme::dark());
+        assert_eq!(row(&buf, 60).trim_end(), " Save to: x");
     }
 
     #[test]

@@ -194,9 +194,9 @@ fn pool_lines(meta: &PoolMetadata, theme: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
-/// The sessions prompts over the status line, else the idle countdown at its
-/// right end (when nothing else is shown there).
-pub fn render_status(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
+/// The sessions prompts over the status line, if one is open (the idle
+/// countdown is part of the status line itself, [`countdown`]).
+pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
     match &app.sessions.prompt {
         Some(SessionsPrompt::New(p) | SessionsPrompt::Attach(p)) => {
@@ -221,20 +221,15 @@ pub fn render_status(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
         }
         None => {}
     }
-    if app.notice.is_some() || app.files.prompt.is_some() || app.modal.is_some() {
-        return;
-    }
-    render_countdown(app, now, area, buf);
 }
 
-/// `idle ends in 4 min` (a warning under a minute) at the right of the status
-/// line, where it fits after what the line already says.
-pub fn render_countdown(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
-    let Some(left) = app.sessions.expires_in(now) else {
-        return;
-    };
+/// The idle countdown of the current session for the status line, with its
+/// style: `idle ends in 4 min`, a warning under a minute, an error once
+/// expired; `None` when the pool does not say when.
+pub fn countdown(app: &App, now: Instant) -> Option<(String, ratatui::style::Style)> {
+    let left = app.sessions.expires_in(now)?;
     let theme = &app.theme;
-    let (text, style) = if left <= 0 {
+    Some(if left <= 0 {
         ("session idle-expired".to_string(), theme.error)
     } else if left < WARN_SECS {
         (format!("idle ends in {left} s"), theme.warning)
@@ -243,15 +238,5 @@ pub fn render_countdown(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             format!("idle ends in {} min", left.div_euclid(60)),
             theme.muted,
         )
-    };
-    let span = Span::styled(format!(" {text} "), theme.status.patch(style));
-    let width = u16::try_from(span.width()).unwrap_or(u16::MAX);
-    let used = (area.left()..area.right())
-        .rev()
-        .find(|&x| buf.cell((x, area.y)).is_some_and(|c| c.symbol() != " "))
-        .map_or(area.x, |x| x + 1);
-    let x = area.right().saturating_sub(width);
-    if x > used + 1 {
-        buf.set_span(x, area.y, &span, width);
-    }
+    })
 }

@@ -79,16 +79,19 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
     (format!("{text}{queued_note}"), style)
 }
 
-/// Draws the status line into `area` (one row).
+/// Draws the status line into `area` (one row), blanked first.
 ///
 /// Layout, left to right: the pool, then [`NOT_ISOLATED`] when the local pool's
 /// sessions are not isolated (right after the pool, so it is never cut off),
-/// the identifier, the api-version and the run state; a notice on the right
-/// may cover the identifier and what follows, never the pool or the warning.
+/// the identifier, the api-version and the run state; on the right a notice
+/// (the Ctrl+C warning, or the app's one-off notice), else the session's idle
+/// countdown. Parts are never drawn over each other: when the row is too
+/// narrow, whole parts give way, the api-version first, then the countdown,
+/// the identifier and the run state; a notice gives way to nothing but the
+/// pool and its warning (it is cut instead).
 pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
-    buf.set_style(area, theme.status);
-    let sep = Span::styled(" │ ", theme.status);
+    super::prompt::clear_row(area, buf, theme);
     let (state, state_style) = run_state(app, now);
     let mut head = vec![Span::styled(
         format!(" {}", app.config.pool_label),
@@ -100,18 +103,6 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             theme.status.patch(theme.error),
         ));
     }
-    let head = Line::from(head);
-    let kept = u16::try_from(head.width()).unwrap_or(u16::MAX);
-    let mut left = head;
-    left.spans.extend([
-        sep.clone(),
-        Span::styled(app.config.identifier.clone(), theme.status_accent),
-        sep.clone(),
-        Span::styled(app.config.api_version.as_str(), theme.status),
-        sep,
-        Span::styled(state, theme.status.patch(state_style)),
-    ]);
-    buf.set_line(area.x, area.y, &left, area.width);
     let notice = if app.quit_armed_until.is_some_and(|t| now < t) {
         Some(QUIT_NOTICE.to_string())
     } else {
@@ -119,14 +110,64 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             .as_deref()
             .map(|n| format!(" {} ", sanitize::plain(n)))
     };
-    if let Some(notice) = notice {
-        // The notice must be seen even when the left part fills the line, but
-        // the pool and its warning stay (the notice is cut instead).
-        let notice = Span::styled(notice, theme.status.patch(theme.warning));
-        let width = u16::try_from(notice.width()).unwrap_or(u16::MAX);
+    // (rank, span): the lowest rank gives way first.
+    let mut parts: Vec<(u8, Span<'static>)> = vec![
+        (
+            2,
+            Span::styled(app.config.identifier.clone(), theme.status_accent),
+        ),
+        (
+            0,
+            Span::styled(app.config.api_version.as_str(), theme.status),
+        ),
+        (3, Span::styled(state, theme.status.patch(state_style))),
+    ];
+    let right = match notice {
+        Some(text) => Some((
+            u8::MAX,
+            Span::styled(text, theme.status.patch(theme.warning)),
+        )),
+        None => super::sessions_view::countdown(app, now).map(|(text, style)| {
+            (
+                1,
+                Span::styled(format!(" {text} "), theme.status.patch(style)),
+            )
+        }),
+    };
+    let mut right = right;
+    let width = usize::from(area.width);
+    let head_width: usize = head.iter().map(Span::width).sum();
+    loop {
+        let left: usize = head_width + parts.iter().map(|(_, p)| 3 + p.width()).sum::<usize>();
+        let right_width = right.as_ref().map_or(0, |(_, r)| r.width() + 1);
+        if left + right_width <= width {
+            break;
+        }
+        let lowest_part = parts.iter().enumerate().min_by_key(|(_, (rank, _))| *rank);
+        match (lowest_part, &right) {
+            (Some((_, (rank, _))), Some((right_rank, _))) if right_rank < rank => right = None,
+            (Some((i, _)), _) => {
+                parts.remove(i);
+            }
+            (None, Some((rank, _))) if *rank < u8::MAX => right = None,
+            (None, _) => break,
+        }
+    }
+    let sep = Span::styled(" │ ", theme.status);
+    let kept = u16::try_from(head_width).unwrap_or(u16::MAX);
+    let mut left = Line::from(head);
+    for (_, part) in parts {
+        left.spans.push(sep.clone());
+        left.spans.push(part);
+    }
+    buf.set_line(area.x, area.y, &left, area.width);
+    if let Some((_, span)) = right {
+        // The notice must be seen even when the pool and its warning fill the
+        // line: they stay, and the notice is cut instead.
+        let width = u16::try_from(span.width()).unwrap_or(u16::MAX);
         let floor = area.x.saturating_add(kept).min(area.right());
         let x = area.right().saturating_sub(width).max(floor);
-        buf.set_span(x, area.y, &notice, area.right() - x);
+        buf.set_span(x, area.y, &span, area.right() - x);
     }
 }
 

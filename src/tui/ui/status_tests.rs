@@ -99,3 +99,29 @@ fn the_warning_comes_with_the_pool_s_isolation() {
     assert!(not_isolated(&app));
     assert!(line(&app, 80).0.contains(NOT_ISOLATED));
 }
+
+#[test]
+fn parts_give_way_whole_instead_of_being_drawn_over() {
+    let mut app = app(None);
+    app.notice = Some("interrupting In [9]… (Ctrl+C again abandons it)".into());
+    // The notice and the pool whole; the api-version, then the identifier
+    // made room; nothing is cut in the middle.
+    let (at100, _) = line(&app, 100);
+    assert_eq!(
+        at100,
+        " local │ sp-0123456789abcdef │ ready                \
+         interrupting In [9]… (Ctrl+C again abandons it)"
+    );
+    let (at80, _) = line(&app, 80);
+    assert_eq!(
+        at80,
+        " local │ ready                  interrupting In [9]… (Ctrl+C again abandons it)"
+    );
+    // Without a notice everything fits at 80 columns.
+    app.notice = None;
+    let (at80, _) = line(&app, 80);
+    assert_eq!(
+        at80,
+        " local │ sp-0123456789abcdef │ 2025-10-02-preview │ ready"
+    );
+}

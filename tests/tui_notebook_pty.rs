@@ -1,0 +1,213 @@
+//! End to end, in a pseudo-terminal, on the embedded local pool: what a Jupyter
+//! user expects of the notebook (issue 11): Ctrl+C interrupts a running cell,
+//! a reopened notebook says its cells ran in an earlier session and replays
+//! them, prompts and notices leave nothing behind on the bottom row, Esc selects
+//! the newest cell, and keys typed while the notebook starts are kept.
+
+mod pty;
+
+use std::time::Duration;
+
+use expectrl::WaitStatus;
+use pty::{CELL_DEADLINE, F5, POOL_DEADLINE, Pty, has_line, shows_local};
+
+const CTRL_C: &str = "\x03";
+
+fn wait_ready(pty: &mut Pty) {
+    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
+        assert!(!s.contains("pool failed"), "the pool failed; screen:\n{s}");
+        shows_local(s) && !s.contains("starting pool")
+    });
+}
+
+fn quit(mut pty: Pty) {
+    pty.send(pty::CTRL_Q);
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 0)),
+        "exit status {status:?}; screen:\n{}",
+        pty.contents()
+    );
+}
+
+/// The bottom row of the screen (the status line, or a prompt over it).
+fn bottom(screen: &str) -> String {
+    screen
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
+#[test]
+fn ctrl_c_interrupts_a_running_cell_and_quits_only_when_idle() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    pty.send(&format!("kept = 7{F5}"));
+    pty.wait_for("cell 1", CELL_DEADLINE, |s| {
+        s.contains("In [1]: kept = 7") && s.contains("done in")
+    });
+    pty.send(&format!("import time; time.sleep(120){F5}"));
+    pty.wait_for("the sleep to run", CELL_DEADLINE, |s| {
+        s.contains(" running ")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    // Ctrl+C in the editor, as in Jupyter: the running cell is interrupted.
+    pty.send(CTRL_C);
+    let screen = pty.wait_for("the KeyboardInterrupt", Duration::from_secs(30), |s| {
+        s.contains("KeyboardInterrupt")
+    });
+    assert!(
+        !screen.contains("again to quit"),
+        "Ctrl+C on a running cell must not ask to quit:\n{screen}"
+    );
+    // The notice about the interrupt ended with the cell, with no key pressed.
+    let screen = pty.wait_for("the cell to settle", CELL_DEADLINE, |s| {
+        s.contains("failed in")
+    });
+    assert!(
+        !screen.contains("interrupting"),
+        "a stale notice stays after the cell ended:\n{screen}"
+    );
+    // The session lived on.
+    pty.send(&format!("kept{F5}"));
+    pty.wait_for("Out[3]: 7", CELL_DEADLINE, |s| has_line(s, "Out[3]: 7"));
+    // Idle, Ctrl+C twice quits.
+    pty.send(CTRL_C);
+    pty.wait_for("the quit warning", Duration::from_secs(10), |s| {
+        s.contains("again to quit")
+    });
+    pty.send(CTRL_C);
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+}
+
+#[test]
+fn a_reopened_notebook_marks_the_new_session_and_replays_it() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    pty.send(&format!("x = 6*7{F5}"));
+    pty.wait_for("cell 1", CELL_DEADLINE, |s| {
+        s.contains("In [1]: x = 6*7") && s.contains("done in")
+    });
+    pty.send(&format!("print('x is', x){F5}"));
+    let screen = pty.wait_for("cell 2", CELL_DEADLINE, |s| has_line(s, "x is 42"));
+    assert!(
+        !screen.contains("new session"),
+        "no boundary while one session ran every cell:\n{screen}"
+    );
+    quit(pty);
+
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    let screen = pty.wait_for("the boundary", Duration::from_secs(20), |s| {
+        s.contains("In [2]: print('x is', x)")
+    });
+    assert!(
+        screen.contains("new session: the cells above ran in an earlier one; R replays them"),
+        "the reopened notebook must say its state is gone:\n{screen}"
+    );
+    // R (in the notebook) replays the cells above into this session.
+    pty.focus_notebook();
+    pty.send("R");
+    let screen = pty.wait_for("the replay", CELL_DEADLINE, |s| {
+        s.contains("In [4]: print('x is', x)") && s.matches("x is 42").count() >= 2
+    });
+    assert!(!screen.contains("NameError"), "{screen}");
+    // After the replay the state is alive again.
+    pty.send("i");
+    pty.send(&format!("x + 1{F5}"));
+    pty.wait_for("Out[5]: 43", CELL_DEADLINE, |s| has_line(s, "Out[5]: 43"));
+    quit(pty);
+}
+
+#[test]
+fn prompts_and_notices_leave_nothing_behind() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    pty.send(&format!("open('notes.txt', 'w').write('hello'){F5}"));
+    pty.wait_for("the file to be written", CELL_DEADLINE, |s| {
+        has_line(s, "Out[1]: 5") && s.contains("done in")
+    });
+    // The files pane, the file selected, delete: the question stands alone on
+    // the bottom row.
+    pty.send("\x1bOQ"); // F2
+    pty.wait_for("the file listed", Duration::from_secs(30), |s| {
+        s.contains("notes.txt")
+    });
+    pty.send("x");
+    let screen = pty.wait_for("the delete question", Duration::from_secs(10), |s| {
+        bottom(s).contains("Delete")
+    });
+    let row = bottom(&screen);
+    assert!(
+        row.ends_with("y/N"),
+        "old text is left after the question: {row:?}\n{screen}"
+    );
+    pty.send("n");
+    quit(pty);
+}
+
+#[test]
+fn esc_selects_the_newest_cell() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    wait_ready(&mut pty);
+    for (n, code) in ["a = 1", "b = 2", "c = 3"].iter().enumerate() {
+        pty.send(&format!("{code}{F5}"));
+        let seen = format!("In [{}]: {code}", n + 1);
+        pty.wait_for(&seen, CELL_DEADLINE, |s| s.contains(&seen));
+    }
+    // Select the first cell, go back to the editor, run one more.
+    pty.focus_notebook();
+    pty::keys(&mut pty, &["k", "k", "i"]);
+    pty.send(&format!("d = 4{F5}"));
+    pty.wait_for("cell 4", CELL_DEADLINE, |s| {
+        s.contains("In [4]: d = 4") && s.contains("done in")
+    });
+    // Esc then k: the cell before the newest, copied (Y) to say which.
+    pty.focus_notebook();
+    pty::keys(&mut pty, &["k", "Y"]);
+    let screen = pty.wait_for("the copy notice", Duration::from_secs(10), |s| {
+        s.contains("copied")
+    });
+    assert!(
+        bottom(&screen).contains("In [3]"),
+        "Esc then k must select the cell before the newest:\n{screen}"
+    );
+    quit(pty);
+}
+
+#[test]
+fn keys_typed_while_the_notebook_starts_are_kept() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    // Typed at once, before the first frame and while the terminal is probed
+    // for its graphics (the pty never answers, so the probe waits it out).
+    pty.send("6*7");
+    std::thread::sleep(Duration::from_millis(60));
+    pty.send("+1");
+    let screen = pty.wait_for("the first frame", Duration::from_secs(20), |s| {
+        s.contains("╭ In [1]")
+    });
+    println!("{screen}");
+    wait_ready(&mut pty);
+    pty.send(F5);
+    let screen = pty.wait_for("the typed cell to run", CELL_DEADLINE, |s| {
+        s.contains("done in") || s.contains("failed")
+    });
+    assert!(
+        has_line(&screen, "Out[1]: 43"),
+        "keys typed at start were lost:\n{screen}"
+    );
+    quit(pty);
+}
