@@ -4,7 +4,7 @@
 //! touch the terminal or the network; what must happen outside comes back as
 //! [`Effect`]s for the loop to carry out.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use ratatui_textarea::{CursorMove, TextArea};
@@ -13,6 +13,7 @@ use super::action::{Action, Effect};
 use super::event::{AppEvent, DecodedImage, RunId};
 use super::keymap::{EditorContext, Keymap};
 use super::local::LocalWork;
+use super::runs::{RunEvent, Runs};
 use super::theme::Theme;
 use super::ui::image::ImageKey;
 use super::ui::{Views, editor};
@@ -102,8 +103,6 @@ pub struct App {
     pub notebook: Notebook,
     /// The cell being typed.
     pub editor: TextArea<'static>,
-    /// The cell executing now and since when.
-    pub running: Option<(usize, Instant)>,
     /// The execution limit of a cell, shown on the running cell.
     pub execution_limit: Option<Duration>,
     /// A first Ctrl+C was pressed; a second before this instant quits.
@@ -123,8 +122,6 @@ pub struct App {
     /// Cells can be interrupted for real (the embedded local pool); elsewhere
     /// stopping a cell abandons it.
     pub can_interrupt: bool,
-    /// The run an interrupt was sent for (a second stop abandons it).
-    interrupting: Option<RunId>,
     /// A prompt of the notebook (save, history search) that takes the keys.
     pub modal: Option<Modal>,
     /// Copies and saves for the loop to carry out ([`App::take_local_work`]).
@@ -134,8 +131,9 @@ pub struct App {
     /// View state and caches (scroll, highlighted lines, images).
     pub views: Views,
     history: History,
-    runs: HashMap<RunId, usize>,
-    next_run: u64,
+    /// The execution requests not done yet (`runs.rs`): the only writer of a
+    /// cell's pending status.
+    runs: Runs,
     /// Writes each settled cell to the notebook file, off this task.
     saver: Option<Saver>,
     /// Cells of an opened notebook not yet offered in the editor.
@@ -177,7 +175,6 @@ impl App {
             isolation: None,
             notebook: Notebook::default(),
             editor: new_editor(vec![String::new()]),
-            running: None,
             execution_limit: None,
             quit_armed_until: None,
             should_quit: false,
@@ -186,14 +183,12 @@ impl App {
             outputs_focused: false,
             selected: None,
             can_interrupt: false,
-            interrupting: None,
             modal: None,
             local: Vec::new(),
             dirty: true,
             views: Views::default(),
             history: History::default(),
-            runs: HashMap::new(),
-            next_run: 1,
+            runs: Runs::default(),
             saver: None,
             queued: VecDeque::new(),
             files: super::files_state::FilesUi::new(config_can_manage),
@@ -273,6 +268,11 @@ impl App {
     /// Cells sent to the worker and not finished yet.
     pub fn pending(&self) -> usize {
         self.runs.len()
+    }
+
+    /// The cell executing now and since when.
+    pub fn running(&self) -> Option<(usize, Instant)> {
+        self.runs.running().map(|(_, cell, since)| (cell, since))
     }
 
     /// True while something changes on its own (pool starting, cells running), so
@@ -357,7 +357,7 @@ impl App {
             Action::ScrollLines(n) => self.views.outputs.scroll_by(i64::from(n)),
             // Jupyter's habit: Ctrl+C interrupts the running cell; only when
             // nothing runs does it (pressed twice) quit.
-            Action::Interrupt if self.running.is_some() => return self.stop_running(),
+            Action::Interrupt if self.runs.running().is_some() => return self.stop_running(),
             Action::Interrupt => {
                 if self.quit_armed_until.is_some_and(|t| now < t) {
                     self.should_quit = true;
@@ -431,9 +431,7 @@ impl App {
             return None;
         }
         let index = self.notebook.push(code.clone());
-        let run = RunId(self.next_run);
-        self.next_run += 1;
-        self.runs.insert(run, index);
+        let run = self.runs.queue(index);
         self.editor = new_editor(vec![String::new()]);
         if let Some(next) = self.queued.pop_front() {
             self.load(&next, CursorMove::Bottom);
@@ -496,9 +494,12 @@ impl App {
             AppEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason),
             AppEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
             AppEvent::ExecutionStarted(run) => {
-                if let Some(&index) = self.runs.get(&run) {
-                    self.set_status(index, CellStatus::Running);
-                    self.running = Some((index, now));
+                if let Some(step) = self
+                    .runs
+                    .apply(run, RunEvent::Started(now), self.can_interrupt)
+                    && let Some(state) = step.state
+                {
+                    self.set_status(step.cell, state.cell_status());
                 }
             }
             AppEvent::ExecutionFinished {
@@ -548,16 +549,11 @@ impl App {
         images: Vec<DecodedImage>,
     ) {
         // A reply for a run this app never sent (or already settled) is stale.
-        let Some(index) = self.runs.remove(&run) else {
+        let Some(step) = self.runs.apply(run, RunEvent::Finished, self.can_interrupt) else {
             return;
         };
-        if self.interrupting == Some(run) {
-            self.interrupting = None;
-        }
+        let index = step.cell;
         self.end_notice_about(run);
-        if self.running.is_some_and(|(i, _)| i == index) {
-            self.running = None;
-        }
         let Some(cell) = self.notebook.cell_mut(index) else {
             return;
         };

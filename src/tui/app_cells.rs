@@ -14,12 +14,7 @@ use super::{App, RunId, SessionBoundary};
 use crate::notebook::{CellStatus, Output};
 use crate::tui::action::{Action, Effect};
 use crate::tui::keymap::Mode;
-
-/// Why a running cell was abandoned (the status line prefixes `abandoned: `).
-pub const ABANDONED: &str = "the service has no interrupt, the session may still be busy";
-/// The same on the local pool, after an interrupt the kernel did not obey.
-const ABANDONED_LOCAL: &str =
-    "the kernel did not stop for the interrupt, the session may still be busy";
+use crate::tui::runs::{Abandoned, RunEffect, RunEvent, RunState};
 
 impl App {
     /// Gives the notebook the keyboard focus, selecting the last cell on screen
@@ -80,13 +75,6 @@ impl App {
         self.views.outputs.reveal(index);
     }
 
-    /// The run that executes (or waits to execute) cell `index`.
-    fn run_of(&self, index: usize) -> Option<RunId> {
-        self.runs
-            .iter()
-            .find_map(|(run, &i)| (i == index).then_some(*run))
-    }
-
     /// The key bound to `action` in `mode`, for notices (`fallback` when none is).
     fn key_for(&self, mode: Mode, action: &Action, fallback: &str) -> String {
         self.keymap
@@ -112,7 +100,7 @@ impl App {
         let target = self
             .selected
             .filter(pending)
-            .or(self.running.map(|(i, _)| i));
+            .or(self.running().map(|(i, _)| i));
         let key = self.stop_key();
         self.stop(target, &key)
     }
@@ -120,42 +108,37 @@ impl App {
     /// Stops the running cell (Ctrl+C while a cell runs), whatever is selected.
     pub(super) fn stop_running(&mut self) -> Vec<Effect> {
         let key = self.key_for(Mode::Editor, &Action::Interrupt, "Ctrl+C");
-        self.stop(self.running.map(|(i, _)| i), &key)
+        self.stop(self.running().map(|(i, _)| i), &key)
     }
 
     /// Stops cell `target`: a cell that waits will not run; a running cell is
     /// interrupted (local pool) or abandoned (the service, or a second stop).
     /// `key` is the key that stops it again, for the notice.
     fn stop(&mut self, target: Option<usize>, key: &str) -> Vec<Effect> {
-        let Some((index, run)) = target.and_then(|i| self.run_of(i).map(|r| (i, r))) else {
+        let Some((index, run)) = target.and_then(|i| self.runs.of_cell(i).map(|r| (i, r))) else {
             self.notice = Some("no cell is running".to_string());
             return Vec::new();
         };
         let count = self.notebook.cells[index].execution_count;
-        let started = self.running.is_some_and(|(i, _)| i == index);
-        if !started {
-            self.runs.remove(&run);
-            self.settle_abandoned(index, "stopped before it started, not run");
-            self.notice = Some(format!("In [{count}] will not run"));
-            return vec![Effect::Abandon { run }];
-        }
-        if self.can_interrupt && self.interrupting != Some(run) {
-            self.interrupting = Some(run);
-            let notice = format!("interrupting In [{count}]… ({key} again abandons it)");
-            self.notice_for(run, notice);
-            return vec![Effect::Interrupt { run }];
-        }
-        let text = if self.can_interrupt {
-            ABANDONED_LOCAL
-        } else {
-            ABANDONED
+        let Some(step) = self.runs.apply(run, RunEvent::Stop, self.can_interrupt) else {
+            return Vec::new();
         };
-        self.runs.remove(&run);
-        self.running = None;
-        self.interrupting = None;
-        self.settle_abandoned(index, text);
-        self.notice = Some(format!("abandoned: {text}"));
-        vec![Effect::Abandon { run }]
+        match step.effect {
+            Some(RunEffect::Interrupt) => {
+                let notice = format!("interrupting In [{count}]… ({key} again abandons it)");
+                self.notice_for(run, notice);
+                vec![Effect::Interrupt { run }]
+            }
+            Some(RunEffect::Abandon(why)) => {
+                self.settle_abandoned(index, why.reason());
+                self.notice = Some(match why {
+                    Abandoned::BeforeStart => format!("In [{count}] will not run"),
+                    _ => format!("abandoned: {}", why.reason()),
+                });
+                vec![Effect::Abandon { run }]
+            }
+            Some(RunEffect::Settle) | None => Vec::new(),
+        }
     }
 
     /// Marks that the cells from `after` on run in a session other than the one
@@ -202,7 +185,8 @@ impl App {
 
     /// The worker's word on an interrupt it sent.
     pub(super) fn interrupt_sent(&mut self, run: RunId, delivered: bool) {
-        if self.interrupting != Some(run) || delivered {
+        let interrupting = matches!(self.runs.state(run), Some(RunState::Interrupting { .. }));
+        if !interrupting || delivered {
             return;
         }
         let notice = format!(

@@ -88,7 +88,7 @@ fn a_queued_cell_stopped_never_runs() {
         "Abandoned: stopped before it started, not run"
     );
     assert_eq!(app.pending(), 1, "the running cell still runs");
-    assert_eq!(app.running.map(|(i, _)| i), Some(0));
+    assert_eq!(app.running().map(|(i, _)| i), Some(0));
 }
 
 #[test]
@@ -108,7 +108,7 @@ fn a_running_cell_on_the_service_is_abandoned_and_its_late_reply_dropped() {
         app.notice.as_deref(),
         Some("abandoned: the service has no interrupt, the session may still be busy")
     );
-    assert_eq!(app.running, None);
+    assert_eq!(app.running(), None);
     assert_eq!(
         evalue(&app, 0),
         "Abandoned: the service has no interrupt, the session may still be busy"
@@ -122,7 +122,7 @@ fn a_running_cell_on_the_service_is_abandoned_and_its_late_reply_dropped() {
     ));
     // The next cell runs as usual.
     app.handle_event(AppEvent::ExecutionStarted(b), now);
-    assert_eq!(app.running.map(|(i, _)| i), Some(1));
+    assert_eq!(app.running().map(|(i, _)| i), Some(1));
 }
 
 #[test]

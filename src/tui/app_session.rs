@@ -19,8 +19,6 @@ impl App {
         self.views = Views::default();
         self.history = super::History::default();
         self.runs.clear();
-        self.running = None;
-        self.interrupting = None;
         self.selected = None;
         self.queued.clear();
         // Dropping the saver lets its thread write what it has and end.

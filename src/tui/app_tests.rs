@@ -95,7 +95,7 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
     let b = run(&mut app, "x", now);
     app.handle_event(AppEvent::ExecutionStarted(a), now);
     assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
-    assert_eq!(app.running.map(|(i, _)| i), Some(0));
+    assert_eq!(app.running().map(|(i, _)| i), Some(0));
     app.handle_event(
         AppEvent::ExecutionFinished {
             run: b,
@@ -127,7 +127,7 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
         }]
     );
     assert_eq!(app.pending(), 0);
-    assert_eq!(app.running, None);
+    assert_eq!(app.running(), None);
     assert!(!app.busy());
 }
 

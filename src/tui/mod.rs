@@ -22,6 +22,7 @@ pub mod persist;
 pub mod pools;
 pub mod radar;
 pub mod runner;
+pub mod runs;
 pub mod sessions_state;
 pub mod terminal;
 pub mod theme;

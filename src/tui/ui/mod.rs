@@ -92,6 +92,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         outputs: outputs_area,
         editor: editor_area,
     };
+    let running = app.running();
     let App {
         theme,
         views,
@@ -111,7 +112,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             texts: &mut views.texts,
             clock: RunClock {
                 now,
-                running: app.running,
+                running,
                 limit: app.execution_limit,
             },
             pager_key: &pager_key,

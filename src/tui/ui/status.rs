@@ -24,13 +24,13 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
     let theme = &app.theme;
     let queued = app
         .pending()
-        .saturating_sub(usize::from(app.running.is_some()));
+        .saturating_sub(usize::from(app.running().is_some()));
     let queued_note = if queued > 0 {
         format!(" · {queued} queued")
     } else {
         String::new()
     };
-    if let Some((_, since)) = app.running {
+    if let Some((_, since)) = app.running() {
         let elapsed = format_duration(now.saturating_duration_since(since));
         return (format!("running {elapsed}{queued_note}"), theme.warning);
     }
