@@ -201,7 +201,6 @@ pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
     match &app.sessions.prompt {
         Some(SessionsPrompt::New(p) | SessionsPrompt::Attach(p)) => {
             p.render(area, buf, theme);
-            return;
         }
         Some(SessionsPrompt::End(id)) => {
             let q = format!(
@@ -209,7 +208,6 @@ pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
                 fit::one_line(id)
             );
             render_question(&q, "y/N", area, buf, theme);
-            return;
         }
         Some(SessionsPrompt::Replay(sources)) => {
             let q = format!(
@@ -217,7 +215,6 @@ pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
                 sources.len()
             );
             render_question(&q, "y/N", area, buf, theme);
-            return;
         }
         None => {}
     }
