@@ -2,7 +2,7 @@
 //! `/mnt/data` (folders where the api-version has `path`), the artifact radar
 //! after each cell, previews, downloads (to a chosen folder, never replacing a
 //! file without a yes), uploads (a path prompt with Tab completion, or a pasted
-//! path, or the local file picker of `file_picker.rs`), deletes (after a yes),
+//! path, or the local file picker of `picker/`), deletes (after a yes),
 //! and the progress of the transfer under way.
 //!
 //! Like the rest of [`App`]'s reducers these are pure: what must happen outside
@@ -67,7 +67,7 @@ pub enum FilesAction {
     DownloadTo,
     /// Ask for local paths to upload.
     Upload,
-    /// Pick local files to upload in the file picker (`file_picker.rs`).
+    /// Pick local files to upload in the file picker (`picker/`).
     Pick,
     /// Delete the marked (else the selected) files, after a yes.
     Delete,
@@ -124,7 +124,7 @@ pub struct FilesUi {
     /// The open prompt or question.
     pub prompt: Option<FilesPrompt>,
     /// The local file picker of uploads, while it is open (it takes the keys).
-    pub picker: Option<super::file_picker::FilePicker>,
+    pub picker: Option<super::picker::FilePicker>,
     /// Where downloads go.
     pub download_folder: PathBuf,
     /// Folders can be listed (the api-version has `path`) and files deleted.

@@ -4,7 +4,6 @@
 
 pub mod cell_view;
 pub mod editor;
-pub mod file_picker_view;
 pub mod files_pane;
 pub mod files_view;
 pub mod fit;
@@ -14,8 +13,6 @@ pub mod history_search;
 pub mod image;
 pub mod long_output;
 pub mod outputs;
-pub mod pager;
-pub mod pools_view;
 pub mod preview;
 pub mod prompt;
 pub mod sanitize;
@@ -38,8 +35,8 @@ use self::highlight::Highlighter;
 use self::image::ImageStore;
 use self::long_output::LongTexts;
 use self::outputs::OutputsView;
-use self::pager::Pager;
 use super::app::App;
+use super::pager::{self, Pager};
 
 /// View state and caches the views keep between frames.
 #[derive(Debug, Default)]
@@ -133,7 +130,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         files_view::render_side(app, files_area, frame.buffer_mut());
     }
     if let Some(picker) = app.files.picker.as_mut() {
-        file_picker_view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
+        crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
     }
     let next = app.notebook.next_count();
     editor::render(
@@ -156,7 +153,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     status::render(app, now, status_area, frame.buffer_mut());
     prompt::render_modal(app, notebook_area, status_area, frame.buffer_mut());
     files_view::render_prompt(app, status_area, frame.buffer_mut());
-    pools_view::render(&app.pools, notebook_area, frame.buffer_mut(), &app.theme);
+    crate::tui::pools::view::render(&app.pools, notebook_area, frame.buffer_mut(), &app.theme);
     if app.help_open {
         help::render(
             area,

@@ -13,10 +13,12 @@ use std::time::Duration;
 
 use ratatui_textarea::{Input, Key};
 
-use super::action::Effect;
-use super::app::App;
+pub mod view;
+
 use crate::client::auth::AuthConfig;
 use crate::client::{ApiVersion, PoolType};
+use crate::tui::action::Effect;
+use crate::tui::app::App;
 
 /// How to reach one pool, resolved from a profile or the command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +63,11 @@ impl PoolChoice {
                         PoolType::CodeInterpreter => "",
                         PoolType::CustomContainer => ", custom container",
                     };
-                    format!("{} · {}{kind}", super::host_of(endpoint), t.api_version)
+                    format!(
+                        "{} · {}{kind}",
+                        crate::tui::host_of(endpoint),
+                        t.api_version
+                    )
                 }
             },
         }

@@ -15,15 +15,15 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui_textarea::{Input, Key};
 
-use super::Views;
-use super::long_output::{OutputKey, thousands};
-use super::text_index::TextIndex;
-use super::wrap::{rows_needed, wrap};
 use crate::notebook::{Cell, Output, StreamName};
 use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::keymap::Mode;
 use crate::tui::theme::Theme;
+use crate::tui::ui::Views;
+use crate::tui::ui::long_output::{OutputKey, thousands};
+use crate::tui::ui::text_index::TextIndex;
+use crate::tui::ui::wrap::{rows_needed, wrap};
 
 /// The pager's state: which output, where, and the search.
 #[derive(Debug)]
@@ -159,7 +159,7 @@ impl Pager {
     pub fn paste(&mut self, text: &str) {
         if let Some(typed) = self.typing.as_mut() {
             let line = text.lines().next().unwrap_or_default();
-            typed.push_str(&super::sanitize::plain(line));
+            typed.push_str(&crate::tui::ui::sanitize::plain(line));
         }
     }
 
@@ -529,5 +529,4 @@ fn highlight(line: Line<'static>, query: &str, style: Style) -> Line<'static> {
 }
 
 #[cfg(test)]
-#[path = "pager_tests.rs"]
 mod tests;

@@ -5,7 +5,7 @@
 //! The listing, its order (folders first, then by name), the `../` entry, the
 //! hidden-files toggle and the moves are `ratatui-explorer`'s
 //! [`FileExplorer`]; its widget is not used (the popup is drawn by
-//! `ui/file_picker_view.rs`, with marks, sizes and the upload limit). Listing a
+//! `picker/view.rs`, with marks, sizes and the upload limit). Listing a
 //! folder is synchronous `std::fs` on the UI task, like the upload prompt's Tab
 //! completion: fine for local folders, slow only on a hung network mount.
 //!
@@ -25,10 +25,12 @@ use std::path::{Path, PathBuf};
 use ratatui_explorer::{FileExplorer, FileExplorerBuilder, Input as Move};
 use ratatui_textarea::{Input, Key};
 
-use super::action::{Action, Effect};
-use super::app::App;
-use super::ui::fit::human_size;
+pub mod view;
+
 use crate::client::MAX_UPLOAD;
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::App;
+use crate::tui::ui::fit::human_size;
 
 /// What a key did to the picker, for [`App::picker_action`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -408,5 +410,4 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "file_picker_tests.rs"]
 mod tests;

@@ -7,9 +7,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-use super::sanitize;
 use crate::tui::pools::PoolsUi;
 use crate::tui::theme::Theme;
+use crate::tui::ui::sanitize;
 
 /// Draws the chooser centred in `area` when it is open; nothing otherwise.
 pub fn render(pools: &PoolsUi, area: Rect, buf: &mut Buffer, theme: &Theme) {

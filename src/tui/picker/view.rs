@@ -1,4 +1,4 @@
-//! The upload picker's popup (state in `tui/file_picker.rs`), centred over the
+//! The upload picker's popup (state in `picker/mod.rs`), centred over the
 //! notebook area: the local folder in the title, one row per entry (`[x]` for a
 //! marked file, folders with a trailing `/`, sizes in binary units, files over
 //! the upload limit flagged), the counts in the bottom border, the notice of
@@ -15,10 +15,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
-use super::fit::{self, human_size};
 use crate::client::MAX_UPLOAD;
-use crate::tui::file_picker::{FilePicker, PickerEntry};
+use crate::tui::picker::{FilePicker, PickerEntry};
 use crate::tui::theme::Theme;
+use crate::tui::ui::fit::{self, human_size};
 
 /// The keys, on the popup's last row.
 const HINTS: &str = "Space mark · a all · Enter upload · ←/→ folders · . hidden · Esc close";
@@ -230,5 +230,5 @@ fn visible_start(scroll: usize, selected: usize, rows: usize) -> usize {
 }
 
 #[cfg(test)]
-#[path = "file_picker_view_tests.rs"]
+#[path = "view_tests.rs"]
 mod tests;
