@@ -298,3 +298,21 @@ fn reloaded_cells_leave_the_status_ready() {
     let text = format!("{:?}", screen(&mut app, now, 80, 24));
     assert!(text.contains("│ done in 3 ms"), "{text}");
 }
+
+#[test]
+fn a_reopened_notebook_shows_where_its_session_ended() {
+    let now = Instant::now();
+    let mut earlier = app(PoolState::Ready);
+    run_cell(&mut earlier, "x = 6*7", Some(done("", None, 2)), now);
+    run_cell(&mut earlier, "print(x)", Some(done("42\n", None, 3)), now);
+    let cells = earlier.notebook.cells.clone();
+    for (width, height) in [(80, 24), (160, 48)] {
+        let mut app = app(PoolState::Ready);
+        app.load_history(cells.clone(), Vec::new());
+        // The embedded pool: the reopened notebook's session is certainly new.
+        assert_snapshot!(
+            format!("reopened_{width}x{height}"),
+            format!("{:?}", screen(&mut app, now, width, height))
+        );
+    }
+}
