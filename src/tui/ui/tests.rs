@@ -316,3 +316,41 @@ fn a_reopened_notebook_shows_where_its_session_ended() {
         );
     }
 }
+
+#[test]
+fn boundaries_say_what_is_known() {
+    use crate::tui::app::SessionBoundary;
+    let b = |after, known_new, replayed| SessionBoundary {
+        after,
+        known_new,
+        replayed,
+    };
+    // On a pool that outlives sessionpad, a reopened notebook's session may
+    // still be the one that ran its cells.
+    let texts = boundary_texts(&[b(2, false, false)], false, 2);
+    assert!(texts[0].1.starts_with("reopened:"), "{texts:?}");
+    // The embedded pool ended with sessionpad; a recycled session is known.
+    for (embedded, known) in [(true, false), (false, true)] {
+        let texts = boundary_texts(&[b(2, known, false)], embedded, 3);
+        assert_eq!(
+            texts,
+            [(
+                2,
+                "new session: the cells above ran in an earlier one; R replays them".to_string()
+            )]
+        );
+    }
+    // Only the newest boundary says how to get the state back, or that it
+    // was replayed.
+    let texts = boundary_texts(&[b(1, true, false), b(3, true, true)], true, 4);
+    assert_eq!(
+        texts,
+        [
+            (1, "new session".to_string()),
+            (
+                3,
+                "new session: the cells above ran in an earlier one; replayed below".to_string()
+            )
+        ]
+    );
+}
