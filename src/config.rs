@@ -14,7 +14,10 @@
 //! client_id = "…"                    # managed-identity (user-assigned)
 //! token_env = "DEV_POOL_TOKEN"       # token-env: a static token from this variable
 //!
-//! [profiles.local]                   # no endpoint: the embedded local pool
+//! [profiles.local]                   # no endpoint: the local pool
+//!
+//! [background_pool]                  # the local pool commands start by themselves
+//! idle_exit = 900                    # seconds without a request before it ends
 //!
 //! theme = "light"                    # dark (default) | light; NO_COLOR drops colours
 //! image_protocol = "halfblocks"      # auto (default) | kitty | sixel | iterm2 | halfblocks
@@ -59,6 +62,31 @@ pub struct Config {
     /// `[pool]`: the local pool's per-session limits.
     #[serde(default)]
     pub pool: PoolLimits,
+    /// `[background_pool]`: the local pool that commands without an endpoint
+    /// start in the background.
+    #[serde(default)]
+    pub background_pool: BackgroundPool,
+}
+
+/// `[background_pool]`: how the background local pool (started by `exec`,
+/// `files`, `sessions` and `pool` without an endpoint) behaves.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundPool {
+    /// Seconds without a request after which it ends (and its sessions'
+    /// cooldown); 900 (15 minutes) when absent.
+    pub idle_exit: Option<u64>,
+}
+
+impl BackgroundPool {
+    /// The idle period when none is configured: 15 minutes.
+    pub const DEFAULT_IDLE_EXIT: std::time::Duration = std::time::Duration::from_secs(900);
+
+    /// The idle period in force, at least one second.
+    pub fn idle_exit(&self) -> std::time::Duration {
+        self.idle_exit
+            .map_or(Self::DEFAULT_IDLE_EXIT, |s| std::time::Duration::from_secs(s.max(1)))
+    }
 }
 
 /// `[pool]`: per-session limits of the local pool (embedded or `serve`; serve's
