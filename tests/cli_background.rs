@@ -79,6 +79,13 @@ fn alive(pid: u32) -> bool {
         .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
 }
 
+/// The session id of process `pid` (field 6 of `/proc/PID/stat`).
+fn session_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = stat.rsplit_once(')').unwrap().1;
+    rest.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
 /// Waits until `done` holds, failing after [`PATIENCE`].
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -95,6 +102,12 @@ fn exec_keeps_state_with_no_set_up_and_pool_stop_ends_the_pool() {
     assert!(set.status.success(), "{}", text(&set.stderr));
     let pid = home.pool_pid().expect("a background pool published itself");
     assert!(alive(pid), "the pool outlives the command");
+    assert!(
+        text(&set.stderr).contains(&format!("started the background local pool (pid {pid})")),
+        "{}",
+        text(&set.stderr)
+    );
+    assert_eq!(session_of(pid), pid, "detached: a session of its own, no terminal");
     let printed = home.run(&["exec", "-c", "print(x)"]);
     assert_eq!(text(&printed.stdout), "1\n", "{}", text(&printed.stderr));
     assert_eq!(home.pool_pid(), Some(pid), "the same pool is reused");

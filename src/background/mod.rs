@@ -138,8 +138,8 @@ pub fn find() -> Option<Found> {
 }
 
 /// Finds the running local pool, or starts the background one and waits until it
-/// is reachable. `progress` gets one line of text per step worth telling a person
-/// (a first build of the Python environment takes minutes; the start).
+/// is reachable ([`Found::started`] says which). `progress` gets one line of
+/// text per step of a first build of the Python environment (it takes minutes).
 ///
 /// Commands starting at once serialise on `<data dir>/local-pool.lock`, so one
 /// pool starts and the others find it.
@@ -166,7 +166,6 @@ pub async fn find_or_start(
     }
     // Built here, in front of the person waiting, not in the detached serve.
     crate::pool::image::ensure(&crate::dirs::cache_dir(), None, progress).await?;
-    progress("starting the background local pool");
     let mut child = spawn(opts)?;
     let result = wait_published(&mut child).await;
     drop(lock);
@@ -208,16 +207,25 @@ fn spawn(opts: &StartOptions) -> Result<std::process::Child, BackgroundError> {
         .map_err(io(format!("opening {}", log.display())))?;
     let err = out.try_clone().map_err(io(format!("opening {}", log.display())))?;
     let exe = std::env::current_exe().map_err(io("finding the sessionpad executable"))?;
+    // A daemon keeps no folder of the command busy: it runs in `/`, so every
+    // path it is given must be absolute.
+    let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
     let secs = opts.idle_exit.as_secs().max(1).to_string();
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["serve", "--background", "--port", "0", "--ready-sessions", "1"])
         .args(["--idle-exit", &secs, "--cooldown", &secs]);
     if let Some(config) = &opts.config {
-        cmd.arg("--config").arg(config);
+        cmd.arg("--config").arg(absolute(config.clone()));
+    }
+    if let Some(config) = std::env::var_os("SESSIONPAD_CONFIG").filter(|c| !c.is_empty()) {
+        cmd.env("SESSIONPAD_CONFIG", absolute(config.into()));
     }
     // The serve picks its own random token; these name other pools.
     cmd.env_remove("SESSIONPAD_TOKEN")
         .env_remove("POOL_MANAGEMENT_ENDPOINT")
+        .env("SESSIONPAD_DATA_DIR", absolute(crate::dirs::data_dir()))
+        .env("SESSIONPAD_CACHE_DIR", absolute(crate::dirs::cache_dir()))
+        .current_dir("/")
         .stdin(std::process::Stdio::null())
         .stdout(out)
         .stderr(err);

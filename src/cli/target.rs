@@ -23,7 +23,8 @@ use crate::pool::Isolation;
 /// accept theirs.
 #[derive(Debug, Args, Clone, Default)]
 pub struct TargetOpt {
-    /// Pool management endpoint; without one, the embedded local pool.
+    /// Pool management endpoint; without one, the local pool (the notebook's
+    /// embedded one; for commands a running serve, else the background pool).
     #[arg(long, global = true, env = "POOL_MANAGEMENT_ENDPOINT")]
     pub endpoint: Option<String>,
     /// A pool profile from the config file.
@@ -214,6 +215,14 @@ fn profile_token(profile: &Profile) -> anyhow::Result<Option<String>> {
     }
 }
 
+/// `15 min`, `90 s`: a period as a person reads it.
+fn humantime_secs(d: Duration) -> String {
+    match d.as_secs() {
+        s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}
+
 /// A connected client: the session client, with what is known of the pool.
 pub struct Connection {
     /// The client.
@@ -291,6 +300,14 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
         api_version: settings.api_version,
         token: found.token.clone(),
     })?;
+    if found.started {
+        eprintln!(
+            "started the background local pool (pid {}): it keeps sessions between commands \
+             and ends after {} without a request, or on `sessionpad pool stop`",
+            found.pid,
+            humantime_secs(settings.background.idle_exit)
+        );
+    }
     let label = if found.background {
         format!("local (background, pid {})", found.pid)
     } else {
