@@ -13,4 +13,5 @@ pub mod dirs;
 pub mod localname;
 pub mod notebook;
 pub mod pool;
+pub mod text;
 pub mod tui;

@@ -13,7 +13,7 @@ use super::output;
 use super::target::{TargetOpt, connect};
 use crate::client::{FileKind, RemoteFile, SessionClient};
 use crate::localname;
-use crate::tui::ui::sanitize;
+use crate::text::sanitize;
 
 /// File commands.
 #[derive(Debug, Subcommand)]

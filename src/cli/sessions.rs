@@ -9,7 +9,7 @@ use super::output;
 use super::target::{TargetOpt, connect};
 use crate::client::SessionInfo;
 use crate::pool::Isolation;
-use crate::tui::ui::sanitize;
+use crate::text::sanitize;
 
 /// Session commands.
 #[derive(Debug, Subcommand)]
