@@ -81,7 +81,7 @@ pub struct Settings {
     /// How the pool's sessions are listed, read and ended.
     pub pool_type: PoolType,
     /// What the terminal UI takes from the config file (theme, keys, images).
-    pub ui: crate::config::UiConfig,
+    pub ui: crate::tui::UiConfig,
     /// Per-session limits of an embedded local pool (`[pool]`).
     pub pool_limits: crate::pool::limits::Limits,
     /// How the background local pool is started when there is no endpoint
@@ -156,7 +156,12 @@ impl TargetOpt {
             derived_identifier,
             timeout,
             pool_type: self.pool_type.or(profile.pool_type).unwrap_or_default(),
-            ui: config.ui(),
+            ui: crate::tui::UiConfig::from_config(config).map_err(|message| {
+                crate::config::ConfigError {
+                    path: path.to_path_buf(),
+                    message,
+                }
+            })?,
             pool_limits: config.pool.over(crate::pool::limits::Limits::default()),
             background: crate::background::StartOptions {
                 config: self.config.clone(),
