@@ -40,7 +40,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -88,8 +87,9 @@ impl BackgroundPool {
 
     /// The idle period in force, at least one second.
     pub fn idle_exit(&self) -> std::time::Duration {
-        self.idle_exit
-            .map_or(Self::DEFAULT_IDLE_EXIT, |s| std::time::Duration::from_secs(s.max(1)))
+        self.idle_exit.map_or(Self::DEFAULT_IDLE_EXIT, |s| {
+            std::time::Duration::from_secs(s.max(1))
+        })
     }
 }
 

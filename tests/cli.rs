@@ -409,7 +409,10 @@ fn a_missing_file_is_named_as_missing() {
             err.contains("no file nope.txt in the session's /mnt/data"),
             "{args:?}: {err}"
         );
-        assert!(!err.contains("maximum number of sessions"), "{args:?}: {err}");
+        assert!(
+            !err.contains("maximum number of sessions"),
+            "{args:?}: {err}"
+        );
         assert_eq!(
             std::fs::read_dir(cwd.path()).unwrap().count(),
             0,
@@ -435,7 +438,10 @@ fn files_get_name_dir_downloads_into_dir() {
     let src = tempfile::tempdir().unwrap();
     for name in ["a.txt", "b.txt"] {
         std::fs::write(src.path().join(name), name).unwrap();
-        let put = pool.run(id, &["files", "put", src.path().join(name).to_str().unwrap()]);
+        let put = pool.run(
+            id,
+            &["files", "put", src.path().join(name).to_str().unwrap()],
+        );
         assert!(put.status.success(), "{}", text(&put.stderr));
     }
     let cwd = tempfile::tempdir().unwrap();
@@ -453,8 +459,14 @@ fn files_get_name_dir_downloads_into_dir() {
     };
     let out = with(&["files", "get", "a.txt", "into"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(std::fs::read(cwd.path().join("into/a.txt")).unwrap(), b"a.txt");
-    assert!(!cwd.path().join("a.txt").exists(), "not into the current folder");
+    assert_eq!(
+        std::fs::read(cwd.path().join("into/a.txt")).unwrap(),
+        b"a.txt"
+    );
+    assert!(
+        !cwd.path().join("a.txt").exists(),
+        "not into the current folder"
+    );
     // Several names, then the folder.
     let out = with(&["files", "get", "a.txt", "b.txt", "both"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -467,7 +479,11 @@ fn files_get_name_dir_downloads_into_dir() {
     std::fs::write(cwd.path().join("plain"), b"mine").unwrap();
     let out = with(&["files", "get", "a.txt", "plain"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("not a folder"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not a folder"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(std::fs::read(cwd.path().join("plain")).unwrap(), b"mine");
     // With -o every argument is a name.
     let out = with(&["files", "get", "a.txt", "b.txt", "-o", "named"]);
@@ -500,7 +516,10 @@ fn files_ls_of_an_empty_folder_says_it_is_empty() {
     );
     let out = pool.run(id, &["--json", "files", "ls"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(v.as_array().unwrap().iter().all(|f| f["name"] == "sub"), "{v}");
+    assert!(
+        v.as_array().unwrap().iter().all(|f| f["name"] == "sub"),
+        "{v}"
+    );
 }
 
 /// Issue 11, point 12: pool options are accepted after the subcommand too, as
@@ -540,7 +559,10 @@ fn pool_options_are_accepted_after_the_subcommand() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(v.as_array().unwrap().iter().any(|s| s["identifier"] == id), "{v}");
+    assert!(
+        v.as_array().unwrap().iter().any(|s| s["identifier"] == id),
+        "{v}"
+    );
     let out = pool.bare(
         &[
             "files",

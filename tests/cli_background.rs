@@ -75,8 +75,11 @@ impl Drop for Home {
 
 /// Whether `pid` is a running (not zombie) process.
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
 }
 
 /// The session id of process `pid` (field 6 of `/proc/PID/stat`).
@@ -107,14 +110,22 @@ fn exec_keeps_state_with_no_set_up_and_pool_stop_ends_the_pool() {
         "{}",
         text(&set.stderr)
     );
-    assert_eq!(session_of(pid), pid, "detached: a session of its own, no terminal");
+    assert_eq!(
+        session_of(pid),
+        pid,
+        "detached: a session of its own, no terminal"
+    );
     let printed = home.run(&["exec", "-c", "print(x)"]);
     assert_eq!(text(&printed.stdout), "1\n", "{}", text(&printed.stderr));
     assert_eq!(home.pool_pid(), Some(pid), "the same pool is reused");
     // files and sessions reach the same pool and session.
     home.run(&["exec", "-c", "open('/mnt/data/kept.txt', 'w').write('k')"]);
     let ls = home.run(&["files", "ls"]);
-    assert!(text(&ls.stdout).contains("kept.txt"), "{}", text(&ls.stderr));
+    assert!(
+        text(&ls.stdout).contains("kept.txt"),
+        "{}",
+        text(&ls.stderr)
+    );
     let sessions = home.run(&["--json", "sessions", "ls"]);
     let v: serde_json::Value = serde_json::from_slice(&sessions.stdout).unwrap();
     assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
@@ -124,7 +135,11 @@ fn exec_keeps_state_with_no_set_up_and_pool_stop_ends_the_pool() {
     // `pool stop` ends it and its discovery file.
     let stop = home.run(&["pool", "stop"]);
     assert!(stop.status.success(), "{}", text(&stop.stderr));
-    assert!(text(&stop.stderr).contains("stopped"), "{}", text(&stop.stderr));
+    assert!(
+        text(&stop.stderr).contains("stopped"),
+        "{}",
+        text(&stop.stderr)
+    );
     wait_for("the pool to end", || !alive(pid));
     assert!(!home.discovery().exists());
     let again = home.run(&["pool", "stop"]);
@@ -193,13 +208,19 @@ fn a_running_serve_is_reused_and_not_stopped_by_pool_stop() {
         .spawn()
         .unwrap();
     let serve_pid = child.id();
-    wait_for("the serve's discovery file", || home.pool_pid() == Some(serve_pid));
+    wait_for("the serve's discovery file", || {
+        home.pool_pid() == Some(serve_pid)
+    });
     let out = home.run(&["exec", "-c", "print(3)"]);
     assert_eq!(text(&out.stdout), "3\n", "{}", text(&out.stderr));
     assert_eq!(home.pool_pid(), Some(serve_pid), "no second pool");
     let stop = home.run(&["pool", "stop"]);
     assert_eq!(stop.status.code(), Some(2));
-    assert!(text(&stop.stderr).contains("sessionpad serve"), "{}", text(&stop.stderr));
+    assert!(
+        text(&stop.stderr).contains("sessionpad serve"),
+        "{}",
+        text(&stop.stderr)
+    );
     assert!(alive(serve_pid));
     let _ = Command::new("kill").arg(serve_pid.to_string()).status();
     let _ = child.wait();

@@ -154,4 +154,3 @@ impl Drop for DiscoveryGuard {
         }
     }
 }
-

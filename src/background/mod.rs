@@ -158,7 +158,8 @@ pub async fn find_or_start(
         return Ok(found);
     }
     let data = crate::dirs::data_dir();
-    std::fs::create_dir_all(data.join("logs")).map_err(io(format!("creating {}", data.display())))?;
+    std::fs::create_dir_all(data.join("logs"))
+        .map_err(io(format!("creating {}", data.display())))?;
     let lock = lock(&data.join("local-pool.lock")).await?;
     // Another command may have started it while this one waited for the lock.
     if let Some(found) = find() {
@@ -205,15 +206,24 @@ fn spawn(opts: &StartOptions) -> Result<std::process::Child, BackgroundError> {
         .append(true)
         .open(&log)
         .map_err(io(format!("opening {}", log.display())))?;
-    let err = out.try_clone().map_err(io(format!("opening {}", log.display())))?;
+    let err = out
+        .try_clone()
+        .map_err(io(format!("opening {}", log.display())))?;
     let exe = std::env::current_exe().map_err(io("finding the sessionpad executable"))?;
     // A daemon keeps no folder of the command busy: it runs in `/`, so every
     // path it is given must be absolute.
     let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
     let secs = opts.idle_exit.as_secs().max(1).to_string();
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(["serve", "--background", "--port", "0", "--ready-sessions", "1"])
-        .args(["--idle-exit", &secs, "--cooldown", &secs]);
+    cmd.args([
+        "serve",
+        "--background",
+        "--port",
+        "0",
+        "--ready-sessions",
+        "1",
+    ])
+    .args(["--idle-exit", &secs, "--cooldown", &secs]);
     if let Some(config) = &opts.config {
         cmd.arg("--config").arg(absolute(config.clone()));
     }
@@ -233,9 +243,14 @@ fn spawn(opts: &StartOptions) -> Result<std::process::Child, BackgroundError> {
     // parent; it only fails when the child already leads a process group,
     // which a freshly forked child never does.
     unsafe {
-        cmd.pre_exec(|| rustix::process::setsid().map(|_| ()).map_err(std::io::Error::from));
+        cmd.pre_exec(|| {
+            rustix::process::setsid()
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+        });
     }
-    cmd.spawn().map_err(io("starting sessionpad serve --background"))
+    cmd.spawn()
+        .map_err(io("starting sessionpad serve --background"))
 }
 
 /// Waits until a live serve publishes the discovery file (normally the one just
@@ -301,16 +316,19 @@ pub async fn stop() -> Result<Stopped, BackgroundError> {
     if !found.background {
         return Err(BackgroundError::Foreground { pid: found.pid });
     }
-    let pid = rustix::process::Pid::from_raw(i32::try_from(found.pid).unwrap_or(0))
-        .ok_or_else(|| BackgroundError::Io {
-            action: format!("stopping pid {}", found.pid),
-            source: std::io::Error::other("not a process id"),
+    let pid =
+        rustix::process::Pid::from_raw(i32::try_from(found.pid).unwrap_or(0)).ok_or_else(|| {
+            BackgroundError::Io {
+                action: format!("stopping pid {}", found.pid),
+                source: std::io::Error::other("not a process id"),
+            }
         })?;
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM)
-        .map_err(|e| BackgroundError::Io {
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).map_err(|e| {
+        BackgroundError::Io {
             action: format!("stopping the background local pool (pid {})", found.pid),
             source: e.into(),
-        })?;
+        }
+    })?;
     let start = Instant::now();
     while running(found.pid) {
         if start.elapsed() > STOP_LIMIT {

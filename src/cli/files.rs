@@ -131,7 +131,10 @@ pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> 
 /// # Errors
 ///
 /// The folder exists and is not a folder (nothing is downloaded then).
-fn destination(mut names: Vec<String>, out: Option<PathBuf>) -> anyhow::Result<(Vec<String>, PathBuf)> {
+fn destination(
+    mut names: Vec<String>,
+    out: Option<PathBuf>,
+) -> anyhow::Result<(Vec<String>, PathBuf)> {
     let out = match out {
         Some(dir) => dir,
         None if names.len() >= 2 => PathBuf::from(names.pop().unwrap_or_default()),

@@ -196,9 +196,35 @@ mod tests {
     #[test]
     fn pool_options_go_before_or_after_the_subcommand() {
         for args in [
-            &["sessionpad", "--endpoint", "http://e", "--token", "t", "exec", "-c", "1"][..],
-            &["sessionpad", "exec", "-c", "1", "--endpoint", "http://e", "--token", "t"],
-            &["sessionpad", "files", "ls", "--token", "t", "--endpoint", "http://e"],
+            &[
+                "sessionpad",
+                "--endpoint",
+                "http://e",
+                "--token",
+                "t",
+                "exec",
+                "-c",
+                "1",
+            ][..],
+            &[
+                "sessionpad",
+                "exec",
+                "-c",
+                "1",
+                "--endpoint",
+                "http://e",
+                "--token",
+                "t",
+            ],
+            &[
+                "sessionpad",
+                "files",
+                "ls",
+                "--token",
+                "t",
+                "--endpoint",
+                "http://e",
+            ],
         ] {
             let cli = Cli::try_parse_from(args).unwrap();
             assert_eq!(cli.target.endpoint.as_deref(), Some("http://e"), "{args:?}");

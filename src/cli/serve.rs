@@ -42,11 +42,9 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
     }
     let no_sandbox = opt.no_sandbox;
     let pool = LocalPool::start(pool_options(opt, limits), &|line| eprintln!("{line}")).await?;
-    if let (false, false, Some(why)) = (
-        no_sandbox,
-        background,
-        pool.isolation().unsandboxed.clone(),
-    ) {
+    if let (false, false, Some(why)) =
+        (no_sandbox, background, pool.isolation().unsandboxed.clone())
+    {
         // Detection passed a moment ago but the pool's own failed: still refuse.
         pool.shutdown().await;
         bail!(refusal(&why));
@@ -106,7 +104,10 @@ async fn idle_end(
         }
         let published = discovery.take().is_some();
         tokio::time::sleep(IDLE_GRACE).await;
-        if pool.idle_for().is_some_and(|quiet| quiet >= idle + IDLE_GRACE) {
+        if pool
+            .idle_for()
+            .is_some_and(|quiet| quiet >= idle + IDLE_GRACE)
+        {
             tracing::info!("no request for {} s: ending", idle.as_secs());
             eprintln!("no request for {} s: the idle pool ends", idle.as_secs());
             return;

@@ -181,13 +181,20 @@ mod tests {
             missing: None,
         }
         .looking_for(|| "file a.txt".into());
-        assert_eq!(local.to_string(), "no file a.txt in the session's /mnt/data");
+        assert_eq!(
+            local.to_string(),
+            "no file a.txt in the session's /mnt/data"
+        );
         let other = ClientError::NotFound {
             message: Some("no such pool".into()),
             code: None,
             missing: None,
         };
-        assert!(other.to_string().contains("check the pool management endpoint"));
+        assert!(
+            other
+                .to_string()
+                .contains("check the pool management endpoint")
+        );
         let named = other.looking_for(|| "folder sub".into());
         assert_eq!(
             named.to_string(),

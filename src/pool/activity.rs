@@ -34,7 +34,10 @@ impl Activity {
         if self.in_flight.load(Ordering::SeqCst) > 0 {
             return None;
         }
-        let last = *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let last = *self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         Some(last.elapsed())
     }
 
