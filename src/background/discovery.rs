@@ -57,8 +57,9 @@ impl Discovery {
 
     /// Writes the discovery file for `pool` (atomically, mode 0600: it holds the
     /// bearer token) unless another serve that is still running owns it; a file
-    /// whose serve is gone is replaced. The file is removed when the returned
-    /// guard drops, if it is still this serve's.
+    /// whose serve is gone is replaced. `background` marks the serve as the
+    /// background local pool. The file is removed when the returned guard
+    /// drops, if it is still this serve's.
     ///
     /// # Errors
     ///

@@ -73,7 +73,12 @@ pub struct ServeOpt {
     /// Bearer token clients must send (or $SESSIONPAD_TOKEN); random when omitted.
     // The id of the global `--token`, so that this one takes its place here
     // instead of clashing with it (clap skips a global whose id a subcommand has).
-    #[arg(id = "token", long = "token", conflicts_with = "no_auth")]
+    #[arg(
+        id = "token",
+        long = "token",
+        value_name = "TOKEN",
+        conflicts_with = "no_auth"
+    )]
     pub serve_token: Option<String>,
     /// Accept requests without a token.
     #[arg(long)]
