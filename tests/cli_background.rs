@@ -129,9 +129,18 @@ fn exec_keeps_state_with_no_set_up_and_pool_stop_ends_the_pool() {
     let sessions = home.run(&["--json", "sessions", "ls"]);
     let v: serde_json::Value = serde_json::from_slice(&sessions.stdout).unwrap();
     assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
-    // Its log is in the data directory.
-    let log = std::fs::read_to_string(home.data.path().join("logs/local-pool.log")).unwrap();
+    // Its log is in the data directory, for this user only, without the token.
+    let log_path = home.data.path().join("logs/local-pool.log");
+    let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.contains("pool management endpoint"), "{log}");
+    assert!(log.contains(&format!("(pid {pid})")), "{log}");
+    let discovery: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.discovery()).unwrap()).unwrap();
+    let token = discovery["token"].as_str().unwrap();
+    assert!(!log.contains(token), "the log holds no secret:\n{log}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&log_path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
     // `pool stop` ends it and its discovery file.
     let stop = home.run(&["pool", "stop"]);
     assert!(stop.status.success(), "{}", text(&stop.stderr));

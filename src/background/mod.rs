@@ -196,14 +196,17 @@ async fn lock(path: &Path) -> Result<std::fs::File, BackgroundError> {
 /// controlling terminal: closing the terminal or Ctrl+C does not reach it),
 /// standard input from `/dev/null`, its output appended to [`log_path`].
 fn spawn(opts: &StartOptions) -> Result<std::process::Child, BackgroundError> {
+    use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::process::CommandExt;
     let log = log_path();
     if std::fs::metadata(&log).is_ok_and(|m| m.len() > LOG_ROTATE) {
         let _ = std::fs::rename(&log, log.with_extension("log.1"));
     }
+    // Readable by this user only, as the data directory's other files.
     let out = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(&log)
         .map_err(io(format!("opening {}", log.display())))?;
     let err = out

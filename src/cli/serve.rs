@@ -53,7 +53,7 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
     // that came before the handlers would end the process without removing it.
     let mut term = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    print_banner(&pool);
+    print_banner(&pool, background);
     let mut discovery = match Discovery::publish(&pool, background) {
         Ok(guard) => Some(guard),
         Err(not) => {
@@ -166,11 +166,17 @@ fn not_published(not: &NotPublished) -> String {
     }
 }
 
-fn print_banner(pool: &LocalPool) {
+/// What serve prints at start. The background pool's output is its log file,
+/// which keeps no secret: its token is only in the discovery file (mode 0600).
+fn print_banner(pool: &LocalPool, background: bool) {
     let endpoint = pool.endpoint();
-    println!("sessionpad local pool");
+    println!("sessionpad local pool (pid {})", std::process::id());
     println!("  pool management endpoint: {endpoint}");
     match pool.token() {
+        Some(_) if background => println!(
+            "  bearer token:             in {} (readable by this user only)",
+            Discovery::path().display()
+        ),
         Some(t) => {
             println!("  bearer token:             {t}");
             println!(
