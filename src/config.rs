@@ -14,7 +14,10 @@
 //! client_id = "…"                    # managed-identity (user-assigned)
 //! token_env = "DEV_POOL_TOKEN"       # token-env: a static token from this variable
 //!
-//! [profiles.local]                   # no endpoint: the embedded local pool
+//! [profiles.local]                   # no endpoint: the local pool
+//!
+//! [background_pool]                  # the local pool commands start by themselves
+//! idle_exit = 900                    # seconds without a request before it ends
 //!
 //! theme = "light"                    # dark (default) | light; NO_COLOR drops colours
 //! image_protocol = "halfblocks"      # auto (default) | kitty | sixel | iterm2 | halfblocks
@@ -25,8 +28,10 @@
 //! "<F5>" = "none"                    # take a default binding away
 //! ```
 //!
-//! Errors name the file, the line and the key, for the TOML syntax and types as
-//! well as for unknown themes, keys and actions.
+//! Errors name the file, the line and the key, for the TOML syntax and types.
+//! The notebook's own sections (`theme`, `[keys.*]`) are kept here as written
+//! and checked by the notebook (`tui::ui_config`, with the same line and key
+//! in its errors), so this module knows nothing of the terminal UI.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -35,11 +40,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::tui::keymap::{KeyOverrides, Keymap, KeymapError};
-use crate::tui::theme::Theme;
-
 /// The whole configuration file.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The profile used when `--profile` is not given.
@@ -53,12 +55,42 @@ pub struct Config {
     pub theme: Option<Spanned<String>>,
     /// How images are drawn; `auto` asks the terminal.
     pub image_protocol: Option<ImageProtocol>,
-    /// Key bindings per mode (`[keys.editor]`, …), over the embedded defaults.
-    #[serde(default)]
-    pub keys: KeyOverrides,
+    /// Key bindings per mode (`[keys.editor]`, …), over the embedded defaults:
+    /// any table here; the notebook reads and checks it (`tui::ui_config`).
+    pub keys: Option<toml::Table>,
     /// `[pool]`: the local pool's per-session limits.
     #[serde(default)]
     pub pool: PoolLimits,
+    /// `[background_pool]`: the local pool that commands without an endpoint
+    /// start in the background.
+    #[serde(default)]
+    pub background_pool: BackgroundPool,
+    /// The text the file was read from (empty for the defaults), for sections
+    /// that other modules read with their own types and report by line.
+    #[serde(skip)]
+    pub source: String,
+}
+
+/// `[background_pool]`: how the background local pool (started by `exec`,
+/// `files`, `sessions` and `pool` without an endpoint) behaves.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundPool {
+    /// Seconds without a request after which it ends (and its sessions'
+    /// cooldown); 900 (15 minutes) when absent.
+    pub idle_exit: Option<u64>,
+}
+
+impl BackgroundPool {
+    /// The idle period when none is configured: 15 minutes.
+    pub const DEFAULT_IDLE_EXIT: std::time::Duration = std::time::Duration::from_secs(900);
+
+    /// The idle period in force, at least one second.
+    pub fn idle_exit(&self) -> std::time::Duration {
+        self.idle_exit.map_or(Self::DEFAULT_IDLE_EXIT, |s| {
+            std::time::Duration::from_secs(s.max(1))
+        })
+    }
 }
 
 /// `[pool]`: per-session limits of the local pool (embedded or `serve`; serve's
@@ -110,17 +142,6 @@ pub enum ImageProtocol {
     Iterm2,
     /// Unicode half blocks: works everywhere, low resolution.
     Halfblocks,
-}
-
-/// What the terminal UI takes from the config file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UiConfig {
-    /// The theme's name; `None` for the default.
-    pub theme: Option<String>,
-    /// How images are drawn.
-    pub image_protocol: ImageProtocol,
-    /// Key bindings over the defaults (already checked by [`Config::parse`]).
-    pub keys: KeyOverrides,
 }
 
 /// One named pool.
@@ -217,21 +238,10 @@ impl Config {
                 "default_profile = {name:?} names no [profiles.{name}] table"
             ));
         }
-        if let Some(theme) = &config.theme {
-            Theme::named(theme.get_ref(), false)
-                .map_err(|e| format!("{}: theme: {e}", locate(text, theme.span())))?;
-        }
-        Keymap::with_overrides(&config.keys).map_err(|e| keymap_error(text, &e))?;
-        Ok(config)
-    }
-
-    /// The settings of the terminal UI.
-    pub fn ui(&self) -> UiConfig {
-        UiConfig {
-            theme: self.theme.as_ref().map(|t| t.get_ref().clone()),
-            image_protocol: self.image_protocol.unwrap_or_default(),
-            keys: self.keys.clone(),
-        }
+        Ok(Self {
+            source: text.to_string(),
+            ..config
+        })
     }
 
     /// The profile `name`, or the default profile when `name` is `None`.
@@ -252,20 +262,11 @@ impl Config {
 }
 
 /// `line L, column C` of the byte range `span` in `text`.
-fn locate(text: &str, span: Range<usize>) -> String {
+pub fn locate(text: &str, span: Range<usize>) -> String {
     let before = text.get(..span.start).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     format!("line {line}, column {column}")
-}
-
-fn keymap_error(text: &str, e: &KeymapError) -> String {
-    let earlier = e
-        .earlier
-        .clone()
-        .map(|span| format!(" (at {})", locate(text, span)))
-        .unwrap_or_default();
-    format!("{}: {}{earlier}", locate(text, e.span.clone()), e.message)
 }
 
 #[cfg(test)]
@@ -316,68 +317,11 @@ mod tests {
     }
 
     #[test]
-    fn ui_settings_parse() {
-        let c = Config::parse(
-            "theme = \"light\"\nimage_protocol = \"halfblocks\"\n[keys.editor]\n\"<C-r>\" = \"run_cell\"\n[keys.outputs]\nx = { run = \"quit\", desc = \"Leave\" }\n",
-        )
-        .unwrap();
-        let ui = c.ui();
-        assert_eq!(ui.theme.as_deref(), Some("light"));
-        assert_eq!(ui.image_protocol, ImageProtocol::Halfblocks);
-        assert_eq!(ui.keys.len(), 2);
-        let keymap = Keymap::with_overrides(&ui.keys).unwrap();
-        let x = crate::tui::keymap::KeyPress::new(
-            crossterm::event::KeyCode::Char('x'),
-            crossterm::event::KeyModifiers::NONE,
-        );
-        let bound = keymap.lookup(crate::tui::keymap::Mode::Outputs, x).unwrap();
-        assert_eq!(bound.desc, "Leave");
-        assert_eq!(Config::default().ui(), UiConfig::default());
-    }
-
-    #[test]
-    fn broken_ui_settings_name_the_line_and_key() {
-        let cases = [
-            (
-                "timeout = 5\ntheme = \"solarized\"\n",
-                "line 2",
-                "solarized",
-            ),
-            ("image_protocol = \"braille\"\n", "line 1", "braille"),
-            (
-                "[keys.editr]\n\"<C-r>\" = \"run_cell\"\n",
-                "line 1",
-                "editr",
-            ),
-            (
-                "[keys.editor]\n\"<F5>\" = \"help\"\n\"<C-r>\" = \"run_cel\"\n",
-                "line 3",
-                "<C-r>",
-            ),
-            (
-                "[keys.outputs]\n\n\"<C-nope>\" = \"quit\"\n",
-                "line 3",
-                "<C-nope>",
-            ),
-            (
-                "[keys.editor]\n\"<C-r>\" = { run = \"quit\", colour = 1 }\n",
-                "line 2",
-                "colour",
-            ),
-        ];
-        for (text, line, key) in cases {
-            let e = Config::parse(text).unwrap_err();
-            assert!(e.contains(line) && e.contains(key), "{text:?}: {e}");
-        }
-        let e = Config::parse("[keys.editor]\n\"<C-x>\" = \"quit\"\n\"<c-x>\" = \"help\"\n")
-            .unwrap_err();
-        assert!(
-            e.contains("line 3, column 1") && e.contains("same key"),
-            "{e}"
-        );
-        assert!(e.contains("(at line 2, column 1)"), "{e}");
-        let e = Config::parse("[keys.editor]\n\"<C-r>\" = \"run_cel\"\n").unwrap_err();
-        assert!(e.contains("run_cel") && e.contains("[keys.editor]"), "{e}");
+    fn the_image_protocol_is_checked_here() {
+        let c = Config::parse("image_protocol = \"halfblocks\"\n").unwrap();
+        assert_eq!(c.image_protocol, Some(ImageProtocol::Halfblocks));
+        let e = Config::parse("image_protocol = \"braille\"\n").unwrap_err();
+        assert!(e.contains("line 1") && e.contains("braille"), "{e}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! [`pool`] (the local pool: HTTP server + IPython kernels, no terminal code),
 //! [`notebook`] (cells and outputs), [`tui`] (the terminal UI) and [`cli`].
 
+pub mod background;
 pub mod cli;
 pub mod client;
 pub mod config;
@@ -12,4 +13,5 @@ pub mod dirs;
 pub mod localname;
 pub mod notebook;
 pub mod pool;
+pub mod text;
 pub mod tui;

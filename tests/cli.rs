@@ -380,3 +380,201 @@ fn custom_container_profiles_end_sessions_with_stop_session() {
     let gone = pool.run(id, &["--pool-type", "code-interpreter", "sessions", "show"]);
     assert_eq!(gone.status.code(), Some(2));
 }
+
+/// Issue 11, point 12: a file that is not there is named as missing, not blamed on
+/// the endpoint or a full pool, for every file command that names one.
+#[test]
+fn a_missing_file_is_named_as_missing() {
+    let pool = Served::start();
+    let id = "cli-missing";
+    for args in [
+        &["files", "get", "nope.txt"][..],
+        &["files", "stat", "nope.txt"],
+        &["files", "rm", "nope.txt"],
+    ] {
+        let cwd = tempfile::tempdir().unwrap();
+        let mut all = vec![
+            "--endpoint",
+            &pool.endpoint,
+            "--token",
+            TOKEN,
+            "--identifier",
+            id,
+        ];
+        all.extend_from_slice(args);
+        let out = pool.bare(&all, cwd.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("no file nope.txt in the session's /mnt/data"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("maximum number of sessions"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(cwd.path()).unwrap().count(),
+            0,
+            "nothing left behind"
+        );
+    }
+    let out = pool.run(id, &["files", "ls", "--path", "nowhere"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no folder nowhere in the session's /mnt/data"),
+        "{err}"
+    );
+}
+
+/// Issue 11, point 12: `files get NAME DIR` downloads into DIR (created when
+/// missing), as `cp` and `scp` take their last argument, not into the current
+/// folder; `-o` still names the folder for every name.
+#[test]
+fn files_get_name_dir_downloads_into_dir() {
+    let pool = Served::start();
+    let id = "cli-get-dir";
+    let src = tempfile::tempdir().unwrap();
+    for name in ["a.txt", "b.txt"] {
+        std::fs::write(src.path().join(name), name).unwrap();
+        let put = pool.run(
+            id,
+            &["files", "put", src.path().join(name).to_str().unwrap()],
+        );
+        assert!(put.status.success(), "{}", text(&put.stderr));
+    }
+    let cwd = tempfile::tempdir().unwrap();
+    let with = |args: &[&str]| {
+        let mut all = vec![
+            "--endpoint",
+            &pool.endpoint,
+            "--token",
+            TOKEN,
+            "--identifier",
+            id,
+        ];
+        all.extend_from_slice(args);
+        pool.bare(&all, cwd.path())
+    };
+    let out = with(&["files", "get", "a.txt", "into"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read(cwd.path().join("into/a.txt")).unwrap(),
+        b"a.txt"
+    );
+    assert!(
+        !cwd.path().join("a.txt").exists(),
+        "not into the current folder"
+    );
+    // Several names, then the folder.
+    let out = with(&["files", "get", "a.txt", "b.txt", "both"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(cwd.path().join("both/a.txt").exists() && cwd.path().join("both/b.txt").exists());
+    // One name alone: the current folder.
+    let out = with(&["files", "get", "b.txt"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(cwd.path().join("b.txt")).unwrap(), b"b.txt");
+    // A local file is no folder: refused, nothing written.
+    std::fs::write(cwd.path().join("plain"), b"mine").unwrap();
+    let out = with(&["files", "get", "a.txt", "plain"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not a folder"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read(cwd.path().join("plain")).unwrap(), b"mine");
+    // With -o every argument is a name.
+    let out = with(&["files", "get", "a.txt", "b.txt", "-o", "named"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(cwd.path().join("named/a.txt").exists() && cwd.path().join("named/b.txt").exists());
+}
+
+/// Issue 11, point 12: listing an empty folder says so on standard error and
+/// prints nothing on standard output (scriptable); `--json` prints `[]`.
+#[test]
+fn files_ls_of_an_empty_folder_says_it_is_empty() {
+    let pool = Served::start();
+    let id = "cli-empty";
+    let out = pool.run(id, &["files", "ls"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert!(
+        text(&out.stderr).contains("no files in /mnt/data"),
+        "{}",
+        text(&out.stderr)
+    );
+    pool.run(id, &["exec", "-c", "import os; os.mkdir('/mnt/data/sub')"]);
+    let out = pool.run(id, &["files", "ls", "--path", "sub"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert!(
+        text(&out.stderr).contains("no files in /mnt/data/sub"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = pool.run(id, &["--json", "files", "ls"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v.as_array().unwrap().iter().all(|f| f["name"] == "sub"),
+        "{v}"
+    );
+}
+
+/// Issue 11, point 12: pool options are accepted after the subcommand too, as
+/// az and kubectl accept theirs.
+#[test]
+fn pool_options_are_accepted_after_the_subcommand() {
+    let pool = Served::start();
+    let id = "cli-after";
+    let cwd = tempfile::tempdir().unwrap();
+    let out = pool.bare(
+        &[
+            "exec",
+            "-c",
+            "print(6*7)",
+            "--endpoint",
+            &pool.endpoint,
+            "--token",
+            TOKEN,
+            "--identifier",
+            id,
+        ],
+        cwd.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "42\n");
+    let out = pool.bare(
+        &[
+            "sessions",
+            "ls",
+            "--endpoint",
+            &pool.endpoint,
+            "--token",
+            TOKEN,
+            "--json",
+        ],
+        cwd.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v.as_array().unwrap().iter().any(|s| s["identifier"] == id),
+        "{v}"
+    );
+    let out = pool.bare(
+        &[
+            "files",
+            "ls",
+            "--identifier",
+            id,
+            "--endpoint",
+            &pool.endpoint,
+            "--token",
+            TOKEN,
+        ],
+        cwd.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

@@ -1,6 +1,6 @@
 //! Saying when sessions are not isolated, from the real binary: `serve` refuses
 //! to start without a working sandbox unless `--no-sandbox`, `exec` warns once
-//! on an unsandboxed embedded pool, and the discovery file belongs to the serve
+//! on an unsandboxed pool (a serve, or the background pool it starts itself), and the discovery file belongs to the serve
 //! that wrote it.
 //!
 //! "No sandbox" is forced through PATH, where the pool looks for bubblewrap:
@@ -232,9 +232,21 @@ fn warnings(stderr: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Stops the background local pool of a data directory when dropped (also when
+/// the test fails), so no test leaves one running.
+struct StopsBackground<'a>(&'a Path);
+
+impl Drop for StopsBackground<'_> {
+    fn drop(&mut self) {
+        let path = std::env::var("PATH").unwrap_or_default();
+        let _ = run_to_end(sessionpad(self.0, &path, &["pool", "stop"]), REFUSE);
+    }
+}
+
 #[test]
-fn exec_on_an_unsandboxed_embedded_pool_warns_once() {
+fn exec_on_an_unsandboxed_background_pool_warns_once() {
     let data = tempfile::tempdir().unwrap();
+    let _stops = StopsBackground(data.path());
     let fake = common::failing_bwrap();
     let out = run_to_end(
         sessionpad(
@@ -249,9 +261,23 @@ fn exec_on_an_unsandboxed_embedded_pool_warns_once() {
     assert_eq!(text(&out.stdout), "42\n");
     assert_eq!(warnings(&err).len(), 1, "one warning line:\n{err}");
     assert!(warnings(&err)[0].contains("NOT isolated"), "{err}");
+    // The next command reaches the same (unsandboxed) pool and warns again.
+    let out = run_to_end(
+        sessionpad(
+            data.path(),
+            &std::env::var("PATH").unwrap_or_default(),
+            &["--identifier", "iso-1", "exec", "-c", "print(7)"],
+        ),
+        START,
+    );
+    let err = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "7\n", "{err}");
+    assert_eq!(warnings(&err).len(), 1, "one warning line:\n{err}");
 
     if sandbox_works() {
         let path = std::env::var("PATH").unwrap_or_default();
+        let stop = run_to_end(sessionpad(data.path(), &path, &["pool", "stop"]), REFUSE);
+        assert!(stop.status.success(), "{}", text(&stop.stderr));
         let out = run_to_end(
             sessionpad(
                 data.path(),

@@ -77,7 +77,7 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
 /// sequences.
 fn warning_line(isolation: &Isolation) -> Option<String> {
     let warning = isolation.warning()?;
-    let line = crate::tui::ui::sanitize::plain(&warning.replace(['\r', '\n'], " "));
+    let line = crate::text::sanitize::plain(&warning.replace(['\r', '\n'], " "));
     Some(format!("warning: {line}"))
 }
 

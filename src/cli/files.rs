@@ -13,7 +13,7 @@ use super::output;
 use super::target::{TargetOpt, connect};
 use crate::client::{FileKind, RemoteFile, SessionClient};
 use crate::localname;
-use crate::tui::ui::sanitize;
+use crate::text::sanitize;
 
 /// File commands.
 #[derive(Debug, Subcommand)]
@@ -36,14 +36,18 @@ pub enum FilesCmd {
         #[arg(long)]
         path: Option<String>,
     },
-    /// Download files into a local folder (never overwriting without --force).
+    /// Download files into a local folder (never overwriting without --force):
+    /// `get NAME` into the current folder, `get NAME... DIR` into DIR (created
+    /// when missing), `get NAME... -o DIR` likewise.
+    #[command(override_usage = "sessionpad files get [OPTIONS] <NAME>... [DIR]")]
     Get {
-        /// Remote file names.
-        #[arg(required = true)]
+        /// Remote file names, then the local folder when more than one is given
+        /// and no --out (as `cp` and `scp` take their last argument).
+        #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
-        /// Local folder (default: the current directory).
-        #[arg(long, short = 'o', default_value = ".")]
-        out: PathBuf,
+        /// Local folder; every argument is then a remote name.
+        #[arg(long, short = 'o', value_name = "DIR")]
+        out: Option<PathBuf>,
         /// Replace existing local files.
         #[arg(long)]
         force: bool,
@@ -71,6 +75,9 @@ pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> 
             let files = client.list_files(id, path.as_deref(), recursive).await?;
             if json {
                 output::json(&serde_json::to_value(&files)?);
+            } else if files.is_empty() {
+                // Standard output stays a listing (of nothing) for scripts.
+                eprintln!("no files in {}", data_folder(path.as_deref()));
             } else {
                 print_listing(&files);
             }
@@ -93,6 +100,7 @@ pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> 
             }
         }
         FilesCmd::Get { names, out, force } => {
+            let (names, out) = destination(names, out)?;
             let mut written = Vec::new();
             for name in &names {
                 written.push(get(client, id, name, &out, force, json).await?);
@@ -114,6 +122,44 @@ pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> 
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The remote names and the local folder of `files get`: `--out` when given
+/// (every argument is then a name), else the last of two or more arguments,
+/// else the current folder.
+///
+/// # Errors
+///
+/// The folder exists and is not a folder (nothing is downloaded then).
+fn destination(
+    mut names: Vec<String>,
+    out: Option<PathBuf>,
+) -> anyhow::Result<(Vec<String>, PathBuf)> {
+    let out = match out {
+        Some(dir) => dir,
+        None if names.len() >= 2 => PathBuf::from(names.pop().unwrap_or_default()),
+        None => PathBuf::from("."),
+    };
+    if out.exists() && !out.is_dir() {
+        bail!(
+            "{} is not a folder: `files get NAME... DIR` downloads into the folder DIR",
+            out.display()
+        );
+    }
+    Ok((names, out))
+}
+
+/// A folder of the session as a person reads it: `/mnt/data`, or
+/// `/mnt/data/sub` for `--path sub` (or `--path /mnt/data/sub`).
+fn data_folder(path: Option<&str>) -> String {
+    let rel = path
+        .map(|p| p.strip_prefix("/mnt/data").unwrap_or(p).trim_matches('/'))
+        .unwrap_or_default();
+    if rel.is_empty() {
+        "/mnt/data".to_string()
+    } else {
+        format!("/mnt/data/{}", sanitize::plain(rel))
+    }
 }
 
 fn print_listing(files: &[RemoteFile]) {
@@ -231,4 +277,31 @@ async fn get(
         );
     }
     Ok(dest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn the_last_of_several_arguments_is_the_folder_unless_out_is_given() {
+        let (n, out) = destination(names(&["a"]), None).unwrap();
+        assert_eq!((n, out), (names(&["a"]), PathBuf::from(".")));
+        let (n, out) = destination(names(&["a", "b", "dir"]), None).unwrap();
+        assert_eq!((n, out), (names(&["a", "b"]), PathBuf::from("dir")));
+        let (n, out) = destination(names(&["a", "b"]), Some("o".into())).unwrap();
+        assert_eq!((n, out), (names(&["a", "b"]), PathBuf::from("o")));
+    }
+
+    #[test]
+    fn folders_are_named_below_mnt_data() {
+        assert_eq!(data_folder(None), "/mnt/data");
+        assert_eq!(data_folder(Some("/mnt/data/")), "/mnt/data");
+        assert_eq!(data_folder(Some("sub/")), "/mnt/data/sub");
+        assert_eq!(data_folder(Some("/mnt/data/a/b")), "/mnt/data/a/b");
+    }
 }

@@ -70,8 +70,15 @@ pub struct ServeOpt {
     /// Address to bind; loopback by default.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
-    /// Bearer token clients must send; random when omitted.
-    #[arg(long = "token", conflicts_with = "no_auth")]
+    /// Bearer token clients must send (or $SESSIONPAD_TOKEN); random when omitted.
+    // The id of the global `--token`, so that this one takes its place here
+    // instead of clashing with it (clap skips a global whose id a subcommand has).
+    #[arg(
+        id = "token",
+        long = "token",
+        value_name = "TOKEN",
+        conflicts_with = "no_auth"
+    )]
     pub serve_token: Option<String>,
     /// Accept requests without a token.
     #[arg(long)]
@@ -120,6 +127,16 @@ pub struct ServeOpt {
     /// CPU weight of each session against the others, 1-10000 (default 100).
     #[arg(long, value_name = "N")]
     pub cpu_weight: Option<u64>,
+    /// End after SECS without a request (none in flight), removing the
+    /// discovery file first; by default serve runs until stopped.
+    #[arg(long, value_name = "SECS")]
+    pub idle_exit: Option<u64>,
+    /// Run as the background local pool that commands without an endpoint
+    /// start (see `sessionpad pool stop`): published as such, and where no
+    /// sandbox works it serves anyway, NOT isolated, as the embedded pool does
+    /// (commands then warn), for it only ever runs this user's own commands.
+    #[arg(long, hide = true)]
+    pub background: bool,
 }
 
 impl ServeOpt {
@@ -179,6 +196,45 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn pool_options_go_before_or_after_the_subcommand() {
+        for args in [
+            &[
+                "sessionpad",
+                "--endpoint",
+                "http://e",
+                "--token",
+                "t",
+                "exec",
+                "-c",
+                "1",
+            ][..],
+            &[
+                "sessionpad",
+                "exec",
+                "-c",
+                "1",
+                "--endpoint",
+                "http://e",
+                "--token",
+                "t",
+            ],
+            &[
+                "sessionpad",
+                "files",
+                "ls",
+                "--token",
+                "t",
+                "--endpoint",
+                "http://e",
+            ],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            assert_eq!(cli.target.endpoint.as_deref(), Some("http://e"), "{args:?}");
+            assert_eq!(cli.target.token.as_deref(), Some("t"), "{args:?}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::tui::ui::sanitize;
+use crate::text::sanitize;
 
 /// Writes session text to standard output, sanitized when it is a terminal.
 pub fn out(text: &str) {
@@ -40,7 +40,7 @@ pub fn json(value: &serde_json::Value) {
 }
 
 /// A short human size (`512 B`, `1.5 KiB`, `3.0 MiB`): the same as the TUI shows.
-pub use crate::tui::ui::fit::human_size;
+pub use crate::text::human_size;
 
 #[cfg(test)]
 mod tests {

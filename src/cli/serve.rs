@@ -10,8 +10,13 @@ use anyhow::bail;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::ServeOpt;
-use super::target::{Discovery, NotPublished};
+use crate::background::{Discovery, DiscoveryGuard, NotPublished};
 use crate::pool::{Isolation, LocalPool, PoolOptions, Sandbox};
+
+/// After the discovery file is removed for an idle exit, how long the pool
+/// keeps answering: a command that read the file just before still gets its
+/// answer, and one that comes in this time puts the file back.
+const IDLE_GRACE: Duration = Duration::from_secs(2);
 
 /// `sessionpad serve`: start the pool, print how to reach it, serve until Ctrl+C
 /// or SIGTERM.
@@ -25,7 +30,10 @@ use crate::pool::{Isolation, LocalPool, PoolOptions, Sandbox};
 pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Result<()> {
     let (_, config) = target.load_config()?;
     let limits = opt.limits(&config.pool);
-    if !opt.no_sandbox {
+    let (background, idle_exit) = (opt.background, opt.idle_exit.map(Duration::from_secs));
+    // The background pool serves this user's own commands, as the embedded
+    // pool did: without a sandbox it says so (commands warn) instead of refusing.
+    if !opt.no_sandbox && !background {
         let egress = opt.egress;
         let detected = tokio::task::spawn_blocking(move || Sandbox::detect(true, egress)).await?;
         if let Err(why) = detected {
@@ -34,7 +42,9 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
     }
     let no_sandbox = opt.no_sandbox;
     let pool = LocalPool::start(pool_options(opt, limits), &|line| eprintln!("{line}")).await?;
-    if let (false, Some(why)) = (no_sandbox, pool.isolation().unsandboxed.clone()) {
+    if let (false, false, Some(why)) =
+        (no_sandbox, background, pool.isolation().unsandboxed.clone())
+    {
         // Detection passed a moment ago but the pool's own failed: still refuse.
         pool.shutdown().await;
         bail!(refusal(&why));
@@ -43,22 +53,69 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
     // that came before the handlers would end the process without removing it.
     let mut term = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    print_banner(&pool);
-    let discovery = match Discovery::publish(&pool) {
+    print_banner(&pool, background);
+    let mut discovery = match Discovery::publish(&pool, background) {
         Ok(guard) => Some(guard),
         Err(not) => {
             println!("\n{}", not_published(&not));
             None
         }
     };
-    println!("\nPress Ctrl+C to stop.");
+    match (background, idle_exit) {
+        (true, Some(idle)) => println!(
+            "\nThe background local pool: it ends after {} s without a request, or on \
+             `sessionpad pool stop`.",
+            idle.as_secs()
+        ),
+        (false, Some(idle)) => println!(
+            "\nPress Ctrl+C to stop; it ends by itself after {} s without a request.",
+            idle.as_secs()
+        ),
+        (_, None) => println!("\nPress Ctrl+C to stop."),
+    }
     tokio::select! {
         _ = interrupt.recv() => {}
         _ = term.recv() => {}
+        () = idle_end(&pool, idle_exit, &mut discovery, background) => {}
     }
     drop(discovery);
     pool.shutdown().await;
     Ok(())
+}
+
+/// Returns once the pool has had no request for `idle` (never without one):
+/// the discovery file is removed first, so new commands start another pool,
+/// and if a request still comes within [`IDLE_GRACE`] the file is put back and
+/// the wait starts over.
+async fn idle_end(
+    pool: &LocalPool,
+    idle: Option<Duration>,
+    discovery: &mut Option<DiscoveryGuard>,
+    background: bool,
+) {
+    let Some(idle) = idle else {
+        return std::future::pending().await;
+    };
+    let mut tick = tokio::time::interval(Duration::from_secs(1).min(idle));
+    loop {
+        tick.tick().await;
+        if pool.idle_for().is_none_or(|quiet| quiet < idle) {
+            continue;
+        }
+        let published = discovery.take().is_some();
+        tokio::time::sleep(IDLE_GRACE).await;
+        if pool
+            .idle_for()
+            .is_some_and(|quiet| quiet >= idle + IDLE_GRACE)
+        {
+            tracing::info!("no request for {} s: ending", idle.as_secs());
+            eprintln!("no request for {} s: the idle pool ends", idle.as_secs());
+            return;
+        }
+        if published {
+            *discovery = Discovery::publish(pool, background).ok();
+        }
+    }
 }
 
 fn pool_options(opt: ServeOpt, limits: crate::pool::limits::Limits) -> PoolOptions {
@@ -109,11 +166,17 @@ fn not_published(not: &NotPublished) -> String {
     }
 }
 
-fn print_banner(pool: &LocalPool) {
+/// What serve prints at start. The background pool's output is its log file,
+/// which keeps no secret: its token is only in the discovery file (mode 0600).
+fn print_banner(pool: &LocalPool, background: bool) {
     let endpoint = pool.endpoint();
-    println!("sessionpad local pool");
+    println!("sessionpad local pool (pid {})", std::process::id());
     println!("  pool management endpoint: {endpoint}");
     match pool.token() {
+        Some(_) if background => println!(
+            "  bearer token:             in {} (readable by this user only)",
+            Discovery::path().display()
+        ),
         Some(t) => {
             println!("  bearer token:             {t}");
             println!(

@@ -9,7 +9,7 @@ use super::output;
 use super::target::{TargetOpt, connect};
 use crate::client::SessionInfo;
 use crate::pool::Isolation;
-use crate::tui::ui::sanitize;
+use crate::text::sanitize;
 
 /// Session commands.
 #[derive(Debug, Subcommand)]
@@ -29,6 +29,9 @@ pub enum PoolCmd {
     /// The pool's metadata: a local pool's isolation (sandbox, limits), runtime,
     /// installed packages, kernel.
     Info,
+    /// End the background local pool that commands without an endpoint start
+    /// (a `sessionpad serve` run in the foreground is left alone).
+    Stop,
 }
 
 /// Runs a session command. `show` and `rm` act on `--identifier` (default: this
@@ -87,7 +90,9 @@ fn print_session(s: &SessionInfo) {
 
 /// Runs a pool command.
 pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> {
-    let PoolCmd::Info = cmd;
+    if let PoolCmd::Stop = cmd {
+        return stop(target.json).await;
+    }
     let settings = target.settings()?;
     let conn = connect(&settings).await?;
     let meta = conn.client.pool_metadata().await?;
@@ -115,5 +120,22 @@ pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCo
         text.push_str(&format!("  {} {}\n", p.name, p.version));
     }
     output::out(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sessionpad pool stop`: ends the background local pool and says which.
+async fn stop(json: bool) -> anyhow::Result<ExitCode> {
+    let stopped = crate::background::stop().await?;
+    let pid = match stopped {
+        crate::background::Stopped::Ended(pid) => Some(pid),
+        crate::background::Stopped::NoneRunning => None,
+    };
+    if json {
+        output::json(&json!({ "stopped": pid }));
+    } else if let Some(pid) = pid {
+        eprintln!("stopped the background local pool (pid {pid})");
+    } else {
+        eprintln!("no background local pool is running");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,56 +1,59 @@
 //! Which pool and session a command talks to, shared by every command and the TUI.
 //!
 //! Order: `--endpoint` (or `POOL_MANAGEMENT_ENDPOINT`), then the profile (`--profile`
-//! or the config file's `default_profile`), then a `sessionpad serve` running on
-//! this machine (it publishes its endpoint in the data directory), then the
-//! embedded local pool started for this one command.
+//! or the config file's `default_profile`), then the local pool: a `sessionpad
+//! serve` running on this machine (it publishes its endpoint in the data
+//! directory), else the background local pool, started for the purpose and kept
+//! for the next commands ([`crate::background`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::client::auth::{AuthConfig, TokenSource};
 use crate::client::{ApiVersion, PoolType, SessionClient, Target};
 use crate::config::{AuthKind, Config, Profile};
-use crate::pool::{Isolation, LocalPool, PoolOptions};
+use crate::pool::Isolation;
 
 /// Options that choose the session pool, the session and how to authenticate.
+/// Each is global: accepted before or after the subcommand, as az and kubectl
+/// accept theirs.
 #[derive(Debug, Args, Clone, Default)]
 pub struct TargetOpt {
-    /// Pool management endpoint; without one, the embedded local pool.
-    #[arg(long, env = "POOL_MANAGEMENT_ENDPOINT")]
+    /// Pool management endpoint; without one, the local pool (the notebook's
+    /// embedded one; for commands a running serve, else the background pool).
+    #[arg(long, global = true, env = "POOL_MANAGEMENT_ENDPOINT")]
     pub endpoint: Option<String>,
     /// A pool profile from the config file.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub profile: Option<String>,
     /// Config file (default: ~/.config/sessionpad/config.toml or $SESSIONPAD_CONFIG).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Static bearer token for the pool.
-    #[arg(long, env = "SESSIONPAD_TOKEN", hide_env_values = true)]
+    #[arg(long, global = true, env = "SESSIONPAD_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// How to get a token: az, managed-identity, workload-identity, client-secret, none.
-    #[arg(long, value_enum)]
+    #[arg(long, global = true, value_enum)]
     pub auth: Option<AuthKind>,
     /// Client id of a user-assigned managed identity.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub client_id: Option<String>,
     /// Api-version to speak (default 2025-10-02-preview; 2024-02-02-preview speaks code/execute).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub api_version: Option<ApiVersion>,
     /// Session identifier (default: a stable one for the current directory).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub identifier: Option<String>,
     /// Pool type: code-interpreter (default) or custom-container, which lists,
     /// reads and ends sessions through `.management/*` (stopSession).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub pool_type: Option<PoolType>,
     /// Execution limit per cell, in seconds (default 220).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub timeout: Option<u64>,
     /// Machine-readable JSON output.
     #[arg(long, global = true)]
@@ -78,9 +81,12 @@ pub struct Settings {
     /// How the pool's sessions are listed, read and ended.
     pub pool_type: PoolType,
     /// What the terminal UI takes from the config file (theme, keys, images).
-    pub ui: crate::config::UiConfig,
+    pub ui: crate::tui::UiConfig,
     /// Per-session limits of an embedded local pool (`[pool]`).
     pub pool_limits: crate::pool::limits::Limits,
+    /// How the background local pool is started when there is no endpoint
+    /// and none runs (`[background_pool]`, the config file it reads).
+    pub background: crate::background::StartOptions,
 }
 
 /// A stable identifier for the current working directory: `sp-` and 16 hex
@@ -150,8 +156,17 @@ impl TargetOpt {
             derived_identifier,
             timeout,
             pool_type: self.pool_type.or(profile.pool_type).unwrap_or_default(),
-            ui: config.ui(),
+            ui: crate::tui::UiConfig::from_config(config).map_err(|message| {
+                crate::config::ConfigError {
+                    path: path.to_path_buf(),
+                    message,
+                }
+            })?,
             pool_limits: config.pool.over(crate::pool::limits::Limits::default()),
+            background: crate::background::StartOptions {
+                config: self.config.clone(),
+                idle_exit: config.background_pool.idle_exit(),
+            },
         })
     }
 }
@@ -205,22 +220,29 @@ fn profile_token(profile: &Profile) -> anyhow::Result<Option<String>> {
     }
 }
 
-/// A connected client: the session client, and the embedded pool when one was
-/// started for this command (it stops when this is dropped).
+/// `15 min`, `90 s`: a period as a person reads it.
+fn humantime_secs(d: Duration) -> String {
+    match d.as_secs() {
+        s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}
+
+/// A connected client: the session client, with what is known of the pool.
 pub struct Connection {
     /// The client.
     pub client: SessionClient,
-    /// What the command talks to, for messages: `local`, `local (serve)` or the host.
+    /// What the command talks to, for messages: `local (background, pid N)`,
+    /// `local (serve, pid N)` or the host.
     pub label: String,
     /// The isolation of a local pool's sessions when known without asking:
-    /// the embedded pool's, or the one a serve wrote into its discovery file.
+    /// the one a serve (foreground or background) wrote into its discovery file.
     isolation: Option<Isolation>,
-    _embedded: Option<LocalPool>,
 }
 
 impl Connection {
     /// The isolation of the pool's sessions when it is a sessionpad local pool
-    /// (embedded, discovered, or an endpoint served over plain http, which is
+    /// (discovered, or an endpoint served over plain http, which is
     /// asked through `GET metadata` for at most `wait`); `None` for Azure's
     /// pools, and when asking failed or took longer.
     pub async fn local_isolation(&self, wait: Duration) -> Option<Isolation> {
@@ -241,9 +263,10 @@ impl Connection {
     }
 }
 
-/// Connects to the pool the settings name, starting the embedded local pool when
-/// there is no endpoint and no `sessionpad serve` running. Progress of a first
-/// Python environment build goes to standard error.
+/// Connects to the pool the settings name; without an endpoint, the running
+/// local pool, else the background local pool started now (it outlives this
+/// command). Progress of a first Python environment build and of the start goes
+/// to standard error.
 ///
 /// Errors: an invalid endpoint, or a local pool that cannot start.
 pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
@@ -270,176 +293,36 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
             client,
             label,
             isolation: None,
-            _embedded: None,
         });
     }
-    if let Some(found) = Discovery::find() {
-        let client = SessionClient::new(Target {
-            endpoint: found.endpoint,
-            api_version: settings.api_version,
-            token: found.token,
-        })?;
-        return Ok(Connection {
-            client,
-            label: "local (serve)".into(),
-            isolation: found.isolation,
-            _embedded: None,
-        });
-    }
-    let mut opts = PoolOptions::embedded();
-    opts.ready_sessions = 0;
-    opts.limits = settings.pool_limits;
-    let pool = LocalPool::start(opts, &|line| eprintln!("{line}"))
-        .await
-        .context("starting the embedded local pool")?;
+    let found = crate::background::find_or_start(&settings.background, &|line| {
+        eprintln!("{line}");
+    })
+    .await
+    .context("reaching the local pool")?;
     let client = SessionClient::new(Target {
-        endpoint: pool.endpoint(),
+        endpoint: found.endpoint.clone(),
         api_version: settings.api_version,
-        token: pool.token().map(str::to_string),
+        token: found.token.clone(),
     })?;
+    if found.started {
+        eprintln!(
+            "started the background local pool (pid {}): it keeps sessions between commands \
+             and ends after {} without a request, or on `sessionpad pool stop`",
+            found.pid,
+            humantime_secs(settings.background.idle_exit)
+        );
+    }
+    let label = if found.background {
+        format!("local (background, pid {})", found.pid)
+    } else {
+        format!("local (serve, pid {})", found.pid)
+    };
     Ok(Connection {
         client,
-        label: "local (embedded, this command only)".into(),
-        isolation: Some(pool.isolation().clone()),
-        _embedded: Some(pool),
+        label,
+        isolation: found.isolation,
     })
-}
-
-/// The file in which `sessionpad serve` publishes its endpoint and token for other
-/// sessionpad commands on this machine (readable by this user only). It belongs
-/// to the serve that wrote it: a second serve leaves it alone, and a serve
-/// removes it on exit only while it is still its own (its `nonce`).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Discovery {
-    endpoint: String,
-    token: Option<String>,
-    pid: u32,
-    /// A random value of the serve that wrote the file, so that it removes only
-    /// its own file (a pid alone can be reused).
-    #[serde(default)]
-    nonce: String,
-    /// The serve's isolation (absent in files of older versions), so commands
-    /// can warn without asking the pool.
-    #[serde(default)]
-    isolation: Option<Isolation>,
-}
-
-/// Why [`Discovery::publish`] did not publish.
-#[derive(Debug)]
-pub enum NotPublished {
-    /// Another serve, still running, published the file first.
-    Taken {
-        /// That serve's process id.
-        pid: u32,
-        /// The discovery file.
-        path: PathBuf,
-    },
-    /// The file could not be written (the text says why).
-    Io(String),
-}
-
-impl Discovery {
-    fn path() -> PathBuf {
-        crate::dirs::data_dir().join("local-pool.json")
-    }
-
-    /// Writes the discovery file for `pool` (atomically, mode 0600: it holds the
-    /// bearer token) unless another serve that is still running owns it; a file
-    /// whose serve is gone is replaced. The file is removed when the returned
-    /// guard drops, if it is still this serve's.
-    ///
-    /// # Errors
-    ///
-    /// [`NotPublished::Taken`] when a live serve owns the file,
-    /// [`NotPublished::Io`] when it cannot be written.
-    pub fn publish(pool: &LocalPool) -> Result<DiscoveryGuard, NotPublished> {
-        let me = Self {
-            endpoint: pool.endpoint(),
-            token: pool.token().map(str::to_string),
-            pid: std::process::id(),
-            nonce: crate::pool::random_token(),
-            isolation: Some(pool.isolation().clone()),
-        };
-        let path = Self::path();
-        let io = |e: std::io::Error| NotPublished::Io(e.to_string());
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
-        }
-        let json = serde_json::to_vec(&me).map_err(|e| NotPublished::Io(e.to_string()))?;
-        let tmp = path.with_extension(format!("json.{}.tmp", me.pid));
-        write_private(&tmp, &json).map_err(io)?;
-        // A hard link appears whole and fails if the file exists: two serves
-        // starting together cannot both win.
-        let linked = std::fs::hard_link(&tmp, &path);
-        let result = match linked {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match Self::read() {
-                Some(other) if other.alive() && other.pid != me.pid => Err(NotPublished::Taken {
-                    pid: other.pid,
-                    path: path.clone(),
-                }),
-                // Stale (its serve is gone) or unreadable: ours now.
-                _ => std::fs::rename(&tmp, &path).map_err(io),
-            },
-            Err(e) => Err(io(e)),
-        };
-        let _ = std::fs::remove_file(&tmp);
-        result.map(|()| DiscoveryGuard {
-            path,
-            nonce: me.nonce,
-        })
-    }
-
-    fn read() -> Option<Self> {
-        let bytes = std::fs::read(Self::path()).ok()?;
-        serde_json::from_slice(&bytes).ok()
-    }
-
-    /// Whether the serve that wrote this is still running: its pid is a live
-    /// process whose arguments include `serve` (so a pid reused by another
-    /// program does not keep a stale file alive).
-    fn alive(&self) -> bool {
-        std::fs::read(format!("/proc/{}/cmdline", self.pid))
-            .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == b"serve"))
-    }
-
-    /// The running `serve` on this machine, if its process is still alive.
-    fn find() -> Option<Self> {
-        Self::read().filter(Self::alive)
-    }
-}
-
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let _ = std::fs::remove_file(path);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
-}
-
-/// Removes the discovery file when dropped, if it is still the one this serve
-/// wrote.
-#[derive(Debug)]
-pub struct DiscoveryGuard {
-    path: PathBuf,
-    nonce: String,
-}
-
-impl Drop for DiscoveryGuard {
-    fn drop(&mut self) {
-        let ours = std::fs::read(&self.path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Discovery>(&b).ok())
-            .is_some_and(|d| d.nonce == self.nonce);
-        if ours {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
 }
 
 impl Settings {

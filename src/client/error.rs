@@ -54,14 +54,19 @@ pub enum ClientError {
         /// The service's message, if any.
         message: Option<String>,
     },
-    /// HTTP 404: wrong endpoint or path, or the pool reached its maximum sessions.
-    #[error(
-        "404 Not Found: check the pool management endpoint, or the pool may be at its \
-         maximum number of sessions{}", detail(.message)
-    )]
+    /// HTTP 404: wrong endpoint or path, or the pool reached its maximum sessions;
+    /// on a file call that names a file or folder, that it is not there.
+    #[error("{}", not_found(.message.as_deref(), .code.as_deref(), .missing.as_deref()))]
     NotFound {
         /// The service's message, if any.
         message: Option<String>,
+        /// The service's error code (`{"error":{"code"}}` or `x-ms-error-code`,
+        /// `aca-api.md` §6.1), if any: the local pool says `FileNotFound` or
+        /// `DirectoryNotFound`.
+        code: Option<String>,
+        /// What a file call looked for, when it named something: `file NAME` or
+        /// `folder NAME`, relative to `/mnt/data`.
+        missing: Option<String>,
     },
     /// HTTP 413: an upload over the 128 MB limit.
     #[error("413: the file is larger than the pool accepts (128 MB)")]
@@ -114,10 +119,86 @@ pub enum ClientError {
     InvalidArgument(String),
 }
 
+impl ClientError {
+    /// This error as the answer to a call that looked for `what` (`file NAME`
+    /// or `folder NAME`): a [`ClientError::NotFound`] then says that `what` is
+    /// not in the session's `/mnt/data`; other errors are returned unchanged.
+    #[must_use]
+    pub(crate) fn looking_for(self, what: impl FnOnce() -> String) -> Self {
+        match self {
+            Self::NotFound {
+                message,
+                code,
+                missing: None,
+            } => Self::NotFound {
+                message,
+                code,
+                missing: Some(what()),
+            },
+            other => other,
+        }
+    }
+}
+
+/// The text of [`ClientError::NotFound`]: a missing file or folder by name
+/// (with the service's words unless its code already says just that), else what
+/// a 404 can mean on any call.
+fn not_found(message: Option<&str>, code: Option<&str>, missing: Option<&str>) -> String {
+    let message = message.filter(|m| !m.is_empty());
+    match missing {
+        Some(what) => {
+            let plain = matches!(code, Some("FileNotFound" | "DirectoryNotFound"));
+            match message.filter(|_| !plain) {
+                Some(m) => format!("no {what} in the session's /mnt/data (404 Not Found: {m})"),
+                None => format!("no {what} in the session's /mnt/data"),
+            }
+        }
+        None => format!(
+            "404 Not Found: check the pool management endpoint, or the pool may be at its \
+             maximum number of sessions{}",
+            message.map(|m| format!(" ({m})")).unwrap_or_default()
+        ),
+    }
+}
+
 fn detail(message: &Option<String>) -> String {
     message
         .as_deref()
         .filter(|m| !m.is_empty())
         .map(|m| format!(" ({m})"))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_is_named_and_other_404s_keep_their_hint() {
+        let local = ClientError::NotFound {
+            message: Some("file a.txt was not found".into()),
+            code: Some("FileNotFound".into()),
+            missing: None,
+        }
+        .looking_for(|| "file a.txt".into());
+        assert_eq!(
+            local.to_string(),
+            "no file a.txt in the session's /mnt/data"
+        );
+        let other = ClientError::NotFound {
+            message: Some("no such pool".into()),
+            code: None,
+            missing: None,
+        };
+        assert!(
+            other
+                .to_string()
+                .contains("check the pool management endpoint")
+        );
+        let named = other.looking_for(|| "folder sub".into());
+        assert_eq!(
+            named.to_string(),
+            "no folder sub in the session's /mnt/data (404 Not Found: no such pool)"
+        );
+    }
 }

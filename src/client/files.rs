@@ -92,7 +92,13 @@ impl SessionClient {
                 q.append_pair("recursive", "true");
             }
         }
-        let pages = self.send_paged(reqwest::Method::GET, url).await?;
+        let pages = self
+            .send_paged(reqwest::Method::GET, url)
+            .await
+            .map_err(|e| match path.filter(|p| !is_data_root(p)) {
+                Some(p) => e.looking_for(|| format!("folder {}", below_root(p))),
+                None => e,
+            })?;
         let mut files = Vec::new();
         for page in &pages {
             let Some(entries) = page.get("value").and_then(Value::as_array) else {
@@ -132,7 +138,9 @@ impl SessionClient {
                 .into_iter()
                 .find(|f| f.path() == wanted)
                 .ok_or_else(|| ClientError::NotFound {
-                    message: Some(format!("no file {wanted} in the session's {DATA_ROOT}")),
+                    message: None,
+                    code: None,
+                    missing: Some(format!("file {wanted}")),
                 });
         }
         let url = self.file_url(identifier, &[], &segments, &[])?;
@@ -140,7 +148,8 @@ impl SessionClient {
             .send_idempotent(Limit::Whole(CALL_TIMEOUT), || {
                 Ok(self.http.get(url.clone()))
             })
-            .await?;
+            .await
+            .map_err(|e| e.looking_for(|| format!("file {}", segments.join("/"))))?;
         parse_b_file(&json(resp).await?)
     }
 
@@ -280,7 +289,8 @@ impl SessionClient {
             .send_idempotent(Limit::Headers(CALL_TIMEOUT), || {
                 Ok(self.http.get(url.clone()))
             })
-            .await?;
+            .await
+            .map_err(|e| e.looking_for(|| format!("file {}", segments.join("/"))))?;
         let total = resp.content_length();
         let mut done = 0u64;
         let write_err = |source| ClientError::Local {
@@ -318,7 +328,8 @@ impl SessionClient {
         let segments = name_segments(name)?;
         let url = self.file_url(identifier, &[], &segments, &[])?;
         self.send_once(self.http.delete(url), Limit::Whole(CALL_TIMEOUT))
-            .await?;
+            .await
+            .map_err(|e| e.looking_for(|| format!("file {}", segments.join("/"))))?;
         Ok(())
     }
 
@@ -345,6 +356,15 @@ impl SessionClient {
 /// Whether a `path` names the data root itself (`/`, `/mnt/data`).
 fn is_data_root(path: &str) -> bool {
     matches!(path.trim_end_matches('/'), "" | DATA_ROOT)
+}
+
+/// A folder `path` as shown to a person: relative to `/mnt/data`, no slashes at
+/// either end (`/mnt/data/sub/` → `sub`).
+fn below_root(path: &str) -> &str {
+    path.strip_prefix(DATA_ROOT)
+        .filter(|rest| rest.starts_with('/'))
+        .unwrap_or(path)
+        .trim_matches('/')
 }
 
 /// The `/`-separated parts of a file name, without a leading `/mnt/data/` and

@@ -31,7 +31,11 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
     Err(match status {
         StatusCode::UNAUTHORIZED => ClientError::Unauthorized { message },
         StatusCode::FORBIDDEN => ClientError::Forbidden { message },
-        StatusCode::NOT_FOUND => ClientError::NotFound { message },
+        StatusCode::NOT_FOUND => ClientError::NotFound {
+            message,
+            code: body_code.or(header_code),
+            missing: None,
+        },
         StatusCode::PAYLOAD_TOO_LARGE => ClientError::TooLarge,
         StatusCode::TOO_MANY_REQUESTS => ClientError::TooManyRequests { retry_after },
         _ => ClientError::Service {

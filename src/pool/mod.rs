@@ -3,6 +3,7 @@
 //! embedded default of the TUI and what `sessionpad serve` offers other clients.
 //! It knows nothing of the terminal.
 
+pub mod activity;
 pub mod data_fs;
 mod files;
 pub mod housekeeping;
@@ -132,6 +133,7 @@ pub struct LocalPool {
     stop: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
     reaper: tokio::task::JoinHandle<()>,
+    activity: Arc<activity::Activity>,
 }
 
 impl std::fmt::Debug for LocalPool {
@@ -223,7 +225,10 @@ impl LocalPool {
         let registry = Arc::new(SessionRegistry::new(env, confinement, &opts));
         registry.refill();
         let reaper = tokio::spawn(reap_idle_sessions(Arc::downgrade(&registry)));
-        let app = server::router(registry.clone(), &opts);
+        let activity = Arc::new(activity::Activity::default());
+        let app = server::router(registry.clone(), &opts).layer(
+            axum::middleware::from_fn_with_state(activity.clone(), activity::track),
+        );
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
             let shutdown = async {
@@ -245,6 +250,7 @@ impl LocalPool {
             stop: Some(stop),
             server: Some(server),
             reaper,
+            activity,
         })
     }
 
@@ -272,6 +278,12 @@ impl LocalPool {
     /// The session registry (for tests and the embedding application).
     pub fn registry(&self) -> &Arc<SessionRegistry> {
         &self.registry
+    }
+
+    /// How long the pool has had no request: `None` while one is being
+    /// answered, else the time since the last answer (or since the start).
+    pub fn idle_for(&self) -> Option<Duration> {
+        self.activity.idle_for()
     }
 
     /// The bearer token clients must send, or `None` without authentication.

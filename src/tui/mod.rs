@@ -29,13 +29,14 @@ pub mod terminal;
 pub mod theme;
 pub mod typeahead;
 pub mod ui;
+pub mod ui_config;
 pub mod worker;
 pub mod worker_files;
 pub mod worker_radar;
 
 use std::time::Duration;
 
-use crate::config::UiConfig;
+pub use self::ui_config::UiConfig;
 
 use self::app::App;
 use self::terminal::TerminalGuard;

@@ -90,31 +90,8 @@ pub fn layout(total: usize, flex_min: usize, fixed: &[usize]) -> (usize, Vec<boo
     )
 }
 
-/// A byte count in binary units: `812 B`, `1.5 KiB`, `64 KiB`, `10.2 MiB`,
-/// `3.0 GiB` (one decimal below 10, none from 10 up).
-#[allow(clippy::cast_precision_loss)] // a display figure
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if value < 10.0 {
-        let shown = format!("{value:.1}");
-        // 9.96 rounds to "10.0": show it as the next whole number instead.
-        if shown == "10.0" {
-            return format!("10 {}", UNITS[unit]);
-        }
-        format!("{shown} {}", UNITS[unit])
-    } else {
-        format!("{value:.0} {}", UNITS[unit])
-    }
-}
+/// A byte count in binary units (see [`crate::text::human_size`]).
+pub use crate::text::human_size;
 
 /// A time of day or date the way a listing shows it, in the offset `tz`:
 /// `14:05` when it is on the same day as `now`, `Mar 01 14:05` in the same year,

@@ -1,0 +1,157 @@
+//! The discovery file: where a running `sessionpad serve` (in the foreground, or
+//! the background local pool) publishes its endpoint and token for the other
+//! sessionpad commands of this user, `<data dir>/local-pool.json`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::pool::{Isolation, LocalPool};
+
+/// The file in which `sessionpad serve` publishes its endpoint and token for other
+/// sessionpad commands on this machine (readable by this user only). It belongs
+/// to the serve that wrote it: a second serve leaves it alone, and a serve
+/// removes it on exit only while it is still its own (its `nonce`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Discovery {
+    /// The pool management endpoint, `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    /// The bearer token the pool wants, if any.
+    pub token: Option<String>,
+    /// The serve's process id.
+    pub pid: u32,
+    /// A random value of the serve that wrote the file, so that it removes only
+    /// its own file (a pid alone can be reused).
+    #[serde(default)]
+    nonce: String,
+    /// The serve's isolation (absent in files of older versions), so commands
+    /// can warn without asking the pool.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
+    /// Whether the serve is the background local pool (it ends by itself when
+    /// idle, and `sessionpad pool stop` ends it), not a serve someone runs in
+    /// the foreground (absent in files of older versions: false).
+    #[serde(default)]
+    pub background: bool,
+}
+
+/// Why [`Discovery::publish`] did not publish.
+#[derive(Debug)]
+pub enum NotPublished {
+    /// Another serve, still running, published the file first.
+    Taken {
+        /// That serve's process id.
+        pid: u32,
+        /// The discovery file.
+        path: PathBuf,
+    },
+    /// The file could not be written (the text says why).
+    Io(String),
+}
+
+impl Discovery {
+    /// `<data dir>/local-pool.json`.
+    pub fn path() -> PathBuf {
+        crate::dirs::data_dir().join("local-pool.json")
+    }
+
+    /// Writes the discovery file for `pool` (atomically, mode 0600: it holds the
+    /// bearer token) unless another serve that is still running owns it; a file
+    /// whose serve is gone is replaced. `background` marks the serve as the
+    /// background local pool. The file is removed when the returned guard
+    /// drops, if it is still this serve's.
+    ///
+    /// # Errors
+    ///
+    /// [`NotPublished::Taken`] when a live serve owns the file,
+    /// [`NotPublished::Io`] when it cannot be written.
+    pub fn publish(pool: &LocalPool, background: bool) -> Result<DiscoveryGuard, NotPublished> {
+        let me = Self {
+            endpoint: pool.endpoint(),
+            token: pool.token().map(str::to_string),
+            pid: std::process::id(),
+            nonce: crate::pool::random_token(),
+            isolation: Some(pool.isolation().clone()),
+            background,
+        };
+        let path = Self::path();
+        let io = |e: std::io::Error| NotPublished::Io(e.to_string());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let json = serde_json::to_vec(&me).map_err(|e| NotPublished::Io(e.to_string()))?;
+        let tmp = path.with_extension(format!("json.{}.tmp", me.pid));
+        write_private(&tmp, &json).map_err(io)?;
+        // A hard link appears whole and fails if the file exists: two serves
+        // starting together cannot both win.
+        let linked = std::fs::hard_link(&tmp, &path);
+        let result = match linked {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match Self::read() {
+                Some(other) if other.alive() && other.pid != me.pid => Err(NotPublished::Taken {
+                    pid: other.pid,
+                    path: path.clone(),
+                }),
+                // Stale (its serve is gone) or unreadable: ours now.
+                _ => std::fs::rename(&tmp, &path).map_err(io),
+            },
+            Err(e) => Err(io(e)),
+        };
+        let _ = std::fs::remove_file(&tmp);
+        result.map(|()| DiscoveryGuard {
+            path,
+            nonce: me.nonce,
+        })
+    }
+
+    fn read() -> Option<Self> {
+        let bytes = std::fs::read(Self::path()).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Whether the serve that wrote this is still running: its pid is a live
+    /// process whose arguments include `serve` (so a pid reused by another
+    /// program does not keep a stale file alive).
+    fn alive(&self) -> bool {
+        std::fs::read(format!("/proc/{}/cmdline", self.pid))
+            .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == b"serve"))
+    }
+
+    /// The running `serve` on this machine, if its process is still alive.
+    pub fn find() -> Option<Self> {
+        Self::read().filter(Self::alive)
+    }
+}
+
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// Removes the discovery file when dropped, if it is still the one this serve
+/// wrote.
+#[derive(Debug)]
+pub struct DiscoveryGuard {
+    path: PathBuf,
+    nonce: String,
+}
+
+impl Drop for DiscoveryGuard {
+    fn drop(&mut self) {
+        let ours = std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Discovery>(&b).ok())
+            .is_some_and(|d| d.nonce == self.nonce);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! The background local pool: what commands without an endpoint talk to, so that
+//! a session's state outlives each command (`sessionpad exec -c 'x = 1'`, then
+//! `sessionpad exec -c 'print(x)'` prints 1) with nothing to set up.
+//!
+//! [`find_or_start`] reuses the local pool a running `sessionpad serve` publishes
+//! in the discovery file (in the foreground, or the background one), else starts
+//! `sessionpad serve --background` detached from the terminal (its own session,
+//! its output in `<data dir>/logs/local-pool.log`). That serve is sandboxed as
+//! any serve is where bubblewrap works (and says so where it does not, as the
+//! embedded pool does: commands then warn), and ends by itself after an idle
+//! period (`[background_pool] idle_exit`, 15 minutes), removing its discovery
+//! file first. Commands starting at once take a lock file, so one pool starts.
+//! [`stop`] ends it (`sessionpad pool stop`).
+//!
+//! This module knows no terminal: progress is reported through a callback, so
+//! the CLI and the notebook can both attach to the same pool.
+
+pub mod discovery;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use self::discovery::{Discovery, DiscoveryGuard, NotPublished};
+use crate::pool::Isolation;
+
+/// How long a started pool may take to publish itself once its Python
+/// environment is ready (sandbox detection, the listener, one ready kernel).
+const START_LIMIT: Duration = Duration::from_secs(120);
+
+/// How long [`stop`] waits for the pool to end after SIGTERM.
+const STOP_LIMIT: Duration = Duration::from_secs(30);
+
+/// The log is moved aside (to `local-pool.log.1`) when a pool starts and it is
+/// larger than this many bytes.
+const LOG_ROTATE: u64 = 4 * 1024 * 1024;
+
+/// How to start the background pool when none runs.
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// The config file the serve reads (`[pool]` limits); `None` for the
+    /// default place (or `$SESSIONPAD_CONFIG`).
+    pub config: Option<PathBuf>,
+    /// Time without a request after which the pool ends, also its sessions'
+    /// cooldown (`[background_pool] idle_exit`).
+    pub idle_exit: Duration,
+}
+
+/// A running local pool that a command can reach.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The pool management endpoint, `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    /// The bearer token to send, if the pool wants one.
+    pub token: Option<String>,
+    /// The serve's process id.
+    pub pid: u32,
+    /// The isolation of its sessions, as the serve published it.
+    pub isolation: Option<Isolation>,
+    /// True for the background pool, false for a serve run in the foreground.
+    pub background: bool,
+    /// True when this call started it.
+    pub started: bool,
+}
+
+impl Found {
+    fn from(d: Discovery, started: bool) -> Self {
+        Self {
+            endpoint: d.endpoint,
+            token: d.token,
+            pid: d.pid,
+            isolation: d.isolation,
+            background: d.background,
+            started,
+        }
+    }
+}
+
+/// Why no background pool could be had.
+#[derive(Debug, thiserror::Error)]
+pub enum BackgroundError {
+    /// The Python environment of the local pool could not be prepared.
+    #[error("preparing the local pool's Python environment: {0}")]
+    Environment(#[from] crate::pool::ImageError),
+    /// A file or process operation failed (the text says which).
+    #[error("{action}: {source}")]
+    Io {
+        /// What was being done.
+        action: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The started serve ended (or did not publish itself in time) without
+    /// becoming reachable; the end of its log says why.
+    #[error("the background local pool did not start ({why}); its log {log}:\n{tail}")]
+    NotStarted {
+        /// What was seen: its exit status, or the time waited.
+        why: String,
+        /// The log file.
+        log: String,
+        /// The last lines of the log.
+        tail: String,
+    },
+    /// The running local pool is a serve in the foreground, which
+    /// [`stop`] leaves alone.
+    #[error(
+        "the local pool is a `sessionpad serve` run in the foreground (pid {pid}), not the \
+         background pool: stop it where it runs (Ctrl+C) or with `kill {pid}`"
+    )]
+    Foreground {
+        /// Its process id.
+        pid: u32,
+    },
+    /// The pool did not end within the wait after SIGTERM.
+    #[error("the background local pool (pid {pid}) did not end within {secs} s")]
+    StillRunning {
+        /// Its process id.
+        pid: u32,
+        /// Seconds waited.
+        secs: u64,
+    },
+}
+
+fn io(action: impl Into<String>) -> impl FnOnce(std::io::Error) -> BackgroundError {
+    let action = action.into();
+    move |source| BackgroundError::Io { action, source }
+}
+
+/// The log of the background pool: `<data dir>/logs/local-pool.log`.
+pub fn log_path() -> PathBuf {
+    crate::dirs::data_dir().join("logs").join("local-pool.log")
+}
+
+/// The running local pool, if any: the one a live serve published (foreground or
+/// background). Never starts anything.
+pub fn find() -> Option<Found> {
+    Discovery::find().map(|d| Found::from(d, false))
+}
+
+/// Finds the running local pool, or starts the background one and waits until it
+/// is reachable ([`Found::started`] says which). `progress` gets one line of
+/// text per step of a first build of the Python environment (it takes minutes).
+///
+/// Commands starting at once serialise on `<data dir>/local-pool.lock`, so one
+/// pool starts and the others find it.
+///
+/// # Errors
+///
+/// [`BackgroundError::Environment`] when the Python environment cannot be
+/// built; [`BackgroundError::Io`] when the data directory, lock, log or process
+/// cannot be made; [`BackgroundError::NotStarted`] with the end of its log when
+/// the serve ends or does not publish itself within two minutes.
+pub async fn find_or_start(
+    opts: &StartOptions,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<Found, BackgroundError> {
+    if let Some(found) = find() {
+        return Ok(found);
+    }
+    let data = crate::dirs::data_dir();
+    std::fs::create_dir_all(data.join("logs"))
+        .map_err(io(format!("creating {}", data.display())))?;
+    let lock = lock(&data.join("local-pool.lock")).await?;
+    // Another command may have started it while this one waited for the lock.
+    if let Some(found) = find() {
+        return Ok(found);
+    }
+    // Built here, in front of the person waiting, not in the detached serve.
+    crate::pool::image::ensure(&crate::dirs::cache_dir(), None, progress).await?;
+    let mut child = spawn(opts)?;
+    let result = wait_published(&mut child).await;
+    drop(lock);
+    result.map(|d| Found::from(d, true))
+}
+
+/// Takes the exclusive lock on `path` (created if missing), waiting for another
+/// command that holds it; released when the returned file is dropped.
+async fn lock(path: &Path) -> Result<std::fs::File, BackgroundError> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io(format!("opening {}", path.display())))?;
+    let shown = path.display().to_string();
+    tokio::task::spawn_blocking(move || file.lock().map(|()| file))
+        .await
+        .map_err(|e| BackgroundError::Io {
+            action: format!("locking {shown}"),
+            source: std::io::Error::other(e),
+        })?
+        .map_err(io(format!("locking {}", path.display())))
+}
+
+/// Starts `sessionpad serve --background` in a session of its own (no
+/// controlling terminal: closing the terminal or Ctrl+C does not reach it),
+/// standard input from `/dev/null`, its output appended to [`log_path`].
+fn spawn(opts: &StartOptions) -> Result<std::process::Child, BackgroundError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::process::CommandExt;
+    let log = log_path();
+    if std::fs::metadata(&log).is_ok_and(|m| m.len() > LOG_ROTATE) {
+        let _ = std::fs::rename(&log, log.with_extension("log.1"));
+    }
+    // Readable by this user only, as the data directory's other files.
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&log)
+        .map_err(io(format!("opening {}", log.display())))?;
+    let err = out
+        .try_clone()
+        .map_err(io(format!("opening {}", log.display())))?;
+    let exe = std::env::current_exe().map_err(io("finding the sessionpad executable"))?;
+    // A daemon keeps no folder of the command busy: it runs in `/`, so every
+    // path it is given must be absolute.
+    let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
+    let secs = opts.idle_exit.as_secs().max(1).to_string();
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([
+        "serve",
+        "--background",
+        "--port",
+        "0",
+        "--ready-sessions",
+        "1",
+    ])
+    .args(["--idle-exit", &secs, "--cooldown", &secs]);
+    if let Some(config) = &opts.config {
+        cmd.arg("--config").arg(absolute(config.clone()));
+    }
+    if let Some(config) = std::env::var_os("SESSIONPAD_CONFIG").filter(|c| !c.is_empty()) {
+        cmd.env("SESSIONPAD_CONFIG", absolute(config.into()));
+    }
+    // The serve picks its own random token; these name other pools.
+    cmd.env_remove("SESSIONPAD_TOKEN")
+        .env_remove("POOL_MANAGEMENT_ENDPOINT")
+        .env("SESSIONPAD_DATA_DIR", absolute(crate::dirs::data_dir()))
+        .env("SESSIONPAD_CACHE_DIR", absolute(crate::dirs::cache_dir()))
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the
+    // parent; it only fails when the child already leads a process group,
+    // which a freshly forked child never does.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::setsid()
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+        });
+    }
+    cmd.spawn()
+        .map_err(io("starting sessionpad serve --background"))
+}
+
+/// Waits until a live serve publishes the discovery file (normally the one just
+/// started; another serve that won a race is as good).
+async fn wait_published(child: &mut std::process::Child) -> Result<Discovery, BackgroundError> {
+    let start = Instant::now();
+    loop {
+        if let Some(found) = Discovery::find() {
+            return Ok(found);
+        }
+        let status = child
+            .try_wait()
+            .map_err(io("waiting for sessionpad serve --background"))?;
+        let why = match status {
+            Some(status) => Some(format!("it exited with {status}")),
+            None if start.elapsed() > START_LIMIT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Some(format!("not reachable after {} s", START_LIMIT.as_secs()))
+            }
+            None => None,
+        };
+        if let Some(why) = why {
+            let log = log_path();
+            return Err(BackgroundError::NotStarted {
+                why,
+                tail: tail(&log, 12),
+                log: log.display().to_string(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The last `n` lines of the file at `path` (empty when unreadable).
+fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// What [`stop`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// No local pool was running.
+    NoneRunning,
+    /// The background pool with this process id ended.
+    Ended(u32),
+}
+
+/// Ends the background local pool: SIGTERM (it removes its discovery file and
+/// ends its kernels, as a serve does on Ctrl+C), then waits for it to go.
+///
+/// # Errors
+///
+/// [`BackgroundError::Foreground`] when the running local pool is a serve in
+/// the foreground (left alone); [`BackgroundError::Io`] when the signal cannot
+/// be sent; [`BackgroundError::StillRunning`] after 30 s.
+pub async fn stop() -> Result<Stopped, BackgroundError> {
+    let Some(found) = find() else {
+        return Ok(Stopped::NoneRunning);
+    };
+    if !found.background {
+        return Err(BackgroundError::Foreground { pid: found.pid });
+    }
+    let pid =
+        rustix::process::Pid::from_raw(i32::try_from(found.pid).unwrap_or(0)).ok_or_else(|| {
+            BackgroundError::Io {
+                action: format!("stopping pid {}", found.pid),
+                source: std::io::Error::other("not a process id"),
+            }
+        })?;
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).map_err(|e| {
+        BackgroundError::Io {
+            action: format!("stopping the background local pool (pid {})", found.pid),
+            source: e.into(),
+        }
+    })?;
+    let start = Instant::now();
+    while running(found.pid) {
+        if start.elapsed() > STOP_LIMIT {
+            return Err(BackgroundError::StillRunning {
+                pid: found.pid,
+                secs: STOP_LIMIT.as_secs(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(Stopped::Ended(found.pid))
+}
+
+/// Whether `pid` is a process that has not ended (a zombie has ended: its
+/// parent, the command that started it, has just not reaped it).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+    })
+}
