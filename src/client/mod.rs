@@ -8,6 +8,7 @@ pub mod error;
 mod executions;
 mod files;
 pub mod model;
+pub mod python_repr;
 mod response;
 mod retry;
 mod sessions;
