@@ -232,7 +232,7 @@ fn without_an_endpoint_commands_find_the_running_serve() {
     let set = pool.bare(&["exec", "-c", "z = 'kept'"], cwd.path());
     assert!(set.status.success(), "{}", text(&set.stderr));
     let get = pool.bare(&["exec", "-c", "z"], cwd.path());
-    assert_eq!(text(&get.stdout), "kept\n", "{}", text(&get.stderr));
+    assert_eq!(text(&get.stdout), "'kept'\n", "{}", text(&get.stderr));
     let other = tempfile::tempdir().unwrap();
     let elsewhere = pool.bare(&["exec", "-c", "z"], other.path());
     assert_eq!(

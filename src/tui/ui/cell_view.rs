@@ -244,9 +244,10 @@ fn output_lines(output: &Output, theme: &Theme) -> Vec<Line<'static>> {
         } => styled(session_lines(text, theme), theme.stderr),
         Output::ExecuteResult {
             execution_count,
-            value,
+            text,
+            ..
         } => {
-            let mut lines = session_lines(&Output::value_text(value), theme);
+            let mut lines = session_lines(text, theme);
             let prompt = Span::styled(format!("Out[{execution_count}]: "), theme.prompt_out);
             match lines.first_mut() {
                 Some(first) => first.spans.insert(0, prompt),
@@ -396,7 +397,8 @@ mod tests {
                 },
                 Output::ExecuteResult {
                     execution_count: 2,
-                    value: json!(42),
+                    text: "42".into(),
+                    json: Some(json!(42)),
                 },
             ],
             status: CellStatus::Succeeded,

@@ -54,7 +54,10 @@ fn done(stdout: &str, result: Option<serde_json::Value>, ms: u64) -> Execution {
         status: ExecutionStatus::Succeeded,
         stdout: stdout.into(),
         stderr: String::new(),
-        result,
+        result: result.map(|json| crate::client::ExecutionValue {
+            text: crate::client::python_repr::python_literal(&json),
+            json: Some(json),
+        }),
         images: vec![],
         duration: Duration::from_millis(ms),
     }
