@@ -164,6 +164,66 @@ fn exec_saves_images_without_overwriting() {
 }
 
 #[test]
+fn exec_shows_results_as_python_and_every_figure_next_to_a_value() {
+    let pool = Served::start();
+    let id = "cli-python";
+    for (code, shown) in [
+        ("{'a': 1, 'b': None}", "{'a': 1, 'b': None}\n"),
+        ("(1, 2.5, 'x')", "(1, 2.5, 'x')\n"),
+        ("'nan'", "'nan'\n"),
+        ("float('nan')", "nan\n"),
+        ("[True, None]", "[True, None]\n"),
+    ] {
+        let out = pool.run(id, &["exec", "-c", code]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), shown, "{code}");
+    }
+    // An older api-version has no Jupyter format: the JSON, read as Python.
+    let out = pool.run(
+        id,
+        &[
+            "--api-version",
+            "2024-10-02-preview",
+            "exec",
+            "-c",
+            "{'a': 1, 'b': None}",
+        ],
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "{'a': 1, 'b': None}\n",
+        "{}",
+        text(&out.stderr)
+    );
+    // A figure shown, then a value: both come back.
+    let dir = tempfile::tempdir().unwrap();
+    let plot = "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show(); 5";
+    let out = pool.run(
+        id,
+        &[
+            "exec",
+            "-c",
+            plot,
+            "--save-images",
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "5\n");
+    let png = std::fs::read(dir.path().join("image-1.png")).expect("the figure is saved");
+    assert!(image::load_from_memory(&png).is_ok());
+    let out = pool.run(id, &["--json", "exec", "-c", "plt.plot([1, 4, 9])"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["resultText"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("[<matplotlib.lines.Line2D")),
+        "{v}"
+    );
+    assert_eq!(v["images"].as_array().map(Vec::len), Some(1), "{v}");
+}
+
+#[test]
 fn without_an_endpoint_commands_find_the_running_serve() {
     let pool = Served::start();
     let cwd = tempfile::tempdir().unwrap();
@@ -172,7 +232,7 @@ fn without_an_endpoint_commands_find_the_running_serve() {
     let set = pool.bare(&["exec", "-c", "z = 'kept'"], cwd.path());
     assert!(set.status.success(), "{}", text(&set.stderr));
     let get = pool.bare(&["exec", "-c", "z"], cwd.path());
-    assert_eq!(text(&get.stdout), "kept\n", "{}", text(&get.stderr));
+    assert_eq!(text(&get.stdout), "'kept'\n", "{}", text(&get.stderr));
     let other = tempfile::tempdir().unwrap();
     let elsewhere = pool.bare(&["exec", "-c", "z"], other.path());
     assert_eq!(

@@ -152,6 +152,7 @@ async fn record(State(tape): State<Tape>, req: Request) -> Response {
         "content-type",
         "content-length",
         "operation-id",
+        "x-sessionpad-outputs",
     ]
     .into_iter()
     .filter_map(|h| {
@@ -296,7 +297,11 @@ async fn execute_sends_each_familys_body() {
             .await
             .unwrap();
         let r = rec.only();
-        let flat = json!({"codeInputType":"inline","executionType":"synchronous","code":"print('Hello, world!')","timeoutInSeconds":60});
+        let mut flat = json!({"codeInputType":"inline","executionType":"synchronous","code":"print('Hello, world!')","timeoutInSeconds":60});
+        // 2025-10-02-preview has the Jupyter format, and sessionpad asks for it.
+        if v.has_jupyter_format() {
+            flat["returnJupyterFormatExecutionResult"] = json!(true);
+        }
         if family_b(v) {
             assert_eq!(r.line(), format!("POST {POOL}/executions?{}", q(v)));
             assert_eq!(r.json(), flat);
@@ -316,6 +321,7 @@ async fn execute_sends_each_familys_body() {
         }
         assert_eq!(r.header("authorization"), Some("Bearer fixture-token"));
         assert_eq!(r.header("content-type"), Some("application/json"));
+        assert_eq!(r.header("x-sessionpad-outputs"), Some("all"));
         assert_eq!(
             (exec.status, exec.result),
             (ExecutionStatus::Succeeded, None)
@@ -374,10 +380,11 @@ async fn asynchronous_executions_submit_and_poll() {
                 format!("GET {POOL}/executions/{id}?{}", q(v)),
             ]
         );
-        assert_eq!(
-            all[0].json(),
-            json!({"codeInputType":"inline","executionType":"asynchronous","code":code,"timeoutInSeconds":100})
-        );
+        let mut sent = json!({"codeInputType":"inline","executionType":"asynchronous","code":code,"timeoutInSeconds":100});
+        if v.has_jupyter_format() {
+            sent["returnJupyterFormatExecutionResult"] = json!(true);
+        }
+        assert_eq!(all[0].json(), sent);
         let chosen = all[0].header("operation-id").expect("operation-id sent");
         assert!(uuid::Uuid::parse_str(chosen).is_ok(), "{chosen}");
         assert_eq!(all[1].body, b"");

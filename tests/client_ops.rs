@@ -194,7 +194,7 @@ async fn family_a_upload_list_download() {
             .await
             .unwrap();
         assert_eq!(
-            seen.result,
+            seen.result.clone().and_then(|v| v.json),
             Some(json!(["a b.bin", "data.bin", "ünï #1 50% & co.bin"])),
             "{seen:?}"
         );
@@ -317,7 +317,7 @@ async fn asynchronous_executions_run_and_can_be_abandoned() {
         assert_eq!(again.stdout, "42\n");
         let x = c.execute(&id, "x", LIMIT).await.unwrap();
         assert_eq!(
-            x.result,
+            x.result.clone().and_then(|v| v.json),
             Some(json!(42)),
             "{v}: state is shared with synchronous calls"
         );

@@ -70,7 +70,8 @@ fn cells() -> Vec<Cell> {
             "{'a': [1, 2.5, None]}",
             vec![Output::ExecuteResult {
                 execution_count: 3,
-                value: json!({"a": [1, 2.5, null]}),
+                text: "{'a': [1, 2.5, None]}".into(),
+                json: Some(json!({"a": [1, 2.5, null]})),
             }],
             CellStatus::Succeeded,
         ),
@@ -79,7 +80,8 @@ fn cells() -> Vec<Cell> {
             "object()",
             vec![Output::ExecuteResult {
                 execution_count: 4,
-                value: json!("<object object at 0x7f>"),
+                text: "<object object at 0x7f>".into(),
+                json: None,
             }],
             CellStatus::Succeeded,
         ),

@@ -5,12 +5,22 @@ mod common;
 
 use common::{LIMIT, TestPool, identifier};
 use serde_json::json;
-use sessionpad::client::{ApiVersion, ClientError, ExecutionStatus, SessionClient, Target};
+use sessionpad::client::{
+    ApiVersion, ClientError, Execution, ExecutionStatus, SessionClient, Target,
+};
 
 const VERSIONS: [ApiVersion; 2] = [ApiVersion::V2024_02_02, ApiVersion::V2025_10_02];
 
+/// The value's text (what Python shows) and JSON (when the reply was typed).
+fn shown(exec: &Execution) -> (Option<&str>, Option<serde_json::Value>) {
+    match &exec.result {
+        Some(v) => (Some(v.text.as_str()), v.json.clone()),
+        None => (None, None),
+    }
+}
+
 #[tokio::test]
-async fn state_persists_and_results_are_typed() {
+async fn state_persists_and_results_read_as_python() {
     let pool = TestPool::start().await;
     for version in VERSIONS {
         let client = pool.client(version);
@@ -20,16 +30,115 @@ async fn state_persists_and_results_are_typed() {
         assert_eq!(set.result, None);
         let printed = client.execute(&id, "print(x)", LIMIT).await.unwrap();
         assert_eq!(printed.stdout, "42\n");
+        // 2024-02-02-preview has no Jupyter format: the JSON value, shown as
+        // the Python literal it came from; 2025-10-02-preview asks for
+        // Jupyter's text/plain, and the local pool sends the JSON beside it.
+        let jupyter = version.has_jupyter_format();
         let value = client.execute(&id, "x", LIMIT).await.unwrap();
-        assert_eq!(value.result, Some(json!(42)), "{version}: {value:?}");
+        assert_eq!(shown(&value), (Some("42"), Some(json!(42))), "{version}");
         let s = client.execute(&id, "'a' + 'b'", LIMIT).await.unwrap();
-        assert_eq!(s.result, Some(json!("ab")));
+        assert_eq!(shown(&s), (Some("'ab'"), Some(json!("ab"))), "{version}");
         let f = client.execute(&id, "x / 4", LIMIT).await.unwrap();
-        assert_eq!(f.result, Some(json!(10.5)));
+        assert_eq!(shown(&f), (Some("10.5"), Some(json!(10.5))), "{version}");
+        let d = client
+            .execute(&id, "{'a': 1, 'b': None}", LIMIT)
+            .await
+            .unwrap();
+        assert_eq!(
+            shown(&d),
+            (
+                Some("{'a': 1, 'b': None}"),
+                Some(json!({"a": 1, "b": null}))
+            ),
+            "{version}"
+        );
         let l = client.execute(&id, "[1, None, True]", LIMIT).await.unwrap();
-        assert_eq!(l.result, Some(json!([1, null, true])));
+        assert_eq!(
+            shown(&l),
+            (Some("[1, None, True]"), Some(json!([1, null, true]))),
+            "{version}"
+        );
         let nan = client.execute(&id, "float('nan')", LIMIT).await.unwrap();
-        assert_eq!(nan.result, Some(json!("nan")));
+        assert_eq!(shown(&nan), (Some("nan"), Some(json!("nan"))), "{version}");
+        // A value with no JSON type: its text/plain, never quoted twice.
+        let obj = client.execute(&id, "object()", LIMIT).await.unwrap();
+        let text = shown(&obj).0.unwrap_or_default().to_string();
+        assert!(
+            text.starts_with("<object") && text.contains(" at 0x"),
+            "{version}: {text}"
+        );
+        // Only the Jupyter format can tell a tuple from a list, and the string
+        // 'nan' from the float.
+        let t = client.execute(&id, "(1, 2.5, 'x')", LIMIT).await.unwrap();
+        let sn = client.execute(&id, "'nan'", LIMIT).await.unwrap();
+        let (tuple, string_nan) = if jupyter {
+            ("(1, 2.5, 'x')", "'nan'")
+        } else {
+            ("[1, 2.5, 'x']", "nan")
+        };
+        assert_eq!(
+            shown(&t),
+            (Some(tuple), Some(json!([1, 2.5, "x"]))),
+            "{version}"
+        );
+        assert_eq!(
+            shown(&sn),
+            (Some(string_nan), Some(json!("nan"))),
+            "{version}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_figure_arrives_next_to_the_value() {
+    let pool = TestPool::start().await;
+    for version in [
+        ApiVersion::V2024_02_02,
+        ApiVersion::V2024_10_02,
+        ApiVersion::V2025_10_02,
+    ] {
+        let client = pool.client(version);
+        let id = identifier();
+        // A figure left open, and the artists as the value.
+        let lines = client
+            .execute(
+                &id,
+                "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])",
+                LIMIT,
+            )
+            .await
+            .unwrap();
+        assert_eq!(lines.status, ExecutionStatus::Succeeded, "{}", lines.stderr);
+        let text = shown(&lines).0.unwrap_or_default().to_string();
+        assert!(
+            text.starts_with("[<matplotlib.lines.Line2D"),
+            "{version}: {text}"
+        );
+        assert_eq!(
+            lines.images.len(),
+            1,
+            "{version}: the figure next to the value"
+        );
+        // Shown, then a value; then two figures and a value.
+        let five = client
+            .execute(&id, "plt.plot([1, 2]); plt.show(); 5", LIMIT)
+            .await
+            .unwrap();
+        assert_eq!(shown(&five).0, Some("5"), "{version}");
+        assert_eq!(five.images.len(), 1, "{version}");
+        let two = client
+            .execute(
+                &id,
+                "plt.plot([1]); plt.show(); plt.plot([2]); plt.show(); 'v'",
+                LIMIT,
+            )
+            .await
+            .unwrap();
+        assert_eq!(shown(&two).0, Some("'v'"), "{version}");
+        assert_eq!(two.images.len(), 2, "{version}");
+        for img in two.images.iter().chain(&five.images) {
+            image::load_from_memory(&img.data).expect("each figure decodes");
+        }
     }
 }
 
@@ -86,14 +195,14 @@ async fn identifiers_do_not_share_state() {
     let write =
         "open('/mnt/data/mine.txt', 'w').write('a'); import os; sorted(os.listdir('/mnt/data'))";
     let mine = client.execute(&a, write, LIMIT).await.unwrap();
-    assert_eq!(mine.result, Some(json!(["mine.txt"])), "{}", mine.stderr);
+    assert_eq!(shown(&mine).0, Some("['mine.txt']"), "{}", mine.stderr);
     let theirs = client
         .execute(&b, "import os; sorted(os.listdir('/mnt/data'))", LIMIT)
         .await
         .unwrap();
     assert_eq!(
-        theirs.result,
-        Some(json!([])),
+        shown(&theirs).0,
+        Some("[]"),
         "each session has its own /mnt/data"
     );
 }

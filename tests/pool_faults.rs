@@ -32,7 +32,7 @@ async fn a_timeout_interrupts_and_keeps_the_state() {
     assert!(exec.stderr.contains("timed out"), "{}", exec.stderr);
     let after = client.execute(&id, "kept", common::LIMIT).await.unwrap();
     assert_eq!(
-        after.result,
+        after.result.clone().and_then(|v| v.json),
         Some(json!(5)),
         "an interrupted kernel keeps its state"
     );
@@ -51,7 +51,12 @@ async fn code_that_ignores_interrupts_is_killed_and_replaced() {
     assert_eq!(exec.status, ExecutionStatus::Failed);
     assert!(exec.stderr.contains("timed out"), "{}", exec.stderr);
     let next = client.execute(&id, "6*7", common::LIMIT).await.unwrap();
-    assert_eq!(next.result, Some(json!(42)), "{}", next.stderr);
+    assert_eq!(
+        next.result.clone().and_then(|v| v.json),
+        Some(json!(42)),
+        "{}",
+        next.stderr
+    );
 }
 
 #[tokio::test]
@@ -75,7 +80,12 @@ async fn a_dying_kernel_fails_once_then_a_fresh_one_runs() {
             exec.stderr
         );
         let next = client.execute(&id, "1 + 1", common::LIMIT).await.unwrap();
-        assert_eq!(next.result, Some(json!(2)), "{}", next.stderr);
+        assert_eq!(
+            next.result.clone().and_then(|v| v.json),
+            Some(json!(2)),
+            "{}",
+            next.stderr
+        );
     }
     let gone = client.execute(&id, "lost", common::LIMIT).await.unwrap();
     assert!(gone.stderr.contains("NameError"));
@@ -109,13 +119,18 @@ async fn sandboxed_sessions_have_no_network_and_a_read_only_root() {
         "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    r = 'connected'\nexcept OSError as e:\n    r = 'blocked'\nr"
     );
     let exec = client.execute(&id, &net, common::LIMIT).await.unwrap();
-    assert_eq!(exec.result, Some(json!("blocked")), "{}", exec.stderr);
+    assert_eq!(
+        exec.result.clone().and_then(|v| v.json),
+        Some(json!("blocked")),
+        "{}",
+        exec.stderr
+    );
     let ro = client
         .execute(&id, "try:\n    open('/usr/sessionpad-escape', 'w')\n    r = 'wrote'\nexcept OSError as e:\n    r = e.strerror\nr", common::LIMIT)
         .await
         .unwrap();
     assert_eq!(
-        ro.result,
+        ro.result.clone().and_then(|v| v.json),
         Some(json!("Read-only file system")),
         "{}",
         ro.stderr
@@ -150,7 +165,7 @@ async fn without_a_sandbox_mnt_data_maps_to_the_session_folder() {
     let code = "import os, pathlib\nos.makedirs('/mnt/data/sub', exist_ok=True)\nopen('/mnt/data/sub/x.txt', 'w').write('mapped')\n[pathlib.Path('/mnt/data/sub/x.txt').read_text(), sorted(os.listdir('/mnt/data'))]";
     let exec = client.execute(&id, code, common::LIMIT).await.unwrap();
     assert_eq!(
-        exec.result,
+        exec.result.clone().and_then(|v| v.json),
         Some(json!(["mapped", ["sub"]])),
         "{}",
         exec.stderr
@@ -176,7 +191,12 @@ async fn executions_in_one_session_queue_one_at_a_time() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     // Sent while the first runs: it waits its turn and sees the first's result.
     let second = client.execute(&id, "v", common::LIMIT).await.unwrap();
-    assert_eq!(second.result, Some(json!(1)), "{}", second.stderr);
+    assert_eq!(
+        second.result.clone().and_then(|v| v.json),
+        Some(json!(1)),
+        "{}",
+        second.stderr
+    );
     assert!(slow.await.unwrap().unwrap().succeeded());
 }
 
@@ -219,5 +239,10 @@ async fn deleting_a_busy_session_ends_it_at_once() {
         .execute(&id, "'kept' in globals()", common::LIMIT)
         .await
         .unwrap();
-    assert_eq!(fresh.result, Some(json!(false)), "{}", fresh.stderr);
+    assert_eq!(
+        fresh.result.clone().and_then(|v| v.json),
+        Some(json!(false)),
+        "{}",
+        fresh.stderr
+    );
 }

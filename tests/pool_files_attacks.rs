@@ -99,7 +99,7 @@ impl<'a> Session<'a> {
             .await
             .unwrap();
         assert_eq!(exec.status, ExecutionStatus::Succeeded, "{}", exec.stderr);
-        exec.result.unwrap_or(Value::Null)
+        exec.result.and_then(|v| v.json).unwrap_or(Value::Null)
     }
 
     /// Stops the swapper; returns how often it swapped (it must not have failed).

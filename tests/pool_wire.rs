@@ -413,3 +413,155 @@ async fn idle_sessions_end_after_the_cooldown() {
     assert_eq!(status, 400, "the session ended");
     assert_eq!(folders(), 0, "its folder is gone");
 }
+
+/// The spec's examples of `returnJupyterFormatExecutionResult` (2025-10-02-preview,
+/// azure-rest-api-specs `specification/app/data-plane/DynamicSessions`,
+/// `CodeExecution_Execute_Result_{NaN,StringNaN}{,_JupyterFormat}.json`): with
+/// the field the value is Jupyter's text/plain string, without it the JSON
+/// value; a cell whose value is None (IPython publishes no result for it)
+/// answers "" as a cell without a value does.
+#[tokio::test]
+async fn the_jupyter_format_answers_text_plain_as_the_spec_examples_show() {
+    let pool = TestPool::start().await;
+    let raw = Raw::new(&pool);
+    let id = identifier();
+    let run = |code: &str, jupyter: Option<bool>| {
+        let mut body = json!({"codeInputType": "Inline", "executionType": "Synchronous", "code": code, "timeoutInSeconds": 60, "outputStreamsMaxLength": 4096});
+        if let Some(j) = jupyter {
+            body["returnJupyterFormatExecutionResult"] = json!(j);
+        }
+        body
+    };
+    let path = format!("/executions?api-version={B10}&identifier={id}");
+    for (code, jupyter, expected) in [
+        ("a = float('nan');a", Some(true), json!("nan")),
+        ("a = \"nan\";a", Some(true), json!("'nan'")),
+        ("a = None;a", Some(true), json!("")),
+        (
+            "{'a': 1, 'b': None}",
+            Some(true),
+            json!("{'a': 1, 'b': None}"),
+        ),
+        ("(1, 2.5, 'x')", Some(true), json!("(1, 2.5, 'x')")),
+        ("6*7", Some(true), json!("42")),
+        // Not asked, or asked false: the JSON value, as before.
+        ("a = float('nan');a", None, json!("nan")),
+        ("a = \"nan\";a", None, json!("nan")),
+        (
+            "{'a': 1, 'b': None}",
+            Some(false),
+            json!({"a": 1, "b": null}),
+        ),
+        ("6*7", None, json!(42)),
+    ] {
+        let (status, _, v) = raw.post_json(&path, run(code, jupyter)).await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["status"], "Succeeded", "{code}: {v}");
+        assert_eq!(
+            v["result"]["executionResult"], expected,
+            "{code} {jupyter:?}"
+        );
+    }
+    // Earlier versions do not have the field: it is ignored.
+    let (_, _, v) = raw
+        .post_json(
+            &format!("/executions?api-version=2025-02-02-preview&identifier={id}"),
+            run("{'a': None}", Some(true)),
+        )
+        .await;
+    assert_eq!(v["result"]["executionResult"], json!({"a": null}));
+    // An asynchronous execution is read back in the form it was asked in.
+    let mut body = run("(1, None)", Some(true));
+    body["executionType"] = json!("Asynchronous");
+    let (status, headers, _) = raw.post_json(&path, body).await;
+    assert_eq!(status, 202);
+    let op = headers["operation-id"].to_str().unwrap().to_string();
+    let done = loop {
+        let (_, v) = raw
+            .call(
+                Method::GET,
+                &format!("/executions/{op}?api-version={B10}&identifier={id}"),
+            )
+            .await;
+        if v["status"] != "Running" {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["result"]["executionResult"], json!("(1, None)"));
+}
+
+/// A cell that shows figures and ends with a value: the service's fields carry
+/// the value (`aca-api.md` §3.1 has an image only where there is no value);
+/// sessionpad's client asks with `x-sessionpad-outputs: all` and gets every
+/// figure in `sessionpadImages` too, in both families. Without the header the
+/// answer is the service's shape, unchanged.
+#[tokio::test]
+async fn every_figure_travels_beside_the_value_when_asked() {
+    let pool = TestPool::start().await;
+    let raw = Raw::new(&pool);
+    let id = identifier();
+    let code = "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show(); plt.plot([3]); plt.show(); 5";
+    let b = |header: bool| {
+        let req = raw
+            .req(
+                Method::POST,
+                &format!("/executions?api-version={B10}&identifier={id}"),
+            )
+            .json(&json!({"code": code, "returnJupyterFormatExecutionResult": true}));
+        if header {
+            req.header("x-sessionpad-outputs", "all")
+        } else {
+            req
+        }
+    };
+    let plain: serde_json::Value = b(false).send().await.unwrap().json().await.unwrap();
+    assert_eq!(plain["result"]["executionResult"], "5", "{plain}");
+    assert!(plain["result"].get("sessionpadImages").is_none(), "{plain}");
+    let all: serde_json::Value = b(true).send().await.unwrap().json().await.unwrap();
+    assert_eq!(all["result"]["executionResult"], "5");
+    let images = all["result"]["sessionpadImages"]
+        .as_array()
+        .expect("the images");
+    assert_eq!(images.len(), 2, "{all}");
+    for img in images {
+        assert_eq!(img["type"], "image");
+        assert_eq!(img["format"], "png");
+        assert!(img["base64_data"].as_str().is_some_and(|b| b.len() > 100));
+    }
+    // Family A: the same member in `properties`.
+    let body = json!({"properties": {"codeInputType": "inline", "executionType": "synchronous", "code": code}});
+    let a: serde_json::Value = raw
+        .req(
+            Method::POST,
+            &format!("/code/execute?api-version=2024-02-02-preview&identifier={id}"),
+        )
+        .header("x-sessionpad-outputs", "all")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(a["properties"]["result"], 5);
+    assert_eq!(
+        a["properties"]["sessionpadImages"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let (_, _, a) = raw
+        .post_json(
+            &format!("/code/execute?api-version=2024-02-02-preview&identifier={id}"),
+            body,
+        )
+        .await;
+    assert!(a["properties"].get("sessionpadImages").is_none(), "{a}");
+    // A figure and no value: the §3.1 image object stands in for the value.
+    let (_, _, v) = raw
+        .post_json(
+            &format!("/code/execute?api-version=2024-02-02-preview&identifier={id}"),
+            json!({"properties": {"code": "plt.plot([1]); plt.show()"}}),
+        )
+        .await;
+    assert_eq!(v["properties"]["result"]["type"], "image", "{v}");
+}

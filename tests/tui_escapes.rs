@@ -119,7 +119,7 @@ fn app_with_a_hostile_cell() -> App {
                 status: ExecutionStatus::Failed,
                 stdout: hostile("out"),
                 stderr: traceback,
-                result: Some(serde_json::Value::String(hostile("res"))),
+                result: Some(sessionpad::client::ExecutionValue::text(hostile("res"))),
                 images: vec![],
                 duration: Duration::from_millis(3),
             }),

@@ -317,7 +317,7 @@ fn copy_writes_our_osc52_and_history_search_recalls_a_cell() {
     );
     pty.send(&format!("'second cell'{F5}"));
     pty.wait_for("Out[2]", CELL_DEADLINE, |s| {
-        has_line(s, "Out[2]: second cell")
+        has_line(s, "Out[2]: 'second cell'")
     });
 
     // The notebook: select In [1] and copy its output (`y`): our own OSC 52.

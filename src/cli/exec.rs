@@ -1,6 +1,7 @@
 //! `sessionpad exec`: run code in the session and print what it returned.
 //! Standard output and error go to the matching streams, the result value to
-//! standard output; exit 0 on success, 1 on a failed execution, 2 otherwise.
+//! standard output as Python shows it (`{'a': 1, 'b': None}`); exit 0 on
+//! success, 1 on a failed execution, 2 otherwise.
 //! On a local pool whose sessions are not isolated (no sandbox), one line
 //! `warning: local pool: …` goes to standard error first.
 
@@ -102,10 +103,7 @@ fn print_human(exec: &Execution, saved: &[PathBuf], saving: bool) {
     output::out(&exec.stdout);
     output::err(&exec.stderr);
     if let Some(v) = &exec.result {
-        match v {
-            Value::String(s) => output::out(&format!("{s}\n")),
-            other => output::out(&format!("{other}\n")),
-        }
+        output::out(&format!("{}\n", v.text));
     }
     for p in saved {
         eprintln!("image saved: {}", p.display());
@@ -125,7 +123,10 @@ fn to_json(exec: &Execution, identifier: &str, saved: &[PathBuf]) -> Value {
         "status": exec.status.family_b_name(),
         "stdout": exec.stdout,
         "stderr": exec.stderr,
-        "result": exec.result,
+        // The typed value where the reply carried one (a Jupyter-format reply
+        // carries only text), and the value as Python shows it.
+        "result": exec.result.as_ref().map(|v| v.json.clone().unwrap_or_else(|| Value::String(v.text.clone()))),
+        "resultText": exec.result.as_ref().map(|v| v.text.as_str()),
         "durationMs": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
         "images": exec.images.iter().enumerate().map(|(i, img)| json!({
             "format": img.format,

@@ -9,7 +9,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::model::{Execution, ExecutionImage, ExecutionStatus};
+use super::model::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
 
 /// The api-versions of the dynamic-sessions data plane (`aca-api.md` §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -80,6 +80,15 @@ impl ApiVersion {
         self >= Self::V2025_10_02
     }
 
+    /// Whether an execution request may carry `returnJupyterFormatExecutionResult`
+    /// (2025-10-02-preview, `aca-api.md` §13; spec `SessionCodeExecutionRequest`):
+    /// the value of the last expression then comes back as Jupyter's `text/plain`
+    /// string (`nan`, `'nan'`, `{'a': 1}`).
+    #[must_use]
+    pub fn has_jupyter_format(self) -> bool {
+        self >= Self::V2025_10_02
+    }
+
     /// Whether files have per-file calls (`GET files/{name}`, `DELETE files/{name}`)
     /// and `path` folders: family B only; the family A documentation lists upload,
     /// list and download only (§3.5).
@@ -140,6 +149,12 @@ pub struct ExecuteRequest {
     /// out-of-range value can be refused with a clear message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_streams_max_length: Option<i64>,
+    /// `returnJupyterFormatExecutionResult` (2025-10-02-preview, `aca-api.md`
+    /// §13): when true, `executionResult` is Jupyter's `text/plain` string of the
+    /// value (spec examples: `float('nan')` → `"nan"`, `"nan"` → `"'nan'"`).
+    /// Ignored by the local pool in earlier versions, which do not have it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_jupyter_format_execution_result: Option<bool>,
 }
 
 impl ExecuteRequest {
@@ -152,7 +167,25 @@ impl ExecuteRequest {
             timeout_in_seconds: Some(timeout_in_seconds),
             identifier: None,
             output_streams_max_length: None,
+            return_jupyter_format_execution_result: None,
         }
+    }
+
+    /// This request asking for Jupyter's `text/plain` form of the value where
+    /// `version` has the field ([`ApiVersion::has_jupyter_format`]); unchanged
+    /// for earlier versions, which do not know it.
+    #[must_use]
+    pub fn jupyter_format_for(mut self, version: ApiVersion) -> Self {
+        if version.has_jupyter_format() {
+            self.return_jupyter_format_execution_result = Some(true);
+        }
+        self
+    }
+
+    /// True when the request asks for the Jupyter format and `version` has it.
+    #[must_use]
+    pub fn wants_jupyter_format(&self, version: ApiVersion) -> bool {
+        version.has_jupyter_format() && self.return_jupyter_format_execution_result == Some(true)
     }
 
     /// An asynchronous inline request for `code` (family B only, §4.2): the
@@ -176,74 +209,195 @@ impl ExecuteRequest {
     }
 }
 
-/// The wire form of a result value and images: the last expression's JSON value, or
-/// for a cell that displayed an image and had no value, the first image as
-/// `{"type":"image","format":"png","base64_data":…}` (§3.1); `""` when there is
-/// nothing.
-pub fn result_to_wire(exec: &Execution) -> Value {
+/// The request header with which sessionpad's client asks a local pool for
+/// what the service's fields cannot carry, `x-sessionpad-outputs: all`: every
+/// image of the execution ([`IMAGES_FIELD`]) and, in a Jupyter-format answer,
+/// the value's JSON ([`VALUE_FIELD`]). Azure's pools ignore headers they do not
+/// know; the local pool answers without these members when the header is
+/// absent, so published clients see the service's shapes unchanged.
+pub const OUTPUTS_HEADER: &str = "x-sessionpad-outputs";
+
+/// The member of an execution's `result` (family B) or `properties` (family A)
+/// that lists every image the cell displayed, in order, each as
+/// `{"type":"image","format":"png","base64_data":…}` (the §3.1 image shape).
+/// Sent by sessionpad's local pool only, and only to a request with
+/// [`OUTPUTS_HEADER`]. The service's own fields carry one thing: the value, or
+/// for a cell without one, its first image (`aca-api.md` §3.1; no public source
+/// shows what the service returns for a cell with both, §12 question 1).
+pub const IMAGES_FIELD: &str = "sessionpadImages";
+
+/// The member of a Jupyter-format execution's `result` holding the value's
+/// JSON (`{"a":1,"b":null}` beside `executionResult` `"{'a': 1, 'b': None}"`),
+/// when the value has a JSON type. Sent by sessionpad's local pool only, and
+/// only to a request with [`OUTPUTS_HEADER`].
+pub const VALUE_FIELD: &str = "sessionpadValue";
+
+/// How the local pool writes an execution's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AnswerForm {
+    /// The request asked for the Jupyter format where its version has it: the
+    /// value is answered as its `text/plain` string.
+    pub jupyter: bool,
+    /// The request had [`OUTPUTS_HEADER`]: add [`IMAGES_FIELD`] and
+    /// [`VALUE_FIELD`].
+    pub extras: bool,
+}
+
+/// One image in the §3.1 wire shape.
+fn image_to_wire(img: &ExecutionImage) -> Value {
     use base64::Engine;
+    json!({
+        "type": "image",
+        "format": img.format,
+        "base64_data": base64::engine::general_purpose::STANDARD.encode(&img.data),
+    })
+}
+
+/// The wire form of a result value and images: the last expression's value (its
+/// `text/plain` string when `jupyter`, else its JSON where it has one, else
+/// its `text/plain` string), or for a cell that displayed an image and had no
+/// value, the first image as `{"type":"image","format":"png","base64_data":…}`
+/// (§3.1); `""` when there is nothing.
+pub fn result_to_wire(exec: &Execution, jupyter: bool) -> Value {
     if let Some(v) = &exec.result {
-        return v.clone();
+        return match (&v.json, jupyter) {
+            (Some(json), false) => json.clone(),
+            _ => Value::String(v.text.clone()),
+        };
     }
     if let Some(img) = exec.images.first() {
-        return json!({
-            "type": "image",
-            "format": img.format,
-            "base64_data": base64::engine::general_purpose::STANDARD.encode(&img.data),
-        });
+        return image_to_wire(img);
     }
     Value::String(String::new())
 }
 
-/// Reads a wire result value back: `""` means no value, an image object becomes an
-/// image; anything else is the typed value.
-pub fn result_from_wire(value: Option<&Value>) -> (Option<Value>, Vec<ExecutionImage>) {
+/// Adds the [`IMAGES_FIELD`] and (for a Jupyter-format answer)
+/// [`VALUE_FIELD`] members to `container` when `form.extras`.
+fn add_extras(container: &mut Value, exec: &Execution, form: AnswerForm) {
+    if !form.extras {
+        return;
+    }
+    container[IMAGES_FIELD] = Value::Array(exec.images.iter().map(image_to_wire).collect());
+    if form.jupyter
+        && let Some(json) = exec.result.as_ref().and_then(|v| v.json.as_ref())
+    {
+        container[VALUE_FIELD] = json.clone();
+    }
+}
+
+/// How a reply's result value is read: whether the request asked for the
+/// Jupyter format, and whether the pool is known to run Python.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ValueForm {
+    /// The request carried `returnJupyterFormatExecutionResult: true`, so a
+    /// string value is Jupyter's `text/plain` form, shown as it is.
+    pub jupyter: bool,
+    /// The pool runs Python (a code-interpreter pool), so a JSON value is shown
+    /// as the Python literal it came from
+    /// ([`crate::client::python_repr::display_text`]); otherwise as JSON.
+    pub python: bool,
+}
+
+/// Reads one §3.1 image object; `None` when `v` is not one or does not decode.
+fn image_from_wire(v: &Value) -> Option<ExecutionImage> {
     use base64::Engine;
+    let map = v.as_object()?;
+    if map.get("type").and_then(Value::as_str) != Some("image") {
+        return None;
+    }
+    let b64 = map.get("base64_data")?.as_str()?;
+    let data = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+    let format = map
+        .get("format")
+        .and_then(Value::as_str)
+        .unwrap_or("png")
+        .to_string();
+    Some(ExecutionImage { format, data })
+}
+
+/// Reads a wire result value back: `""` and `null` mean no value, an image
+/// object becomes an image; a string of a Jupyter-format reply is the value's
+/// `text/plain` form; anything else is a JSON value, shown per `form`.
+pub fn result_from_wire(
+    value: Option<&Value>,
+    form: ValueForm,
+) -> (Option<ExecutionValue>, Vec<ExecutionImage>) {
     match value {
         None | Some(Value::Null) => (None, vec![]),
         Some(Value::String(s)) if s.is_empty() => (None, vec![]),
-        Some(Value::Object(map))
-            if map.get("type").and_then(Value::as_str) == Some("image")
-                && map.contains_key("base64_data") =>
-        {
-            let format = map
-                .get("format")
-                .and_then(Value::as_str)
-                .unwrap_or("png")
-                .to_string();
-            let b64 = map.get("base64_data").and_then(Value::as_str).unwrap_or("");
-            match base64::engine::general_purpose::STANDARD.decode(b64) {
-                Ok(data) => (None, vec![ExecutionImage { format, data }]),
-                Err(_) => (value.cloned(), vec![]),
-            }
-        }
-        Some(v) => (Some(v.clone()), vec![]),
+        Some(Value::String(s)) if form.jupyter => (Some(ExecutionValue::text(s.clone())), vec![]),
+        Some(v) => match image_from_wire(v) {
+            Some(img) => (None, vec![img]),
+            None => (
+                Some(ExecutionValue {
+                    text: crate::client::python_repr::display_text(v, form.python),
+                    json: Some(v.clone()),
+                }),
+                vec![],
+            ),
+        },
+    }
+}
+
+/// Reads the value and images of an execution whose value member is `value`
+/// and whose container (`result` or `properties`) is `container`: every image
+/// from [`IMAGES_FIELD`] when the pool sent it (then an image standing in for
+/// the value is one of them), else the one from the value; the value's JSON
+/// from [`VALUE_FIELD`] when the pool sent it.
+pub fn outputs_from_wire(
+    container: &Value,
+    value: Option<&Value>,
+    form: ValueForm,
+) -> (Option<ExecutionValue>, Vec<ExecutionImage>) {
+    let (mut result, images) = result_from_wire(value, form);
+    if let (Some(r), Some(json)) = (result.as_mut(), container.get(VALUE_FIELD)) {
+        r.json = Some(json.clone());
+    }
+    match container.get(IMAGES_FIELD).and_then(Value::as_array) {
+        Some(all) => (result, all.iter().filter_map(image_from_wire).collect()),
+        None => (result, images),
     }
 }
 
 /// Writes an execution as the family A response body (§3.1): the `$id`/`properties`
-/// envelope, `result` for 2024-02-02-preview and `executionResult` for later versions.
-pub fn family_a_response(exec: &Execution, version: ApiVersion) -> Value {
+/// envelope, `result` for 2024-02-02-preview and `executionResult` for later
+/// versions; with `extras` (the request had [`OUTPUTS_HEADER`]) also
+/// `properties.sessionpadImages` ([`IMAGES_FIELD`]). Family A has no Jupyter
+/// format.
+pub fn family_a_response(exec: &Execution, version: ApiVersion, extras: bool) -> Value {
     let value_key = if version == ApiVersion::V2024_02_02 {
         "result"
     } else {
         "executionResult"
     };
-    json!({
+    let mut body = json!({
         "$id": "1",
         "properties": {
             "$id": "2",
             "status": exec.status.family_a_name(),
             "stdout": exec.stdout,
             "stderr": exec.stderr,
-            value_key: result_to_wire(exec),
+            value_key: result_to_wire(exec, false),
             "executionTimeInMilliseconds": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
         }
-    })
+    });
+    let form = AnswerForm {
+        jupyter: false,
+        extras,
+    };
+    add_extras(&mut body["properties"], exec, form);
+    body
 }
 
-/// Writes an execution as the family B response body (§4.2).
-pub fn family_b_response(exec: &Execution, identifier: &str, execution_type: &str) -> Value {
+/// Writes an execution as the family B response body (§4.2), the value in the
+/// `form` asked for, with the local pool's extra members when asked
+/// ([`AnswerForm`]).
+pub fn family_b_response(
+    exec: &Execution,
+    identifier: &str,
+    execution_type: &str,
+    form: AnswerForm,
+) -> Value {
     let mut body = json!({
         "id": exec.id,
         "identifier": identifier,
@@ -254,9 +408,10 @@ pub fn family_b_response(exec: &Execution, identifier: &str, execution_type: &st
         body["result"] = json!({
             "stdout": exec.stdout,
             "stderr": exec.stderr,
-            "executionResult": result_to_wire(exec),
+            "executionResult": result_to_wire(exec, form.jupyter),
             "executionTimeInMilliseconds": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
         });
+        add_extras(&mut body["result"], exec, form);
     }
     body
 }
@@ -304,10 +459,107 @@ mod tests {
             }],
             duration: std::time::Duration::from_millis(5),
         };
-        let wire = result_to_wire(&exec);
+        let wire = result_to_wire(&exec, false);
         assert_eq!(wire["type"], "image");
-        let (v, imgs) = result_from_wire(Some(&wire));
+        let (v, imgs) = result_from_wire(Some(&wire), ValueForm::default());
         assert_eq!(v, None);
         assert_eq!(imgs, exec.images);
+    }
+
+    #[test]
+    fn every_image_travels_next_to_a_value_when_asked() {
+        let png = |b: u8| ExecutionImage {
+            format: "png".into(),
+            data: vec![b],
+        };
+        let exec = Execution {
+            id: Some("e".into()),
+            status: ExecutionStatus::Succeeded,
+            stdout: String::new(),
+            stderr: String::new(),
+            result: Some(ExecutionValue {
+                text: "5".into(),
+                json: Some(json!(5)),
+            }),
+            images: vec![png(1), png(2)],
+            duration: std::time::Duration::from_millis(5),
+        };
+        let form = ValueForm {
+            jupyter: false,
+            python: true,
+        };
+        // Without the header: the service's shape, the value only.
+        let plain = family_b_response(&exec, "id", "Synchronous", AnswerForm::default());
+        assert!(plain["result"].get(IMAGES_FIELD).is_none());
+        let (v, imgs) = outputs_from_wire(
+            &plain["result"],
+            plain["result"].get("executionResult"),
+            form,
+        );
+        assert_eq!(v.map(|v| v.text), Some("5".into()));
+        assert!(imgs.is_empty());
+        // With it, both images as well; in the Jupyter format, the JSON too.
+        let asked = AnswerForm {
+            jupyter: true,
+            extras: true,
+        };
+        let all = family_b_response(&exec, "id", "Synchronous", asked);
+        assert_eq!(all["result"]["executionResult"], "5");
+        let jupyter = ValueForm {
+            jupyter: true,
+            python: true,
+        };
+        let (v, imgs) = outputs_from_wire(
+            &all["result"],
+            all["result"].get("executionResult"),
+            jupyter,
+        );
+        assert_eq!(v, exec.result);
+        assert_eq!(imgs, exec.images);
+        let a = family_a_response(&exec, ApiVersion::V2024_02_02, true);
+        let (_, imgs) = outputs_from_wire(&a["properties"], a["properties"].get("result"), form);
+        assert_eq!(imgs, exec.images);
+    }
+
+    #[test]
+    fn jupyter_strings_are_shown_as_they_are_and_json_as_python() {
+        let jupyter = ValueForm {
+            jupyter: true,
+            python: true,
+        };
+        let (v, _) = result_from_wire(Some(&json!("'nan'")), jupyter);
+        assert_eq!(v, Some(ExecutionValue::text("'nan'")));
+        let (v, _) = result_from_wire(Some(&json!(null)), jupyter);
+        assert_eq!(v, None);
+        // A structured value in a Jupyter-format reply is still JSON.
+        let (v, _) = result_from_wire(Some(&json!({"a": null})), jupyter);
+        assert_eq!(v.map(|v| v.text), Some("{'a': None}".into()));
+        let (v, _) = result_from_wire(
+            Some(&json!("ab")),
+            ValueForm {
+                jupyter: false,
+                python: true,
+            },
+        );
+        assert_eq!(v.map(|v| v.text), Some("'ab'".into()));
+    }
+
+    #[test]
+    fn the_jupyter_field_is_sent_only_where_the_version_has_it() {
+        for v in ApiVersion::ALL {
+            let body = ExecuteRequest::inline("1", 5)
+                .jupyter_format_for(v)
+                .to_body(v);
+            let flat = if v.family() == Family::A {
+                &body["properties"]
+            } else {
+                &body
+            };
+            assert_eq!(
+                flat.get("returnJupyterFormatExecutionResult").is_some(),
+                v == ApiVersion::V2025_10_02,
+                "{v}"
+            );
+        }
     }
 }

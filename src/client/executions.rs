@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::api::{ExecuteRequest, Family, result_from_wire};
+use super::api::{ExecuteRequest, Family, OUTPUTS_HEADER, ValueForm, outputs_from_wire};
 use super::files::unsupported;
+use super::model::PoolType;
 use super::model::{Execution, ExecutionStatus};
 use super::response::json;
 use super::retry::{CALL_TIMEOUT, Limit};
@@ -20,8 +21,24 @@ use super::{ClientError, SessionClient};
 const REQUEST_SLACK: Duration = Duration::from_secs(30);
 
 impl SessionClient {
+    /// How the value of a reply to `request` is read: as Jupyter's `text/plain`
+    /// when the request asked for it, and as a Python literal when this is a
+    /// code-interpreter pool (Python; sessionpad's local pool is one), not a
+    /// custom container whose language is unknown.
+    fn value_form(&self, request: &ExecuteRequest) -> ValueForm {
+        ValueForm {
+            jupyter: request.wants_jupyter_format(self.api_version),
+            python: self.pool_type == PoolType::CodeInterpreter,
+        }
+    }
+
     /// Runs `code` synchronously in the session `identifier`, with an execution
     /// limit of `timeout` (sent as `timeoutInSeconds`, whole seconds, at least 1).
+    /// Where the api-version has it (2025-10-02-preview) the request asks for the
+    /// value in Jupyter's `text/plain` form (`returnJupyterFormatExecutionResult`),
+    /// and every request asks a local pool for what the service's fields cannot
+    /// carry: all of the cell's images, and the value's JSON beside its text
+    /// ([`super::api::OUTPUTS_HEADER`]).
     ///
     /// Returns the [`Execution`] whatever the code did: an exception is a
     /// `Failed` execution, not an error. Errors are about the transport and the
@@ -40,18 +57,23 @@ impl SessionClient {
             Family::B => "executions",
         };
         let secs = timeout.as_secs().max(1);
-        let body = ExecuteRequest::inline(code, secs).to_body(self.api_version);
+        let request = ExecuteRequest::inline(code, secs).jupyter_format_for(self.api_version);
+        let form = self.value_form(&request);
+        let body = request.to_body(self.api_version);
         let url = self.url(path, Some(identifier))?;
         let limit = Duration::from_secs(secs) + REQUEST_SLACK;
         let started = Instant::now();
-        let resp = self
-            .send_once(self.http.post(url).json(&body), Limit::Whole(limit))
-            .await?;
+        let req = self
+            .http
+            .post(url)
+            .header(OUTPUTS_HEADER, "all")
+            .json(&body);
+        let resp = self.send_once(req, Limit::Whole(limit)).await?;
         let operation_id = operation_id(&resp);
         let value = json(resp).await?;
         let mut exec = match family {
-            Family::A => parse_family_a(&value)?,
-            Family::B => parse_family_b(&value)?,
+            Family::A => parse_family_a(&value, form)?,
+            Family::B => parse_family_b(&value, form)?,
         };
         if exec.id.is_none() {
             exec.id = operation_id;
@@ -95,7 +117,9 @@ impl SessionClient {
             return Err(unsupported("submit_execution", self.api_version));
         }
         let secs = timeout.as_secs().max(1);
-        let body = ExecuteRequest::inline_asynchronous(code, secs).to_body(self.api_version);
+        let body = ExecuteRequest::inline_asynchronous(code, secs)
+            .jupyter_format_for(self.api_version)
+            .to_body(self.api_version);
         let chosen = uuid::Uuid::new_v4().to_string();
         let req = self
             .http
@@ -140,10 +164,15 @@ impl SessionClient {
             .push(id);
         let resp = self
             .send_idempotent(Limit::Whole(CALL_TIMEOUT), || {
-                Ok(self.http.get(url.clone()))
+                Ok(self.http.get(url.clone()).header(OUTPUTS_HEADER, "all"))
             })
             .await?;
-        let mut exec = parse_family_b(&json(resp).await?)?;
+        // Submitted by `submit_execution`, which asks for the Jupyter format
+        // where the version has it.
+        let form = self.value_form(
+            &ExecuteRequest::inline_asynchronous("", 1).jupyter_format_for(self.api_version),
+        );
+        let mut exec = parse_family_b(&json(resp).await?, form)?;
         exec.id.get_or_insert_with(|| id.to_string());
         Ok(exec)
     }
@@ -221,16 +250,20 @@ fn millis(v: &Value) -> Duration {
 }
 
 /// Reads a family A body: `{"$id","properties":{status,stdout,stderr,result|executionResult,…}}`.
-/// The legacy flat form (no `properties`, `aca-api.md` §3.6) is read too.
-pub(crate) fn parse_family_a(v: &Value) -> Result<Execution, ClientError> {
+/// The legacy flat form (no `properties`, `aca-api.md` §3.6) is read too. The
+/// value is read per `form`; every image from `sessionpadImages` when present.
+pub(crate) fn parse_family_a(v: &Value, form: ValueForm) -> Result<Execution, ClientError> {
     let props = v.get("properties").unwrap_or(v);
     let Some(status) = props.get("status").and_then(Value::as_str) else {
         return Err(ClientError::Malformed(
             "code/execute answer has no properties.status".into(),
         ));
     };
-    let (result, images) =
-        result_from_wire(props.get("result").or_else(|| props.get("executionResult")));
+    let (result, images) = outputs_from_wire(
+        props,
+        props.get("result").or_else(|| props.get("executionResult")),
+        form,
+    );
     Ok(Execution {
         id: None,
         status: ExecutionStatus::from_wire(status),
@@ -242,8 +275,9 @@ pub(crate) fn parse_family_a(v: &Value) -> Result<Execution, ClientError> {
     })
 }
 
-/// Reads a family B body: `{"id","status","result":{stdout,stderr,executionResult,…}}`.
-pub(crate) fn parse_family_b(v: &Value) -> Result<Execution, ClientError> {
+/// Reads a family B body: `{"id","status","result":{stdout,stderr,executionResult,…}}`,
+/// the value per `form`; every image from `result.sessionpadImages` when present.
+pub(crate) fn parse_family_b(v: &Value, form: ValueForm) -> Result<Execution, ClientError> {
     let Some(status) = v.get("status").and_then(Value::as_str) else {
         return Err(ClientError::Malformed(
             "executions answer has no status".into(),
@@ -251,7 +285,7 @@ pub(crate) fn parse_family_b(v: &Value) -> Result<Execution, ClientError> {
     };
     let empty = Value::Null;
     let result = v.get("result").unwrap_or(&empty);
-    let (value, images) = result_from_wire(result.get("executionResult"));
+    let (value, images) = outputs_from_wire(result, result.get("executionResult"), form);
     let mut stderr = text(result, "stderr");
     if let Some(msg) = v.pointer("/error/message").and_then(Value::as_str)
         && !stderr.contains(msg)
@@ -285,7 +319,7 @@ mod tests {
             r#"{"$id":"1","properties":{"$id":"2","status":"Success","stdout":"Hello from aa!\n","stderr":"","result":"","executionTimeInMilliseconds":10}}"#,
         )
         .unwrap();
-        let e = parse_family_a(&v).unwrap();
+        let e = parse_family_a(&v, ValueForm::default()).unwrap();
         assert_eq!(e.status, ExecutionStatus::Succeeded);
         assert_eq!(e.stdout, "Hello from aa!\n");
         assert_eq!(e.result, None);
@@ -296,14 +330,14 @@ mod tests {
     fn family_b_example_parses() {
         // Spec example, aca-api.md §4.2.
         let v = json!({"id":"testExecutionId","identifier":"testSessionIdentifier","executionType":"Synchronous","status":"Succeeded","result":{"stdout":"63\n","stderr":"","executionResult":42,"executionTimeInMilliseconds":4}});
-        let e = parse_family_b(&v).unwrap();
+        let e = parse_family_b(&v, ValueForm::default()).unwrap();
         assert_eq!(e.id.as_deref(), Some("testExecutionId"));
-        assert_eq!(e.result, Some(json!(42)));
+        assert_eq!(e.result.and_then(|r| r.json), Some(json!(42)));
     }
 
     #[test]
     fn malformed_bodies_are_errors_not_panics() {
-        assert!(parse_family_a(&json!({"x":1})).is_err());
-        assert!(parse_family_b(&json!([1, 2])).is_err());
+        assert!(parse_family_a(&json!({"x":1}), ValueForm::default()).is_err());
+        assert!(parse_family_b(&json!([1, 2]), ValueForm::default()).is_err());
     }
 }

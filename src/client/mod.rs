@@ -8,6 +8,7 @@ pub mod error;
 mod executions;
 mod files;
 pub mod model;
+pub mod python_repr;
 mod response;
 mod retry;
 mod sessions;
@@ -17,7 +18,7 @@ use std::time::Duration;
 pub use api::{ApiVersion, Family};
 pub use error::ClientError;
 pub use files::MAX_UPLOAD;
-pub use model::{Execution, ExecutionImage, ExecutionStatus};
+pub use model::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
 pub use model::{
     FileKind, KernelInfo, NameVersion, PoolMetadata, PoolType, RemoteFile, SessionInfo,
 };

@@ -67,6 +67,40 @@ pub struct ExecutionImage {
     pub data: Vec<u8>,
 }
 
+/// The value of a cell's last expression, in the two forms a person and a
+/// program want.
+///
+/// Read by the client from `result` / `executionResult` (`aca-api.md` §3.1,
+/// §4.2): a reply to `returnJupyterFormatExecutionResult: true`
+/// (2025-10-02-preview) carries Jupyter's `text/plain` string, which becomes
+/// [`ExecutionValue::text`] as it is; any other reply carries the value's JSON,
+/// kept in [`ExecutionValue::json`], and [`ExecutionValue::text`] is then the
+/// Python literal it came from on a Python pool
+/// ([`crate::client::python_repr::display_text`]), or the JSON itself on a pool
+/// not known to run Python. Built by the local pool's kernel with both forms:
+/// `text/plain` and the JSON-typed value of the start-up script.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutionValue {
+    /// The value as the kernel's language shows it: `{'a': 1, 'b': None}`,
+    /// `(1, 2.5, 'x')`, `nan`, `'nan'`, a DataFrame's table.
+    pub text: String,
+    /// The value's JSON, when the reply carried it typed (`{"a":1,"b":null}`,
+    /// `42`); `None` for a Jupyter-format string. A string here may be a Python
+    /// `str` or the `text/plain` form of an object without a JSON type.
+    pub json: Option<serde_json::Value>,
+}
+
+impl ExecutionValue {
+    /// A value known only by its `text/plain` form (a Jupyter-format reply).
+    #[must_use]
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            json: None,
+        }
+    }
+}
+
 /// One execution of code in a session, whatever api-version carried it.
 ///
 /// Built by the client from family A (`properties.{stdout,stderr,result|executionResult,
@@ -85,10 +119,12 @@ pub struct Execution {
     /// Everything the code wrote to standard error, including the traceback of an
     /// uncaught exception.
     pub stderr: String,
-    /// The JSON value of the last expression, typed where it has a JSON type
-    /// (`6*7` gives the number 42); `None` when the cell had no value (the wire's `""`).
-    pub result: Option<serde_json::Value>,
-    /// Images the code displayed, in order.
+    /// The value of the last expression; `None` when the cell had no value (the
+    /// wire's `""` or `null`).
+    pub result: Option<ExecutionValue>,
+    /// Images the code displayed, in order: every one of them where the pool sent
+    /// them all (sessionpad's local pool, `sessionpadImages`), else the one image
+    /// that stood in for a value (`{"type":"image",…}`, `aca-api.md` §3.1).
     pub images: Vec<ExecutionImage>,
     /// Execution time the service reported (`executionTimeInMilliseconds`).
     #[serde(with = "millis")]

@@ -231,14 +231,13 @@ fn output_value(output: &Output) -> Value {
         }),
         Output::ExecuteResult {
             execution_count,
-            value,
+            text,
+            json,
         } => {
             let mut data = Map::new();
-            data.insert("text/plain".into(), lines_value(&Output::value_text(value)));
-            // A string result may be the repr of an object that has no JSON form;
-            // only structured values are claimed to be JSON.
-            if !value.is_string() {
-                data.insert("application/json".into(), value.clone());
+            data.insert("text/plain".into(), lines_value(text));
+            if let Some(json) = json {
+                data.insert("application/json".into(), json.clone());
             }
             json!({
                 "output_type": "execute_result",
@@ -329,9 +328,20 @@ fn read_output(v: &Value) -> Option<Output> {
         }),
         "execute_result" => {
             let data = v.get("data")?;
-            let value = match data.get("application/json") {
-                Some(value) => value.clone(),
-                None => Value::String(multiline(data.get("text/plain")).unwrap_or_default()),
+            let json = data.get("application/json").cloned();
+            // A notebook written by another tool may hold only the JSON.
+            let text = match (multiline(data.get("text/plain")), &json) {
+                // Written by an earlier sessionpad, which stored the JSON text
+                // as text/plain: show the Python form (these notebooks are
+                // Python's, `kernelspec` python3).
+                (Some(text), Some(json))
+                    if serde_json::to_string(json).is_ok_and(|j| j == text) =>
+                {
+                    crate::client::python_repr::python_literal(json)
+                }
+                (Some(text), _) => text,
+                (None, Some(json)) => crate::client::python_repr::python_literal(json),
+                (None, None) => String::new(),
             };
             let execution_count = v
                 .get("execution_count")
@@ -340,7 +350,8 @@ fn read_output(v: &Value) -> Option<Output> {
                 .unwrap_or(0);
             Some(Output::ExecuteResult {
                 execution_count,
-                value,
+                text,
+                json,
             })
         }
         "display_data" | "update_display_data" => read_display(v.get("data")?),

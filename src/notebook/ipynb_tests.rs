@@ -44,7 +44,8 @@ fn every_kind() -> Vec<Cell> {
                 },
                 Output::ExecuteResult {
                     execution_count: 1,
-                    value: json!({"a": [1, 2.5, null, true]}),
+                    text: "{'a': [1, 2.5, None, True]}".into(),
+                    json: Some(json!({"a": [1, 2.5, null, true]})),
                 },
             ],
             CellStatus::Succeeded,
@@ -54,7 +55,8 @@ fn every_kind() -> Vec<Cell> {
             2,
             vec![Output::ExecuteResult {
                 execution_count: 2,
-                value: json!("line 1\nline 2"),
+                text: "line 1\nline 2".into(),
+                json: None,
             }],
             CellStatus::Succeeded,
         ),
@@ -114,6 +116,11 @@ fn the_document_has_the_nbformat_4_5_shape() {
     assert_eq!(outputs[3]["output_type"], "execute_result");
     assert_eq!(outputs[3]["execution_count"], 1);
     assert_eq!(outputs[3]["data"]["application/json"]["a"][1], 2.5);
+    // text/plain holds what Python shows, not the JSON.
+    assert_eq!(
+        outputs[3]["data"]["text/plain"],
+        json!(["{'a': [1, 2.5, None, True]}"])
+    );
     // A string result is text only: it may be the repr of something that is not JSON.
     let text_result = &doc["cells"][1]["outputs"][0]["data"];
     assert_eq!(text_result["text/plain"], json!(["line 1\n", "line 2"]));
@@ -159,7 +166,8 @@ fn jupyter_written_notebooks_are_read() {
         vec![
             Output::ExecuteResult {
                 execution_count: 7,
-                value: json!("1")
+                text: "1".into(),
+                json: None,
             },
             Output::DisplayData {
                 format: "png".into(),
@@ -209,4 +217,51 @@ fn a_hostile_identifier_cannot_leave_the_header_comment() {
     m.identifier = "x\nimport os; os.system('rm -rf ~')".into();
     let py = to_python(&[], &m);
     assert_eq!(py.lines().count(), 1);
+}
+
+#[test]
+fn a_saved_result_is_the_python_form_of_the_execution() {
+    use crate::client::{Execution, ExecutionStatus};
+    // A reply without the Jupyter format: the JSON of `{'a': 1, 'b': None}`,
+    // read from a Python pool.
+    let (value, _) = crate::client::api::result_from_wire(
+        Some(&json!({"a": 1, "b": null})),
+        crate::client::api::ValueForm {
+            jupyter: false,
+            python: true,
+        },
+    );
+    let exec = Execution {
+        id: None,
+        status: ExecutionStatus::Succeeded,
+        stdout: String::new(),
+        stderr: String::new(),
+        result: value,
+        images: vec![],
+        duration: Duration::from_millis(3),
+    };
+    let mut c = cell("{'a': 1, 'b': None}", 1, vec![], CellStatus::Running);
+    c.outputs = crate::notebook::outputs_from_execution(&exec, 1);
+    let doc = to_value(&[c], &meta());
+    let data = &doc["cells"][0]["outputs"][0]["data"];
+    assert_eq!(data["text/plain"], json!(["{'a': 1, 'b': None}"]));
+    assert_eq!(data["application/json"], json!({"a": 1, "b": null}));
+}
+
+#[test]
+fn a_result_saved_as_json_text_by_an_earlier_version_reads_as_python() {
+    let text = r#"{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+      {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": "d",
+       "outputs": [{"output_type": "execute_result", "execution_count": 1, "metadata": {},
+         "data": {"text/plain": "{\"a\":1,\"b\":null}", "application/json": {"a": 1, "b": null}}}]}
+    ]}"#;
+    let nb = from_str(text).expect("a notebook");
+    assert_eq!(
+        nb.cells[0].outputs,
+        vec![Output::ExecuteResult {
+            execution_count: 1,
+            text: "{'a': 1, 'b': None}".into(),
+            json: Some(json!({"a": 1, "b": null})),
+        }]
+    );
 }

@@ -29,8 +29,14 @@ pub enum Output {
     ExecuteResult {
         /// The `Out[n]` number.
         execution_count: u32,
-        /// The JSON value the session returned.
-        value: Value,
+        /// The value as Python shows it (`text/plain`): Jupyter's form, or the
+        /// Python literal of the JSON the pool returned
+        /// ([`crate::client::ExecutionValue::text`]); raw from the session (it
+        /// may hold escape sequences).
+        text: String,
+        /// The value's JSON when the session returned it typed and it is not a
+        /// string (saved as `application/json`); `None` otherwise.
+        json: Option<Value>,
     },
     /// An image the code displayed (`output_type: "display_data"`).
     DisplayData {
@@ -48,17 +54,6 @@ pub enum Output {
         /// Traceback lines, raw from the session.
         traceback: Vec<String>,
     },
-}
-
-impl Output {
-    /// The text form of an execute result: strings as they are, anything else as
-    /// JSON (`42`, `[1, 2]`, `true`).
-    pub fn value_text(value: &Value) -> String {
-        match value {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }
-    }
 }
 
 const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
@@ -94,10 +89,16 @@ pub fn outputs_from_execution(exec: &Execution, execution_count: u32) -> Vec<Out
             data: image.data.clone(),
         });
     }
-    if let Some(value) = exec.result.as_ref().filter(|v| !v.is_null()) {
+    if let Some(value) = &exec.result {
         outputs.push(Output::ExecuteResult {
             execution_count,
-            value: value.clone(),
+            text: value.text.clone(),
+            // A string may be the repr of an object that has no JSON form; only
+            // structured values are claimed to be JSON.
+            json: value
+                .json
+                .clone()
+                .filter(|j| !j.is_string() && !j.is_null()),
         });
     }
     outputs.extend(error);
@@ -178,7 +179,10 @@ mod tests {
         let mut e = exec(ExecutionStatus::Succeeded);
         e.stdout = "42\n".into();
         e.stderr = "warn\n".into();
-        e.result = Some(json!(42));
+        e.result = Some(crate::client::ExecutionValue {
+            text: "42".into(),
+            json: Some(json!(42)),
+        });
         e.images = vec![ExecutionImage {
             format: "png".into(),
             data: vec![1],
@@ -201,7 +205,8 @@ mod tests {
                 },
                 Output::ExecuteResult {
                     execution_count: 3,
-                    value: json!(42)
+                    text: "42".into(),
+                    json: Some(json!(42)),
                 },
             ]
         );
@@ -249,9 +254,19 @@ mod tests {
     }
 
     #[test]
-    fn value_text_shows_strings_raw_and_json_otherwise() {
-        assert_eq!(Output::value_text(&json!("hi")), "hi");
-        assert_eq!(Output::value_text(&json!(42)), "42");
-        assert_eq!(Output::value_text(&json!([1, 2])), "[1,2]");
+    fn a_string_value_is_never_claimed_to_be_json() {
+        let mut e = exec(ExecutionStatus::Succeeded);
+        e.result = Some(crate::client::ExecutionValue {
+            text: "   a\n0  1".into(),
+            json: Some(json!("   a\n0  1")),
+        });
+        assert_eq!(
+            outputs_from_execution(&e, 2),
+            vec![Output::ExecuteResult {
+                execution_count: 2,
+                text: "   a\n0  1".into(),
+                json: None,
+            }]
+        );
     }
 }

@@ -26,7 +26,8 @@ use super::kernel::OutputLimits;
 use super::sessions::{ExecutionRecord, Session, SessionError, SessionRegistry};
 use super::wire_error::WireError;
 use crate::client::api::{
-    ApiVersion, ExecuteRequest, Family, family_a_response, family_b_response,
+    AnswerForm, ApiVersion, ExecuteRequest, Family, OUTPUTS_HEADER, family_a_response,
+    family_b_response,
 };
 use crate::client::{Execution, ExecutionStatus};
 
@@ -293,13 +294,19 @@ fn request_from(value: Value) -> Result<ExecuteRequest, WireError> {
 }
 
 /// The output limits a family B request asks for: `outputStreamsMaxLength`
-/// (characters, see [`OutputLimits::stream_chars`]) from 2025-10-02-preview, where
-/// the field exists (§4.2); earlier versions do not have it and it is ignored.
+/// (characters, see [`OutputLimits::stream_chars`]) and
+/// `returnJupyterFormatExecutionResult` ([`OutputLimits::jupyter`]) from
+/// 2025-10-02-preview, where the fields exist (§4.2, §13); earlier versions do
+/// not have them and they are ignored.
 /// Errors: 400 `SessionRequestValidationFailed` for a negative value or one past
 /// int32.
 fn output_limits(req: &ExecuteRequest, version: ApiVersion) -> Result<OutputLimits, WireError> {
+    let jupyter = req.wants_jupyter_format(version);
     let Some(n) = req.output_streams_max_length else {
-        return Ok(OutputLimits::default());
+        return Ok(OutputLimits {
+            stream_chars: None,
+            jupyter,
+        });
     };
     if version < ApiVersion::V2025_10_02 {
         return Ok(OutputLimits::default());
@@ -312,7 +319,18 @@ fn output_limits(req: &ExecuteRequest, version: ApiVersion) -> Result<OutputLimi
     }
     Ok(OutputLimits {
         stream_chars: usize::try_from(n).ok(),
+        jupyter: req.wants_jupyter_format(version),
     })
+}
+
+/// Whether the request asks for the local pool's extra members
+/// ([`OUTPUTS_HEADER`]`: all`, sent by sessionpad's client); published clients
+/// never send it and get the service's shapes.
+fn wants_extras(headers: &HeaderMap) -> bool {
+    headers
+        .get(OUTPUTS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("all"))
 }
 
 impl Pool {
@@ -329,6 +347,7 @@ impl Pool {
 async fn execute_a(
     State(pool): State<Pool>,
     Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, WireError> {
     let (version, identifier) = target(&query)?;
@@ -342,7 +361,7 @@ async fn execute_a(
         .registry
         .execute(&session, &id, &code, pool.timeout(&req))
         .await;
-    Ok(Json(family_a_response(&exec, version)).into_response())
+    Ok(Json(family_a_response(&exec, version, wants_extras(&headers))).into_response())
 }
 
 /// `POST executions` (family B, `aca-api.md` §4.2): flat body, 202 up to
@@ -401,7 +420,7 @@ async fn execute_b(
         };
         (
             StatusCode::ACCEPTED,
-            family_b_response(&running, &identifier, "Asynchronous"),
+            family_b_response(&running, &identifier, "Asynchronous", AnswerForm::default()),
         )
     } else {
         let exec = limits
@@ -412,7 +431,14 @@ async fn execute_b(
         } else {
             StatusCode::ACCEPTED
         };
-        (status, family_b_response(&exec, &identifier, "Synchronous"))
+        let form = AnswerForm {
+            jupyter: limits.jupyter,
+            extras: wants_extras(&headers),
+        };
+        (
+            status,
+            family_b_response(&exec, &identifier, "Synchronous", form),
+        )
     };
     let mut resp = (status, Json(body)).into_response();
     let location = format!(
@@ -435,6 +461,7 @@ async fn execute_b(
 async fn get_execution(
     State(pool): State<Pool>,
     Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Result<Response, WireError> {
     let (_, identifier) = target(&query)?;
@@ -445,17 +472,24 @@ async fn get_execution(
     };
     let session = pool.registry.get(&identifier).ok_or_else(not_found)?;
     let record = session.execution(&id).ok_or_else(not_found)?;
-    let exec = match record {
-        ExecutionRecord::Done(e) => e,
-        ExecutionRecord::Running => Execution {
-            id: Some(id.clone()),
-            status: ExecutionStatus::Running,
-            stdout: String::new(),
-            stderr: String::new(),
-            result: None,
-            images: vec![],
-            duration: Duration::ZERO,
-        },
+    let (exec, jupyter) = match record {
+        ExecutionRecord::Done { exec, jupyter } => (exec, jupyter),
+        ExecutionRecord::Running => (
+            Execution {
+                id: Some(id.clone()),
+                status: ExecutionStatus::Running,
+                stdout: String::new(),
+                stderr: String::new(),
+                result: None,
+                images: vec![],
+                duration: Duration::ZERO,
+            },
+            false,
+        ),
     };
-    Ok(Json(family_b_response(&exec, &identifier, "Asynchronous")).into_response())
+    let form = AnswerForm {
+        jupyter,
+        extras: wants_extras(&headers),
+    };
+    Ok(Json(family_b_response(&exec, &identifier, "Asynchronous", form)).into_response())
 }

@@ -41,7 +41,13 @@ pub enum ExecutionRecord {
     /// Submitted asynchronously and not finished yet.
     Running,
     /// Finished.
-    Done(Execution),
+    Done {
+        /// What it gave.
+        exec: Execution,
+        /// It was asked for the Jupyter format ([`super::kernel::OutputLimits::jupyter`]),
+        /// so `GET executions/{id}` answers the value's `text/plain` form.
+        jupyter: bool,
+    },
 }
 
 /// One session: an identifier's kernel and folder.
@@ -383,7 +389,14 @@ impl SessionRegistry {
         drop(slot);
         session.touch();
         exec.id = Some(id.to_string());
-        session.record(id, ExecutionRecord::Done(exec.clone()));
+        let jupyter = super::kernel::OutputLimits::current().jupyter;
+        session.record(
+            id,
+            ExecutionRecord::Done {
+                exec: exec.clone(),
+                jupyter,
+            },
+        );
         exec
     }
 

@@ -50,7 +50,10 @@ fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution {
         status: ExecutionStatus::Succeeded,
         stdout: stdout.into(),
         stderr: String::new(),
-        result,
+        result: result.map(|json| crate::client::ExecutionValue {
+            text: crate::client::python_repr::python_literal(&json),
+            json: Some(json),
+        }),
         images: vec![],
         duration: Duration::from_millis(3),
     }
@@ -123,7 +126,8 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
         app.notebook.cells[1].outputs,
         vec![Output::ExecuteResult {
             execution_count: 2,
-            value: json!(42)
+            text: "42".into(),
+            json: Some(json!(42)),
         }]
     );
     assert_eq!(app.pending(), 0);

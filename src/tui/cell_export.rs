@@ -24,7 +24,7 @@ pub fn output_text(cell: &Cell) -> String {
     for output in &cell.outputs {
         let part = match output {
             Output::Stream { text, .. } => text.clone(),
-            Output::ExecuteResult { value, .. } => Output::value_text(value),
+            Output::ExecuteResult { text, .. } => text.clone(),
             Output::Error {
                 ename,
                 evalue,
@@ -140,7 +140,8 @@ mod tests {
             png(),
             Output::ExecuteResult {
                 execution_count: 3,
-                value: json!([1, 2]),
+                text: "[1, 2]".into(),
+                json: Some(json!([1, 2])),
             },
             Output::Error {
                 ename: "E".into(),
@@ -148,7 +149,7 @@ mod tests {
                 traceback: vec![],
             },
         ]);
-        assert_eq!(output_text(&c), "red\n[1,2]\nE: bad\n");
+        assert_eq!(output_text(&c), "red\n[1, 2]\nE: bad\n");
     }
 
     #[test]

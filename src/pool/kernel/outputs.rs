@@ -8,7 +8,7 @@ use base64::Engine;
 use jupyter_protocol::{ExecutionState, JupyterMessageContent, MediaType, Stdio as StreamName};
 
 use super::VALUE_MIME;
-use crate::client::{Execution, ExecutionImage, ExecutionStatus};
+use crate::client::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
 
 /// Most bytes of stdout, and separately of stderr, that one execution keeps: 8 MiB.
 ///
@@ -67,6 +67,14 @@ pub struct OutputLimits {
     /// earlier api-version does (sessionpad's own client and other clients that
     /// never send the field would otherwise lose all but 4096 characters).
     pub stream_chars: Option<usize>,
+    /// `returnJupyterFormatExecutionResult` of a 2025-10-02-preview request
+    /// (`aca-api.md` §13): the answer carries the value's Jupyter `text/plain`
+    /// form (`nan`, `'nan'`, `{'a': 1, 'b': None}`) as `executionResult`;
+    /// otherwise its JSON-typed value (or, for a value without a JSON type, its
+    /// `text/plain` string), as every earlier answer did. Not a limit on what
+    /// the execution keeps (it keeps both forms): the session records it with
+    /// the execution, so `GET executions/{id}` answers in the form asked for.
+    pub jupyter: bool,
 }
 
 impl OutputLimits {
@@ -77,7 +85,8 @@ impl OutputLimits {
     }
 
     /// The limits of the enclosing [`OutputLimits::scope`], or the default.
-    pub(super) fn current() -> Self {
+    #[must_use]
+    pub fn current() -> Self {
         LIMITS.try_with(|l| *l).unwrap_or_default()
     }
 }
@@ -190,7 +199,11 @@ fn json_longer_than(value: &serde_json::Value, limit: usize) -> bool {
 pub(super) struct Run {
     stdout: Stream,
     stderr: Stream,
-    result: Option<serde_json::Value>,
+    /// The value's JSON-typed form (the start-up script's), when it has one
+    /// within [`MAX_RESULT_BYTES`].
+    result_json: Option<serde_json::Value>,
+    /// The value's `text/plain` form, cut to [`MAX_RESULT_BYTES`] with a marker.
+    result_text: Option<String>,
     images: Vec<ExecutionImage>,
     /// Decoded bytes in `images`.
     image_bytes: usize,
@@ -216,6 +229,7 @@ impl Run {
             image_bytes: MAX_IMAGE_BYTES,
             ..Self::new(OutputLimits {
                 stream_chars: Some(0),
+                jupyter: false,
             })
         }
     }
@@ -262,26 +276,38 @@ impl Run {
             }
         }
         self.take_images(&media);
-        self.result = match (typed, plain) {
-            (Some(v), _) if !json_longer_than(v, MAX_RESULT_BYTES) => Some(v.clone()),
-            (_, Some(text)) if text.len() <= MAX_RESULT_BYTES => {
-                Some(serde_json::Value::String(text.to_string()))
-            }
+        self.result_json = typed
+            .filter(|v| !json_longer_than(v, MAX_RESULT_BYTES))
+            .cloned();
+        self.result_text = match (typed, plain) {
+            (_, Some(text)) if text.len() <= MAX_RESULT_BYTES => Some(text.to_string()),
             (_, Some(text)) => {
                 let cut = floor_char_boundary(text, MAX_RESULT_BYTES);
-                Some(serde_json::Value::String(format!(
+                Some(format!(
                     "{}\n[result truncated by the local pool: {:.1} MB, the first {} MiB kept]",
                     &text[..cut],
                     text.len() as f64 / 1e6,
                     MAX_RESULT_BYTES >> 20
-                )))
+                ))
             }
-            (Some(_), None) => Some(serde_json::Value::String(format!(
+            (Some(_), None) => Some(format!(
                 "[result left out by the local pool: its JSON is over {} MiB]",
                 MAX_RESULT_BYTES >> 20
-            ))),
+            )),
             (None, None) => None,
         };
+        if let (Some(v), None) = (&self.result_json, &self.result_text) {
+            self.result_text = Some(crate::client::python_repr::python_literal(v));
+        }
+    }
+
+    /// The value in both forms: its `text/plain` and, where it has one, its
+    /// JSON type.
+    fn value(&mut self) -> Option<ExecutionValue> {
+        Some(ExecutionValue {
+            text: self.result_text.take()?,
+            json: self.result_json.take(),
+        })
     }
 
     pub(super) fn take_images(&mut self, media: &[MediaType]) {
@@ -367,9 +393,9 @@ impl Run {
             } else {
                 ExecutionStatus::Succeeded
             },
+            result: self.value(),
             stdout: self.stdout.finish(),
             stderr: self.stderr.finish(),
-            result: self.result,
             images: self.images,
             duration: started.elapsed(),
         }
@@ -454,17 +480,35 @@ mod tests {
             MediaType::Other((VALUE_MIME.into(), serde_json::Value::String(big.clone()))),
             MediaType::Plain(format!("'{big}'")),
         ]);
-        let value = run.result.as_ref().and_then(|v| v.as_str()).unwrap();
+        let exec = run.finish(Instant::now());
+        let value = exec.result.as_ref().map(|v| v.text.as_str()).unwrap();
         assert!(value.len() < MAX_RESULT_BYTES + 200);
         assert!(
             value.ends_with("[result truncated by the local pool: 4.2 MB, the first 4 MiB kept]")
         );
+        assert_eq!(
+            exec.result.and_then(|v| v.json),
+            None,
+            "its JSON is too big"
+        );
         let mut run = Run::new(OutputLimits::default());
         run.take_result(vec![
             MediaType::Other((VALUE_MIME.into(), serde_json::json!([1, 2]))),
-            MediaType::Plain("[1, 2]".into()),
+            MediaType::Plain("(1, 2)".into()),
         ]);
-        assert_eq!(run.result, Some(serde_json::json!([1, 2])));
+        let exec = run.finish(Instant::now());
+        assert_eq!(
+            exec.result,
+            Some(ExecutionValue {
+                text: "(1, 2)".into(),
+                json: Some(serde_json::json!([1, 2]))
+            })
+        );
+        // A value without a JSON type has its text/plain only.
+        let mut run = Run::new(OutputLimits::default());
+        run.take_result(vec![MediaType::Plain("<object at 0x1>".into())]);
+        let exec = run.finish(Instant::now());
+        assert_eq!(exec.result, Some(ExecutionValue::text("<object at 0x1>")));
     }
 
     #[tokio::test]
@@ -472,6 +516,7 @@ mod tests {
         assert_eq!(OutputLimits::current(), OutputLimits::default());
         let limits = OutputLimits {
             stream_chars: Some(5),
+            jupyter: true,
         };
         let seen = limits.scope(async { OutputLimits::current() }).await;
         assert_eq!(seen, limits);

@@ -94,7 +94,21 @@ pub fn cell_rows(
             match ctx.texts.index(key, output) {
                 Some(text) => {
                     settled &= text.complete;
-                    let (style, prefix) = long_style(output, theme);
+                    let (style, mut prefix) = long_style(output, theme);
+                    // A result of many lines starts under its `Out[n]:`, as in
+                    // Jupyter's console.
+                    if let Output::ExecuteResult {
+                        execution_count, ..
+                    } = output
+                        && text.index.line_count() > 1
+                    {
+                        prefix = None;
+                        rows.push(Row::Text(Line::from(out_prompt(
+                            *execution_count,
+                            false,
+                            theme,
+                        ))));
+                    }
                     let collapsed = collapsed_rows(
                         &text,
                         style,
@@ -150,14 +164,22 @@ fn long_style(output: &Output, theme: &Theme) -> (Style, Option<Span<'static>>) 
             execution_count, ..
         } => (
             Style::new(),
-            Some(Span::styled(
-                format!("Out[{execution_count}]: "),
-                theme.prompt_out,
-            )),
+            Some(out_prompt(*execution_count, true, theme)),
         ),
         Output::Error { .. } => (theme.error, None),
         _ => (Style::new(), None),
     }
+}
+
+/// `Out[n]: ` before a one-line value (`inline`), or `Out[n]:` alone on the
+/// line above a value of many lines.
+fn out_prompt(execution_count: u32, inline: bool, theme: &Theme) -> Span<'static> {
+    let text = if inline {
+        format!("Out[{execution_count}]: ")
+    } else {
+        format!("Out[{execution_count}]:")
+    };
+    Span::styled(text, theme.prompt_out)
 }
 
 /// The status row of a running cell: `⠹ running 1.2 s (limit 3 min 40 s)`.
@@ -244,10 +266,18 @@ fn output_lines(output: &Output, theme: &Theme) -> Vec<Line<'static>> {
         } => styled(session_lines(text, theme), theme.stderr),
         Output::ExecuteResult {
             execution_count,
-            value,
+            text,
+            ..
         } => {
-            let mut lines = session_lines(&Output::value_text(value), theme);
-            let prompt = Span::styled(format!("Out[{execution_count}]: "), theme.prompt_out);
+            let mut lines = session_lines(text, theme);
+            if lines.len() > 1 {
+                // Many lines (a DataFrame, an array) start on their own line
+                // under `Out[n]:`, as Jupyter's console shows them, so the first
+                // is not shifted against the others.
+                lines.insert(0, Line::from(out_prompt(*execution_count, false, theme)));
+                return lines;
+            }
+            let prompt = out_prompt(*execution_count, true, theme);
             match lines.first_mut() {
                 Some(first) => first.spans.insert(0, prompt),
                 None => lines.push(Line::from(prompt)),
@@ -396,7 +426,8 @@ mod tests {
                 },
                 Output::ExecuteResult {
                     execution_count: 2,
-                    value: json!(42),
+                    text: "42".into(),
+                    json: Some(json!(42)),
                 },
             ],
             status: CellStatus::Succeeded,
@@ -412,6 +443,54 @@ mod tests {
                 "  done in 4 ms",
                 ""
             ]
+        );
+    }
+
+    #[test]
+    fn a_result_of_many_lines_starts_under_its_prompt() {
+        let cell = Cell {
+            source: "df".into(),
+            execution_count: 6,
+            outputs: vec![Output::ExecuteResult {
+                execution_count: 6,
+                text: "   a  b\n0  1  3\n1  2  4".into(),
+                json: None,
+            }],
+            status: CellStatus::Succeeded,
+            duration: Some(Duration::from_millis(4)),
+        };
+        assert_eq!(
+            rows_text(&cell, 40),
+            vec![
+                "In [6]: df",
+                "Out[6]:",
+                "   a  b",
+                "0  1  3",
+                "1  2  4",
+                "  done in 4 ms",
+                ""
+            ]
+        );
+    }
+
+    #[test]
+    fn a_long_result_is_collapsed_under_its_prompt() {
+        let text: String = (0..300).map(|i| format!("{i:>5}  row\n")).collect();
+        let cell = Cell {
+            source: "df".into(),
+            execution_count: 7,
+            outputs: vec![Output::ExecuteResult {
+                execution_count: 7,
+                text: text.trim_end().into(),
+                json: None,
+            }],
+            status: CellStatus::Succeeded,
+            duration: Some(Duration::from_millis(4)),
+        };
+        let rows = rows_text(&cell, 80);
+        assert_eq!(
+            &rows[..4],
+            ["In [7]: df", "Out[7]:", "    0  row", "    1  row"]
         );
     }
 

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::text_index::TextIndex;
 use super::wrap::{wrap, wrap_at_most};
@@ -89,10 +88,7 @@ impl std::fmt::Debug for LongTexts {
 fn own_text(output: &Output) -> Option<&str> {
     match output {
         Output::Stream { text, .. } => Some(text),
-        Output::ExecuteResult {
-            value: Value::String(s),
-            ..
-        } => Some(s),
+        Output::ExecuteResult { text, .. } => Some(text),
         _ => None,
     }
 }
@@ -100,7 +96,7 @@ fn own_text(output: &Output) -> Option<&str> {
 /// The text of an output that does not hold it as one string (images: none).
 fn made_text(output: &Output) -> Option<String> {
     match output {
-        Output::ExecuteResult { value, .. } => Some(Output::value_text(value)),
+        Output::ExecuteResult { .. } => None,
         Output::Error {
             ename,
             evalue,
@@ -145,16 +141,7 @@ impl LongTexts {
         if self.entries.contains_key(&key) {
             return true;
         }
-        match (own_text(output), output) {
-            (Some(text), _) => is_long(text),
-            (None, Output::ExecuteResult { value, .. }) => {
-                // Sizing a result that is not a string means printing it; most are
-                // small, so check the cheap bound first.
-                !matches!(value, Value::Number(_) | Value::Bool(_) | Value::Null)
-                    && made_text(output).is_some_and(|t| is_long(&t))
-            }
-            _ => false,
-        }
+        own_text(output).is_some_and(is_long)
     }
 
     /// The index of `output`, read on as far as this frame's budget allows.

@@ -54,9 +54,20 @@ fn done(stdout: &str, result: Option<serde_json::Value>, ms: u64) -> Execution {
         status: ExecutionStatus::Succeeded,
         stdout: stdout.into(),
         stderr: String::new(),
-        result,
+        result: result.map(|json| crate::client::ExecutionValue {
+            text: crate::client::python_repr::python_literal(&json),
+            json: Some(json),
+        }),
         images: vec![],
         duration: Duration::from_millis(ms),
+    }
+}
+
+/// A finished execution whose value came in Jupyter's `text/plain` form.
+fn done_text(text: &str, ms: u64) -> Execution {
+    Execution {
+        result: Some(crate::client::ExecutionValue::text(text)),
+        ..done("", None, ms)
     }
 }
 
@@ -85,6 +96,42 @@ fn whole_screen_with_printed_output() {
     assert_snapshot!(screen(&mut app, now, 80, 24));
     assert_snapshot!(
         "whole_screen_with_printed_output_160x48",
+        screen(&mut app, now, 160, 48)
+    );
+}
+
+/// Results as Python shows them: a dict and a tuple on their `Out[n]:` line, a
+/// DataFrame of many lines starting on the line under it, every column where
+/// pandas put it (issue 11, points 1 and 3).
+#[test]
+fn whole_screen_with_python_results() {
+    let now = Instant::now();
+    let mut app = app(PoolState::Ready);
+    let dict = json!({"a": 1, "b": null});
+    run_cell(
+        &mut app,
+        "{'a': 1, 'b': None}",
+        Some(done("", Some(dict), 2)),
+        now,
+    );
+    run_cell(
+        &mut app,
+        "(1, 2.5, 'x')",
+        Some(done_text("(1, 2.5, 'x')", 1)),
+        now,
+    );
+    run_cell(
+        &mut app,
+        "pd.DataFrame({'a': [1, 2], 'b': [3.5, 4.25]})",
+        Some(done_text("   a     b\n0  1  3.50\n1  2  4.25", 3)),
+        now,
+    );
+    assert_snapshot!(
+        "whole_screen_with_python_results_80x24",
+        screen(&mut app, now, 80, 24)
+    );
+    assert_snapshot!(
+        "whole_screen_with_python_results_160x48",
         screen(&mut app, now, 160, 48)
     );
 }
