@@ -251,5 +251,37 @@ pub fn render_prompt(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             };
             render_question(&format!("{what} Replace?"), "y/N", area, buf, theme);
         }
+        Some(FilesPrompt::CreateFolder(folder)) => {
+            const ASK: [&str; 2] = ["Create folder ", " and download into it?"];
+            // The answers stay in view: a long path loses its start, not its end.
+            let room = usize::from(area.width).saturating_sub(ASK[0].len() + ASK[1].len() + 7);
+            let folder = keep_end(&fit::one_line(&folder.display().to_string()), room);
+            render_question(
+                &format!("{}{folder}{}", ASK[0], ASK[1]),
+                "y/N",
+                area,
+                buf,
+                theme,
+            );
+        }
     }
+}
+
+/// `text` when it fits in `width` columns, else `…` and as much of its end as
+/// fits (the folder's own name is at the end of a path).
+fn keep_end(text: &str, width: usize) -> String {
+    if fit::columns(text) <= width {
+        return text.to_string();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = fit::columns(c.encode_utf8(&mut [0; 4]));
+        if used + w > width {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
 }
