@@ -38,9 +38,9 @@ use crate::notebook::{Output, StreamName};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionsAction {
-    /// Select the next row.
+    /// Select the next row (scroll the pool info down a line while it is open).
     Down,
-    /// Select the previous row.
+    /// Select the previous row (scroll the pool info up a line while it is open).
     Up,
     /// Switch to the selected session (its notebook loads).
     Switch,
