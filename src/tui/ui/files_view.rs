@@ -29,10 +29,10 @@ pub const SIDE_BY_SIDE: u16 = 100;
 /// Fewest rows the preview gets under the listing.
 const MIN_SPLIT_ROWS: u16 = 16;
 /// Fewest rows a pane under the outputs gets (on a narrow terminal).
-const MIN_PANE_ROWS: u16 = 8;
+pub const MIN_PANE_ROWS: u16 = 8;
 /// Fewest rows of outputs kept above a pane on a narrow terminal; with less
 /// room than that and [`MIN_PANE_ROWS`], the focused pane takes the area.
-const MIN_OUTPUT_ROWS: u16 = 4;
+pub const MIN_OUTPUT_ROWS: u16 = 4;
 
 /// Splits the notebook area: the outputs' part and the files pane's, if shown.
 /// On a narrow terminal a focused pane goes under the outputs (three fifths of

@@ -161,7 +161,7 @@ fn render_pool_info(
 
 /// Every line of the pool info, wrapped to `width` columns: the isolation
 /// ([`isolation_lines`]), then [`pool_lines`].
-pub fn pool_info_lines(
+fn pool_info_lines(
     info: &Result<PoolMetadata, String>,
     known: Option<&Isolation>,
     width: usize,
