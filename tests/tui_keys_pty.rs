@@ -153,8 +153,16 @@ fn keys_from_the_config_the_help_and_the_external_editor() {
     pty.wait_for("the help", |s| {
         s.contains(" Keys ") && s.contains("Edit the cell in $EDITOR")
     });
-    // The notebook's keys are further down: a page down shows the user's key.
-    pty.send(PAGE_DOWN);
+    // The notebook's keys are further down (how far depends on how the
+    // descriptions wrap): page down until the user's key shows.
+    for _ in 0..6 {
+        pty.send(PAGE_DOWN);
+        std::thread::sleep(Duration::from_millis(200));
+        pty.pump();
+        if pty.parser.screen().contents().contains("Leave now") {
+            break;
+        }
+    }
     pty.wait_for("the user's key in the help", |s| s.contains("Leave now"));
     pty.send(ESC);
     pty.wait_for("the help to close", |s| !s.contains(" Keys "));

@@ -41,8 +41,14 @@ pub struct SessionEntry {
     pub label: Option<String>,
     /// When this machine first used it.
     pub first_used: DateTime<Utc>,
-    /// When this machine last used it.
+    /// When this machine last used it (opened its notebook, switched to it or
+    /// ran a cell in it): orders the list.
     pub last_used: DateTime<Utc>,
+    /// When a cell this machine ran in it last finished (`None`: never, or
+    /// recorded by a version that did not keep it). Shown as "last used" where
+    /// the pool's own `lastAccessedAt` is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<DateTime<Utc>>,
     /// The notebook file of (pool, identifier), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notebook: Option<PathBuf>,
@@ -218,9 +224,50 @@ impl SessionsStore {
                     label: None,
                     first_used: now,
                     last_used: now,
+                    last_run: None,
                     notebook: None,
                 }),
             }
+            prune(entries, pool);
+            Ok(())
+        })
+    }
+
+    /// Records that a cell run in `identifier` on `pool` finished at `now`: as
+    /// [`SessionsStore::record_use`], and the entry's last run moved to `now`
+    /// (never backwards). Written at once.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written (the change is kept in memory all the same).
+    pub fn record_run(
+        &mut self,
+        pool: &str,
+        identifier: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), SessionsStoreError> {
+        self.change(|entries| {
+            let entry = match entries
+                .iter_mut()
+                .position(|e| e.pool == pool && e.identifier == identifier)
+            {
+                Some(i) => &mut entries[i],
+                None => {
+                    entries.push(SessionEntry {
+                        pool: pool.to_string(),
+                        identifier: identifier.to_string(),
+                        label: None,
+                        first_used: now,
+                        last_used: now,
+                        last_run: None,
+                        notebook: None,
+                    });
+                    let last = entries.len() - 1;
+                    &mut entries[last]
+                }
+            };
+            entry.last_used = entry.last_used.max(now);
+            entry.last_run = Some(entry.last_run.map_or(now, |t| t.max(now)));
             prune(entries, pool);
             Ok(())
         })

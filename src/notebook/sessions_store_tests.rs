@@ -158,3 +158,37 @@ fn each_pool_keeps_its_most_recent_entries() {
     assert!(store.get("local", "id-0").is_none(), "the oldest went");
     assert!(store.get("other", "keep-me").is_some());
 }
+
+#[test]
+fn record_run_keeps_the_last_finished_run_apart_from_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SessionsStore::load_in(dir.path()).store;
+    // Opening a notebook is a use, not a run.
+    store.record_use("local", "a", at(1)).unwrap();
+    assert_eq!(store.get("local", "a").unwrap().last_run, None);
+    store.record_run("local", "a", at(3)).unwrap();
+    // A run of an identifier never recorded creates its entry.
+    store.record_run("local", "b", at(2)).unwrap();
+    // An older time never moves the last run backwards.
+    store.record_run("local", "a", at(0)).unwrap();
+
+    let store = SessionsStore::load_in(dir.path()).store;
+    let a = store.get("local", "a").unwrap();
+    assert_eq!((a.last_used, a.last_run), (at(3), Some(at(3))));
+    let b = store.get("local", "b").unwrap();
+    assert_eq!((b.first_used, b.last_run), (at(2), Some(at(2))));
+    assert_eq!(ids(&store.list_for_pool("local")), ["a", "b"]);
+}
+
+#[test]
+fn files_without_last_run_still_load() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(FILE_NAME),
+        r#"{"version":1,"sessions":[{"pool":"local","identifier":"old","first_used":"2025-03-01T12:00:00Z","last_used":"2025-03-01T12:01:00Z"}]}"#,
+    )
+    .unwrap();
+    let loaded = SessionsStore::load_in(dir.path());
+    assert!(loaded.problem.is_none());
+    assert_eq!(loaded.store.get("local", "old").unwrap().last_run, None);
+}

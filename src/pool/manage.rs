@@ -199,11 +199,17 @@ async fn metadata(State(pool): State<Pool>, Query(q): Params) -> Result<Response
             };
             let (name, version) = env.runtime().await.map_err(internal)?;
             let packages = env.installed_packages().await.map_err(internal)?;
-            let ipykernel = packages
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case("ipykernel"))
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
+            let version_of = |name: &str| {
+                packages
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            // The kernel is ipykernel, with its own version; IPython (the shell
+            // it runs) has another, named in the description.
+            let ipykernel = version_of("ipykernel");
+            let ipython = version_of("ipython");
             let now = time(Utc::now());
             let packages: Vec<Value> = packages
                 .iter()
@@ -215,10 +221,10 @@ async fn metadata(State(pool): State<Pool>, Query(q): Params) -> Result<Response
                 "createdAt": now,
                 "lastUpdatedAt": now,
                 "jupyterKernel": {
-                    "name": "IPython",
+                    "name": "ipykernel",
                     "version": ipykernel,
                     "projectUrl": "https://github.com/ipython/ipykernel",
-                    "description": "IPython kernel for Jupyter (sessionpad local pool)",
+                    "description": format!("the IPython kernel for Jupyter, running IPython {ipython} (sessionpad local pool)"),
                 },
             }))
         })

@@ -301,6 +301,11 @@ impl App {
         if self.busy() || self.sessions.countdown_due(now) {
             self.dirty = true;
         }
+        // The open sessions pane refreshes by itself.
+        if let Some(effects) = self.sessions.refresh_due(now) {
+            self.files.outbox_extend(effects);
+            self.dirty = true;
+        }
     }
 
     /// Applies a user action; returns the effects it asks for.
@@ -558,7 +563,10 @@ impl App {
             return;
         };
         match outcome {
-            Ok(exec) => cell.finish(&exec),
+            Ok(exec) => {
+                cell.finish(&exec);
+                self.sessions.record_run(&self.config.identifier);
+            }
             Err(reason) => cell.fail(&reason),
         }
         let image_outputs = cell

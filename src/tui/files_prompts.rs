@@ -1,6 +1,7 @@
-//! The files pane's prompts and questions (download folder, upload paths with
-//! Tab completion and Ctrl+O for the picker, delete, replace) and uploads, from
-//! the prompt, a paste or the picker: the reducers behind [`FilesPrompt`].
+//! The files pane's prompts and questions (download folder, creating it when it
+//! does not exist, upload paths with Tab completion and Ctrl+O for the picker,
+//! delete, replace) and uploads, from the prompt, a paste or the picker: the
+//! reducers behind [`FilesPrompt`].
 
 use super::*;
 use crate::tui::action::Action;
@@ -53,12 +54,23 @@ impl App {
                 PromptKey::Typing => self.files.prompt = Some(FilesPrompt::Folder(p)),
                 PromptKey::Cancel => {}
                 PromptKey::Accept(text) => {
-                    let folder = crate::tui::local::resolve(&text);
+                    if text.trim().is_empty() {
+                        self.notice = Some("no folder given: nothing downloaded".into());
+                        return Vec::new();
+                    }
+                    let typed = crate::tui::local::resolve(&text);
+                    // Named in full in the question, and created as named even
+                    // if the working folder changed meanwhile.
+                    let folder = std::path::absolute(&typed).unwrap_or(typed);
                     if folder.is_dir() {
                         self.files.download_folder = folder;
                         return self.files_download();
                     }
-                    self.notice = Some(format!("{} is not a folder", folder.display()));
+                    if std::fs::symlink_metadata(&folder).is_err() {
+                        self.files.prompt = Some(FilesPrompt::CreateFolder(folder));
+                    } else {
+                        self.notice = Some(format!("{} is not a folder", folder.display()));
+                    }
                 }
             },
             (FilesPrompt::Upload(p), Action::Edit(input))
@@ -100,11 +112,22 @@ impl App {
                 }
                 self.notice = Some("nothing deleted".into());
             }
+            (FilesPrompt::CreateFolder(folder), Action::Edit(input)) => {
+                if yes(input) {
+                    self.files.download_folder = folder.clone();
+                    return self.download_into(Some(folder));
+                }
+                self.notice = Some(format!(
+                    "{} not created: nothing downloaded",
+                    folder.display()
+                ));
+            }
             (FilesPrompt::Overwrite(files, summary), Action::Edit(input)) => {
                 if yes(input) {
                     return self.start_transfer(FilesCommand::Download {
                         files,
                         overwrite: true,
+                        create_folder: None,
                     });
                 }
                 // The transfer's summary (what failed) stays in view.

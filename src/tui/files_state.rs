@@ -91,6 +91,9 @@ pub enum FilesPrompt {
     /// These local files exist: replace them? (With the summary of the transfer
     /// that found them, kept in view after the answer.)
     Overwrite(Vec<(String, PathBuf)>, String),
+    /// The download folder does not exist: create it (and its parents), then
+    /// download into it?
+    CreateFolder(PathBuf),
 }
 
 /// A transfer under way.
@@ -330,7 +333,36 @@ impl App {
         vec![files.list()]
     }
 
+    /// Downloads the marked (else the selected) files into the download
+    /// folder; asks first when the folder does not exist, refuses when the
+    /// name is something else than a folder.
     fn files_download(&mut self) -> Vec<Effect> {
+        let folder = self.files.download_folder.clone();
+        match std::fs::symlink_metadata(&folder) {
+            // A link to a folder is the folder the user named.
+            Ok(_) if folder.is_dir() => self.download_into(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if self.files.pane.targets().is_empty() {
+                    self.notice = Some("no file selected (folders are not downloaded)".into());
+                } else {
+                    self.files.prompt = Some(FilesPrompt::CreateFolder(folder));
+                }
+                Vec::new()
+            }
+            Ok(_) => {
+                self.notice = Some(format!("{} is not a folder", folder.display()));
+                Vec::new()
+            }
+            Err(e) => {
+                self.notice = Some(format!("cannot use {}: {e}", folder.display()));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Starts the download of the marked (else the selected) files into the
+    /// download folder, creating it first when `create` is set.
+    pub(crate) fn download_into(&mut self, create: Option<PathBuf>) -> Vec<Effect> {
         let files = &self.files;
         let targets: Vec<(String, PathBuf)> = files
             .pane
@@ -349,6 +381,7 @@ impl App {
         self.start_transfer(FilesCommand::Download {
             files: targets,
             overwrite: false,
+            create_folder: create,
         })
     }
 

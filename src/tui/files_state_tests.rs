@@ -281,22 +281,28 @@ fn old_api_versions_do_not_open_folders_or_delete() {
 fn download_never_replaces_without_a_yes() {
     let mut app = after_a_cell();
     app.take_effects();
-    app.files.download_folder = PathBuf::from("/tmp/dl");
+    let dir = tempfile::tempdir().unwrap();
+    let dl = dir.path().to_path_buf();
+    app.files.download_folder = dl.clone();
     app.files.pane.select_path("input.csv");
     press(&mut app, KeyCode::Char(' '));
     app.files.pane.select_path("report.csv");
     press(&mut app, KeyCode::Char(' '));
     let expected = vec![
-        ("input.csv".to_string(), PathBuf::from("/tmp/dl/input.csv")),
-        (
-            "report.csv".to_string(),
-            PathBuf::from("/tmp/dl/report.csv"),
-        ),
+        ("input.csv".to_string(), dl.join("input.csv")),
+        ("report.csv".to_string(), dl.join("report.csv")),
     ];
     match press(&mut app, KeyCode::Char('d')).as_slice() {
-        [Effect::Files(FilesCommand::Download { files, overwrite })] => {
+        [
+            Effect::Files(FilesCommand::Download {
+                files,
+                overwrite,
+                create_folder,
+            }),
+        ] => {
             assert_eq!(files, &expected);
             assert!(!overwrite);
+            assert_eq!(create_folder, &None);
         }
         other => panic!("{other:?}"),
     }
@@ -307,7 +313,7 @@ fn download_never_replaces_without_a_yes() {
         vec![Effect::Files(FilesCommand::Cancel)]
     );
     app.files_event(FilesEvent::Done {
-        summary: "downloaded /tmp/dl/input.csv".into(),
+        summary: "downloaded input.csv".into(),
         exists: expected[1..].to_vec(),
     });
     assert!(app.files.transfer.is_none());
@@ -328,6 +334,7 @@ fn download_never_replaces_without_a_yes() {
             Effect::Files(FilesCommand::Download {
                 overwrite: true,
                 files,
+                ..
             }),
         ] => {
             assert_eq!(files.len(), 1);
@@ -339,11 +346,12 @@ fn download_never_replaces_without_a_yes() {
 #[test]
 fn hostile_names_download_inside_the_folder() {
     let mut app = after_a_cell();
-    app.files.download_folder = PathBuf::from("/tmp/dl");
+    let dir = tempfile::tempdir().unwrap();
+    app.files.download_folder = dir.path().to_path_buf();
     listed(&mut app, vec![file("../evil.txt", 1)]);
     match press(&mut app, KeyCode::Char('d')).as_slice() {
         [Effect::Files(FilesCommand::Download { files, .. })] => {
-            assert_eq!(files[0].1, PathBuf::from("/tmp/dl/evil.txt"));
+            assert_eq!(files[0].1, dir.path().join("evil.txt"));
         }
         other => panic!("{other:?}"),
     }
@@ -506,4 +514,112 @@ fn snapshot_image_preview() {
     assert!(painted > 100, "the image is drawn ({painted} cells)");
     assert_snapshot!("image_80x24", backend);
     assert_snapshot!("image_160x48", screen(&mut app, 160, 48));
+}
+
+/// Types `text` into the open prompt and presses Enter.
+fn type_and_enter(app: &mut App, text: &str) -> Vec<Effect> {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+    press(app, KeyCode::Enter)
+}
+
+#[test]
+fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("new").join("sub");
+    let mut app = after_a_cell();
+    app.take_effects();
+    app.files.pane.select_path("input.csv");
+
+    // D, a folder that does not exist: a question naming it, nothing sent.
+    press(&mut app, KeyCode::Char('D'));
+    let Some(FilesPrompt::Folder(p)) = &app.files.prompt else {
+        panic!("{:?}", app.files.prompt);
+    };
+    for _ in 0..p.text().chars().count() {
+        press(&mut app, KeyCode::Backspace);
+    }
+    assert!(type_and_enter(&mut app, &missing.display().to_string()).is_empty());
+    match &app.files.prompt {
+        Some(FilesPrompt::CreateFolder(folder)) => assert_eq!(folder, &missing),
+        other => panic!("{other:?}"),
+    }
+    let text = format!("{:?}", screen(&mut app, 160, 48));
+    assert!(
+        text.contains(&format!(
+            "Create folder {} and download into it? y/N",
+            missing.display()
+        )),
+        "{text}"
+    );
+
+    // No (any key but y): nothing created, nothing downloaded, the folder kept.
+    assert!(press(&mut app, KeyCode::Char('n')).is_empty());
+    assert!(app.files.prompt.is_none());
+    assert!(app.notice.as_deref().unwrap_or("").contains("not created"));
+    assert_ne!(app.files.download_folder, missing);
+
+    // Yes: one download that creates the folder, into it and nowhere else.
+    app.files.prompt = Some(FilesPrompt::CreateFolder(missing.clone()));
+    match press(&mut app, KeyCode::Char('y')).as_slice() {
+        [
+            Effect::Files(FilesCommand::Download {
+                files,
+                overwrite: false,
+                create_folder: Some(folder),
+            }),
+        ] => {
+            assert_eq!(folder, &missing);
+            assert_eq!(
+                files,
+                &[("input.csv".to_string(), missing.join("input.csv"))]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(app.files.download_folder, missing);
+    assert!(!missing.exists(), "the worker creates it, not the reducer");
+}
+
+#[test]
+fn a_download_folder_that_is_a_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_folder = dir.path().join("notes.txt");
+    std::fs::write(&not_a_folder, "x").unwrap();
+    let mut app = after_a_cell();
+    app.take_effects();
+    app.files.pane.select_path("input.csv");
+    app.files.download_folder = not_a_folder.clone();
+    assert!(press(&mut app, KeyCode::Char('d')).is_empty());
+    assert!(app.files.prompt.is_none());
+    assert_eq!(
+        app.notice.as_deref(),
+        Some(format!("{} is not a folder", not_a_folder.display()).as_str())
+    );
+}
+
+#[test]
+fn on_narrow_terminals_a_focused_pane_sits_under_the_outputs() {
+    use crate::tui::ui::files_view::split;
+    use ratatui::layout::Rect;
+    let mut app = app(ApiVersion::V2025_10_02);
+    press(&mut app, KeyCode::F(2));
+    assert!(app.files.open && app.files.focused);
+    // 80x24: 20 rows above the editor; the pane takes the lower three fifths.
+    let area = Rect::new(0, 0, 80, 20);
+    let (outputs, pane) = split(&app, area);
+    let pane = pane.expect("a pane");
+    assert_eq!((outputs.height, pane.y, pane.height), (8, 8, 12));
+    assert_eq!((outputs.width, pane.width), (80, 80));
+    // Too short to share: the pane takes it all.
+    let (outputs, pane) = split(&app, Rect::new(0, 0, 80, 10));
+    assert_eq!(pane, Some(outputs));
+    // Wide: beside the outputs.
+    let (outputs, pane) = split(&app, Rect::new(0, 0, 160, 40));
+    assert_eq!((outputs.width, pane.map(|p| p.width)), (96, Some(64)));
+    // The editor has the keys: the narrow pane hides, the wide one stays.
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(split(&app, area), (area, None));
+    assert!(split(&app, Rect::new(0, 0, 160, 40)).1.is_some());
 }

@@ -2,15 +2,22 @@
 //! identifiers for the pool (the sessions store) and the pool's own list where
 //! the api-version has `listSessions`; switching to a session (its own notebook
 //! loads), a new one (random or typed identifier), attaching by identifier,
-//! ending one (after a yes); the current session's details for the idle
-//! countdown; noticing a silently recycled session (its `created` moved) and
-//! offering to replay the earlier cells; the pool's metadata in a popup.
+//! ending one (after a yes, the question naming it); the current session's
+//! details for the idle countdown; noticing a silently recycled session (its
+//! `created` moved) and offering to replay the earlier cells; the pool's
+//! metadata in a scrollable popup.
+//!
+//! While the pane is open its lists refresh by themselves every
+//! [`REFRESH_EVERY`], one `listSessions` at a time: the next is asked for only
+//! [`REFRESH_EVERY`] after the answer to the last, so a slow pool never gets a
+//! pile of requests. Each finished cell is recorded in the sessions store
+//! (`last_run`), the "last used" of pools that do not list their sessions.
 //!
 //! Pure like the other reducers: the pool is reached through [`Effect::Files`]
 //! commands (the file worker owns a client), a switch is carried out by the
 //! loop ([`App::take_switch`]), and the store file is small and written at once.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use ratatui_textarea::{Input, Key};
@@ -31,9 +38,9 @@ use crate::notebook::{Output, StreamName};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionsAction {
-    /// Select the next row.
+    /// Select the next row (scroll the pool info down a line while it is open).
     Down,
-    /// Select the previous row.
+    /// Select the previous row (scroll the pool info up a line while it is open).
     Up,
     /// Switch to the selected session (its notebook loads).
     Switch,
@@ -51,7 +58,17 @@ pub enum SessionsAction {
     Pools,
     /// Close a popup, else back to the editor.
     Back,
+    /// Down a page (of the pool info while it is open, else of the lists).
+    PageDown,
+    /// Up a page (of the pool info while it is open, else of the lists).
+    PageUp,
 }
+
+/// How often the lists refresh while the pane is open (after the answer to the
+/// previous refresh).
+pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
+/// Rows a page key moves.
+const PAGE: isize = 10;
 
 /// A prompt or question of the sessions pane.
 #[derive(Debug)]
@@ -96,8 +113,14 @@ pub struct SessionsUi {
     pub current: Option<Current>,
     /// The pool's metadata popup, while open.
     pub pool_info: Option<Result<PoolMetadata, String>>,
+    /// The first line of the pool info shown (it scrolls; the view clamps it).
+    pub pool_info_scroll: usize,
     /// The pool can list sessions (the api-version has `listSessions`).
     pub can_list: bool,
+    /// A `listSessions` is under way (no second one is sent meanwhile).
+    listing: bool,
+    /// When the open pane refreshes next (`None` while a listing is under way).
+    next_refresh: Option<Instant>,
     /// A switch for the loop to carry out: the new notebook's place.
     switch: Option<Place>,
     /// When the countdown's text changes next.
@@ -126,7 +149,10 @@ impl SessionsUi {
             prompt: None,
             current: None,
             pool_info: None,
+            pool_info_scroll: 0,
             can_list,
+            listing: false,
+            next_refresh: None,
             switch: None,
             savers: Vec::new(),
             countdown_wake: None,
@@ -146,12 +172,26 @@ impl SessionsUi {
     /// Takes this machine's identifiers for the pool from the store.
     fn reload_local(&mut self) {
         if let Some(store) = &self.store {
-            self.pane.local = store
+            let local = store
                 .list_for_pool(&self.pool)
                 .into_iter()
                 .cloned()
                 .collect();
+            self.pane.set_local(local);
         }
+    }
+
+    /// Records that a cell run in `identifier` finished now (the store is
+    /// written at once): its "last used" where the pool does not list sessions.
+    pub fn record_run(&mut self, identifier: &str) {
+        let now = Utc::now();
+        if let Some(store) = &mut self.store
+            && let Err(e) = store.record_run(&self.pool, identifier, now)
+        {
+            tracing::warn!("sessions store: {e}");
+        }
+        self.pane.now = now;
+        self.reload_local();
     }
 
     /// Records that `identifier` is used now (the store is written at once).
@@ -164,27 +204,62 @@ impl SessionsUi {
         self.reload_local();
     }
 
-    fn refresh(&mut self) -> Vec<Effect> {
+    /// Reads this machine's identifiers again and asks the pool for its list,
+    /// unless a listing is under way. The list on screen stays until the new
+    /// one arrives.
+    fn refresh(&mut self, now: Instant) -> Vec<Effect> {
         self.reload_local();
         self.pane.now = Utc::now();
-        if self.can_list {
-            self.pane.pool_list = PoolList::Loading;
-            vec![Effect::Files(FilesCommand::ListSessions)]
-        } else {
-            Vec::new()
+        if !self.can_list {
+            self.next_refresh = Some(now + REFRESH_EVERY);
+            return Vec::new();
         }
+        self.next_refresh = None;
+        if self.listing {
+            return Vec::new();
+        }
+        self.listing = true;
+        if !matches!(self.pane.pool_list, PoolList::Loaded(_)) {
+            self.pane.set_pool_list(PoolList::Loading);
+        }
+        vec![Effect::Files(FilesCommand::ListSessions)]
+    }
+
+    /// The pool's list arrived (or did not): shown, and the next refresh
+    /// planned [`REFRESH_EVERY`] from `now`.
+    fn listed(&mut self, result: Result<Vec<SessionInfo>, String>, now: Instant) {
+        self.listing = false;
+        self.pane.now = Utc::now();
+        self.pane.set_pool_list(match result {
+            Ok(list) => PoolList::Loaded(list),
+            Err(e) => PoolList::Failed(e),
+        });
+        self.next_refresh = Some(now + REFRESH_EVERY);
+    }
+
+    /// The refresh of the open pane when its time has come: the effects to
+    /// carry out (`None`: not due, nothing changed).
+    pub fn refresh_due(&mut self, now: Instant) -> Option<Vec<Effect>> {
+        if !self.open || self.next_refresh.is_none_or(|t| now < t) {
+            return None;
+        }
+        Some(self.refresh(now))
     }
 
     /// When the countdown's text changes next: every second in its last
     /// minute, else when the minute changes; never without a countdown.
+    /// The open pane's next refresh counts too.
     pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
-        let left = self.expires_in(now)?;
-        let wait = match left {
-            ..=0 => return None,
-            1..=60 => 1,
-            _ => left % 60 + 1,
-        };
-        Some(now + std::time::Duration::from_secs(wait.unsigned_abs()))
+        let refresh = self.next_refresh.filter(|_| self.open);
+        let countdown = self.expires_in(now).and_then(|left| {
+            let wait = match left {
+                ..=0 => return None,
+                1..=60 => 1,
+                _ => left % 60 + 1,
+            };
+            Some(now + Duration::from_secs(wait.unsigned_abs()))
+        });
+        [refresh, countdown].into_iter().flatten().min()
     }
 
     /// Whether a countdown wake-up is due at `now` (its text changed).
@@ -219,19 +294,34 @@ impl App {
         s.focused = true;
         self.files.focused = false;
         self.files.open = false;
-        s.refresh()
+        s.refresh(Instant::now())
     }
 
     /// A key of the sessions pane.
     pub fn sessions_action(&mut self, action: SessionsAction) -> Vec<Effect> {
         let s = &mut self.sessions;
         match action {
-            SessionsAction::Down => s.pane.move_selection(1),
-            SessionsAction::Up => s.pane.move_selection(-1),
-            SessionsAction::Refresh => return s.refresh(),
+            SessionsAction::Down
+            | SessionsAction::Up
+            | SessionsAction::PageDown
+            | SessionsAction::PageUp => {
+                let delta = match action {
+                    SessionsAction::Down => 1,
+                    SessionsAction::Up => -1,
+                    SessionsAction::PageDown => PAGE,
+                    _ => -PAGE,
+                };
+                if s.pool_info.is_some() {
+                    s.pool_info_scroll = s.pool_info_scroll.saturating_add_signed(delta);
+                } else {
+                    s.pane.move_selection(delta);
+                }
+            }
+            SessionsAction::Refresh => return s.refresh(Instant::now()),
             SessionsAction::Pools => self.open_pools(),
             SessionsAction::PoolInfo => {
                 s.pool_info = Some(Err("loading…".into()));
+                s.pool_info_scroll = 0;
                 return vec![Effect::Files(FilesCommand::PoolInfo)];
             }
             SessionsAction::New => {
@@ -365,14 +455,7 @@ impl App {
         self.dirty = true;
         let s = &mut self.sessions;
         match event {
-            FilesEvent::Sessions(result) => {
-                s.pane.now = Utc::now();
-                s.pane.pool_list = match result {
-                    Ok(list) => PoolList::Loaded(list),
-                    Err(e) => PoolList::Failed(e),
-                };
-                s.pane.move_selection(0);
-            }
+            FilesEvent::Sessions(result) => s.listed(result, now),
             FilesEvent::Session { identifier, result } => {
                 if identifier != self.config.identifier {
                     return;
@@ -390,7 +473,7 @@ impl App {
                 if identifier == self.config.identifier {
                     self.sessions.current = None;
                 }
-                let refresh = self.sessions.refresh();
+                let refresh = self.sessions.refresh(now);
                 self.files.outbox_extend(refresh);
             }
             FilesEvent::PoolInfo(result) => {

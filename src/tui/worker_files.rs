@@ -4,9 +4,13 @@
 //! execution loop (so browsing never waits for a running cell), owns a clone of
 //! the [`SessionClient`], and reports through [`AppEventSender::files`].
 //!
-//! Transfers run one at a time and can be cancelled; a download writes with
-//! `create_new` unless the user said to replace, and removes its partial file when
-//! it fails or is cancelled. Listings and previews carry the generation the UI
+//! Transfers run one at a time and can be cancelled; a download creates its
+//! folder first when the user said yes to that, writes with `create_new`
+//! unless the user said to replace, and removes its partial file when it fails
+//! or is cancelled. A replacement is written to a temporary file beside the old
+//! one and renamed over it once complete: a failed or cancelled replacement
+//! leaves the old file as it was, and a symbolic link in the folder is replaced
+//! itself, never followed to write outside the folder. Listings and previews carry the generation the UI
 //! gave them, so the UI can drop stale replies.
 
 use std::io;
@@ -46,6 +50,9 @@ pub enum FilesCommand {
         files: Vec<(String, PathBuf)>,
         /// Replace existing local files (the user said yes).
         overwrite: bool,
+        /// Create this folder (and its parents) first: the user said yes to
+        /// creating the download folder.
+        create_folder: Option<PathBuf>,
     },
     /// Upload local files into folder `folder` (`None`: `/mnt/data`).
     Upload {
@@ -287,7 +294,24 @@ impl Ctx {
 
     async fn transfer(self, command: FilesCommand, cancel: CancellationToken) {
         let (summary, exists) = match command {
-            FilesCommand::Download { files, overwrite } => {
+            FilesCommand::Download {
+                files,
+                overwrite,
+                create_folder,
+            } => {
+                if let Some(folder) = create_folder
+                    && let Err(e) = tokio::fs::create_dir_all(&folder).await
+                {
+                    let summary = format!(
+                        "cannot create {}: {e}; nothing downloaded",
+                        folder.display()
+                    );
+                    self.events.files(FilesEvent::Done {
+                        summary,
+                        exists: Vec::new(),
+                    });
+                    return;
+                }
                 self.download_all(files, overwrite, &cancel).await
             }
             FilesCommand::Upload { paths, folder } => {
@@ -351,18 +375,74 @@ impl Ctx {
         label: &str,
         cancel: &CancellationToken,
     ) -> Result<u64, Failure> {
-        let mut options = tokio::fs::OpenOptions::new();
-        options.write(true);
         if overwrite {
-            options.create(true).truncate(true);
-        } else {
-            options.create_new(true);
+            return self.replace_one(name, dest, label, cancel).await;
         }
-        let mut file = match options.open(dest).await {
+        // `create_new` never follows a link: an existing name, link or not, is
+        // reported as existing.
+        let mut file = match tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dest)
+            .await
+        {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(Failure::Exists),
             Err(e) => return Err(Failure::Error(format!("{}: {e}", dest.display()))),
         };
+        let outcome = self.fetch_into(name, &mut file, label, cancel).await;
+        drop(file);
+        if outcome.is_err() {
+            // Never leave half a file behind that looks like the real one.
+            let _ = tokio::fs::remove_file(dest).await;
+        }
+        outcome
+    }
+
+    /// Replaces `dest` with the remote file `name`: written to a temporary
+    /// file in the same folder, renamed over `dest` once complete (the rename
+    /// replaces a link itself, never what it points to). On failure or
+    /// cancel the temporary file goes and `dest` is as it was.
+    async fn replace_one(
+        &self,
+        name: &str,
+        dest: &Path,
+        label: &str,
+        cancel: &CancellationToken,
+    ) -> Result<u64, Failure> {
+        let folder = dest
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let local_error = |e: io::Error| Failure::Error(format!("{}: {e}", dest.display()));
+        let temp = tokio::task::spawn_blocking(move || {
+            tempfile::Builder::new()
+                .prefix(".sessionpad-download-")
+                .tempfile_in(folder)
+        })
+        .await
+        .map_err(|e| Failure::Error(e.to_string()))?
+        .map_err(local_error)?;
+        let (std_file, temp_path) = temp.into_parts();
+        let mut file = tokio::fs::File::from_std(std_file);
+        let outcome = self.fetch_into(name, &mut file, label, cancel).await;
+        drop(file);
+        let bytes = outcome?;
+        // Dropping `temp_path` on any error above removes the temporary file.
+        temp_path.persist(dest).map_err(|e| local_error(e.error))?;
+        Ok(bytes)
+    }
+
+    /// Streams the remote file `name` into `file`, reporting progress as
+    /// `label`, until done or cancelled.
+    async fn fetch_into(
+        &self,
+        name: &str,
+        file: &mut tokio::fs::File,
+        label: &str,
+        cancel: &CancellationToken,
+    ) -> Result<u64, Failure> {
         let events = self.events.clone();
         let label = label.to_string();
         let progress = move |done: u64, total: Option<u64>| {
@@ -372,18 +452,12 @@ impl Ctx {
                 total,
             });
         };
-        let outcome = tokio::select! {
+        tokio::select! {
             () = cancel.cancelled() => Err(Failure::Cancelled),
-            r = self.client.download_file(&self.identifier, name, &mut file, &progress) => {
+            r = self.client.download_file(&self.identifier, name, file, &progress) => {
                 r.map_err(|e| Failure::Error(e.to_string()))
             }
-        };
-        drop(file);
-        if outcome.is_err() {
-            // Never leave half a file behind that looks like the real one.
-            let _ = tokio::fs::remove_file(dest).await;
         }
-        outcome
     }
 
     async fn upload_all(
@@ -557,6 +631,168 @@ mod tests {
         let full = head.write_all(b"defgh").await;
         assert!(full.is_err(), "more than the limit ends the download");
         assert_eq!(head.bytes, b"abcde");
+    }
+
+    /// A pool whose `files/report.csv/content` answers `NEW`, and every other
+    /// file's content 404.
+    async fn file_pool() -> (SessionClient, JoinHandle<()>) {
+        use axum::extract::Path as UrlPath;
+        use axum::http::StatusCode;
+        use axum::routing::get;
+        let app = axum::Router::new().route(
+            "/files/{name}/content",
+            get(|UrlPath(name): UrlPath<String>| async move {
+                if name == "report.csv" {
+                    (StatusCode::OK, "NEW")
+                } else {
+                    (StatusCode::NOT_FOUND, "no such file")
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let client = SessionClient::new(crate::client::Target {
+            endpoint: format!("http://{addr}"),
+            api_version: crate::client::ApiVersion::V2025_10_02,
+            token: Some("t".into()),
+        })
+        .expect("client");
+        (client, server)
+    }
+
+    /// Runs one download command to its end; its summary.
+    async fn download(
+        client: &SessionClient,
+        files: Vec<(String, PathBuf)>,
+        overwrite: bool,
+        create_folder: Option<PathBuf>,
+    ) -> String {
+        let (events, mut rx) = AppEventSender::channel();
+        let ctx = Ctx {
+            client: client.clone(),
+            identifier: "t-1234".into(),
+            events,
+        };
+        let command = FilesCommand::Download {
+            files,
+            overwrite,
+            create_folder,
+        };
+        ctx.transfer(command, CancellationToken::new()).await;
+        while let Some(event) = rx.recv().await {
+            if let crate::tui::event::AppEvent::Files(FilesEvent::Done { summary, .. }) = event {
+                return summary;
+            }
+        }
+        panic!("no summary");
+    }
+
+    fn names_in(folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(folder)
+            .expect("read folder")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[tokio::test]
+    async fn a_download_creates_the_folder_it_was_told_to_and_writes_only_there() {
+        let (client, server) = file_pool().await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let folder = dir.path().join("new").join("sub");
+        let dest = folder.join("report.csv");
+        let summary = download(
+            &client,
+            vec![("report.csv".into(), dest.clone())],
+            false,
+            Some(folder.clone()),
+        )
+        .await;
+        assert!(summary.starts_with("downloaded"), "{summary}");
+        assert_eq!(std::fs::read(&dest).expect("downloaded"), b"NEW");
+        assert_eq!(names_in(dir.path()), ["new"]);
+        assert_eq!(names_in(&folder), ["report.csv"]);
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn a_folder_that_cannot_be_created_downloads_nothing() {
+        let (client, server) = file_pool().await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "x").expect("write");
+        let folder = file.join("sub");
+        let summary = download(
+            &client,
+            vec![("report.csv".into(), folder.join("report.csv"))],
+            false,
+            Some(folder.clone()),
+        )
+        .await;
+        assert!(summary.starts_with("cannot create"), "{summary}");
+        assert!(summary.ends_with("nothing downloaded"), "{summary}");
+        assert_eq!(names_in(dir.path()), ["a-file"]);
+        server.abort();
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn replacing_a_link_replaces_the_link_never_what_it_points_to() {
+        let (client, server) = file_pool().await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "SECRET").expect("write");
+        let folder = dir.path().join("dl");
+        std::fs::create_dir(&folder).expect("folder");
+        let dest = folder.join("report.csv");
+        std::os::unix::fs::symlink(&outside, &dest).expect("link");
+
+        // Without a yes, the link counts as an existing file.
+        let summary = download(
+            &client,
+            vec![("report.csv".into(), dest.clone())],
+            false,
+            None,
+        )
+        .await;
+        assert_eq!(summary, "nothing downloaded", "{summary}");
+        // With one, the link itself is replaced by the file.
+        let summary = download(
+            &client,
+            vec![("report.csv".into(), dest.clone())],
+            true,
+            None,
+        )
+        .await;
+        assert!(summary.starts_with("downloaded"), "{summary}");
+        assert_eq!(std::fs::read(&outside).expect("outside"), b"SECRET");
+        assert!(std::fs::symlink_metadata(&dest).expect("dest").is_file());
+        assert_eq!(std::fs::read(&dest).expect("dest"), b"NEW");
+        assert_eq!(names_in(&folder), ["report.csv"]);
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn a_failed_replacement_keeps_the_old_file() {
+        let (client, server) = file_pool().await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let dest = dir.path().join("gone.csv");
+        std::fs::write(&dest, "OLD").expect("write");
+        let summary = download(&client, vec![("gone.csv".into(), dest.clone())], true, None).await;
+        assert!(summary.starts_with("cannot download"), "{summary}");
+        assert_eq!(std::fs::read(&dest).expect("kept"), b"OLD");
+        assert_eq!(
+            names_in(dir.path()),
+            ["gone.csv"],
+            "no temporary file is left"
+        );
+        server.abort();
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Where the files pane goes on the screen and what it draws around the
 //! listing: beside the outputs (40 % of the width) on terminals of 100 columns or
-//! more, over the outputs while it has the focus on narrower ones; the preview
+//! more; on narrower ones, while it has the focus, under the outputs (the lower
+//! three fifths), so the newest outputs stay in view above it and the notebook
+//! stays readable; hidden there while the editor has the keys, so typing gets
+//! the whole width and height back. The preview
 //! under the listing (or instead of it when there is little room), images
 //! through the same image path as outputs; the transfer gauge; the files
 //! prompts over the status line.
@@ -23,10 +26,16 @@ use crate::tui::keymap::Mode;
 pub const SIDE_BY_SIDE: u16 = 100;
 /// Fewest rows the preview gets under the listing.
 const MIN_SPLIT_ROWS: u16 = 16;
+/// Fewest rows a pane under the outputs gets (on a narrow terminal).
+pub const MIN_PANE_ROWS: u16 = 8;
+/// Fewest rows of outputs kept above a pane on a narrow terminal; with less
+/// room than that and [`MIN_PANE_ROWS`], the focused pane takes the area.
+pub const MIN_OUTPUT_ROWS: u16 = 4;
 
 /// Splits the notebook area: the outputs' part and the files pane's, if shown.
-/// On a narrow terminal a focused pane covers the outputs (same area).
-/// The sessions pane takes the same place.
+/// On a narrow terminal a focused pane goes under the outputs (three fifths of
+/// the rows, at least [`MIN_PANE_ROWS`]), and covers them only where fewer than
+/// [`MIN_OUTPUT_ROWS`] would be left. The sessions pane takes the same place.
 pub fn split(app: &App, area: Rect) -> (Rect, Option<Rect>) {
     let (open, focused) = if app.sessions.open {
         (true, app.sessions.focused)
@@ -42,7 +51,13 @@ pub fn split(app: &App, area: Rect) -> (Rect, Option<Rect>) {
                 .areas(area);
         (outputs, Some(pane))
     } else if focused {
-        (area, Some(area))
+        let pane_rows = (area.height.saturating_mul(3) / 5).max(MIN_PANE_ROWS);
+        if area.height < pane_rows + MIN_OUTPUT_ROWS {
+            return (area, Some(area));
+        }
+        let [outputs, pane] =
+            Layout::vertical([Constraint::Min(1), Constraint::Length(pane_rows)]).areas(area);
+        (outputs, Some(pane))
     } else {
         (area, None)
     }
@@ -137,7 +152,8 @@ fn render_preview(app: &mut App, area: Rect, buf: &mut Buffer) {
         ..inner
     };
     let images = &mut app.views.images;
-    match images.layout(PREVIEW_IMAGE, image_area.width) {
+    // Fitted whole inside the pane: its width and the rows under the caption.
+    match images.layout_in(PREVIEW_IMAGE, image_area.width, image_area.height) {
         ImageLayout::Rows(_) => images.render_rows(PREVIEW_IMAGE, 0, image_area, buf),
         ImageLayout::Unavailable(why) => {
             let line = Line::styled(fit::one_line(&why), app.theme.error);
@@ -233,5 +249,37 @@ pub fn render_prompt(app: &App, area: Rect, buf: &mut Buffer) {
             };
             render_question(&format!("{what} Replace?"), "y/N", area, buf, theme);
         }
+        Some(FilesPrompt::CreateFolder(folder)) => {
+            const ASK: [&str; 2] = ["Create folder ", " and download into it?"];
+            // The answers stay in view: a long path loses its start, not its end.
+            let room = usize::from(area.width).saturating_sub(ASK[0].len() + ASK[1].len() + 7);
+            let folder = keep_end(&fit::one_line(&folder.display().to_string()), room);
+            render_question(
+                &format!("{}{folder}{}", ASK[0], ASK[1]),
+                "y/N",
+                area,
+                buf,
+                theme,
+            );
+        }
     }
+}
+
+/// `text` when it fits in `width` columns, else `…` and as much of its end as
+/// fits (the folder's own name is at the end of a path).
+fn keep_end(text: &str, width: usize) -> String {
+    if fit::columns(text) <= width {
+        return text.to_string();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = fit::columns(c.encode_utf8(&mut [0; 4]));
+        if used + w > width {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
 }

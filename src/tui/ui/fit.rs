@@ -124,8 +124,10 @@ pub fn span(secs: i64) -> String {
 pub fn ago(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let secs = (now - t).num_seconds();
     match secs {
-        i64::MIN..-5 => "in the future".to_string(),
-        -5..5 => "just now".to_string(),
+        // A minute of slack: `now` is read when the list was drawn or refreshed,
+        // and a pool's clock may run a little ahead of ours.
+        i64::MIN..-60 => "in the future".to_string(),
+        -60..5 => "just now".to_string(),
         _ => format!("{} ago", span(secs)),
     }
 }

@@ -1,8 +1,10 @@
 //! The help overlay (F1, or `?` in the notebook): a centred popup listing the keys
 //! of every mode with what they do, made from the keymap itself so it never
 //! drifts from the bindings (user overrides included). Keys with the same
-//! description share a row. Wide screens get two columns; what does not fit
-//! scrolls. Its own keys (close, scroll) are the help mode's, shown in its border.
+//! description share a row. Wide screens get two columns; a description longer
+//! than its column wraps at a word, its further lines under its first (never
+//! cut); what does not fit scrolls. Its own keys (close, scroll) are the help
+//! mode's, shown in its border.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -82,9 +84,11 @@ fn sections(keymap: &Keymap) -> Vec<Section> {
         .collect()
 }
 
-/// The lines of `sections` in one column: a heading per mode, then a row per
-/// description with the keys in a column of their own.
-fn column_lines(sections: &[&Section], theme: &Theme) -> Vec<Line<'static>> {
+/// The lines of `sections` in one column `width` columns wide: a heading per
+/// mode, then a row per description with the keys in a column of their own and
+/// the description wrapped to the rest of the width.
+fn column_lines(sections: &[&Section], width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
     let keys_width = sections
         .iter()
         .flat_map(|s| s.rows.iter())
@@ -99,15 +103,23 @@ fn column_lines(sections: &[&Section], theme: &Theme) -> Vec<Line<'static>> {
             lines.push(Line::default());
         }
         lines.push(Line::styled(section.mode.title(), theme.accent));
+        let indent = keys_width + 4;
+        let room = width.saturating_sub(indent).max(12);
         for (keys, desc) in &section.rows {
-            let desc = Span::raw(desc.clone());
+            let mut pieces = textwrap::wrap(desc, room).into_iter();
+            let first = Span::raw(pieces.next().unwrap_or_default().into_owned());
             if keys.chars().count() > keys_width {
                 lines.push(Line::from(Span::styled(format!("  {keys}"), key_style)));
-                let pad = " ".repeat(keys_width + 4);
-                lines.push(Line::from(vec![Span::raw(pad), desc]));
+                lines.push(Line::from(vec![Span::raw(" ".repeat(indent)), first]));
             } else {
                 let keys = format!("  {keys:<keys_width$}  ");
-                lines.push(Line::from(vec![Span::styled(keys, key_style), desc]));
+                lines.push(Line::from(vec![Span::styled(keys, key_style), first]));
+            }
+            for piece in pieces {
+                lines.push(Line::from(vec![
+                    Span::raw(" ".repeat(indent)),
+                    Span::raw(piece.into_owned()),
+                ]));
             }
         }
     }
@@ -116,10 +128,10 @@ fn column_lines(sections: &[&Section], theme: &Theme) -> Vec<Line<'static>> {
 
 /// Splits the sections in two columns of about equal height: the first ones
 /// left, the rest right.
-fn split_columns<'a>(all: &'a [Section], theme: &Theme) -> [Vec<&'a Section>; 2] {
+fn split_columns<'a>(all: &'a [Section], width: u16, theme: &Theme) -> [Vec<&'a Section>; 2] {
     let heights: Vec<usize> = all
         .iter()
-        .map(|s| column_lines(&[s], theme).len())
+        .map(|s| column_lines(&[s], width, theme).len())
         .collect();
     let half = heights.iter().sum::<usize>().div_ceil(2);
     let mut left = Vec::new();
@@ -160,18 +172,35 @@ fn popup_area(area: Rect, content_rows: usize) -> Rect {
     )
 }
 
-/// Draws the help overlay over `area`.
-pub fn render(area: Rect, buf: &mut Buffer, keymap: &Keymap, view: &mut HelpView, theme: &Theme) {
+/// The width of a column of the popup in `area` and the lines of each column
+/// (one or two).
+fn laid_out(area: Rect, keymap: &Keymap, theme: &Theme) -> (u16, Vec<Vec<Line<'static>>>) {
     let all = sections(keymap);
-    let two = popup_width(area).saturating_sub(2) >= 2 * MIN_COLUMN + GAP;
-    let columns: Vec<Vec<Line<'static>>> = if two {
-        split_columns(&all, theme)
+    let inner_width = popup_width(area).saturating_sub(2);
+    let two = inner_width >= 2 * MIN_COLUMN + GAP;
+    let column_width = if two {
+        inner_width.saturating_sub(GAP) / 2
+    } else {
+        inner_width
+    };
+    let columns = if two {
+        split_columns(&all, column_width, theme)
             .iter()
-            .map(|c| column_lines(c, theme))
+            .map(|c| column_lines(c, column_width, theme))
             .collect()
     } else {
-        vec![column_lines(&all.iter().collect::<Vec<_>>(), theme)]
+        vec![column_lines(
+            &all.iter().collect::<Vec<_>>(),
+            column_width,
+            theme,
+        )]
     };
+    (column_width, columns)
+}
+
+/// Draws the help overlay over `area`.
+pub fn render(area: Rect, buf: &mut Buffer, keymap: &Keymap, view: &mut HelpView, theme: &Theme) {
+    let (column_width, columns) = laid_out(area, keymap, theme);
     let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
     let popup = popup_area(area, rows);
     Clear.render(popup, buf);
@@ -202,11 +231,6 @@ pub fn render(area: Rect, buf: &mut Buffer, keymap: &Keymap, view: &mut HelpView
         let x = popup.right().saturating_sub(width + 1).max(popup.x);
         buf.set_line(x, popup.y, &line, popup.right() - x);
     }
-    let column_width = if columns.len() == 2 {
-        inner.width.saturating_sub(GAP) / 2
-    } else {
-        inner.width
-    };
     for (n, lines) in columns.iter().enumerate() {
         let x = inner.x + u16::try_from(n).unwrap_or(0) * (column_width + GAP);
         for (line, y) in lines
@@ -288,6 +312,35 @@ mod tests {
         app.update(Action::CloseHelp, Instant::now());
         let closed = format!("{:?}", screen(&mut app, 80, 24));
         assert!(!closed.contains(" Keys "), "{closed}");
+    }
+
+    #[test]
+    fn every_description_reads_whole_at_80_and_160_columns() {
+        let keymap = Keymap::default();
+        let theme = Theme::dark();
+        let squeeze = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (width, height) in [(80, 24), (160, 48)] {
+            let (column_width, columns) = laid_out(Rect::new(0, 0, width, height), &keymap, &theme);
+            let mut text = String::new();
+            for line in columns.iter().flatten() {
+                assert!(
+                    line.width() <= usize::from(column_width),
+                    "{width} columns: {line:?} is wider than its column ({column_width})"
+                );
+                text.push(' ');
+                text.push_str(&line.to_string());
+            }
+            let text = squeeze(&text);
+            for mode in LISTED {
+                for b in keymap.bindings(mode) {
+                    assert!(
+                        text.contains(&squeeze(&b.desc)),
+                        "{width} columns: {:?} is not whole in:\n{text}",
+                        b.desc
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Images of cell outputs (plots) and of file previews: the decoded image of
-//! each, and the ratatui-image protocols made from it, cached per (image, pane
-//! width) so a redraw never resizes or encodes again.
+//! each, and the ratatui-image protocols made from it, cached per (image, box:
+//! pane width and most rows) so a redraw never resizes or encodes again. An
+//! image is fitted inside its box whole, never cropped: outputs use
+//! [`MAX_IMAGE_ROWS`], a file preview the rows of its pane.
 //!
 //! The protocol comes from the [`Picker`] probed once at start (`graphics.rs`):
 //! kitty, sixel or iTerm2 where the terminal has them, half-blocks otherwise.
@@ -36,7 +38,7 @@ use crate::tui::event::{AppEventSender, DecodedImage};
 
 /// Rows an image may take at most in the outputs pane.
 pub const MAX_IMAGE_ROWS: u16 = 20;
-/// Pane widths kept per image (a resize back and forth does not encode again).
+/// Boxes kept per image (a resize back and forth does not encode again).
 const KEPT_SIZES: usize = 4;
 /// What the rows of an image say while it is being drawn.
 const PLACEHOLDER: &str = "[drawing the image…]";
@@ -73,6 +75,7 @@ pub struct Encoded {
     key: ImageKey,
     generation: u64,
     width: u16,
+    max_rows: u16,
     encoding: Encoding,
     result: Result<Protocol, String>,
 }
@@ -96,9 +99,10 @@ enum Slot {
     Failed(String),
 }
 
-/// The encodings of one image for one pane width.
+/// The encodings of one image for one box (width and most rows).
 struct Sized {
     width: u16,
+    max_rows: u16,
     /// Rows the image takes: estimated until the main encoding is ready.
     rows: u16,
     main: Slot,
@@ -111,8 +115,9 @@ enum Entry {
         generation: u64,
         /// Newest last; at most [`KEPT_SIZES`].
         sizes: Vec<Sized>,
-        /// The width of the last layout (what `render_rows` draws).
-        current: u16,
+        /// The box (width, most rows) of the last layout (what
+        /// `render_rows` draws).
+        current: (u16, u16),
     },
     Broken(String),
 }
@@ -122,6 +127,7 @@ struct Request {
     key: ImageKey,
     generation: u64,
     width: u16,
+    max_rows: u16,
     encoding: Encoding,
     image: Arc<DynamicImage>,
 }
@@ -158,26 +164,32 @@ impl Default for ImageStore {
 }
 
 /// Makes one encoding of `image` for a pane `width` columns wide.
-fn encode(picker: &Picker, image: DynamicImage, width: u16) -> Result<Protocol, String> {
-    let size = Rect::new(0, 0, width.max(1), MAX_IMAGE_ROWS);
+fn encode(
+    picker: &Picker,
+    image: DynamicImage,
+    width: u16,
+    max_rows: u16,
+) -> Result<Protocol, String> {
+    let size = Rect::new(0, 0, width.max(1), max_rows.max(1));
     picker
         .new_protocol(image, size, Resize::Fit(Some(FilterType::Triangle)))
         .map_err(|e| e.to_string())
 }
 
 /// Rows an image of `w` x `h` pixels takes, fitted (never enlarged) into `width`
-/// columns and [`MAX_IMAGE_ROWS`] rows of `font` (cell width, height) pixels, the
-/// way ratatui-image fits it (up to rounding).
-fn estimate_rows(w: u32, h: u32, font: (u16, u16), width: u16) -> u16 {
+/// columns and `max_rows` rows of `font` (cell width, height) pixels, the way
+/// ratatui-image fits it (up to rounding).
+fn estimate_rows(w: u32, h: u32, font: (u16, u16), width: u16, max_rows: u16) -> u16 {
     let (fw, fh) = (f64::from(font.0.max(1)), f64::from(font.1.max(1)));
     let (w, h) = (f64::from(w.max(1)), f64::from(h.max(1)));
+    let max_rows = max_rows.max(1);
     let box_w = f64::from(width.max(1)) * fw;
-    let box_h = f64::from(MAX_IMAGE_ROWS) * fh;
+    let box_h = f64::from(max_rows) * fh;
     let scale = (box_w / w).min(box_h / h).min(1.0);
     let rows = (h * scale / fh).ceil();
-    // In range by construction: at most MAX_IMAGE_ROWS.
+    // In range by construction: at most max_rows.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let rows = rows.clamp(1.0, f64::from(MAX_IMAGE_ROWS)) as u16;
+    let rows = rows.clamp(1.0, f64::from(max_rows)) as u16;
     rows
 }
 
@@ -218,7 +230,7 @@ impl ImageStore {
                     image: Arc::new(image),
                     generation: self.next_generation,
                     sizes: Vec::new(),
-                    current: 0,
+                    current: (0, 0),
                 }
             }
             Err(reason) => Entry::Broken(reason),
@@ -229,6 +241,14 @@ impl ImageStore {
     /// Prepares the image for a pane `width` columns wide and says how many rows it
     /// takes (an estimate while its encoding is being made).
     pub fn layout(&mut self, key: ImageKey, width: u16) -> ImageLayout {
+        self.layout_in(key, width, MAX_IMAGE_ROWS)
+    }
+
+    /// As [`ImageStore::layout`], fitted into `max_rows` rows instead of
+    /// [`MAX_IMAGE_ROWS`] (a file preview fits its pane): the whole image,
+    /// scaled down, never cropped.
+    pub fn layout_in(&mut self, key: ImageKey, width: u16, max_rows: u16) -> ImageLayout {
+        let max_rows = max_rows.max(1);
         let font = self.picker.font_size();
         let inline = self.sender.is_none();
         let Some(entry) = self.entries.get_mut(&key) else {
@@ -243,8 +263,11 @@ impl ImageStore {
                 current,
             } => (image, *generation, sizes, current),
         };
-        *current = width;
-        let index = match sizes.iter().position(|s| s.width == width) {
+        *current = (width, max_rows);
+        let index = match sizes
+            .iter()
+            .position(|s| (s.width, s.max_rows) == (width, max_rows))
+        {
             Some(i) => i,
             None => {
                 if sizes.len() >= KEPT_SIZES {
@@ -252,7 +275,8 @@ impl ImageStore {
                 }
                 sizes.push(Sized {
                     width,
-                    rows: estimate_rows(image.width(), image.height(), font, width),
+                    max_rows,
+                    rows: estimate_rows(image.width(), image.height(), font, width, max_rows),
                     main: Slot::Missing,
                     half: Slot::Missing,
                 });
@@ -262,7 +286,7 @@ impl ImageStore {
         let sized = &mut sizes[index];
         if matches!(sized.main, Slot::Missing) {
             if inline {
-                let result = encode(&self.picker, (**image).clone(), width);
+                let result = encode(&self.picker, (**image).clone(), width, max_rows);
                 fill(sized, Encoding::Main, result);
             } else {
                 sized.main = Slot::Pending;
@@ -270,6 +294,7 @@ impl ImageStore {
                     key,
                     generation,
                     width,
+                    max_rows,
                     encoding: Encoding::Main,
                     image: image.clone(),
                 });
@@ -295,7 +320,7 @@ impl ImageStore {
         else {
             return;
         };
-        let Some(sized) = sizes.iter_mut().find(|s| s.width == *current) else {
+        let Some(sized) = sizes.iter_mut().find(|s| (s.width, s.max_rows) == *current) else {
             return;
         };
         let whole = first == 0 && area.height >= sized.rows;
@@ -323,7 +348,7 @@ impl ImageStore {
             if inline {
                 let mut half = self.picker.clone();
                 half.set_protocol_type(ProtocolType::Halfblocks);
-                *slot = match encode(&half, (**image).clone(), sized.width) {
+                *slot = match encode(&half, (**image).clone(), sized.width, sized.max_rows) {
                     Ok(p) => Slot::Ready(p),
                     Err(e) => Slot::Failed(e),
                 };
@@ -333,6 +358,7 @@ impl ImageStore {
                     key,
                     generation: *generation,
                     width: sized.width,
+                    max_rows: sized.max_rows,
                     encoding,
                     image: image.clone(),
                 });
@@ -359,11 +385,17 @@ impl ImageStore {
             }
             let sender = sender.clone();
             tokio::task::spawn_blocking(move || {
-                let result = encode(&picker, (*request.image).clone(), request.width);
+                let result = encode(
+                    &picker,
+                    (*request.image).clone(),
+                    request.width,
+                    request.max_rows,
+                );
                 sender.image_encoded(Encoded {
                     key: request.key,
                     generation: request.generation,
                     width: request.width,
+                    max_rows: request.max_rows,
                     encoding: request.encoding,
                     result,
                 });
@@ -384,7 +416,9 @@ impl ImageStore {
         if *generation != done.generation {
             return None;
         }
-        let sized = sizes.iter_mut().find(|s| s.width == done.width)?;
+        let sized = sizes
+            .iter_mut()
+            .find(|s| (s.width, s.max_rows) == (done.width, done.max_rows))?;
         let before = (sized.rows, matches!(sized.main, Slot::Failed(_)));
         fill(sized, done.encoding, done.result);
         let after = (sized.rows, matches!(sized.main, Slot::Failed(_)));

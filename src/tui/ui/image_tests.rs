@@ -34,6 +34,42 @@ fn layout_fits_the_width_and_caps_rows() {
     assert_eq!(buf.cell((0, 0)).map(|c| c.bg), Some(red));
 }
 
+/// A tall image: white, with its bottom eighth blue.
+fn tall() -> DynamicImage {
+    let mut image = RgbaImage::from_pixel(100, 800, Rgba([255, 255, 255, 255]));
+    for y in 700..800 {
+        for x in 0..100 {
+            image.put_pixel(x, y, Rgba([0, 0, 255, 255]));
+        }
+    }
+    DynamicImage::ImageRgba8(image)
+}
+
+#[test]
+fn a_box_of_few_rows_gets_the_whole_image_scaled_down_never_cropped() {
+    let mut store = ImageStore::default();
+    store.insert(KEY, Ok(tall()));
+    // The outputs' box: the image is cut to MAX_IMAGE_ROWS there.
+    assert_eq!(rows(store.layout(KEY, 40)), MAX_IMAGE_ROWS);
+    // A preview of 6 rows: the whole image in 6 rows, its bottom drawn.
+    let n = rows(store.layout_in(KEY, 40, 6));
+    assert!((1..=6).contains(&n), "{n}");
+    let area = Rect::new(0, 0, 40, 6);
+    let mut buf = Buffer::empty(area);
+    store.render_rows(KEY, 0, area, &mut buf);
+    let blue = |c: ratatui::style::Color| matches!(c, ratatui::style::Color::Rgb(r, g, b) if b > 150 && r < 100 && g < 100);
+    let last = n - 1;
+    assert!(
+        (0..40).any(|x| buf
+            .cell((x, last))
+            .is_some_and(|c| blue(c.fg) || blue(c.bg))),
+        "the bottom of the image is in its last row"
+    );
+    // Both boxes stay cached: going back to the outputs' box does not encode again.
+    assert_eq!(rows(store.layout(KEY, 40)), MAX_IMAGE_ROWS);
+    assert_eq!(rows(store.layout_in(KEY, 40, 6)), n);
+}
+
 #[test]
 fn broken_images_say_why() {
     let mut store = ImageStore::default();
@@ -54,8 +90,15 @@ fn the_estimate_matches_what_ratatui_image_makes() {
         (30, 20, 100),
     ] {
         let image = DynamicImage::ImageRgba8(RgbaImage::new(w, h));
-        let made = encode(&Picker::halfblocks(), image, width).map(|p| p.area().height);
-        let estimate = estimate_rows(w, h, Picker::halfblocks().font_size(), width);
+        let made =
+            encode(&Picker::halfblocks(), image, width, MAX_IMAGE_ROWS).map(|p| p.area().height);
+        let estimate = estimate_rows(
+            w,
+            h,
+            Picker::halfblocks().font_size(),
+            width,
+            MAX_IMAGE_ROWS,
+        );
         assert_eq!(made.ok(), Some(estimate), "{w}x{h} in {width} columns");
     }
 }

@@ -128,6 +128,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     }
     if let Some(files_area) = files_area {
         files_view::render_side(app, files_area, frame.buffer_mut());
+        sessions_view::render_pool_info_over(app, notebook_area, frame.buffer_mut());
     }
     if let Some(picker) = app.files.picker.as_mut() {
         crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);

@@ -1,8 +1,16 @@
 //! The sessions pane: the identifiers this machine used with the pool (label,
 //! last use, from the sessions store) and, where the api-version has
 //! `listSessions`, the pool's own list (created, last accessed, expires), with an
-//! idle-expiry countdown computed from `expires` and the `now` in the state. The
-//! identifier in use is marked `▶`; one selection runs through both lists.
+//! idle-expiry countdown computed from `expires` and the `now` in the state.
+//!
+//! "Last used" is the pool's own `lastAccessedAt` (2025-02-02-preview and later,
+//! `aca-api.md` §4.4) where its list has the identifier, else when a cell this
+//! machine ran there last finished (the sessions store's `last_run`), never when
+//! a notebook was merely opened. The identifier in use is marked
+//! [`CURRENT_MARK`], the selection [`SELECTION_MARK`] (and highlighted): two
+//! marks, so one is never taken for the other. One selection runs through both
+//! lists and follows its identifier when the lists change (a refresh reorders
+//! them), never a row number.
 //!
 //! [`SessionsPaneState`] is the pane's view state; [`render`] is pure (no clock,
 //! no network). Identifiers and labels are untrusted text (another agent chose
@@ -30,8 +38,12 @@ const AGO_COLUMNS: usize = 15;
 const IDLE_COLUMNS: usize = 18;
 /// Width of a time column (`Mar 01 14:05`).
 const TIME_COLUMNS: usize = 12;
-/// The current-session marker column.
-const MARK_COLUMNS: usize = 2;
+/// The marker columns: the selection's, the current session's, a space.
+const MARK_COLUMNS: usize = 3;
+/// The mark of the selected row (also highlighted).
+pub const SELECTION_MARK: char = '›';
+/// The mark of the session the notebook runs in.
+pub const CURRENT_MARK: char = '●';
 /// Seconds before expiry from which the countdown is a warning.
 const WARN_SECS: i64 = 60;
 
@@ -66,6 +78,19 @@ impl SessionRow<'_> {
         }
     }
 }
+
+/// Which list a row is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    /// This machine's identifiers.
+    Local,
+    /// The pool's list.
+    Pool,
+}
+
+/// What the selection is on: the list and the identifier, so that it can be
+/// found again after the lists change.
+pub type RowKey = (RowKind, String);
 
 /// The view state of the sessions pane.
 #[derive(Debug, Clone)]
@@ -141,6 +166,71 @@ impl SessionsPaneState {
         self.selected = self.selected.saturating_add_signed(delta).min(last);
     }
 
+    /// Selects row `index` (local rows first), within the rows.
+    pub fn select_row(&mut self, index: usize) {
+        self.selected = index;
+        self.move_selection(0);
+    }
+
+    /// The list and identifier of the selected row.
+    pub fn selected_key(&self) -> Option<RowKey> {
+        self.selected_row().map(|row| {
+            let kind = match row {
+                SessionRow::Local(_) => RowKind::Local,
+                SessionRow::Pool(_) => RowKind::Pool,
+            };
+            (kind, row.identifier().to_string())
+        })
+    }
+
+    /// Puts the selection back on `key` after the lists changed: the same
+    /// identifier in the same list, else in the other list; when it is gone
+    /// (the session ended), the row at the same place, within the rows.
+    pub fn reselect(&mut self, key: Option<RowKey>) {
+        if let Some((kind, id)) = key {
+            let rows = || (0..self.row_count()).filter_map(|i| self.row(i).map(|r| (i, r)));
+            let same_list = rows().find(|(_, r)| {
+                r.identifier() == id
+                    && matches!(
+                        (kind, r),
+                        (RowKind::Local, SessionRow::Local(_))
+                            | (RowKind::Pool, SessionRow::Pool(_))
+                    )
+            });
+            if let Some((i, _)) = same_list.or_else(|| rows().find(|(_, r)| r.identifier() == id)) {
+                self.selected = i;
+                return;
+            }
+        }
+        self.move_selection(0);
+    }
+
+    /// Replaces this machine's identifiers; the selection keeps its identifier.
+    pub fn set_local(&mut self, local: Vec<SessionEntry>) {
+        let key = self.selected_key();
+        self.local = local;
+        self.reselect(key);
+    }
+
+    /// Replaces the pool's list; the selection keeps its identifier.
+    pub fn set_pool_list(&mut self, list: PoolList) {
+        let key = self.selected_key();
+        self.pool_list = list;
+        self.reselect(key);
+    }
+
+    /// When `identifier` was last used: the pool's `lastAccessedAt` when its
+    /// list has it, else `last_run` (this machine's last finished cell there).
+    pub fn last_used(
+        &self,
+        identifier: &str,
+        last_run: Option<DateTime<Utc>>,
+    ) -> Option<DateTime<Utc>> {
+        self.pool_info(identifier)
+            .and_then(|s| s.last_accessed)
+            .or(last_run)
+    }
+
     /// The pool's record of `identifier`, when its list has one.
     pub fn pool_info(&self, identifier: &str) -> Option<&SessionInfo> {
         self.pool_sessions()
@@ -204,6 +294,7 @@ fn header(cells: &[(&str, usize, bool)], theme: &Theme) -> Line<'static> {
 /// The marker and identifier cells of a row.
 fn identifier_spans(
     state: &SessionsPaneState,
+    selected: bool,
     id: &str,
     width: usize,
     theme: &Theme,
@@ -214,8 +305,13 @@ fn identifier_spans(
     } else {
         Style::new()
     };
+    let marks = format!(
+        "{}{} ",
+        if selected { SELECTION_MARK } else { ' ' },
+        if current { CURRENT_MARK } else { ' ' }
+    );
     vec![
-        Span::styled(if current { "▶ " } else { "  " }, theme.accent),
+        Span::styled(marks, theme.accent),
         Span::styled(fit::pad(&fit::one_line(id), width), style),
     ]
 }
@@ -247,7 +343,8 @@ fn local_section(state: &SessionsPaneState, width: usize, theme: &Theme, out: &m
         out.lines.push(Line::styled("  (none yet)", theme.muted));
     }
     for entry in &state.local {
-        let mut spans = identifier_spans(state, &entry.identifier, id_w, theme);
+        let selected = out.row_lines.len() == state.selected;
+        let mut spans = identifier_spans(state, selected, &entry.identifier, id_w, theme);
         if label {
             let text = entry
                 .label
@@ -257,7 +354,9 @@ fn local_section(state: &SessionsPaneState, width: usize, theme: &Theme, out: &m
             spans.push(Span::raw(format!(" {}", fit::pad(&text, LABEL_COLUMNS))));
         }
         if ago {
-            let text = fit::ago(entry.last_used, state.now);
+            let text = state
+                .last_used(&entry.identifier, entry.last_run)
+                .map_or_else(|| "no run yet".to_string(), |t| fit::ago(t, state.now));
             spans.push(Span::styled(
                 format!(" {}", fit::pad(&text, AGO_COLUMNS)),
                 theme.muted,
@@ -326,7 +425,8 @@ fn pool_section(state: &SessionsPaneState, width: usize, theme: &Theme, out: &mu
         Span::styled(format!(" {}", fit::pad(&text, TIME_COLUMNS)), theme.muted)
     };
     for info in list {
-        let mut spans = identifier_spans(state, &info.identifier, id_w, theme);
+        let selected = out.row_lines.len() == state.selected;
+        let mut spans = identifier_spans(state, selected, &info.identifier, id_w, theme);
         for (show, t) in [
             (created, info.created),
             (accessed, info.last_accessed),
@@ -358,9 +458,11 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &SessionsPaneState, theme: &T
         theme.border
     };
     let title = format!(" Sessions · {} ", fit::one_line(&state.pool));
+    let legend = format!(" {SELECTION_MARK} selected · {CURRENT_MARK} this notebook's session ");
     let block = Block::bordered()
         .border_style(border)
-        .title(Span::styled(title, theme.accent));
+        .title(Span::styled(title, theme.accent))
+        .title_bottom(Line::styled(legend, theme.muted).right_aligned());
     let inner = block.inner(area);
     block.render(area, buf);
     if inner.height == 0 || inner.width == 0 {

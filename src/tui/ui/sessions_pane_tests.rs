@@ -24,6 +24,7 @@ fn entry(id: &str, label: Option<&str>, last: DateTime<Utc>) -> SessionEntry {
         label: label.map(Into::into),
         first_used: last - mins(90),
         last_used: last,
+        last_run: Some(last),
         notebook: None,
     }
 }
@@ -51,11 +52,15 @@ fn state() -> SessionsPaneState {
             Some("agent \u{1b}[2Jrun 7"),
             now() - mins(123),
         ),
-        entry(
-            "sessionpad-1f2e3d4c",
-            None,
-            now() - chrono::Duration::days(2),
-        ),
+        SessionEntry {
+            // Opened two days ago, never ran a cell here.
+            last_run: None,
+            ..entry(
+                "sessionpad-1f2e3d4c",
+                None,
+                now() - chrono::Duration::days(2),
+            )
+        },
     ];
     s.pool_list = PoolList::Loaded(vec![
         info("sessionpad-0badc0de", 40, 0, 245),
