@@ -11,6 +11,9 @@ use serde::Deserialize;
 
 use super::event::RunId;
 use super::files_state::FilesAction;
+use super::local::LocalWork;
+use super::persist::Place;
+use super::pools::PoolChoice;
 use super::sessions_state::SessionsAction;
 use super::worker_files::FilesCommand;
 
@@ -126,8 +129,13 @@ pub enum Action {
     PagerPrev,
 }
 
-/// A side effect requested by the state, carried out by the UI loop.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A side effect requested by the state, carried out by the UI loop: the
+/// reducers ([`App::update`](super::app::App::update),
+/// [`App::handle_event`](super::app::App::handle_event) and
+/// [`App::tick`](super::app::App::tick)) return them, and the loop's one
+/// `match` carries each out (`runner.rs`). The first five go to the session
+/// worker; the others need the terminal or the loop itself.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Ask the session worker to execute `code` (queued behind earlier runs).
     Execute {
@@ -155,4 +163,14 @@ pub enum Effect {
         /// The run given up.
         run: RunId,
     },
+    /// Hand the terminal to `$VISUAL`/`$EDITOR` to edit this cell text; the
+    /// outcome comes back through `App::finish_external_edit`.
+    EditExternally(String),
+    /// Copy to the clipboard (OSC 52) or save a file, on the loop (which owns
+    /// the terminal); the outcome comes back through `App::finish_local_work`.
+    Local(LocalWork),
+    /// Load the stored notebook of the session switched to (off the UI task).
+    LoadNotebook(Place),
+    /// End this pool's run of the loop and start one for the chosen pool.
+    SwitchPool(PoolChoice),
 }

@@ -12,7 +12,6 @@ use ratatui_textarea::{CursorMove, TextArea};
 use super::action::{Action, Effect};
 use super::event::{AppEvent, DecodedImage, RunId};
 use super::keymap::{EditorContext, Keymap};
-use super::local::LocalWork;
 use super::runs::{RunEvent, Runs};
 use super::theme::Theme;
 use super::ui::image::ImageKey;
@@ -88,9 +87,6 @@ pub struct App {
     /// The run the notice is about, and its text: the notice ends when that run
     /// settles (if no key took it down first).
     notice_about: Option<(RunId, String)>,
-    /// The user asked to edit the cell in `$EDITOR`; the loop, which owns the
-    /// terminal, takes the request ([`App::take_external_edit`]).
-    external_edit: bool,
     /// The pool's state.
     pub pool: PoolState,
     /// The embedded pool's start-up progress, oldest first.
@@ -124,8 +120,6 @@ pub struct App {
     pub can_interrupt: bool,
     /// A prompt of the notebook (save, history search) that takes the keys.
     pub modal: Option<Modal>,
-    /// Copies and saves for the loop to carry out ([`App::take_local_work`]).
-    local: Vec<LocalWork>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// View state and caches (scroll, highlighted lines, images).
@@ -169,7 +163,6 @@ impl App {
             help_open: false,
             notice: None,
             notice_about: None,
-            external_edit: false,
             pool,
             pool_log: Vec::new(),
             isolation: None,
@@ -184,7 +177,6 @@ impl App {
             selected: None,
             can_interrupt: false,
             modal: None,
-            local: Vec::new(),
             dirty: true,
             views: Views::default(),
             history: History::default(),
@@ -292,8 +284,9 @@ impl App {
             .min()
     }
 
-    /// Called when a wake-up time passes.
-    pub fn tick(&mut self, now: Instant) {
+    /// Called when a wake-up time passes; returns the effects that are due
+    /// (the open sessions pane's refresh).
+    pub fn tick(&mut self, now: Instant) -> Vec<Effect> {
         if self.quit_armed_until.is_some_and(|t| now >= t) {
             self.quit_armed_until = None;
             self.dirty = true;
@@ -303,9 +296,10 @@ impl App {
         }
         // The open sessions pane refreshes by itself.
         if let Some(effects) = self.sessions.refresh_due(now) {
-            self.files.outbox_extend(effects);
             self.dirty = true;
+            return effects;
         }
+        Vec::new()
     }
 
     /// Applies a user action; returns the effects it asks for.
@@ -374,8 +368,8 @@ impl App {
             Action::FocusOutputs => self.focus_outputs(),
             Action::SelectCell(delta) => self.select_cell(delta),
             Action::StopCell => return self.stop_cell(),
-            Action::CopyOutput => self.copy_cell(false),
-            Action::CopyInput => self.copy_cell(true),
+            Action::CopyOutput => return self.copy_cell(false).into_iter().collect(),
+            Action::CopyInput => return self.copy_cell(true).into_iter().collect(),
             Action::SaveOutput => self.start_save(),
             Action::HistorySearch => self.start_history_search(),
             Action::ReplayEarlier => return self.replay_earlier(),
@@ -403,7 +397,9 @@ impl App {
             Action::Redo => {
                 self.editor.redo();
             }
-            Action::ExternalEditor => self.external_edit = true,
+            Action::ExternalEditor => {
+                return vec![Effect::EditExternally(self.editor.lines().join("\n"))];
+            }
             Action::Help => {
                 self.help_open = true;
                 self.views.help.reset();
@@ -412,11 +408,6 @@ impl App {
             Action::HelpScroll(n) => self.views.help.scroll_by(n),
         }
         Vec::new()
-    }
-
-    /// The cell's text, when the user asked to edit it in `$EDITOR` (once).
-    pub fn take_external_edit(&mut self) -> Option<String> {
-        std::mem::take(&mut self.external_edit).then(|| self.editor.lines().join("\n"))
     }
 
     /// Takes the text back from `$EDITOR`, as one edit that Ctrl+Z undoes; when
@@ -486,8 +477,9 @@ impl App {
         }
     }
 
-    /// Applies news from the session worker.
-    pub fn handle_event(&mut self, event: AppEvent, now: Instant) {
+    /// Applies news from the session worker; returns the effects that follow
+    /// from it (a refresh after a transfer, the preview of a cell's new image).
+    pub fn handle_event(&mut self, event: AppEvent, now: Instant) -> Vec<Effect> {
         self.dirty = true;
         match event {
             AppEvent::PoolProgress(line) => {
@@ -520,8 +512,9 @@ impl App {
                     self.views.outputs.invalidate(key.cell);
                 }
             }
-            AppEvent::Files(event) => self.sessions_event(event, now),
+            AppEvent::Files(event) => return self.sessions_event(event, now),
         }
+        Vec::new()
     }
 
     /// Shows `text` on the status line as news of `run`: it ends when the run

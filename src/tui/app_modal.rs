@@ -41,8 +41,9 @@ impl App {
             .ok_or_else(|| NO_SELECTION.to_string())
     }
 
-    /// Copies the selected cell's output (or its input) to the clipboard.
-    pub(super) fn copy_cell(&mut self, input: bool) {
+    /// Copies the selected cell's output (or its input) to the clipboard: the
+    /// effect that does it, or a notice saying why not.
+    pub(super) fn copy_cell(&mut self, input: bool) -> Option<Effect> {
         let (text, what) = match self.selected_cell() {
             Ok(cell) if input => (
                 cell.source.clone(),
@@ -54,7 +55,7 @@ impl App {
             ),
             Err(why) => {
                 self.notice = Some(why);
-                return;
+                return None;
             }
         };
         if text.is_empty() {
@@ -65,8 +66,9 @@ impl App {
                 human_size(text.len() as u64)
             ));
         } else {
-            self.local.push(LocalWork::Copy { text, what });
+            return Some(Effect::Local(LocalWork::Copy { text, what }));
         }
+        None
     }
 
     /// Opens the path prompt to save the selected cell's output.
@@ -126,13 +128,15 @@ impl App {
                 match prompt.key(input) {
                     PromptKey::Typing => self.modal = Some(Modal::SavePath { cell, prompt }),
                     PromptKey::Cancel => self.notice = Some("not saved".to_string()),
-                    PromptKey::Accept(path) => self.save_to(cell, &path),
+                    PromptKey::Accept(path) => {
+                        return self.save_to(cell, &path).into_iter().collect();
+                    }
                 }
             }
             (Modal::Overwrite(mut request), Action::Edit(input)) => {
                 if matches!(input.key, ratatui_textarea::Key::Char('y' | 'Y')) {
                     request.overwrite = true;
-                    self.local.push(LocalWork::Save(request));
+                    return vec![Effect::Local(LocalWork::Save(request))];
                 } else {
                     self.notice = Some(format!("not saved: {} is kept", request.path.display()));
                 }
@@ -176,30 +180,27 @@ impl App {
         ));
     }
 
-    /// Queues the save of cell `cell`'s output to the typed path.
-    fn save_to(&mut self, cell: usize, typed: &str) {
+    /// The save of cell `cell`'s output to the typed path, or a notice saying
+    /// why there is none.
+    fn save_to(&mut self, cell: usize, typed: &str) -> Option<Effect> {
         if typed.trim().is_empty() {
             self.notice = Some("not saved: no file name".to_string());
-            return;
+            return None;
         }
         let path = local::resolve(typed);
-        let Some(c) = self.notebook.cells.get(cell) else {
-            return;
-        };
+        let c = self.notebook.cells.get(cell)?;
         match cell_export::content_for(c, &path) {
-            Ok((bytes, kind)) => self.local.push(LocalWork::Save(SaveRequest {
+            Ok((bytes, kind)) => Some(Effect::Local(LocalWork::Save(SaveRequest {
                 path,
                 bytes,
                 overwrite: false,
                 what: format!("In [{}]'s {kind}", c.execution_count),
-            })),
-            Err(why) => self.notice = Some(format!("not saved: {why}")),
+            }))),
+            Err(why) => {
+                self.notice = Some(format!("not saved: {why}"));
+                None
+            }
         }
-    }
-
-    /// The copies and saves the loop should carry out now (once).
-    pub fn take_local_work(&mut self) -> Vec<LocalWork> {
-        std::mem::take(&mut self.local)
     }
 
     /// How a copy or save went: a notice, or the question before replacing a

@@ -13,14 +13,25 @@ use super::*;
 use crate::client::{Execution, ExecutionImage, ExecutionStatus};
 use crate::tui::event::AppEvent;
 
-fn key(app: &mut App, key: Key) {
+fn key(app: &mut App, key: Key) -> Vec<Effect> {
     app.update(
         Action::Edit(Input {
             key,
             ..Input::default()
         }),
         Instant::now(),
-    );
+    )
+}
+
+/// The copies and saves among `effects`.
+fn local(effects: Vec<Effect>) -> Vec<LocalWork> {
+    effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Local(work) => Some(work),
+            _ => None,
+        })
+        .collect()
 }
 
 fn typed(app: &mut App, text: &str) {
@@ -81,10 +92,10 @@ fn copy_queues_the_plain_output_or_the_code() {
         false,
     );
     app.update(Action::FocusOutputs, now);
-    app.update(Action::CopyOutput, now);
-    app.update(Action::CopyInput, now);
+    let mut effects = app.update(Action::CopyOutput, now);
+    effects.extend(app.update(Action::CopyInput, now));
     assert_eq!(
-        app.take_local_work(),
+        local(effects),
         vec![
             LocalWork::Copy {
                 text: "hi\n".into(),
@@ -96,7 +107,6 @@ fn copy_queues_the_plain_output_or_the_code() {
             },
         ]
     );
-    assert!(app.take_local_work().is_empty(), "taken once");
     app.finish_local_work(LocalOutcome::Copied {
         what: "In [1]'s output".into(),
         bytes: 3,
@@ -131,8 +141,7 @@ fn tab_completes_the_save_path() {
         other => panic!("{other:?}"),
     }
     typed(&mut app, "a.txt");
-    key(&mut app, Key::Enter);
-    let work = app.take_local_work();
+    let work = local(key(&mut app, Key::Enter));
     let [LocalWork::Save(request)] = work.as_slice() else {
         panic!("{work:?}");
     };
@@ -160,9 +169,8 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
     }
     typed(&mut app, "txt");
     assert!(!app.should_quit);
-    key(&mut app, Key::Enter);
+    let work = local(key(&mut app, Key::Enter));
     assert!(app.modal.is_none());
-    let work = app.take_local_work();
     let [LocalWork::Save(request)] = work.as_slice() else {
         panic!("{work:?}");
     };
@@ -176,13 +184,12 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
     };
     app.finish_local_work(exists(request));
     assert!(matches!(app.modal, Some(Modal::Overwrite(_))));
-    typed(&mut app, "n");
-    assert!(app.modal.is_none() && app.take_local_work().is_empty());
+    assert!(key(&mut app, Key::Char('n')).is_empty());
+    assert!(app.modal.is_none());
     assert_eq!(app.notice.as_deref(), Some("not saved: out-1.txt is kept"));
     // Asked again, `y` replaces it.
     app.finish_local_work(exists(request));
-    typed(&mut app, "y");
-    let work = app.take_local_work();
+    let work = local(key(&mut app, Key::Char('y')));
     assert!(matches!(work.as_slice(), [LocalWork::Save(r)] if r.overwrite));
     app.finish_local_work(LocalOutcome::Saved {
         request: request.clone(),

@@ -11,7 +11,9 @@ use crate::tui::ui::Views;
 impl App {
     /// Forgets the current session's notebook and views and makes `identifier`
     /// the session cells run in. No run may be pending (the caller checks).
-    pub(crate) fn begin_session(&mut self, identifier: &str) {
+    /// Returns the effects that follow (the open files pane lists the new
+    /// session's folder).
+    pub(crate) fn begin_session(&mut self, identifier: &str) -> Vec<crate::tui::action::Effect> {
         self.config.identifier = identifier.to_string();
         self.notebook = Notebook::default();
         self.boundaries.clear();
@@ -26,10 +28,10 @@ impl App {
         let files_open = self.files.open;
         self.files = FilesUi::new(self.config.api_version.has_file_management());
         self.files.open = files_open;
-        if files_open {
-            let refresh = self.files_action(crate::tui::files_state::FilesAction::Refresh);
-            self.files.outbox_extend(refresh);
-        }
         self.dirty = true;
+        if files_open {
+            return self.files_action(crate::tui::files_state::FilesAction::Refresh);
+        }
+        Vec::new()
     }
 }

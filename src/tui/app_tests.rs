@@ -354,10 +354,10 @@ fn external_edits_replace_the_cell_or_leave_it_alone() {
     let mut app = test_app();
     let now = Instant::now();
     type_text(&mut app, "x = 1", now);
-    assert_eq!(app.take_external_edit(), None);
-    app.update(Action::ExternalEditor, now);
-    assert_eq!(app.take_external_edit().as_deref(), Some("x = 1"));
-    assert_eq!(app.take_external_edit(), None);
+    assert_eq!(
+        app.update(Action::ExternalEditor, now),
+        vec![Effect::EditExternally("x = 1".into())]
+    );
     app.finish_external_edit(Err("the editor \"vim\" failed".into()));
     assert_eq!(app.editor.lines(), ["x = 1"]);
     assert!(app.notice.as_deref().is_some_and(|n| n.contains("vim")));

@@ -7,10 +7,9 @@
 //!
 //! Like the rest of [`App`]'s reducers these are pure: what must happen outside
 //! goes out as [`Effect::Files`] commands for the file worker
-//! ([`super::worker_files`]), and its news comes back as [`FilesEvent`]s.
-//! Effects that follow from an event (a refresh after a transfer, the automatic
-//! preview after a cell) wait in an outbox the loop empties
-//! ([`App::take_effects`]).
+//! ([`super::worker_files`]), and its news comes back as [`FilesEvent`]s,
+//! whose reducer returns the effects that follow (a refresh after a
+//! transfer, the automatic preview after a cell).
 
 use std::path::PathBuf;
 
@@ -143,7 +142,6 @@ pub struct FilesUi {
     /// The last cell's first new image or table, found while the pane was
     /// closed: previewed when the pane opens next.
     pub pending_preview: Option<String>,
-    outbox: Vec<Effect>,
 }
 
 impl FilesUi {
@@ -167,13 +165,7 @@ impl FilesUi {
             select_after_list: None,
             pending_preview: None,
             preview_generation: 0,
-            outbox: Vec::new(),
         }
-    }
-
-    /// Queues effects for the loop (see [`App::take_effects`]).
-    pub fn outbox_extend(&mut self, effects: Vec<Effect>) {
-        self.outbox.extend(effects);
     }
 
     /// The listed folder relative to `/mnt/data` (`None` at the root).
@@ -252,11 +244,6 @@ impl App {
             effects.push(files.list());
         }
         effects
-    }
-
-    /// Effects that followed from events (refreshes, the automatic preview).
-    pub fn take_effects(&mut self) -> Vec<Effect> {
-        std::mem::take(&mut self.files.outbox)
     }
 
     /// A key of the files pane.
@@ -437,13 +424,13 @@ impl App {
         vec![Effect::Files(command)]
     }
 
-    /// News from the file worker.
-    pub fn files_event(&mut self, event: FilesEvent) {
+    /// News from the file worker; returns the effects that follow from it.
+    pub fn files_event(&mut self, event: FilesEvent) -> Vec<Effect> {
         self.dirty = true;
         match event {
             FilesEvent::Listed { generation, result } => {
                 if generation != self.files.list_generation {
-                    return;
+                    return Vec::new();
                 }
                 match result {
                     Ok(list) => {
@@ -455,10 +442,10 @@ impl App {
                     Err(e) => self.files.pane.message = Some(format!("cannot list: {e}")),
                 }
             }
-            FilesEvent::CellListing { before, after } => self.cell_listing(&before, after),
+            FilesEvent::CellListing { before, after } => return self.cell_listing(&before, after),
             FilesEvent::Previewed { generation, result } => {
                 if generation != self.files.preview_generation {
-                    return;
+                    return Vec::new();
                 }
                 self.files.preview_loading = None;
                 self.files.preview_scroll = 0;
@@ -483,8 +470,7 @@ impl App {
                     self.files.prompt = Some(FilesPrompt::Overwrite(exists, summary.clone()));
                 }
                 self.notice = Some(summary);
-                let list = self.files.list();
-                self.files.outbox.push(list);
+                return vec![self.files.list()];
             }
             // Session news is the sessions pane's (`sessions_state.rs`).
             FilesEvent::Sessions(_)
@@ -492,19 +478,21 @@ impl App {
             | FilesEvent::SessionEnded { .. }
             | FilesEvent::PoolInfo(_) => {}
         }
+        Vec::new()
     }
 
     /// The data root before and after a cell: radar marks, the new listing, and
-    /// the automatic preview of the first new image or table.
-    fn cell_listing(&mut self, before: &[RemoteFile], after: Vec<RemoteFile>) {
+    /// the automatic preview of the first new image or table (the effects that
+    /// fetch them).
+    fn cell_listing(&mut self, before: &[RemoteFile], after: Vec<RemoteFile>) -> Vec<Effect> {
+        let mut effects = Vec::new();
         let radar = radar::scan(before, &after);
         let files = &mut self.files;
         files.pane.set_radar(&radar);
         if files.relative_folder().is_none() {
             files.pane.set_listing(after);
         } else {
-            let list = files.list();
-            files.outbox.push(list);
+            effects.push(files.list());
         }
         files.pane.now = chrono::Utc::now();
         files.pending_preview = None;
@@ -528,10 +516,10 @@ impl App {
             && files.pane.select_path(&artifact.path)
             && let Some(file) = files.pane.selected_file().cloned()
         {
-            let effect = files.preview_of(&file, self.theme.colors);
-            files.outbox.push(effect);
+            effects.push(files.preview_of(&file, self.theme.colors));
         }
         files.radar = radar;
+        effects
     }
 }
 

@@ -88,6 +88,11 @@ fn listed(app: &mut App, files: Vec<RemoteFile>) {
 
 /// An app with the pane open on the listing after a cell, marks from the radar.
 fn after_a_cell() -> App {
+    after_a_cell_with_effects().0
+}
+
+/// The app after a cell, and the effects its listing asked for.
+fn after_a_cell_with_effects() -> (App, Vec<Effect>) {
     let mut app = app(ApiVersion::V2025_10_02);
     app.files.pane.now = now();
     let effects = press(&mut app, KeyCode::F(2));
@@ -96,7 +101,7 @@ fn after_a_cell() -> App {
         [Effect::Files(FilesCommand::List { .. })]
     ));
     listed(&mut app, before());
-    app.handle_event(
+    let effects = app.handle_event(
         AppEvent::Files(FilesEvent::CellListing {
             before: before(),
             after: after(),
@@ -104,7 +109,7 @@ fn after_a_cell() -> App {
         Instant::now(),
     );
     app.files.pane.now = now();
-    app
+    (app, effects)
 }
 
 #[test]
@@ -131,7 +136,7 @@ fn f2_opens_focuses_and_hides_the_pane() {
 
 #[test]
 fn a_cell_marks_new_and_changed_files_and_previews_the_first_table() {
-    let mut app = after_a_cell();
+    let (app, effects) = after_a_cell_with_effects();
     assert_eq!(app.files.pane.changes.len(), 3);
     assert_eq!(
         app.files
@@ -141,14 +146,13 @@ fn a_cell_marks_new_and_changed_files_and_previews_the_first_table() {
             .as_deref(),
         Some("report.csv")
     );
-    match app.take_effects().as_slice() {
+    match effects.as_slice() {
         [Effect::Files(FilesCommand::Preview(PreviewJob { name, size, .. }))] => {
             assert_eq!(name, "report.csv");
             assert_eq!(*size, Some(45_000));
         }
         other => panic!("{other:?}"),
     }
-    assert!(app.take_effects().is_empty());
 }
 
 /// Issue 6 (radar): a cell that makes a table while the pane is closed gets a
@@ -156,17 +160,14 @@ fn a_cell_marks_new_and_changed_files_and_previews_the_first_table() {
 #[test]
 fn a_table_made_while_the_pane_was_closed_is_previewed_when_it_opens() {
     let mut app = app(ApiVersion::V2025_10_02);
-    app.handle_event(
+    let effects = app.handle_event(
         AppEvent::Files(FilesEvent::CellListing {
             before: before(),
             after: after(),
         }),
         Instant::now(),
     );
-    assert!(
-        app.take_effects().is_empty(),
-        "nothing to preview while closed"
-    );
+    assert!(effects.is_empty(), "nothing to preview while closed");
     assert_eq!(
         app.notice.as_deref(),
         Some("2 new and 1 changed files in /mnt/data: F2 shows them")
@@ -280,7 +281,6 @@ fn old_api_versions_do_not_open_folders_or_delete() {
 #[test]
 fn download_never_replaces_without_a_yes() {
     let mut app = after_a_cell();
-    app.take_effects();
     let dir = tempfile::tempdir().unwrap();
     let dl = dir.path().to_path_buf();
     app.files.download_folder = dl.clone();
@@ -312,14 +312,14 @@ fn download_never_replaces_without_a_yes() {
         press(&mut app, KeyCode::Esc),
         vec![Effect::Files(FilesCommand::Cancel)]
     );
-    app.files_event(FilesEvent::Done {
+    let effects = app.files_event(FilesEvent::Done {
         summary: "downloaded input.csv".into(),
         exists: expected[1..].to_vec(),
     });
     assert!(app.files.transfer.is_none());
     assert!(matches!(app.files.prompt, Some(FilesPrompt::Overwrite(..))));
     assert!(matches!(
-        app.take_effects().as_slice(),
+        effects.as_slice(),
         [Effect::Files(FilesCommand::List { .. })]
     ));
     // Any key but y keeps the file.
@@ -453,7 +453,6 @@ fn screen(app: &mut App, width: u16, height: u16) -> TestBackend {
 
 fn with_preview(preview: Preview) -> App {
     let mut app = after_a_cell();
-    app.take_effects();
     let generation = app.files.preview_generation;
     app.files_event(FilesEvent::Previewed {
         generation,
@@ -529,7 +528,6 @@ fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("new").join("sub");
     let mut app = after_a_cell();
-    app.take_effects();
     app.files.pane.select_path("input.csv");
 
     // D, a folder that does not exist: a question naming it, nothing sent.
@@ -588,7 +586,6 @@ fn a_download_folder_that_is_a_file_is_refused() {
     let not_a_folder = dir.path().join("notes.txt");
     std::fs::write(&not_a_folder, "x").unwrap();
     let mut app = after_a_cell();
-    app.take_effects();
     app.files.pane.select_path("input.csv");
     app.files.download_folder = not_a_folder.clone();
     assert!(press(&mut app, KeyCode::Char('d')).is_empty());

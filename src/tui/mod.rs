@@ -137,13 +137,13 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             typed,
         )
         .await;
-        let Some(choice) = run.app.take_pool_switch().filter(|_| result.is_ok()) else {
+        let Ok(runner::LoopEnd::SwitchPool(choice)) = result else {
             drop(guard);
             if let Some(pool) = kept_pool.take() {
                 lifecycle::stop_pool(pool, SHUTDOWN_WAIT).await;
             }
             lifecycle::finish(run, false, SHUTDOWN_WAIT).await;
-            break result;
+            break result.map(|_| ());
         };
         carry = lifecycle::Carry::from_app(&mut run.app, &choice);
         let _ = lifecycle::draw_switching(guard.terminal_mut(), &mut run.app, &choice);

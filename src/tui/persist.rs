@@ -18,7 +18,7 @@ use crate::notebook::store::{self, SaverThread};
 use crate::notebook::{Cell, Output};
 
 /// Where the notebook lives and what it says about itself.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
     /// The `.ipynb` file in the data directory.
     pub path: PathBuf,

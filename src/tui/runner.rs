@@ -10,6 +10,7 @@
 //! from, so tests can run it on a `TestBackend` with tokio's clock paused; its
 //! clock is tokio's for the same reason.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::task::Poll;
@@ -26,6 +27,7 @@ use super::event::AppEvent;
 use super::external_editor;
 use super::keymap::action_for_event;
 use super::local;
+use super::pools::PoolChoice;
 use super::terminal::{self, Tui};
 use super::ui;
 use super::worker::SessionWorker;
@@ -77,9 +79,18 @@ fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 
-/// Runs until the user quits (or the process is told to terminate). `typed`
-/// are keys read before the loop started (by the graphics probe), handled
-/// before anything crossterm reads.
+/// How a run of the loop ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopEnd {
+    /// The user quit, or the process was told to terminate.
+    Quit,
+    /// The user chose another pool: the caller builds the app again for it.
+    SwitchPool(PoolChoice),
+}
+
+/// Runs until the user quits (or the process is told to terminate) or
+/// switches pools. `typed` are keys read before the loop started (by the
+/// graphics probe), handled before anything crossterm reads.
 ///
 /// # Errors
 ///
@@ -90,13 +101,15 @@ pub async fn run_loop(
     events: &mut UnboundedReceiver<AppEvent>,
     worker: &SessionWorker,
     typed: Vec<Event>,
-) -> anyhow::Result<()> {
-    let mut execute = |effect| match effect {
+) -> anyhow::Result<LoopEnd> {
+    let mut to_worker = |effect| match effect {
         Effect::Execute { run, code } => worker.execute(run, code),
         Effect::Interrupt { run } => worker.interrupt(run),
         Effect::Abandon { run } => worker.abandon(run),
         Effect::Files(command) => worker.files(command),
         Effect::SwitchSession { identifier } => worker.switch(identifier),
+        // The loop carries out the others itself (`drive`).
+        other => tracing::error!(?other, "not an effect for the session worker"),
     };
     let typed = std::cell::RefCell::new(typed);
     // The first input stream starts with the typed keys; one made again after
@@ -105,18 +118,20 @@ pub async fn run_loop(
         let first = std::mem::take(&mut *typed.borrow_mut());
         futures::stream::iter(first.into_iter().map(Ok)).chain(EventStream::new())
     };
-    drive(terminal, app, events, input, &mut execute).await
+    drive(terminal, app, events, input, &mut to_worker).await
 }
 
 /// The loop itself: `input` makes the input stream (again after an external
-/// editor had the terminal), `execute` carries out effects.
+/// editor had the terminal), `to_worker` hands the session worker its effects.
+/// Every effect the reducers return goes through one queue and one `match`
+/// here, in the order they were returned.
 pub(crate) async fn drive<S, I>(
     screen: &mut S,
     app: &mut App,
     events: &mut UnboundedReceiver<AppEvent>,
     input: impl Fn() -> I,
-    execute: &mut impl FnMut(Effect),
-) -> anyhow::Result<()>
+    to_worker: &mut impl FnMut(Effect),
+) -> anyhow::Result<LoopEnd>
 where
     S: Screen,
     I: Stream<Item = io::Result<Event>> + Unpin,
@@ -129,6 +144,7 @@ where
     let mut key_pending = false;
     let terminated = termination();
     tokio::pin!(terminated);
+    let mut effects = VecDeque::new();
     loop {
         if terminal::panicked() {
             anyhow::bail!("a task panicked; see the log");
@@ -154,41 +170,49 @@ where
         tokio::select! {
             maybe = input.next() => match maybe {
                 Some(Ok(event)) => {
-                    apply_input(app, execute, event);
+                    effects.extend(apply_input(app, event));
                     key_pending = true;
                 }
                 Some(Err(e)) => return Err(e.into()),
                 None => anyhow::bail!("the terminal input ended"),
             },
-            Some(event) = events.recv() => app.handle_event(event, self::now()),
+            Some(event) = events.recv() => effects.extend(app.handle_event(event, self::now())),
             () = sleep_until(wake.unwrap_or(now).into()), if wake.is_some() => {}
             // SIGTERM or SIGHUP (the terminal closed): leave the normal way, so the
             // embedded pool still stops its kernels.
-            () = &mut terminated => return Ok(()),
+            () = &mut terminated => return Ok(LoopEnd::Quit),
         }
-        drain(app, execute, &mut input, events).await?;
-        // Effects that followed from the worker's news (refresh after a transfer).
-        app.take_effects().into_iter().for_each(&mut *execute);
-        if let Some(source) = app.take_external_edit() {
-            // The editor reads the keys while it runs: stop reading them here.
-            drop(input);
-            let outcome = screen.edit_externally(&source).await?;
-            input = new_input();
-            app.finish_external_edit(outcome);
+        drain(app, &mut effects, &mut input, events).await?;
+        effects.extend(app.tick(self::now()));
+        while let Some(effect) = effects.pop_front() {
+            match effect {
+                Effect::Execute { .. }
+                | Effect::Interrupt { .. }
+                | Effect::Abandon { .. }
+                | Effect::Files(_)
+                | Effect::SwitchSession { .. } => to_worker(effect),
+                Effect::EditExternally(source) => {
+                    // The editor reads the keys while it runs: stop reading them here.
+                    drop(input);
+                    let outcome = screen.edit_externally(&source).await?;
+                    input = new_input();
+                    app.finish_external_edit(outcome);
+                }
+                // A switched session's notebook loads off this task (it is awaited).
+                Effect::LoadNotebook(place) => {
+                    let thread = super::persist::attach(app, place).await;
+                    app.sessions.keep_saver(thread);
+                }
+                Effect::Local(work) => {
+                    let outcome = local::perform(screen, work).await;
+                    app.finish_local_work(outcome);
+                }
+                // The caller builds the app again for the chosen pool.
+                Effect::SwitchPool(choice) => return Ok(LoopEnd::SwitchPool(choice)),
+            }
         }
-        // A switched session's notebook loads off this task (it is awaited).
-        if let Some(place) = app.take_switch() {
-            let thread = super::persist::attach(app, place).await;
-            app.sessions.keep_saver(thread);
-        }
-        for work in app.take_local_work() {
-            let outcome = local::perform(screen, work).await;
-            app.finish_local_work(outcome);
-        }
-        app.tick(self::now());
-        // Quitting, or switching pools (the caller builds the app again).
-        if app.should_quit || app.pool_switch_pending() {
-            return Ok(());
+        if app.should_quit {
+            return Ok(LoopEnd::Quit);
         }
     }
 }
@@ -212,20 +236,21 @@ async fn termination() {
     std::future::pending::<()>().await;
 }
 
-/// Applies whatever else is already waiting, a bounded number from each source.
+/// Applies whatever else is already waiting, a bounded number from each source,
+/// queueing the effects that follow.
 ///
 /// Input is polled with this task's own waker (not `now_or_never`, whose no-op
 /// waker crossterm would keep, so that later input would not wake the loop).
 async fn drain(
     app: &mut App,
-    execute: &mut impl FnMut(Effect),
+    effects: &mut VecDeque<Effect>,
     input: &mut (impl Stream<Item = io::Result<Event>> + Unpin),
     events: &mut UnboundedReceiver<AppEvent>,
 ) -> anyhow::Result<()> {
     for _ in 0..DRAIN_LIMIT {
         let ready = std::future::poll_fn(|cx| Poll::Ready(input.poll_next_unpin(cx))).await;
         match ready {
-            Poll::Ready(Some(Ok(event))) => apply_input(app, execute, event),
+            Poll::Ready(Some(Ok(event))) => effects.extend(apply_input(app, event)),
             Poll::Ready(Some(Err(e))) => return Err(e.into()),
             Poll::Ready(None) | Poll::Pending => break,
         }
@@ -235,19 +260,18 @@ async fn drain(
     }
     for _ in 0..DRAIN_LIMIT {
         match events.try_recv() {
-            Ok(event) => app.handle_event(event, now()),
+            Ok(event) => effects.extend(app.handle_event(event, now())),
             Err(_) => break,
         }
     }
     Ok(())
 }
 
-fn apply_input(app: &mut App, execute: &mut impl FnMut(Effect), event: Event) {
-    let Some(action) = action_for_event(&app.keymap, event, app.editor_context()) else {
-        return;
-    };
-    for effect in app.update(action, now()) {
-        execute(effect);
+/// The effects of one terminal event (none when no key binding takes it).
+fn apply_input(app: &mut App, event: Event) -> Vec<Effect> {
+    match action_for_event(&app.keymap, event, app.editor_context()) {
+        Some(action) => app.update(action, now()),
+        None => Vec::new(),
     }
 }
 

@@ -14,8 +14,9 @@
 //! (`last_run`), the "last used" of pools that do not list their sessions.
 //!
 //! Pure like the other reducers: the pool is reached through [`Effect::Files`]
-//! commands (the file worker owns a client), a switch is carried out by the
-//! loop ([`App::take_switch`]), and the store file is small and written at once.
+//! commands (the file worker owns a client), the switched session's notebook
+//! is loaded by the loop ([`Effect::LoadNotebook`]), and the store file is
+//! small and written at once.
 
 use std::time::{Duration, Instant};
 
@@ -121,8 +122,6 @@ pub struct SessionsUi {
     listing: bool,
     /// When the open pane refreshes next (`None` while a listing is under way).
     next_refresh: Option<Instant>,
-    /// A switch for the loop to carry out: the new notebook's place.
-    switch: Option<Place>,
     /// When the countdown's text changes next.
     countdown_wake: Option<Instant>,
     /// The savers of notebooks loaded by switching (finished when quitting).
@@ -153,7 +152,6 @@ impl SessionsUi {
             can_list,
             listing: false,
             next_refresh: None,
-            switch: None,
             savers: Vec::new(),
             countdown_wake: None,
         }
@@ -357,7 +355,7 @@ impl App {
     }
 
     /// Starts using session `identifier`: the worker runs the next cells there
-    /// and the loop loads its notebook ([`App::take_switch`]).
+    /// and the loop loads its notebook ([`Effect::LoadNotebook`]).
     pub fn switch_session(&mut self, identifier: &str) -> Vec<Effect> {
         let identifier = identifier.trim();
         if identifier.is_empty() {
@@ -372,31 +370,23 @@ impl App {
             self.notice = Some("a cell is still running: wait for it or stop it first".into());
             return Vec::new();
         }
-        self.begin_session(identifier);
+        let mut effects = self.begin_session(identifier);
         let s = &mut self.sessions;
         s.current = None;
         s.pane.current = identifier.to_string();
         s.record_use(identifier);
-        s.switch = Some(Place::new(
-            s.endpoint.as_deref(),
-            identifier,
-            self.config.api_version,
-        ));
+        let place = Place::new(s.endpoint.as_deref(), identifier, self.config.api_version);
         self.notice = Some(format!("switched to {identifier}"));
-        let mut effects = vec![Effect::SwitchSession {
+        effects.push(Effect::SwitchSession {
             identifier: identifier.to_string(),
-        }];
+        });
+        effects.push(Effect::LoadNotebook(place));
         if self.sessions.can_list {
             effects.push(Effect::Files(FilesCommand::SessionInfo {
                 identifier: identifier.to_string(),
             }));
         }
         effects
-    }
-
-    /// The notebook to load after a switch (once); the loop loads it.
-    pub fn take_switch(&mut self) -> Option<Place> {
-        self.sessions.switch.take()
     }
 
     /// A key or paste while a sessions prompt is open.
@@ -450,15 +440,16 @@ impl App {
         effects
     }
 
-    /// News about sessions from the worker.
-    pub fn sessions_event(&mut self, event: FilesEvent, now: Instant) {
+    /// News about sessions (and files) from the worker; returns the effects
+    /// that follow from it.
+    pub fn sessions_event(&mut self, event: FilesEvent, now: Instant) -> Vec<Effect> {
         self.dirty = true;
         let s = &mut self.sessions;
         match event {
             FilesEvent::Sessions(result) => s.listed(result, now),
             FilesEvent::Session { identifier, result } => {
                 if identifier != self.config.identifier {
-                    return;
+                    return Vec::new();
                 }
                 match result {
                     Ok(info) => self.session_details(info, now),
@@ -473,16 +464,16 @@ impl App {
                 if identifier == self.config.identifier {
                     self.sessions.current = None;
                 }
-                let refresh = self.sessions.refresh(now);
-                self.files.outbox_extend(refresh);
+                return self.sessions.refresh(now);
             }
             FilesEvent::PoolInfo(result) => {
                 if s.pool_info.is_some() {
                     s.pool_info = Some(result);
                 }
             }
-            other => self.files_event(other),
+            other => return self.files_event(other),
         }
+        Vec::new()
     }
 
     /// The current session's details: the countdown's new end, and a recycled

@@ -136,12 +136,14 @@ fn switching_loads_another_notebook_and_runs_cells_there() {
     // Row 1 is agent-run-7 (this machine's list).
     press(&mut app, KeyCode::Char('j'));
     let effects = press(&mut app, KeyCode::Enter);
+    let place = crate::tui::persist::Place::new(None, "agent-run-7", app.config.api_version);
     assert_eq!(
         effects,
         vec![
             Effect::SwitchSession {
                 identifier: "agent-run-7".into()
             },
+            Effect::LoadNotebook(place),
             Effect::Files(FilesCommand::SessionInfo {
                 identifier: "agent-run-7".into()
             }),
@@ -152,9 +154,6 @@ fn switching_loads_another_notebook_and_runs_cells_there() {
         app.notebook.cells.is_empty(),
         "the other notebook starts empty"
     );
-    let place = app.take_switch().expect("a place to load");
-    assert_eq!(place.meta.identifier, "agent-run-7");
-    assert!(app.take_switch().is_none());
     // Switching to where we are is a no-op.
     assert!(app.switch_session("agent-run-7").is_empty());
 }
@@ -214,7 +213,7 @@ fn ending_a_session_asks_then_refreshes_the_list() {
             identifier: "agent-run-7".into()
         })]
     );
-    app.handle_event(
+    let effects = app.handle_event(
         AppEvent::Files(FilesEvent::SessionEnded {
             identifier: "agent-run-7".into(),
             result: Ok("Session agent-run-7 in session pool p stopped.\u{1b}[2J".into()),
@@ -226,10 +225,7 @@ fn ending_a_session_asks_then_refreshes_the_list() {
         app.notice.as_deref(),
         Some("Session agent-run-7 in session pool p stopped.")
     );
-    assert_eq!(
-        app.take_effects(),
-        vec![Effect::Files(FilesCommand::ListSessions)]
-    );
+    assert_eq!(effects, vec![Effect::Files(FilesCommand::ListSessions)]);
     // The refreshed list no longer has it.
     app.handle_event(
         AppEvent::Files(FilesEvent::Sessions(Ok(vec![info(
@@ -643,9 +639,8 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
     assert_eq!(app.sessions.refresh_due(due + REFRESH_EVERY), None);
     // Through the loop's tick, the request goes out with the other effects.
     app.handle_event(AppEvent::Files(FilesEvent::Sessions(Ok(vec![]))), due);
-    app.tick(due + REFRESH_EVERY);
     assert_eq!(
-        app.take_effects(),
+        app.tick(due + REFRESH_EVERY),
         vec![Effect::Files(FilesCommand::ListSessions)]
     );
     // A hidden pane does not refresh.

@@ -1,7 +1,7 @@
 //! Switching pools without restarting: the pools the TUI can talk to (each
 //! profile of the config file, the pool the command line named, and the
 //! embedded local pool), the chooser the sessions pane opens with `p`, and the
-//! switch the loop carries out ([`App::take_pool_switch`]).
+//! switch the loop carries out ([`Effect::SwitchPool`]).
 //!
 //! A switch ends the UI loop's run for the current pool: `tui::run_with` saves
 //! its notebook, stops its worker (keeping the embedded local pool and its
@@ -90,8 +90,6 @@ pub struct PoolsUi {
     pub current: String,
     /// The chooser, while open.
     pub menu: Option<PoolsMenu>,
-    /// The pool chosen, for the loop to switch to.
-    switch: Option<PoolChoice>,
 }
 
 impl PoolsUi {
@@ -101,7 +99,6 @@ impl PoolsUi {
             choices,
             current: current.to_string(),
             menu: None,
-            switch: None,
         }
     }
 }
@@ -142,47 +139,32 @@ impl App {
             Key::Enter => {
                 let index = menu.selected;
                 self.pools.menu = None;
-                self.choose_pool(index);
+                return self.choose_pool(index).into_iter().collect();
             }
             _ => {}
         }
         Vec::new()
     }
 
-    /// Asks the loop to switch to choice `index`, unless it is the pool in use,
-    /// it cannot be reached, or a cell still runs or a transfer is under way
-    /// (the reply, or the transfer, would be lost).
-    pub fn choose_pool(&mut self, index: usize) {
-        let Some(choice) = self.pools.choices.get(index).cloned() else {
-            return;
+    /// Asks the loop to switch to choice `index` ([`Effect::SwitchPool`]),
+    /// unless it is the pool in use, it cannot be reached, or a cell still runs
+    /// or a transfer is under way (the reply, or the transfer, would be lost):
+    /// then a notice says why and there is no effect.
+    pub fn choose_pool(&mut self, index: usize) -> Option<Effect> {
+        let choice = self.pools.choices.get(index).cloned()?;
+        let refused = if choice.name == self.pools.current {
+            format!("already on pool {}", choice.name)
+        } else if let Err(e) = &choice.target {
+            format!("cannot switch to {}: {e}", choice.name)
+        } else if self.pending() > 0 {
+            "a cell is still running: wait for it or stop it first".into()
+        } else if self.files.transfer.is_some() {
+            "a transfer is under way: wait for it or cancel it (Esc)".into()
+        } else {
+            return Some(Effect::SwitchPool(choice));
         };
-        if choice.name == self.pools.current {
-            self.notice = Some(format!("already on pool {}", choice.name));
-            return;
-        }
-        if let Err(e) = &choice.target {
-            self.notice = Some(format!("cannot switch to {}: {e}", choice.name));
-            return;
-        }
-        if self.pending() > 0 {
-            self.notice = Some("a cell is still running: wait for it or stop it first".into());
-            return;
-        }
-        if self.files.transfer.is_some() {
-            self.notice = Some("a transfer is under way: wait for it or cancel it (Esc)".into());
-            return;
-        }
-        self.pools.switch = Some(choice);
-    }
-
-    /// The pool to switch to, once; the loop ends its run when there is one.
-    pub fn take_pool_switch(&mut self) -> Option<PoolChoice> {
-        self.pools.switch.take()
-    }
-
-    /// True when the loop should end its run to switch pools.
-    pub fn pool_switch_pending(&self) -> bool {
-        self.pools.switch.is_some()
+        self.notice = Some(refused);
+        None
     }
 }
 
@@ -235,11 +217,11 @@ mod tests {
         app
     }
 
-    fn key(app: &mut App, key: Key) {
+    fn key(app: &mut App, key: Key) -> Vec<Effect> {
         app.pools_key(Input {
             key,
             ..Input::default()
-        });
+        })
     }
 
     #[test]
@@ -248,25 +230,24 @@ mod tests {
         app.open_pools();
         assert_eq!(app.pools.menu, Some(PoolsMenu { selected: 0 }));
         key(&mut app, Key::Down);
-        key(&mut app, Key::Enter);
+        let effects = key(&mut app, Key::Enter);
         assert!(app.pools.menu.is_none());
-        assert!(app.pool_switch_pending());
-        let choice = app.take_pool_switch().expect("a switch");
+        let [Effect::SwitchPool(choice)] = effects.as_slice() else {
+            panic!("expected one switch: {effects:?}");
+        };
         assert_eq!(choice.name, "dev");
         assert_eq!(
             choice.detail(),
             "eastus.dynamicsessions.io · 2025-10-02-preview"
         );
-        assert!(app.take_pool_switch().is_none(), "once");
     }
 
     #[test]
     fn unusable_current_and_busy_choices_say_why_and_do_not_switch() {
         let mut app = app();
-        app.choose_pool(2);
-        assert!(!app.pool_switch_pending());
+        assert_eq!(app.choose_pool(2), None);
         assert!(app.notice.as_deref().unwrap().contains("token variable X"));
-        app.choose_pool(0);
+        assert_eq!(app.choose_pool(0), None);
         assert_eq!(app.notice.as_deref(), Some("already on pool local"));
         // A cell in flight would lose its reply.
         app.update(
@@ -276,8 +257,7 @@ mod tests {
         let effects = app.update(crate::tui::action::Action::RunCell, Instant::now());
         assert!(!effects.is_empty());
         app.handle_event(AppEvent::ExecutionStarted(RunId(1)), Instant::now());
-        app.choose_pool(1);
-        assert!(!app.pool_switch_pending());
+        assert_eq!(app.choose_pool(1), None);
         assert!(app.notice.as_deref().unwrap().contains("still running"));
     }
 
@@ -289,8 +269,7 @@ mod tests {
             done: 1,
             total: Some(2),
         });
-        app.choose_pool(1);
-        assert!(!app.pool_switch_pending());
+        assert_eq!(app.choose_pool(1), None);
         assert!(app.notice.as_deref().unwrap().contains("transfer"));
     }
 
@@ -300,9 +279,8 @@ mod tests {
         app.open_pools();
         key(&mut app, Key::Up);
         assert_eq!(app.pools.menu, Some(PoolsMenu { selected: 2 }));
-        key(&mut app, Key::Esc);
+        assert!(key(&mut app, Key::Esc).is_empty());
         assert!(app.pools.menu.is_none());
-        assert!(!app.pool_switch_pending());
     }
 
     #[test]
