@@ -13,5 +13,6 @@ pub mod dirs;
 pub mod localname;
 pub mod notebook;
 pub mod pool;
+pub mod target;
 pub mod text;
 pub mod tui;

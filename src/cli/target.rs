@@ -13,8 +13,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use sha2::{Digest, Sha256};
 
-use crate::client::auth::{AuthConfig, TokenSource};
-use crate::client::{ApiVersion, PoolType, SessionClient, Target};
+use crate::client::auth::AuthConfig;
+use crate::client::{ApiVersion, PoolType, SessionClient};
 use crate::config::{AuthKind, Config, Profile};
 use crate::pool::Isolation;
 
@@ -277,14 +277,13 @@ pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
 
 async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     if let Some(endpoint) = &settings.endpoint {
-        let mut client = SessionClient::new(Target {
-            endpoint: endpoint.clone(),
-            api_version: settings.api_version,
-            token: settings.token.clone(),
-        })?;
-        if let Some(auth) = &settings.auth {
-            client = client.with_auth(TokenSource::new(auth.clone())?);
-        }
+        let client = crate::target::remote_client(
+            endpoint,
+            settings.api_version,
+            settings.token.clone(),
+            settings.auth.as_ref(),
+            settings.pool_type,
+        )?;
         let label = url::Url::parse(endpoint)
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
@@ -300,11 +299,13 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     })
     .await
     .context("reaching the local pool")?;
-    let client = SessionClient::new(Target {
-        endpoint: found.endpoint.clone(),
-        api_version: settings.api_version,
-        token: found.token.clone(),
-    })?;
+    let client = crate::target::remote_client(
+        &found.endpoint,
+        settings.api_version,
+        found.token.clone(),
+        None,
+        settings.pool_type,
+    )?;
     if found.started {
         eprintln!(
             "started the background local pool (pid {}): it keeps sessions between commands \
@@ -327,8 +328,8 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
 
 impl Settings {
     /// The pool these settings reach, as the TUI's pools chooser holds it.
-    pub fn pool_target(&self) -> crate::tui::pools::PoolTarget {
-        crate::tui::pools::PoolTarget {
+    pub fn pool_target(&self) -> crate::target::PoolTarget {
+        crate::target::PoolTarget {
             endpoint: self.endpoint.clone(),
             token: self.token.clone(),
             auth: self.auth.clone(),
@@ -407,7 +408,7 @@ pub fn pool_choices(
         let local = if current == "local" && settings.endpoint.is_none() {
             settings.pool_target()
         } else {
-            crate::tui::pools::PoolTarget {
+            crate::target::PoolTarget {
                 endpoint: None,
                 token: None,
                 auth: None,

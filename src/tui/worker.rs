@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use super::event::{AppEventSender, DecodedImage, RunId};
 use super::worker_files::{self, FilesCommand};
 use super::worker_radar;
-use crate::client::{ApiVersion, Execution, SessionClient, Target};
+use crate::client::{ApiVersion, Execution, SessionClient};
 use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
 
 /// How long the embedded pool gets to stop its kernels before it is dropped
@@ -216,22 +216,18 @@ async fn connect(
             },
             _,
         ) => {
-            let client = SessionClient::new(Target {
-                endpoint: endpoint.clone(),
-                api_version: config.api_version,
-                token: token.clone(),
-            })
+            let client = crate::target::remote_client(
+                endpoint,
+                config.api_version,
+                token.clone(),
+                auth.as_ref(),
+                config.pool_type,
+            )
             .map_err(|e| e.to_string())?;
-            let client = match auth {
-                Some(a) => client.with_auth(
-                    crate::client::auth::TokenSource::new(a.clone()).map_err(|e| e.to_string())?,
-                ),
-                None => client,
-            };
             if crate::pool::isolation::may_report(endpoint) {
                 learn_isolation(client.clone(), events.clone());
             }
-            return Ok((client.with_pool_type(config.pool_type), None));
+            return Ok((client, None));
         }
         // The embedded pool kept from an earlier worker: its sessions carry on.
         (Connection::Embedded, Some(pool)) => pool,
@@ -246,13 +242,15 @@ async fn connect(
         }
     };
     events.pool_isolation(pool.isolation().clone());
-    let target = Target {
-        endpoint: pool.endpoint(),
-        api_version: config.api_version,
-        token: pool.token().map(str::to_string),
-    };
-    let client = SessionClient::new(target).map_err(|e| e.to_string())?;
-    Ok((client.with_pool_type(config.pool_type), Some(pool)))
+    let client = crate::target::remote_client(
+        &pool.endpoint(),
+        config.api_version,
+        pool.token().map(str::to_string),
+        None,
+        config.pool_type,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((client, Some(pool)))
 }
 
 /// Asks a pool that may be a `sessionpad serve` how its sessions are isolated,

@@ -9,36 +9,15 @@
 //! the app again for the chosen pool, its own notebook and its own identifier.
 //! The cell being typed moves along.
 
-use std::time::Duration;
-
 use ratatui_textarea::{Input, Key};
 
 pub mod view;
 
-use crate::client::auth::AuthConfig;
-use crate::client::{ApiVersion, PoolType};
+use crate::client::PoolType;
 use crate::tui::action::Effect;
 use crate::tui::app::App;
 
-/// How to reach one pool, resolved from a profile or the command line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PoolTarget {
-    /// Pool management endpoint; `None` for the embedded local pool.
-    pub endpoint: Option<String>,
-    /// Static bearer token.
-    pub token: Option<String>,
-    /// An Entra credential instead of the static token.
-    pub auth: Option<AuthConfig>,
-    /// The api-version to speak.
-    pub api_version: ApiVersion,
-    /// The session identifier cells run in (the profile's, else the one of the
-    /// working directory).
-    pub identifier: String,
-    /// Execution limit of each cell.
-    pub timeout: Duration,
-    /// How the pool's sessions are listed, read and ended.
-    pub pool_type: PoolType,
-}
+pub use crate::target::PoolTarget;
 
 /// A pool to offer in the chooser: its name and how to reach it, or why it
 /// cannot be reached (a profile whose token variable is unset, say).
@@ -172,7 +151,10 @@ impl App {
 mod tests {
     use std::time::Instant;
 
+    use std::time::Duration;
+
     use super::*;
+    use crate::client::ApiVersion;
     use crate::tui::app::{AppConfig, PoolState};
     use crate::tui::event::{AppEvent, RunId};
 

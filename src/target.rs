@@ -1,0 +1,116 @@
+//! Where a pool is and how to reach it: the one description of a pool target
+//! ([`PoolTarget`]) and the one connect path to a pool at an endpoint
+//! ([`remote_client`]), shared by the command line and the notebook. Nothing
+//! here knows the terminal. (A target with no endpoint is sessionpad's own
+//! local pool, which the notebook embeds and the command line finds or starts
+//! in the background, see `background`.)
+
+use std::time::Duration;
+
+use crate::client::auth::{AuthConfig, TokenSource};
+use crate::client::{ApiVersion, ClientError, PoolType, SessionClient, Target};
+
+/// How to reach one pool, resolved from a profile or the command line: what
+/// the notebook's pool chooser holds and what both the notebook and the
+/// command line connect with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolTarget {
+    /// Pool management endpoint; `None` for the embedded local pool.
+    pub endpoint: Option<String>,
+    /// Static bearer token.
+    pub token: Option<String>,
+    /// An Entra credential instead of the static token.
+    pub auth: Option<AuthConfig>,
+    /// The api-version to speak.
+    pub api_version: ApiVersion,
+    /// The session identifier cells run in (the profile's, else the one of the
+    /// working directory).
+    pub identifier: String,
+    /// Execution limit of each cell.
+    pub timeout: Duration,
+    /// How the pool's sessions are listed, read and ended.
+    pub pool_type: PoolType,
+}
+
+impl PoolTarget {
+    /// The session client of this target's pool when it has an endpoint (see
+    /// [`remote_client`]); `None` for the local pool.
+    ///
+    /// # Errors
+    ///
+    /// As [`remote_client`].
+    pub fn remote_client(&self) -> Result<Option<SessionClient>, ClientError> {
+        let Some(endpoint) = &self.endpoint else {
+            return Ok(None);
+        };
+        remote_client(
+            endpoint,
+            self.api_version,
+            self.token.clone(),
+            self.auth.as_ref(),
+            self.pool_type,
+        )
+        .map(Some)
+    }
+}
+
+/// The session client of the pool at `endpoint` (a pool management endpoint,
+/// Azure's or a `sessionpad serve`'s), speaking `api_version`, authenticated
+/// with the static bearer `token` or, when `auth` is given, Entra tokens from
+/// that credential (audience `https://dynamicsessions.io`, refreshed before
+/// they expire), and reading sessions as `pool_type` pools do. No request is
+/// made here: a wrong endpoint or credential shows at the first call.
+///
+/// # Errors
+///
+/// [`ClientError`] when the endpoint is not a valid URL, the HTTP client
+/// cannot be built, or the credential cannot be set up (e.g. a client secret
+/// without its tenant).
+pub fn remote_client(
+    endpoint: &str,
+    api_version: ApiVersion,
+    token: Option<String>,
+    auth: Option<&AuthConfig>,
+    pool_type: PoolType,
+) -> Result<SessionClient, ClientError> {
+    let client = SessionClient::new(Target {
+        endpoint: endpoint.to_string(),
+        api_version,
+        token,
+    })?;
+    let client = match auth {
+        Some(a) => client.with_auth(TokenSource::new(a.clone())?),
+        None => client,
+    };
+    Ok(client.with_pool_type(pool_type))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(endpoint: Option<&str>) -> PoolTarget {
+        PoolTarget {
+            endpoint: endpoint.map(str::to_string),
+            token: Some("t".into()),
+            auth: None,
+            api_version: ApiVersion::V2025_10_02,
+            identifier: "sp-1".into(),
+            timeout: Duration::from_secs(220),
+            pool_type: PoolType::CodeInterpreter,
+        }
+    }
+
+    #[test]
+    fn only_a_target_with_an_endpoint_has_a_remote_client() {
+        assert!(matches!(target(None).remote_client(), Ok(None)));
+        let client = target(Some("http://127.0.0.1:9"))
+            .remote_client()
+            .expect("a valid endpoint");
+        assert_eq!(
+            client.map(|c| c.endpoint().to_string()).as_deref(),
+            Some("http://127.0.0.1:9")
+        );
+        assert!(target(Some("not a url")).remote_client().is_err());
+    }
+}
