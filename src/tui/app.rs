@@ -118,8 +118,11 @@ pub struct App {
     /// Cells can be interrupted for real (the embedded local pool); elsewhere
     /// stopping a cell abandons it.
     pub can_interrupt: bool,
-    /// A prompt of the notebook (save, history search) that takes the keys.
+    /// The history search (Ctrl+R), over the notebook, while it is open.
     pub modal: Option<Modal>,
+    /// The prompt or question on the bottom row (`prompt/`), which takes the
+    /// keys while it is open.
+    pub prompt: Option<super::prompt::Prompt>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// View state and caches (scroll, highlighted lines, images).
@@ -177,6 +180,7 @@ impl App {
             selected: None,
             can_interrupt: false,
             modal: None,
+            prompt: None,
             dirty: true,
             views: Views::default(),
             history: History::default(),
@@ -247,10 +251,9 @@ impl App {
             help_open: self.help_open,
             pager_open: pager.is_some(),
             pager_typing: pager == Some(true),
-            prompt_open: self.modal.is_some()
-                || self.files.prompt.is_some()
+            prompt_open: self.prompt.is_some()
+                || self.modal.is_some()
                 || self.files.picker.is_some()
-                || self.sessions.prompt.is_some()
                 || self.pools.menu.is_some(),
             sessions_focused: self.sessions.open && self.sessions.focused,
             files_focused: self.files.open && self.files.focused,
@@ -308,17 +311,14 @@ impl App {
         if !matches!(action, Action::Resize) {
             self.notice = None;
         }
+        if self.prompt.is_some() {
+            return self.prompt_action(action);
+        }
         if self.modal.is_some() {
             return self.modal_action(action);
         }
-        if self.files.prompt.is_some() {
-            return self.files_prompt_action(action);
-        }
         if self.files.picker.is_some() {
             return self.picker_action(action);
-        }
-        if self.sessions.prompt.is_some() {
-            return self.sessions_prompt_action(action);
         }
         if self.pools.menu.is_some() {
             return match action {
@@ -598,7 +598,7 @@ mod modal;
 #[path = "app_session.rs"]
 mod session;
 
-pub use self::modal::Modal;
+pub use self::modal::{Modal, NotebookPrompt};
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

@@ -1,33 +1,37 @@
-//! The notebook's modal steps, a part of [`App`]'s reducer kept apart from
+//! The notebook's cell actions, a part of [`App`]'s reducer kept apart from
 //! `app.rs`: copying the selected cell (to the clipboard, through the loop),
 //! saving its output or image (a path prompt, then a question before replacing
-//! a file), and the history search (Ctrl+R). While a modal step is open it takes
-//! every key ([`App::editor_context`] says so to the keymap).
+//! a file: [`NotebookPrompt`]s of the one prompt model, `prompt/`), and the
+//! history search (Ctrl+R), an overlay that takes every key while it is open
+//! ([`App::editor_context`] says so to the keymap).
 
 use super::App;
 use crate::notebook::Cell;
 use crate::tui::action::{Action, Effect};
 use crate::tui::cell_export;
 use crate::tui::local::{self, CLIPBOARD_LIMIT, LocalOutcome, LocalWork, SaveRequest};
+use crate::tui::prompt::{Answer, Prompt, Purpose, Question};
 use crate::tui::ui::editor;
 use crate::tui::ui::fit::human_size;
 use crate::tui::ui::history_search::{HistorySearch, SearchKey};
-use crate::tui::ui::prompt::{LinePrompt, PromptKey};
 
-/// A modal step in progress.
+/// An overlay of the notebook that takes the keys.
 #[derive(Debug)]
 pub enum Modal {
-    /// Typing the path to save cell `cell`'s output to.
+    /// Searching earlier cells.
+    History(HistorySearch),
+}
+
+/// What the notebook asks on the bottom row (a [`Prompt`]'s purpose).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotebookPrompt {
+    /// The path to save cell `cell`'s output to.
     SavePath {
         /// The cell.
         cell: usize,
-        /// The path being typed.
-        prompt: LinePrompt,
     },
     /// The file exists: replace it (`y`) or not?
     Overwrite(SaveRequest),
-    /// Searching earlier cells.
-    History(HistorySearch),
 }
 
 /// What `stop`, `copy` and `save` say with no cell selected.
@@ -93,10 +97,11 @@ impl App {
             cell.execution_count
         );
         if let Some(cell) = index {
-            self.modal = Some(Modal::SavePath {
-                cell,
-                prompt: LinePrompt::new(label, &name),
-            });
+            self.ask(Prompt::line(
+                Purpose::Notebook(NotebookPrompt::SavePath { cell }),
+                &label,
+                &name,
+            ));
         }
     }
 
@@ -109,48 +114,18 @@ impl App {
         self.modal = Some(Modal::History(HistorySearch::new(&self.notebook.cells)));
     }
 
-    /// An action while a modal step is open: it goes to the step.
+    /// An action while the history search is open: it goes to the search.
     pub(super) fn modal_action(&mut self, action: Action) -> Vec<Effect> {
         let Some(modal) = self.modal.take() else {
             return Vec::new();
         };
         match (modal, action) {
-            (Modal::SavePath { cell, prompt }, Action::Edit(input))
-                if input.key == ratatui_textarea::Key::Tab =>
-            {
-                let completed = crate::tui::local_paths::complete_one(prompt.text());
-                self.modal = Some(Modal::SavePath {
-                    cell,
-                    prompt: prompt.with_text(&completed),
-                });
-            }
-            (Modal::SavePath { cell, mut prompt }, Action::Edit(input)) => {
-                match prompt.key(input) {
-                    PromptKey::Typing => self.modal = Some(Modal::SavePath { cell, prompt }),
-                    PromptKey::Cancel => self.notice = Some("not saved".to_string()),
-                    PromptKey::Accept(path) => {
-                        return self.save_to(cell, &path).into_iter().collect();
-                    }
-                }
-            }
-            (Modal::Overwrite(mut request), Action::Edit(input)) => {
-                if matches!(input.key, ratatui_textarea::Key::Char('y' | 'Y')) {
-                    request.overwrite = true;
-                    return vec![Effect::Local(LocalWork::Save(request))];
-                } else {
-                    self.notice = Some(format!("not saved: {} is kept", request.path.display()));
-                }
-            }
             (Modal::History(mut search), Action::Edit(input)) => {
                 match search.key(input, &self.notebook.cells) {
                     SearchKey::Searching => self.modal = Some(Modal::History(search)),
                     SearchKey::Cancel => {}
                     SearchKey::Take(index) => self.take_from_history(index),
                 }
-            }
-            (Modal::SavePath { cell, mut prompt }, Action::Paste(text)) => {
-                prompt.paste(&text);
-                self.modal = Some(Modal::SavePath { cell, prompt });
             }
             (Modal::History(mut search), Action::Paste(text)) => {
                 search.paste(&text, &self.notebook.cells);
@@ -160,10 +135,32 @@ impl App {
                 drop(modal);
                 self.should_quit = true;
             }
-            // Anything else (a resize, the mouse) leaves the step as it is.
+            // Anything else (a resize, the mouse) leaves the search as it is.
             (modal, _) => self.modal = Some(modal),
         }
         Vec::new()
+    }
+
+    /// The answer to a notebook prompt: the path to save to (the save, or a
+    /// notice why not), or whether to replace the file that is there.
+    pub(crate) fn notebook_answer(&mut self, asked: NotebookPrompt, answer: Answer) -> Vec<Effect> {
+        match (asked, answer) {
+            (NotebookPrompt::SavePath { cell }, Answer::Text(path)) => {
+                self.save_to(cell, &path).into_iter().collect()
+            }
+            (NotebookPrompt::SavePath { .. }, _) => {
+                self.notice = Some("not saved".to_string());
+                Vec::new()
+            }
+            (NotebookPrompt::Overwrite(mut request), Answer::Yes) => {
+                request.overwrite = true;
+                vec![Effect::Local(LocalWork::Save(request))]
+            }
+            (NotebookPrompt::Overwrite(request), _) => {
+                self.notice = Some(format!("not saved: {} is kept", request.path.display()));
+                Vec::new()
+            }
+        }
     }
 
     /// Brings cell `index`'s source into the editor, as one edit Ctrl+Z undoes.
@@ -229,7 +226,15 @@ impl App {
                     request.path.display()
                 ),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && !request.overwrite => {
-                    self.modal = Some(Modal::Overwrite(request));
+                    let question = Question::new(
+                        "",
+                        request.path.display().to_string(),
+                        " exists. Replace it?",
+                    );
+                    self.ask(Prompt::question(
+                        Purpose::Notebook(NotebookPrompt::Overwrite(request)),
+                        question,
+                    ));
                     return;
                 }
                 Err(e) => format!("cannot save {}: {e}", request.path.display()),

@@ -134,12 +134,14 @@ fn tab_completes_the_save_path() {
     }
     app.update(Action::Paste(format!("{}/my", dir.path().display())), now);
     key(&mut app, Key::Tab);
-    match &app.modal {
-        Some(Modal::SavePath { prompt, .. }) => {
-            assert_eq!(prompt.text(), format!("{}/my plots/", dir.path().display()));
-        }
-        other => panic!("{other:?}"),
-    }
+    assert!(matches!(
+        app.notebook_prompt(),
+        Some(NotebookPrompt::SavePath { .. })
+    ));
+    assert_eq!(
+        app.prompt.as_ref().map(|p| p.text().to_string()),
+        Some(format!("{}/my plots/", dir.path().display()))
+    );
     typed(&mut app, "a.txt");
     let work = local(key(&mut app, Key::Enter));
     let [LocalWork::Save(request)] = work.as_slice() else {
@@ -159,10 +161,11 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
         app.editor_context().prompt_open,
         "the prompt takes the keys"
     );
-    match &app.modal {
-        Some(Modal::SavePath { prompt, .. }) => assert_eq!(prompt.text(), "out-1.png"),
-        other => panic!("{other:?}"),
-    }
+    assert!(matches!(
+        app.notebook_prompt(),
+        Some(NotebookPrompt::SavePath { .. })
+    ));
+    assert_eq!(app.prompt.as_ref().map(|p| p.text()), Some("out-1.png"));
     // `q` is typed into the prompt, not a quit.
     for _ in 0.."png".len() {
         key(&mut app, Key::Backspace);
@@ -170,7 +173,7 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
     typed(&mut app, "txt");
     assert!(!app.should_quit);
     let work = local(key(&mut app, Key::Enter));
-    assert!(app.modal.is_none());
+    assert!(app.prompt.is_none());
     let [LocalWork::Save(request)] = work.as_slice() else {
         panic!("{work:?}");
     };
@@ -183,9 +186,12 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
         result: Err(io::Error::from(io::ErrorKind::AlreadyExists)),
     };
     app.finish_local_work(exists(request));
-    assert!(matches!(app.modal, Some(Modal::Overwrite(_))));
+    assert!(matches!(
+        app.notebook_prompt(),
+        Some(NotebookPrompt::Overwrite(_))
+    ));
     assert!(key(&mut app, Key::Char('n')).is_empty());
-    assert!(app.modal.is_none());
+    assert!(app.prompt.is_none());
     assert_eq!(app.notice.as_deref(), Some("not saved: out-1.txt is kept"));
     // Asked again, `y` replaces it.
     app.finish_local_work(exists(request));

@@ -1,10 +1,9 @@
-//! The files pane's prompts and questions (download folder, creating it when it
-//! does not exist, upload paths with Tab completion and Ctrl+O for the picker,
-//! delete, replace) and uploads, from the prompt, a paste or the picker: the
-//! reducers behind [`FilesPrompt`].
+//! The files pane's answers to its prompts and questions (download folder,
+//! creating it when it does not exist, upload paths, delete, replace; the keys
+//! of the prompt itself are `prompt/`'s) and uploads, from the prompt, a paste
+//! or the picker.
 
 use super::*;
-use crate::tui::action::Action;
 
 impl App {
     /// Text pasted while the files pane has the focus: an existing local file's
@@ -44,97 +43,78 @@ impl App {
         self.start_transfer(FilesCommand::Upload { paths, folder })
     }
 
-    /// A key or paste while a files prompt is open.
-    pub fn files_prompt_action(&mut self, action: Action) -> Vec<Effect> {
-        let Some(prompt) = self.files.prompt.take() else {
-            return Vec::new();
-        };
-        match (prompt, action) {
-            (FilesPrompt::Folder(mut p), Action::Edit(input)) => match p.key(input) {
-                PromptKey::Typing => self.files.prompt = Some(FilesPrompt::Folder(p)),
-                PromptKey::Cancel => {}
-                PromptKey::Accept(text) => {
-                    if text.trim().is_empty() {
-                        self.notice = Some("no folder given: nothing downloaded".into());
-                        return Vec::new();
-                    }
-                    let typed = crate::tui::local::resolve(&text);
-                    // Named in full in the question, and created as named even
-                    // if the working folder changed meanwhile.
-                    let folder = std::path::absolute(&typed).unwrap_or(typed);
-                    if folder.is_dir() {
-                        self.files.download_folder = folder;
-                        return self.files_download();
-                    }
-                    if std::fs::symlink_metadata(&folder).is_err() {
-                        self.files.prompt = Some(FilesPrompt::CreateFolder(folder));
-                    } else {
-                        self.notice = Some(format!("{} is not a folder", folder.display()));
-                    }
+    /// Asks whether to create the missing download folder `folder` (and
+    /// download into it).
+    pub(crate) fn ask_create_folder(&mut self, folder: PathBuf) {
+        let question = Question::new(
+            "Create folder ",
+            folder.display().to_string(),
+            " and download into it?",
+        );
+        self.ask(Prompt::question(
+            Purpose::Files(FilesPrompt::CreateFolder(folder)),
+            question,
+        ));
+    }
+
+    /// The answer to a files prompt: where to download, what to upload,
+    /// whether to delete, create the folder or replace local files.
+    pub(crate) fn files_answer(&mut self, asked: FilesPrompt, answer: Answer) -> Vec<Effect> {
+        match (asked, answer) {
+            (FilesPrompt::Folder, Answer::Text(text)) => {
+                if text.trim().is_empty() {
+                    self.notice = Some("no folder given: nothing downloaded".into());
+                    return Vec::new();
                 }
-            },
-            (FilesPrompt::Upload(p), Action::Edit(input))
-                if input.ctrl && input.key == Key::Char('o') =>
-            {
-                // The picker starts in the folder typed so far, if it is one.
-                self.open_picker(Some(crate::tui::local::resolve(p.text())));
-            }
-            (FilesPrompt::Upload(p), Action::Edit(input)) if input.key == Key::Tab => {
-                let completed = complete_path(p.text());
-                self.files.prompt = Some(FilesPrompt::Upload(LinePrompt::new(
-                    UPLOAD_LABEL,
-                    &completed,
-                )));
-            }
-            (FilesPrompt::Upload(mut p), Action::Edit(input)) => match p.key(input) {
-                PromptKey::Typing => self.files.prompt = Some(FilesPrompt::Upload(p)),
-                PromptKey::Cancel => {}
-                PromptKey::Accept(text) => {
-                    let paths = expand_paths(&text);
-                    if paths.is_empty() {
-                        self.notice = Some("nothing to upload".into());
-                    } else {
-                        return self.upload(paths);
-                    }
+                let typed = crate::tui::local::resolve(&text);
+                // Named in full in the question, and created as named even
+                // if the working folder changed meanwhile.
+                let folder = std::path::absolute(&typed).unwrap_or(typed);
+                if folder.is_dir() {
+                    self.files.download_folder = folder;
+                    return self.files_download();
                 }
-            },
-            (FilesPrompt::Folder(mut p), Action::Paste(text)) => {
-                p.paste(&text);
-                self.files.prompt = Some(FilesPrompt::Folder(p));
-            }
-            (FilesPrompt::Upload(mut p), Action::Paste(text)) => {
-                p.paste(&text);
-                self.files.prompt = Some(FilesPrompt::Upload(p));
-            }
-            (FilesPrompt::Delete(names), Action::Edit(input)) => {
-                if yes(input) {
-                    return self.start_transfer(FilesCommand::Delete { names });
+                if std::fs::symlink_metadata(&folder).is_err() {
+                    self.ask_create_folder(folder);
+                } else {
+                    self.notice = Some(format!("{} is not a folder", folder.display()));
                 }
-                self.notice = Some("nothing deleted".into());
             }
-            (FilesPrompt::CreateFolder(folder), Action::Edit(input)) => {
-                if yes(input) {
-                    self.files.download_folder = folder.clone();
-                    return self.download_into(Some(folder));
+            (FilesPrompt::Upload, Answer::Text(text)) => {
+                let paths = expand_paths(&text);
+                if paths.is_empty() {
+                    self.notice = Some("nothing to upload".into());
+                } else {
+                    return self.upload(paths);
                 }
+            }
+            (FilesPrompt::Delete(names), Answer::Yes) => {
+                return self.start_transfer(FilesCommand::Delete { names });
+            }
+            (FilesPrompt::Delete(_), _) => self.notice = Some("nothing deleted".into()),
+            (FilesPrompt::CreateFolder(folder), Answer::Yes) => {
+                self.files.download_folder = folder.clone();
+                return self.download_into(Some(folder));
+            }
+            (FilesPrompt::CreateFolder(folder), _) => {
                 self.notice = Some(format!(
                     "{} not created: nothing downloaded",
                     folder.display()
                 ));
             }
-            (FilesPrompt::Overwrite(files, summary), Action::Edit(input)) => {
-                if yes(input) {
-                    return self.start_transfer(FilesCommand::Download {
-                        files,
-                        overwrite: true,
-                        create_folder: None,
-                    });
-                }
-                // The transfer's summary (what failed) stays in view.
+            (FilesPrompt::Overwrite(files, _), Answer::Yes) => {
+                return self.start_transfer(FilesCommand::Download {
+                    files,
+                    overwrite: true,
+                    create_folder: None,
+                });
+            }
+            // The transfer's summary (what failed) stays in view.
+            (FilesPrompt::Overwrite(_, summary), _) => {
                 self.notice = Some(format!("existing files kept; {summary}"));
             }
-            (_, Action::Quit) => self.should_quit = true,
-            (prompt, _) => self.files.prompt = Some(prompt),
+            // A line given up (Esc).
+            (FilesPrompt::Folder | FilesPrompt::Upload, _) => {}
         }
         Vec::new()
     }

@@ -13,18 +13,17 @@
 
 use std::path::PathBuf;
 
-use ratatui_textarea::{Input, Key};
 use serde::Deserialize;
 
 use super::action::Effect;
 use super::app::App;
-use super::local_paths::{complete_path, expand_paths, pasted_paths};
+use super::local_paths::{expand_paths, pasted_paths};
+use super::prompt::{Answer, Prompt, Purpose, Question};
 use super::radar::{self, Radar};
 use super::ui::files_pane::FilesPaneState;
 use super::ui::fit::human_size;
 use super::ui::image::ImageKey;
 use super::ui::preview::{Body, Preview};
-use super::ui::prompt::{LinePrompt, PromptKey};
 use super::worker_files::{FilesCommand, FilesEvent, PreviewJob};
 use crate::client::{FileKind, MAX_UPLOAD, RemoteFile};
 
@@ -78,13 +77,13 @@ pub enum FilesAction {
     PreviewUp,
 }
 
-/// A question or prompt of the files pane, over the status line.
-#[derive(Debug)]
+/// What the files pane asks on the bottom row (a [`Prompt`]'s purpose).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FilesPrompt {
     /// The folder to download into.
-    Folder(LinePrompt),
+    Folder,
     /// Local paths to upload.
-    Upload(LinePrompt),
+    Upload,
     /// Delete these remote files?
     Delete(Vec<String>),
     /// These local files exist: replace them? (With the summary of the transfer
@@ -123,8 +122,6 @@ pub struct FilesUi {
     pub preview_loading: Option<String>,
     /// The transfer under way.
     pub transfer: Option<Transfer>,
-    /// The open prompt or question.
-    pub prompt: Option<FilesPrompt>,
     /// The local file picker of uploads, while it is open (it takes the keys).
     pub picker: Option<super::picker::FilePicker>,
     /// Where downloads go.
@@ -155,7 +152,6 @@ impl FilesUi {
             preview_scroll: 0,
             preview_loading: None,
             transfer: None,
-            prompt: None,
             picker: None,
             download_folder: PathBuf::from("."),
             can_manage,
@@ -277,10 +273,18 @@ impl App {
             FilesAction::Download => return self.files_download(),
             FilesAction::DownloadTo => {
                 let folder = files.download_folder.display().to_string();
-                files.prompt = Some(FilesPrompt::Folder(LinePrompt::new(FOLDER_LABEL, &folder)));
+                self.ask(Prompt::line(
+                    Purpose::Files(FilesPrompt::Folder),
+                    FOLDER_LABEL,
+                    &folder,
+                ));
             }
             FilesAction::Upload => {
-                files.prompt = Some(FilesPrompt::Upload(LinePrompt::new(UPLOAD_LABEL, "")));
+                self.ask(Prompt::line(
+                    Purpose::Files(FilesPrompt::Upload),
+                    UPLOAD_LABEL,
+                    "",
+                ));
             }
             FilesAction::Pick => self.open_picker(None),
             FilesAction::Delete => self.files_delete(),
@@ -332,7 +336,7 @@ impl App {
                 if self.files.pane.targets().is_empty() {
                     self.notice = Some("no file selected (folders are not downloaded)".into());
                 } else {
-                    self.files.prompt = Some(FilesPrompt::CreateFolder(folder));
+                    self.ask_create_folder(folder);
                 }
                 Vec::new()
             }
@@ -387,7 +391,14 @@ impl App {
         if names.is_empty() {
             self.notice = Some("no file selected".into());
         } else {
-            self.files.prompt = Some(FilesPrompt::Delete(names));
+            let what = match names.as_slice() {
+                [one] => one.clone(),
+                many => format!("{} files", many.len()),
+            };
+            self.ask(Prompt::question(
+                Purpose::Files(FilesPrompt::Delete(names)),
+                Question::new("Delete ", what, " from the session?"),
+            ));
         }
     }
 
@@ -467,7 +478,18 @@ impl App {
             FilesEvent::Done { summary, exists } => {
                 self.files.transfer = None;
                 if !exists.is_empty() {
-                    self.files.prompt = Some(FilesPrompt::Overwrite(exists, summary.clone()));
+                    let question = match exists.as_slice() {
+                        [(_, path)] => {
+                            Question::new("", path.display().to_string(), " exists. Replace?")
+                        }
+                        many => {
+                            Question::new("", format!("{} files", many.len()), " exist. Replace?")
+                        }
+                    };
+                    self.ask(Prompt::question(
+                        Purpose::Files(FilesPrompt::Overwrite(exists, summary.clone())),
+                        question,
+                    ));
                 }
                 self.notice = Some(summary);
                 return vec![self.files.list()];
@@ -540,10 +562,6 @@ fn fresh_pane(old: &FilesPaneState, folder: &str) -> FilesPaneState {
     pane.focused = old.focused;
     pane.tz = old.tz;
     pane
-}
-
-fn yes(input: Input) -> bool {
-    matches!(input.key, Key::Char('y' | 'Y'))
 }
 
 #[path = "files_prompts.rs"]

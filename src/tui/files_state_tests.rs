@@ -275,7 +275,7 @@ fn old_api_versions_do_not_open_folders_or_delete() {
     assert!(app.notice.is_some());
     app.files.pane.select_path("a.txt");
     press(&mut app, KeyCode::Char('x'));
-    assert!(app.files.prompt.is_none());
+    assert!(app.prompt.is_none());
 }
 
 #[test]
@@ -317,17 +317,23 @@ fn download_never_replaces_without_a_yes() {
         exists: expected[1..].to_vec(),
     });
     assert!(app.files.transfer.is_none());
-    assert!(matches!(app.files.prompt, Some(FilesPrompt::Overwrite(..))));
+    assert!(matches!(
+        app.files_prompt(),
+        Some(FilesPrompt::Overwrite(..))
+    ));
     assert!(matches!(
         effects.as_slice(),
         [Effect::Files(FilesCommand::List { .. })]
     ));
     // Any key but y keeps the file.
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
-    assert!(app.files.prompt.is_none());
-    app.files.prompt = Some(FilesPrompt::Overwrite(
-        expected[1..].to_vec(),
-        String::new(),
+    assert!(app.prompt.is_none());
+    app.ask(crate::tui::prompt::Prompt::question(
+        crate::tui::prompt::Purpose::Files(FilesPrompt::Overwrite(
+            expected[1..].to_vec(),
+            String::new(),
+        )),
+        crate::tui::prompt::Question::new("", "input.csv", " exists. Replace?"),
     ));
     match press(&mut app, KeyCode::Char('y')).as_slice() {
         [
@@ -362,7 +368,7 @@ fn delete_asks_first() {
     let mut app = after_a_cell();
     app.files.pane.select_path("notes.md");
     assert!(press(&mut app, KeyCode::Char('x')).is_empty());
-    assert!(matches!(app.files.prompt, Some(FilesPrompt::Delete(_))));
+    assert!(matches!(app.files_prompt(), Some(FilesPrompt::Delete(..))));
     assert!(press(&mut app, KeyCode::Enter).is_empty());
     assert_eq!(app.notice.as_deref(), Some("nothing deleted"));
     press(&mut app, KeyCode::Char('x'));
@@ -382,18 +388,18 @@ fn upload_prompt_completes_and_a_pasted_path_uploads() {
     std::fs::write(dir.path().join("data-2024.csv"), b"x").unwrap();
     let base = format!("{}/", dir.path().display());
     assert_eq!(
-        complete_path(&format!("{base}dat")),
+        crate::tui::local_paths::complete_path(&format!("{base}dat")),
         format!("{base}data-202")
     );
     assert_eq!(
-        complete_path(&format!("{base}data-2025")),
+        crate::tui::local_paths::complete_path(&format!("{base}data-2025")),
         format!("{base}data-2025.csv")
     );
     assert_eq!(expand_paths(&format!("{base}*.csv")).len(), 2);
 
     let mut app = after_a_cell();
     press(&mut app, KeyCode::Char('u'));
-    assert!(matches!(app.files.prompt, Some(FilesPrompt::Upload(_))));
+    assert!(matches!(app.files_prompt(), Some(FilesPrompt::Upload)));
     app.update(Action::Paste(format!("{base}data-2025")), Instant::now());
     press(&mut app, KeyCode::Tab);
     match press(&mut app, KeyCode::Enter).as_slice() {
@@ -532,14 +538,13 @@ fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
 
     // D, a folder that does not exist: a question naming it, nothing sent.
     press(&mut app, KeyCode::Char('D'));
-    let Some(FilesPrompt::Folder(p)) = &app.files.prompt else {
-        panic!("{:?}", app.files.prompt);
-    };
-    for _ in 0..p.text().chars().count() {
+    assert_eq!(app.files_prompt(), Some(&FilesPrompt::Folder));
+    let typed = app.prompt.as_ref().map_or(0, |p| p.text().chars().count());
+    for _ in 0..typed {
         press(&mut app, KeyCode::Backspace);
     }
     assert!(type_and_enter(&mut app, &missing.display().to_string()).is_empty());
-    match &app.files.prompt {
+    match app.files_prompt() {
         Some(FilesPrompt::CreateFolder(folder)) => assert_eq!(folder, &missing),
         other => panic!("{other:?}"),
     }
@@ -554,12 +559,12 @@ fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
 
     // No (any key but y): nothing created, nothing downloaded, the folder kept.
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
-    assert!(app.files.prompt.is_none());
+    assert!(app.prompt.is_none());
     assert!(app.notice.as_deref().unwrap_or("").contains("not created"));
     assert_ne!(app.files.download_folder, missing);
 
     // Yes: one download that creates the folder, into it and nowhere else.
-    app.files.prompt = Some(FilesPrompt::CreateFolder(missing.clone()));
+    app.ask_create_folder(missing.clone());
     match press(&mut app, KeyCode::Char('y')).as_slice() {
         [
             Effect::Files(FilesCommand::Download {
@@ -589,7 +594,7 @@ fn a_download_folder_that_is_a_file_is_refused() {
     app.files.pane.select_path("input.csv");
     app.files.download_folder = not_a_folder.clone();
     assert!(press(&mut app, KeyCode::Char('d')).is_empty());
-    assert!(app.files.prompt.is_none());
+    assert!(app.prompt.is_none());
     assert_eq!(
         app.notice.as_deref(),
         Some(format!("{} is not a folder", not_a_folder.display()).as_str())

@@ -2,7 +2,7 @@
 //! putting text on the clipboard (an OSC 52 sequence written to the terminal,
 //! which only the loop owns) and writing a file on this machine (on a blocking
 //! thread). The state queues [`LocalWork`]; the loop carries it out with
-//! [`perform`] and hands the [`LocalOutcome`] back, the way it does for
+//! `perform` and hands the [`LocalOutcome`] back, the way it does for
 //! `$EDITOR`.
 
 use std::io::{self, Write};

@@ -21,6 +21,7 @@ pub mod pager;
 pub mod persist;
 pub mod picker;
 pub mod pools;
+pub mod prompt;
 pub mod radar;
 pub mod runner;
 pub mod runs;

@@ -6,7 +6,7 @@
 //! and draws only when the state changed (or a long output is still being read,
 //! a slice per frame). Idle, it sleeps: no timer is armed and nothing is drawn.
 //!
-//! The loop is generic over where it draws ([`Screen`]) and where input comes
+//! The loop is generic over where it draws (`Screen`) and where input comes
 //! from, so tests can run it on a `TestBackend` with tokio's clock paused; its
 //! clock is tokio's for the same reason.
 

@@ -21,13 +21,12 @@
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use ratatui_textarea::{Input, Key};
 use serde::Deserialize;
 
 use super::action::{Action, Effect};
 use super::app::App;
 use super::persist::Place;
-use super::ui::prompt::{LinePrompt, PromptKey};
+use super::prompt::{Answer, Prompt, Purpose, Question};
 use super::ui::sessions_pane::{PoolList, SessionRow, SessionsPaneState};
 use super::worker_files::{FilesCommand, FilesEvent};
 use crate::client::{ApiVersion, PoolMetadata, SessionInfo};
@@ -71,13 +70,13 @@ pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
 /// Rows a page key moves.
 const PAGE: isize = 10;
 
-/// A prompt or question of the sessions pane.
-#[derive(Debug)]
+/// What the sessions pane asks on the bottom row (a [`Prompt`]'s purpose).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionsPrompt {
     /// The identifier of a new session (a random one offered).
-    New(LinePrompt),
+    New,
     /// The identifier to attach to.
-    Attach(LinePrompt),
+    Attach,
     /// End this session?
     End(String),
     /// The session was recycled: replay these cells?
@@ -108,8 +107,6 @@ pub struct SessionsUi {
     pub pool: String,
     /// The endpoint, for the notebook's place (`None`: the local pool).
     pub endpoint: Option<String>,
-    /// The open prompt or question.
-    pub prompt: Option<SessionsPrompt>,
     /// The current session's details.
     pub current: Option<Current>,
     /// The pool's metadata popup, while open.
@@ -145,7 +142,6 @@ impl SessionsUi {
             store: None,
             pool: "local".into(),
             endpoint: None,
-            prompt: None,
             current: None,
             pool_info: None,
             pool_info_scroll: 0,
@@ -324,16 +320,18 @@ impl App {
             }
             SessionsAction::New => {
                 let id = super::random_identifier();
-                s.prompt = Some(SessionsPrompt::New(LinePrompt::new(
+                self.ask(Prompt::line(
+                    Purpose::Sessions(SessionsPrompt::New),
                     "New session identifier:",
                     &id,
-                )));
+                ));
             }
             SessionsAction::Attach => {
-                s.prompt = Some(SessionsPrompt::Attach(LinePrompt::new(
+                self.ask(Prompt::line(
+                    Purpose::Sessions(SessionsPrompt::Attach),
                     "Attach to identifier:",
                     "",
-                )));
+                ));
             }
             SessionsAction::Switch => {
                 if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
@@ -342,7 +340,15 @@ impl App {
             }
             SessionsAction::End => {
                 if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
-                    s.prompt = Some(SessionsPrompt::End(id));
+                    let question = Question::new(
+                        "End session ",
+                        id.clone(),
+                        "? Its state and files are lost.",
+                    );
+                    self.ask(Prompt::question(
+                        Purpose::Sessions(SessionsPrompt::End(id)),
+                        question,
+                    ));
                 }
             }
             SessionsAction::Back => {
@@ -389,40 +395,23 @@ impl App {
         effects
     }
 
-    /// A key or paste while a sessions prompt is open.
-    pub fn sessions_prompt_action(&mut self, action: Action) -> Vec<Effect> {
-        let Some(prompt) = self.sessions.prompt.take() else {
-            return Vec::new();
-        };
-        match (prompt, action) {
-            (SessionsPrompt::New(mut p), Action::Edit(input)) => match p.key(input) {
-                PromptKey::Typing => self.sessions.prompt = Some(SessionsPrompt::New(p)),
-                PromptKey::Cancel => {}
-                PromptKey::Accept(id) => return self.switch_session(&id),
-            },
-            (SessionsPrompt::Attach(mut p), Action::Edit(input)) => match p.key(input) {
-                PromptKey::Typing => self.sessions.prompt = Some(SessionsPrompt::Attach(p)),
-                PromptKey::Cancel => {}
-                PromptKey::Accept(id) => return self.switch_session(&id),
-            },
-            (SessionsPrompt::New(mut p) | SessionsPrompt::Attach(mut p), Action::Paste(text)) => {
-                p.paste(&text);
-                self.sessions.prompt = Some(SessionsPrompt::Attach(p));
+    /// The answer to a sessions prompt: the identifier to switch to, or
+    /// whether to end a session or replay cells.
+    pub(crate) fn sessions_answer(&mut self, asked: SessionsPrompt, answer: Answer) -> Vec<Effect> {
+        match (asked, answer) {
+            (SessionsPrompt::New | SessionsPrompt::Attach, Answer::Text(id)) => {
+                return self.switch_session(&id);
             }
-            (SessionsPrompt::End(id), Action::Edit(input)) => {
-                if yes(input) {
-                    return vec![Effect::Files(FilesCommand::EndSession { identifier: id })];
-                }
-                self.notice = Some(format!("{id} keeps running"));
+            (SessionsPrompt::End(id), Answer::Yes) => {
+                return vec![Effect::Files(FilesCommand::EndSession { identifier: id })];
             }
-            (SessionsPrompt::Replay(sources), Action::Edit(input)) => {
-                if yes(input) {
-                    return self.replay(sources);
-                }
+            (SessionsPrompt::End(id), _) => self.notice = Some(format!("{id} keeps running")),
+            (SessionsPrompt::Replay(sources), Answer::Yes) => return self.replay(sources),
+            (SessionsPrompt::Replay(_), _) => {
                 self.notice = Some("not replayed: Up recalls earlier cells".into());
             }
-            (_, Action::Quit) => self.should_quit = true,
-            (prompt, _) => self.sessions.prompt = Some(prompt),
+            // A line given up (Esc).
+            (SessionsPrompt::New | SessionsPrompt::Attach, _) => {}
         }
         Vec::new()
     }
@@ -519,7 +508,15 @@ impl App {
             self.mark_new_session(last, true);
         }
         if !sources.is_empty() {
-            self.sessions.prompt = Some(SessionsPrompt::Replay(sources));
+            let question = Question::new(
+                "Fresh session: run the ",
+                sources.len().to_string(),
+                " earlier cells again?",
+            );
+            self.ask(Prompt::question(
+                Purpose::Sessions(SessionsPrompt::Replay(sources)),
+                question,
+            ));
         }
     }
 
@@ -527,10 +524,6 @@ impl App {
     pub fn selected_session(&self) -> Option<SessionRow<'_>> {
         self.sessions.pane.selected_row()
     }
-}
-
-fn yes(input: Input) -> bool {
-    matches!(input.key, Key::Char('y' | 'Y'))
 }
 
 #[cfg(test)]

@@ -179,10 +179,9 @@ fn no_switch_while_a_cell_runs() {
 fn new_session_offers_a_random_identifier() {
     let mut app = with_pane();
     press(&mut app, KeyCode::Char('n'));
-    match &app.sessions.prompt {
-        Some(SessionsPrompt::New(p)) => assert!(p.text().starts_with("sessionpad-")),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(app.sessions_prompt(), Some(&SessionsPrompt::New));
+    let typed = app.prompt.as_ref().map(|p| p.text().to_string());
+    assert!(typed.is_some_and(|t| t.starts_with("sessionpad-")));
     let effects = press(&mut app, KeyCode::Enter);
     assert!(matches!(
         effects.first(),
@@ -206,7 +205,10 @@ fn ending_a_session_asks_then_refreshes_the_list() {
     let mut app = with_pane();
     press(&mut app, KeyCode::Char('j'));
     assert!(press(&mut app, KeyCode::Char('e')).is_empty());
-    assert!(matches!(app.sessions.prompt, Some(SessionsPrompt::End(_))));
+    assert!(matches!(
+        app.sessions_prompt(),
+        Some(SessionsPrompt::End(_))
+    ));
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),
         vec![Effect::Files(FilesCommand::EndSession {
@@ -252,10 +254,7 @@ fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
     app.handle_event(details(10), Instant::now());
     run(&mut app, "y = x + 1");
     app.handle_event(details(10), Instant::now());
-    assert!(
-        app.sessions.prompt.is_none(),
-        "same session: nothing to say"
-    );
+    assert!(app.prompt.is_none(), "same session: nothing to say");
     run(&mut app, "print(y)");
     // The pool made a new session for the identifier (created later).
     app.handle_event(details(0), Instant::now());
@@ -269,7 +268,7 @@ fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
         o,
         Output::Stream { name: StreamName::Stderr, text } if text.contains("fresh session")
     )));
-    match &app.sessions.prompt {
+    match app.sessions_prompt() {
         Some(SessionsPrompt::Replay(sources)) => assert_eq!(sources, &["x = 1", "y = x + 1"]),
         other => panic!("{other:?}"),
     }
@@ -540,7 +539,7 @@ fn the_selection_follows_its_identifier_when_the_lists_reorder() {
     );
     // `e` asks about the marked identifier, by name.
     press(&mut app, KeyCode::Char('e'));
-    match &app.sessions.prompt {
+    match app.sessions_prompt() {
         Some(SessionsPrompt::End(id)) => assert_eq!(id, "sessionpad-0badc0de"),
         other => panic!("{other:?}"),
     }

@@ -449,13 +449,13 @@ fn ctrl_o_in_the_upload_prompt_opens_the_picker_in_the_typed_folder() {
     let mut app = app();
     press(&mut app, KeyCode::F(2));
     press(&mut app, KeyCode::Char('u'));
-    assert!(matches!(app.files.prompt, Some(FilesPrompt::Upload(_))));
+    assert!(matches!(app.files_prompt(), Some(FilesPrompt::Upload)));
     app.update(
         Action::Paste(root.join("sub").display().to_string()),
         Instant::now(),
     );
     press_with(&mut app, KeyCode::Char('o'), KeyModifiers::CONTROL);
-    assert!(app.files.prompt.is_none());
+    assert!(app.prompt.is_none());
     let picker = app.files.picker.as_ref().expect("Ctrl+O opens the picker");
     assert_eq!(picker.cwd(), root.join("sub"));
 

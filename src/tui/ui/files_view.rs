@@ -17,9 +17,8 @@ use super::files_pane;
 use super::fit::{self, human_size};
 use super::image::ImageLayout;
 use super::preview::Body;
-use super::prompt::render_question;
 use crate::tui::app::App;
-use crate::tui::files_state::{FilesPrompt, PREVIEW_IMAGE};
+use crate::tui::files_state::PREVIEW_IMAGE;
 use crate::tui::keymap::Mode;
 
 /// Narrowest terminal that shows the files pane beside the outputs.
@@ -219,67 +218,4 @@ pub fn render_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
             *dst = src.clone();
         }
     }
-}
-
-/// Draws the open files prompt or question over the status line (and the
-/// sessions pane's under it).
-pub fn render_prompt(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
-    super::sessions_view::render_status(app, area, buf);
-    match &app.files.prompt {
-        None => {}
-        Some(FilesPrompt::Folder(p) | FilesPrompt::Upload(p)) => p.render(area, buf, theme),
-        Some(FilesPrompt::Delete(names)) => {
-            let what = match names.as_slice() {
-                [one] => one.clone(),
-                many => format!("{} files", many.len()),
-            };
-            render_question(
-                &format!("Delete {what} from the session?"),
-                "y/N",
-                area,
-                buf,
-                theme,
-            );
-        }
-        Some(FilesPrompt::Overwrite(files, _)) => {
-            let what = match files.as_slice() {
-                [(_, path)] => format!("{} exists.", path.display()),
-                many => format!("{} files exist.", many.len()),
-            };
-            render_question(&format!("{what} Replace?"), "y/N", area, buf, theme);
-        }
-        Some(FilesPrompt::CreateFolder(folder)) => {
-            const ASK: [&str; 2] = ["Create folder ", " and download into it?"];
-            // The answers stay in view: a long path loses its start, not its end.
-            let room = usize::from(area.width).saturating_sub(ASK[0].len() + ASK[1].len() + 7);
-            let folder = keep_end(&fit::one_line(&folder.display().to_string()), room);
-            render_question(
-                &format!("{}{folder}{}", ASK[0], ASK[1]),
-                "y/N",
-                area,
-                buf,
-                theme,
-            );
-        }
-    }
-}
-
-/// `text` when it fits in `width` columns, else `…` and as much of its end as
-/// fits (the folder's own name is at the end of a path).
-fn keep_end(text: &str, width: usize) -> String {
-    if fit::columns(text) <= width {
-        return text.to_string();
-    }
-    let mut kept: Vec<char> = Vec::new();
-    let mut used = 1;
-    for c in text.chars().rev() {
-        let w = fit::columns(c.encode_utf8(&mut [0; 4]));
-        if used + w > width {
-            break;
-        }
-        used += w;
-        kept.push(c);
-    }
-    std::iter::once('…').chain(kept.into_iter().rev()).collect()
 }

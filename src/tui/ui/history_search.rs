@@ -15,9 +15,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use ratatui_textarea::{Input, Key};
 
-use super::prompt::{LinePrompt, PromptKey};
 use super::sanitize;
 use crate::notebook::Cell;
+use crate::tui::prompt::line::{LinePrompt, PromptKey};
 use crate::tui::theme::Theme;
 
 /// Rows a page key moves.

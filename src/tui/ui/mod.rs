@@ -14,7 +14,6 @@ pub mod image;
 pub mod long_output;
 pub mod outputs;
 pub mod preview;
-pub mod prompt;
 pub mod sanitize;
 pub mod sessions_pane;
 pub mod sessions_view;
@@ -145,6 +144,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         !app.outputs_focused
             && !app.help_open
             && app.modal.is_none()
+            && app.prompt.is_none()
             && (!app.files.open || !app.files.focused)
             && (!app.sessions.open || !app.sessions.focused),
         &app.theme,
@@ -152,8 +152,19 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     );
     files_view::render_hints(app, editor_area, frame.buffer_mut());
     status::render(app, now, status_area, frame.buffer_mut());
-    prompt::render_modal(app, notebook_area, status_area, frame.buffer_mut());
-    files_view::render_prompt(app, status_area, frame.buffer_mut());
+    // The one prompt over the status line, the history search over the notebook.
+    if let Some(prompt) = &app.prompt {
+        crate::tui::prompt::render(prompt, status_area, frame.buffer_mut(), &app.theme);
+    }
+    let App {
+        modal,
+        notebook,
+        theme,
+        ..
+    } = app;
+    if let Some(super::app::Modal::History(search)) = modal {
+        search.render(&notebook.cells, notebook_area, frame.buffer_mut(), theme);
+    }
     crate::tui::pools::view::render(&app.pools, notebook_area, frame.buffer_mut(), &app.theme);
     if app.help_open {
         help::render(

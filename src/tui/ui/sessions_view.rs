@@ -13,12 +13,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::fit;
-use super::prompt::render_question;
 use super::sessions_pane::{self, SessionRow};
 use crate::client::PoolMetadata;
 use crate::pool::Isolation;
 use crate::tui::app::App;
-use crate::tui::sessions_state::SessionsPrompt;
 use crate::tui::theme::Theme;
 
 /// Seconds before the idle expiry from which the status line warns.
@@ -325,32 +323,6 @@ fn pool_lines(
         lines.push(Line::raw(cells.join("  ").trim_end().to_string()));
     }
     lines
-}
-
-/// The sessions prompts over the status line, if one is open (the idle
-/// countdown is part of the status line itself, [`countdown`]).
-pub fn render_status(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
-    match &app.sessions.prompt {
-        Some(SessionsPrompt::New(p) | SessionsPrompt::Attach(p)) => {
-            p.render(area, buf, theme);
-        }
-        Some(SessionsPrompt::End(id)) => {
-            let q = format!(
-                "End session {}? Its state and files are lost.",
-                fit::one_line(id)
-            );
-            render_question(&q, "y/N", area, buf, theme);
-        }
-        Some(SessionsPrompt::Replay(sources)) => {
-            let q = format!(
-                "Fresh session: run the {} earlier cells again?",
-                sources.len()
-            );
-            render_question(&q, "y/N", area, buf, theme);
-        }
-        None => {}
-    }
 }
 
 /// The idle countdown of the current session for the status line, with its

@@ -91,7 +91,7 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
 /// pool and its warning (it is cut instead).
 pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
-    super::prompt::clear_row(area, buf, theme);
+    crate::tui::prompt::line::clear_row(area, buf, theme);
     let (state, state_style) = run_state(app, now);
     let mut head = vec![Span::styled(
         format!(" {}", app.config.pool_label),

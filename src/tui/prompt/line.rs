@@ -1,5 +1,5 @@
-//! A one-line prompt on the bottom row of the screen (over the status line): a
-//! path to save to, or a yes/no question. While one is open the keymap sends
+//! The line of a prompt on the bottom row of the screen (over the status
+//! line), and how a prompt or question is drawn there. While one is open the keymap sends
 //! every key here as `Action::Edit` (like the pager's search prompt); Enter
 //! accepts, Esc, Ctrl+C or Ctrl+G cancels, other keys edit the line (arrows,
 //! Home/End, Backspace, Ctrl+W…, through ratatui-textarea).
@@ -11,9 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, Input, Key, TextArea};
 
-use super::sanitize;
-use crate::tui::app::{App, Modal};
 use crate::tui::theme::Theme;
+use crate::tui::ui::sanitize;
 
 /// What a key did to a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,27 +92,6 @@ impl LinePrompt {
         if rest.width > 0 {
             (&self.line).render(rest, buf);
         }
-    }
-}
-
-/// Draws the app's open modal step, if any: the save prompt and the overwrite
-/// question over the status line (`bottom`), the history search over the
-/// notebook (`notebook`).
-pub fn render_modal(app: &mut App, notebook: Rect, bottom: Rect, buf: &mut Buffer) {
-    let App {
-        modal,
-        notebook: nb,
-        theme,
-        ..
-    } = app;
-    match modal {
-        None => {}
-        Some(Modal::SavePath { prompt, .. }) => prompt.render(bottom, buf, theme),
-        Some(Modal::Overwrite(request)) => {
-            let question = format!("{} exists. Replace it?", request.path.display());
-            render_question(&question, "y/N", bottom, buf, theme);
-        }
-        Some(Modal::History(search)) => search.render(&nb.cells, notebook, buf, theme),
     }
 }
 

@@ -1,0 +1,298 @@
+//! One prompt model for the bottom row: every line the user types there and
+//! every yes/no question (save a cell's output and replace a file; the
+//! download folder, creating it, uploads, deletes, replacing downloads; a new
+//! or attached session, ending one, replaying cells) is a [`Prompt`]: what is
+//! asked ([`Ask`]: a line with its text, or a [`Question`]) and what the answer
+//! is for ([`Purpose`], one enum per feature). The app holds at most one
+//! (`App::prompt`); one reducer ([`App::prompt_action`]) takes every key while
+//! it is open and hands the [`Answer`] to the feature that asked; one view
+//! ([`render`]) draws it, blanking the row first. (The history search is an
+//! overlay over the notebook, not a prompt: `app_modal.rs`.)
+
+pub mod line;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui_textarea::Key;
+
+use self::line::{LinePrompt, PromptKey};
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::{App, NotebookPrompt};
+use crate::tui::files_state::FilesPrompt;
+use crate::tui::sessions_state::SessionsPrompt;
+use crate::tui::theme::Theme;
+use crate::tui::ui::fit;
+
+/// What a prompt asks.
+#[derive(Debug)]
+pub enum Ask {
+    /// A line to type (a path, an identifier), with its label.
+    Line(Box<LinePrompt>),
+    /// A yes/no question; any key but `y` answers no.
+    YesNo(Question),
+}
+
+/// A yes/no question: `before`, the `subject` (a path or a name, shortened
+/// from its start when the row is narrow, so the answers stay in view), then
+/// `after`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// The text before the subject.
+    pub before: String,
+    /// The path or name asked about.
+    pub subject: String,
+    /// The text after the subject.
+    pub after: String,
+}
+
+impl Question {
+    /// A question about `subject`.
+    pub fn new(before: &str, subject: impl Into<String>, after: &str) -> Self {
+        Self {
+            before: before.to_string(),
+            subject: subject.into(),
+            after: after.to_string(),
+        }
+    }
+
+    /// The whole question in one line, the subject shortened to fit `width`
+    /// columns with room for the answers.
+    pub fn text(&self, width: usize) -> String {
+        let fixed = fit::columns(&self.before) + fit::columns(&self.after) + ANSWERS.len() + 3;
+        let subject = keep_end(&fit::one_line(&self.subject), width.saturating_sub(fixed));
+        format!("{}{subject}{}", self.before, self.after)
+    }
+}
+
+/// The answers a question takes, as drawn after it.
+const ANSWERS: &str = "y/N";
+
+/// Which feature asked, and what for.
+#[derive(Debug)]
+pub enum Purpose {
+    /// The notebook: saving a cell's output.
+    Notebook(NotebookPrompt),
+    /// The files pane.
+    Files(FilesPrompt),
+    /// The sessions pane.
+    Sessions(SessionsPrompt),
+}
+
+/// How a prompt was answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Enter on a line: its text.
+    Text(String),
+    /// `y` to a question.
+    Yes,
+    /// Any other key to a question.
+    No,
+    /// Esc, Ctrl+C or Ctrl+G on a line.
+    Cancelled,
+}
+
+/// A prompt on the bottom row.
+#[derive(Debug)]
+pub struct Prompt {
+    /// What is asked.
+    pub ask: Ask,
+    /// What the answer is for.
+    pub purpose: Purpose,
+}
+
+impl Prompt {
+    /// A line to type for `purpose`, labelled `label`, holding `initial`.
+    pub fn line(purpose: Purpose, label: &str, initial: &str) -> Self {
+        Self {
+            ask: Ask::Line(Box::new(LinePrompt::new(label, initial))),
+            purpose,
+        }
+    }
+
+    /// A yes/no `question` for `purpose`.
+    pub fn question(purpose: Purpose, question: Question) -> Self {
+        Self {
+            ask: Ask::YesNo(question),
+            purpose,
+        }
+    }
+
+    /// The text typed so far (empty for a question).
+    pub fn text(&self) -> &str {
+        match &self.ask {
+            Ask::Line(line) => line.text(),
+            Ask::YesNo(_) => "",
+        }
+    }
+
+    /// How Tab completes the typed text, if it does for this purpose.
+    fn completion(&self) -> Option<fn(&str) -> String> {
+        match &self.purpose {
+            Purpose::Notebook(NotebookPrompt::SavePath { .. }) => {
+                Some(crate::tui::local_paths::complete_one)
+            }
+            Purpose::Files(FilesPrompt::Upload) => Some(crate::tui::local_paths::complete_path),
+            _ => None,
+        }
+    }
+}
+
+impl App {
+    /// Opens `prompt` (replacing any other).
+    pub fn ask(&mut self, prompt: Prompt) {
+        self.prompt = Some(prompt);
+    }
+
+    /// The open prompt's purpose when the files pane asked.
+    pub fn files_prompt(&self) -> Option<&FilesPrompt> {
+        match &self.prompt {
+            Some(Prompt {
+                purpose: Purpose::Files(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The open prompt's purpose when the sessions pane asked.
+    pub fn sessions_prompt(&self) -> Option<&SessionsPrompt> {
+        match &self.prompt {
+            Some(Prompt {
+                purpose: Purpose::Sessions(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The open prompt's purpose when the notebook asked.
+    pub fn notebook_prompt(&self) -> Option<&NotebookPrompt> {
+        match &self.prompt {
+            Some(Prompt {
+                purpose: Purpose::Notebook(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// A key or paste while a prompt is open: it edits the line (Tab completes
+    /// a path where the purpose does; Ctrl+O in the upload prompt opens the
+    /// picker there), or answers, and the answer goes to the feature that
+    /// asked. Ctrl+Q still quits.
+    pub fn prompt_action(&mut self, action: Action) -> Vec<Effect> {
+        let Some(mut prompt) = self.prompt.take() else {
+            return Vec::new();
+        };
+        let completion = prompt.completion();
+        let answer = match (&mut prompt.ask, action) {
+            (_, Action::Quit) => {
+                self.should_quit = true;
+                return Vec::new();
+            }
+            (Ask::YesNo(_), Action::Edit(input)) => {
+                if matches!(input.key, Key::Char('y' | 'Y')) {
+                    Answer::Yes
+                } else {
+                    Answer::No
+                }
+            }
+            (Ask::Line(line), Action::Edit(input)) if input.key == Key::Tab => {
+                if let Some(complete) = completion {
+                    **line = line.with_text(&complete(line.text()));
+                }
+                self.prompt = Some(prompt);
+                return Vec::new();
+            }
+            (Ask::Line(line), Action::Edit(input))
+                if input.ctrl
+                    && input.key == Key::Char('o')
+                    && matches!(prompt.purpose, Purpose::Files(FilesPrompt::Upload)) =>
+            {
+                // The picker starts in the folder typed so far, if it is one.
+                let start = crate::tui::local::resolve(line.text());
+                self.open_picker(Some(start));
+                return Vec::new();
+            }
+            (Ask::Line(line), Action::Edit(input)) => match line.key(input) {
+                PromptKey::Typing => {
+                    self.prompt = Some(prompt);
+                    return Vec::new();
+                }
+                PromptKey::Cancel => Answer::Cancelled,
+                PromptKey::Accept(text) => Answer::Text(text),
+            },
+            (Ask::Line(line), Action::Paste(text)) => {
+                line.paste(&text);
+                self.prompt = Some(prompt);
+                return Vec::new();
+            }
+            // Anything else (a resize, the mouse) leaves the prompt as it is.
+            _ => {
+                self.prompt = Some(prompt);
+                return Vec::new();
+            }
+        };
+        match prompt.purpose {
+            Purpose::Notebook(asked) => self.notebook_answer(asked, answer),
+            Purpose::Files(asked) => self.files_answer(asked, answer),
+            Purpose::Sessions(asked) => self.sessions_answer(asked, answer),
+        }
+    }
+}
+
+/// Draws `prompt` on the bottom row `area` (blanked first): a line with its
+/// label and cursor, or a question with its answers.
+pub fn render(prompt: &Prompt, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    match &prompt.ask {
+        Ask::Line(line) => line.render(area, buf, theme),
+        Ask::YesNo(question) => line::render_question(
+            &question.text(usize::from(area.width)),
+            ANSWERS,
+            area,
+            buf,
+            theme,
+        ),
+    }
+}
+
+/// `text` when it fits in `width` columns, else `…` and as much of its end as
+/// fits (a folder's own name is at the end of its path).
+fn keep_end(text: &str, width: usize) -> String {
+    if fit::columns(text) <= width {
+        return text.to_string();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = fit::columns(c.encode_utf8(&mut [0; 4]));
+        if used + w > width {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_subject_loses_its_start_so_the_answers_stay_in_view() {
+        let q = Question::new(
+            "Create folder ",
+            "/home/someone/a/very/long/path/to/plots",
+            " and download into it?",
+        );
+        assert_eq!(
+            q.text(200),
+            "Create folder /home/someone/a/very/long/path/to/plots and download into it?"
+        );
+        let short = q.text(60);
+        assert!(short.starts_with("Create folder …"), "{short}");
+        assert!(short.ends_with("/plots and download into it?"), "{short}");
+        assert!(fit::columns(&short) + ANSWERS.len() + 3 <= 60, "{short}");
+    }
+}
