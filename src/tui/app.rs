@@ -11,7 +11,7 @@ use ratatui_textarea::{CursorMove, TextArea};
 
 use super::action::{Action, Effect};
 use super::event::{AppEvent, DecodedImage, RunId};
-use super::keymap::{EditorContext, Keymap};
+use super::keymap::{KeyContext, Keymap, Mode};
 use super::runs::{RunEvent, Runs};
 use super::theme::Theme;
 use super::ui::image::ImageKey;
@@ -47,6 +47,55 @@ pub enum PoolState {
     Ready,
     /// The pool could not be started or reached.
     Failed(String),
+}
+
+/// Who has the keys when nothing over the screen takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Focus {
+    /// The cell editor (keys type text).
+    #[default]
+    Editor,
+    /// The notebook (single keys select, scroll, copy…).
+    Notebook,
+    /// The side pane that is shown ([`App::side`]).
+    Pane,
+}
+
+/// The pane beside the notebook (under it on a narrow terminal); one at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SidePane {
+    /// The files of `/mnt/data`.
+    Files,
+    /// The sessions of the pool.
+    Sessions,
+}
+
+/// What is open over the screen and takes the keys before the focus does,
+/// as [`App::overlay`] resolves it (the first that is open, in this order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    /// A prompt or question on the bottom row: every key is typed into it.
+    Prompt,
+    /// The history search (Ctrl+R): every key is typed into it.
+    HistorySearch,
+    /// The local file picker of uploads: every key goes to it.
+    Picker,
+    /// The pools chooser: every key goes to it.
+    PoolsMenu,
+    /// The help overlay: its own bindings.
+    Help,
+    /// The pager: its own bindings (its search line takes every key).
+    Pager,
+}
+
+impl Overlay {
+    /// Every key is typed into this overlay (no binding, no mouse).
+    pub fn takes_every_key(self) -> bool {
+        matches!(
+            self,
+            Self::Prompt | Self::HistorySearch | Self::Picker | Self::PoolsMenu
+        )
+    }
 }
 
 /// A place in the notebook where the session changed: the cells before it ran
@@ -111,8 +160,10 @@ pub struct App {
     /// Where the session behind the notebook changed: the cells before each
     /// boundary ran in a session that is not the one the cells after it run in.
     pub boundaries: Vec<SessionBoundary>,
-    /// The notebook has the keyboard focus (Esc), not the editor.
-    pub outputs_focused: bool,
+    /// Who has the keys when no overlay takes them.
+    pub focus: Focus,
+    /// The side pane shown, if any.
+    pub side: Option<SidePane>,
     /// The notebook's cursor: the cell that copy, save and stop act on.
     pub selected: Option<usize>,
     /// Cells can be interrupted for real (the embedded local pool); elsewhere
@@ -176,7 +227,8 @@ impl App {
             should_quit: false,
             loaded_cells: 0,
             boundaries: Vec::new(),
-            outputs_focused: false,
+            focus: Focus::Editor,
+            side: None,
             selected: None,
             can_interrupt: false,
             modal: None,
@@ -239,24 +291,71 @@ impl App {
         self.dirty = true;
     }
 
-    /// What the keymap needs to know about the editor.
-    pub fn editor_context(&self) -> EditorContext {
+    /// The overlay that takes the keys now, if any: the first open of
+    /// [`Overlay`]'s variants, in their order.
+    pub fn overlay(&self) -> Option<Overlay> {
+        if self.prompt.is_some() {
+            Some(Overlay::Prompt)
+        } else if self.modal.is_some() {
+            Some(Overlay::HistorySearch)
+        } else if self.files.picker.is_some() {
+            Some(Overlay::Picker)
+        } else if self.pools.menu.is_some() {
+            Some(Overlay::PoolsMenu)
+        } else if self.help_open {
+            Some(Overlay::Help)
+        } else if self.views.pager_mode().is_some() {
+            Some(Overlay::Pager)
+        } else {
+            None
+        }
+    }
+
+    /// Whether side pane `pane` is shown.
+    pub fn pane_open(&self, pane: SidePane) -> bool {
+        self.side == Some(pane)
+    }
+
+    /// Whether side pane `pane` is shown and has the keys.
+    pub fn pane_focused(&self, pane: SidePane) -> bool {
+        self.side == Some(pane) && self.focus == Focus::Pane
+    }
+
+    /// Shows side pane `pane` (in place of the other) and gives it the keys.
+    pub(crate) fn show_pane(&mut self, pane: SidePane) {
+        self.side = Some(pane);
+        self.focus = Focus::Pane;
+    }
+
+    /// Hides the side pane; the keys go back to the editor if it had them.
+    pub(crate) fn hide_pane(&mut self) {
+        self.side = None;
+        if self.focus == Focus::Pane {
+            self.focus = Focus::Editor;
+        }
+    }
+
+    /// The one resolver of who gets a key: the mode whose bindings apply (an
+    /// overlay's, else the focus's), whether every key is typed into an open
+    /// overlay, and where the editor's cursor is (for the history keys).
+    pub fn key_context(&self) -> KeyContext {
         let row = self.editor.cursor().0;
-        let pager = self.views.pager_mode();
-        EditorContext {
+        let overlay = self.overlay();
+        let mode = match (overlay, self.focus, self.side) {
+            (Some(Overlay::Help), ..) => Mode::Help,
+            (Some(Overlay::Pager), ..) => Mode::Pager,
+            (_, Focus::Pane, Some(SidePane::Files)) => Mode::Files,
+            (_, Focus::Pane, Some(SidePane::Sessions)) => Mode::Sessions,
+            (_, Focus::Notebook, _) => Mode::Outputs,
+            _ => Mode::Editor,
+        };
+        KeyContext {
+            mode,
+            typing: overlay.is_some_and(Overlay::takes_every_key)
+                || (overlay == Some(Overlay::Pager) && self.views.pager_mode() == Some(true)),
             empty: self.editor.is_empty(),
             on_first_line: row == 0,
             on_last_line: row + 1 >= self.editor.lines().len(),
-            outputs_focused: self.outputs_focused,
-            help_open: self.help_open,
-            pager_open: pager.is_some(),
-            pager_typing: pager == Some(true),
-            prompt_open: self.prompt.is_some()
-                || self.modal.is_some()
-                || self.files.picker.is_some()
-                || self.pools.menu.is_some(),
-            sessions_focused: self.sessions.open && self.sessions.focused,
-            files_focused: self.files.open && self.files.focused,
         }
     }
 
@@ -281,10 +380,15 @@ impl App {
     pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
         let tick = self.busy().then(|| now + BUSY_TICK);
         // The idle countdown changes on its own too.
-        [tick, self.quit_armed_until, self.sessions.next_wakeup(now)]
-            .into_iter()
-            .flatten()
-            .min()
+        let sessions_open = self.pane_open(SidePane::Sessions);
+        [
+            tick,
+            self.quit_armed_until,
+            self.sessions.next_wakeup(sessions_open, now),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Called when a wake-up time passes; returns the effects that are due
@@ -298,7 +402,8 @@ impl App {
             self.dirty = true;
         }
         // The open sessions pane refreshes by itself.
-        if let Some(effects) = self.sessions.refresh_due(now) {
+        let sessions_open = self.pane_open(SidePane::Sessions);
+        if let Some(effects) = self.sessions.refresh_due(sessions_open, now) {
             self.dirty = true;
             return effects;
         }
@@ -311,25 +416,24 @@ impl App {
         if !matches!(action, Action::Resize) {
             self.notice = None;
         }
-        if self.prompt.is_some() {
-            return self.prompt_action(action);
+        match self.overlay() {
+            Some(Overlay::Prompt) => return self.prompt_action(action),
+            Some(Overlay::HistorySearch) => return self.modal_action(action),
+            Some(Overlay::Picker) => return self.picker_action(action),
+            Some(Overlay::PoolsMenu) => {
+                return match action {
+                    Action::Edit(input) => self.pools_key(input),
+                    Action::Quit => {
+                        self.should_quit = true;
+                        Vec::new()
+                    }
+                    _ => Vec::new(),
+                };
+            }
+            Some(Overlay::Help | Overlay::Pager) | None => {}
         }
-        if self.modal.is_some() {
-            return self.modal_action(action);
-        }
-        if self.files.picker.is_some() {
-            return self.picker_action(action);
-        }
-        if self.pools.menu.is_some() {
-            return match action {
-                Action::Edit(input) => self.pools_key(input),
-                Action::Quit => {
-                    self.should_quit = true;
-                    Vec::new()
-                }
-                _ => Vec::new(),
-            };
-        }
+        // The pager's own actions (opening it among them) and, while it is
+        // open, the keys its search line and scrolling take.
         if self.views.pager_takes(&action) {
             self.views.pager_action(action, &self.notebook.cells);
             return Vec::new();
@@ -340,7 +444,7 @@ impl App {
             Action::Files(a) => return self.files_action(a),
             Action::ToggleSessions => return self.toggle_sessions(),
             Action::Sessions(a) => return self.sessions_action(a),
-            Action::Paste(text) if self.files.focused && self.files.open => {
+            Action::Paste(text) if self.pane_focused(SidePane::Files) => {
                 return self.files_paste(&text);
             }
             Action::HistoryPrev => self.history_prev(),
@@ -374,11 +478,7 @@ impl App {
             Action::HistorySearch => self.start_history_search(),
             Action::ReplayEarlier => return self.replay_earlier(),
             Action::Click { column, row } => self.click(column, row),
-            Action::FocusEditor => {
-                self.outputs_focused = false;
-                self.files.focused = false;
-                self.sessions.focused = false;
-            }
+            Action::FocusEditor => self.focus = Focus::Editor,
             Action::Resize => {}
             // Handled by the pager's views above.
             Action::OpenPager

@@ -10,7 +10,7 @@
 
 use ratatui::layout::Position;
 
-use super::{App, RunId, SessionBoundary};
+use super::{App, Focus, RunId, SessionBoundary};
 use crate::notebook::{CellStatus, Output};
 use crate::tui::action::{Action, Effect};
 use crate::tui::keymap::Mode;
@@ -20,9 +20,7 @@ impl App {
     /// Gives the notebook the keyboard focus, selecting the last cell on screen
     /// when no cell is selected yet.
     pub(super) fn focus_outputs(&mut self) {
-        self.outputs_focused = true;
-        self.files.focused = false;
-        self.sessions.focused = false;
+        self.focus = Focus::Notebook;
         let count = self.notebook.cells.len();
         if self.selected.is_none_or(|i| i >= count) {
             self.selected = self.views.outputs.last_shown(count);
@@ -42,9 +40,7 @@ impl App {
                 self.selected = Some(cell);
             }
         } else if areas.editor.contains(at) {
-            self.outputs_focused = false;
-            self.files.focused = false;
-            self.sessions.focused = false;
+            self.focus = Focus::Editor;
         }
     }
 

@@ -275,15 +275,18 @@ fn a_click_focuses_the_pane_under_it_and_selects_the_cell() {
         },
         now,
     );
-    assert!(app.outputs_focused);
+    assert!(app.focus == crate::tui::app::Focus::Notebook);
     assert_eq!(app.selected, Some(1));
     // The last row above the status line is the editor's border.
     app.update(Action::Click { column: 5, row: 22 }, now);
-    assert!(!app.outputs_focused, "the editor has the focus again");
+    assert!(
+        (app.focus != crate::tui::app::Focus::Notebook),
+        "the editor has the focus again"
+    );
     assert_eq!(app.selected, Some(1), "the selection is kept");
     // The status line is neither.
     app.update(Action::Click { column: 5, row: 23 }, now);
-    assert!(!app.outputs_focused);
+    assert!((app.focus != crate::tui::app::Focus::Notebook));
 }
 
 #[test]

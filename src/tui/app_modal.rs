@@ -3,7 +3,7 @@
 //! saving its output or image (a path prompt, then a question before replacing
 //! a file: [`NotebookPrompt`]s of the one prompt model, `prompt/`), and the
 //! history search (Ctrl+R), an overlay that takes every key while it is open
-//! ([`App::editor_context`] says so to the keymap).
+//! ([`App::key_context`] says so to the keymap).
 
 use super::App;
 use crate::notebook::Cell;
@@ -171,7 +171,7 @@ impl App {
         let source = cell.source.clone();
         let count = cell.execution_count;
         editor::replace_text(&mut self.editor, &source);
-        self.outputs_focused = false;
+        self.focus = super::Focus::Editor;
         self.notice = Some(format!(
             "In [{count}] is in the editor; running it adds a new cell"
         ));

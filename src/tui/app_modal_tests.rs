@@ -157,10 +157,7 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
     ran(&mut app, "plot()", "drawn\n", true);
     app.update(Action::FocusOutputs, now);
     app.update(Action::SaveOutput, now);
-    assert!(
-        app.editor_context().prompt_open,
-        "the prompt takes the keys"
-    );
+    assert!(app.key_context().typing, "the prompt takes the keys");
     assert!(matches!(
         app.notebook_prompt(),
         Some(NotebookPrompt::SavePath { .. })
@@ -247,7 +244,10 @@ fn history_search_brings_a_cell_back_and_running_it_appends() {
     key(&mut app, Key::Enter);
     assert!(app.modal.is_none());
     assert_eq!(app.editor.lines(), ["import math"]);
-    assert!(!app.outputs_focused, "the editor has the keys");
+    assert!(
+        (app.focus != crate::tui::app::Focus::Notebook),
+        "the editor has the keys"
+    );
     let effects = app.update(Action::RunCell, now);
     assert!(matches!(effects.as_slice(), [Effect::Execute { code, .. }] if code == "import math"));
     assert_eq!(

@@ -25,9 +25,8 @@ impl App {
         self.queued.clear();
         // Dropping the saver lets its thread write what it has and end.
         self.saver = None;
-        let files_open = self.files.open;
+        let files_open = self.pane_open(super::SidePane::Files);
         self.files = FilesUi::new(self.config.api_version.has_file_management());
-        self.files.open = files_open;
         self.dirty = true;
         if files_open {
             return self.files_action(crate::tui::files_state::FilesAction::Refresh);

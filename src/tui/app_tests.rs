@@ -306,7 +306,7 @@ fn pool_progress_is_kept_for_the_banner() {
 /// Presses `key` through the app's keymap, as the loop does.
 fn press(app: &mut App, code: crossterm::event::KeyCode, mods: crossterm::event::KeyModifiers) {
     let event = crossterm::event::Event::Key(crossterm::event::KeyEvent::new(code, mods));
-    if let Some(action) = app.keymap.action_for_event(event, app.editor_context()) {
+    if let Some(action) = app.keymap.action_for_event(event, app.key_context()) {
         app.update(action, Instant::now());
     }
 }
@@ -342,11 +342,11 @@ fn the_help_overlay_opens_takes_the_keys_and_closes() {
     assert!(!app.help_open && !app.should_quit);
     assert!(app.editor.is_empty());
     press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
-    assert!(app.outputs_focused);
+    assert!(app.focus == crate::tui::app::Focus::Notebook);
     press(&mut app, KeyCode::Char('?'), KeyModifiers::NONE);
     assert!(app.help_open);
     press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
-    assert!(!app.help_open && app.outputs_focused);
+    assert!(!app.help_open && app.focus == crate::tui::app::Focus::Notebook);
 }
 
 #[test]

@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use super::action::Effect;
 use super::app::App;
+use super::app::{Focus, SidePane};
 use super::local_paths::{expand_paths, pasted_paths};
 use super::prompt::{Answer, Prompt, Purpose, Question};
 use super::radar::{self, Radar};
@@ -108,10 +109,6 @@ pub struct Transfer {
 /// The files pane's state in the app.
 #[derive(Debug)]
 pub struct FilesUi {
-    /// The pane is shown.
-    pub open: bool,
-    /// The pane has the keys.
-    pub focused: bool,
     /// The listing and its view state.
     pub pane: FilesPaneState,
     /// The open preview.
@@ -145,8 +142,6 @@ impl FilesUi {
     /// A closed pane on `/mnt/data`, downloading to the working directory.
     pub fn new(can_manage: bool) -> Self {
         Self {
-            open: false,
-            focused: false,
             pane: FilesPaneState::new(DATA_ROOT, chrono::Utc::now()),
             preview: None,
             preview_scroll: 0,
@@ -214,17 +209,13 @@ impl FilesUi {
 impl App {
     /// Shows the files pane with the focus, or hides it (F2, `f`).
     pub fn toggle_files(&mut self) -> Vec<Effect> {
-        let files = &mut self.files;
-        if files.open && files.focused {
-            files.open = false;
-            files.focused = false;
+        if self.pane_focused(SidePane::Files) {
+            self.hide_pane();
             return Vec::new();
         }
-        let first = !files.open;
-        self.sessions.open = false;
-        self.sessions.focused = false;
-        files.open = true;
-        files.focused = true;
+        let first = !self.pane_open(SidePane::Files);
+        self.show_pane(SidePane::Files);
+        let files = &mut self.files;
         let mut effects = Vec::new();
         if first {
             // A table or image a cell made while the pane was closed: select and
@@ -413,7 +404,7 @@ impl App {
             files.preview_generation += 1;
             return Vec::new();
         }
-        files.focused = false;
+        self.focus = Focus::Editor;
         Vec::new()
     }
 
@@ -518,7 +509,8 @@ impl App {
         }
         files.pane.now = chrono::Utc::now();
         files.pending_preview = None;
-        if !files.open && !radar.is_empty() {
+        let open = self.side == Some(SidePane::Files);
+        if !open && !radar.is_empty() {
             // The pane is closed: say what the cell left, and preview its first
             // table or image when the pane opens.
             files.pending_preview = radar.preview().map(|a| a.path.clone());
@@ -532,7 +524,7 @@ impl App {
             let key = files_key(&self.keymap);
             self.notice = Some(format!("{what} {noun} in {DATA_ROOT}: {key} shows them"));
         }
-        if files.open
+        if open
             && let Some(artifact) = radar.preview()
             && files.relative_folder().is_none()
             && files.pane.select_path(&artifact.path)

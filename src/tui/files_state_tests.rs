@@ -71,7 +71,7 @@ fn after() -> Vec<RemoteFile> {
 /// Presses `code` through the keymap, as the loop does.
 fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
     let event = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
-    let ctx = app.editor_context();
+    let ctx = app.key_context();
     match app.keymap.action_for_event(event, ctx) {
         Some(action) => app.update(action, Instant::now()),
         None => Vec::new(),
@@ -116,7 +116,7 @@ fn after_a_cell_with_effects() -> (App, Vec<Effect>) {
 fn f2_opens_focuses_and_hides_the_pane() {
     let mut app = app(ApiVersion::V2025_10_02);
     let effects = press(&mut app, KeyCode::F(2));
-    assert!(app.files.open && app.files.focused);
+    assert!(app.pane_focused(crate::tui::app::SidePane::Files));
     assert_eq!(
         effects,
         vec![Effect::Files(FilesCommand::List {
@@ -124,14 +124,17 @@ fn f2_opens_focuses_and_hides_the_pane() {
             path: None
         })]
     );
-    assert_eq!(app.editor_context().mode(), crate::tui::keymap::Mode::Files);
+    assert_eq!(app.key_context().mode, crate::tui::keymap::Mode::Files);
     // Tab goes back to the editor with the pane still shown; F2 there focuses it.
     press(&mut app, KeyCode::Tab);
-    assert!(app.files.open && !app.files.focused);
+    assert!(
+        app.pane_open(crate::tui::app::SidePane::Files)
+            && !app.pane_focused(crate::tui::app::SidePane::Files)
+    );
     assert!(press(&mut app, KeyCode::F(2)).is_empty());
-    assert!(app.files.focused);
+    assert!(app.pane_focused(crate::tui::app::SidePane::Files));
     press(&mut app, KeyCode::F(2));
-    assert!(!app.files.open);
+    assert!(!app.pane_open(crate::tui::app::SidePane::Files));
 }
 
 #[test]
@@ -607,7 +610,7 @@ fn on_narrow_terminals_a_focused_pane_sits_under_the_outputs() {
     use ratatui::layout::Rect;
     let mut app = app(ApiVersion::V2025_10_02);
     press(&mut app, KeyCode::F(2));
-    assert!(app.files.open && app.files.focused);
+    assert!(app.pane_focused(crate::tui::app::SidePane::Files));
     // 80x24: 20 rows above the editor; the pane takes the lower three fifths.
     let area = Rect::new(0, 0, 80, 20);
     let (outputs, pane) = split(&app, area);

@@ -88,50 +88,23 @@ impl Mode {
     }
 }
 
-/// What the keymap needs to know about the app to choose the mode and to decide
-/// the conditional bindings.
+/// What the keymap needs to know to turn an event into an action, resolved
+/// in one place by the app (`App::key_context`): whose bindings apply, whether
+/// an open overlay takes every key as typed text, and where the editor's
+/// cursor is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EditorContext {
+pub struct KeyContext {
+    /// The mode whose bindings apply.
+    pub mode: Mode,
+    /// An open prompt, search or list takes every key as typed (no binding
+    /// applies, the mouse does nothing).
+    pub typing: bool,
     /// The editor holds no text.
     pub empty: bool,
     /// The cursor is on the first line.
     pub on_first_line: bool,
     /// The cursor is on the last line.
     pub on_last_line: bool,
-    /// The notebook (outputs) has the keyboard focus, not the editor.
-    pub outputs_focused: bool,
-    /// The help overlay is open and takes the keys.
-    pub help_open: bool,
-    /// The pager is open and takes the keys.
-    pub pager_open: bool,
-    /// The pager's search prompt is open: every key is typed into it.
-    pub pager_typing: bool,
-    /// A prompt of the notebook (save to a file, the history search) is open:
-    /// every key goes to it, over any mode.
-    pub prompt_open: bool,
-    /// The files pane has the keyboard focus.
-    pub files_focused: bool,
-    /// The sessions pane has the keyboard focus.
-    pub sessions_focused: bool,
-}
-
-impl EditorContext {
-    /// The mode whose bindings apply.
-    pub fn mode(&self) -> Mode {
-        if self.help_open {
-            Mode::Help
-        } else if self.pager_open {
-            Mode::Pager
-        } else if self.files_focused {
-            Mode::Files
-        } else if self.sessions_focused {
-            Mode::Sessions
-        } else if self.outputs_focused {
-            Mode::Outputs
-        } else {
-            Mode::Editor
-        }
-    }
 }
 
 /// One key bound to an action.
@@ -462,10 +435,10 @@ impl Keymap {
     }
 
     /// The action for a terminal event, if it means anything.
-    pub fn action_for_event(&self, event: Event, ctx: EditorContext) -> Option<Action> {
+    pub fn action_for_event(&self, event: Event, ctx: KeyContext) -> Option<Action> {
         match event {
             Event::Key(key) => self.action_for_key(key, ctx),
-            Event::Mouse(_) if ctx.prompt_open => None,
+            Event::Mouse(_) if ctx.typing => None,
             Event::Mouse(mouse) => action_for_mouse(mouse, ctx),
             Event::Paste(text) => Some(Action::Paste(text)),
             Event::Resize(..) => Some(Action::Resize),
@@ -475,17 +448,14 @@ impl Keymap {
 
     /// The action for a key press: its binding in the current mode when the
     /// binding's condition holds; else, in the editor, the key edits the text.
-    pub fn action_for_key(&self, key: KeyEvent, ctx: EditorContext) -> Option<Action> {
+    pub fn action_for_key(&self, key: KeyEvent, ctx: KeyContext) -> Option<Action> {
         if key.kind == KeyEventKind::Release {
             return None;
         }
-        if ctx.prompt_open {
+        if ctx.typing {
             return Some(Action::Edit(Input::from(key)));
         }
-        let mode = ctx.mode();
-        if mode == Mode::Pager && ctx.pager_typing {
-            return Some(Action::Edit(Input::from(key)));
-        }
+        let mode = ctx.mode;
         if let Some(binding) = self.lookup(mode, KeyPress::from(key))
             && applies(&binding.action, ctx)
         {
@@ -510,7 +480,7 @@ impl Default for Keymap {
 
 /// The conditions of conditional bindings: the history keys act only at the edge
 /// of the cell (so Up in the middle of a cell moves the cursor).
-fn applies(action: &Action, ctx: EditorContext) -> bool {
+fn applies(action: &Action, ctx: KeyContext) -> bool {
     match action {
         Action::HistoryPrev => ctx.empty || ctx.on_first_line,
         Action::HistoryNext => ctx.on_last_line,
@@ -519,15 +489,17 @@ fn applies(action: &Action, ctx: EditorContext) -> bool {
 }
 
 /// The action for a terminal event with `keymap` (see [`Keymap::action_for_event`]).
-pub fn action_for_event(keymap: &Keymap, event: Event, ctx: EditorContext) -> Option<Action> {
+pub fn action_for_event(keymap: &Keymap, event: Event, ctx: KeyContext) -> Option<Action> {
     keymap.action_for_event(event, ctx)
 }
 
-fn action_for_mouse(mouse: MouseEvent, ctx: EditorContext) -> Option<Action> {
+fn action_for_mouse(mouse: MouseEvent, ctx: KeyContext) -> Option<Action> {
     let lines = match mouse.kind {
         MouseEventKind::ScrollUp => -WHEEL_LINES,
         MouseEventKind::ScrollDown => WHEEL_LINES,
-        MouseEventKind::Down(MouseButton::Left) if !ctx.help_open && !ctx.pager_open => {
+        MouseEventKind::Down(MouseButton::Left)
+            if !matches!(ctx.mode, Mode::Help | Mode::Pager) =>
+        {
             return Some(Action::Click {
                 column: mouse.column,
                 row: mouse.row,
@@ -535,7 +507,7 @@ fn action_for_mouse(mouse: MouseEvent, ctx: EditorContext) -> Option<Action> {
         }
         _ => return None,
     };
-    Some(if ctx.help_open {
+    Some(if ctx.mode == Mode::Help {
         Action::HelpScroll(lines)
     } else {
         Action::ScrollLines(lines)

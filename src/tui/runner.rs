@@ -269,7 +269,7 @@ async fn drain(
 
 /// The effects of one terminal event (none when no key binding takes it).
 fn apply_input(app: &mut App, event: Event) -> Vec<Effect> {
-    match action_for_event(&app.keymap, event, app.editor_context()) {
+    match action_for_event(&app.keymap, event, app.key_context()) {
         Some(action) => app.update(action, now()),
         None => Vec::new(),
     }

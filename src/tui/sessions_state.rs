@@ -24,7 +24,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use super::action::{Action, Effect};
-use super::app::App;
+use super::app::{App, SidePane};
 use super::persist::Place;
 use super::prompt::{Answer, Prompt, Purpose, Question};
 use super::ui::sessions_pane::{PoolList, SessionRow, SessionsPaneState};
@@ -95,10 +95,6 @@ pub struct Current {
 /// The sessions pane's state in the app.
 #[derive(Debug)]
 pub struct SessionsUi {
-    /// The pane is shown (it takes the files pane's place).
-    pub open: bool,
-    /// The pane has the keys.
-    pub focused: bool,
     /// The pane's view state.
     pub pane: SessionsPaneState,
     /// This machine's identifiers (none when it could not be read).
@@ -136,8 +132,6 @@ impl SessionsUi {
             ));
         }
         Self {
-            open: false,
-            focused: false,
             pane,
             store: None,
             pool: "local".into(),
@@ -231,10 +225,10 @@ impl SessionsUi {
         self.next_refresh = Some(now + REFRESH_EVERY);
     }
 
-    /// The refresh of the open pane when its time has come: the effects to
-    /// carry out (`None`: not due, nothing changed).
-    pub fn refresh_due(&mut self, now: Instant) -> Option<Vec<Effect>> {
-        if !self.open || self.next_refresh.is_none_or(|t| now < t) {
+    /// The refresh of the pane, when it is `open` and its time has come: the
+    /// effects to carry out (`None`: not due, nothing changed).
+    pub fn refresh_due(&mut self, open: bool, now: Instant) -> Option<Vec<Effect>> {
+        if !open || self.next_refresh.is_none_or(|t| now < t) {
             return None;
         }
         Some(self.refresh(now))
@@ -242,9 +236,9 @@ impl SessionsUi {
 
     /// When the countdown's text changes next: every second in its last
     /// minute, else when the minute changes; never without a countdown.
-    /// The open pane's next refresh counts too.
-    pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
-        let refresh = self.next_refresh.filter(|_| self.open);
+    /// The pane's next refresh counts too while it is `open`.
+    pub fn next_wakeup(&self, open: bool, now: Instant) -> Option<Instant> {
+        let refresh = self.next_refresh.filter(|_| open);
         let countdown = self.expires_in(now).and_then(|left| {
             let wait = match left {
                 ..=0 => return None,
@@ -260,7 +254,7 @@ impl SessionsUi {
     pub fn countdown_due(&mut self, now: Instant) -> bool {
         let due = self.countdown_wake.is_some_and(|t| now >= t);
         if due || self.countdown_wake.is_none() {
-            self.countdown_wake = self.next_wakeup(now);
+            self.countdown_wake = self.next_wakeup(false, now);
         }
         due
     }
@@ -278,17 +272,12 @@ impl SessionsUi {
 impl App {
     /// Shows the sessions pane with the focus, or hides it (F3).
     pub fn toggle_sessions(&mut self) -> Vec<Effect> {
-        let s = &mut self.sessions;
-        if s.open && s.focused {
-            s.open = false;
-            s.focused = false;
+        if self.pane_focused(SidePane::Sessions) {
+            self.hide_pane();
             return Vec::new();
         }
-        s.open = true;
-        s.focused = true;
-        self.files.focused = false;
-        self.files.open = false;
-        s.refresh(Instant::now())
+        self.show_pane(SidePane::Sessions);
+        self.sessions.refresh(Instant::now())
     }
 
     /// A key of the sessions pane.
@@ -353,7 +342,7 @@ impl App {
             }
             SessionsAction::Back => {
                 if s.pool_info.take().is_none() {
-                    s.focused = false;
+                    self.focus = super::app::Focus::Editor;
                 }
             }
         }

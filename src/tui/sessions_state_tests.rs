@@ -35,7 +35,7 @@ fn now() -> DateTime<Utc> {
 
 fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
     let event = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
-    let ctx = app.editor_context();
+    let ctx = app.key_context();
     match app.keymap.action_for_event(event, ctx) {
         Some(action) => app.update(action, Instant::now()),
         None => Vec::new(),
@@ -116,10 +116,7 @@ fn run(app: &mut App, code: &str) -> RunId {
 fn f3_lists_the_pool_or_says_why_not() {
     let app = with_pane();
     assert_eq!(app.sessions.pane.row_count(), 4);
-    assert_eq!(
-        app.editor_context().mode(),
-        crate::tui::keymap::Mode::Sessions
-    );
+    assert_eq!(app.key_context().mode, crate::tui::keymap::Mode::Sessions);
 
     let mut old = self::app(ApiVersion::V2024_10_02);
     assert!(press(&mut old, KeyCode::F(3)).is_empty());
@@ -304,12 +301,16 @@ fn the_countdown_follows_the_clock_and_wakes_the_loop() {
     assert!((43..=45).contains(&left), "{left}");
     // Under a minute: every second.
     assert_eq!(
-        app.sessions.next_wakeup(later),
+        app.sessions
+            .next_wakeup(app.pane_open(SidePane::Sessions), later),
         Some(later + Duration::from_secs(1))
     );
     assert!(app.next_wakeup(later).is_some());
     assert_eq!(
-        app.sessions.next_wakeup(t0 + Duration::from_secs(200)),
+        app.sessions.next_wakeup(
+            app.pane_open(SidePane::Sessions),
+            t0 + Duration::from_secs(200)
+        ),
         None
     );
 }
@@ -366,7 +367,7 @@ fn snapshot_pool_info() {
     assert_snapshot!("pool_info_160x48", screen(&mut app, 160, 48));
     press(&mut app, KeyCode::Esc);
     assert!(app.sessions.pool_info.is_none());
-    assert!(app.sessions.focused);
+    assert!(app.pane_focused(crate::tui::app::SidePane::Sessions));
 }
 
 /// A local pool's isolation heads the pool info: from the metadata when it
@@ -611,8 +612,18 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
         vec![Effect::Files(FilesCommand::ListSessions)]
     );
     // While the listing is under way: no timer, no second request.
-    assert_eq!(app.sessions.next_wakeup(t0), None);
-    assert_eq!(app.sessions.refresh_due(t0 + Duration::from_secs(60)), None);
+    assert_eq!(
+        app.sessions
+            .next_wakeup(app.pane_open(SidePane::Sessions), t0),
+        None
+    );
+    assert_eq!(
+        app.sessions.refresh_due(
+            app.pane_open(SidePane::Sessions),
+            t0 + Duration::from_secs(60)
+        ),
+        None
+    );
     assert!(
         press(&mut app, KeyCode::Char('r')).is_empty(),
         "r does not pile up"
@@ -623,19 +634,31 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
         t0,
     );
     let due = t0 + REFRESH_EVERY;
-    assert_eq!(app.sessions.next_wakeup(t0), Some(due));
+    assert_eq!(
+        app.sessions
+            .next_wakeup(app.pane_open(SidePane::Sessions), t0),
+        Some(due)
+    );
     assert_eq!(app.next_wakeup(t0), Some(due), "the loop wakes for it");
     assert_eq!(
-        app.sessions.refresh_due(due - Duration::from_millis(1)),
+        app.sessions.refresh_due(
+            app.pane_open(SidePane::Sessions),
+            due - Duration::from_millis(1)
+        ),
         None
     );
     assert_eq!(
-        app.sessions.refresh_due(due),
+        app.sessions
+            .refresh_due(app.pane_open(SidePane::Sessions), due),
         Some(vec![Effect::Files(FilesCommand::ListSessions)])
     );
     // The list on screen stays while the new one is fetched.
     assert!(matches!(app.sessions.pane.pool_list, PoolList::Loaded(_)));
-    assert_eq!(app.sessions.refresh_due(due + REFRESH_EVERY), None);
+    assert_eq!(
+        app.sessions
+            .refresh_due(app.pane_open(SidePane::Sessions), due + REFRESH_EVERY),
+        None
+    );
     // Through the loop's tick, the request goes out with the other effects.
     app.handle_event(AppEvent::Files(FilesEvent::Sessions(Ok(vec![]))), due);
     assert_eq!(
@@ -648,9 +671,17 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
         due + REFRESH_EVERY,
     );
     press(&mut app, KeyCode::F(3));
-    assert!(!app.sessions.open);
-    assert_eq!(app.sessions.next_wakeup(due), None);
-    assert_eq!(app.sessions.refresh_due(due + REFRESH_EVERY * 10), None);
+    assert!(!app.pane_open(crate::tui::app::SidePane::Sessions));
+    assert_eq!(
+        app.sessions
+            .next_wakeup(app.pane_open(SidePane::Sessions), due),
+        None
+    );
+    assert_eq!(
+        app.sessions
+            .refresh_due(app.pane_open(SidePane::Sessions), due + REFRESH_EVERY * 10),
+        None
+    );
 }
 
 #[test]
@@ -658,8 +689,15 @@ fn pools_that_cannot_list_refresh_this_machine_s_list_only() {
     let mut app = app(ApiVersion::V2024_10_02);
     let t0 = Instant::now();
     assert!(press(&mut app, KeyCode::F(3)).is_empty());
-    let due = app.sessions.next_wakeup(t0).expect("a refresh is planned");
-    assert_eq!(app.sessions.refresh_due(due), Some(vec![]));
+    let due = app
+        .sessions
+        .next_wakeup(app.pane_open(SidePane::Sessions), t0)
+        .expect("a refresh is planned");
+    assert_eq!(
+        app.sessions
+            .refresh_due(app.pane_open(SidePane::Sessions), due),
+        Some(vec![])
+    );
     assert!(matches!(
         app.sessions.pane.pool_list,
         PoolList::Unsupported(_)

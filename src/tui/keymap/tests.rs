@@ -6,47 +6,32 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 
-fn ctx(empty: bool, first: bool, last: bool, mode: Mode) -> EditorContext {
-    EditorContext {
+fn ctx(empty: bool, first: bool, last: bool, mode: Mode) -> KeyContext {
+    KeyContext {
+        mode,
+        typing: false,
         empty,
         on_first_line: first,
         on_last_line: last,
-        outputs_focused: mode == Mode::Outputs,
-        help_open: mode == Mode::Help,
-        pager_open: mode == Mode::Pager,
-        pager_typing: false,
-        prompt_open: false,
-        files_focused: mode == Mode::Files,
-        sessions_focused: mode == Mode::Sessions,
     }
 }
 
-const EMPTY: EditorContext = EditorContext {
+const EMPTY: KeyContext = KeyContext {
+    mode: Mode::Editor,
+    typing: false,
     empty: true,
     on_first_line: true,
     on_last_line: true,
-    outputs_focused: false,
-    help_open: false,
-    pager_open: false,
-    pager_typing: false,
-    prompt_open: false,
-    files_focused: false,
-    sessions_focused: false,
 };
-const MIDDLE: EditorContext = EditorContext {
+const MIDDLE: KeyContext = KeyContext {
+    mode: Mode::Editor,
+    typing: false,
     empty: false,
     on_first_line: false,
     on_last_line: false,
-    outputs_focused: false,
-    help_open: false,
-    pager_open: false,
-    pager_typing: false,
-    prompt_open: false,
-    files_focused: false,
-    sessions_focused: false,
 };
 
-fn notebook() -> EditorContext {
+fn notebook() -> KeyContext {
     ctx(true, true, true, Mode::Outputs)
 }
 
@@ -233,8 +218,8 @@ fn editing_keys_of_the_editor() {
 #[test]
 fn the_pager_prompt_takes_every_key() {
     let keymap = defaults();
-    let typing = EditorContext {
-        pager_typing: true,
+    let typing = KeyContext {
+        typing: true,
         ..ctx(false, true, true, Mode::Pager)
     };
     let q = key(KeyCode::Char('q'), KeyModifiers::NONE);
@@ -243,7 +228,7 @@ fn the_pager_prompt_takes_every_key() {
         Some(Action::Edit(_))
     ));
     let pager = ctx(false, true, true, Mode::Pager);
-    assert_eq!(pager.mode(), Mode::Pager);
+    assert_eq!(pager.mode, Mode::Pager);
 }
 
 #[test]
@@ -363,8 +348,8 @@ fn hints_group_keys_by_label_and_fit_the_width() {
 #[test]
 fn an_open_prompt_takes_every_key_and_no_mouse() {
     let keymap = defaults();
-    let prompt = EditorContext {
-        prompt_open: true,
+    let prompt = KeyContext {
+        typing: true,
         ..notebook()
     };
     for code in [
@@ -401,8 +386,8 @@ fn a_left_click_names_its_position() {
         keymap.action_for_event(Event::Mouse(click), MIDDLE),
         Some(Action::Click { column: 7, row: 3 })
     );
-    let help = EditorContext {
-        help_open: true,
+    let help = KeyContext {
+        mode: Mode::Help,
         ..MIDDLE
     };
     assert_eq!(keymap.action_for_event(Event::Mouse(click), help), None);

@@ -364,7 +364,7 @@ fn app() -> App {
 /// Presses `code` (with `mods`) through the keymap, as the loop does.
 fn press_with(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
     let event = Event::Key(KeyEvent::new(code, mods));
-    let ctx = app.editor_context();
+    let ctx = app.key_context();
     match app.keymap.action_for_event(event, ctx) {
         Some(action) => app.update(action, Instant::now()),
         None => Vec::new(),
@@ -381,7 +381,7 @@ fn shift_u_opens_the_picker_and_marked_files_upload_through_the_app() {
     let mut app = app();
     press(&mut app, KeyCode::F(2));
     app.open_picker(Some(root.clone()));
-    assert!(app.editor_context().prompt_open);
+    assert!(app.key_context().typing);
     for k in [KeyCode::Down, KeyCode::Down, KeyCode::Char(' ')] {
         press(&mut app, k);
     }
@@ -440,7 +440,10 @@ fn esc_closes_the_picker_without_effects() {
     assert!(press(&mut app, KeyCode::Esc).is_empty());
     assert!(app.files.picker.is_none());
     assert!(app.files.transfer.is_none());
-    assert!(app.files.focused, "the pane keeps the keys");
+    assert!(
+        app.pane_focused(crate::tui::app::SidePane::Files),
+        "the pane keeps the keys"
+    );
 }
 
 #[test]

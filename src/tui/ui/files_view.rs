@@ -17,7 +17,7 @@ use super::files_pane;
 use super::fit::{self, human_size};
 use super::image::ImageLayout;
 use super::preview::Body;
-use crate::tui::app::App;
+use crate::tui::app::{App, Focus, SidePane};
 use crate::tui::files_state::PREVIEW_IMAGE;
 use crate::tui::keymap::Mode;
 
@@ -36,14 +36,10 @@ pub const MIN_OUTPUT_ROWS: u16 = 4;
 /// the rows, at least [`MIN_PANE_ROWS`]), and covers them only where fewer than
 /// [`MIN_OUTPUT_ROWS`] would be left. The sessions pane takes the same place.
 pub fn split(app: &App, area: Rect) -> (Rect, Option<Rect>) {
-    let (open, focused) = if app.sessions.open {
-        (true, app.sessions.focused)
-    } else {
-        (app.files.open, app.files.focused)
-    };
-    if !open {
+    if app.side.is_none() {
         return (area, None);
     }
+    let focused = app.focus == Focus::Pane;
     if area.width >= SIDE_BY_SIDE {
         let [outputs, pane] =
             Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
@@ -64,7 +60,7 @@ pub fn split(app: &App, area: Rect) -> (Rect, Option<Rect>) {
 
 /// Draws the side pane: the sessions pane when it is open, else the files pane.
 pub fn render_side(app: &mut App, area: Rect, buf: &mut Buffer) {
-    if app.sessions.open {
+    if app.pane_open(SidePane::Sessions) {
         super::sessions_view::render(app, area, buf);
     } else {
         render(app, area, buf);
@@ -74,8 +70,9 @@ pub fn render_side(app: &mut App, area: Rect, buf: &mut Buffer) {
 /// Draws the files pane (listing, preview, gauge) in `area`.
 pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
     Clear.render(area, buf);
+    let focused = app.pane_focused(SidePane::Files);
     let files = &mut app.files;
-    files.pane.focused = files.focused;
+    files.pane.focused = focused;
     let (area, gauge) = match &files.transfer {
         Some(_) if area.height > 4 => {
             let [rest, gauge] =
@@ -185,9 +182,9 @@ fn render_gauge(
 /// While the pane has the keys, the editor's top border (drawn just before)
 /// shows the pane's key hints instead of the notebook's.
 pub fn render_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
-    let mode = if app.files.open && app.files.focused {
+    let mode = if app.pane_focused(SidePane::Files) {
         Mode::Files
-    } else if app.sessions.open && app.sessions.focused {
+    } else if app.pane_focused(SidePane::Sessions) {
         Mode::Sessions
     } else {
         return;

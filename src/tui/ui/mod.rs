@@ -119,7 +119,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             notebook.cells.len(),
         ));
         // The notebook's cursor shows only while the notebook has the keys.
-        let selected = app.selected.filter(|_| app.outputs_focused);
+        let selected = app
+            .selected
+            .filter(|_| app.focus == super::app::Focus::Notebook);
         views.outputs.select(selected);
         views
             .outputs
@@ -133,20 +135,17 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
     }
     let next = app.notebook.next_count();
+    let keys = app.key_context();
+    let editor_has_keys = keys.mode == crate::tui::keymap::Mode::Editor && !keys.typing;
     editor::render(
         frame,
         editor_area,
         &app.editor,
         &mut app.views.editor,
         next,
-        // Under the help overlay or a prompt the editor has no focus (and no
-        // cursor).
-        !app.outputs_focused
-            && !app.help_open
-            && app.modal.is_none()
-            && app.prompt.is_none()
-            && (!app.files.open || !app.files.focused)
-            && (!app.sessions.open || !app.sessions.focused),
+        // The editor shows its cursor when it has the keys: its focus, and no
+        // overlay over it.
+        editor_has_keys,
         &app.theme,
         &app.keymap,
     );

@@ -29,8 +29,9 @@ const DETAILS_ROWS: u16 = 5;
 /// [`render_pool_info_over`]).
 pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
     Clear.render(area, buf);
+    let focused = app.pane_focused(crate::tui::app::SidePane::Sessions);
     let s = &mut app.sessions;
-    s.pane.focused = s.focused;
+    s.pane.focused = focused;
     let (lists, details) = if area.height > DETAILS_ROWS + 10 {
         let [l, d] =
             Layout::vertical([Constraint::Min(1), Constraint::Length(DETAILS_ROWS)]).areas(area);
@@ -47,10 +48,10 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
 /// The pool info popup, while open, over `area` (the whole notebook area, so
 /// its long lines and package list get the room the pane lacks).
 pub fn render_pool_info_over(app: &mut App, area: Rect, buf: &mut Buffer) {
-    let s = &mut app.sessions;
-    if !s.open {
+    if !app.pane_open(crate::tui::app::SidePane::Sessions) {
         return;
     }
+    let s = &mut app.sessions;
     if let Some(info) = &s.pool_info {
         render_pool_info(
             info,
