@@ -176,6 +176,7 @@ pub enum AuthKind {
     /// Workload identity (federated token file, e.g. on AKS).
     WorkloadIdentity,
     /// A service principal from AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET.
+    #[allow(clippy::doc_markdown)] // this doc is the --auth value's help text
     ClientSecret,
     /// A static token read from the variable named by `token_env`.
     TokenEnv,
@@ -199,9 +200,10 @@ pub fn default_path() -> PathBuf {
     if let Some(p) = std::env::var_os("SESSIONPAD_CONFIG").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    directories::ProjectDirs::from("", "", "sessionpad")
-        .map(|d| d.config_dir().join("config.toml"))
-        .unwrap_or_else(|| PathBuf::from("sessionpad.toml"))
+    directories::ProjectDirs::from("", "", "sessionpad").map_or_else(
+        || PathBuf::from("sessionpad.toml"),
+        |d| d.config_dir().join("config.toml"),
+    )
 }
 
 impl Config {

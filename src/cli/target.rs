@@ -31,6 +31,7 @@ pub struct TargetOpt {
     #[arg(long, global = true)]
     pub profile: Option<String>,
     /// Config file (default: ~/.config/sessionpad/config.toml or $SESSIONPAD_CONFIG).
+    #[allow(clippy::doc_markdown)] // this doc is the --help text: no backticks there
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Static bearer token for the pool.
@@ -283,7 +284,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
             token: settings.token.clone(),
         })?;
         if let Some(auth) = &settings.auth {
-            client = client.with_auth(TokenSource::new(auth.clone())?);
+            client = client.with_auth(TokenSource::new(auth)?);
         }
         let label = url::Url::parse(endpoint)
             .ok()

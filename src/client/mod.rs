@@ -73,7 +73,7 @@ impl SessionClient {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| invalid(e.to_string()))?;
-        let auth = auth::TokenSource::new(match target.token {
+        let auth = auth::TokenSource::new(&match target.token {
             Some(t) => auth::AuthConfig::StaticToken(t),
             None => auth::AuthConfig::None,
         })?;
@@ -119,6 +119,7 @@ impl SessionClient {
 
     /// Uses `auth` for every request instead of the target's static token (Entra
     /// credentials: az login, managed identity, workload identity, client secret).
+    #[must_use]
     pub fn with_auth(mut self, auth: auth::TokenSource) -> Self {
         self.auth = auth;
         self
@@ -127,6 +128,7 @@ impl SessionClient {
     /// Treats the pool as `pool_type` in [`SessionClient::pool_sessions`],
     /// [`SessionClient::pool_session`] and [`SessionClient::end_session`]
     /// (default: a code-interpreter pool).
+    #[must_use]
     pub fn with_pool_type(mut self, pool_type: PoolType) -> Self {
         self.pool_type = pool_type;
         self

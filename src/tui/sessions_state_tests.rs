@@ -631,7 +631,8 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
     assert_eq!(app.sessions.next_wakeup(t0), Some(due));
     assert_eq!(app.next_wakeup(t0), Some(due), "the loop wakes for it");
     assert_eq!(
-        app.sessions.refresh_due(due - Duration::from_millis(1)),
+        app.sessions
+            .refresh_due(due.checked_sub(Duration::from_millis(1)).unwrap()),
         None
     );
     assert_eq!(

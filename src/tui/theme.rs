@@ -193,6 +193,7 @@ impl Theme {
     /// The same theme with every colour dropped: modifiers only. Roles that stood
     /// out by their background (the status line, the selection) are reversed
     /// instead, so they still stand out.
+    #[must_use]
     pub fn without_colors(&self) -> Self {
         let strip = |s: Style| {
             let mut plain = Style::new()

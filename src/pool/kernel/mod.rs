@@ -206,7 +206,7 @@ impl Kernel {
 
         let Launched {
             command: mut cmd,
-            _inherited,
+            _inherited: inherited,
             limits,
         } = launch.command()?;
         cmd.arg("-m")
@@ -226,7 +226,7 @@ impl Kernel {
                 python: launch.env.python.clone(),
                 source,
             })?;
-        drop(_inherited);
+        drop(inherited);
         let mut kernel = Self::connect(process, limits, &info, dir.clone()).await?;
         kernel.wait_ready().await?;
         Ok(kernel)
@@ -417,7 +417,7 @@ impl Kernel {
                     self.dead = true;
                     return Collect::Died;
                 }
-                _ = tokio::time::sleep_until(deadline) => return Collect::TimedOut,
+                () = tokio::time::sleep_until(deadline) => return Collect::TimedOut,
             }
         }
     }

@@ -100,7 +100,7 @@ pub fn denied_count() -> usize {
 }
 
 /// Errors building the filter: the architecture is not one seccompiler knows
-/// (x86_64, aarch64, riscv64), or a rule is malformed (a bug).
+/// (`x86_64`, aarch64, riscv64), or a rule is malformed (a bug).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot build the seccomp filter: {0}")]
 pub struct SeccompError(String);

@@ -89,7 +89,7 @@ impl std::fmt::Debug for Highlighter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Highlighter")
             .field("cached", &self.cache.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
