@@ -209,7 +209,9 @@ pub fn default_path() -> PathBuf {
 impl Config {
     /// Reads `path`; a missing file gives the defaults when `required` is false.
     ///
-    /// Errors: the file exists but cannot be read or parsed ([`ConfigError`] with
+    /// # Errors
+    ///
+    /// The file exists but cannot be read or parsed ([`ConfigError`] with
     /// the line and key), or it is missing and `required`.
     pub fn load(path: &Path, required: bool) -> Result<Self, ConfigError> {
         let text = match std::fs::read_to_string(path) {
@@ -230,7 +232,12 @@ impl Config {
         })
     }
 
-    /// Parses TOML text; the error text names the line, column and key.
+    /// Parses TOML text.
+    ///
+    /// # Errors
+    ///
+    /// The text is not TOML or not the config's shape (the message names the
+    /// line, column and key), or `default_profile` names no profile.
     pub fn parse(text: &str) -> Result<Self, String> {
         let config: Self = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
         if let Some(name) = &config.default_profile
@@ -248,7 +255,9 @@ impl Config {
 
     /// The profile `name`, or the default profile when `name` is `None`.
     ///
-    /// Errors: a named profile that does not exist (the message lists the known ones).
+    /// # Errors
+    ///
+    /// A named profile that does not exist (the message lists the known ones).
     pub fn profile(&self, name: Option<&str>) -> Result<Option<&Profile>, String> {
         match name.or(self.default_profile.as_deref()) {
             None => Ok(None),

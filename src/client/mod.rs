@@ -51,7 +51,9 @@ pub struct SessionClient {
 impl SessionClient {
     /// Builds a client for `target`.
     ///
-    /// Errors: [`ClientError::InvalidEndpoint`] when the endpoint is not an http(s) URL.
+    /// # Errors
+    ///
+    /// [`ClientError::InvalidEndpoint`] when the endpoint is not an http(s) URL.
     pub fn new(target: Target) -> Result<Self, ClientError> {
         let invalid = |reason: String| ClientError::InvalidEndpoint {
             endpoint: target.endpoint.clone(),

@@ -234,7 +234,9 @@ impl Enforcer {
     /// its process gets. Apply them with [`KernelLimits::apply_to`] before the
     /// spawn and keep the value as long as the kernel runs.
     ///
-    /// Errors: the kernel's cgroup cannot be created (the machine's cgroups changed
+    /// # Errors
+    ///
+    /// The kernel's cgroup cannot be created (the machine's cgroups changed
     /// under the pool); the text says why.
     pub fn prepare(&self) -> Result<KernelLimits, String> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);

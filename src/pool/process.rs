@@ -47,7 +47,9 @@ impl Processes {
     /// spawned it ends, and blocking-pool threads end after a few idle seconds,
     /// while a runtime's own threads live as long as the runtime.
     ///
-    /// Errors: the spawn's, or `Interrupted` once [`Processes::close`] was called
+    /// # Errors
+    ///
+    /// The spawn's, or `Interrupted` once [`Processes::close`] was called
     /// (the pool is going away; nothing may outlive it).
     pub fn spawn(self: &Arc<Self>, cmd: &mut Command) -> std::io::Result<KernelProcess> {
         cmd.process_group(0).kill_on_drop(true);

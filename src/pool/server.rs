@@ -208,6 +208,11 @@ pub(crate) fn target(query: &HashMap<String, String>) -> Result<(ApiVersion, Str
 }
 
 /// Identifier rules of `aca-api.md` §4.5: 4 to 128 characters from the spec's set.
+///
+/// # Errors
+///
+/// A 400 `SessionRequestValidationFailed` `WireError` (`aca-api.md` §6) naming
+/// the identifier and the rule.
 pub fn validate_identifier(id: &str) -> Result<(), WireError> {
     const EXTRA: &str = "_|}{[]:\"';<>?/.,@#$%^&*()-+=!~`";
     let len = id.chars().count();

@@ -319,7 +319,9 @@ impl SessionRegistry {
     /// The session of `identifier`, created if it does not exist (taking a ready
     /// kernel and its folder when one is waiting). Touches it.
     ///
-    /// Errors: [`SessionError::PoolFull`] at the maximum number of sessions,
+    /// # Errors
+    ///
+    /// [`SessionError::PoolFull`] at the maximum number of sessions,
     /// [`SessionError::Io`] when the folder cannot be created.
     pub fn get_or_create(self: &Arc<Self>, identifier: &str) -> Result<Arc<Session>, SessionError> {
         let mut map = lock(&self.sessions);

@@ -140,7 +140,9 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 impl Theme {
     /// The built-in theme `name`, without colours when `no_color`.
     ///
-    /// Errors: no theme has that name (the message lists the known ones), or the
+    /// # Errors
+    ///
+    /// No theme has that name (the message lists the known ones), or the
     /// embedded file is broken (a test makes sure none is).
     pub fn named(name: &str, no_color: bool) -> Result<Self, String> {
         let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {

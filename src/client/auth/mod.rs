@@ -132,6 +132,11 @@ impl TokenSource {
     /// Builds the source for `config`: checks a static token (an expired JWT or one for
     /// another audience is an error), or builds the credential (missing settings are an
     /// error). No token is fetched yet.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Auth`] saying why: the static token is expired, for another
+    /// audience or unusable, or the credential's settings are missing or invalid.
     pub fn new(config: &AuthConfig) -> Result<Self, ClientError> {
         let provider = match config {
             AuthConfig::None | AuthConfig::StaticToken(_) => None,
@@ -169,6 +174,12 @@ impl TokenSource {
     /// The header value to send (`Bearer …`), or `None` for [`AuthConfig::None`].
     /// A cached token is returned while it has more than five minutes left; otherwise
     /// one fetch runs and every concurrent caller waits for it.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Auth`]: the static token has expired since, or the
+    /// credential could not get a token (the message says why; every caller
+    /// waiting on that fetch gets it).
     pub async fn bearer(&self) -> Result<Option<String>, ClientError> {
         match &self.inner.mode {
             Mode::None => Ok(None),

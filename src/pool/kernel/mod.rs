@@ -165,11 +165,13 @@ impl Kernel {
     /// Starts a kernel and waits until it answers `kernel_info_request` and its
     /// IOPub channel delivers messages (so no output of the first execution is lost).
     ///
-    /// Errors: [`KernelError::Io`] for the runtime folder, [`KernelError::Spawn`]
+    /// Cancelling it (dropping the future) kills the process tree started so far.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::Io`] for the runtime folder, [`KernelError::Spawn`]
     /// when the interpreter cannot start (or the pool is closing),
     /// [`KernelError::NotReady`] when it exits or stays silent for 60 s.
-    ///
-    /// Cancelling it (dropping the future) kills the process tree started so far.
     pub async fn start(launch: &KernelLaunch) -> Result<Self, KernelError> {
         let dir = &launch.runtime_dir;
         let io = |path: &Path, source| KernelError::Io {

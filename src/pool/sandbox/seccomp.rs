@@ -168,7 +168,9 @@ fn compile(
 /// else listed with `EPERM`; the kernel runs both and the error wins over
 /// "allow".
 ///
-/// Errors: [`SeccompError`] on an architecture seccompiler does not know.
+/// # Errors
+///
+/// [`SeccompError`] on an architecture seccompiler does not know.
 pub fn programs() -> Result<[Vec<u8>; 2], SeccompError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(err)?;
     let mut nosys = BTreeMap::new();

@@ -80,7 +80,9 @@ impl FilePicker {
     /// A picker listing `dir` (made absolute, symbolic links resolved), hidden
     /// files not shown, the first entry selected.
     ///
-    /// Errors: `dir` does not exist or cannot be read.
+    /// # Errors
+    ///
+    /// `dir` does not exist or cannot be read.
     pub fn open(dir: &Path) -> io::Result<Self> {
         let dir = std::fs::canonicalize(dir)?;
         let explorer = FileExplorerBuilder::build_with_working_dir(dir)?;
