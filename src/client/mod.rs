@@ -141,12 +141,6 @@ impl SessionClient {
         self.pool_type
     }
 
-    /// How this client authenticates, for the status line ("az login", "static
-    /// token", "none", …).
-    pub fn auth_description(&self) -> String {
-        self.auth.describe()
-    }
-
     /// `req` with the `Authorization` header from the token source (cached,
     /// refreshed before expiry). Errors: [`ClientError::Auth`] when no token can be
     /// had.
