@@ -9,6 +9,7 @@
 //!   kernel's cgroup and of a session's tmpfs alone (issue 10).
 //!
 //! Run with `cargo bench --bench pool` (or `scripts/bench.sh`).
+#![allow(clippy::unwrap_used)] // benchmark set-up unwraps: a failure there stops the run with its location
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -23,6 +24,11 @@ use sessionpad::pool::{LocalPool, PoolOptions, Sandbox, image};
 
 const RUNS: usize = 500;
 
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)] // an index in 0..len, rounded from a fraction of len - 1
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let idx = ((samples.len() as f64 - 1.0) * p).round() as usize;
@@ -115,7 +121,7 @@ async fn main() {
             sandbox,
             uid,
             enforcer,
-            processes: Default::default(),
+            processes: Arc::default(),
         }
     };
     let rlimits = Arc::new(Enforcer::rlimits_only(Limits::default()));

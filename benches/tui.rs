@@ -14,6 +14,7 @@
 //! requests no frame when idle is a unit test in `src/tui/runner.rs`.
 //!
 //! Run with `cargo bench --bench tui`.
+#![allow(clippy::unwrap_used)] // benchmark set-up unwraps: a failure there stops the run with its location
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

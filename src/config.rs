@@ -176,6 +176,7 @@ pub enum AuthKind {
     /// Workload identity (federated token file, e.g. on AKS).
     WorkloadIdentity,
     /// A service principal from AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET.
+    #[allow(clippy::doc_markdown)] // this doc is the --auth value's help text
     ClientSecret,
     /// A static token read from the variable named by `token_env`.
     TokenEnv,
@@ -199,15 +200,18 @@ pub fn default_path() -> PathBuf {
     if let Some(p) = std::env::var_os("SESSIONPAD_CONFIG").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    directories::ProjectDirs::from("", "", "sessionpad")
-        .map(|d| d.config_dir().join("config.toml"))
-        .unwrap_or_else(|| PathBuf::from("sessionpad.toml"))
+    directories::ProjectDirs::from("", "", "sessionpad").map_or_else(
+        || PathBuf::from("sessionpad.toml"),
+        |d| d.config_dir().join("config.toml"),
+    )
 }
 
 impl Config {
     /// Reads `path`; a missing file gives the defaults when `required` is false.
     ///
-    /// Errors: the file exists but cannot be read or parsed ([`ConfigError`] with
+    /// # Errors
+    ///
+    /// The file exists but cannot be read or parsed ([`ConfigError`] with
     /// the line and key), or it is missing and `required`.
     pub fn load(path: &Path, required: bool) -> Result<Self, ConfigError> {
         let text = match std::fs::read_to_string(path) {
@@ -228,7 +232,12 @@ impl Config {
         })
     }
 
-    /// Parses TOML text; the error text names the line, column and key.
+    /// Parses TOML text.
+    ///
+    /// # Errors
+    ///
+    /// The text is not TOML or not the config's shape (the message names the
+    /// line, column and key), or `default_profile` names no profile.
     pub fn parse(text: &str) -> Result<Self, String> {
         let config: Self = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
         if let Some(name) = &config.default_profile
@@ -246,7 +255,9 @@ impl Config {
 
     /// The profile `name`, or the default profile when `name` is `None`.
     ///
-    /// Errors: a named profile that does not exist (the message lists the known ones).
+    /// # Errors
+    ///
+    /// A named profile that does not exist (the message lists the known ones).
     pub fn profile(&self, name: Option<&str>) -> Result<Option<&Profile>, String> {
         match name.or(self.default_profile.as_deref()) {
             None => Ok(None),

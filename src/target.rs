@@ -79,7 +79,7 @@ pub fn remote_client(
         token,
     })?;
     let client = match auth {
-        Some(a) => client.with_auth(TokenSource::new(a.clone())?),
+        Some(a) => client.with_auth(TokenSource::new(a)?),
         None => client,
     };
     Ok(client.with_pool_type(pool_type))

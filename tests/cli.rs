@@ -1,5 +1,6 @@
 //! The non-interactive commands as a user runs them: the real binary against a
 //! real `sessionpad serve` (real kernels).
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 
@@ -127,13 +128,7 @@ fn exec_reads_files_and_stdin_and_speaks_json() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"print(sum(y))")
-        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"print(sum(y))").unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(text(&out.stdout), "3\n");
 }
@@ -314,7 +309,7 @@ fn files_put_ls_get_rm_round_trip_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let local = dir.path().join("blob #1 ü.bin");
     let bytes: Vec<u8> = (0..300_000u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13).to_le_bytes()[0])
         .collect();
     std::fs::write(&local, &bytes).unwrap();
     let put = pool.run(id, &["files", "put", local.to_str().unwrap()]);

@@ -6,6 +6,7 @@
 //!
 //! Every test has its own data directory (where the discovery file and the log
 //! live) and stops what it started, also when it fails.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -138,8 +139,9 @@ fn exec_keeps_state_with_no_set_up_and_pool_stop_ends_the_pool() {
         serde_json::from_slice(&std::fs::read(home.discovery()).unwrap()).unwrap();
     let token = discovery["token"].as_str().unwrap();
     assert!(!log.contains(token), "the log holds no secret:\n{log}");
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&log_path).unwrap().permissions().mode();
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&log_path).unwrap().permissions(),
+    );
     assert_eq!(mode & 0o077, 0, "{mode:o}");
     // `pool stop` ends it and its discovery file.
     let stop = home.run(&["pool", "stop"]);

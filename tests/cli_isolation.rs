@@ -6,6 +6,7 @@
 //! "No sandbox" is forced through PATH, where the pool looks for bubblewrap:
 //! either a PATH without it, or a `bwrap` first on PATH that always fails (as
 //! it does where user namespaces are forbidden).
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 

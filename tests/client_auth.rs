@@ -4,6 +4,7 @@
 //!
 //! Tests that change the process environment hold `ENV_LOCK` and set the variables
 //! before any runtime thread starts, since the credentials read them.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,7 +19,9 @@ use sessionpad::client::auth::{AuthConfig, SCOPE, TokenSource};
 static ENV_LOCK: Mutex<()> = Mutex::new(());
 
 fn env_lock() -> MutexGuard<'static, ()> {
-    ENV_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    ENV_LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn set_env(key: &str, value: impl AsRef<std::ffi::OsStr>) {
@@ -109,7 +112,7 @@ fn developer_tools_run_az_once_per_token() {
 
     let outcome = std::panic::catch_unwind(|| {
         runtime().block_on(async {
-            let source = TokenSource::new(AuthConfig::DeveloperTools).unwrap();
+            let source = TokenSource::new(&AuthConfig::DeveloperTools).unwrap();
             assert_eq!(source.describe(), "az login");
             assert_eq!(
                 az_calls(dir).len(),
@@ -181,7 +184,7 @@ fn developer_tools_run_az_once_per_token() {
                 Some("Bearer az-token-6")
             );
             assert_eq!(az_calls(dir).len(), 6);
-        })
+        });
     });
     set_env("PATH", &old_path);
     if let Err(panic) = outcome {
@@ -197,7 +200,7 @@ fn developer_tools_without_az_or_azd_say_to_install_the_cli() {
     set_env("PATH", empty.path());
     let outcome = std::panic::catch_unwind(|| {
         runtime().block_on(async {
-            let source = TokenSource::new(AuthConfig::DeveloperTools).unwrap();
+            let source = TokenSource::new(&AuthConfig::DeveloperTools).unwrap();
             auth_message(source.bearer().await)
         })
     });
@@ -284,7 +287,7 @@ fn managed_identity_uses_the_identity_endpoint() {
             tokio::spawn(async move { axum::serve(listener, app).await });
 
             // A user-assigned identity.
-            let source = TokenSource::new(AuthConfig::ManagedIdentity {
+            let source = TokenSource::new(&AuthConfig::ManagedIdentity {
                 client_id: Some("my-client-id".into()),
             })
             .unwrap();
@@ -313,7 +316,8 @@ fn managed_identity_uses_the_identity_endpoint() {
             );
 
             // The system-assigned identity: no client id in the query.
-            let source = TokenSource::new(AuthConfig::ManagedIdentity { client_id: None }).unwrap();
+            let source =
+                TokenSource::new(&AuthConfig::ManagedIdentity { client_id: None }).unwrap();
             assert_eq!(source.describe(), "managed identity");
             assert_eq!(
                 source.bearer().await.unwrap().as_deref(),
@@ -327,13 +331,13 @@ fn managed_identity_uses_the_identity_endpoint() {
             }
 
             // An identity not assigned to the resource: a message that says so.
-            let source = TokenSource::new(AuthConfig::ManagedIdentity {
+            let source = TokenSource::new(&AuthConfig::ManagedIdentity {
                 client_id: Some("unassigned".into()),
             })
             .unwrap();
             let message = auth_message(source.bearer().await);
             assert!(message.contains("assigned"), "{message}");
-        })
+        });
     });
     for (k, v) in saved {
         match v {
@@ -348,7 +352,7 @@ fn managed_identity_uses_the_identity_endpoint() {
 
 // ---------------------------------------------------------------- static tokens
 
-fn jwt(claims: serde_json::Value) -> String {
+fn jwt(claims: &serde_json::Value) -> String {
     let enc = |v: &[u8]| URL_SAFE_NO_PAD.encode(v);
     format!(
         "{}.{}.{}",
@@ -360,8 +364,8 @@ fn jwt(claims: serde_json::Value) -> String {
 
 #[tokio::test]
 async fn an_expired_static_token_is_refused_before_sending() {
-    let token = jwt(serde_json::json!({"aud": "https://dynamicsessions.io", "exp": now() - 600}));
-    let message = auth_message(TokenSource::new(AuthConfig::StaticToken(token.clone())));
+    let token = jwt(&serde_json::json!({"aud": "https://dynamicsessions.io", "exp": now() - 600}));
+    let message = auth_message(TokenSource::new(&AuthConfig::StaticToken(token.clone())));
     assert!(message.contains("expired"), "{message}");
     assert!(message.contains("az account get-access-token"), "{message}");
     assert!(!message.contains(&token));
@@ -369,8 +373,8 @@ async fn an_expired_static_token_is_refused_before_sending() {
 
 #[tokio::test]
 async fn a_static_token_that_expires_while_in_use_is_refused() {
-    let token = jwt(serde_json::json!({"aud": "https://dynamicsessions.io", "exp": now() + 2}));
-    let source = TokenSource::new(AuthConfig::StaticToken(token.clone())).unwrap();
+    let token = jwt(&serde_json::json!({"aud": "https://dynamicsessions.io", "exp": now() + 2}));
+    let source = TokenSource::new(&AuthConfig::StaticToken(token.clone())).unwrap();
     assert_eq!(source.describe(), "static token");
     assert_eq!(
         source.bearer().await.unwrap(),
@@ -384,8 +388,8 @@ async fn a_static_token_that_expires_while_in_use_is_refused() {
 #[tokio::test]
 async fn a_static_token_for_another_audience_is_refused() {
     let token =
-        jwt(serde_json::json!({"aud": "https://management.azure.com", "exp": now() + 3600}));
-    let message = auth_message(TokenSource::new(AuthConfig::StaticToken(token)));
+        jwt(&serde_json::json!({"aud": "https://management.azure.com", "exp": now() + 3600}));
+    let message = auth_message(TokenSource::new(&AuthConfig::StaticToken(token)));
     assert!(
         message.contains("https://management.azure.com"),
         "{message}"
@@ -395,8 +399,8 @@ async fn a_static_token_for_another_audience_is_refused() {
 
 #[tokio::test]
 async fn a_static_token_for_the_old_audience_is_sent_with_a_warning() {
-    let token = jwt(serde_json::json!({"aud": "https://acasessions.io", "exp": now() + 3600}));
-    let source = TokenSource::new(AuthConfig::StaticToken(token.clone())).unwrap();
+    let token = jwt(&serde_json::json!({"aud": "https://acasessions.io", "exp": now() + 3600}));
+    let source = TokenSource::new(&AuthConfig::StaticToken(token.clone())).unwrap();
     assert_eq!(
         source.bearer().await.unwrap(),
         Some(format!("Bearer {token}"))
@@ -405,7 +409,7 @@ async fn a_static_token_for_the_old_audience_is_sent_with_a_warning() {
 
 #[tokio::test]
 async fn an_opaque_static_token_passes_through() {
-    let source = TokenSource::new(AuthConfig::StaticToken(" opaque-token_123\n".into())).unwrap();
+    let source = TokenSource::new(&AuthConfig::StaticToken(" opaque-token_123\n".into())).unwrap();
     assert_eq!(
         source.bearer().await.unwrap().as_deref(),
         Some("Bearer opaque-token_123")
@@ -420,7 +424,7 @@ async fn an_opaque_static_token_passes_through() {
 
 #[tokio::test]
 async fn no_auth_sends_no_header() {
-    let source = TokenSource::new(AuthConfig::None).unwrap();
+    let source = TokenSource::new(&AuthConfig::None).unwrap();
     assert_eq!(source.describe(), "none");
     assert_eq!(source.bearer().await.unwrap(), None);
 }

@@ -4,6 +4,7 @@
 //! line, query, selected headers and body an operation sends, the value parsed
 //! from the answer, and `NotSupported` (with nothing sent) where a version lacks
 //! the operation.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};

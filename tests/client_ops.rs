@@ -1,6 +1,7 @@
 //! The session client's file, session, pool and asynchronous-execution calls
 //! against a real local pool (real kernels, real HTTP on loopback), in the
 //! api-versions that have them.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 

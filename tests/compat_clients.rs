@@ -2,6 +2,7 @@
 //! binary: the compatibility bar of the local pool. The test builds the client's
 //! own virtual environment (once, in the cache directory) from
 //! `tests/compat/requirements-*.txt`.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -10,6 +10,7 @@
 //! parts is asked for as the one encoded segment it is; only `..` itself and a
 //! name with a line break (which a URL cannot carry) are refused. The last test
 //! does the same through the files pane of the real binary in a pty.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! real `nbformat` package, a notebook Jupyter saved reads back the same, and
 //! `sessionpad export` writes the stored notebook of a session as `.ipynb` or as a
 //! `# %%` script.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::path::Path;
 use std::process::{Command, Output as ProcessOutput};

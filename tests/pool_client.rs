@@ -1,5 +1,6 @@
 //! The session client against a real local pool with real IPython kernels, in both
 //! api-version families.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 
@@ -20,6 +21,7 @@ fn shown(exec: &Execution) -> (Option<&str>, Option<serde_json::Value>) {
 }
 
 #[tokio::test]
+#[allow(clippy::many_single_char_names)] // one letter per kind of value: s(tr), f(loat), d(ict), l(ist)
 async fn state_persists_and_results_read_as_python() {
     let pool = TestPool::start().await;
     for version in VERSIONS {

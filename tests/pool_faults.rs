@@ -1,6 +1,7 @@
 //! Faults and isolation of the local pool with real kernels: timeouts interrupt
 //! (then kill) the kernel, a dying kernel fails one execution and is replaced,
 //! and sandboxed sessions have no network and a read-only root.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! The local pool's file routes over real HTTP (`aca-api.md` §3.2–§3.5 family A,
 //! §4.3 family B, §6 errors, §7 limits): uploads, listings, downloads, deletes,
 //! awkward names, files made by session code, hostile names and the 128 MB limit.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 
@@ -228,7 +229,7 @@ fn noise(len: usize) -> Vec<u8> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            (x >> 24) as u8
+            (x >> 24).to_le_bytes()[0]
         })
         .collect()
 }

@@ -5,6 +5,7 @@
 //! download or an upload out of the session folder, and a FIFO may not hang a
 //! thread. Each test checks that its attack really ran (swaps counted by the
 //! session, some requests served) up to the step that must fail.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 
@@ -31,7 +32,7 @@ const RACE_LIMIT: Duration = Duration::from_secs(300);
 /// folder, `/mnt/data` in the sandbox) atomically
 /// (`renameat2(RENAME_EXCHANGE)`) in a daemon thread until `stop` is set or 240 s
 /// have passed, counting swaps in `swaps[0]`.
-const SWAPPER: &str = r#"
+const SWAPPER: &str = r"
 import ctypes, os, threading, time
 _libc = ctypes.CDLL(None, use_errno=True)
 def _exchange(a, b):  # renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
@@ -50,7 +51,7 @@ def _swap():
             errors.append(repr(e))
             return
 swapper = threading.Thread(target=_swap, daemon=True)
-"#;
+";
 
 /// One session of a pool, spoken to in family B.
 struct Session<'a> {
@@ -393,6 +394,7 @@ async fn a_fifo_is_refused_at_once_and_never_ties_up_the_server() {
 }
 
 #[tokio::test]
+#[allow(clippy::items_after_statements)] // `Seen` is declared where the race it classifies starts
 async fn swapping_a_folder_and_a_link_never_lists_reads_or_deletes_host_files() {
     let pool = TestPool::start().await;
     let host = tempfile::tempdir().unwrap();

@@ -3,6 +3,7 @@
 //! where axum's extractors or router answer (body too large, bad path, unknown
 //! route, wrong method); and the request log cannot be forged by what a client
 //! sends.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 

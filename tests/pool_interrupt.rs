@@ -2,6 +2,7 @@
 //! (what the embedded TUI does for a cell the user stops): the registry reaches
 //! the kernel's control channel without waiting for the execution lock, the cell
 //! ends with a `KeyboardInterrupt` and the session keeps its state.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 
@@ -31,7 +32,7 @@ async fn interrupt_stops_the_running_cell_and_keeps_the_state() {
             .await
     });
     // Let the kernel start the sleep (the request travels over HTTP first).
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(
         pool.pool.registry().interrupt(&id).await,
         "the kernel acknowledged"

@@ -2,6 +2,7 @@
 //! not grow the pool's memory with it (stdout and stderr are capped while they are
 //! collected, with a marker), and the 2025-10-02-preview request field
 //! `outputStreamsMaxLength` (`aca-api.md` §4.2) truncates both streams.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 

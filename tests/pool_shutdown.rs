@@ -6,6 +6,7 @@
 //! command line or environment names it (a kernel's session folder is in bwrap's
 //! arguments, and in `SESSIONPAD_MNT_DATA` without a sandbox), so kernels of other
 //! pools on this machine do not count.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
 //! The local pool's execute and session-management routes, checked on the wire
 //! (exact statuses, headers and bodies of `aca-api.md` §3.1, §4.2, §4.4, §5.2, §6).
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 

@@ -12,6 +12,7 @@
 //! environment of its own built from `/usr/bin/python3`.
 //!
 //! Without bubblewrap the tests say so and pass without attacking (CI installs it).
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 
@@ -335,8 +336,11 @@ async fn sessions_never_act_as_host_root() {
     assert!(!out.contains("uid 0\n"), "{out}");
     let session = pool.pool.registry().get(&id).unwrap();
     let meta = std::fs::metadata(session.folder.join("mine.txt")).unwrap();
-    use std::os::unix::fs::MetadataExt;
-    assert_ne!(meta.uid(), 0, "the session's file belongs to host root");
+    assert_ne!(
+        std::os::unix::fs::MetadataExt::uid(&meta),
+        0,
+        "the session's file belongs to host root"
+    );
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@
 //! (it moves the cursor only within the screen) and never clears it: any such
 //! bytes could only have come from the session. The one OSC 52 the app ever
 //! writes is its own copy (`y`), which this test does not do.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::cell::RefCell;
 use std::io::{self, Write};

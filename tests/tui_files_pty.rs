@@ -4,7 +4,7 @@
 //! bytes into a typed folder, an uploaded file is read by a cell, and a delete
 //! asks first; two files marked in the local file picker (`U`) upload together.
 //! (The pty harness is the one of `tui_pty.rs`.)
-#![allow(dead_code)]
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::path::Path;
 use std::time::{Duration, Instant};

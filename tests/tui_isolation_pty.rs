@@ -2,6 +2,7 @@
 //! kernels (a `bwrap` first on PATH that always fails, as where user namespaces
 //! are forbidden) says so in the status line from its first frame, and the pool
 //! info (`F3`, `i`) says why.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 mod pty;

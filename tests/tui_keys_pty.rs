@@ -4,6 +4,7 @@
 //!
 //! The binary talks to an endpoint where nothing listens, so no pool starts: no
 //! cell is run here.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::io::{ErrorKind, Write};
 use std::path::Path;

@@ -3,6 +3,7 @@
 //! a reopened notebook says its cells ran in an earlier session and replays
 //! them, prompts and notices leave nothing behind on the bottom row, Esc selects
 //! the newest cell, and keys typed while the notebook starts are kept.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod pty;
 

@@ -5,6 +5,7 @@
 //! columns; the panes and an image preview at 80x24; a download into a folder
 //! that does not exist yet. (The pty harness is the one of `tui_pty.rs`; these
 //! tests size the pty themselves.)
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::path::Path;
 use std::process::Command;
@@ -375,7 +376,7 @@ fn a_download_into_a_missing_folder_asks_to_create_it_and_writes_only_there() {
     keys(&mut pty, &["y"]);
     let dest = folder.join("report.csv");
     let start = Instant::now();
-    while std::fs::read(&dest).map(|b| b.len()).unwrap_or(0) < 8 {
+    while std::fs::read(&dest).map_or(0, |b| b.len()) < 8 {
         pty.pump();
         assert!(
             start.elapsed() < CELL_DEADLINE,

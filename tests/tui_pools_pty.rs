@@ -7,6 +7,7 @@
 //! still in the editor, and the local kernel kept its state. And a session
 //! ended from the sessions pane (with stopSession, the pool treated as a custom
 //! container) is gone from `sessionpad sessions ls`.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
 mod pty;

@@ -5,6 +5,7 @@
 //! The first run on a machine builds the local pool's Python environment in the
 //! cache directory (shared with other tests and runs), so the wait for the pool is
 //! long; the data directory is a fresh temporary one.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::path::Path;
 use std::process::Command;

@@ -3,6 +3,7 @@
 //! values as Python shows them, every figure next to a value, a DataFrame under
 //! its `Out[n]:` with its columns in line; then the saved notebook, exported, holds
 //! the same.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::process::Command;
 use std::time::Duration;

@@ -162,7 +162,7 @@ fn save_images(dir: &Path, images: &[ExecutionImage]) -> anyhow::Result<Vec<Path
                     paths.push(path);
                     break;
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
             }
         }

@@ -71,6 +71,8 @@ pub struct ServeOpt {
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
     /// Bearer token clients must send (or $SESSIONPAD_TOKEN); random when omitted.
+    #[allow(clippy::doc_markdown)]
+    // this doc is the --help text: no backticks there
     // The id of the global `--token`, so that this one takes its place here
     // instead of clashing with it (clap skips a global whose id a subcommand has).
     #[arg(

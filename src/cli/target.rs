@@ -31,6 +31,7 @@ pub struct TargetOpt {
     #[arg(long, global = true)]
     pub profile: Option<String>,
     /// Config file (default: ~/.config/sessionpad/config.toml or $SESSIONPAD_CONFIG).
+    #[allow(clippy::doc_markdown)] // this doc is the --help text: no backticks there
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Static bearer token for the pool.
@@ -101,7 +102,9 @@ pub fn identifier_for_cwd() -> String {
 impl TargetOpt {
     /// Reads the config file and merges flags, environment and profile.
     ///
-    /// Errors: a broken config file (file, line, key), an unknown profile, an
+    /// # Errors
+    ///
+    /// A broken config file (file, line, key), an unknown profile, an
     /// api-version string that does not parse, or a `token-env` variable not set.
     pub fn settings(&self) -> anyhow::Result<Settings> {
         let (path, config) = self.load_config()?;
@@ -268,7 +271,9 @@ impl Connection {
 /// command). Progress of a first Python environment build and of the start goes
 /// to standard error.
 ///
-/// Errors: an invalid endpoint, or a local pool that cannot start.
+/// # Errors
+///
+/// An invalid endpoint, or a local pool that cannot start.
 pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
     let mut conn = connect_client(settings).await?;
     conn.client = conn.client.with_pool_type(settings.pool_type);

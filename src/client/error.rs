@@ -38,7 +38,7 @@ pub enum ClientError {
     /// (it must be for `https://dynamicsessions.io`).
     #[error(
         "401 Unauthorized: the bearer token was missing, expired or for the wrong audience \
-         (it must be issued for https://dynamicsessions.io){}", detail(.message)
+         (it must be issued for https://dynamicsessions.io){}", detail(.message.as_deref())
     )]
     Unauthorized {
         /// The service's message, if any.
@@ -48,7 +48,7 @@ pub enum ClientError {
     /// the session pool (or the assignment has not propagated yet).
     #[error(
         "403 Forbidden: your identity needs the \"Azure ContainerApps Session Executor\" role \
-         on this session pool (new assignments take a minute to apply){}", detail(.message)
+         on this session pool (new assignments take a minute to apply){}", detail(.message.as_deref())
     )]
     Forbidden {
         /// The service's message, if any.
@@ -161,9 +161,8 @@ fn not_found(message: Option<&str>, code: Option<&str>, missing: Option<&str>) -
     }
 }
 
-fn detail(message: &Option<String>) -> String {
+fn detail(message: Option<&str>) -> String {
     message
-        .as_deref()
         .filter(|m| !m.is_empty())
         .map(|m| format!(" ({m})"))
         .unwrap_or_default()

@@ -41,10 +41,13 @@ impl SessionClient {
     /// ([`super::api::OUTPUTS_HEADER`]).
     ///
     /// Returns the [`Execution`] whatever the code did: an exception is a
-    /// `Failed` execution, not an error. Errors are about the transport and the
-    /// service: unreachable pool, 401/403/404, a 4xx/5xx with the service's code,
-    /// or a body that is not the shape of `aca-api.md` §3.1/§4.2. Executions are
-    /// never retried.
+    /// `Failed` execution, not an error. Executions are never retried.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError`] about the transport and the service: unreachable pool,
+    /// 401/403/404, a 4xx/5xx with the service's code, or a body that is not the
+    /// shape of `aca-api.md` §3.1/§4.2.
     pub async fn execute(
         &self,
         identifier: &str,

@@ -51,7 +51,9 @@ pub struct SessionClient {
 impl SessionClient {
     /// Builds a client for `target`.
     ///
-    /// Errors: [`ClientError::InvalidEndpoint`] when the endpoint is not an http(s) URL.
+    /// # Errors
+    ///
+    /// [`ClientError::InvalidEndpoint`] when the endpoint is not an http(s) URL.
     pub fn new(target: Target) -> Result<Self, ClientError> {
         let invalid = |reason: String| ClientError::InvalidEndpoint {
             endpoint: target.endpoint.clone(),
@@ -73,7 +75,7 @@ impl SessionClient {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| invalid(e.to_string()))?;
-        let auth = auth::TokenSource::new(match target.token {
+        let auth = auth::TokenSource::new(&match target.token {
             Some(t) => auth::AuthConfig::StaticToken(t),
             None => auth::AuthConfig::None,
         })?;
@@ -119,6 +121,7 @@ impl SessionClient {
 
     /// Uses `auth` for every request instead of the target's static token (Entra
     /// credentials: az login, managed identity, workload identity, client secret).
+    #[must_use]
     pub fn with_auth(mut self, auth: auth::TokenSource) -> Self {
         self.auth = auth;
         self
@@ -127,6 +130,7 @@ impl SessionClient {
     /// Treats the pool as `pool_type` in [`SessionClient::pool_sessions`],
     /// [`SessionClient::pool_session`] and [`SessionClient::end_session`]
     /// (default: a code-interpreter pool).
+    #[must_use]
     pub fn with_pool_type(mut self, pool_type: PoolType) -> Self {
         self.pool_type = pool_type;
         self
@@ -135,12 +139,6 @@ impl SessionClient {
     /// The kind of pool this client manages sessions of.
     pub fn pool_type(&self) -> PoolType {
         self.pool_type
-    }
-
-    /// How this client authenticates, for the status line ("az login", "static
-    /// token", "none", …).
-    pub fn auth_description(&self) -> String {
-        self.auth.describe()
     }
 
     /// `req` with the `Authorization` header from the token source (cached,

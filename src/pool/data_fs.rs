@@ -18,7 +18,9 @@ fn c_path(path: &Path) -> std::io::Result<CString> {
 /// Mounts a tmpfs of `bytes` on `folder` (an empty folder), owned by `uid`:`uid`
 /// with mode 0700, without set-uid programs or devices.
 ///
-/// Errors: the OS's (`EPERM` without root).
+/// # Errors
+///
+/// The OS's (`EPERM` without root).
 pub fn mount(folder: &Path, bytes: u64, uid: u32) -> std::io::Result<()> {
     let target = c_path(folder)?;
     let options = CString::new(format!("size={bytes},mode=0700,uid={uid},gid={uid}"))

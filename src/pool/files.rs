@@ -108,7 +108,7 @@ async fn open(pool: &Pool, query: &HashMap<String, String>) -> Result<Ctx, WireE
 
 /// The folder named by the `path` query parameter (§4.3); the data root without it.
 fn base(query: &HashMap<String, String>) -> Result<RelPath, WireError> {
-    RelPath::parse_dir(query.get("path").map(String::as_str).unwrap_or(""))
+    RelPath::parse_dir(query.get("path").map_or("", String::as_str))
 }
 
 /// `GET files` (§3.3, §4.3).
@@ -168,6 +168,7 @@ async fn upload_a(
 }
 
 /// 400 `SessionRequestValidationFailed` for a body that is not multipart.
+#[allow(clippy::needless_pass_by_value)] // the shape `map_err` takes
 fn not_multipart(e: MultipartRejection) -> WireError {
     WireError::bad_request(
         "SessionRequestValidationFailed",
@@ -372,7 +373,7 @@ async fn delete_rest(
 ) -> Result<Response, WireError> {
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
-    let (_, names) = RawName::from_uri(&uri)?.candidates(|s| ((), s))?;
+    let ((), names) = RawName::from_uri(&uri)?.candidates(|s| ((), s))?;
     let (rel, _) = find(Arc::clone(&ctx.root), base, names, Root::lstat).await?;
     let root = ctx.root;
     blocking(move || root.remove(&rel))

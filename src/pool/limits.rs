@@ -142,7 +142,7 @@ impl Enforcer {
         let hier = hierarchies::auto();
         let v2 = hier.v2();
         let mut builder = CgroupBuilder::new(name)
-            .set_specified_controllers(CONTROLLERS.iter().map(|s| s.to_string()).collect());
+            .set_specified_controllers(CONTROLLERS.iter().map(ToString::to_string).collect());
         if let Some(total) = machine_memory() {
             let cap = i64::try_from(total / 4 * 3).unwrap_or(i64::MAX);
             builder = builder.memory().memory_hard_limit(cap).done();
@@ -152,7 +152,7 @@ impl Enforcer {
         let have: Vec<String> = cgroup
             .subsystems()
             .iter()
-            .map(|s| s.controller_name())
+            .map(cgroups_rs::fs::Subsystem::controller_name)
             .collect();
         for c in CONTROLLERS {
             if !have.iter().any(|h| h == c) {
@@ -234,7 +234,9 @@ impl Enforcer {
     /// its process gets. Apply them with [`KernelLimits::apply_to`] before the
     /// spawn and keep the value as long as the kernel runs.
     ///
-    /// Errors: the kernel's cgroup cannot be created (the machine's cgroups changed
+    /// # Errors
+    ///
+    /// The kernel's cgroup cannot be created (the machine's cgroups changed
     /// under the pool); the text says why.
     pub fn prepare(&self) -> Result<KernelLimits, String> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
@@ -255,7 +257,7 @@ impl Enforcer {
             (weight * 1024 / 100).max(2)
         };
         let cgroup = CgroupBuilder::new(&format!("{}/k{n}", pool.name))
-            .set_specified_controllers(CONTROLLERS.iter().map(|s| s.to_string()).collect())
+            .set_specified_controllers(CONTROLLERS.iter().map(ToString::to_string).collect())
             .memory()
             .memory_hard_limit(mem)
             .memory_swap_limit(mem)
@@ -328,7 +330,7 @@ impl std::fmt::Debug for KernelLimits {
         f.debug_struct("KernelLimits")
             .field("limits", &self.limits)
             .field("cgroup", &self.cgroup.as_ref().map(Cgroup::path))
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -102,7 +102,7 @@ fn page(pool: &Pool, path: &str, query: &HashMap<String, String>) -> Result<Page
     let all = pool.registry.list();
     let total = all.len();
     let next = (from + PAGE < total).then(|| {
-        let version = query.get("api-version").map(String::as_str).unwrap_or("");
+        let version = query.get("api-version").map_or("", String::as_str);
         format!("{path}?api-version={version}&skip={}", from + PAGE)
     });
     Ok(Page {

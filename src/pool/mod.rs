@@ -165,7 +165,9 @@ impl LocalPool {
     /// Prepares the Python environment (reporting each step of a first build to
     /// `progress` as one line of text), binds the listener and starts serving.
     ///
-    /// Errors: [`PoolError::Image`] when no usable Python environment can be made,
+    /// # Errors
+    ///
+    /// [`PoolError::Image`] when no usable Python environment can be made,
     /// [`PoolError::Bind`] when the address is taken, [`PoolError::Folder`].
     pub async fn start(
         opts: PoolOptions,

@@ -34,7 +34,9 @@ struct State {
 
 impl Processes {
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Starts `cmd` as the leader of a new process group and registers it; the
@@ -45,7 +47,9 @@ impl Processes {
     /// spawned it ends, and blocking-pool threads end after a few idle seconds,
     /// while a runtime's own threads live as long as the runtime.
     ///
-    /// Errors: the spawn's, or `Interrupted` once [`Processes::close`] was called
+    /// # Errors
+    ///
+    /// The spawn's, or `Interrupted` once [`Processes::close`] was called
     /// (the pool is going away; nothing may outlive it).
     pub fn spawn(self: &Arc<Self>, cmd: &mut Command) -> std::io::Result<KernelProcess> {
         cmd.process_group(0).kill_on_drop(true);
@@ -192,7 +196,7 @@ fn is_unreaped_child(pid: u32) -> bool {
 /// descend from `pid`, its own threads included, read from `/proc/PID/task`;
 /// stops counting at 100,000.
 pub fn tree_size(pid: u32) -> usize {
-    let threads = |p: u32| std::fs::read_dir(format!("/proc/{p}/task")).map_or(0, |d| d.count());
+    let threads = |p: u32| std::fs::read_dir(format!("/proc/{p}/task")).map_or(0, Iterator::count);
     let mut n = threads(pid);
     let mut stack: Vec<libc::pid_t> = children(pid);
     while let Some(p) = stack.pop() {

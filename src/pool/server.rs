@@ -44,6 +44,7 @@ pub(crate) struct Pool {
     /// Cap (and default) of `timeoutInSeconds`.
     pub(crate) max_execution: Duration,
     /// Status answered when the pool is full (404 or 429).
+    #[allow(clippy::struct_field_names)] // the pool-full status, as `PoolOptions` names it
     pub(crate) pool_full_status: StatusCode,
     /// The `GET metadata` document, read once from the Python environment.
     pub(crate) metadata: Arc<tokio::sync::OnceCell<Value>>,
@@ -207,6 +208,11 @@ pub(crate) fn target(query: &HashMap<String, String>) -> Result<(ApiVersion, Str
 }
 
 /// Identifier rules of `aca-api.md` §4.5: 4 to 128 characters from the spec's set.
+///
+/// # Errors
+///
+/// A 400 `SessionRequestValidationFailed` `WireError` (`aca-api.md` §6) naming
+/// the identifier and the rule.
 pub fn validate_identifier(id: &str) -> Result<(), WireError> {
     const EXTRA: &str = "_|}{[]:\"';<>?/.,@#$%^&*()-+=!~`";
     let len = id.chars().count();
@@ -336,8 +342,7 @@ fn wants_extras(headers: &HeaderMap) -> bool {
 impl Pool {
     fn timeout(&self, req: &ExecuteRequest) -> Duration {
         req.timeout_in_seconds
-            .map(Duration::from_secs)
-            .unwrap_or(self.max_execution)
+            .map_or(self.max_execution, Duration::from_secs)
             .min(self.max_execution)
             .max(Duration::from_secs(1))
     }
@@ -392,8 +397,7 @@ async fn execute_b(
         .get("operation-id")
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty())
-        .map(str::to_string)
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
     let code = req.code.clone().unwrap_or_default();
     let session = pool.session(&identifier)?;
     let asynchronous = req

@@ -75,7 +75,7 @@ pub struct Session {
 }
 
 fn lock<T>(m: &StdMutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Session {
@@ -173,7 +173,6 @@ impl SessionRegistry {
             isolation,
             tag,
         } = confinement;
-        use rand::Rng;
         Self {
             env,
             sandbox,
@@ -182,7 +181,10 @@ impl SessionRegistry {
             enforcer: Arc::new(enforcer),
             mounts: StdMutex::new(std::collections::HashSet::new()),
             // Pools start at a random uid so that two pools rarely share one.
-            next_uid: std::sync::atomic::AtomicU32::new(rand::rng().random_range(0..SESSION_UIDS)),
+            next_uid: std::sync::atomic::AtomicU32::new(rand::Rng::random_range(
+                &mut rand::rng(),
+                0..SESSION_UIDS,
+            )),
             sessions_dir: opts.sessions_dir.join(format!("pool-{tag}")),
             // Short on purpose: IPC socket paths must stay under ~100 bytes.
             runtime_root: std::env::temp_dir().join(format!("sp-{tag}")),
@@ -317,7 +319,9 @@ impl SessionRegistry {
     /// The session of `identifier`, created if it does not exist (taking a ready
     /// kernel and its folder when one is waiting). Touches it.
     ///
-    /// Errors: [`SessionError::PoolFull`] at the maximum number of sessions,
+    /// # Errors
+    ///
+    /// [`SessionError::PoolFull`] at the maximum number of sessions,
     /// [`SessionError::Io`] when the folder cannot be created.
     pub fn get_or_create(self: &Arc<Self>, identifier: &str) -> Result<Arc<Session>, SessionError> {
         let mut map = lock(&self.sessions);

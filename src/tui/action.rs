@@ -2,7 +2,7 @@
 //! carry out ([`Effect`]). Keys become actions in `keymap.rs`; `App::update` turns
 //! actions into state changes and effects; the loop in `runner.rs` executes effects.
 //!
-//! Keymap files name actions by their snake_case name (`run = "run_cell"`,
+//! Keymap files name actions by their `snake_case` name (`run = "run_cell"`,
 //! `run = "scroll_lines -1"`), through `Deserialize`; variants that only the
 //! terminal produces (typed keys, paste, resize) are `#[serde(skip)]`.
 

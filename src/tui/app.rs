@@ -422,7 +422,7 @@ impl App {
             Some(Overlay::Picker) => return self.picker_action(action),
             Some(Overlay::PoolsMenu) => {
                 return match action {
-                    Action::Edit(input) => self.pools_key(input),
+                    Action::Edit(input) => self.pools_key(&input),
                     Action::Quit => {
                         self.should_quit = true;
                         Vec::new()

@@ -162,7 +162,10 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
         app.notebook_prompt(),
         Some(NotebookPrompt::SavePath { .. })
     ));
-    assert_eq!(app.prompt.as_ref().map(|p| p.text()), Some("out-1.png"));
+    assert_eq!(
+        app.prompt.as_ref().map(crate::tui::prompt::Prompt::text),
+        Some("out-1.png")
+    );
     // `q` is typed into the prompt, not a quit.
     for _ in 0.."png".len() {
         key(&mut app, Key::Backspace);

@@ -47,7 +47,9 @@ pub async fn edit(terminal: &mut Tui, source: &str) -> io::Result<Result<String,
 /// appended, and reads the file back (without the final newline editors add).
 /// The file is removed afterwards unless reading it failed.
 ///
-/// Errors: a message saying what failed and that the cell is unchanged.
+/// # Errors
+///
+/// A message saying what failed and that the cell is unchanged.
 pub async fn edit_file(command: &[String], source: &str) -> Result<String, String> {
     let Some((program, args)) = command.split_first() else {
         return Err("no editor is set ($VISUAL, $EDITOR)".to_string());

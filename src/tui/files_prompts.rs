@@ -3,7 +3,12 @@
 //! of the prompt itself are `prompt/`'s) and uploads, from the prompt, a paste
 //! or the picker.
 
-use super::*;
+use std::path::PathBuf;
+
+use super::{
+    Answer, App, Effect, FilesCommand, FilesPrompt, MAX_UPLOAD, Prompt, Purpose, Question,
+    expand_paths, human_size, pasted_paths,
+};
 
 impl App {
     /// Text pasted while the files pane has the focus: an existing local file's
@@ -93,7 +98,7 @@ impl App {
             }
             (FilesPrompt::Delete(_), _) => self.notice = Some("nothing deleted".into()),
             (FilesPrompt::CreateFolder(folder), Answer::Yes) => {
-                self.files.download_folder = folder.clone();
+                self.files.download_folder.clone_from(&folder);
                 return self.download_into(Some(folder));
             }
             (FilesPrompt::CreateFolder(folder), _) => {

@@ -244,7 +244,7 @@ impl App {
             FilesAction::PageDown => files.pane.move_selection(page),
             FilesAction::PageUp => files.pane.move_selection(-page),
             FilesAction::PreviewDown => {
-                files.preview_scroll = files.preview_scroll.saturating_add(3)
+                files.preview_scroll = files.preview_scroll.saturating_add(3);
             }
             FilesAction::PreviewUp => files.preview_scroll = files.preview_scroll.saturating_sub(3),
             FilesAction::Refresh => return vec![files.list()],

@@ -231,6 +231,11 @@ pub struct KeymapError {
 }
 
 /// Parses `run` text: an action name, optionally one argument (`scroll_lines -1`).
+///
+/// # Errors
+///
+/// A message quoting `run`: it is empty, has more than one argument, or names
+/// no action (or an argument the action does not take).
 pub fn parse_run(run: &str) -> Result<Action, String> {
     let mut parts = run.split_whitespace();
     let Some(name) = parts.next() else {
@@ -253,7 +258,9 @@ pub fn parse_run(run: &str) -> Result<Action, String> {
 impl Keymap {
     /// The embedded defaults.
     ///
-    /// Errors: the embedded file is broken (a test makes sure it is not).
+    /// # Errors
+    ///
+    /// The embedded file is broken (a test makes sure it is not).
     pub fn builtin() -> Result<Self, String> {
         Self::from_defaults(DEFAULTS)
     }
@@ -286,7 +293,9 @@ impl Keymap {
     /// bound again replaces its default binding in place, a new key is added at
     /// the end of its mode, `"none"` removes the key.
     ///
-    /// Errors: a key that does not parse, an unknown action, or two keys of one
+    /// # Errors
+    ///
+    /// A key that does not parse, an unknown action, or two keys of one
     /// table that are the same key (`<C-q>` and `<c-q>`), with where they are.
     pub fn with_overrides(overrides: &KeyOverrides) -> Result<Self, KeymapError> {
         let mut keymap = Self::builtin().map_err(|message| KeymapError {

@@ -66,6 +66,7 @@ pub struct TuiOptions {
 impl TuiOptions {
     /// These options pointed at `choice`; the UI settings and the choices stay.
     /// A choice that cannot be used changes nothing.
+    #[must_use]
     pub fn switched_to(&self, choice: &pools::PoolChoice) -> Self {
         let Ok(target) = &choice.target else {
             return self.clone();

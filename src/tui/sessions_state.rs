@@ -27,7 +27,7 @@ use super::action::{Action, Effect};
 use super::app::{App, SidePane};
 use super::persist::Place;
 use super::prompt::{Answer, Prompt, Purpose, Question};
-use super::ui::sessions_pane::{PoolList, SessionRow, SessionsPaneState};
+use super::ui::sessions_pane::{PoolList, SessionsPaneState};
 use super::worker_files::{FilesCommand, FilesEvent};
 use crate::client::{ApiVersion, PoolMetadata, SessionInfo};
 use crate::notebook::sessions_store::SessionsStore;
@@ -507,11 +507,6 @@ impl App {
                 question,
             ));
         }
-    }
-
-    /// The row under the selection, for the details line.
-    pub fn selected_session(&self) -> Option<SessionRow<'_>> {
-        self.sessions.pane.selected_row()
     }
 }
 

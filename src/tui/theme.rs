@@ -140,7 +140,9 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 impl Theme {
     /// The built-in theme `name`, without colours when `no_color`.
     ///
-    /// Errors: no theme has that name (the message lists the known ones), or the
+    /// # Errors
+    ///
+    /// No theme has that name (the message lists the known ones), or the
     /// embedded file is broken (a test makes sure none is).
     pub fn named(name: &str, no_color: bool) -> Result<Self, String> {
         let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
@@ -193,6 +195,7 @@ impl Theme {
     /// The same theme with every colour dropped: modifiers only. Roles that stood
     /// out by their background (the status line, the selection) are reversed
     /// instead, so they still stand out.
+    #[must_use]
     pub fn without_colors(&self) -> Self {
         let strip = |s: Style| {
             let mut plain = Style::new()

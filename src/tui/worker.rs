@@ -304,26 +304,22 @@ async fn run(
     let mut queue = Queue::default();
     let mut lists_promptly = true;
     loop {
-        let next = match queue.next() {
-            Some(next) => next,
-            None => {
-                let command = tokio::select! {
-                    biased;
-                    keep = &mut stopped => {
-                        keep_pool = keep.unwrap_or(false);
-                        break;
-                    }
-                    c = commands.recv() => c,
-                };
-                let Some(command) = command else {
+        let Some((run, code)) = queue.next() else {
+            let command = tokio::select! {
+                biased;
+                keep = &mut stopped => {
+                    keep_pool = keep.unwrap_or(false);
                     break;
-                };
-                queue.accept(command);
-                continue;
-            }
+                }
+                c = commands.recv() => c,
+            };
+            let Some(command) = command else {
+                break;
+            };
+            queue.accept(command);
+            continue;
         };
-        let (run, code) = next;
-        config.identifier = identifier.borrow().clone();
+        config.identifier.clone_from(&identifier.borrow());
         // The data root before the cell, for the artifact radar; not asked for
         // while the pool's listings are slow or failing (the listing after a
         // cell says when they answer again), so a cell never waits on them twice.

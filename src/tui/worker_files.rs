@@ -564,6 +564,11 @@ fn folder_of(done: &str) -> String {
 
 /// The first `limit` bytes of remote file `name` (all of it when smaller): the
 /// download stops as soon as `limit` bytes arrived.
+///
+/// # Errors
+///
+/// The download's [`ClientError`] as text, unless it ended only because `limit`
+/// bytes had arrived.
 pub async fn read_head(
     client: &SessionClient,
     identifier: &str,

@@ -2,6 +2,8 @@
 //! decoding.
 
 use super::*;
+use crate::client::PoolType;
+use crate::pool::limits::Limits;
 use crate::tui::event::AppEvent;
 
 #[tokio::test]
@@ -18,8 +20,8 @@ async fn unreachable_remote_pool_fails_the_run_instead_of_losing_it() {
             api_version: ApiVersion::V2025_10_02,
             identifier: "t".into(),
             timeout: Duration::from_secs(5),
-            pool_type: Default::default(),
-            pool_limits: Default::default(),
+            pool_type: PoolType::default(),
+            pool_limits: Limits::default(),
         },
         events,
     );
@@ -93,8 +95,8 @@ async fn an_abandoned_run_reports_nothing_and_the_next_one_starts() {
             api_version: ApiVersion::V2025_10_02,
             identifier: "t".into(),
             timeout: Duration::from_secs(5),
-            pool_type: Default::default(),
-            pool_limits: Default::default(),
+            pool_type: PoolType::default(),
+            pool_limits: Limits::default(),
         },
         events,
     );
@@ -165,8 +167,8 @@ async fn invalid_endpoint_reports_pool_failed_and_fails_runs() {
             api_version: ApiVersion::V2025_10_02,
             identifier: "t".into(),
             timeout: Duration::from_secs(5),
-            pool_type: Default::default(),
-            pool_limits: Default::default(),
+            pool_type: PoolType::default(),
+            pool_limits: Limits::default(),
         },
         events,
     );
@@ -209,8 +211,8 @@ async fn a_local_pool_endpoint_reports_its_isolation() {
             api_version: ApiVersion::V2024_08_02,
             identifier: "t".into(),
             timeout: Duration::from_secs(5),
-            pool_type: Default::default(),
-            pool_limits: Default::default(),
+            pool_type: PoolType::default(),
+            pool_limits: Limits::default(),
         },
         events,
     );

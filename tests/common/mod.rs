@@ -40,7 +40,7 @@ impl TestPool {
         pools
             .flatten()
             .filter_map(|p| std::fs::read_dir(p.path()).ok())
-            .map(|d| d.count())
+            .map(Iterator::count)
             .sum()
     }
 

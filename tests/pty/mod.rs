@@ -145,9 +145,10 @@ impl Pty {
                     "sessionpad exited ({status:?}) while waiting for {what}; screen:\n{screen}"
                 );
             }
-            if start.elapsed() > deadline {
-                panic!("timed out after {deadline:?} waiting for {what}; screen:\n{screen}");
-            }
+            assert!(
+                start.elapsed() <= deadline,
+                "timed out after {deadline:?} waiting for {what}; screen:\n{screen}"
+            );
             if !got {
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -189,12 +190,11 @@ impl Pty {
             if let Some(status) = self.poll_exit() {
                 return status;
             }
-            if start.elapsed() > deadline {
-                panic!(
-                    "sessionpad did not exit within {deadline:?}; screen:\n{}",
-                    self.contents()
-                );
-            }
+            assert!(
+                start.elapsed() <= deadline,
+                "sessionpad did not exit within {deadline:?}; screen:\n{}",
+                self.contents()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -189,7 +189,9 @@ fn one_line(s: &str) -> String {
         let mut line = line.to_owned();
         for (prefix, short) in PREFIXES {
             if let Some(rest) = line.strip_prefix(prefix) {
-                line = format!("{short} {}", rest.trim()).trim().to_owned();
+                format!("{short} {}", rest.trim())
+                    .trim()
+                    .clone_into(&mut line);
             }
         }
         if !line.is_empty() && !lines.contains(&line) {

@@ -132,8 +132,13 @@ impl TokenSource {
     /// Builds the source for `config`: checks a static token (an expired JWT or one for
     /// another audience is an error), or builds the credential (missing settings are an
     /// error). No token is fetched yet.
-    pub fn new(config: AuthConfig) -> Result<Self, ClientError> {
-        let provider = match &config {
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Auth`] saying why: the static token is expired, for another
+    /// audience or unusable, or the credential's settings are missing or invalid.
+    pub fn new(config: &AuthConfig) -> Result<Self, ClientError> {
+        let provider = match config {
             AuthConfig::None | AuthConfig::StaticToken(_) => None,
             _ => Some(Provider::Azure {
                 config: config.clone(),
@@ -144,9 +149,9 @@ impl TokenSource {
         Self::with_provider(config, provider)
     }
 
-    fn with_provider(config: AuthConfig, provider: Option<Provider>) -> Result<Self, ClientError> {
+    fn with_provider(config: &AuthConfig, provider: Option<Provider>) -> Result<Self, ClientError> {
         let description = config.describe();
-        let mode = match (&config, provider) {
+        let mode = match (config, provider) {
             (AuthConfig::None, _) => Mode::None,
             (AuthConfig::StaticToken(raw), _) => {
                 let token = static_token::check(raw, SystemTime::now()).map_err(auth_error)?;
@@ -169,6 +174,12 @@ impl TokenSource {
     /// The header value to send (`Bearer …`), or `None` for [`AuthConfig::None`].
     /// A cached token is returned while it has more than five minutes left; otherwise
     /// one fetch runs and every concurrent caller waits for it.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Auth`]: the static token has expired since, or the
+    /// credential could not get a token (the message says why; every caller
+    /// waiting on that fetch gets it).
     pub async fn bearer(&self) -> Result<Option<String>, ClientError> {
         match &self.inner.mode {
             Mode::None => Ok(None),
@@ -298,7 +309,9 @@ impl Refresher {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     async fn bearer(&self) -> Result<String, ClientError> {
@@ -360,14 +373,15 @@ impl Refresher {
                 .await
                 .map_err(|_| provider.timeout_message())?
                 .map_err(|e| provider.explain(&e))?;
-            let expires_at =
-                UNIX_EPOCH + Duration::from_secs(token.expires_on.unix_timestamp().max(0) as u64);
+            let expires_at = UNIX_EPOCH
+                + Duration::from_secs(
+                    u64::try_from(token.expires_on.unix_timestamp()).unwrap_or(0),
+                );
             tracing::debug!(
                 auth = %provider.name(),
                 expires_in_s = expires_at
                     .duration_since(SystemTime::now())
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0),
+                    .map_or(0, |d| d.as_secs()),
                 "got a token"
             );
             Ok(Cached {

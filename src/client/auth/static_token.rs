@@ -80,7 +80,11 @@ pub(super) fn claims(token: &str) -> Option<Claims> {
     let payload = payload.as_object()?;
     let exp = payload
         .get("exp")
-        .and_then(|e| e.as_i64().or_else(|| e.as_f64().map(|f| f as i64)));
+        // A float `exp` (some issuers) counts whole seconds; `as` saturates.
+        .and_then(|e| {
+            #[allow(clippy::cast_possible_truncation)]
+            e.as_i64().or_else(|| e.as_f64().map(|f| f as i64))
+        });
     let aud = match payload.get("aud") {
         Some(serde_json::Value::String(s)) => vec![s.clone()],
         Some(serde_json::Value::Array(a)) => a
@@ -97,14 +101,14 @@ pub(super) fn check_expiry(exp: Option<i64>, now: SystemTime) -> Result<(), Stri
     let Some(exp) = exp else { return Ok(()) };
     let now = now
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
     if exp > now {
         return Ok(());
     }
-    let at = chrono::DateTime::from_timestamp(exp, 0)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_else(|| exp.to_string());
+    let at = chrono::DateTime::from_timestamp(exp, 0).map_or_else(
+        || exp.to_string(),
+        |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    );
     Err(format!(
         "the static token expired at {at} ({} ago): {GET_ONE}",
         ago(now - exp)

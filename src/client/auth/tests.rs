@@ -46,7 +46,7 @@ fn counting(expires_in: i64) -> (Arc<Counting>, TokenSource) {
     let cred = Arc::new(Counting::default());
     cred.expires_in.store(expires_in, Ordering::SeqCst);
     let source = TokenSource::with_provider(
-        AuthConfig::DeveloperTools,
+        &AuthConfig::DeveloperTools,
         Some(Provider::Fixed(cred.clone())),
     )
     .unwrap();
@@ -89,8 +89,10 @@ async fn a_token_near_expiry_is_refreshed() {
         source.bearer().await.unwrap().as_deref(),
         Some("Bearer token-2")
     );
-    cred.expires_in
-        .store(REFRESH_MARGIN.as_secs() as i64 + 60, Ordering::SeqCst);
+    cred.expires_in.store(
+        i64::try_from(REFRESH_MARGIN.as_secs()).unwrap() + 60,
+        Ordering::SeqCst,
+    );
     assert_eq!(
         source.bearer().await.unwrap().as_deref(),
         Some("Bearer token-3")
@@ -150,7 +152,7 @@ fn debug_redacts_secrets() {
     );
     assert!(!s.contains("sekrit"), "{s}");
     assert!(s.contains("<redacted>"));
-    let source = TokenSource::new(AuthConfig::StaticToken("sekrit-token".into())).unwrap();
+    let source = TokenSource::new(&AuthConfig::StaticToken("sekrit-token".into())).unwrap();
     assert!(!format!("{source:?}").contains("sekrit"));
 }
 
@@ -182,7 +184,7 @@ impl HttpClient for MockSts {
 }
 
 fn with_mock_sts(
-    config: AuthConfig,
+    config: &AuthConfig,
     env: HashMap<&'static str, String>,
 ) -> (Arc<MockSts>, TokenSource) {
     let sts = Arc::new(MockSts::default());
@@ -200,7 +202,7 @@ fn with_mock_sts(
 #[tokio::test]
 async fn client_secret_requests_the_dynamic_sessions_scope() {
     let (sts, source) = with_mock_sts(
-        AuthConfig::ClientSecret {
+        &AuthConfig::ClientSecret {
             tenant_id: "my-tenant".into(),
             client_id: "my-app".into(),
             secret: "my-secret".into(),
@@ -236,7 +238,7 @@ async fn workload_identity_sends_the_federated_token() {
         ("AZURE_CLIENT_ID", "wl-client".to_string()),
         ("AZURE_FEDERATED_TOKEN_FILE", file.display().to_string()),
     ]);
-    let (sts, source) = with_mock_sts(AuthConfig::WorkloadIdentity, env);
+    let (sts, source) = with_mock_sts(&AuthConfig::WorkloadIdentity, env);
     assert_eq!(
         source.bearer().await.unwrap().as_deref(),
         Some("Bearer sts-token")
@@ -257,12 +259,12 @@ fn workload_identity_names_missing_variables() {
         transport: Transport::new(sts),
         env: Arc::new(|k: &str| (k == "AZURE_TENANT_ID").then(|| "t".to_string())),
     };
-    match TokenSource::with_provider(AuthConfig::WorkloadIdentity, Some(provider)) {
+    match TokenSource::with_provider(&AuthConfig::WorkloadIdentity, Some(provider)) {
         Err(ClientError::Auth { message }) => {
             assert!(
                 message.contains("not set: AZURE_CLIENT_ID, AZURE_FEDERATED_TOKEN_FILE"),
                 "{message}"
-            )
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -270,7 +272,7 @@ fn workload_identity_names_missing_variables() {
 
 #[test]
 fn client_secret_with_a_bad_tenant_is_an_error_at_construction() {
-    let err = TokenSource::new(AuthConfig::ClientSecret {
+    let err = TokenSource::new(&AuthConfig::ClientSecret {
         tenant_id: "not a tenant!".into(),
         client_id: "c".into(),
         secret: "s".into(),

@@ -81,7 +81,7 @@ impl Kind {
             FileType::Socket => Kind::Other("a socket"),
             FileType::CharacterDevice => Kind::Other("a character device"),
             FileType::BlockDevice => Kind::Other("a block device"),
-            _ => Kind::Other("of an unknown type"),
+            FileType::Unknown => Kind::Other("of an unknown type"),
         }
     }
 }
@@ -100,6 +100,7 @@ pub(crate) struct Meta {
 impl Meta {
     /// From a `stat` result.
     fn of(st: &Stat) -> Self {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // nanoseconds: 0..10^9
         let secs = Duration::new(st.st_mtime.unsigned_abs(), st.st_mtime_nsec as u32);
         let modified = if st.st_mtime >= 0 {
             UNIX_EPOCH.checked_add(secs)

@@ -128,6 +128,7 @@ fn too_large() -> WireError {
 }
 
 /// 400 `SessionRequestValidationFailed` for a body multer cannot read.
+#[allow(clippy::needless_pass_by_value)] // the shape `map_err` takes
 fn broken(e: MultipartError) -> WireError {
     WireError::bad_request(
         "SessionRequestValidationFailed",

@@ -78,7 +78,9 @@ pub use self::error::ImageError;
 /// Reusing a ready environment starts no process and takes well under a
 /// millisecond; a first build takes a minute or two (it downloads the packages).
 ///
-/// Errors: [`ImageError::NoPython`] / [`ImageError::PythonTooOld`] when there is no
+/// # Errors
+///
+/// [`ImageError::NoPython`] / [`ImageError::PythonTooOld`] when there is no
 /// suitable base interpreter, [`ImageError::Venv`] / [`ImageError::Pip`] when a build
 /// step fails, [`ImageError::MissingIpykernel`] for an explicit interpreter without
 /// ipykernel, [`ImageError::Spawn`], [`ImageError::Query`] and [`ImageError::Io`].
@@ -113,7 +115,10 @@ impl PythonEnv {
     /// The language runtime of this environment, for the pool's `metadata`: the name
     /// `"python"` and the interpreter's version, e.g. `("python", "3.11.7")`.
     ///
-    /// Runs the interpreter once (tens of milliseconds). Errors:
+    /// Runs the interpreter once (tens of milliseconds).
+    ///
+    /// # Errors
+    ///
     /// [`ImageError::Spawn`] when it cannot be started, [`ImageError::Query`] when it
     /// fails or prints something unexpected.
     pub async fn runtime(&self) -> Result<(String, String), ImageError> {
@@ -139,7 +144,9 @@ impl PythonEnv {
     /// installation it was made from), for the sandbox to bind read-only. Runs the
     /// interpreter once (tens of milliseconds).
     ///
-    /// Errors: [`ImageError::Spawn`], [`ImageError::Query`] when it fails or prints
+    /// # Errors
+    ///
+    /// [`ImageError::Spawn`], [`ImageError::Query`] when it fails or prints
     /// nothing.
     pub async fn prefixes(&self) -> Result<Vec<PathBuf>, ImageError> {
         const WHAT: &str = "its prefixes";
@@ -172,8 +179,12 @@ impl PythonEnv {
     ///
     /// Asks `python -m pip list --format json`; an interpreter without pip (possible
     /// with `--python`) is asked through `importlib.metadata` instead. Takes up to
-    /// about half a second. Errors: [`ImageError::Spawn`], [`ImageError::Query`] when
-    /// both ways fail or their output is not understood.
+    /// about half a second.
+    ///
+    /// # Errors
+    ///
+    /// [`ImageError::Spawn`], [`ImageError::Query`] when both ways fail or their
+    /// output is not understood.
     pub async fn installed_packages(&self) -> Result<Vec<(String, String)>, ImageError> {
         let pip = run_quiet(
             &self.python,

@@ -165,11 +165,13 @@ impl Kernel {
     /// Starts a kernel and waits until it answers `kernel_info_request` and its
     /// IOPub channel delivers messages (so no output of the first execution is lost).
     ///
-    /// Errors: [`KernelError::Io`] for the runtime folder, [`KernelError::Spawn`]
+    /// Cancelling it (dropping the future) kills the process tree started so far.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::Io`] for the runtime folder, [`KernelError::Spawn`]
     /// when the interpreter cannot start (or the pool is closing),
     /// [`KernelError::NotReady`] when it exits or stays silent for 60 s.
-    ///
-    /// Cancelling it (dropping the future) kills the process tree started so far.
     pub async fn start(launch: &KernelLaunch) -> Result<Self, KernelError> {
         let dir = &launch.runtime_dir;
         let io = |path: &Path, source| KernelError::Io {
@@ -206,7 +208,7 @@ impl Kernel {
 
         let Launched {
             command: mut cmd,
-            _inherited,
+            _inherited: inherited,
             limits,
         } = launch.command()?;
         cmd.arg("-m")
@@ -226,7 +228,7 @@ impl Kernel {
                 python: launch.env.python.clone(),
                 source,
             })?;
-        drop(_inherited);
+        drop(inherited);
         let mut kernel = Self::connect(process, limits, &info, dir.clone()).await?;
         kernel.wait_ready().await?;
         Ok(kernel)
@@ -417,7 +419,7 @@ impl Kernel {
                     self.dead = true;
                     return Collect::Died;
                 }
-                _ = tokio::time::sleep_until(deadline) => return Collect::TimedOut,
+                () = tokio::time::sleep_until(deadline) => return Collect::TimedOut,
             }
         }
     }

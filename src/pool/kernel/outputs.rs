@@ -241,7 +241,7 @@ impl Run {
                 StreamName::Stdout => self.stdout.push(&s.text),
                 StreamName::Stderr => self.stderr.push(&s.text),
             },
-            JupyterMessageContent::ExecuteResult(r) => self.take_result(r.data.content),
+            JupyterMessageContent::ExecuteResult(r) => self.take_result(&r.data.content),
             JupyterMessageContent::DisplayData(d) => self.take_images(&d.data.content),
             JupyterMessageContent::UpdateDisplayData(d) => self.take_images(&d.data.content),
             JupyterMessageContent::ErrorOutput(e) => {
@@ -263,10 +263,10 @@ impl Run {
         false
     }
 
-    pub(super) fn take_result(&mut self, media: Vec<MediaType>) {
+    pub(super) fn take_result(&mut self, media: &[MediaType]) {
         let mut typed = None;
         let mut plain = None;
-        for m in &media {
+        for m in media {
             match m {
                 MediaType::Other((mime, value)) if mime == VALUE_MIME && !value.is_null() => {
                     typed = Some(value);
@@ -275,7 +275,7 @@ impl Run {
                 _ => {}
             }
         }
-        self.take_images(&media);
+        self.take_images(media);
         self.result_json = typed
             .filter(|v| !json_longer_than(v, MAX_RESULT_BYTES))
             .cloned();
@@ -476,7 +476,7 @@ mod tests {
     fn a_huge_value_becomes_its_cut_text() {
         let big = "y".repeat(MAX_RESULT_BYTES + 10);
         let mut run = Run::new(OutputLimits::default());
-        run.take_result(vec![
+        run.take_result(&[
             MediaType::Other((VALUE_MIME.into(), serde_json::Value::String(big.clone()))),
             MediaType::Plain(format!("'{big}'")),
         ]);
@@ -492,7 +492,7 @@ mod tests {
             "its JSON is too big"
         );
         let mut run = Run::new(OutputLimits::default());
-        run.take_result(vec![
+        run.take_result(&[
             MediaType::Other((VALUE_MIME.into(), serde_json::json!([1, 2]))),
             MediaType::Plain("(1, 2)".into()),
         ]);
@@ -506,7 +506,7 @@ mod tests {
         );
         // A value without a JSON type has its text/plain only.
         let mut run = Run::new(OutputLimits::default());
-        run.take_result(vec![MediaType::Plain("<object at 0x1>".into())]);
+        run.take_result(&[MediaType::Plain("<object at 0x1>".into())]);
         let exec = run.finish(Instant::now());
         assert_eq!(exec.result, Some(ExecutionValue::text("<object at 0x1>")));
     }

@@ -85,6 +85,7 @@ impl Bind {
 
 /// Appends `--perms 0755 --dir D` for each folder above `path` (not `/`) that is
 /// not yet made or bound, outermost first.
+#[allow(clippy::implicit_hasher)] // one caller, with the default hasher
 pub fn parents(cmd: &mut Command, path: &Path, made: &mut HashSet<PathBuf>) {
     let mut above: Vec<&Path> = path.ancestors().skip(1).collect();
     above.reverse();

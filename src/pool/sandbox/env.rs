@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// Variables copied from the pool's environment when set: the time zone and
-/// OpenBLAS's processor settings (which some machines need for numpy to compute
+/// `OpenBLAS`'s processor settings (which some machines need for numpy to compute
 /// right; see the machine notes).
 const PASSED: &[&str] = &["TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"];
 

@@ -132,7 +132,9 @@ impl Sandbox {
     /// this machine with one short sandboxed `true` (a few milliseconds). `egress`
     /// keeps the network namespace shared.
     ///
-    /// Errors: the reason kernels will run unsandboxed.
+    /// # Errors
+    ///
+    /// The reason kernels will run unsandboxed.
     pub fn detect(enabled: bool, egress: bool) -> Result<Self, NoSandbox> {
         if !enabled {
             return Err(NoSandbox::Disabled);
@@ -249,7 +251,9 @@ impl Sandbox {
     /// Its environment is left to the caller, who should clear it and set the
     /// allow-list of [`env::kernel_env`]; bubblewrap passes it on.
     ///
-    /// Errors: the seccomp programs cannot be written to a temporary file.
+    /// # Errors
+    ///
+    /// The seccomp programs cannot be written to a temporary file.
     pub fn command(&self, jail: &Jail<'_>) -> std::io::Result<SandboxCommand> {
         let mut cmd = Command::new(&self.bwrap);
         let mut inherited = Vec::new();

@@ -100,7 +100,7 @@ pub fn denied_count() -> usize {
 }
 
 /// Errors building the filter: the architecture is not one seccompiler knows
-/// (x86_64, aarch64, riscv64), or a rule is malformed (a bug).
+/// (`x86_64`, aarch64, riscv64), or a rule is malformed (a bug).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot build the seccomp filter: {0}")]
 pub struct SeccompError(String);
@@ -168,7 +168,9 @@ fn compile(
 /// else listed with `EPERM`; the kernel runs both and the error wins over
 /// "allow".
 ///
-/// Errors: [`SeccompError`] on an architecture seccompiler does not know.
+/// # Errors
+///
+/// [`SeccompError`] on an architecture seccompiler does not know.
 pub fn programs() -> Result<[Vec<u8>; 2], SeccompError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(err)?;
     let mut nosys = BTreeMap::new();

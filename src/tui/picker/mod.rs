@@ -80,7 +80,9 @@ impl FilePicker {
     /// A picker listing `dir` (made absolute, symbolic links resolved), hidden
     /// files not shown, the first entry selected.
     ///
-    /// Errors: `dir` does not exist or cannot be read.
+    /// # Errors
+    ///
+    /// `dir` does not exist or cannot be read.
     pub fn open(dir: &Path) -> io::Result<Self> {
         let dir = std::fs::canonicalize(dir)?;
         let explorer = FileExplorerBuilder::build_with_working_dir(dir)?;
@@ -130,7 +132,7 @@ impl FilePicker {
     }
 
     /// Takes one key (raw, as the keymap hands keys to open prompts).
-    pub fn key(&mut self, input: Input) -> PickerKey {
+    pub fn key(&mut self, input: &Input) -> PickerKey {
         self.notice = None;
         if input.ctrl || input.alt {
             return match input.key {
@@ -392,7 +394,7 @@ impl App {
             return Vec::new();
         };
         if let Action::Edit(input) = action {
-            match picker.key(input) {
+            match picker.key(&input) {
                 PickerKey::Stay => {}
                 PickerKey::Close => return Vec::new(),
                 PickerKey::Upload(paths) => {

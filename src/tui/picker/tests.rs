@@ -57,7 +57,7 @@ fn go_to(p: &mut FilePicker, name: &str) {
         if selected_name(p) == name {
             return;
         }
-        p.key(key(Key::Down));
+        p.key(&key(Key::Down));
     }
     panic!("{name} not listed: {:?}", names(p));
 }
@@ -77,21 +77,21 @@ fn into_a_subfolder_and_back_selects_the_folder_left() {
     let (_dir, root) = tree();
     let mut p = FilePicker::open(&root).unwrap();
     go_to(&mut p, "sub/");
-    assert_eq!(p.key(key(Key::Right)), PickerKey::Stay);
+    assert_eq!(p.key(&key(Key::Right)), PickerKey::Stay);
     assert_eq!(p.cwd(), root.join("sub"));
     assert_eq!(names(&p), ["../", "c.txt"]);
-    p.key(key(Key::Left));
+    p.key(&key(Key::Left));
     assert_eq!(p.cwd(), root);
     assert_eq!(selected_name(&p), "sub/");
     // Enter opens a folder too, Backspace goes up, `../` with Enter as well.
-    p.key(key(Key::Enter));
+    p.key(&key(Key::Enter));
     assert_eq!(p.cwd(), root.join("sub"));
-    p.key(key(Key::Backspace));
+    p.key(&key(Key::Backspace));
     assert_eq!(p.cwd(), root);
-    p.key(key(Key::Enter));
-    p.key(key(Key::Home));
+    p.key(&key(Key::Enter));
+    p.key(&key(Key::Home));
     assert_eq!(selected_name(&p), "../");
-    p.key(key(Key::Enter));
+    p.key(&key(Key::Enter));
     assert_eq!(p.cwd(), root);
     assert_eq!(selected_name(&p), "sub/");
 }
@@ -101,19 +101,19 @@ fn marks_in_two_folders_upload_together() {
     let (_dir, root) = tree();
     let mut p = FilePicker::open(&root).unwrap();
     go_to(&mut p, "b.txt");
-    p.key(ch(' '));
+    p.key(&ch(' '));
     assert!(p.entries().any(|e| e.name == "b.txt" && e.marked));
     go_to(&mut p, "sub/");
     // A folder is not marked.
-    p.key(ch(' '));
+    p.key(&ch(' '));
     assert!(p.notice.is_some());
-    p.key(key(Key::Right));
+    p.key(&key(Key::Right));
     go_to(&mut p, "c.txt");
-    p.key(ch(' '));
+    p.key(&ch(' '));
     assert_eq!(p.marked().len(), 2);
     // Enter on a file uploads the marks (not just the selected file).
     assert_eq!(
-        p.key(key(Key::Enter)),
+        p.key(&key(Key::Enter)),
         PickerKey::Upload(vec![root.join("b.txt"), root.join("sub/c.txt")])
     );
 }
@@ -123,14 +123,14 @@ fn space_twice_unmarks_and_enter_without_marks_uploads_the_selected_file() {
     let (_dir, root) = tree();
     let mut p = FilePicker::open(&root).unwrap();
     go_to(&mut p, "a.txt");
-    p.key(ch(' '));
+    p.key(&ch(' '));
     assert_eq!(selected_name(&p), "b.txt");
-    p.key(key(Key::Up));
-    p.key(ch(' '));
+    p.key(&key(Key::Up));
+    p.key(&ch(' '));
     assert!(p.marked().is_empty());
     go_to(&mut p, "a.txt");
     assert_eq!(
-        p.key(key(Key::Enter)),
+        p.key(&key(Key::Enter)),
         PickerKey::Upload(vec![root.join("a.txt")])
     );
 }
@@ -139,10 +139,10 @@ fn space_twice_unmarks_and_enter_without_marks_uploads_the_selected_file() {
 fn a_marks_every_file_of_the_folder_then_none() {
     let (_dir, root) = tree();
     let mut p = FilePicker::open(&root).unwrap();
-    p.key(ch('a'));
+    p.key(&ch('a'));
     let marked: Vec<&PathBuf> = p.marked().iter().collect();
     assert_eq!(marked, [&root.join("a.txt"), &root.join("b.txt")]);
-    p.key(ch('a'));
+    p.key(&ch('a'));
     assert!(p.marked().is_empty());
 }
 
@@ -151,11 +151,11 @@ fn dot_shows_and_hides_hidden_files_keeping_the_selection() {
     let (_dir, root) = tree();
     let mut p = FilePicker::open(&root).unwrap();
     go_to(&mut p, "b.txt");
-    p.key(ch('.'));
+    p.key(&ch('.'));
     assert!(p.show_hidden());
     assert_eq!(names(&p), ["../", "sub/", ".hidden", "a.txt", "b.txt"]);
     assert_eq!(selected_name(&p), "b.txt");
-    p.key(ch('.'));
+    p.key(&ch('.'));
     assert_eq!(names(&p), ["../", "sub/", "a.txt", "b.txt"]);
 }
 
@@ -167,10 +167,10 @@ fn files_over_the_limit_are_not_marked() {
     big.set_len(MAX_UPLOAD + 1).unwrap();
     let mut p = FilePicker::open(&root).unwrap();
     go_to(&mut p, "huge.bin");
-    p.key(ch(' '));
+    p.key(&ch(' '));
     assert!(p.marked().is_empty());
     assert!(p.notice.as_deref().unwrap().contains("limited to 128 MiB"));
-    p.key(ch('a'));
+    p.key(&ch('a'));
     assert!(!p.marked().contains(&root.join("huge.bin")));
 }
 
@@ -198,7 +198,7 @@ fn an_empty_folder_and_an_empty_list_take_every_key() {
     let mut p = FilePicker::open(&empty).unwrap();
     assert_eq!(names(&p), ["../"]);
     for k in ALL_KEYS {
-        p.key(key(k));
+        p.key(&key(k));
         // Always back into the empty folder.
         if p.cwd() != fs::canonicalize(&empty).unwrap() {
             p.explorer
@@ -212,7 +212,7 @@ fn an_empty_folder_and_an_empty_list_take_every_key() {
     p.listed();
     assert_eq!(p.entries().len(), 0);
     for k in ALL_KEYS {
-        assert!(matches!(p.key(key(k)), PickerKey::Stay), "{k:?}");
+        assert!(matches!(p.key(&key(k)), PickerKey::Stay), "{k:?}");
     }
 }
 
@@ -223,7 +223,7 @@ fn a_folder_deleted_after_listing_gives_a_notice_and_the_list_again() {
     let mut p = FilePicker::open(&root).unwrap();
     go_to(&mut p, "gone/");
     fs::remove_dir(root.join("gone")).unwrap();
-    p.key(key(Key::Right));
+    p.key(&key(Key::Right));
     assert_eq!(p.cwd(), root);
     assert!(
         p.notice.as_deref().unwrap().starts_with("cannot open"),
@@ -232,7 +232,7 @@ fn a_folder_deleted_after_listing_gives_a_notice_and_the_list_again() {
     );
     assert_eq!(names(&p), ["../", "sub/", "a.txt", "b.txt"]);
     for k in ALL_KEYS {
-        p.key(key(k));
+        p.key(&key(k));
     }
 }
 
@@ -241,11 +241,11 @@ fn the_listed_folder_deleted_climbs_to_a_folder_that_lists() {
     let (_dir, root) = tree();
     let mut p = FilePicker::open(&root.join("sub")).unwrap();
     fs::remove_dir_all(root.join("sub")).unwrap();
-    p.key(ch('.'));
+    p.key(&ch('.'));
     assert_eq!(p.cwd(), root);
     assert!(p.notice.as_deref().unwrap().starts_with("cannot list"));
     for k in ALL_KEYS {
-        p.key(key(k));
+        p.key(&key(k));
     }
 }
 
@@ -313,20 +313,20 @@ fn unreadable_folders_give_a_notice_and_the_list_stays_whole() {
         // before it fails; the picker lists the folder again.
         let mut p = FilePicker::open(&root).unwrap();
         go_to(&mut p, "sub/");
-        p.key(key(Key::Right));
+        p.key(&key(Key::Right));
         assert_eq!(p.cwd(), root);
         assert!(p.notice.as_deref().unwrap().starts_with("cannot open sub"));
         assert_eq!(names(&p), ["../", "sub/", "a.txt", "b.txt"]);
         assert_eq!(selected_name(&p), "sub/");
         for k in ALL_KEYS {
-            p.key(key(k));
+            p.key(&key(k));
         }
         mode(&root.join("sub"), 0o755);
 
         // Up to a parent that can be passed through but not read.
         let mut p = FilePicker::open(&root.join("sub")).unwrap();
         mode(&root, 0o300);
-        p.key(key(Key::Left));
+        p.key(&key(Key::Left));
         mode(&root, 0o755);
         assert_eq!(p.cwd(), root.join("sub"));
         assert!(p.notice.as_deref().unwrap().starts_with("cannot open"));
@@ -338,14 +338,14 @@ fn unreadable_folders_give_a_notice_and_the_list_stays_whole() {
 fn esc_and_ctrl_c_close_without_uploading() {
     let (_dir, root) = tree();
     let mut p = FilePicker::open(&root).unwrap();
-    p.key(ch('a'));
-    assert_eq!(p.key(key(Key::Esc)), PickerKey::Close);
+    p.key(&ch('a'));
+    assert_eq!(p.key(&key(Key::Esc)), PickerKey::Close);
     let ctrl_c = Input {
         key: Key::Char('c'),
         ctrl: true,
         ..Input::default()
     };
-    assert_eq!(p.key(ctrl_c), PickerKey::Close);
+    assert_eq!(p.key(&ctrl_c), PickerKey::Close);
 }
 
 // The App's glue.

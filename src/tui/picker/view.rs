@@ -38,8 +38,8 @@ const MAX_WIDTH: u16 = 100;
 const MIN_HEIGHT: u16 = 12;
 
 /// The popup's place in `area` for a listing of `entries` rows: centred, at
-/// most `MAX_WIDTH` columns, as tall as the listing needs (at least
-/// `MIN_HEIGHT` rows), a column and a row of the area left around it where
+/// most 100 columns (`MAX_WIDTH`), as tall as the listing needs (at least 12
+/// rows, `MIN_HEIGHT`), a column and a row of the area left around it where
 /// there is room.
 pub fn popup_area(area: Rect, entries: usize) -> Rect {
     let width = area

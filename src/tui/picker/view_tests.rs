@@ -57,12 +57,12 @@ fn snapshot_of_the_picker() {
     let (_dir, root) = tree();
     let mut picker = FilePicker::open(&root).unwrap();
     // Mark report.csv (the last file), then select notes.md.
-    picker.key(key(Key::End));
-    picker.key(key(Key::Char(' ')));
-    picker.key(key(Key::Up));
+    picker.key(&key(Key::End));
+    picker.key(&key(Key::Char(' ')));
+    picker.key(&key(Key::Up));
     // huge.bin is over the limit: a notice, no mark.
-    picker.key(key(Key::Up));
-    picker.key(key(Key::Char(' ')));
+    picker.key(&key(Key::Up));
+    picker.key(&key(Key::Char(' ')));
     let backend = draw(&mut picker, 80, 20);
     let screen = text(&backend, root.parent().unwrap());
     assert!(!screen.contains('\u{1b}'), "{screen}");
@@ -85,11 +85,11 @@ fn a_long_listing_scrolls_to_keep_the_selection_visible() {
         fs::write(dir.path().join(format!("file-{i:02}.txt")), "x").unwrap();
     }
     let mut picker = FilePicker::open(dir.path()).unwrap();
-    picker.key(key(Key::End));
+    picker.key(&key(Key::End));
     let screen = draw(&mut picker, 60, 12).to_string();
     assert!(screen.contains("file-39.txt"), "{screen}");
     assert!(!screen.contains("file-00.txt"), "{screen}");
-    picker.key(key(Key::Home));
+    picker.key(&key(Key::Home));
     let screen = draw(&mut picker, 60, 12).to_string();
     assert!(screen.contains("../"), "{screen}");
     assert!(!screen.contains("file-39.txt"), "{screen}");

@@ -101,7 +101,7 @@ impl App {
 
     /// A key while the chooser is open: Up/Down (or k/j) move, Enter switches,
     /// Esc (or q) closes.
-    pub fn pools_key(&mut self, input: Input) -> Vec<Effect> {
+    pub fn pools_key(&mut self, input: &Input) -> Vec<Effect> {
         let count = self.pools.choices.len();
         let Some(menu) = self.pools.menu.as_mut() else {
             return Vec::new();
@@ -200,7 +200,7 @@ mod tests {
     }
 
     fn key(app: &mut App, key: Key) -> Vec<Effect> {
-        app.pools_key(Input {
+        app.pools_key(&Input {
             key,
             ..Input::default()
         })

@@ -35,6 +35,7 @@ pub struct LinePrompt {
 impl LinePrompt {
     /// The same prompt holding `text` instead, the cursor at its end (after a
     /// completion).
+    #[must_use]
     pub fn with_text(&self, text: &str) -> Self {
         Self::new(self.label.clone(), text)
     }

@@ -360,7 +360,7 @@ mod tests {
             texts: &mut texts,
             clock: RunClock {
                 now,
-                running: Some((0, now - Duration::from_millis(1234))),
+                running: Some((0, now.checked_sub(Duration::from_millis(1234)).unwrap())),
                 limit: Some(Duration::from_secs(220)),
             },
             pager_key: "Ctrl+O",

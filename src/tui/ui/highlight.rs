@@ -38,8 +38,12 @@ fn assets() -> &'static Assets {
 static CODE_THEME: RwLock<String> = RwLock::new(String::new());
 
 /// Highlights code with syntect's theme `name` from now on (the UI theme's
-/// `syntax`, e.g. `base16-ocean.light`). Errors: syntect has no such theme
-/// (the message lists the known ones); the theme in use stays.
+/// `syntax`, e.g. `base16-ocean.light`).
+///
+/// # Errors
+///
+/// Syntect has no such theme (the message lists the known ones); the theme in
+/// use stays.
 pub fn set_theme(name: &str) -> Result<(), String> {
     let themes = &assets().themes.themes;
     if !has_theme(name) {
@@ -89,7 +93,7 @@ impl std::fmt::Debug for Highlighter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Highlighter")
             .field("cached", &self.cache.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -88,7 +88,7 @@ impl std::fmt::Debug for Encoded {
             .field("width", &self.width)
             .field("encoding", &self.encoding)
             .field("ok", &self.result.is_ok())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -283,13 +283,13 @@ impl ImageStore {
                 sizes.len() - 1
             }
         };
-        let sized = &mut sizes[index];
-        if matches!(sized.main, Slot::Missing) {
+        let entry = &mut sizes[index];
+        if matches!(entry.main, Slot::Missing) {
             if inline {
                 let result = encode(&self.picker, (**image).clone(), width, max_rows);
-                fill(sized, Encoding::Main, result);
+                fill(entry, Encoding::Main, result);
             } else {
-                sized.main = Slot::Pending;
+                entry.main = Slot::Pending;
                 self.requests.push(Request {
                     key,
                     generation,
@@ -300,9 +300,9 @@ impl ImageStore {
                 });
             }
         }
-        match &sized.main {
+        match &entry.main {
             Slot::Failed(reason) => ImageLayout::Unavailable(reason.clone()),
-            _ => ImageLayout::Rows(sized.rows),
+            _ => ImageLayout::Rows(entry.rows),
         }
     }
 

@@ -17,7 +17,7 @@ const KEY: ImageKey = ImageKey { cell: 0, output: 0 };
 fn rows(layout: ImageLayout) -> u16 {
     match layout {
         ImageLayout::Rows(rows) => rows,
-        other => panic!("{other:?}"),
+        other @ ImageLayout::Unavailable(_) => panic!("{other:?}"),
     }
 }
 

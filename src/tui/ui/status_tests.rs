@@ -26,10 +26,10 @@ fn app(isolation: Option<Isolation>) -> App {
     app
 }
 
-fn unsandboxed() -> Option<Isolation> {
-    Some(Isolation::unsandboxed(
+fn unsandboxed() -> Isolation {
+    Isolation::unsandboxed(
         "bubblewrap (bwrap) is not installed: sessions are NOT isolated from this machine",
-    ))
+    )
 }
 
 fn line(app: &App, width: u16) -> (String, Buffer) {
@@ -44,7 +44,7 @@ fn line(app: &App, width: u16) -> (String, Buffer) {
 
 #[test]
 fn the_warning_follows_the_pool_at_80_and_160_columns() {
-    let app = app(unsandboxed());
+    let app = app(Some(unsandboxed()));
     let (at80, buf) = line(&app, 80);
     let (at160, _) = line(&app, 160);
     assert_snapshot!([at80.as_str(), at160.as_str()].join("\n"));
@@ -57,7 +57,7 @@ fn the_warning_follows_the_pool_at_80_and_160_columns() {
 
 #[test]
 fn a_notice_never_covers_the_warning() {
-    let mut app = app(unsandboxed());
+    let mut app = app(Some(unsandboxed()));
     app.notice = Some("a long notice that would fill the whole status line by itself".into());
     let (at80, _) = line(&app, 80);
     assert!(
@@ -93,7 +93,7 @@ fn the_warning_comes_with_the_pool_s_isolation() {
     let mut app = app(None);
     assert!(!not_isolated(&app));
     app.handle_event(
-        crate::tui::event::AppEvent::PoolIsolation(unsandboxed().unwrap()),
+        crate::tui::event::AppEvent::PoolIsolation(unsandboxed()),
         Instant::now(),
     );
     assert!(not_isolated(&app));

@@ -279,7 +279,7 @@ fn status_line_states() {
     run_cell(&mut running, "x", None, now);
     running.handle_event(
         AppEvent::ExecutionStarted(first),
-        now - Duration::from_millis(1234),
+        now.checked_sub(Duration::from_millis(1234)).unwrap(),
     );
     let running_line = status_line(&running, now);
     ready.update(Action::Interrupt, now);
