@@ -10,11 +10,11 @@ use ratatui_textarea::Input;
 use serde::Deserialize;
 
 use super::event::RunId;
-use super::files_state::FilesAction;
+use super::files::FilesAction;
 use super::local::LocalWork;
 use super::persist::Place;
 use super::pools::PoolChoice;
-use super::sessions_state::SessionsAction;
+use super::sessions::SessionsAction;
 use super::worker_files::FilesCommand;
 
 /// Something the user wants.

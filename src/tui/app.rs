@@ -186,10 +186,10 @@ pub struct App {
     saver: Option<Saver>,
     /// Cells of an opened notebook not yet offered in the editor.
     queued: VecDeque<String>,
-    /// The files pane: listing, preview, transfers (`files_state.rs`).
-    pub files: super::files_state::FilesUi,
-    /// The sessions pane: identifiers, switching, details (`sessions_state.rs`).
-    pub sessions: super::sessions_state::SessionsUi,
+    /// The files pane: listing, preview, transfers (`files/`).
+    pub files: super::files::FilesUi,
+    /// The sessions pane: identifiers, switching, details (`sessions/`).
+    pub sessions: super::sessions::SessionsUi,
     /// The pools to switch to and the chooser (`pools.rs`).
     pub pools: super::pools::PoolsUi,
 }
@@ -205,7 +205,7 @@ impl App {
     /// remote endpoint (which is only known to work once a cell runs).
     pub fn new(config: AppConfig, pool: PoolState) -> Self {
         let config_can_manage = config.api_version.has_file_management();
-        let sessions = super::sessions_state::SessionsUi::new(
+        let sessions = super::sessions::SessionsUi::new(
             &config.pool_label,
             &config.identifier,
             config.api_version,
@@ -239,7 +239,7 @@ impl App {
             runs: Runs::default(),
             saver: None,
             queued: VecDeque::new(),
-            files: super::files_state::FilesUi::new(config_can_manage),
+            files: super::files::FilesUi::new(config_can_manage),
             sessions,
             pools: super::pools::PoolsUi::default(),
         }

@@ -5,7 +5,7 @@
 
 use super::App;
 use crate::notebook::Notebook;
-use crate::tui::files_state::FilesUi;
+use crate::tui::files::FilesUi;
 use crate::tui::ui::Views;
 
 impl App {
@@ -29,7 +29,7 @@ impl App {
         self.files = FilesUi::new(self.config.api_version.has_file_management());
         self.dirty = true;
         if files_open {
-            return self.files_action(crate::tui::files_state::FilesAction::Refresh);
+            return self.files_action(crate::tui::files::FilesAction::Refresh);
         }
         Vec::new()
     }

@@ -24,9 +24,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::event::AppEventSender;
+use super::files::preview::{IMAGE_BYTES, PREVIEW_BYTES, Preview, PreviewRequest};
 use super::radar::{ArtifactKind, kind_of};
 use super::ui::fit::human_size;
-use super::ui::preview::{IMAGE_BYTES, PREVIEW_BYTES, Preview, PreviewRequest};
 use super::ui::sanitize;
 use crate::client::{
     ClientError, MAX_UPLOAD, PoolMetadata, RemoteFile, SessionClient, SessionInfo,

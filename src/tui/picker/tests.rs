@@ -14,7 +14,7 @@ use tempfile::TempDir;
 use super::*;
 use crate::client::ApiVersion;
 use crate::tui::app::{AppConfig, PoolState};
-use crate::tui::files_state::FilesPrompt;
+use crate::tui::files::FilesPrompt;
 use crate::tui::worker_files::FilesCommand;
 
 /// `root/{a.txt, b.txt, .hidden, sub/{c.txt}}`, canonical paths.

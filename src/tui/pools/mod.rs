@@ -246,7 +246,7 @@ mod tests {
     #[test]
     fn a_transfer_under_way_holds_the_switch() {
         let mut app = app();
-        app.files.transfer = Some(crate::tui::files_state::Transfer {
+        app.files.transfer = Some(crate::tui::files::Transfer {
             label: "report.csv".into(),
             done: 1,
             total: Some(2),

@@ -18,8 +18,8 @@ use ratatui_textarea::Key;
 use self::line::{LinePrompt, PromptKey};
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, NotebookPrompt};
-use crate::tui::files_state::FilesPrompt;
-use crate::tui::sessions_state::SessionsPrompt;
+use crate::tui::files::FilesPrompt;
+use crate::tui::sessions::SessionsPrompt;
 use crate::tui::theme::Theme;
 use crate::tui::ui::fit;
 

@@ -4,8 +4,6 @@
 
 pub mod cell_view;
 pub mod editor;
-pub mod files_pane;
-pub mod files_view;
 pub mod fit;
 pub mod help;
 pub mod highlight;
@@ -13,10 +11,7 @@ pub mod history_search;
 pub mod image;
 pub mod long_output;
 pub mod outputs;
-pub mod preview;
 pub mod sanitize;
-pub mod sessions_pane;
-pub mod sessions_view;
 pub mod sgr;
 pub mod status;
 pub mod text_index;
@@ -83,7 +78,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     ])
     .areas(area);
     let notebook_area = outputs_area;
-    let (outputs_area, files_area) = files_view::split(app, outputs_area);
+    let (outputs_area, files_area) = crate::tui::files::view::split(app, outputs_area);
     app.views.areas = Areas {
         outputs: outputs_area,
         editor: editor_area,
@@ -128,8 +123,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             .render(&notebook.cells, outputs_area, frame.buffer_mut(), &mut ctx);
     }
     if let Some(files_area) = files_area {
-        files_view::render_side(app, files_area, frame.buffer_mut());
-        sessions_view::render_pool_info_over(app, notebook_area, frame.buffer_mut());
+        crate::tui::files::view::render_side(app, files_area, frame.buffer_mut());
+        crate::tui::sessions::view::render_pool_info_over(app, notebook_area, frame.buffer_mut());
     }
     if let Some(picker) = app.files.picker.as_mut() {
         crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
@@ -149,7 +144,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         &app.theme,
         &app.keymap,
     );
-    files_view::render_hints(app, editor_area, frame.buffer_mut());
+    crate::tui::files::view::render_hints(app, editor_area, frame.buffer_mut());
     status::render(app, now, status_area, frame.buffer_mut());
     // The one prompt over the status line, the history search over the notebook.
     if let Some(prompt) = &app.prompt {

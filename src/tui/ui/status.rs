@@ -127,7 +127,7 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             u8::MAX,
             Span::styled(text, theme.status.patch(theme.warning)),
         )),
-        None => super::sessions_view::countdown(app, now).map(|(text, style)| {
+        None => crate::tui::sessions::view::countdown(app, now).map(|(text, style)| {
             (
                 1,
                 Span::styled(format!(" {text} "), theme.status.patch(style)),

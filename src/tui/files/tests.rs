@@ -1,0 +1,630 @@
+//! Headless tests of the files pane's state transitions (keys in, effects out,
+//! the worker's news delivered by hand) and whole-screen snapshots of the pane
+//! with the radar's marks and its previews at 80x24 and 160x48.
+
+use std::time::Instant;
+
+use chrono::{DateTime, TimeZone, Utc};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::*;
+use crate::client::ApiVersion;
+use crate::tui::action::Action;
+use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::event::AppEvent;
+use crate::tui::files::preview::PreviewRequest;
+use crate::tui::local_paths::wildcard;
+
+fn app(version: ApiVersion) -> App {
+    App::new(
+        AppConfig {
+            pool_label: "local".into(),
+            identifier: "sessionpad-0badc0de".into(),
+            api_version: version,
+        },
+        PoolState::Ready,
+    )
+}
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 1, 14, 0, 0).unwrap()
+}
+
+fn file(name: &str, size: u64) -> RemoteFile {
+    RemoteFile {
+        name: name.into(),
+        directory: None,
+        size: Some(size),
+        modified: Some(now() - chrono::Duration::seconds(20)),
+        content_type: None,
+        kind: FileKind::File,
+    }
+}
+
+fn folder(name: &str) -> RemoteFile {
+    RemoteFile {
+        kind: FileKind::Directory,
+        ..file(name, 4096)
+    }
+}
+
+fn before() -> Vec<RemoteFile> {
+    vec![
+        file("input.csv", 1536),
+        file("notes.md", 812),
+        folder("cache"),
+    ]
+}
+
+fn after() -> Vec<RemoteFile> {
+    let mut list = before();
+    list[1] = file("notes.md", 2048);
+    list.push(file("report.csv", 45_000));
+    list.push(file("plot.png", 120_500));
+    list
+}
+
+/// Presses `code` through the keymap, as the loop does.
+fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    let event = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    let ctx = app.key_context();
+    match app.keymap.action_for_event(event, ctx) {
+        Some(action) => app.update(action, Instant::now()),
+        None => Vec::new(),
+    }
+}
+
+fn listed(app: &mut App, files: Vec<RemoteFile>) {
+    let generation = app.files.list_generation;
+    app.files_event(FilesEvent::Listed {
+        generation,
+        result: Ok(files),
+    });
+}
+
+/// An app with the pane open on the listing after a cell, marks from the radar.
+fn after_a_cell() -> App {
+    after_a_cell_with_effects().0
+}
+
+/// The app after a cell, and the effects its listing asked for.
+fn after_a_cell_with_effects() -> (App, Vec<Effect>) {
+    let mut app = app(ApiVersion::V2025_10_02);
+    app.files.pane.now = now();
+    let effects = press(&mut app, KeyCode::F(2));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Files(FilesCommand::List { .. })]
+    ));
+    listed(&mut app, before());
+    let effects = app.handle_event(
+        AppEvent::Files(FilesEvent::CellListing {
+            before: before(),
+            after: after(),
+        }),
+        Instant::now(),
+    );
+    app.files.pane.now = now();
+    (app, effects)
+}
+
+#[test]
+fn f2_opens_focuses_and_hides_the_pane() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    let effects = press(&mut app, KeyCode::F(2));
+    assert!(app.pane_focused(crate::tui::app::SidePane::Files));
+    assert_eq!(
+        effects,
+        vec![Effect::Files(FilesCommand::List {
+            generation: 1,
+            path: None
+        })]
+    );
+    assert_eq!(app.key_context().mode, crate::tui::keymap::Mode::Files);
+    // Tab goes back to the editor with the pane still shown; F2 there focuses it.
+    press(&mut app, KeyCode::Tab);
+    assert!(
+        app.pane_open(crate::tui::app::SidePane::Files)
+            && !app.pane_focused(crate::tui::app::SidePane::Files)
+    );
+    assert!(press(&mut app, KeyCode::F(2)).is_empty());
+    assert!(app.pane_focused(crate::tui::app::SidePane::Files));
+    press(&mut app, KeyCode::F(2));
+    assert!(!app.pane_open(crate::tui::app::SidePane::Files));
+}
+
+#[test]
+fn a_cell_marks_new_and_changed_files_and_previews_the_first_table() {
+    let (app, effects) = after_a_cell_with_effects();
+    assert_eq!(app.files.pane.changes.len(), 3);
+    assert_eq!(
+        app.files
+            .pane
+            .selected_file()
+            .map(RemoteFile::path)
+            .as_deref(),
+        Some("report.csv")
+    );
+    match effects.as_slice() {
+        [Effect::Files(FilesCommand::Preview(PreviewJob { name, size, .. }))] => {
+            assert_eq!(name, "report.csv");
+            assert_eq!(*size, Some(45_000));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Issue 6 (radar): a cell that makes a table while the pane is closed gets a
+/// notice naming the key, and the table is previewed when the pane opens.
+#[test]
+fn a_table_made_while_the_pane_was_closed_is_previewed_when_it_opens() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    let effects = app.handle_event(
+        AppEvent::Files(FilesEvent::CellListing {
+            before: before(),
+            after: after(),
+        }),
+        Instant::now(),
+    );
+    assert!(effects.is_empty(), "nothing to preview while closed");
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("2 new and 1 changed files in /mnt/data: F2 shows them")
+    );
+    let effects = press(&mut app, KeyCode::F(2));
+    match effects.as_slice() {
+        [
+            Effect::Files(FilesCommand::Preview(PreviewJob { name, .. })),
+            Effect::Files(FilesCommand::List { .. }),
+        ] => assert_eq!(name, "report.csv"),
+        other => panic!("{other:?}"),
+    }
+    // The refreshed listing keeps the previewed file selected.
+    listed(&mut app, after());
+    assert_eq!(
+        app.files
+            .pane
+            .selected_file()
+            .map(RemoteFile::path)
+            .as_deref(),
+        Some("report.csv")
+    );
+    // Only once: hiding and showing the pane again previews nothing new.
+    press(&mut app, KeyCode::F(2));
+    let effects = press(&mut app, KeyCode::F(2));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Files(FilesCommand::List { .. })]
+    ));
+}
+
+/// A later cell that makes nothing new forgets the earlier cell's preview.
+#[test]
+fn a_quiet_cell_forgets_the_pending_preview() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    for (b, a) in [(before(), after()), (after(), after())] {
+        app.handle_event(
+            AppEvent::Files(FilesEvent::CellListing {
+                before: b,
+                after: a,
+            }),
+            Instant::now(),
+        );
+    }
+    assert_eq!(app.files.pending_preview, None);
+    let effects = press(&mut app, KeyCode::F(2));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Files(FilesCommand::List { .. })]
+    ));
+}
+
+#[test]
+fn stale_listings_and_previews_are_dropped() {
+    let mut app = after_a_cell();
+    press(&mut app, KeyCode::Char('r'));
+    let stale = app.files.list_generation - 1;
+    app.files_event(FilesEvent::Listed {
+        generation: stale,
+        result: Ok(vec![]),
+    });
+    assert_eq!(app.files.pane.entries().len(), 5);
+    app.files_event(FilesEvent::Previewed {
+        generation: 0,
+        result: Err("old".into()),
+    });
+    assert!(app.notice.is_none());
+}
+
+#[test]
+fn folders_open_and_backspace_goes_up() {
+    let mut app = after_a_cell();
+    app.files.pane.select_path("cache");
+    match press(&mut app, KeyCode::Enter).as_slice() {
+        [Effect::Files(FilesCommand::List { path, .. })] => {
+            assert_eq!(path.as_deref(), Some("/mnt/data/cache"));
+        }
+        other => panic!("{other:?}"),
+    }
+    listed(&mut app, vec![file("x.txt", 1)]);
+    assert_eq!(app.files.remote_name(&file("x.txt", 1)), "cache/x.txt");
+    match press(&mut app, KeyCode::Backspace).as_slice() {
+        [Effect::Files(FilesCommand::List { path: None, .. })] => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(app.files.pane.folder, DATA_ROOT);
+    // Back in the parent, the folder we left is selected again.
+    listed(&mut app, after());
+    assert_eq!(
+        app.files
+            .pane
+            .selected_file()
+            .map(RemoteFile::path)
+            .as_deref(),
+        Some("cache")
+    );
+}
+
+#[test]
+fn old_api_versions_do_not_open_folders_or_delete() {
+    let mut app = app(ApiVersion::V2024_02_02);
+    press(&mut app, KeyCode::F(2));
+    listed(&mut app, vec![folder("sub"), file("a.txt", 1)]);
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    assert!(app.notice.is_some());
+    app.files.pane.select_path("a.txt");
+    press(&mut app, KeyCode::Char('x'));
+    assert!(app.prompt.is_none());
+}
+
+#[test]
+fn download_never_replaces_without_a_yes() {
+    let mut app = after_a_cell();
+    let dir = tempfile::tempdir().unwrap();
+    let dl = dir.path().to_path_buf();
+    app.files.download_folder = dl.clone();
+    app.files.pane.select_path("input.csv");
+    press(&mut app, KeyCode::Char(' '));
+    app.files.pane.select_path("report.csv");
+    press(&mut app, KeyCode::Char(' '));
+    let expected = vec![
+        ("input.csv".to_string(), dl.join("input.csv")),
+        ("report.csv".to_string(), dl.join("report.csv")),
+    ];
+    match press(&mut app, KeyCode::Char('d')).as_slice() {
+        [
+            Effect::Files(FilesCommand::Download {
+                files,
+                overwrite,
+                create_folder,
+            }),
+        ] => {
+            assert_eq!(files, &expected);
+            assert!(!overwrite);
+            assert_eq!(create_folder, &None);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(app.files.transfer.is_some());
+    // Esc during the transfer cancels it.
+    assert_eq!(
+        press(&mut app, KeyCode::Esc),
+        vec![Effect::Files(FilesCommand::Cancel)]
+    );
+    let effects = app.files_event(FilesEvent::Done {
+        summary: "downloaded input.csv".into(),
+        exists: expected[1..].to_vec(),
+    });
+    assert!(app.files.transfer.is_none());
+    assert!(matches!(
+        app.files_prompt(),
+        Some(FilesPrompt::Overwrite(..))
+    ));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Files(FilesCommand::List { .. })]
+    ));
+    // Any key but y keeps the file.
+    assert!(press(&mut app, KeyCode::Char('n')).is_empty());
+    assert!(app.prompt.is_none());
+    app.ask(crate::tui::prompt::Prompt::question(
+        crate::tui::prompt::Purpose::Files(FilesPrompt::Overwrite(
+            expected[1..].to_vec(),
+            String::new(),
+        )),
+        crate::tui::prompt::Question::new("", "input.csv", " exists. Replace?"),
+    ));
+    match press(&mut app, KeyCode::Char('y')).as_slice() {
+        [
+            Effect::Files(FilesCommand::Download {
+                overwrite: true,
+                files,
+                ..
+            }),
+        ] => {
+            assert_eq!(files.len(), 1);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn hostile_names_download_inside_the_folder() {
+    let mut app = after_a_cell();
+    let dir = tempfile::tempdir().unwrap();
+    app.files.download_folder = dir.path().to_path_buf();
+    listed(&mut app, vec![file("../evil.txt", 1)]);
+    match press(&mut app, KeyCode::Char('d')).as_slice() {
+        [Effect::Files(FilesCommand::Download { files, .. })] => {
+            assert_eq!(files[0].1, dir.path().join("evil.txt"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn delete_asks_first() {
+    let mut app = after_a_cell();
+    app.files.pane.select_path("notes.md");
+    assert!(press(&mut app, KeyCode::Char('x')).is_empty());
+    assert!(matches!(app.files_prompt(), Some(FilesPrompt::Delete(..))));
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    assert_eq!(app.notice.as_deref(), Some("nothing deleted"));
+    press(&mut app, KeyCode::Char('x'));
+    assert_eq!(
+        press(&mut app, KeyCode::Char('y')),
+        vec![Effect::Files(FilesCommand::Delete {
+            names: vec!["notes.md".into()]
+        })]
+    );
+}
+
+#[test]
+fn upload_prompt_completes_and_a_pasted_path_uploads() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data-2025.csv");
+    std::fs::write(&data, b"a,b\n1,2\n").unwrap();
+    std::fs::write(dir.path().join("data-2024.csv"), b"x").unwrap();
+    let base = format!("{}/", dir.path().display());
+    assert_eq!(
+        crate::tui::local_paths::complete_path(&format!("{base}dat")),
+        format!("{base}data-202")
+    );
+    assert_eq!(
+        crate::tui::local_paths::complete_path(&format!("{base}data-2025")),
+        format!("{base}data-2025.csv")
+    );
+    assert_eq!(expand_paths(&format!("{base}*.csv")).len(), 2);
+
+    let mut app = after_a_cell();
+    press(&mut app, KeyCode::Char('u'));
+    assert!(matches!(app.files_prompt(), Some(FilesPrompt::Upload)));
+    app.update(Action::Paste(format!("{base}data-2025")), Instant::now());
+    press(&mut app, KeyCode::Tab);
+    match press(&mut app, KeyCode::Enter).as_slice() {
+        [
+            Effect::Files(FilesCommand::Upload {
+                paths,
+                folder: None,
+            }),
+        ] => {
+            assert_eq!(paths, &vec![data.clone()]);
+        }
+        other => panic!("{other:?}"),
+    }
+    app.files_event(FilesEvent::Done {
+        summary: "uploaded".into(),
+        exists: vec![],
+    });
+    // A file dropped on the terminal arrives as a bracketed paste of its path.
+    let pasted = app.update(
+        Action::Paste(format!("'{}'\n", data.display())),
+        Instant::now(),
+    );
+    assert!(matches!(
+        pasted.as_slice(),
+        [Effect::Files(FilesCommand::Upload { .. })]
+    ));
+}
+
+#[test]
+fn wildcards() {
+    assert!(wildcard("*.csv", "a.csv"));
+    assert!(!wildcard("*.csv", "a.csvx"));
+    assert!(wildcard("a*b*c", "aXXbYYc"));
+    assert!(!wildcard("a*b*c", "ac"));
+    assert!(wildcard("plain", "plain"));
+}
+
+fn preview_of(name: &str, bytes: &[u8]) -> Preview {
+    Preview::build(&PreviewRequest {
+        name,
+        content_type: None,
+        bytes,
+        total_size: Some(bytes.len() as u64),
+        width: 60,
+        height: 20,
+        colors: false,
+    })
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> TestBackend {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|f| crate::tui::ui::draw(f, app, Instant::now()))
+        .unwrap();
+    terminal.backend().clone()
+}
+
+fn with_preview(preview: Preview) -> App {
+    let mut app = after_a_cell();
+    let generation = app.files.preview_generation;
+    app.files_event(FilesEvent::Previewed {
+        generation,
+        result: Ok(Box::new(preview)),
+    });
+    app
+}
+
+#[test]
+fn snapshot_listing_with_marks() {
+    let mut app = after_a_cell();
+    app.files.pane.select_path("input.csv");
+    press(&mut app, KeyCode::Char(' '));
+    app.files.preview_loading = None;
+    assert_snapshot!("listing_80x24", screen(&mut app, 80, 24));
+    assert_snapshot!("listing_160x48", screen(&mut app, 160, 48));
+}
+
+#[test]
+fn snapshot_csv_preview() {
+    let csv = b"region,units,revenue\nnorth,12,340.50\nsouth,7,120.00\neast,30,999.99\n";
+    let mut app = with_preview(preview_of("report.csv", csv));
+    assert_snapshot!("csv_80x24", screen(&mut app, 80, 24));
+    assert_snapshot!("csv_160x48", screen(&mut app, 160, 48));
+}
+
+#[test]
+fn snapshot_text_preview() {
+    let text = b"# Notes\n\nThe agent wrote these.\n- first\n- second\n";
+    let mut app = with_preview(preview_of("notes.md", text));
+    assert_snapshot!("text_80x24", screen(&mut app, 80, 24));
+    assert_snapshot!("text_160x48", screen(&mut app, 160, 48));
+}
+
+#[test]
+fn snapshot_image_preview() {
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::ImageRgb8(image::RgbImage::from_pixel(
+        400,
+        200,
+        image::Rgb([200, 30, 30]),
+    ))
+    .write_to(&mut png, image::ImageFormat::Png)
+    .unwrap();
+    let mut app = with_preview(preview_of("plot.png", png.get_ref()));
+    assert!(matches!(
+        app.files.preview.as_ref().map(|p| &p.body),
+        Some(Body::Image(_))
+    ));
+    let backend = screen(&mut app, 80, 24);
+    let red = ratatui::style::Color::Rgb(200, 30, 30);
+    let painted = backend
+        .buffer()
+        .content()
+        .iter()
+        .filter(|c| c.bg == red || c.fg == red)
+        .count();
+    assert!(painted > 100, "the image is drawn ({painted} cells)");
+    assert_snapshot!("image_80x24", backend);
+    assert_snapshot!("image_160x48", screen(&mut app, 160, 48));
+}
+
+/// Types `text` into the open prompt and presses Enter.
+fn type_and_enter(app: &mut App, text: &str) -> Vec<Effect> {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+    press(app, KeyCode::Enter)
+}
+
+#[test]
+fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("new").join("sub");
+    let mut app = after_a_cell();
+    app.files.pane.select_path("input.csv");
+
+    // D, a folder that does not exist: a question naming it, nothing sent.
+    press(&mut app, KeyCode::Char('D'));
+    assert_eq!(app.files_prompt(), Some(&FilesPrompt::Folder));
+    let typed = app.prompt.as_ref().map_or(0, |p| p.text().chars().count());
+    for _ in 0..typed {
+        press(&mut app, KeyCode::Backspace);
+    }
+    assert!(type_and_enter(&mut app, &missing.display().to_string()).is_empty());
+    match app.files_prompt() {
+        Some(FilesPrompt::CreateFolder(folder)) => assert_eq!(folder, &missing),
+        other => panic!("{other:?}"),
+    }
+    let text = format!("{:?}", screen(&mut app, 160, 48));
+    assert!(
+        text.contains(&format!(
+            "Create folder {} and download into it? y/N",
+            missing.display()
+        )),
+        "{text}"
+    );
+
+    // No (any key but y): nothing created, nothing downloaded, the folder kept.
+    assert!(press(&mut app, KeyCode::Char('n')).is_empty());
+    assert!(app.prompt.is_none());
+    assert!(app.notice.as_deref().unwrap_or("").contains("not created"));
+    assert_ne!(app.files.download_folder, missing);
+
+    // Yes: one download that creates the folder, into it and nowhere else.
+    app.ask_create_folder(missing.clone());
+    match press(&mut app, KeyCode::Char('y')).as_slice() {
+        [
+            Effect::Files(FilesCommand::Download {
+                files,
+                overwrite: false,
+                create_folder: Some(folder),
+            }),
+        ] => {
+            assert_eq!(folder, &missing);
+            assert_eq!(
+                files,
+                &[("input.csv".to_string(), missing.join("input.csv"))]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(app.files.download_folder, missing);
+    assert!(!missing.exists(), "the worker creates it, not the reducer");
+}
+
+#[test]
+fn a_download_folder_that_is_a_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_folder = dir.path().join("notes.txt");
+    std::fs::write(&not_a_folder, "x").unwrap();
+    let mut app = after_a_cell();
+    app.files.pane.select_path("input.csv");
+    app.files.download_folder = not_a_folder.clone();
+    assert!(press(&mut app, KeyCode::Char('d')).is_empty());
+    assert!(app.prompt.is_none());
+    assert_eq!(
+        app.notice.as_deref(),
+        Some(format!("{} is not a folder", not_a_folder.display()).as_str())
+    );
+}
+
+#[test]
+fn on_narrow_terminals_a_focused_pane_sits_under_the_outputs() {
+    use crate::tui::files::view::split;
+    use ratatui::layout::Rect;
+    let mut app = app(ApiVersion::V2025_10_02);
+    press(&mut app, KeyCode::F(2));
+    assert!(app.pane_focused(crate::tui::app::SidePane::Files));
+    // 80x24: 20 rows above the editor; the pane takes the lower three fifths.
+    let area = Rect::new(0, 0, 80, 20);
+    let (outputs, pane) = split(&app, area);
+    let pane = pane.expect("a pane");
+    assert_eq!((outputs.height, pane.y, pane.height), (8, 8, 12));
+    assert_eq!((outputs.width, pane.width), (80, 80));
+    // Too short to share: the pane takes it all.
+    let (outputs, pane) = split(&app, Rect::new(0, 0, 80, 10));
+    assert_eq!(pane, Some(outputs));
+    // Wide: beside the outputs.
+    let (outputs, pane) = split(&app, Rect::new(0, 0, 160, 40));
+    assert_eq!((outputs.width, pane.map(|p| p.width)), (96, Some(64)));
+    // The editor has the keys: the narrow pane hides, the wide one stays.
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(split(&app, area), (area, None));
+    assert!(split(&app, Rect::new(0, 0, 160, 40)).1.is_some());
+}

@@ -1,0 +1,517 @@
+//! The sessions pane's part of the app state and its reducers: this machine's
+//! identifiers for the pool (the sessions store) and the pool's own list where
+//! the api-version has `listSessions`; switching to a session (its own notebook
+//! loads), a new one (random or typed identifier), attaching by identifier,
+//! ending one (after a yes, the question naming it); the current session's
+//! details for the idle countdown; noticing a silently recycled session (its
+//! `created` moved) and offering to replay the earlier cells; the pool's
+//! metadata in a scrollable popup.
+//!
+//! While the pane is open its lists refresh by themselves every
+//! [`REFRESH_EVERY`], one `listSessions` at a time: the next is asked for only
+//! [`REFRESH_EVERY`] after the answer to the last, so a slow pool never gets a
+//! pile of requests. Each finished cell is recorded in the sessions store
+//! (`last_run`), the "last used" of pools that do not list their sessions.
+//!
+//! Pure like the other reducers: the pool is reached through [`Effect::Files`]
+//! commands (the file worker owns a client), the switched session's notebook
+//! is loaded by the loop ([`Effect::LoadNotebook`]), and the store file is
+//! small and written at once.
+
+pub mod pane;
+pub mod view;
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use crate::client::{ApiVersion, PoolMetadata, SessionInfo};
+use crate::notebook::sessions_store::SessionsStore;
+use crate::notebook::store::SaverThread;
+use crate::notebook::{Output, StreamName};
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::{App, SidePane};
+use crate::tui::persist::Place;
+use crate::tui::prompt::{Answer, Prompt, Purpose, Question};
+use crate::tui::sessions::pane::{PoolList, SessionsPaneState};
+use crate::tui::worker_files::{FilesCommand, FilesEvent};
+
+/// A key of the sessions pane (`run = "sessions down"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionsAction {
+    /// Select the next row (scroll the pool info down a line while it is open).
+    Down,
+    /// Select the previous row (scroll the pool info up a line while it is open).
+    Up,
+    /// Switch to the selected session (its notebook loads).
+    Switch,
+    /// Start a new session: a random identifier, or one typed.
+    New,
+    /// Attach to an identifier typed (an agent's session).
+    Attach,
+    /// End the selected session, after a yes.
+    End,
+    /// List the pool's sessions again.
+    Refresh,
+    /// Show the pool's metadata.
+    PoolInfo,
+    /// Choose another pool (a config profile, or the local pool).
+    Pools,
+    /// Close a popup, else back to the editor.
+    Back,
+    /// Down a page (of the pool info while it is open, else of the lists).
+    PageDown,
+    /// Up a page (of the pool info while it is open, else of the lists).
+    PageUp,
+}
+
+/// How often the lists refresh while the pane is open (after the answer to the
+/// previous refresh).
+pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
+/// Rows a page key moves.
+const PAGE: isize = 10;
+
+/// What the sessions pane asks on the bottom row (a [`Prompt`]'s purpose).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionsPrompt {
+    /// The identifier of a new session (a random one offered).
+    New,
+    /// The identifier to attach to.
+    Attach,
+    /// End this session?
+    End(String),
+    /// The session was recycled: replay these cells?
+    Replay(Vec<String>),
+}
+
+/// The current session's details and when they were read.
+#[derive(Debug, Clone)]
+pub struct Current {
+    /// The details.
+    pub info: SessionInfo,
+    /// When they arrived, on the loop's clock and the wall clock.
+    pub at: (Instant, DateTime<Utc>),
+}
+
+/// The sessions pane's state in the app.
+#[derive(Debug)]
+pub struct SessionsUi {
+    /// The pane's view state.
+    pub pane: SessionsPaneState,
+    /// This machine's identifiers (none when it could not be read).
+    pub store: Option<SessionsStore>,
+    /// The pool's name in the store and the notebook files.
+    pub pool: String,
+    /// The endpoint, for the notebook's place (`None`: the local pool).
+    pub endpoint: Option<String>,
+    /// The current session's details.
+    pub current: Option<Current>,
+    /// The pool's metadata popup, while open.
+    pub pool_info: Option<Result<PoolMetadata, String>>,
+    /// The first line of the pool info shown (it scrolls; the view clamps it).
+    pub pool_info_scroll: usize,
+    /// The pool can list sessions (the api-version has `listSessions`).
+    pub can_list: bool,
+    /// A `listSessions` is under way (no second one is sent meanwhile).
+    listing: bool,
+    /// When the open pane refreshes next (`None` while a listing is under way).
+    next_refresh: Option<Instant>,
+    /// When the countdown's text changes next.
+    countdown_wake: Option<Instant>,
+    /// The savers of notebooks loaded by switching (finished when quitting).
+    savers: Vec<SaverThread>,
+}
+
+impl SessionsUi {
+    /// A closed pane for `pool` with `identifier` in use.
+    pub fn new(pool_label: &str, identifier: &str, api_version: ApiVersion) -> Self {
+        let can_list = api_version.has_session_management();
+        let mut pane = SessionsPaneState::new(pool_label, identifier, Utc::now());
+        if !can_list {
+            pane.pool_list = PoolList::Unsupported(format!(
+                "api-version {api_version} cannot list sessions (2025-02-02-preview and later can)"
+            ));
+        }
+        Self {
+            pane,
+            store: None,
+            pool: "local".into(),
+            endpoint: None,
+            current: None,
+            pool_info: None,
+            pool_info_scroll: 0,
+            can_list,
+            listing: false,
+            next_refresh: None,
+            savers: Vec::new(),
+            countdown_wake: None,
+        }
+    }
+
+    /// Keeps the saver thread of a notebook loaded by a switch.
+    pub fn keep_saver(&mut self, thread: Option<SaverThread>) {
+        self.savers.extend(thread);
+    }
+
+    /// The saver threads to wait for when quitting.
+    pub fn take_savers(&mut self) -> Vec<SaverThread> {
+        std::mem::take(&mut self.savers)
+    }
+
+    /// Takes this machine's identifiers for the pool from the store.
+    fn reload_local(&mut self) {
+        if let Some(store) = &self.store {
+            let local = store
+                .list_for_pool(&self.pool)
+                .into_iter()
+                .cloned()
+                .collect();
+            self.pane.set_local(local);
+        }
+    }
+
+    /// Records that a cell run in `identifier` finished now (the store is
+    /// written at once): its "last used" where the pool does not list sessions.
+    pub fn record_run(&mut self, identifier: &str) {
+        let now = Utc::now();
+        if let Some(store) = &mut self.store
+            && let Err(e) = store.record_run(&self.pool, identifier, now)
+        {
+            tracing::warn!("sessions store: {e}");
+        }
+        self.pane.now = now;
+        self.reload_local();
+    }
+
+    /// Records that `identifier` is used now (the store is written at once).
+    pub fn record_use(&mut self, identifier: &str) {
+        if let Some(store) = &mut self.store
+            && let Err(e) = store.record_use(&self.pool, identifier, Utc::now())
+        {
+            tracing::warn!("sessions store: {e}");
+        }
+        self.reload_local();
+    }
+
+    /// Reads this machine's identifiers again and asks the pool for its list,
+    /// unless a listing is under way. The list on screen stays until the new
+    /// one arrives.
+    fn refresh(&mut self, now: Instant) -> Vec<Effect> {
+        self.reload_local();
+        self.pane.now = Utc::now();
+        if !self.can_list {
+            self.next_refresh = Some(now + REFRESH_EVERY);
+            return Vec::new();
+        }
+        self.next_refresh = None;
+        if self.listing {
+            return Vec::new();
+        }
+        self.listing = true;
+        if !matches!(self.pane.pool_list, PoolList::Loaded(_)) {
+            self.pane.set_pool_list(PoolList::Loading);
+        }
+        vec![Effect::Files(FilesCommand::ListSessions)]
+    }
+
+    /// The pool's list arrived (or did not): shown, and the next refresh
+    /// planned [`REFRESH_EVERY`] from `now`.
+    fn listed(&mut self, result: Result<Vec<SessionInfo>, String>, now: Instant) {
+        self.listing = false;
+        self.pane.now = Utc::now();
+        self.pane.set_pool_list(match result {
+            Ok(list) => PoolList::Loaded(list),
+            Err(e) => PoolList::Failed(e),
+        });
+        self.next_refresh = Some(now + REFRESH_EVERY);
+    }
+
+    /// The refresh of the pane, when it is `open` and its time has come: the
+    /// effects to carry out (`None`: not due, nothing changed).
+    pub fn refresh_due(&mut self, open: bool, now: Instant) -> Option<Vec<Effect>> {
+        if !open || self.next_refresh.is_none_or(|t| now < t) {
+            return None;
+        }
+        Some(self.refresh(now))
+    }
+
+    /// When the countdown's text changes next: every second in its last
+    /// minute, else when the minute changes; never without a countdown.
+    /// The pane's next refresh counts too while it is `open`.
+    pub fn next_wakeup(&self, open: bool, now: Instant) -> Option<Instant> {
+        let refresh = self.next_refresh.filter(|_| open);
+        let countdown = self.expires_in(now).and_then(|left| {
+            let wait = match left {
+                ..=0 => return None,
+                1..=60 => 1,
+                _ => left % 60 + 1,
+            };
+            Some(now + Duration::from_secs(wait.unsigned_abs()))
+        });
+        [refresh, countdown].into_iter().flatten().min()
+    }
+
+    /// Whether a countdown wake-up is due at `now` (its text changed).
+    pub fn countdown_due(&mut self, now: Instant) -> bool {
+        let due = self.countdown_wake.is_some_and(|t| now >= t);
+        if due || self.countdown_wake.is_none() {
+            self.countdown_wake = self.next_wakeup(false, now);
+        }
+        due
+    }
+
+    /// The idle countdown's end, as the wall clock at `now` sees it.
+    pub fn expires_in(&self, now: Instant) -> Option<i64> {
+        let current = self.current.as_ref()?;
+        let expires = current.info.expires?;
+        let (at, wall) = current.at;
+        let elapsed = chrono::Duration::from_std(now.saturating_duration_since(at)).ok()?;
+        Some((expires - (wall + elapsed)).num_seconds())
+    }
+}
+
+impl App {
+    /// Shows the sessions pane with the focus, or hides it (F3).
+    pub fn toggle_sessions(&mut self) -> Vec<Effect> {
+        if self.pane_focused(SidePane::Sessions) {
+            self.hide_pane();
+            return Vec::new();
+        }
+        self.show_pane(SidePane::Sessions);
+        self.sessions.refresh(Instant::now())
+    }
+
+    /// A key of the sessions pane.
+    pub fn sessions_action(&mut self, action: SessionsAction) -> Vec<Effect> {
+        let s = &mut self.sessions;
+        match action {
+            SessionsAction::Down
+            | SessionsAction::Up
+            | SessionsAction::PageDown
+            | SessionsAction::PageUp => {
+                let delta = match action {
+                    SessionsAction::Down => 1,
+                    SessionsAction::Up => -1,
+                    SessionsAction::PageDown => PAGE,
+                    _ => -PAGE,
+                };
+                if s.pool_info.is_some() {
+                    s.pool_info_scroll = s.pool_info_scroll.saturating_add_signed(delta);
+                } else {
+                    s.pane.move_selection(delta);
+                }
+            }
+            SessionsAction::Refresh => return s.refresh(Instant::now()),
+            SessionsAction::Pools => self.open_pools(),
+            SessionsAction::PoolInfo => {
+                s.pool_info = Some(Err("loading…".into()));
+                s.pool_info_scroll = 0;
+                return vec![Effect::Files(FilesCommand::PoolInfo)];
+            }
+            SessionsAction::New => {
+                let id = crate::tui::random_identifier();
+                self.ask(Prompt::line(
+                    Purpose::Sessions(SessionsPrompt::New),
+                    "New session identifier:",
+                    &id,
+                ));
+            }
+            SessionsAction::Attach => {
+                self.ask(Prompt::line(
+                    Purpose::Sessions(SessionsPrompt::Attach),
+                    "Attach to identifier:",
+                    "",
+                ));
+            }
+            SessionsAction::Switch => {
+                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
+                    return self.switch_session(&id);
+                }
+            }
+            SessionsAction::End => {
+                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
+                    let question = Question::new(
+                        "End session ",
+                        id.clone(),
+                        "? Its state and files are lost.",
+                    );
+                    self.ask(Prompt::question(
+                        Purpose::Sessions(SessionsPrompt::End(id)),
+                        question,
+                    ));
+                }
+            }
+            SessionsAction::Back => {
+                if s.pool_info.take().is_none() {
+                    self.focus = crate::tui::app::Focus::Editor;
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// Starts using session `identifier`: the worker runs the next cells there
+    /// and the loop loads its notebook ([`Effect::LoadNotebook`]).
+    pub fn switch_session(&mut self, identifier: &str) -> Vec<Effect> {
+        let identifier = identifier.trim();
+        if identifier.is_empty() {
+            self.notice = Some("no identifier given".into());
+            return Vec::new();
+        }
+        if identifier == self.config.identifier {
+            self.notice = Some(format!("already in {identifier}"));
+            return Vec::new();
+        }
+        if self.pending() > 0 {
+            self.notice = Some("a cell is still running: wait for it or stop it first".into());
+            return Vec::new();
+        }
+        let mut effects = self.begin_session(identifier);
+        let s = &mut self.sessions;
+        s.current = None;
+        s.pane.current = identifier.to_string();
+        s.record_use(identifier);
+        let place = Place::new(s.endpoint.as_deref(), identifier, self.config.api_version);
+        self.notice = Some(format!("switched to {identifier}"));
+        effects.push(Effect::SwitchSession {
+            identifier: identifier.to_string(),
+        });
+        effects.push(Effect::LoadNotebook(place));
+        if self.sessions.can_list {
+            effects.push(Effect::Files(FilesCommand::SessionInfo {
+                identifier: identifier.to_string(),
+            }));
+        }
+        effects
+    }
+
+    /// The answer to a sessions prompt: the identifier to switch to, or
+    /// whether to end a session or replay cells.
+    pub(crate) fn sessions_answer(&mut self, asked: SessionsPrompt, answer: Answer) -> Vec<Effect> {
+        match (asked, answer) {
+            (SessionsPrompt::New | SessionsPrompt::Attach, Answer::Text(id)) => {
+                return self.switch_session(&id);
+            }
+            (SessionsPrompt::End(id), Answer::Yes) => {
+                return vec![Effect::Files(FilesCommand::EndSession { identifier: id })];
+            }
+            (SessionsPrompt::End(id), _) => self.notice = Some(format!("{id} keeps running")),
+            (SessionsPrompt::Replay(sources), Answer::Yes) => return self.replay(sources),
+            (SessionsPrompt::Replay(_), _) => {
+                self.notice = Some("not replayed: Up recalls earlier cells".into());
+            }
+            // A line given up (Esc).
+            (SessionsPrompt::New | SessionsPrompt::Attach, _) => {}
+        }
+        Vec::new()
+    }
+
+    /// Runs `sources` again, in order, as new cells.
+    pub(crate) fn replay(&mut self, sources: Vec<String>) -> Vec<Effect> {
+        let draft = self.editor.lines().join("\n");
+        let mut effects = Vec::new();
+        for source in sources {
+            crate::tui::ui::editor::replace_text(&mut self.editor, &source);
+            effects.extend(self.update(Action::RunCell, Instant::now()));
+        }
+        crate::tui::ui::editor::replace_text(&mut self.editor, &draft);
+        self.notice = Some(format!("replaying {} cells", effects.len()));
+        effects
+    }
+
+    /// News about sessions (and files) from the worker; returns the effects
+    /// that follow from it.
+    pub fn sessions_event(&mut self, event: FilesEvent, now: Instant) -> Vec<Effect> {
+        self.dirty = true;
+        let s = &mut self.sessions;
+        match event {
+            FilesEvent::Sessions(result) => s.listed(result, now),
+            FilesEvent::Session { identifier, result } => {
+                if identifier != self.config.identifier {
+                    return Vec::new();
+                }
+                match result {
+                    Ok(info) => self.session_details(info, now),
+                    Err(e) => tracing::debug!("session details: {e}"),
+                }
+            }
+            FilesEvent::SessionEnded { identifier, result } => {
+                self.notice = Some(match result {
+                    Ok(message) => crate::tui::ui::sanitize::plain(&message),
+                    Err(e) => format!("cannot end {identifier}: {e}"),
+                });
+                if identifier == self.config.identifier {
+                    self.sessions.current = None;
+                }
+                return self.sessions.refresh(now);
+            }
+            FilesEvent::PoolInfo(result) => {
+                if s.pool_info.is_some() {
+                    s.pool_info = Some(result);
+                }
+            }
+            other => return self.files_event(other),
+        }
+        Vec::new()
+    }
+
+    /// The current session's details: the countdown's new end, and a recycled
+    /// session noticed when the pool says it was created after the one we knew.
+    fn session_details(&mut self, info: SessionInfo, now: Instant) {
+        let s = &mut self.sessions;
+        let recycled = matches!(
+            (s.current.as_ref().and_then(|c| c.info.created), info.created),
+            (Some(before), Some(after)) if after > before
+        );
+        s.current = Some(Current {
+            info,
+            at: (now, Utc::now()),
+        });
+        s.countdown_wake = None;
+        if !recycled {
+            return;
+        }
+        // The last cell ran in the fresh session; the ones before it are lost.
+        let count = self.notebook.cells.len();
+        let sources: Vec<String> = self
+            .notebook
+            .cells
+            .iter()
+            .take(count.saturating_sub(1))
+            .map(|c| c.source.clone())
+            .collect();
+        let message = format!(
+            "the pool gave {} a fresh session: variables and files from before are gone",
+            self.config.identifier
+        );
+        if let Some(last) = count.checked_sub(1)
+            && let Some(cell) = self.notebook.cell_mut(last)
+        {
+            cell.outputs.push(Output::Stream {
+                name: StreamName::Stderr,
+                text: format!("[sessionpad] {message}\n"),
+            });
+            self.views.outputs.invalidate(last);
+        }
+        self.notice = Some(message);
+        if let Some(last) = count.checked_sub(1) {
+            self.mark_new_session(last, true);
+        }
+        if !sources.is_empty() {
+            let question = Question::new(
+                "Fresh session: run the ",
+                sources.len().to_string(),
+                " earlier cells again?",
+            );
+            self.ask(Prompt::question(
+                Purpose::Sessions(SessionsPrompt::Replay(sources)),
+                question,
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,793 @@
+//! Headless tests of the sessions pane's state transitions (switch, new, end,
+//! recycled-session detection and replay, the countdown) and whole-screen
+//! snapshots of the pane and the pool info popup at 80x24 and 160x48.
+
+use std::time::{Duration, Instant};
+
+use chrono::TimeZone;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use insta::assert_snapshot;
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::*;
+use crate::client::{Execution, ExecutionStatus, KernelInfo, NameVersion};
+use crate::notebook::sessions_store::SessionEntry;
+use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::event::{AppEvent, RunId};
+use crate::tui::sessions::pane::{CURRENT_MARK, RowKind, SELECTION_MARK};
+
+fn app(version: ApiVersion) -> App {
+    App::new(
+        AppConfig {
+            pool_label: "local".into(),
+            identifier: "sessionpad-0badc0de".into(),
+            api_version: version,
+        },
+        PoolState::Ready,
+    )
+}
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 1, 14, 0, 0).unwrap()
+}
+
+fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    let event = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    let ctx = app.key_context();
+    match app.keymap.action_for_event(event, ctx) {
+        Some(action) => app.update(action, Instant::now()),
+        None => Vec::new(),
+    }
+}
+
+fn info(id: &str, created_mins_ago: i64, expires_in_secs: i64) -> SessionInfo {
+    SessionInfo {
+        identifier: id.into(),
+        created: Some(now() - chrono::Duration::minutes(created_mins_ago)),
+        last_accessed: Some(now() - chrono::Duration::seconds(5)),
+        expires: Some(now() + chrono::Duration::seconds(expires_in_secs)),
+        etag: None,
+    }
+}
+
+fn entry(id: &str, label: Option<&str>, mins_ago: i64) -> SessionEntry {
+    let last = now() - chrono::Duration::minutes(mins_ago);
+    SessionEntry {
+        pool: "local".into(),
+        identifier: id.into(),
+        label: label.map(Into::into),
+        first_used: last,
+        last_used: last,
+        last_run: None,
+        notebook: None,
+    }
+}
+
+/// An app with the sessions pane open, two local identifiers and a pool list.
+fn with_pane() -> App {
+    let mut app = app(ApiVersion::V2025_10_02);
+    assert_eq!(
+        press(&mut app, KeyCode::F(3)),
+        vec![Effect::Files(FilesCommand::ListSessions)]
+    );
+    app.sessions.pane.local = vec![
+        entry("sessionpad-0badc0de", Some("demo"), 0),
+        entry("agent-run-7", None, 120),
+    ];
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![
+            info("sessionpad-0badc0de", 10, 290),
+            info("agent-run-7", 130, 40),
+        ]))),
+        Instant::now(),
+    );
+    app.sessions.pane.now = now();
+    app
+}
+
+fn run(app: &mut App, code: &str) -> RunId {
+    app.update(Action::Paste(code.into()), Instant::now());
+    let run = match app.update(Action::RunCell, Instant::now()).as_slice() {
+        [Effect::Execute { run, .. }] => *run,
+        other => panic!("{other:?}"),
+    };
+    app.handle_event(
+        AppEvent::ExecutionFinished {
+            run,
+            outcome: Ok(Execution {
+                id: None,
+                status: ExecutionStatus::Succeeded,
+                stdout: String::new(),
+                stderr: String::new(),
+                result: None,
+                images: vec![],
+                duration: Duration::from_millis(3),
+            }),
+            images: vec![],
+        },
+        Instant::now(),
+    );
+    run
+}
+
+#[test]
+fn f3_lists_the_pool_or_says_why_not() {
+    let app = with_pane();
+    assert_eq!(app.sessions.pane.row_count(), 4);
+    assert_eq!(app.key_context().mode, crate::tui::keymap::Mode::Sessions);
+
+    let mut old = self::app(ApiVersion::V2024_10_02);
+    assert!(press(&mut old, KeyCode::F(3)).is_empty());
+    assert!(matches!(
+        old.sessions.pane.pool_list,
+        PoolList::Unsupported(_)
+    ));
+}
+
+#[test]
+fn switching_loads_another_notebook_and_runs_cells_there() {
+    let mut app = with_pane();
+    run(&mut app, "x = 1");
+    // Row 1 is agent-run-7 (this machine's list).
+    press(&mut app, KeyCode::Char('j'));
+    let effects = press(&mut app, KeyCode::Enter);
+    let place = crate::tui::persist::Place::new(None, "agent-run-7", app.config.api_version);
+    assert_eq!(
+        effects,
+        vec![
+            Effect::SwitchSession {
+                identifier: "agent-run-7".into()
+            },
+            Effect::LoadNotebook(place),
+            Effect::Files(FilesCommand::SessionInfo {
+                identifier: "agent-run-7".into()
+            }),
+        ]
+    );
+    assert_eq!(app.config.identifier, "agent-run-7");
+    assert!(
+        app.notebook.cells.is_empty(),
+        "the other notebook starts empty"
+    );
+    // Switching to where we are is a no-op.
+    assert!(app.switch_session("agent-run-7").is_empty());
+}
+
+#[test]
+fn no_switch_while_a_cell_runs() {
+    let mut app = with_pane();
+    app.update(
+        Action::Paste("import time; time.sleep(9)".into()),
+        Instant::now(),
+    );
+    app.update(Action::RunCell, Instant::now());
+    assert!(app.switch_session("other").is_empty());
+    assert_eq!(app.config.identifier, "sessionpad-0badc0de");
+    assert!(
+        app.notice
+            .as_deref()
+            .is_some_and(|n| n.contains("still running"))
+    );
+}
+
+#[test]
+fn new_session_offers_a_random_identifier() {
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(app.sessions_prompt(), Some(&SessionsPrompt::New));
+    let typed = app.prompt.as_ref().map(|p| p.text().to_string());
+    assert!(typed.is_some_and(|t| t.starts_with("sessionpad-")));
+    let effects = press(&mut app, KeyCode::Enter);
+    assert!(matches!(
+        effects.first(),
+        Some(Effect::SwitchSession { .. })
+    ));
+    assert!(app.config.identifier.starts_with("sessionpad-"));
+    assert_ne!(app.config.identifier, "sessionpad-0badc0de");
+}
+
+#[test]
+fn attach_by_typing_an_identifier() {
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Char('a'));
+    app.update(Action::Paste("agent-42".into()), Instant::now());
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.config.identifier, "agent-42");
+}
+
+#[test]
+fn ending_a_session_asks_then_refreshes_the_list() {
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Char('j'));
+    assert!(press(&mut app, KeyCode::Char('e')).is_empty());
+    assert!(matches!(
+        app.sessions_prompt(),
+        Some(SessionsPrompt::End(_))
+    ));
+    assert_eq!(
+        press(&mut app, KeyCode::Char('y')),
+        vec![Effect::Files(FilesCommand::EndSession {
+            identifier: "agent-run-7".into()
+        })]
+    );
+    let effects = app.handle_event(
+        AppEvent::Files(FilesEvent::SessionEnded {
+            identifier: "agent-run-7".into(),
+            result: Ok("Session agent-run-7 in session pool p stopped.\u{1b}[2J".into()),
+        }),
+        Instant::now(),
+    );
+    // The pool's own words, without the escape sequence it sent.
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("Session agent-run-7 in session pool p stopped.")
+    );
+    assert_eq!(effects, vec![Effect::Files(FilesCommand::ListSessions)]);
+    // The refreshed list no longer has it.
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![info(
+            "sessionpad-0badc0de",
+            10,
+            290,
+        )]))),
+        Instant::now(),
+    );
+    assert!(app.sessions.pane.pool_info("agent-run-7").is_none());
+}
+
+#[test]
+fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Tab);
+    let details = |created| {
+        AppEvent::Files(FilesEvent::Session {
+            identifier: "sessionpad-0badc0de".into(),
+            result: Ok(info("sessionpad-0badc0de", created, 290)),
+        })
+    };
+    run(&mut app, "x = 1");
+    app.handle_event(details(10), Instant::now());
+    run(&mut app, "y = x + 1");
+    app.handle_event(details(10), Instant::now());
+    assert!(app.prompt.is_none(), "same session: nothing to say");
+    run(&mut app, "print(y)");
+    // The pool made a new session for the identifier (created later).
+    app.handle_event(details(0), Instant::now());
+    assert!(
+        app.notice
+            .as_deref()
+            .is_some_and(|n| n.contains("fresh session"))
+    );
+    let last = app.notebook.cells.last().expect("cells");
+    assert!(last.outputs.iter().any(|o| matches!(
+        o,
+        Output::Stream { name: StreamName::Stderr, text } if text.contains("fresh session")
+    )));
+    match app.sessions_prompt() {
+        Some(SessionsPrompt::Replay(sources)) => assert_eq!(sources, &["x = 1", "y = x + 1"]),
+        other => panic!("{other:?}"),
+    }
+    let effects = press(&mut app, KeyCode::Char('y'));
+    let codes: Vec<&str> = effects
+        .iter()
+        .map(|e| match e {
+            Effect::Execute { code, .. } => code.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(codes, ["x = 1", "y = x + 1"]);
+    assert_eq!(app.notebook.cells.len(), 5);
+}
+
+#[test]
+fn the_countdown_follows_the_clock_and_wakes_the_loop() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    let t0 = Instant::now();
+    let mut details = info("sessionpad-0badc0de", 1, 0);
+    details.expires = Some(Utc::now() + chrono::Duration::seconds(90));
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Session {
+            identifier: "sessionpad-0badc0de".into(),
+            result: Ok(details),
+        }),
+        t0,
+    );
+    let left = app.sessions.expires_in(t0).expect("a countdown");
+    assert!((88..=90).contains(&left), "{left}");
+    let later = t0 + Duration::from_secs(45);
+    let left = app.sessions.expires_in(later).expect("a countdown");
+    assert!((43..=45).contains(&left), "{left}");
+    // Under a minute: every second.
+    assert_eq!(
+        app.sessions
+            .next_wakeup(app.pane_open(SidePane::Sessions), later),
+        Some(later + Duration::from_secs(1))
+    );
+    assert!(app.next_wakeup(later).is_some());
+    assert_eq!(
+        app.sessions.next_wakeup(
+            app.pane_open(SidePane::Sessions),
+            t0 + Duration::from_secs(200)
+        ),
+        None
+    );
+}
+
+fn screen(app: &mut App, width: u16, height: u16) -> TestBackend {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|f| crate::tui::ui::draw(f, app, Instant::now()))
+        .unwrap();
+    terminal.backend().clone()
+}
+
+#[test]
+fn snapshot_sessions_pane() {
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Char('j'));
+    assert_snapshot!("sessions_80x24", screen(&mut app, 80, 24));
+    assert_snapshot!("sessions_160x48", screen(&mut app, 160, 48));
+}
+
+#[test]
+fn snapshot_pool_info() {
+    let mut app = with_pane();
+    assert_eq!(
+        press(&mut app, KeyCode::Char('i')),
+        vec![Effect::Files(FilesCommand::PoolInfo)]
+    );
+    let nv = |n: &str, v: &str| NameVersion {
+        name: n.into(),
+        version: v.into(),
+    };
+    app.handle_event(
+        AppEvent::Files(FilesEvent::PoolInfo(Ok(PoolMetadata {
+            runtimes: vec![nv("python", "3.12.3")],
+            packages: vec![
+                nv("ipykernel", "6.29.5"),
+                nv("ipython", "9.0.2"),
+                nv("numpy", "2.1.0"),
+                nv("pandas", "2.2.3"),
+                nv("matplotlib", "3.9.2"),
+            ],
+            kernel: Some(KernelInfo {
+                name: "ipykernel".into(),
+                version: "6.29.5".into(),
+                project_url: Some("https://github.com/ipython/ipykernel".into()),
+                description: None,
+            }),
+            created: None,
+            updated: None,
+            isolation: None,
+        }))),
+        Instant::now(),
+    );
+    assert_snapshot!("pool_info_160x48", screen(&mut app, 160, 48));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.sessions.pool_info.is_none());
+    assert!(app.pane_focused(crate::tui::app::SidePane::Sessions));
+}
+
+/// A local pool's isolation heads the pool info: from the metadata when it
+/// carries it, else what the app learnt at start (here with metadata that
+/// could not be read).
+#[test]
+fn snapshot_pool_info_with_isolation() {
+    use crate::pool::isolation::{Isolation, Limit};
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Char('i'));
+    let limit = |what: &str, value: &str, mechanism: &str| Limit {
+        what: what.into(),
+        value: value.into(),
+        mechanism: mechanism.into(),
+    };
+    let sandboxed = Isolation {
+        unsandboxed: None,
+        limits: vec![
+            limit("memory", "2 GiB", "cgroup v2"),
+            limit("processes", "256", "rlimit"),
+        ],
+        notes: vec!["kernels run as uid 65534".into(), "no network".into()],
+    };
+    app.handle_event(
+        AppEvent::Files(FilesEvent::PoolInfo(Ok(PoolMetadata {
+            runtimes: vec![NameVersion {
+                name: "python".into(),
+                version: "3.12.3".into(),
+            }],
+            packages: vec![],
+            kernel: None,
+            created: None,
+            updated: None,
+            isolation: Some(sandboxed),
+        }))),
+        Instant::now(),
+    );
+    let shown = format!("{:?}", screen(&mut app, 80, 24));
+    assert!(shown.contains("sandbox") && shown.contains("bubblewrap"));
+    assert_snapshot!("pool_info_isolated_80x24", screen(&mut app, 80, 24));
+
+    app.handle_event(
+        AppEvent::PoolIsolation(Isolation::unsandboxed(
+            "bubblewrap (bwrap) is not installed: sessions are NOT isolated from this machine",
+        )),
+        Instant::now(),
+    );
+    app.handle_event(
+        AppEvent::Files(FilesEvent::PoolInfo(Err("the pool did not answer".into()))),
+        Instant::now(),
+    );
+    assert_snapshot!("pool_info_not_isolated_80x24", screen(&mut app, 80, 24));
+    assert_snapshot!("pool_info_not_isolated_160x48", screen(&mut app, 160, 48));
+}
+
+#[test]
+fn the_status_line_warns_in_the_last_minute() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    let t0 = Instant::now();
+    let mut details = info("sessionpad-0badc0de", 1, 0);
+    details.expires = Some(Utc::now() + chrono::Duration::seconds(300));
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Session {
+            identifier: "sessionpad-0badc0de".into(),
+            result: Ok(details),
+        }),
+        t0,
+    );
+    let status = |app: &mut App, at: Instant| {
+        let mut terminal = Terminal::new(TestBackend::new(100, 10)).unwrap();
+        terminal.draw(|f| crate::tui::ui::draw(f, app, at)).unwrap();
+        let buf = terminal.backend().buffer().clone();
+        (0..100)
+            .filter_map(|x| buf.cell((x, 9)).map(|c| c.symbol().to_string()))
+            .collect::<String>()
+    };
+    let calm = status(&mut app, t0);
+    assert!(calm.contains("idle ends in 4 min"), "{calm}");
+    let late = status(&mut app, t0 + Duration::from_secs(270));
+    assert!(
+        late.contains("idle ends in 30 s") || late.contains("idle ends in 29 s"),
+        "{late}"
+    );
+    let gone = status(&mut app, t0 + Duration::from_secs(400));
+    assert!(gone.contains("session idle-expired"), "{gone}");
+}
+
+/// A store in `dir` with `ids` used at `now()` minus their minutes.
+fn store_with(dir: &std::path::Path, ids: &[(&str, i64)]) -> SessionsStore {
+    let mut store = SessionsStore::load_in(dir).store;
+    for (id, mins_ago) in ids {
+        store
+            .record_use("local", id, now() - chrono::Duration::minutes(*mins_ago))
+            .unwrap();
+    }
+    store
+}
+
+/// The text of the screen's line that holds `needle`.
+fn line_with(screen: &TestBackend, needle: &str) -> String {
+    let buf = screen.buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .filter_map(|x| buf.cell((x, y)).map(|c| c.symbol().to_string()))
+                .collect::<String>()
+        })
+        .find(|l| l.contains(needle))
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_selection_follows_its_identifier_when_the_lists_reorder() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(ApiVersion::V2025_10_02);
+    app.sessions.store = Some(store_with(
+        dir.path(),
+        &[("sessionpad-0badc0de", 0), ("agent-run-7", 120)],
+    ));
+    press(&mut app, KeyCode::F(3));
+    let ids = |app: &App| -> Vec<String> {
+        app.sessions
+            .pane
+            .local
+            .iter()
+            .map(|e| e.identifier.clone())
+            .collect()
+    };
+    assert_eq!(ids(&app), ["sessionpad-0badc0de", "agent-run-7"]);
+    // Select agent-run-7 (row 1) and switch to it: it moves to the top of
+    // this machine's list, and the selection goes with it.
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(ids(&app), ["agent-run-7", "sessionpad-0badc0de"]);
+    assert_eq!(
+        app.sessions.pane.selected_key(),
+        Some((RowKind::Local, "agent-run-7".into()))
+    );
+    // A refresh: the pool's list comes in another order; still the same row.
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![
+            info("sessionpad-0badc0de", 10, 290),
+            info("agent-run-7", 130, 40),
+        ]))),
+        Instant::now(),
+    );
+    assert_eq!(
+        app.sessions.pane.selected_key(),
+        Some((RowKind::Local, "agent-run-7".into()))
+    );
+    // Select the pool's row of sessionpad-0badc0de (rows: 2 local, then the
+    // pool's); the pool then lists it second: the selection follows.
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(
+        app.sessions.pane.selected_key(),
+        Some((RowKind::Pool, "sessionpad-0badc0de".into()))
+    );
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![
+            info("agent-run-7", 130, 40),
+            info("langchain-a1b2", 1, 100),
+            info("sessionpad-0badc0de", 10, 290),
+        ]))),
+        Instant::now(),
+    );
+    assert_eq!(
+        app.sessions.pane.selected_key(),
+        Some((RowKind::Pool, "sessionpad-0badc0de".into()))
+    );
+    // `e` asks about the marked identifier, by name.
+    press(&mut app, KeyCode::Char('e'));
+    match app.sessions_prompt() {
+        Some(SessionsPrompt::End(id)) => assert_eq!(id, "sessionpad-0badc0de"),
+        other => panic!("{other:?}"),
+    }
+    let shown = screen(&mut app, 160, 48);
+    assert!(
+        line_with(&shown, "End session").contains("End session sessionpad-0badc0de?"),
+        "{shown:?}"
+    );
+    // Gone from the pool's list, the identifier is still this machine's: the
+    // selection goes to its row there.
+    press(&mut app, KeyCode::Char('n'));
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![info("agent-run-7", 130, 40)]))),
+        Instant::now(),
+    );
+    assert_eq!(
+        app.sessions.pane.selected_key(),
+        Some((RowKind::Local, "sessionpad-0badc0de".into()))
+    );
+    // Gone from both lists: the row at its place.
+    let pane = &mut app.sessions.pane;
+    pane.set_local(vec![
+        entry("a-1234", None, 1),
+        entry("b-1234", None, 2),
+        entry("c-1234", None, 3),
+    ]);
+    pane.set_pool_list(PoolList::Loaded(vec![]));
+    pane.select_row(1);
+    pane.set_local(vec![entry("a-1234", None, 1), entry("c-1234", None, 3)]);
+    assert_eq!(pane.selected_key(), Some((RowKind::Local, "c-1234".into())));
+    pane.set_local(vec![]);
+    assert_eq!(pane.selected_key(), None);
+}
+
+#[test]
+fn the_current_session_and_the_selection_have_their_own_marks() {
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Char('j'));
+    let shown = screen(&mut app, 160, 48);
+    let current = line_with(&shown, "sessionpad-0badc0de ");
+    let selected = line_with(&shown, "agent-run-7 ");
+    assert!(
+        current.contains(&format!(" {CURRENT_MARK} sessionpad-0badc0de")),
+        "{current}"
+    );
+    assert!(!current.contains(SELECTION_MARK), "{current}");
+    assert!(
+        selected.contains(&format!("{SELECTION_MARK}  agent-run-7")),
+        "{selected}"
+    );
+    // Selecting the current session shows both marks.
+    press(&mut app, KeyCode::Char('k'));
+    let shown = screen(&mut app, 160, 48);
+    let both = line_with(&shown, "sessionpad-0badc0de ");
+    assert!(
+        both.contains(&format!(
+            "{SELECTION_MARK}{CURRENT_MARK} sessionpad-0badc0de"
+        )),
+        "{both}"
+    );
+}
+
+#[test]
+fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    let t0 = Instant::now();
+    assert_eq!(
+        press(&mut app, KeyCode::F(3)),
+        vec![Effect::Files(FilesCommand::ListSessions)]
+    );
+    // While the listing is under way: no timer, no second request.
+    assert_eq!(
+        app.sessions
+            .next_wakeup(app.pane_open(SidePane::Sessions), t0),
+        None
+    );
+    assert_eq!(
+        app.sessions.refresh_due(
+            app.pane_open(SidePane::Sessions),
+            t0 + Duration::from_secs(60)
+        ),
+        None
+    );
+    assert!(
+        press(&mut app, KeyCode::Char('r')).is_empty(),
+        "r does not pile up"
+    );
+    // The answer plans the next refresh.
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![info("a-1234", 1, 200)]))),
+        t0,
+    );
+    let due = t0 + REFRESH_EVERY;
+    assert_eq!(
+        app.sessions
+            .next_wakeup(app.pane_open(SidePane::Sessions), t0),
+        Some(due)
+    );
+    assert_eq!(app.next_wakeup(t0), Some(due), "the loop wakes for it");
+    assert_eq!(
+        app.sessions.refresh_due(
+            app.pane_open(SidePane::Sessions),
+            due.checked_sub(Duration::from_millis(1)).unwrap()
+        ),
+        None
+    );
+    assert_eq!(
+        app.sessions
+            .refresh_due(app.pane_open(SidePane::Sessions), due),
+        Some(vec![Effect::Files(FilesCommand::ListSessions)])
+    );
+    // The list on screen stays while the new one is fetched.
+    assert!(matches!(app.sessions.pane.pool_list, PoolList::Loaded(_)));
+    assert_eq!(
+        app.sessions
+            .refresh_due(app.pane_open(SidePane::Sessions), due + REFRESH_EVERY),
+        None
+    );
+    // Through the loop's tick, the request goes out with the other effects.
+    app.handle_event(AppEvent::Files(FilesEvent::Sessions(Ok(vec![]))), due);
+    assert_eq!(
+        app.tick(due + REFRESH_EVERY),
+        vec![Effect::Files(FilesCommand::ListSessions)]
+    );
+    // A hidden pane does not refresh.
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![]))),
+        due + REFRESH_EVERY,
+    );
+    press(&mut app, KeyCode::F(3));
+    assert!(!app.pane_open(crate::tui::app::SidePane::Sessions));
+    assert_eq!(
+        app.sessions
+            .next_wakeup(app.pane_open(SidePane::Sessions), due),
+        None
+    );
+    assert_eq!(
+        app.sessions
+            .refresh_due(app.pane_open(SidePane::Sessions), due + REFRESH_EVERY * 10),
+        None
+    );
+}
+
+#[test]
+fn pools_that_cannot_list_refresh_this_machine_s_list_only() {
+    let mut app = app(ApiVersion::V2024_10_02);
+    let t0 = Instant::now();
+    assert!(press(&mut app, KeyCode::F(3)).is_empty());
+    let due = app
+        .sessions
+        .next_wakeup(app.pane_open(SidePane::Sessions), t0)
+        .expect("a refresh is planned");
+    assert_eq!(
+        app.sessions
+            .refresh_due(app.pane_open(SidePane::Sessions), due),
+        Some(vec![])
+    );
+    assert!(matches!(
+        app.sessions.pane.pool_list,
+        PoolList::Unsupported(_)
+    ));
+}
+
+#[test]
+fn last_used_is_the_last_run_or_the_pool_s_last_access_never_the_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(ApiVersion::V2025_10_02);
+    app.sessions.store = Some(store_with(dir.path(), &[("agent-run-7", 120)]));
+    // Opening the notebook is recorded, not shown as a use.
+    app.sessions.record_use("sessionpad-0badc0de");
+    press(&mut app, KeyCode::F(3));
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![]))),
+        Instant::now(),
+    );
+    let shown = screen(&mut app, 160, 48);
+    let opened = line_with(&shown, "sessionpad-0badc0de");
+    assert!(opened.contains("no run yet"), "{opened}");
+    assert!(!opened.contains("in the future"), "{opened}");
+    // A finished cell: just now.
+    press(&mut app, KeyCode::Tab);
+    run(&mut app, "x = 1");
+    let shown = screen(&mut app, 160, 48);
+    let ran = line_with(&shown, "sessionpad-0badc0de");
+    assert!(ran.contains("just now"), "{ran}");
+    let entry = app
+        .sessions
+        .store
+        .as_ref()
+        .unwrap()
+        .get("local", "sessionpad-0badc0de")
+        .cloned();
+    assert!(entry.and_then(|e| e.last_run).is_some());
+    // The pool's own field wins where the pool lists the session.
+    let mut listed = info("agent-run-7", 130, 40);
+    listed.last_accessed = Some(Utc::now() - chrono::Duration::minutes(7));
+    app.handle_event(
+        AppEvent::Files(FilesEvent::Sessions(Ok(vec![listed]))),
+        Instant::now(),
+    );
+    let shown = screen(&mut app, 160, 48);
+    let agent = line_with(&shown, "agent-run-7");
+    assert!(
+        agent.contains("7 min 00 s ago") || agent.contains("7 min 01 s ago"),
+        "{agent}"
+    );
+}
+
+#[test]
+fn the_pool_info_scrolls_to_its_last_package_and_no_further() {
+    let mut app = with_pane();
+    press(&mut app, KeyCode::Char('i'));
+    let packages: Vec<NameVersion> = (0..120)
+        .map(|i| NameVersion {
+            name: format!("package-{i:03}"),
+            version: "1.0".into(),
+        })
+        .collect();
+    app.handle_event(
+        AppEvent::Files(FilesEvent::PoolInfo(Ok(PoolMetadata {
+            runtimes: vec![],
+            packages,
+            kernel: None,
+            created: None,
+            updated: None,
+            isolation: None,
+        }))),
+        Instant::now(),
+    );
+    let text = |app: &mut App| format!("{:?}", screen(app, 80, 24));
+    let top = text(&mut app);
+    assert!(
+        top.contains("package-000") && !top.contains("package-119"),
+        "{top}"
+    );
+    assert!(top.contains(" of "), "the border says which lines: {top}");
+    for _ in 0..50 {
+        press(&mut app, KeyCode::PageDown);
+    }
+    let end = text(&mut app);
+    assert!(end.contains("package-119"), "{end}");
+    // Clamped at the end: one step up shows something else.
+    press(&mut app, KeyCode::Up);
+    assert_ne!(text(&mut app), end);
+    press(&mut app, KeyCode::Char('k'));
+    for _ in 0..50 {
+        press(&mut app, KeyCode::PageUp);
+    }
+    assert_eq!(text(&mut app), top);
+}
