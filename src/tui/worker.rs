@@ -169,9 +169,12 @@ impl SessionWorker {
     }
 
     /// Stops the worker: abandons a running execution, shuts the embedded pool
-    /// down (its kernels end) and waits up to `wait` for all that.
-    pub async fn shutdown(self, wait: Duration) {
-        self.stop_with(false, wait).await;
+    /// down (its kernels end) and waits up to `wait` for all that. Returns
+    /// whether the worker ended within `wait` (else it is left to end alone).
+    pub async fn shutdown(self, wait: Duration) -> bool {
+        let mut ended = false;
+        self.stop_with(false, wait, &mut ended).await;
+        ended
     }
 
     /// Stops the worker like [`SessionWorker::shutdown`] but keeps the embedded
@@ -179,15 +182,22 @@ impl SessionWorker {
     /// ([`SessionWorker::spawn_with`]). `None` when there was no embedded pool or
     /// the worker did not stop within `wait`.
     pub async fn stop_keeping_pool(self, wait: Duration) -> Option<LocalPool> {
-        self.stop_with(true, wait).await
+        self.stop_with(true, wait, &mut false).await
     }
 
-    async fn stop_with(mut self, keep_pool: bool, wait: Duration) -> Option<LocalPool> {
+    async fn stop_with(
+        mut self,
+        keep_pool: bool,
+        wait: Duration,
+        ended: &mut bool,
+    ) -> Option<LocalPool> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(keep_pool);
         }
         let task = self.task.take()?;
-        match tokio::time::timeout(wait, task).await {
+        let outcome = tokio::time::timeout(wait, task).await;
+        *ended = outcome.is_ok();
+        match outcome {
             Ok(Ok(pool)) => pool,
             Ok(Err(e)) => {
                 tracing::error!("session worker ended badly: {e}");
@@ -325,10 +335,18 @@ async fn run(
         // cell says when they answer again), so a cell never waits on them twice.
         let before = match &client {
             Ok(c) if lists_promptly => {
-                let before =
-                    worker_radar::snapshot(c, &config.identifier, worker_radar::BEFORE_WAIT).await;
-                lists_promptly = before.is_some();
-                before
+                let listing =
+                    worker_radar::snapshot(c, &config.identifier, worker_radar::BEFORE_WAIT);
+                match unless_stopped(&mut stopped, listing).await {
+                    Ok(before) => {
+                        lists_promptly = before.is_some();
+                        before
+                    }
+                    Err(keep) => {
+                        keep_pool = keep;
+                        break;
+                    }
+                }
             }
             _ => None,
         };
@@ -362,7 +380,16 @@ async fn run(
         };
         events.execution_finished(run, outcome, images);
         if let Ok(c) = &client {
-            lists_promptly = worker_radar::after_cell(c, &config.identifier, before, &events).await;
+            // A slow pool's listing and session read must not hold up a stop
+            // (a pool switch, quitting).
+            let radar = worker_radar::after_cell(c, &config.identifier, before, &events);
+            match unless_stopped(&mut stopped, radar).await {
+                Ok(answered) => lists_promptly = answered,
+                Err(keep) => {
+                    keep_pool = keep;
+                    break;
+                }
+            }
         }
     }
     drop(client);
@@ -380,6 +407,19 @@ async fn run(
         tracing::warn!("local pool did not shut down in time; its kernels are killed");
     }
     None
+}
+
+/// `work`, unless the worker is told to stop first: then `Err` with whether to
+/// keep the embedded pool.
+async fn unless_stopped<T>(
+    stopped: &mut oneshot::Receiver<bool>,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, bool> {
+    tokio::select! {
+        biased;
+        keep = stopped => Err(keep.unwrap_or(false)),
+        out = work => Ok(out),
+    }
 }
 
 /// Runs waiting their turn, and runs given up before they started.

@@ -232,3 +232,78 @@ async fn a_local_pool_endpoint_reports_its_isolation() {
     worker.shutdown(Duration::from_secs(5)).await;
     pool.shutdown().await;
 }
+
+/// A pool whose executions answer at once but whose file listings and session
+/// reads hang (a slow or overloaded pool): the radar's listings after a cell
+/// wait on them. Stopping the worker then (a pool switch, quitting) must not
+/// wait for them.
+#[tokio::test]
+async fn a_stop_does_not_wait_for_the_radar_of_a_slow_pool() {
+    use axum::routing::{get, post};
+    let hang = || async {
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        axum::Json(serde_json::json!({"value": []}))
+    };
+    let app = axum::Router::new()
+        .route(
+            "/executions",
+            post(|| async {
+                axum::Json(serde_json::json!({
+                    "id": "e1",
+                    "identifier": "t",
+                    "executionType": "Synchronous",
+                    "status": "Succeeded",
+                    "result": {
+                        "stdout": "1\n",
+                        "stderr": "",
+                        "executionResult": "",
+                        "executionTimeInMilliseconds": 1
+                    }
+                }))
+            }),
+        )
+        .route("/files", get(hang))
+        .route("/session", get(hang));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let (events, mut rx) = AppEventSender::channel();
+    let worker = SessionWorker::spawn(
+        WorkerConfig {
+            connection: Connection::Remote {
+                endpoint: format!("http://{addr}"),
+                token: Some("t".into()),
+                auth: None,
+            },
+            api_version: ApiVersion::V2025_10_02,
+            identifier: "t".into(),
+            timeout: Duration::from_secs(5),
+            pool_type: PoolType::default(),
+            pool_limits: Limits::default(),
+        },
+        events,
+    );
+    worker.execute(RunId(1), "print(1)".into());
+    loop {
+        match rx.recv().await {
+            Some(AppEvent::ExecutionFinished { outcome, .. }) => {
+                assert!(outcome.is_ok(), "{outcome:?}");
+                break;
+            }
+            Some(_) => {}
+            None => panic!("the worker ended"),
+        }
+    }
+    // The worker now waits on the listing after the cell (up to 10 s) and the
+    // session read (no limit of its own). Asked to stop, it stops at once: far
+    // inside a wait the listing alone would outlast.
+    assert!(
+        worker.shutdown(Duration::from_secs(8)).await,
+        "the worker kept waiting on the slow pool"
+    );
+    server.abort();
+}
