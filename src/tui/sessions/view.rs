@@ -51,16 +51,53 @@ pub fn render_pool_info_over(app: &mut App, area: Rect, buf: &mut Buffer) {
     if !app.pane_open(crate::tui::app::SidePane::Sessions) {
         return;
     }
+    let keys = PopupKeys::from_keymap(&app.keymap);
     let s = &mut app.sessions;
     if let Some(info) = &s.pool_info {
         render_pool_info(
             info,
             app.isolation.as_ref(),
             &mut s.pool_info_scroll,
+            &keys,
             area,
             buf,
             &app.theme,
         );
+    }
+}
+
+/// The keys the pool info popup names in its border, as the keymap binds them
+/// (the sessions pane's keys, which the popup takes while it is open).
+struct PopupKeys {
+    /// What closes it.
+    close: String,
+    /// What scrolls it: line and page keys.
+    scroll: String,
+}
+
+impl PopupKeys {
+    fn from_keymap(keymap: &crate::tui::keymap::Keymap) -> Self {
+        use crate::tui::action::Action;
+        use crate::tui::keymap::Mode;
+        use crate::tui::sessions::SessionsAction;
+        let key = |a: SessionsAction| keymap.key_for(&Action::Sessions(a), &[Mode::Sessions]);
+        let pair = |a, b| match (key(a), key(b)) {
+            (Some(a), Some(b)) => Some(format!("{a}/{b}")),
+            (Some(one), None) | (None, Some(one)) => Some(one),
+            (None, None) => None,
+        };
+        let scroll = [
+            pair(SessionsAction::Down, SessionsAction::Up),
+            pair(SessionsAction::PageDown, SessionsAction::PageUp),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+        Self {
+            close: key(SessionsAction::Back).unwrap_or_else(|| "Esc".into()),
+            scroll,
+        }
     }
 }
 
@@ -121,6 +158,7 @@ fn render_pool_info(
     info: &Result<PoolMetadata, String>,
     known: Option<&Isolation>,
     scroll: &mut usize,
+    keys: &PopupKeys,
     area: Rect,
     buf: &mut Buffer,
     theme: &Theme,
@@ -141,13 +179,17 @@ fn render_pool_info(
     *scroll = (*scroll).min(lines.len().saturating_sub(visible));
     let mut block = Block::bordered()
         .border_style(theme.border_focused)
-        .title(Span::styled(" Pool info (Esc closes) ", theme.accent));
+        .title(Span::styled(
+            format!(" Pool info ({} closes) ", keys.close),
+            theme.accent,
+        ));
     if lines.len() > visible {
         let shown = format!(
-            " {}-{} of {} · j/k PgDn/PgUp scroll ",
+            " {}-{} of {} · {} scroll ",
             *scroll + 1,
             (*scroll + visible).min(lines.len()),
-            lines.len()
+            lines.len(),
+            keys.scroll
         );
         block = block.title_top(Line::styled(shown, theme.muted).right_aligned());
     }
@@ -342,4 +384,31 @@ pub fn countdown(app: &App, now: Instant) -> Option<(String, ratatui::style::Sty
             theme.muted,
         )
     })
+}
+
+#[cfg(test)]
+mod popup_keys_tests {
+    use super::PopupKeys;
+    use crate::tui::keymap::{KeyOverrides, Keymap};
+
+    #[test]
+    fn the_pool_info_names_the_keys_as_bound() {
+        let keys = PopupKeys::from_keymap(&Keymap::default());
+        assert_eq!(
+            (keys.close.as_str(), keys.scroll.as_str()),
+            ("Esc", "j/k PgDn/PgUp")
+        );
+        let overrides: KeyOverrides = toml::from_str(
+            r#"
+            [sessions]
+            "n" = "sessions down"
+            "j" = "none"
+            "<Down>" = "none"
+            "#,
+        )
+        .expect("overrides");
+        let keymap = Keymap::with_overrides(&overrides).expect("a keymap");
+        let keys = PopupKeys::from_keymap(&keymap);
+        assert!(keys.scroll.starts_with("n/k "), "{}", keys.scroll);
+    }
 }
