@@ -213,24 +213,16 @@ impl SessionsStore {
         now: DateTime<Utc>,
     ) -> Result<(), SessionsStoreError> {
         self.change(|entries| {
-            match entries
-                .iter_mut()
-                .find(|e| e.pool == pool && e.identifier == identifier)
-            {
-                Some(e) => e.last_used = e.last_used.max(now),
-                None => entries.push(SessionEntry {
-                    pool: pool.to_string(),
-                    identifier: identifier.to_string(),
-                    label: None,
-                    first_used: now,
-                    last_used: now,
-                    last_run: None,
-                    notebook: None,
-                }),
-            }
-            prune(entries, pool);
+            mark_use(entries, pool, identifier, now);
             Ok(())
         })
+    }
+
+    /// As [`SessionsStore::record_use`], in memory only (the file is neither
+    /// read nor written): for a copy kept where no file I/O may happen, while a
+    /// [`StoreWriter`] writes the same change.
+    pub fn note_use(&mut self, pool: &str, identifier: &str, now: DateTime<Utc>) {
+        mark_use(&mut self.entries, pool, identifier, now);
     }
 
     /// Records that a cell run in `identifier` on `pool` finished at `now`: as
@@ -247,30 +239,15 @@ impl SessionsStore {
         now: DateTime<Utc>,
     ) -> Result<(), SessionsStoreError> {
         self.change(|entries| {
-            let entry = match entries
-                .iter_mut()
-                .position(|e| e.pool == pool && e.identifier == identifier)
-            {
-                Some(i) => &mut entries[i],
-                None => {
-                    entries.push(SessionEntry {
-                        pool: pool.to_string(),
-                        identifier: identifier.to_string(),
-                        label: None,
-                        first_used: now,
-                        last_used: now,
-                        last_run: None,
-                        notebook: None,
-                    });
-                    let last = entries.len() - 1;
-                    &mut entries[last]
-                }
-            };
-            entry.last_used = entry.last_used.max(now);
-            entry.last_run = Some(entry.last_run.map_or(now, |t| t.max(now)));
-            prune(entries, pool);
+            mark_run(entries, pool, identifier, now);
             Ok(())
         })
+    }
+
+    /// As [`SessionsStore::record_run`], in memory only (see
+    /// [`SessionsStore::note_use`]).
+    pub fn note_run(&mut self, pool: &str, identifier: &str, now: DateTime<Utc>) {
+        mark_run(&mut self.entries, pool, identifier, now);
     }
 
     /// Sets (or, with `None` or a blank text, clears) the label of an entry.
@@ -357,6 +334,110 @@ impl SessionsStore {
                 source,
             }
         })
+    }
+}
+
+/// (`pool`, `identifier`) used at `now`: a new entry, or the last use moved
+/// to `now` (never backwards); old entries of the pool pruned.
+fn mark_use(entries: &mut Vec<SessionEntry>, pool: &str, identifier: &str, now: DateTime<Utc>) {
+    match entries
+        .iter_mut()
+        .find(|e| e.pool == pool && e.identifier == identifier)
+    {
+        Some(e) => e.last_used = e.last_used.max(now),
+        None => entries.push(new_entry(pool, identifier, now)),
+    }
+    prune(entries, pool);
+}
+
+/// A cell run in (`pool`, `identifier`) finished at `now`: as [`mark_use`],
+/// and the last run moved to `now` (never backwards).
+fn mark_run(entries: &mut Vec<SessionEntry>, pool: &str, identifier: &str, now: DateTime<Utc>) {
+    let i = match entries
+        .iter()
+        .position(|e| e.pool == pool && e.identifier == identifier)
+    {
+        Some(i) => i,
+        None => {
+            entries.push(new_entry(pool, identifier, now));
+            entries.len() - 1
+        }
+    };
+    let entry = &mut entries[i];
+    entry.last_used = entry.last_used.max(now);
+    entry.last_run = Some(entry.last_run.map_or(now, |t| t.max(now)));
+    prune(entries, pool);
+}
+
+fn new_entry(pool: &str, identifier: &str, now: DateTime<Utc>) -> SessionEntry {
+    SessionEntry {
+        pool: pool.to_string(),
+        identifier: identifier.to_string(),
+        label: None,
+        first_used: now,
+        last_used: now,
+        last_run: None,
+        notebook: None,
+    }
+}
+
+/// A change for the [`StoreWriter`]'s thread.
+#[derive(Debug)]
+enum Change {
+    Use(String, String, DateTime<Utc>),
+    Run(String, String, DateTime<Utc>),
+}
+
+/// Writes the store's file on a thread of its own, so that the notebook's UI
+/// task never reads, writes or fsyncs it: each change is applied there in the
+/// order given, as [`SessionsStore::record_use`] and
+/// [`SessionsStore::record_run`] apply it (read, change, atomic write). The
+/// thread ends when the writer is dropped and its changes are written; join
+/// it with the [`store::SaverThread`] [`StoreWriter::spawn`] returns. A write
+/// that fails is logged (the change stays in the caller's copy).
+#[derive(Debug)]
+pub struct StoreWriter {
+    tx: std::sync::mpsc::Sender<Change>,
+}
+
+impl StoreWriter {
+    /// Starts the writer of `store`'s file (`store` is the thread's own copy).
+    ///
+    /// # Errors
+    ///
+    /// The thread cannot be started (the system is out of threads).
+    pub fn spawn(mut store: SessionsStore) -> std::io::Result<(Self, store::SaverThread)> {
+        let (tx, rx) = std::sync::mpsc::channel::<Change>();
+        let handle = std::thread::Builder::new()
+            .name("sessions-store".into())
+            .spawn(move || {
+                for change in rx {
+                    let written = match change {
+                        Change::Use(pool, id, now) => store.record_use(&pool, &id, now),
+                        Change::Run(pool, id, now) => store.record_run(&pool, &id, now),
+                    };
+                    if let Err(e) = written {
+                        tracing::warn!("sessions store: {e}");
+                    }
+                }
+            })?;
+        Ok((Self { tx }, store::SaverThread::from_handle(handle)))
+    }
+
+    /// Writes that (`pool`, `identifier`) was used at `now`.
+    pub fn record_use(&self, pool: &str, identifier: &str, now: DateTime<Utc>) {
+        self.send(Change::Use(pool.into(), identifier.into(), now));
+    }
+
+    /// Writes that a cell run in (`pool`, `identifier`) finished at `now`.
+    pub fn record_run(&self, pool: &str, identifier: &str, now: DateTime<Utc>) {
+        self.send(Change::Run(pool.into(), identifier.into(), now));
+    }
+
+    fn send(&self, change: Change) {
+        if self.tx.send(change).is_err() {
+            tracing::error!("the sessions store writer is gone; a change is not written");
+        }
     }
 }
 

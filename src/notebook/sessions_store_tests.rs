@@ -192,3 +192,22 @@ fn files_without_last_run_still_load() {
     assert!(loaded.problem.is_none());
     assert_eq!(loaded.store.get("local", "old").unwrap().last_run, None);
 }
+
+#[test]
+fn the_writer_thread_writes_what_the_copy_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut copy = SessionsStore::load_in(dir.path()).store;
+    let (writer, thread) = StoreWriter::spawn(copy.clone()).unwrap();
+    // The caller's copy changes in memory only: the file is the writer's.
+    copy.note_use("local", "a", at(1));
+    writer.record_use("local", "a", at(1));
+    copy.note_run("local", "b", at(2));
+    writer.record_run("local", "b", at(2));
+    assert_eq!(ids(&copy.list_for_pool("local")), ["b", "a"]);
+    drop(writer);
+    thread.join();
+    let reloaded = SessionsStore::load_in(dir.path()).store;
+    assert_eq!(reloaded.entries(), copy.entries());
+    let b = reloaded.get("local", "b").unwrap();
+    assert_eq!((b.last_used, b.last_run), (at(2), Some(at(2))));
+}

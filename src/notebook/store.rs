@@ -209,6 +209,11 @@ pub struct SaverThread {
 }
 
 impl SaverThread {
+    /// A writer thread of another store, joined like a notebook's saver.
+    pub(crate) fn from_handle(handle: JoinHandle<()>) -> Self {
+        Self { handle }
+    }
+
     /// Blocks until everything handed over is written (call it after dropping
     /// every [`Saver`]).
     pub fn join(self) {

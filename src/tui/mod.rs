@@ -182,6 +182,15 @@ async fn attach_sessions_store(app: &mut App, endpoint: Option<&str>, identifier
             if let Some(problem) = loaded.problem {
                 app.pool_log.push(problem);
             }
+            // The file is written off this task, by a thread joined when the
+            // run ends (with the notebook's savers).
+            match crate::notebook::sessions_store::StoreWriter::spawn(loaded.store.clone()) {
+                Ok((writer, thread)) => {
+                    app.sessions.writer = Some(writer);
+                    app.sessions.keep_saver(Some(thread));
+                }
+                Err(e) => tracing::error!("sessions store writer not started: {e}"),
+            }
             app.sessions.store = Some(loaded.store);
             app.sessions.record_use(identifier);
         }

@@ -27,7 +27,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use crate::client::{ApiVersion, PoolMetadata, SessionInfo};
-use crate::notebook::sessions_store::SessionsStore;
+use crate::notebook::sessions_store::{SessionsStore, StoreWriter};
 use crate::notebook::store::SaverThread;
 use crate::notebook::{Output, StreamName};
 use crate::tui::action::{Action, Effect};
@@ -100,8 +100,11 @@ pub struct Current {
 pub struct SessionsUi {
     /// The pane's view state.
     pub pane: SessionsPaneState,
-    /// This machine's identifiers (none when it could not be read).
+    /// This machine's identifiers (none when it could not be read), changed
+    /// in memory here; the file is written by `writer`, off the UI task.
     pub store: Option<SessionsStore>,
+    /// The thread that writes the store's file (none without a store).
+    pub writer: Option<StoreWriter>,
     /// The pool's name in the store and the notebook files.
     pub pool: String,
     /// The endpoint, for the notebook's place (`None`: the local pool).
@@ -137,6 +140,7 @@ impl SessionsUi {
         Self {
             pane,
             store: None,
+            writer: None,
             pool: "local".into(),
             endpoint: None,
             current: None,
@@ -172,25 +176,30 @@ impl SessionsUi {
         }
     }
 
-    /// Records that a cell run in `identifier` finished now (the store is
-    /// written at once): its "last used" where the pool does not list sessions.
+    /// Records that a cell run in `identifier` finished now: its "last used"
+    /// where the pool does not list sessions (the file is written by the
+    /// writer thread).
     pub fn record_run(&mut self, identifier: &str) {
         let now = Utc::now();
-        if let Some(store) = &mut self.store
-            && let Err(e) = store.record_run(&self.pool, identifier, now)
-        {
-            tracing::warn!("sessions store: {e}");
+        if let Some(store) = &mut self.store {
+            store.note_run(&self.pool, identifier, now);
+        }
+        if let Some(writer) = &self.writer {
+            writer.record_run(&self.pool, identifier, now);
         }
         self.pane.now = now;
         self.reload_local();
     }
 
-    /// Records that `identifier` is used now (the store is written at once).
+    /// Records that `identifier` is used now (the file is written by the
+    /// writer thread).
     pub fn record_use(&mut self, identifier: &str) {
-        if let Some(store) = &mut self.store
-            && let Err(e) = store.record_use(&self.pool, identifier, Utc::now())
-        {
-            tracing::warn!("sessions store: {e}");
+        let now = Utc::now();
+        if let Some(store) = &mut self.store {
+            store.note_use(&self.pool, identifier, now);
+        }
+        if let Some(writer) = &self.writer {
+            writer.record_use(&self.pool, identifier, now);
         }
         self.reload_local();
     }
