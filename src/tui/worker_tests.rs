@@ -6,23 +6,33 @@ use crate::client::PoolType;
 use crate::pool::limits::Limits;
 use crate::tui::event::AppEvent;
 
+/// The worker's config for the pool at `endpoint` with `token`, speaking
+/// `api_version`, in session `t`.
+fn remote(
+    endpoint: impl Into<String>,
+    token: Option<String>,
+    api_version: ApiVersion,
+) -> WorkerConfig {
+    WorkerConfig {
+        connection: Connection::Remote {
+            endpoint: endpoint.into(),
+            token,
+            auth: None,
+        },
+        api_version,
+        identifier: "t".into(),
+        timeout: Duration::from_secs(5),
+        pool_type: PoolType::default(),
+        pool_limits: Limits::default(),
+    }
+}
+
 #[tokio::test]
 async fn unreachable_remote_pool_fails_the_run_instead_of_losing_it() {
     let (events, mut rx) = AppEventSender::channel();
     let worker = SessionWorker::spawn(
-        WorkerConfig {
-            connection: Connection::Remote {
-                // Port 9 (discard) on loopback: nothing listens in a test box.
-                endpoint: "http://127.0.0.1:9".into(),
-                token: None,
-                auth: None,
-            },
-            api_version: ApiVersion::V2025_10_02,
-            identifier: "t".into(),
-            timeout: Duration::from_secs(5),
-            pool_type: PoolType::default(),
-            pool_limits: Limits::default(),
-        },
+        // Port 9 (discard) on loopback: nothing listens in a test box.
+        remote("http://127.0.0.1:9", None, ApiVersion::V2025_10_02),
         events,
     );
     worker.execute(RunId(1), "1".into());
@@ -86,18 +96,7 @@ async fn an_abandoned_run_reports_nothing_and_the_next_one_starts() {
     let (endpoint, server) = silent_pool().await;
     let (events, mut rx) = AppEventSender::channel();
     let worker = SessionWorker::spawn(
-        WorkerConfig {
-            connection: Connection::Remote {
-                endpoint,
-                token: Some("t".into()),
-                auth: None,
-            },
-            api_version: ApiVersion::V2025_10_02,
-            identifier: "t".into(),
-            timeout: Duration::from_secs(5),
-            pool_type: PoolType::default(),
-            pool_limits: Limits::default(),
-        },
+        remote(endpoint, Some("t".into()), ApiVersion::V2025_10_02),
         events,
     );
     worker.execute(RunId(1), "import time; time.sleep(60)".into());
@@ -158,18 +157,7 @@ async fn images_decode_in_order_and_bad_ones_say_why() {
 async fn invalid_endpoint_reports_pool_failed_and_fails_runs() {
     let (events, mut rx) = AppEventSender::channel();
     let worker = SessionWorker::spawn(
-        WorkerConfig {
-            connection: Connection::Remote {
-                endpoint: "ftp://nowhere".into(),
-                token: None,
-                auth: None,
-            },
-            api_version: ApiVersion::V2025_10_02,
-            identifier: "t".into(),
-            timeout: Duration::from_secs(5),
-            pool_type: PoolType::default(),
-            pool_limits: Limits::default(),
-        },
+        remote("ftp://nowhere", None, ApiVersion::V2025_10_02),
         events,
     );
     worker.execute(RunId(7), "1".into());
@@ -201,19 +189,12 @@ async fn a_local_pool_endpoint_reports_its_isolation() {
     let pool = LocalPool::start(opts, &|_| {}).await.expect("pool starts");
     let (events, mut rx) = AppEventSender::channel();
     let worker = SessionWorker::spawn(
-        WorkerConfig {
-            connection: Connection::Remote {
-                endpoint: pool.endpoint(),
-                token: pool.token().map(str::to_string),
-                auth: None,
-            },
-            // Without `metadata` of its own: the worker asks with one that has it.
-            api_version: ApiVersion::V2024_08_02,
-            identifier: "t".into(),
-            timeout: Duration::from_secs(5),
-            pool_type: PoolType::default(),
-            pool_limits: Limits::default(),
-        },
+        // Without `metadata` of its own: the worker asks with one that has it.
+        remote(
+            pool.endpoint(),
+            pool.token().map(str::to_string),
+            ApiVersion::V2024_08_02,
+        ),
         events,
     );
     let reported = tokio::time::timeout(Duration::from_secs(60), async {
@@ -273,18 +254,11 @@ async fn a_stop_does_not_wait_for_the_radar_of_a_slow_pool() {
     });
     let (events, mut rx) = AppEventSender::channel();
     let worker = SessionWorker::spawn(
-        WorkerConfig {
-            connection: Connection::Remote {
-                endpoint: format!("http://{addr}"),
-                token: Some("t".into()),
-                auth: None,
-            },
-            api_version: ApiVersion::V2025_10_02,
-            identifier: "t".into(),
-            timeout: Duration::from_secs(5),
-            pool_type: PoolType::default(),
-            pool_limits: Limits::default(),
-        },
+        remote(
+            format!("http://{addr}"),
+            Some("t".into()),
+            ApiVersion::V2025_10_02,
+        ),
         events,
     );
     worker.execute(RunId(1), "print(1)".into());
