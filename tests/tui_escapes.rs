@@ -23,7 +23,7 @@ use ratatui_textarea::{Input, Key};
 use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::{App, AppConfig, PoolState};
-use sessionpad::tui::event::AppEvent;
+use sessionpad::session::SessionEvent;
 use sessionpad::tui::ui::draw;
 
 const OSC52: &str = "\x1b]52;c;aGk=\x07";
@@ -106,14 +106,14 @@ fn app_with_a_hostile_cell() -> App {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
-    app.handle_event(AppEvent::ExecutionStarted(run), now);
+    app.handle_event(SessionEvent::ExecutionStarted(run), now);
     let traceback = format!(
         "Traceback (most recent call last):\n  File \"<stdin>\", line 1\n{}ValueError: {}",
         hostile("tb"),
         hostile("ev")
     );
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
                 id: None,

@@ -9,13 +9,13 @@
 use ratatui_textarea::Input;
 use serde::Deserialize;
 
-use super::event::RunId;
 use super::files::FilesAction;
+use super::files::preview::PreviewJob;
 use super::local::LocalWork;
 use super::persist::Place;
 use super::pools::PoolChoice;
 use super::sessions::SessionsAction;
-use super::worker_files::FilesCommand;
+use crate::session::{FileCommand, RunId, SessionsCommand};
 
 /// Something the user wants.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -133,7 +133,7 @@ pub enum Action {
 /// reducers ([`App::update`](super::app::App::update),
 /// [`App::handle_event`](super::app::App::handle_event) and
 /// [`App::tick`](super::app::App::tick)) return them, and the loop's one
-/// `match` carries each out (`runner.rs`). The first five go to the session
+/// `match` carries each out (`runner.rs`). The first six go to the session
 /// worker; the others need the terminal or the loop itself.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -155,8 +155,10 @@ pub enum Effect {
         /// The session identifier.
         identifier: String,
     },
-    /// Work on the session's files, for the file worker.
-    Files(FilesCommand),
+    /// Work on the session's files, for the session worker.
+    Files(FileCommand),
+    /// Work on the pool's sessions, for the session worker.
+    Sessions(SessionsCommand),
     /// Stop waiting for `run`: the worker drops the request (or skips it if it has
     /// not started) and reports nothing more about it.
     Abandon {
@@ -169,6 +171,9 @@ pub enum Effect {
     /// Copy to the clipboard (OSC 52) or save a file, on the loop (which owns
     /// the terminal); the outcome comes back through `App::finish_local_work`.
     Local(LocalWork),
+    /// Build a file's preview from its head on a blocking thread; it comes
+    /// back as `AppEvent::PreviewBuilt`.
+    BuildPreview(PreviewJob),
     /// Load the stored notebook of the session switched to (off the UI task).
     LoadNotebook(Place),
     /// End this pool's run of the loop and start one for the chosen pool.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ratatui_textarea::{CursorMove, TextArea};
 
 use super::action::{Action, Effect};
-use super::event::{AppEvent, DecodedImage, RunId};
+use super::event::AppEvent;
 use super::keymap::Keymap;
 use super::runs::{RunEvent, Runs};
 use super::theme::Theme;
@@ -19,6 +19,7 @@ use super::ui::{Views, editor};
 use crate::client::ApiVersion;
 use crate::notebook::store::Saver;
 use crate::notebook::{Cell, CellStatus, Notebook, Output};
+use crate::session::{DecodedImage, Failure, RunId, SessionEvent};
 
 /// How long a first Ctrl+C waits for the second.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -460,20 +461,37 @@ impl App {
         }
     }
 
-    /// Applies news from the session worker; returns the effects that follow
-    /// from it (a refresh after a transfer, the preview of a cell's new image).
-    pub fn handle_event(&mut self, event: AppEvent, now: Instant) -> Vec<Effect> {
+    /// Applies news from the session worker or from work handed to blocking
+    /// threads; returns the effects that follow from it (a refresh after a
+    /// transfer, the preview of a cell's new image).
+    pub fn handle_event(&mut self, event: impl Into<AppEvent>, now: Instant) -> Vec<Effect> {
         self.dirty = true;
+        match event.into() {
+            AppEvent::Session(event) => return self.session_event(event, now),
+            AppEvent::ImageEncoded(done) => {
+                if let Some(key) = self.views.images.encoded(done)
+                    && key.cell < self.notebook.cells.len()
+                {
+                    self.views.outputs.invalidate(key.cell);
+                }
+            }
+            AppEvent::PreviewBuilt { generation, result } => self.preview_built(generation, result),
+        }
+        Vec::new()
+    }
+
+    /// Applies news from the session worker; returns the effects that follow.
+    fn session_event(&mut self, event: SessionEvent, now: Instant) -> Vec<Effect> {
         match event {
-            AppEvent::PoolProgress(line) => {
+            SessionEvent::PoolProgress(line) => {
                 self.pool_log.push(line);
                 let excess = self.pool_log.len().saturating_sub(POOL_LOG_LIMIT);
                 self.pool_log.drain(..excess);
             }
-            AppEvent::PoolReady => self.pool = PoolState::Ready,
-            AppEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason),
-            AppEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
-            AppEvent::ExecutionStarted(run) => {
+            SessionEvent::PoolReady => self.pool = PoolState::Ready,
+            SessionEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason.message),
+            SessionEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
+            SessionEvent::ExecutionStarted(run) => {
                 if let Some(step) = self
                     .runs
                     .apply(run, RunEvent::Started(now), self.can_interrupt)
@@ -482,20 +500,14 @@ impl App {
                     self.set_status(step.cell, state.cell_status());
                 }
             }
-            AppEvent::ExecutionFinished {
+            SessionEvent::ExecutionFinished {
                 run,
                 outcome,
                 images,
             } => self.finish(run, outcome, images),
-            AppEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
-            AppEvent::ImageEncoded(done) => {
-                if let Some(key) = self.views.images.encoded(done)
-                    && key.cell < self.notebook.cells.len()
-                {
-                    self.views.outputs.invalidate(key.cell);
-                }
-            }
-            AppEvent::Files(event) => return self.sessions_event(event, now),
+            SessionEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
+            SessionEvent::Files(event) => return self.files_event(event),
+            SessionEvent::Sessions(event) => return self.sessions_event(event, now),
         }
         Vec::new()
     }
@@ -526,7 +538,7 @@ impl App {
     fn finish(
         &mut self,
         run: RunId,
-        outcome: Result<crate::client::Execution, String>,
+        outcome: Result<crate::client::Execution, Failure>,
         images: Vec<DecodedImage>,
     ) {
         // A reply for a run this app never sent (or already settled) is stale.
@@ -543,7 +555,7 @@ impl App {
                 cell.finish(&exec);
                 self.sessions.record_run(&self.config.identifier);
             }
-            Err(reason) => cell.fail(&reason),
+            Err(failure) => cell.fail(&failure.message),
         }
         let image_outputs = cell
             .outputs

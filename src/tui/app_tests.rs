@@ -96,11 +96,11 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
     let now = Instant::now();
     let a = run(&mut app, "print(x)", now);
     let b = run(&mut app, "x", now);
-    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    app.handle_event(SessionEvent::ExecutionStarted(a), now);
     assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
     assert_eq!(app.running().map(|(i, _)| i), Some(0));
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run: b,
             outcome: Ok(exec("", Some(json!(42)))),
             images: vec![],
@@ -108,7 +108,7 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
         now,
     );
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run: a,
             outcome: Ok(exec("42\n", None)),
             images: vec![],
@@ -141,9 +141,11 @@ fn a_transport_error_becomes_an_error_output_on_its_cell() {
     let now = Instant::now();
     let r = run(&mut app, "x", now);
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run: r,
-            outcome: Err("cannot reach the session pool".into()),
+            outcome: Err(crate::session::Failure::unreachable(
+                "cannot reach the session pool",
+            )),
             images: vec![],
         },
         now,
@@ -161,7 +163,7 @@ fn stale_replies_are_ignored() {
     let mut app = test_app();
     let now = Instant::now();
     let r = run(&mut app, "x", now);
-    let finished = |run| AppEvent::ExecutionFinished {
+    let finished = |run| SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(exec("1\n", None)),
         images: vec![],
@@ -185,7 +187,7 @@ fn images_are_keyed_by_their_output() {
     }];
     let img = image::DynamicImage::new_rgba8(4, 4);
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run: r,
             outcome: Ok(e),
             images: vec![Ok(img)],
@@ -288,7 +290,7 @@ fn busy_only_while_something_runs() {
     let now = Instant::now();
     assert!(app.busy());
     assert!(app.next_wakeup(now).is_some());
-    app.handle_event(AppEvent::PoolReady, now);
+    app.handle_event(SessionEvent::PoolReady, now);
     assert!(!app.busy());
     assert_eq!(app.next_wakeup(now), None);
 }
@@ -297,7 +299,7 @@ fn busy_only_while_something_runs() {
 fn pool_progress_is_kept_for_the_banner() {
     let mut app = App::new(test_app().config, PoolState::Starting);
     app.handle_event(
-        AppEvent::PoolProgress("creating venv".into()),
+        SessionEvent::PoolProgress("creating venv".into()),
         Instant::now(),
     );
     assert_eq!(app.pool_log, vec!["creating venv".to_string()]);

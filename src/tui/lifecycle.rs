@@ -13,10 +13,10 @@ use super::event::{AppEvent, AppEventSender};
 use super::persist;
 use super::pools::{PoolChoice, PoolsUi};
 use super::terminal::Tui;
-use super::worker::{Connection, SessionWorker, WorkerConfig};
 use super::{TuiOptions, attach_sessions_store, host_of, ui};
 use crate::notebook::store::SaverThread;
 use crate::pool::{Isolation, LocalPool, Sandbox};
+use crate::session::{Connection, SessionWorker, WorkerConfig};
 
 /// What moves from one pool's run to the next.
 #[derive(Debug, Default)]
@@ -46,8 +46,10 @@ pub struct Run {
     pub app: App,
     /// The worker talking to the pool.
     pub worker: SessionWorker,
-    /// The worker's news.
+    /// The worker's news, and the results of blocking work.
     pub events: UnboundedReceiver<AppEvent>,
+    /// Sends to `events` (blocking work hands its results back through it).
+    pub sender: AppEventSender,
     /// The notebook's saver.
     saver: Option<SaverThread>,
 }
@@ -122,12 +124,13 @@ pub async fn start(
             pool_limits: opts.pool_limits,
         },
         pool,
-        sender,
+        sender.session(),
     );
     Ok(Run {
         app,
         worker,
         events,
+        sender,
         saver,
     })
 }

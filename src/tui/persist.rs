@@ -10,12 +10,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::app::App;
-use super::event::DecodedImage;
 use super::ui::image::ImageKey;
 use crate::client::ApiVersion;
 use crate::notebook::ipynb::NotebookMeta;
 use crate::notebook::store::{self, SaverThread};
 use crate::notebook::{Cell, Output};
+use crate::session::DecodedImage;
 
 /// Where the notebook lives and what it says about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,9 +154,9 @@ mod tests {
     use super::*;
     use crate::client::{Execution, ExecutionStatus};
     use crate::notebook::{CellStatus, StreamName};
+    use crate::session::{RunId, SessionEvent};
     use crate::tui::action::{Action, Effect};
     use crate::tui::app::{AppConfig, PoolState};
-    use crate::tui::event::{AppEvent, RunId};
 
     fn app() -> App {
         App::new(
@@ -203,7 +203,7 @@ mod tests {
             duration: Duration::from_millis(2),
         };
         app.handle_event(
-            AppEvent::ExecutionFinished {
+            SessionEvent::ExecutionFinished {
                 run,
                 outcome: Ok(exec),
                 images: vec![],

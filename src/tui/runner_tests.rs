@@ -10,6 +10,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::*;
 use crate::client::{ApiVersion, Execution, ExecutionStatus};
+use crate::session::SessionEvent;
 use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};
 
@@ -100,7 +101,9 @@ async fn news_draws_one_frame() {
     let mut effects = Vec::new();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(3)).await;
-        let _ = tx.send(AppEvent::PoolProgress("hello".into()));
+        let _ = tx.send(AppEvent::Session(SessionEvent::PoolProgress(
+            "hello".into(),
+        )));
         tokio::time::sleep(Duration::from_secs(60)).await;
     });
     run_for(
@@ -144,7 +147,7 @@ async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
-    let _ = tx.send(AppEvent::ExecutionFinished {
+    let _ = tx.send(AppEvent::Session(SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
             id: None,
@@ -156,7 +159,7 @@ async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
             duration: Duration::from_millis(5),
         }),
         images: vec![],
-    });
+    }));
     run_for(
         &mut screen,
         &mut app,

@@ -13,9 +13,9 @@ use ratatui_textarea::{Input, Key};
 
 use super::*;
 use crate::client::{ApiVersion, Execution, ExecutionStatus};
+use crate::session::SessionEvent;
 use crate::tui::action::Effect;
 use crate::tui::app::{AppConfig, PoolState};
-use crate::tui::event::AppEvent;
 use crate::tui::ui::draw;
 
 fn app() -> App {
@@ -42,9 +42,9 @@ fn app_with_output(lines: usize) -> App {
         other => panic!("{other:?}"),
     };
     let stdout: String = (0..lines).map(|i| format!("line {i}\n")).collect();
-    app.handle_event(AppEvent::ExecutionStarted(run), now);
+    app.handle_event(SessionEvent::ExecutionStarted(run), now);
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
                 id: None,

@@ -13,9 +13,9 @@ use tempfile::TempDir;
 
 use super::*;
 use crate::client::ApiVersion;
+use crate::session::FileCommand;
 use crate::tui::app::{AppConfig, PoolState};
 use crate::tui::files::FilesPrompt;
-use crate::tui::worker_files::FilesCommand;
 
 /// `root/{a.txt, b.txt, .hidden, sub/{c.txt}}`, canonical paths.
 fn tree() -> (TempDir, PathBuf) {
@@ -396,7 +396,7 @@ fn shift_u_opens_the_picker_and_marked_files_upload_through_the_app() {
     app.update(Action::Paste("x".into()), Instant::now());
     match press(&mut app, KeyCode::Enter).as_slice() {
         [
-            Effect::Files(FilesCommand::Upload {
+            Effect::Files(FileCommand::Upload {
                 paths,
                 folder: None,
             }),

@@ -155,8 +155,8 @@ mod tests {
 
     use super::*;
     use crate::client::ApiVersion;
+    use crate::session::{RunId, SessionEvent};
     use crate::tui::app::{AppConfig, PoolState};
-    use crate::tui::event::{AppEvent, RunId};
 
     fn target(endpoint: Option<&str>) -> PoolTarget {
         PoolTarget {
@@ -238,7 +238,7 @@ mod tests {
         );
         let effects = app.update(crate::tui::action::Action::RunCell, Instant::now());
         assert!(!effects.is_empty());
-        app.handle_event(AppEvent::ExecutionStarted(RunId(1)), Instant::now());
+        app.handle_event(SessionEvent::ExecutionStarted(RunId(1)), Instant::now());
         assert_eq!(app.choose_pool(1), None);
         assert!(app.notice.as_deref().unwrap().contains("still running"));
     }

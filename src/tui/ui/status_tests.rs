@@ -93,7 +93,7 @@ fn the_warning_comes_with_the_pool_s_isolation() {
     let mut app = app(None);
     assert!(!not_isolated(&app));
     app.handle_event(
-        crate::tui::event::AppEvent::PoolIsolation(unsandboxed()),
+        crate::session::SessionEvent::PoolIsolation(unsandboxed()),
         Instant::now(),
     );
     assert!(not_isolated(&app));

@@ -1,7 +1,6 @@
 //! The session worker: the one task that owns the [`SessionClient`] (and, with no
-//! endpoint configured, the embedded [`LocalPool`]). The UI task sends it commands
-//! without waiting and hears back through [`AppEventSender`]; it never touches the
-//! terminal.
+//! endpoint configured, the embedded [`LocalPool`]). A front end sends it commands
+//! without waiting and hears back through an [`EventSender`].
 //!
 //! Executions run one at a time in the order they were asked for, as a session
 //! does. A run whose transport fails is reported as a failed outcome, never
@@ -18,9 +17,11 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::event::{AppEventSender, DecodedImage, RunId};
-use super::worker_files::{self, FilesCommand};
-use super::worker_radar;
+use super::event::{DecodedImage, EventSender, RunId};
+use super::failure::Failure;
+use super::files::{self, FileCommand};
+use super::radar_listing;
+use super::sessions::{self, SessionsCommand};
 use crate::client::{ApiVersion, Execution, SessionClient};
 use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
 
@@ -61,6 +62,12 @@ pub struct WorkerConfig {
     pub pool_limits: crate::pool::limits::Limits,
 }
 
+/// The receiving ends of the work done beside the executions.
+struct Side {
+    files: mpsc::UnboundedReceiver<FileCommand>,
+    sessions: mpsc::UnboundedReceiver<SessionsCommand>,
+}
+
 enum Command {
     Execute { run: RunId, code: String },
     Interrupt { run: RunId },
@@ -71,8 +78,10 @@ enum Command {
 #[derive(Debug)]
 pub struct SessionWorker {
     commands: mpsc::UnboundedSender<Command>,
-    /// The file worker's commands (it starts once the pool answers).
-    files: mpsc::UnboundedSender<FilesCommand>,
+    /// The file work's commands (it starts once the pool answers).
+    files: mpsc::UnboundedSender<FileCommand>,
+    /// The sessions work's commands (it starts once the pool answers).
+    sessions: mpsc::UnboundedSender<SessionsCommand>,
     /// The identifier cells run in from the next run on (sessions can switch).
     identifier: tokio::sync::watch::Sender<String>,
     /// Tells the task to stop; `true` keeps the embedded pool running.
@@ -94,7 +103,7 @@ impl std::fmt::Debug for Command {
 impl SessionWorker {
     /// Starts the worker task. With [`Connection::Embedded`] it starts the local
     /// pool first, reporting progress through `events`.
-    pub fn spawn(config: WorkerConfig, events: AppEventSender) -> Self {
+    pub fn spawn(config: WorkerConfig, events: EventSender) -> Self {
         Self::spawn_with(config, None, events)
     }
 
@@ -102,22 +111,22 @@ impl SessionWorker {
     /// [`Connection::Embedded`] and `pool` given (an embedded pool kept from an
     /// earlier worker, see [`SessionWorker::stop_keeping_pool`]) it talks to that
     /// pool instead of starting one, so its sessions carry on.
-    pub fn spawn_with(
-        config: WorkerConfig,
-        pool: Option<LocalPool>,
-        events: AppEventSender,
-    ) -> Self {
+    pub fn spawn_with(config: WorkerConfig, pool: Option<LocalPool>, events: EventSender) -> Self {
         // Unbounded: commands come from a person pressing F5, and the UI task must
         // never wait to hand one over.
         let (commands, rx) = mpsc::unbounded_channel();
         let (stop, stopped) = oneshot::channel();
         let (files, files_rx) = mpsc::unbounded_channel();
+        let (sessions, sessions_rx) = mpsc::unbounded_channel();
         let (identifier, identifier_rx) = tokio::sync::watch::channel(config.identifier.clone());
         let task = tokio::spawn(run(
             config,
             pool,
             rx,
-            files_rx,
+            Side {
+                files: files_rx,
+                sessions: sessions_rx,
+            },
             identifier_rx,
             stopped,
             events,
@@ -125,6 +134,7 @@ impl SessionWorker {
         Self {
             commands,
             files,
+            sessions,
             identifier,
             stop: Some(stop),
             task: Some(task),
@@ -136,10 +146,18 @@ impl SessionWorker {
         self.identifier.send_replace(identifier);
     }
 
-    /// Hands file work (listing, preview, transfer) to the file worker.
-    pub fn files(&self, command: FilesCommand) {
+    /// Hands file work (listing, head, transfer) to the file work.
+    pub fn files(&self, command: FileCommand) {
         if self.files.send(command).is_err() {
-            tracing::error!("file worker is gone; command dropped");
+            tracing::error!("file work is gone; command dropped");
+        }
+    }
+
+    /// Hands work on the pool's sessions (listing, details, ending, metadata)
+    /// to the sessions work.
+    pub fn sessions(&self, command: SessionsCommand) {
+        if self.sessions.send(command).is_err() {
+            tracing::error!("sessions work is gone; command dropped");
         }
     }
 
@@ -215,8 +233,8 @@ impl SessionWorker {
 async fn connect(
     config: &WorkerConfig,
     kept: Option<LocalPool>,
-    events: &AppEventSender,
-) -> Result<(SessionClient, Option<LocalPool>), String> {
+    events: &EventSender,
+) -> Result<(SessionClient, Option<LocalPool>), Failure> {
     let pool = match (&config.connection, kept) {
         (
             Connection::Remote {
@@ -233,7 +251,7 @@ async fn connect(
                 auth.as_ref(),
                 config.pool_type,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::from)?;
             if crate::pool::isolation::may_report(endpoint) {
                 learn_isolation(client.clone(), events.clone());
             }
@@ -248,7 +266,7 @@ async fn connect(
             opts.limits = config.pool_limits;
             LocalPool::start(opts, &progress)
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| Failure::unreachable(format!("the local pool did not start: {e}")))?
         }
     };
     events.pool_isolation(pool.isolation().clone());
@@ -259,7 +277,7 @@ async fn connect(
         None,
         config.pool_type,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(Failure::from)?;
     Ok((client, Some(pool)))
 }
 
@@ -267,7 +285,7 @@ async fn connect(
 /// on a task of its own (executions do not wait for it), and reports it when the
 /// pool says; an answer without the field (not a local pool) or an error says
 /// nothing.
-fn learn_isolation(client: SessionClient, events: AppEventSender) {
+fn learn_isolation(client: SessionClient, events: EventSender) {
     tokio::spawn(async move {
         match client.local_pool_isolation().await {
             Ok(Some(isolation)) => events.pool_isolation(isolation),
@@ -284,10 +302,10 @@ async fn run(
     mut config: WorkerConfig,
     kept: Option<LocalPool>,
     mut commands: mpsc::UnboundedReceiver<Command>,
-    files: mpsc::UnboundedReceiver<FilesCommand>,
+    side: Side,
     identifier: tokio::sync::watch::Receiver<String>,
     mut stopped: oneshot::Receiver<bool>,
-    events: AppEventSender,
+    events: EventSender,
 ) -> Option<LocalPool> {
     let mut keep_pool = false;
     let connected = tokio::select! {
@@ -303,14 +321,16 @@ async fn run(
         Err(reason) => {
             tracing::error!("pool unavailable: {reason}");
             events.pool_failed(reason.clone());
-            (Err(format!("the pool is not available: {reason}")), None)
+            (Err(reason.context("the pool is not available")), None)
         }
     };
     let registry = pool.as_ref().map(|p| p.registry().clone());
-    let files_task = client
-        .as_ref()
-        .ok()
-        .map(|c| worker_files::spawn(c.clone(), identifier.clone(), files, events.clone()));
+    let side_tasks = client.as_ref().ok().map(|c| {
+        [
+            files::spawn(c.clone(), identifier.clone(), side.files, events.clone()),
+            sessions::spawn(c.clone(), side.sessions, events.clone()),
+        ]
+    });
     let mut queue = Queue::default();
     let mut lists_promptly = true;
     loop {
@@ -336,7 +356,7 @@ async fn run(
         let before = match &client {
             Ok(c) if lists_promptly => {
                 let listing =
-                    worker_radar::snapshot(c, &config.identifier, worker_radar::BEFORE_WAIT);
+                    radar_listing::snapshot(c, &config.identifier, radar_listing::BEFORE_WAIT);
                 match unless_stopped(&mut stopped, listing).await {
                     Ok(before) => {
                         lists_promptly = before.is_some();
@@ -382,7 +402,7 @@ async fn run(
         if let Ok(c) = &client {
             // A slow pool's listing and session read must not hold up a stop
             // (a pool switch, quitting).
-            let radar = worker_radar::after_cell(c, &config.identifier, before, &events);
+            let radar = radar_listing::after_cell(c, &config.identifier, before, &events);
             match unless_stopped(&mut stopped, radar).await {
                 Ok(answered) => lists_promptly = answered,
                 Err(keep) => {
@@ -393,7 +413,7 @@ async fn run(
         }
     }
     drop(client);
-    if let Some(task) = files_task {
+    for task in side_tasks.into_iter().flatten() {
         task.abort();
     }
     if keep_pool {
@@ -459,7 +479,7 @@ impl Queue {
 /// How waiting for one execution ended.
 enum Step {
     /// The pool answered (or the transport failed).
-    Finished(Result<Execution, String>),
+    Finished(Result<Execution, Failure>),
     /// The UI gave up on the run; its request was dropped.
     Abandoned,
     /// The worker is told to stop (`true`: keep the embedded pool), or the UI
@@ -473,7 +493,7 @@ struct Running<'a> {
     config: &'a WorkerConfig,
     /// The embedded pool's sessions, which can be interrupted.
     registry: Option<&'a Arc<SessionRegistry>>,
-    events: &'a AppEventSender,
+    events: &'a EventSender,
     run: RunId,
 }
 
@@ -496,7 +516,7 @@ impl Running<'_> {
             tokio::select! {
                 biased;
                 keep = &mut *stopped => return Step::Stop(keep.unwrap_or(false)),
-                r = &mut request => return Step::Finished(r.map_err(|e| e.to_string())),
+                r = &mut request => return Step::Finished(r.map_err(Failure::from)),
                 c = commands.recv() => match c {
                     None => return Step::Stop(false),
                     Some(Command::Interrupt { run }) if run == self.run => {
