@@ -24,9 +24,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui_textarea::{Input, Key};
 use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
+use sessionpad::session::{RunId, SessionEvent};
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::{App, AppConfig, PoolState};
-use sessionpad::session::{RunId, SessionEvent};
 use sessionpad::tui::ui::{draw, sanitize};
 
 const WIDTH: u16 = 160;
@@ -38,6 +38,7 @@ fn new_app() -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-bench000".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: sessionpad::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )

@@ -20,6 +20,7 @@ fn meta(identifier: &str) -> NotebookMeta {
         pool: "local".into(),
         identifier: identifier.into(),
         api_version: "2025-10-02-preview".into(),
+        language: sessionpad::notebook::language::Language::Python,
     }
 }
 

@@ -8,6 +8,7 @@
 //! only file I/O here, on a thread of its own).
 
 pub mod ipynb;
+pub mod language;
 mod output;
 pub mod sessions_store;
 pub mod store;

@@ -268,6 +268,7 @@ mod tests {
             pool: "local".into(),
             identifier: "id".into(),
             api_version: "2025-10-02-preview".into(),
+            language: crate::notebook::language::Language::Python,
         }
     }
 

@@ -167,7 +167,12 @@ pub enum Effect {
     },
     /// Hand the terminal to `$VISUAL`/`$EDITOR` to edit this cell text; the
     /// outcome comes back through `App::finish_external_edit`.
-    EditExternally(String),
+    EditExternally {
+        /// The cell text.
+        source: String,
+        /// Its language (the temporary file's extension).
+        language: crate::notebook::language::Language,
+    },
     /// Copy to the clipboard (OSC 52) or save a file, on the loop (which owns
     /// the terminal); the outcome comes back through `App::finish_local_work`.
     Local(LocalWork),

@@ -37,6 +37,8 @@ pub struct AppConfig {
     pub identifier: String,
     /// The api-version the client speaks.
     pub api_version: ApiVersion,
+    /// The language cells are written in (from the pool's container type).
+    pub language: crate::notebook::language::Language,
 }
 
 /// The pool, as far as the UI knows.
@@ -157,6 +159,8 @@ impl App {
     /// remote endpoint (which is only known to work once a cell runs).
     pub fn new(config: AppConfig, pool: PoolState) -> Self {
         let config_can_manage = config.api_version.has_file_management();
+        let mut views = Views::default();
+        views.set_language(config.language);
         let sessions = super::sessions::SessionsUi::new(
             &config.pool_label,
             &config.identifier,
@@ -186,7 +190,7 @@ impl App {
             modal: None,
             prompt: None,
             dirty: true,
-            views: Views::default(),
+            views,
             history: History::default(),
             runs: Runs::default(),
             saver: None,
@@ -374,7 +378,7 @@ impl App {
             | Action::PagerSearch
             | Action::PagerNext
             | Action::PagerPrev => {}
-            Action::Newline => editor::newline(&mut self.editor),
+            Action::Newline => editor::newline(&mut self.editor, self.config.language),
             Action::Undo => {
                 self.editor.undo();
             }
@@ -382,7 +386,10 @@ impl App {
                 self.editor.redo();
             }
             Action::ExternalEditor => {
-                return vec![Effect::EditExternally(self.editor.lines().join("\n"))];
+                return vec![Effect::EditExternally {
+                    source: self.editor.lines().join("\n"),
+                    language: self.config.language,
+                }];
             }
             Action::Help => {
                 self.help_open = true;

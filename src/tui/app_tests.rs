@@ -15,6 +15,7 @@ pub(crate) fn test_app() -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-test0001".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )
@@ -358,7 +359,10 @@ fn external_edits_replace_the_cell_or_leave_it_alone() {
     type_text(&mut app, "x = 1", now);
     assert_eq!(
         app.update(Action::ExternalEditor, now),
-        vec![Effect::EditExternally("x = 1".into())]
+        vec![Effect::EditExternally {
+            source: "x = 1".into(),
+            language: crate::notebook::language::Language::Python,
+        }]
     );
     app.finish_external_edit(Err("the editor \"vim\" failed".into()));
     assert_eq!(app.editor.lines(), ["x = 1"]);

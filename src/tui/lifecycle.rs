@@ -90,6 +90,7 @@ pub async fn start(
             pool_label,
             identifier: identifier.clone(),
             api_version: t.api_version,
+            language: crate::notebook::language::Language::Python,
         },
         pool_state,
     );
@@ -104,7 +105,12 @@ pub async fn start(
     app.can_interrupt = matches!(connection, Connection::Embedded);
     super::apply_ui(&mut app, &opts.ui)?;
     app.pools = PoolsUi::new(opts.pools.clone(), &opts.pool_name);
-    let place = persist::Place::new(t.endpoint.as_deref(), &identifier, t.api_version);
+    let place = persist::Place::new(
+        t.endpoint.as_deref(),
+        &identifier,
+        t.api_version,
+        app.config.language,
+    );
     let saver = persist::attach(&mut app, place).await;
     attach_sessions_store(&mut app, t.endpoint.as_deref(), &identifier).await;
     app.queue_sources(carry.queued);

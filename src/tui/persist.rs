@@ -13,6 +13,7 @@ use super::app::App;
 use super::ui::image::ImageKey;
 use crate::client::ApiVersion;
 use crate::notebook::ipynb::NotebookMeta;
+use crate::notebook::language::Language;
 use crate::notebook::store::{self, SaverThread};
 use crate::notebook::{Cell, Output};
 use crate::session::DecodedImage;
@@ -27,8 +28,14 @@ pub struct Place {
 }
 
 impl Place {
-    /// The notebook of (pool, identifier) in the data directory.
-    pub fn new(endpoint: Option<&str>, identifier: &str, api_version: ApiVersion) -> Self {
+    /// The notebook of (pool, identifier) in the data directory, whose cells
+    /// are written in `language`.
+    pub fn new(
+        endpoint: Option<&str>,
+        identifier: &str,
+        api_version: ApiVersion,
+        language: Language,
+    ) -> Self {
         let pool = store::pool_name(endpoint);
         Self {
             path: store::notebook_path(&crate::dirs::data_dir(), &pool, identifier),
@@ -36,6 +43,7 @@ impl Place {
                 pool,
                 identifier: identifier.to_string(),
                 api_version: api_version.to_string(),
+                language,
             },
         }
     }
@@ -164,13 +172,14 @@ mod tests {
                 pool_label: "local".into(),
                 identifier: "t".into(),
                 api_version: ApiVersion::V2025_10_02,
+                language: crate::notebook::language::Language::Python,
             },
             PoolState::Ready,
         )
     }
 
     fn meta() -> NotebookMeta {
-        Place::new(None, "t", ApiVersion::V2025_10_02).meta
+        Place::new(None, "t", ApiVersion::V2025_10_02, Language::Python).meta
     }
 
     fn stored(source: &str) -> Cell {

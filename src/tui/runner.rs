@@ -30,6 +30,7 @@ use super::local;
 use super::pools::PoolChoice;
 use super::terminal::{self, Tui};
 use super::ui;
+use crate::notebook::language::Language;
 use crate::session::SessionWorker;
 
 /// The shortest time between two frames (about 60 per second).
@@ -43,10 +44,12 @@ pub(crate) trait Screen {
     /// Draws one frame of `app`.
     fn draw_frame(&mut self, app: &mut App, now: Instant) -> io::Result<()>;
 
-    /// Hands the screen to `$EDITOR` to edit `source` (see `external_editor`).
+    /// Hands the screen to `$EDITOR` to edit `source`, written in `language`
+    /// (see `external_editor`).
     fn edit_externally(
         &mut self,
         source: &str,
+        language: Language,
     ) -> impl Future<Output = io::Result<Result<String, String>>>;
 
     /// Asks the terminal to put `text` on the clipboard (OSC 52). Test screens
@@ -65,8 +68,9 @@ impl Screen for Tui {
     fn edit_externally(
         &mut self,
         source: &str,
+        language: Language,
     ) -> impl Future<Output = io::Result<Result<String, String>>> {
-        external_editor::edit(self, source)
+        external_editor::edit(self, source, language)
     }
 
     fn copy_to_clipboard(&mut self, text: &str) -> io::Result<()> {
@@ -212,10 +216,10 @@ where
                 | Effect::Sessions(_)
                 | Effect::SwitchSession { .. }
                 | Effect::BuildPreview(_) => offload(effect),
-                Effect::EditExternally(source) => {
+                Effect::EditExternally { source, language } => {
                     // The editor reads the keys while it runs: stop reading them here.
                     drop(input);
-                    let outcome = screen.edit_externally(&source).await?;
+                    let outcome = screen.edit_externally(&source, language).await?;
                     input = new_input();
                     app.finish_external_edit(outcome);
                 }

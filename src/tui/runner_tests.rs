@@ -29,7 +29,11 @@ impl Screen for Counting {
         }
     }
 
-    async fn edit_externally(&mut self, source: &str) -> io::Result<Result<String, String>> {
+    async fn edit_externally(
+        &mut self,
+        source: &str,
+        _language: crate::notebook::language::Language,
+    ) -> io::Result<Result<String, String>> {
         Ok(Ok(source.to_string()))
     }
 }
@@ -50,6 +54,7 @@ fn app(pool: PoolState) -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-test0001".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         pool,
     )

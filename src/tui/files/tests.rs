@@ -25,6 +25,7 @@ fn app(version: ApiVersion) -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
             api_version: version,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )

@@ -356,6 +356,7 @@ fn app() -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )

@@ -176,6 +176,7 @@ mod tests {
                 pool_label: "local".into(),
                 identifier: "sp-1".into(),
                 api_version: ApiVersion::V2025_10_02,
+                language: crate::notebook::language::Language::Python,
             },
             PoolState::Ready,
         );

@@ -382,7 +382,12 @@ impl App {
         s.current = None;
         s.pane.current = identifier.to_string();
         s.record_use(identifier);
-        let place = Place::new(s.endpoint.as_deref(), identifier, self.config.api_version);
+        let place = Place::new(
+            s.endpoint.as_deref(),
+            identifier,
+            self.config.api_version,
+            self.config.language,
+        );
         self.notice = Some(format!("switched to {identifier}"));
         effects.push(Effect::SwitchSession {
             identifier: identifier.to_string(),

@@ -24,6 +24,7 @@ fn app(version: ApiVersion) -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
             api_version: version,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )
@@ -133,7 +134,12 @@ fn switching_loads_another_notebook_and_runs_cells_there() {
     // Row 1 is agent-run-7 (this machine's list).
     press(&mut app, KeyCode::Char('j'));
     let effects = press(&mut app, KeyCode::Enter);
-    let place = crate::tui::persist::Place::new(None, "agent-run-7", app.config.api_version);
+    let place = crate::tui::persist::Place::new(
+        None,
+        "agent-run-7",
+        app.config.api_version,
+        app.config.language,
+    );
     assert_eq!(
         effects,
         vec![

@@ -19,6 +19,7 @@ fn app(isolation: Option<Isolation>) -> App {
             pool_label: "local".into(),
             identifier: "sp-0123456789abcdef".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     );
