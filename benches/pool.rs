@@ -122,6 +122,7 @@ async fn main() {
             uid,
             enforcer,
             processes: Arc::default(),
+            shell: false,
         }
     };
     let rlimits = Arc::new(Enforcer::rlimits_only(Limits::default()));

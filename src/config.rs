@@ -163,6 +163,11 @@ pub struct Profile {
     /// `code-interpreter` (default) or `custom-container`: how sessions are
     /// listed and ended (`DELETE session` or `.management/stopSession`).
     pub pool_type: Option<crate::client::PoolType>,
+    /// The pool's container type (`PythonLTS` default, `Shell`, `NodeLTS`,
+    /// `CustomContainer`, `GpuBase`, or a short name: `shell`, `node`…): what
+    /// executions send; for a profile without an endpoint, what the embedded
+    /// local pool runs.
+    pub container_type: Option<crate::client::ContainerType>,
 }
 
 /// The authentication methods a profile can name.

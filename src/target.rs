@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use crate::client::auth::{AuthConfig, TokenSource};
-use crate::client::{ApiVersion, ClientError, PoolType, SessionClient, Target};
+use crate::client::{ApiVersion, ClientError, ContainerType, PoolType, SessionClient, Target};
 
 /// How to reach one pool, resolved from a profile or the command line: what
 /// the notebook's pool chooser holds and what both the notebook and the
@@ -30,6 +30,9 @@ pub struct PoolTarget {
     pub timeout: Duration,
     /// How the pool's sessions are listed, read and ended.
     pub pool_type: PoolType,
+    /// What the pool runs (Python, shell, Node.js…), which decides what
+    /// executions send.
+    pub container_type: ContainerType,
 }
 
 impl PoolTarget {
@@ -50,7 +53,7 @@ impl PoolTarget {
             self.auth.as_ref(),
             self.pool_type,
         )
-        .map(Some)
+        .map(|c| Some(c.with_container_type(self.container_type)))
     }
 }
 
@@ -98,6 +101,7 @@ mod tests {
             identifier: "sp-1".into(),
             timeout: Duration::from_secs(220),
             pool_type: PoolType::CodeInterpreter,
+            container_type: ContainerType::PythonLts,
         }
     }
 

@@ -28,6 +28,20 @@ impl Served {
         }
     }
 
+    /// `sessionpad serve --container-type shell`.
+    fn start_shell() -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let mut cmd = common::serve_command(data.path(), TOKEN, 1);
+        cmd.args(["--container-type", "shell"])
+            .stderr(std::process::Stdio::null());
+        let (child, endpoint) = common::spawn_serve(cmd);
+        Self {
+            child,
+            endpoint,
+            data,
+        }
+    }
+
     /// `sessionpad ARGS` pointed at this pool with flags.
     fn run(&self, identifier: &str, args: &[&str]) -> Output {
         let mut all = vec![
@@ -98,6 +112,48 @@ fn exec_keeps_state_across_calls_and_sets_exit_codes() {
     let usage = pool.run(id, &["exec"]);
     assert_eq!(usage.status.code(), Some(2));
     assert!(text(&usage.stderr).contains("-c CODE"));
+}
+
+#[test]
+fn exec_on_a_shell_pool_runs_commands_and_exits_with_their_code() {
+    let pool = Served::start_shell();
+    let id = "cli-shell-1";
+    let shell = |args: &[&str]| {
+        let mut all = vec!["--container-type", "shell"];
+        all.extend_from_slice(args);
+        pool.run(id, &all)
+    };
+    let ok = shell(&["exec", "-c", "echo hi > f.txt; cat f.txt"]);
+    assert_eq!(
+        (ok.status.code(), text(&ok.stdout)),
+        (Some(0), "hi\n".to_string()),
+        "{}",
+        text(&ok.stderr)
+    );
+    let failed = shell(&["exec", "-c", "cat f.txt; echo bad >&2; exit 7"]);
+    assert_eq!(failed.status.code(), Some(7));
+    assert_eq!(text(&failed.stdout), "hi\n");
+    assert_eq!(text(&failed.stderr), "bad\n");
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "b\na\n").unwrap();
+    let sorted = shell(&[
+        "--json",
+        "exec",
+        "-c",
+        "sort",
+        "--stdin-file",
+        input.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&sorted.stdout).unwrap();
+    assert_eq!(
+        (v["exitCode"].as_i64(), v["stdout"].as_str()),
+        (Some(0), Some("a\nb\n"))
+    );
+    // --stdin-file is refused where the pool takes code.
+    let python = pool.run(id, &["exec", "-c", "1", "--stdin-file", "x"]);
+    assert_eq!(python.status.code(), Some(2));
+    assert!(text(&python.stderr).contains("--container-type shell"));
 }
 
 #[test]

@@ -19,7 +19,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use sessionpad::client::{
     ApiVersion, ClientError, Execution, ExecutionStatus, FileKind, KernelInfo, NameVersion,
-    PoolMetadata, RemoteFile, SessionClient, SessionInfo, Target,
+    PoolMetadata, RemoteFile, SessionClient, SessionInfo, ShellCommand, ShellExecution,
+    ShellRequest, Target,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -282,6 +283,101 @@ fn view_value(identifier: &str) -> SessionInfo {
 }
 
 // ---- executions ---------------------------------------------------------------
+
+/// §4.7/§13: a Shell pool's reply, as LangChain's tests and the spec's
+/// `CodeExecution_Execute_ShellCommand.json` give it: the exit code as a string.
+const SHELL_EXECUTE: &str = r#"{"identifier":"test-identifier","status":"0","result":{"stdout":"Hello world!\n","stderr":"","executionTimeInMilliseconds":1}}"#;
+/// The same for a command that failed: exit code 2 and its error.
+const SHELL_FAILED: &str = r#"{"id":"shellExec2","identifier":"test-identifier","status":"2","result":{"stdout":"","stderr":"ls: cannot access 'nope': No such file or directory\n","executionTimeInMilliseconds":3}}"#;
+
+#[tokio::test]
+async fn shell_commands_send_the_shell_body_per_version_and_read_the_exit_code() {
+    for v in ApiVersion::ALL {
+        let rec =
+            Recorder::start(vec![answer(200, SHELL_EXECUTE), answer(200, SHELL_FAILED)]).await;
+        let c = rec.client(v);
+        let hello = c
+            .execute_shell(ID, &ShellRequest::line("echo Hello world!", LIMIT))
+            .await;
+        if !family_b(v) {
+            // code/execute has no shell form.
+            assert_unsupported(hello, v, &rec);
+            continue;
+        }
+        let hello = hello.unwrap();
+        let failed = c
+            .execute_shell(ID, &ShellRequest::line("ls nope", LIMIT))
+            .await
+            .unwrap();
+        let sent = rec.requests();
+        assert_eq!(sent[0].line(), format!("POST {POOL}/executions?{}", q(v)));
+        // No codeInputType / executionType: Shell pools refuse them (LangChain PR #445).
+        assert_eq!(
+            sent[0].json(),
+            json!({"shellCommand":"echo Hello world!","timeoutInSeconds":60})
+        );
+        assert_eq!(
+            sent[0].header("authorization"),
+            Some("Bearer fixture-token")
+        );
+        assert_eq!(sent[0].header("x-sessionpad-outputs"), None);
+        assert_eq!(
+            hello,
+            ShellExecution {
+                id: None,
+                exit_code: Some(0),
+                state: None,
+                stdout: "Hello world!\n".into(),
+                stderr: String::new(),
+                duration: Duration::from_millis(1),
+            }
+        );
+        assert_eq!(
+            failed,
+            ShellExecution {
+                id: Some("shellExec2".into()),
+                exit_code: Some(2),
+                state: None,
+                stdout: String::new(),
+                stderr: "ls: cannot access 'nope': No such file or directory\n".into(),
+                duration: Duration::from_millis(3),
+            }
+        );
+        assert!(hello.succeeded() && !failed.succeeded());
+    }
+}
+
+#[tokio::test]
+async fn argv_and_stdin_are_sent_where_the_spec_has_them() {
+    let request = ShellRequest {
+        command: ShellCommand::Argv(vec!["wc".into(), "-l".into()]),
+        stdin: Some("a\nb\n".into()),
+        timeout: LIMIT,
+    };
+    for v in ApiVersion::ALL.into_iter().filter(|v| family_b(*v)) {
+        let rec = Recorder::start(vec![answer(200, SHELL_EXECUTE)]).await;
+        let r = rec.client(v).execute_shell(ID, &request).await;
+        if v >= ApiVersion::V2025_10_02 {
+            r.unwrap();
+            assert_eq!(
+                rec.only().json(),
+                json!({"execCommandAndArgs":["wc","-l"],"stdin":"a\nb\n","timeoutInSeconds":60})
+            );
+        } else {
+            match r {
+                Err(ClientError::InvalidArgument(m)) => {
+                    assert!(m.contains("2025-10-02-preview"), "{m}")
+                }
+                other => panic!("{v}: expected InvalidArgument, got {other:?}"),
+            }
+            assert_eq!(
+                rec.lines(),
+                Vec::<String>::new(),
+                "{v}: nothing may be sent"
+            );
+        }
+    }
+}
 
 #[tokio::test]
 async fn execute_sends_each_familys_body() {

@@ -70,6 +70,33 @@ fn langchain_sessions_python_repl_tool_works_unchanged() {
     );
 }
 
+#[test]
+fn langchain_sessions_bash_tool_works_unchanged_on_a_shell_pool() {
+    let python = client_env("langchain");
+    let data = tempfile::tempdir().unwrap();
+    let token = "compat-token-5678";
+    let mut cmd = common::serve_command(data.path(), token, 1);
+    cmd.args(["--container-type", "shell"])
+        .stderr(std::process::Stdio::null());
+    let (mut server, endpoint) = common::spawn_serve(cmd);
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/langchain_bash_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .env("ENDPOINT", &endpoint)
+        .env("TOKEN", token)
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("LANGCHAIN BASH OK"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
 /// Runs one early-error client script against a fresh `sessionpad serve`; returns
 /// its exit success and its output.
 fn early_errors(program: &Path, script: &str, client: Option<&str>) -> (bool, String) {

@@ -4,7 +4,9 @@
 //! cannot pass by not trying. Covered: host files (home, data, cache, another
 //! session's folder and kernel runtime folder), the environment, capabilities,
 //! `no_new_privs`, the seccomp filter, the user id, memory, processes, `/tmp`,
-//! file size and the network.
+//! file size and the network. A Shell pool's commands (`--container-type
+//! shell`) are attacked too: host files, the environment, the user id and new
+//! namespaces.
 //!
 //! Run as root (CI) the limits are enforced by cgroups where the machine allows;
 //! `the_attacks_also_fail_as_an_unprivileged_user` then runs every other test of
@@ -20,7 +22,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{TestPool, identifier};
-use sessionpad::client::{ApiVersion, Execution, ExecutionStatus, SessionClient};
+use sessionpad::client::{
+    ApiVersion, ContainerType, Execution, ExecutionStatus, SessionClient, ShellRequest,
+};
 use sessionpad::pool::limits::Limits;
 
 const MIB: u64 = 1024 * 1024;
@@ -500,6 +504,170 @@ for host in ["127.0.0.1", "10.0.0.1"]:
     );
     let out = run_ok(&client, &identifier(), &code).await;
     all_blocked(&out);
+}
+
+// ---- a Shell pool's commands ------------------------------------------------------
+
+/// A Shell pool with the same sandbox; `None` (and a note) without bubblewrap.
+async fn shell_pool() -> Option<(TestPool, SessionClient)> {
+    let pool = TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.container_type = ContainerType::Shell;
+    })
+    .await;
+    if !pool.pool.isolation().is_sandboxed() {
+        eprintln!(
+            "skipped: {}",
+            pool.pool.isolation().warning().unwrap_or_default()
+        );
+        return None;
+    }
+    let client = pool
+        .client(ApiVersion::V2025_10_02)
+        .with_container_type(ContainerType::Shell);
+    Some((pool, client))
+}
+
+/// Runs a shell script and returns its stdout, after checking it ran to its
+/// end (`done`).
+async fn shell_ok(client: &SessionClient, id: &str, script: &str) -> String {
+    let e = client
+        .execute_shell(
+            id,
+            &ShellRequest::line(format!("{script}\necho done"), Duration::from_secs(120)),
+        )
+        .await
+        .expect("the pool answers");
+    assert!(
+        e.stdout.trim_end().ends_with("done"),
+        "the attack did not run to its end:\nstdout: {}\nstderr: {}",
+        e.stdout,
+        e.stderr
+    );
+    e.stdout
+}
+
+/// A shell loop that tries to read (or list) each path and prints `blocked`
+/// or `LEAKED` and the start of what it read.
+fn shell_read_each(paths: &[PathBuf]) -> String {
+    let quoted: Vec<String> = paths
+        .iter()
+        .map(|p| format!("'{}'", p.to_string_lossy().replace('\'', "'\\''")))
+        .collect();
+    format!(
+        r#"for p in {}; do
+  echo "trying $p"
+  if got=$(head -c 60 "$p" 2>&1) || got=$(ls -A "$p" 2>&1); then
+    echo "LEAKED $p $got"
+  else
+    echo "blocked $p: $got"
+  fi
+done"#,
+        quoted.join(" ")
+    )
+}
+
+#[tokio::test]
+async fn shell_commands_see_no_host_files() {
+    let Some((pool, client)) = shell_pool().await else {
+        return;
+    };
+    // Secrets planted in the home folder and in the cache folder, whose Python
+    // environment (only) is bound read-only.
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let name = format!("sessionpad-shell-secret-{}", uuid::Uuid::new_v4().simple());
+    let secret = home.join(&name);
+    std::fs::write(&secret, "TOPSECRET").unwrap();
+    let cached = sessionpad::dirs::cache_dir().join(&name);
+    std::fs::write(&cached, "TOPSECRET").unwrap();
+    let victim = identifier();
+    shell_ok(&client, &victim, "echo VICTIM-DATA > /mnt/data/victim.txt").await;
+    let folder = pool.pool.registry().get(&victim).unwrap().folder.clone();
+    let paths = vec![
+        secret.clone(),
+        cached.clone(),
+        "/etc/shadow".into(),
+        "/home".into(),
+        home.join(".ssh"),
+        home.join(".config"),
+        folder.join("victim.txt"),
+        folder,
+        pool.dir.path().join("sessions"),
+    ];
+    let out = shell_ok(&client, &identifier(), &shell_read_each(&paths)).await;
+    let _ = std::fs::remove_file(&secret);
+    let _ = std::fs::remove_file(&cached);
+    all_blocked(&out);
+    assert!(
+        !out.contains("TOPSECRET") && !out.contains("VICTIM-DATA"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn shell_commands_get_only_the_allowed_environment() {
+    let Some((_pool, client)) = shell_pool().await else {
+        return;
+    };
+    let out = shell_ok(&client, &identifier(), "env | sed 's/^/env /'").await;
+    let seen: Vec<(&str, &str)> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("env "))
+        .filter_map(|l| l.split_once('='))
+        .collect();
+    // bash's own (PWD, SHLVL, _) and the allow-list of the kernel, without
+    // Python's settings.
+    let allowed = [
+        "PATH",
+        "HOME",
+        "LANG",
+        "TZ",
+        "OPENBLAS_CORETYPE",
+        "OPENBLAS_L2_SIZE",
+        "PWD",
+        "SHLVL",
+        "_",
+    ];
+    for (name, _) in &seen {
+        assert!(allowed.contains(name), "{name} reached the command:\n{out}");
+    }
+    for (name, value) in std::env::vars() {
+        if allowed.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(
+            !seen.iter().any(|(k, v)| *k == name && *v == value),
+            "{name} leaked into the command"
+        );
+    }
+    assert!(
+        seen.iter().any(|(k, v)| *k == "HOME" && *v == "/tmp"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn shell_commands_never_act_as_root_nor_make_namespaces() {
+    let Some((pool, client)) = shell_pool().await else {
+        return;
+    };
+    let id = identifier();
+    let out = shell_ok(
+        &client,
+        &id,
+        r#"echo "uid $(id -u) gid $(id -g)"
+echo x > mine.txt
+for attempt in "chown 0:0 mine.txt" "unshare --user --map-root-user true" "unshare --mount true" "setpriv --reuid=0 true" "mount -t tmpfs none /mnt"; do
+  echo "trying $attempt"
+  if got=$($attempt 2>&1); then echo "LEAKED $attempt"; else echo "blocked $attempt: $got"; fi
+done"#,
+    )
+    .await;
+    all_blocked(&out);
+    assert!(!out.contains("uid 0 "), "{out}");
+    let session = pool.pool.registry().get(&id).unwrap();
+    let meta = std::fs::metadata(session.folder.join("mine.txt")).unwrap();
+    assert_ne!(std::os::unix::fs::MetadataExt::uid(&meta), 0);
 }
 
 /// Runs every other test of this file again as `nobody` when this one runs as

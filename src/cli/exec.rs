@@ -1,7 +1,10 @@
 //! `sessionpad exec`: run code in the session and print what it returned.
 //! Standard output and error go to the matching streams, the result value to
 //! standard output as Python shows it (`{'a': 1, 'b': None}`); exit 0 on
-//! success, 1 on a failed execution, 2 otherwise.
+//! success, 1 on a failed execution, 2 otherwise. On a Shell pool
+//! (`--container-type shell`) the code is a shell command and `exec` exits
+//! with the command's exit code (modulo 256: a command that did not finish,
+//! exit code -1, gives 255); `--stdin-file` gives the command its input.
 //! On a local pool whose sessions are not isolated (no sandbox), one line
 //! `warning: local pool: …` goes to standard error first.
 
@@ -15,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::output;
 use super::target::{TargetOpt, connect};
-use crate::client::{Execution, ExecutionImage};
+use crate::client::{Execution, ExecutionImage, ShellExecution, ShellRequest};
 use crate::pool::Isolation;
 
 /// How long `exec` waits for a local pool's metadata to learn whether its
@@ -34,6 +37,9 @@ pub struct ExecOpt {
     /// Save images the code displays into this folder (never overwriting files).
     #[arg(long)]
     pub save_images: Option<PathBuf>,
+    /// On a Shell pool: a file whose text the command reads on standard input.
+    #[arg(long, value_name = "FILE")]
+    pub stdin_file: Option<PathBuf>,
 }
 
 /// Runs `sessionpad exec`.
@@ -47,6 +53,12 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         );
     }
     let conn = connect(&settings).await?;
+    if settings.container_type.is_shell() {
+        return run_shell(&opt, code, target, &settings, &conn).await;
+    }
+    if opt.stdin_file.is_some() {
+        bail!("--stdin-file is for shell commands: give --container-type shell for a Shell pool");
+    }
     // Asked beside the execution, so a pool's first (slow) metadata costs nothing.
     let (isolation, exec) = tokio::join!(
         conn.local_isolation(ISOLATION_WAIT),
@@ -70,6 +82,70 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// `exec` on a Shell pool: runs `line` as a `shellCommand` with the text of
+/// `--stdin-file`, prints its output and returns its exit code (see the
+/// module doc).
+async fn run_shell(
+    opt: &ExecOpt,
+    line: String,
+    target: &TargetOpt,
+    settings: &super::target::Settings,
+    conn: &super::target::Connection,
+) -> anyhow::Result<ExitCode> {
+    if opt.save_images.is_some() {
+        bail!("--save-images is for code: shell commands display no images");
+    }
+    let stdin = match &opt.stdin_file {
+        Some(p) => Some(std::fs::read_to_string(p).with_context(|| {
+            format!("reading {} for the command's standard input", p.display())
+        })?),
+        None => None,
+    };
+    let request = ShellRequest {
+        stdin,
+        ..ShellRequest::line(line, settings.timeout)
+    };
+    let (isolation, exec) = tokio::join!(
+        conn.local_isolation(ISOLATION_WAIT),
+        conn.client.execute_shell(&settings.identifier, &request)
+    );
+    if let Some(line) = isolation.as_ref().and_then(warning_line) {
+        eprintln!("{line}");
+    }
+    let exec = exec?;
+    if target.json {
+        output::json(&shell_json(&exec, &settings.identifier));
+    } else {
+        output::out(&exec.stdout);
+        output::err(&exec.stderr);
+        if exec.exit_code.is_none() {
+            eprintln!(
+                "the pool gave no exit code (status {})",
+                exec.state.as_deref().unwrap_or("missing")
+            );
+        }
+    }
+    Ok(ExitCode::from(shell_exit_status(&exec)))
+}
+
+/// The process exit status for a shell outcome: the exit code modulo 256
+/// (-1, a command that did not finish, is 255); 1 when the pool gave none.
+fn shell_exit_status(exec: &ShellExecution) -> u8 {
+    exec.exit_code
+        .map_or(1, |c| u8::try_from(c.rem_euclid(256)).unwrap_or(1))
+}
+
+fn shell_json(exec: &ShellExecution, identifier: &str) -> Value {
+    json!({
+        "identifier": identifier,
+        "executionId": exec.id,
+        "exitCode": exec.exit_code,
+        "stdout": exec.stdout,
+        "stderr": exec.stderr,
+        "durationMs": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
     })
 }
 
@@ -173,6 +249,23 @@ fn save_images(dir: &Path, images: &[ExecutionImage]) -> anyhow::Result<Vec<Path
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shell_commands_exit_code_is_the_process_status() {
+        let with = |exit_code| ShellExecution {
+            id: None,
+            exit_code,
+            state: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            duration: std::time::Duration::ZERO,
+        };
+        assert_eq!(shell_exit_status(&with(Some(0))), 0);
+        assert_eq!(shell_exit_status(&with(Some(3))), 3);
+        assert_eq!(shell_exit_status(&with(Some(-1))), 255);
+        assert_eq!(shell_exit_status(&with(Some(256 + 7))), 7);
+        assert_eq!(shell_exit_status(&with(None)), 1);
+    }
 
     #[test]
     fn the_warning_is_one_plain_line_and_only_when_not_isolated() {

@@ -41,7 +41,9 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
         }
     }
     let no_sandbox = opt.no_sandbox;
-    let pool = LocalPool::start(pool_options(opt, limits), &|line| eprintln!("{line}")).await?;
+    let mut options = pool_options(opt, limits);
+    options.container_type = target.container_type.unwrap_or_default();
+    let pool = LocalPool::start(options, &|line| eprintln!("{line}")).await?;
     if let (false, false, Some(why)) =
         (no_sandbox, background, pool.isolation().unsandboxed.clone())
     {
@@ -172,6 +174,10 @@ fn print_banner(pool: &LocalPool, background: bool) {
     let endpoint = pool.endpoint();
     println!("sessionpad local pool (pid {})", std::process::id());
     println!("  pool management endpoint: {endpoint}");
+    println!(
+        "  container type:           {}",
+        pool.registry().container_type()
+    );
     match pool.token() {
         Some(_) if background => println!(
             "  bearer token:             in {} (readable by this user only)",
@@ -179,8 +185,13 @@ fn print_banner(pool: &LocalPool, background: bool) {
         ),
         Some(t) => {
             println!("  bearer token:             {t}");
+            let body = if pool.registry().container_type().is_shell() {
+                r#"{"shellCommand":"echo $((6*7))"}"#
+            } else {
+                r#"{"codeInputType":"inline","executionType":"synchronous","code":"print(6*7)"}"#
+            };
             println!(
-                "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{{\"codeInputType\":\"inline\",\"executionType\":\"synchronous\",\"code\":\"print(6*7)\"}}'"
+                "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{body}'"
             );
         }
         None => println!("  authentication:           off (--no-auth)"),

@@ -14,7 +14,7 @@ use clap::Args;
 use sha2::{Digest, Sha256};
 
 use crate::client::auth::AuthConfig;
-use crate::client::{ApiVersion, PoolType, SessionClient};
+use crate::client::{ApiVersion, ContainerType, PoolType, SessionClient};
 use crate::config::{AuthKind, Config, Profile};
 use crate::pool::Isolation;
 
@@ -53,6 +53,11 @@ pub struct TargetOpt {
     /// reads and ends sessions through `.management/*` (stopSession).
     #[arg(long, global = true)]
     pub pool_type: Option<PoolType>,
+    /// The pool's container type: python (PythonLTS, default), shell (Shell),
+    /// node (NodeLTS), custom-container or gpu; a shell pool runs shell
+    /// commands. For serve, what its sessions run.
+    #[arg(long, global = true, value_name = "TYPE")]
+    pub container_type: Option<ContainerType>,
     /// Execution limit per cell, in seconds (default 220).
     #[arg(long, global = true)]
     pub timeout: Option<u64>,
@@ -81,6 +86,8 @@ pub struct Settings {
     pub timeout: Duration,
     /// How the pool's sessions are listed, read and ended.
     pub pool_type: PoolType,
+    /// What the pool runs, which decides what executions send.
+    pub container_type: ContainerType,
     /// What the terminal UI takes from the config file (theme, keys, images).
     pub ui: crate::tui::UiConfig,
     /// Per-session limits of an embedded local pool (`[pool]`).
@@ -143,6 +150,10 @@ impl TargetOpt {
                 Some(id) => (id, false),
                 None => (identifier_for_cwd(), true),
             };
+        let container_type = self
+            .container_type
+            .or(profile.container_type)
+            .unwrap_or_default();
         let timeout = Duration::from_secs(self.timeout.or(config.timeout).unwrap_or(220).max(1));
         let auth = auth_config(
             self.auth.or(profile.auth),
@@ -158,7 +169,11 @@ impl TargetOpt {
             identifier,
             derived_identifier,
             timeout,
-            pool_type: self.pool_type.or(profile.pool_type).unwrap_or_default(),
+            pool_type: self
+                .pool_type
+                .or(profile.pool_type)
+                .unwrap_or_else(|| container_type.pool_type()),
+            container_type,
             ui: crate::tui::UiConfig::from_config(config).map_err(|message| {
                 crate::config::ConfigError {
                     path: path.to_path_buf(),
@@ -276,7 +291,10 @@ impl Connection {
 /// An invalid endpoint, or a local pool that cannot start.
 pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
     let mut conn = connect_client(settings).await?;
-    conn.client = conn.client.with_pool_type(settings.pool_type);
+    conn.client = conn
+        .client
+        .with_pool_type(settings.pool_type)
+        .with_container_type(settings.container_type);
     Ok(conn)
 }
 
@@ -342,6 +360,7 @@ impl Settings {
             identifier: self.identifier.clone(),
             timeout: self.timeout,
             pool_type: self.pool_type,
+            container_type: self.container_type,
         }
     }
 
@@ -421,6 +440,7 @@ pub fn pool_choices(
                 identifier: identifier_for_cwd(),
                 timeout: settings.timeout,
                 pool_type: PoolType::default(),
+                container_type: ContainerType::default(),
             }
         };
         choices.push(PoolChoice {

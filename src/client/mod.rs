@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod container_type;
 pub mod error;
 mod executions;
 mod files;
@@ -12,16 +13,19 @@ pub mod python_repr;
 mod response;
 mod retry;
 mod sessions;
+pub mod shell;
 
 use std::time::Duration;
 
 pub use api::{ApiVersion, Family};
+pub use container_type::ContainerType;
 pub use error::ClientError;
 pub use files::MAX_UPLOAD;
 pub use model::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
 pub use model::{
     FileKind, KernelInfo, NameVersion, PoolMetadata, PoolType, RemoteFile, SessionInfo,
 };
+pub use shell::{ShellCommand, ShellExecution, ShellRequest};
 use url::Url;
 
 /// Where and how to reach a session pool.
@@ -46,6 +50,7 @@ pub struct SessionClient {
     api_version: ApiVersion,
     auth: auth::TokenSource,
     pool_type: PoolType,
+    container_type: ContainerType,
 }
 
 impl SessionClient {
@@ -86,6 +91,7 @@ impl SessionClient {
             api_version: target.api_version,
             auth,
             pool_type: PoolType::default(),
+            container_type: ContainerType::default(),
         })
     }
 
@@ -139,6 +145,20 @@ impl SessionClient {
     /// The kind of pool this client manages sessions of.
     pub fn pool_type(&self) -> PoolType {
         self.pool_type
+    }
+
+    /// Treats the pool as running `container_type` (from configuration; the
+    /// data plane does not say): a `Shell` pool is sent shell commands
+    /// ([`SessionClient::execute_shell`]). Default: `PythonLTS`.
+    #[must_use]
+    pub fn with_container_type(mut self, container_type: ContainerType) -> Self {
+        self.container_type = container_type;
+        self
+    }
+
+    /// The container type the pool is known to run.
+    pub fn container_type(&self) -> ContainerType {
+        self.container_type
     }
 
     /// `req` with the `Authorization` header from the token source (cached,

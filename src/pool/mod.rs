@@ -65,6 +65,10 @@ pub struct PoolOptions {
     pub egress: bool,
     /// Per-session memory, process, `/tmp`, file size and CPU limits.
     pub limits: limits::Limits,
+    /// What the sessions run (`--container-type`): `PythonLTS` (an IPython
+    /// kernel per session) or `Shell` (shell commands, run by the same
+    /// sandboxed kernel, see `assets/python/shell_session.py`).
+    pub container_type: crate::client::ContainerType,
 }
 
 impl PoolOptions {
@@ -86,6 +90,7 @@ impl PoolOptions {
             sandbox: true,
             egress: false,
             limits: limits::Limits::default(),
+            container_type: crate::client::ContainerType::PythonLts,
         }
     }
 }
@@ -112,6 +117,11 @@ pub enum PoolError {
         #[source]
         source: std::io::Error,
     },
+    /// The pool cannot run sessions of this container type.
+    #[error(
+        "the local pool runs PythonLTS and Shell sessions, not {0} (use --container-type python or shell)"
+    )]
+    ContainerType(crate::client::ContainerType),
     /// A folder the pool needs could not be created.
     #[error("cannot create {path}: {source}")]
     Folder {
@@ -167,12 +177,20 @@ impl LocalPool {
     ///
     /// # Errors
     ///
+    /// [`PoolError::ContainerType`] for a container type it cannot run,
     /// [`PoolError::Image`] when no usable Python environment can be made,
     /// [`PoolError::Bind`] when the address is taken, [`PoolError::Folder`].
     pub async fn start(
         opts: PoolOptions,
         progress: &(dyn Fn(&str) + Send + Sync),
     ) -> Result<Self, PoolError> {
+        use crate::client::ContainerType;
+        if !matches!(
+            opts.container_type,
+            ContainerType::PythonLts | ContainerType::Shell
+        ) {
+            return Err(PoolError::ContainerType(opts.container_type));
+        }
         let env = image::ensure(&opts.cache_dir, opts.python.as_deref(), progress).await?;
         std::fs::create_dir_all(&opts.sessions_dir).map_err(|source| PoolError::Folder {
             path: opts.sessions_dir.clone(),

@@ -5,6 +5,7 @@
 //! per request.
 
 pub(crate) mod drain;
+mod shell;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,6 +49,8 @@ pub(crate) struct Pool {
     pub(crate) pool_full_status: StatusCode,
     /// The `GET metadata` document, read once from the Python environment.
     pub(crate) metadata: Arc<tokio::sync::OnceCell<Value>>,
+    /// A Shell pool takes shell commands on `executions` ([`shell`]).
+    pub(crate) shell: bool,
 }
 
 impl Pool {
@@ -80,6 +83,7 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
         pool_full_status: StatusCode::from_u16(opts.pool_full_status)
             .unwrap_or(StatusCode::NOT_FOUND),
         metadata: Arc::default(),
+        shell: opts.container_type.is_shell(),
     };
     let api = Router::new()
         .route(
@@ -356,6 +360,12 @@ async fn execute_a(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, WireError> {
     let (version, identifier) = target(&query)?;
+    if pool.shell {
+        return Err(WireError::bad_request(
+            "SessionRequestNotSupported",
+            "this is a Shell pool: shell commands go to POST executions (api-version 2024-10-02-preview or later) as shellCommand or execCommandAndArgs",
+        ));
+    }
     let value = parse_json(body)?;
     let inner = value.get("properties").cloned().unwrap_or(value);
     let req = request_from(inner)?;
@@ -391,13 +401,16 @@ async fn execute_b(
             "executions takes a flat body: send codeInputType, executionType and code without a properties wrapper",
         ));
     }
-    let req = request_from(value)?;
-    let limits = output_limits(&req, version)?;
     let id = headers
         .get("operation-id")
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty())
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
+    if pool.shell {
+        return shell::execute(&pool, version, &identifier, &id, value).await;
+    }
+    let req = request_from(value)?;
+    let limits = output_limits(&req, version)?;
     let code = req.code.clone().unwrap_or_default();
     let session = pool.session(&identifier)?;
     let asynchronous = req
@@ -491,6 +504,9 @@ async fn get_execution(
             false,
         ),
     };
+    if pool.shell {
+        return Ok(Json(shell::recorded(&exec, &identifier)).into_response());
+    }
     let form = AnswerForm {
         jupyter,
         extras: wants_extras(&headers),

@@ -19,7 +19,7 @@ use super::kernel::{Interrupter, Kernel, KernelLaunch};
 use super::limits::Enforcer;
 use super::process::Processes;
 use super::sandbox::{SESSION_UID_BASE, SESSION_UIDS, Sandbox};
-use crate::client::{Execution, ExecutionStatus};
+use crate::client::{ContainerType, Execution, ExecutionStatus};
 
 /// How many finished executions a session remembers for `GET executions/{id}`.
 const KEPT_EXECUTIONS: usize = 64;
@@ -158,6 +158,8 @@ pub struct SessionRegistry {
     /// Every kernel process, from spawn until reaped (also those starting).
     processes: Arc<Processes>,
     next_kernel: AtomicU64,
+    /// What the sessions run: a Shell pool's kernels also load the shell runner.
+    container_type: ContainerType,
 }
 
 impl SessionRegistry {
@@ -197,6 +199,7 @@ impl SessionRegistry {
             refills: StdMutex::new(JoinSet::new()),
             processes: Arc::new(Processes::default()),
             next_kernel: AtomicU64::new(0),
+            container_type: opts.container_type,
         }
     }
 
@@ -231,7 +234,13 @@ impl SessionRegistry {
             uid,
             enforcer: self.enforcer.clone(),
             processes: self.processes.clone(),
+            shell: self.container_type.is_shell(),
         }
+    }
+
+    /// What this pool's sessions run (`serve --container-type`).
+    pub fn container_type(&self) -> ContainerType {
+        self.container_type
     }
 
     /// Creates a new session folder and the uid it belongs to: with a sandbox that

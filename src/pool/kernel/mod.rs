@@ -33,6 +33,9 @@ pub use outputs::{MAX_IMAGE_BYTES, MAX_RESULT_BYTES, MAX_STREAM_BYTES, OutputLim
 /// JSON-typed value of a cell's last expression (`assets/python/kernel_startup.py`).
 const VALUE_MIME: &str = "application/vnd.sessionpad.value+json";
 const STARTUP_PY: &str = include_str!("../../../assets/python/kernel_startup.py");
+/// Run after [`STARTUP_PY`] in the kernels of a Shell pool: the function that
+/// runs one shell command per call (`assets/python/shell_session.py`).
+const SHELL_PY: &str = include_str!("../../../assets/python/shell_session.py");
 /// How long a kernel may take from spawn to answering `kernel_info_request`.
 const START_LIMIT: Duration = Duration::from_secs(60);
 /// How long an interrupted kernel gets to become idle before it is killed.
@@ -94,6 +97,9 @@ pub struct KernelLaunch {
     pub enforcer: Arc<Enforcer>,
     /// The pool's kernel processes, which the new one joins as soon as it exists.
     pub processes: Arc<Processes>,
+    /// A Shell pool's kernel: it also loads the shell runner
+    /// (`assets/python/shell_session.py`), which the pool calls once per command.
+    pub shell: bool,
 }
 
 /// A kernel's command and what must live until it is spawned (inherited fds) or
@@ -205,6 +211,12 @@ impl Kernel {
         std::fs::write(&conn_file, json).map_err(|e| io(&conn_file, e))?;
         let startup = dir.join("startup.py");
         std::fs::write(&startup, STARTUP_PY).map_err(|e| io(&startup, e))?;
+        let mut exec_files = vec![startup];
+        if launch.shell {
+            let shell = dir.join("shell.py");
+            std::fs::write(&shell, SHELL_PY).map_err(|e| io(&shell, e))?;
+            exec_files.push(shell);
+        }
 
         let Launched {
             command: mut cmd,
@@ -217,7 +229,7 @@ impl Kernel {
             .arg(&conn_file)
             .arg("--InteractiveShell.colors=nocolor")
             .arg("--InteractiveShell.xmode=Plain")
-            .arg(format!("--IPKernelApp.exec_files={}", py_list(&startup)))
+            .arg(format!("--IPKernelApp.exec_files={}", py_list(&exec_files)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -509,11 +521,17 @@ fn parent_id(msg: &JupyterMessage) -> Option<&str> {
     msg.parent_header.as_ref().map(|h| h.msg_id.as_str())
 }
 
-/// A Python list literal of one path, for a traitlets command-line value.
-fn py_list(path: &Path) -> String {
-    let escaped = path
-        .to_string_lossy()
-        .replace('\\', "\\\\")
-        .replace('\'', "\\'");
-    format!("['{escaped}']")
+/// A Python list literal of paths, for a traitlets command-line value.
+fn py_list(paths: &[PathBuf]) -> String {
+    let items: Vec<String> = paths
+        .iter()
+        .map(|path| {
+            let escaped = path
+                .to_string_lossy()
+                .replace('\\', "\\\\")
+                .replace('\'', "\\'");
+            format!("'{escaped}'")
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
 }

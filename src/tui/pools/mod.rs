@@ -167,6 +167,7 @@ mod tests {
             identifier: "sp-1".into(),
             timeout: Duration::from_secs(220),
             pool_type: PoolType::CodeInterpreter,
+            container_type: crate::client::ContainerType::default(),
         }
     }
 

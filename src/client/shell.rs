@@ -1,0 +1,398 @@
+//! Shell executions: `POST executions` on a `Shell` pool (`aca-api.md` §4.7,
+//! §13), the request the client sends per api-version, the reply it reads into
+//! a typed [`ShellExecution`], and the same wire shapes for the local pool,
+//! which reads the request ([`ShellRequestBody`]) and writes the reply
+//! ([`shell_response`]).
+//!
+//! What the sources say and what sessionpad decides from them:
+//!
+//! - Request: the 2025-10-02-preview spec (`SessionCodeExecutionRequest`) has
+//!   `shellCommand` (a string for `/bin/bash -c`), `execCommandAndArgs` (an
+//!   argv array run without a shell), `stdin` and the required
+//!   `timeoutInSeconds`. langchain-azure PR #445 found that Shell pools reject
+//!   `codeInputType`/`executionType` with 400, and its `SessionsBashTool` sends
+//!   only `{"shellCommand"}` with 2025-02-02-preview, which the service accepts.
+//!   So the client sends `{"shellCommand"|"execCommandAndArgs", "stdin"?,
+//!   "timeoutInSeconds"}` and never the two code fields, in every family-B
+//!   version; `execCommandAndArgs` and `stdin` only where the spec defines them
+//!   (2025-10-02-preview; earlier versions get [`ClientError::InvalidArgument`]
+//!   rather than a field the service may ignore). Family A (`code/execute`) has
+//!   no shell form: [`ClientError::NotSupported`].
+//! - Reply (spec examples `CodeExecution_Execute_ShellCommand.json`,
+//!   `…ShellExecCommandAndArgs.json`; LangChain's tests and code): the top-level
+//!   `status` is the command's exit code as a string (`"0"`), with
+//!   `result.stdout`, `result.stderr`, `result.executionTimeInMilliseconds`.
+//!   An `exitCode` member (a shell image's own API, an early LangChain mock) is
+//!   read when `status` is not a number.
+
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::api::{ApiVersion, Family};
+use super::files::unsupported;
+use super::model::{Execution, ExecutionStatus};
+use super::response::json as read_json;
+use super::retry::Limit;
+use super::{ClientError, SessionClient};
+
+/// Extra time the HTTP request may take beyond the command's limit (a session
+/// may have to start).
+const REQUEST_SLACK: Duration = Duration::from_secs(30);
+
+/// The exit code the local pool answers for a command that did not finish
+/// (timed out, or its session died): `-1`, as the shell image's own API reports
+/// `ExecutionTimeout` (`exitCode: -1`); the data plane's value for this case is
+/// not documented.
+pub const NO_EXIT_CODE: i32 = -1;
+
+/// What to run on a Shell pool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellCommand {
+    /// A command line for `/bin/bash -c` (`shellCommand`).
+    Line(String),
+    /// A program and its arguments, run without a shell (`execCommandAndArgs`,
+    /// 2025-10-02-preview).
+    Argv(Vec<String>),
+}
+
+/// One shell execution request: the command, its standard input and its limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellRequest {
+    /// What to run.
+    pub command: ShellCommand,
+    /// Text given to the command on standard input (`stdin`,
+    /// 2025-10-02-preview); `None` gives it an empty input.
+    pub stdin: Option<String>,
+    /// Execution limit, sent as `timeoutInSeconds` (whole seconds, at least 1).
+    pub timeout: Duration,
+}
+
+impl ShellRequest {
+    /// A `shellCommand` request for `line` without standard input.
+    pub fn line(line: impl Into<String>, timeout: Duration) -> Self {
+        Self {
+            command: ShellCommand::Line(line.into()),
+            stdin: None,
+            timeout,
+        }
+    }
+
+    /// The JSON body for `version` (see the module doc for why this shape).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::NotSupported`] in family A; [`ClientError::InvalidArgument`]
+    /// for an empty argv, or for `execCommandAndArgs` or `stdin` before
+    /// 2025-10-02-preview.
+    pub fn to_body(&self, version: ApiVersion) -> Result<Value, ClientError> {
+        if version.family() != Family::B {
+            return Err(unsupported("shell executions", version));
+        }
+        let newest = version >= ApiVersion::V2025_10_02;
+        let too_old = |what: &str| {
+            ClientError::InvalidArgument(format!(
+                "{what} needs api-version 2025-10-02-preview (this pool speaks {version})"
+            ))
+        };
+        let mut body = serde_json::Map::new();
+        match &self.command {
+            ShellCommand::Line(line) => {
+                body.insert("shellCommand".into(), json!(line));
+            }
+            ShellCommand::Argv(argv) => {
+                if argv.is_empty() {
+                    return Err(ClientError::InvalidArgument(
+                        "execCommandAndArgs needs at least the program".into(),
+                    ));
+                }
+                if !newest {
+                    return Err(too_old("execCommandAndArgs"));
+                }
+                body.insert("execCommandAndArgs".into(), json!(argv));
+            }
+        }
+        if let Some(stdin) = &self.stdin {
+            if !newest {
+                return Err(too_old("stdin"));
+            }
+            body.insert("stdin".into(), json!(stdin));
+        }
+        body.insert(
+            "timeoutInSeconds".into(),
+            json!(self.timeout.as_secs().max(1)),
+        );
+        Ok(Value::Object(body))
+    }
+}
+
+/// The outcome of one shell command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellExecution {
+    /// The execution id (`id`, else the `operation-id` header), when given.
+    pub id: Option<String>,
+    /// The exit code (`status` as a number, else `exitCode`); `None` when the
+    /// reply carried neither (then `status` is kept in [`ShellExecution::state`]).
+    pub exit_code: Option<i32>,
+    /// The wire `status` when it was not an exit code (e.g. `Failed`).
+    pub state: Option<String>,
+    /// What the command wrote to standard output.
+    pub stdout: String,
+    /// What it wrote to standard error.
+    pub stderr: String,
+    /// `result.executionTimeInMilliseconds`, else the request's round trip.
+    pub duration: Duration,
+}
+
+impl ShellExecution {
+    /// True when the command exited with code 0.
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+
+    /// The same outcome as a code [`Execution`] (for views that show both):
+    /// `Succeeded` for exit code 0, else `Failed`; no value, no images.
+    pub fn to_execution(&self) -> Execution {
+        Execution {
+            id: self.id.clone(),
+            status: if self.succeeded() {
+                ExecutionStatus::Succeeded
+            } else {
+                ExecutionStatus::Failed
+            },
+            stdout: self.stdout.clone(),
+            stderr: self.stderr.clone(),
+            result: None,
+            images: vec![],
+            duration: self.duration,
+        }
+    }
+}
+
+/// Reads a shell execution reply (`{"id"?,"status":"<exit code>","result":
+/// {"stdout","stderr","executionTimeInMilliseconds"}}`, see the module doc).
+///
+/// # Errors
+///
+/// [`ClientError::Malformed`] when the body is not an object with a string
+/// `status`.
+pub fn parse_shell_reply(v: &Value) -> Result<ShellExecution, ClientError> {
+    let Some(status) = v.get("status").and_then(Value::as_str) else {
+        return Err(ClientError::Malformed(
+            "the shell execution answer has no status".into(),
+        ));
+    };
+    let result = v.get("result").unwrap_or(&Value::Null);
+    let code_field = |o: &Value| {
+        o.get("exitCode")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+    };
+    let exit_code = status
+        .trim()
+        .parse::<i32>()
+        .ok()
+        .or_else(|| code_field(v))
+        .or_else(|| code_field(result));
+    let text = |key: &str| match result.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    Ok(ShellExecution {
+        id: v.get("id").and_then(Value::as_str).map(str::to_string),
+        exit_code,
+        state: status
+            .trim()
+            .parse::<i32>()
+            .is_err()
+            .then(|| status.to_string()),
+        stdout: text("stdout"),
+        stderr: text("stderr"),
+        duration: Duration::from_millis(
+            result
+                .get("executionTimeInMilliseconds")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        ),
+    })
+}
+
+/// Writes a shell execution reply as the local pool answers it: `id`,
+/// `identifier`, `status` (the exit code as a string, [`NO_EXIT_CODE`] when
+/// there is none) and `result {stdout, stderr, executionTimeInMilliseconds}`.
+pub fn shell_response(exec: &ShellExecution, identifier: &str) -> Value {
+    json!({
+        "id": exec.id,
+        "identifier": identifier,
+        "status": exec.exit_code.unwrap_or(NO_EXIT_CODE).to_string(),
+        "result": {
+            "stdout": exec.stdout,
+            "stderr": exec.stderr,
+            "executionTimeInMilliseconds": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
+        },
+    })
+}
+
+/// A shell execution request body as clients send it, read by the local pool:
+/// the spec's fields, the two code fields the tutorial sends (accepted and
+/// ignored, since real clients send them), and `command` (an argv array in an
+/// earlier version of the shell tutorial) as another name of
+/// `execCommandAndArgs`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShellRequestBody {
+    /// `shellCommand`.
+    #[serde(default)]
+    pub shell_command: Option<String>,
+    /// `execCommandAndArgs` (or `command`).
+    #[serde(default, alias = "command")]
+    pub exec_command_and_args: Option<Vec<String>>,
+    /// `stdin`.
+    #[serde(default)]
+    pub stdin: Option<String>,
+    /// `timeoutInSeconds`.
+    #[serde(default)]
+    pub timeout_in_seconds: Option<u64>,
+    /// `executionType`: only `synchronous` (any casing) is served.
+    #[serde(default)]
+    pub execution_type: Option<String>,
+    /// `codeInputType` (ignored).
+    #[serde(default)]
+    pub code_input_type: Option<String>,
+    /// `code`: never valid on a Shell pool; kept to say so.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// `outputStreamsMaxLength` (2025-10-02-preview).
+    #[serde(default)]
+    pub output_streams_max_length: Option<i64>,
+}
+
+impl ShellRequestBody {
+    /// The command this body asks for, and its standard input.
+    ///
+    /// # Errors
+    ///
+    /// A message for a 400 answer: both or neither of `shellCommand` and
+    /// `execCommandAndArgs`, an empty argv, `code` instead of a command, or an
+    /// asynchronous execution.
+    pub fn command(&self) -> Result<ShellCommand, String> {
+        if self
+            .execution_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("asynchronous"))
+        {
+            return Err(
+                "shell commands run synchronously: send executionType synchronous, or none".into(),
+            );
+        }
+        match (&self.shell_command, &self.exec_command_and_args) {
+            (Some(_), Some(_)) => {
+                Err("send either shellCommand or execCommandAndArgs, not both".into())
+            }
+            (Some(line), None) => Ok(ShellCommand::Line(line.clone())),
+            (None, Some(argv)) if argv.is_empty() => {
+                Err("execCommandAndArgs needs at least the program".into())
+            }
+            (None, Some(argv)) => Ok(ShellCommand::Argv(argv.clone())),
+            (None, None) if self.code.is_some() => Err(
+                "this is a Shell pool: send shellCommand or execCommandAndArgs, not code".into(),
+            ),
+            (None, None) => Err("shellCommand or execCommandAndArgs is required".into()),
+        }
+    }
+}
+
+impl SessionClient {
+    /// Runs a shell command synchronously in session `identifier` of a Shell
+    /// pool and returns its exit code and output.
+    ///
+    /// Wire: `POST executions?api-version&identifier` with the body of
+    /// [`ShellRequest::to_body`] → 200/202 and the reply of
+    /// [`parse_shell_reply`] (`aca-api.md` §4.7, §13). Never retried.
+    ///
+    /// # Errors
+    ///
+    /// As [`ShellRequest::to_body`] (nothing is sent then); transport and
+    /// service errors; [`ClientError::Malformed`].
+    pub async fn execute_shell(
+        &self,
+        identifier: &str,
+        request: &ShellRequest,
+    ) -> Result<ShellExecution, ClientError> {
+        let body = request.to_body(self.api_version)?;
+        let url = self.url("executions", Some(identifier))?;
+        let limit = Duration::from_secs(request.timeout.as_secs().max(1)) + REQUEST_SLACK;
+        let started = Instant::now();
+        let resp = self
+            .send_once(self.http.post(url).json(&body), Limit::Whole(limit))
+            .await?;
+        let header = resp
+            .headers()
+            .get("operation-id")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty())
+            .map(str::to_string);
+        let mut exec = parse_shell_reply(&read_json(resp).await?)?;
+        if exec.id.is_none() {
+            exec.id = header;
+        }
+        if exec.duration.is_zero() {
+            exec.duration = started.elapsed();
+        }
+        Ok(exec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exit_code_is_read_from_status_else_exit_code() {
+        let e = parse_shell_reply(&json!({"identifier":"x","status":"0","result":{"stdout":"hi\n","stderr":"","executionTimeInMilliseconds":3}})).unwrap();
+        assert_eq!((e.exit_code, e.state.as_deref()), (Some(0), None));
+        assert!(e.succeeded());
+        let e = parse_shell_reply(&json!({"status":"Succeeded","exitCode":2,"result":{}})).unwrap();
+        assert_eq!(
+            (e.exit_code, e.state.as_deref()),
+            (Some(2), Some("Succeeded"))
+        );
+        let e = parse_shell_reply(&json!({"status":"Failed"})).unwrap();
+        assert_eq!(e.exit_code, None);
+        assert!(!e.succeeded());
+        assert!(parse_shell_reply(&json!({"result":{}})).is_err());
+    }
+
+    #[test]
+    fn the_reply_written_reads_back() {
+        let e = ShellExecution {
+            id: Some("e1".into()),
+            exit_code: Some(3),
+            state: None,
+            stdout: "a".into(),
+            stderr: "b".into(),
+            duration: Duration::from_millis(7),
+        };
+        let wire = shell_response(&e, "id1");
+        assert_eq!(wire["status"], "3");
+        assert_eq!(parse_shell_reply(&wire).unwrap(), e);
+    }
+
+    #[test]
+    fn bodies_are_read_with_every_variant_clients_send() {
+        let b: ShellRequestBody = serde_json::from_value(json!({"codeInputType":"inline","executionType":"synchronous","shellCommand":"echo hi","timeoutInSeconds":600})).unwrap();
+        assert_eq!(b.command(), Ok(ShellCommand::Line("echo hi".into())));
+        let b: ShellRequestBody =
+            serde_json::from_value(json!({"command":["/bin/bash","-c","echo x"]})).unwrap();
+        assert!(matches!(b.command(), Ok(ShellCommand::Argv(a)) if a.len() == 3));
+        let b: ShellRequestBody = serde_json::from_value(json!({"code":"print(1)"})).unwrap();
+        assert!(b.command().unwrap_err().contains("not code"));
+        let b: ShellRequestBody =
+            serde_json::from_value(json!({"shellCommand":"a","execCommandAndArgs":["b"]})).unwrap();
+        assert!(b.command().unwrap_err().contains("not both"));
+        let b: ShellRequestBody = serde_json::from_value(json!({})).unwrap();
+        assert!(b.command().is_err());
+    }
+}
