@@ -87,6 +87,7 @@ fn finished(run: RunId, stdout: String) -> SessionEvent {
             images: vec![],
             duration: Duration::from_millis(1500),
         }),
+        exit_code: None,
         images: vec![],
     }
 }

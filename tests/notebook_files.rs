@@ -41,6 +41,8 @@ fn cells() -> Vec<Cell> {
         outputs,
         status,
         duration: Some(Duration::from_millis(u64::from(n) * 10)),
+        exit_code: None,
+        stdin: None,
     };
     vec![
         cell(

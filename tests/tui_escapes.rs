@@ -125,6 +125,7 @@ fn app_with_a_hostile_cell() -> App {
                 images: vec![],
                 duration: Duration::from_millis(3),
             }),
+            exit_code: None,
             images: vec![],
         },
         now,

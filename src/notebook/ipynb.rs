@@ -220,6 +220,12 @@ fn cell_value(index: usize, cell: &Cell) -> Value {
         let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         meta.insert("duration_ms".into(), json!(ms));
     }
+    if let Some(code) = cell.exit_code {
+        meta.insert("exit_code".into(), json!(code));
+    }
+    if let Some(stdin) = &cell.stdin {
+        meta.insert("stdin".into(), json!(stdin));
+    }
     let outputs: Vec<Value> = cell.outputs.iter().map(output_value).collect();
     json!({
         "cell_type": "code",
@@ -300,12 +306,22 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         .and_then(|m| m.get("duration_ms"))
         .and_then(Value::as_u64)
         .map(Duration::from_millis);
+    let exit_code = ours
+        .and_then(|m| m.get("exit_code"))
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok());
+    let stdin = ours
+        .and_then(|m| m.get("stdin"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
     Ok(Cell {
         source,
         execution_count,
         outputs,
         status,
         duration,
+        exit_code,
+        stdin,
     })
 }
 

@@ -21,6 +21,8 @@ fn cell(source: &str, count: u32, outputs: Vec<Output>, status: CellStatus) -> C
         outputs,
         status,
         duration: Some(Duration::from_millis(12)),
+        exit_code: None,
+        stdin: None,
     }
 }
 
@@ -76,6 +78,8 @@ fn every_kind() -> Vec<Cell> {
         ),
         Cell {
             duration: None,
+            exit_code: None,
+            stdin: None,
             ..cell("", 4, vec![], CellStatus::Canceled)
         },
     ]

@@ -8,6 +8,8 @@
 
 use serde_json::{Value, json};
 
+use crate::client::ContainerType;
+
 /// The language of a notebook's cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum Language {
@@ -103,6 +105,21 @@ impl Language {
             "bash" | "sh" | "shell" => Some(Self::Shell),
             "javascript" | "js" | "node" | "nodejs" => Some(Self::JavaScript),
             _ => None,
+        }
+    }
+}
+
+impl From<ContainerType> for Language {
+    /// The language a pool of this container type runs: shell commands on
+    /// `Shell`, JavaScript on `NodeLTS`, Python elsewhere (custom containers
+    /// and `GpuBase` are sent code as code interpreters are).
+    fn from(container_type: ContainerType) -> Self {
+        match container_type {
+            ContainerType::Shell => Self::Shell,
+            ContainerType::NodeLts => Self::JavaScript,
+            ContainerType::PythonLts | ContainerType::CustomContainer | ContainerType::GpuBase => {
+                Self::Python
+            }
         }
     }
 }

@@ -282,6 +282,8 @@ mod tests {
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(1)),
+            exit_code: None,
+            stdin: None,
         }
     }
 

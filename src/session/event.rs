@@ -46,6 +46,9 @@ pub enum SessionEvent {
         run: RunId,
         /// The execution, or why there is none (transport, auth, service error).
         outcome: Result<Execution, Failure>,
+        /// A shell command's exit code (Shell pools, `aca-api.md` §4.7);
+        /// `None` for code.
+        exit_code: Option<i32>,
         /// The execution's images decoded, in the order of `Execution::images`.
         images: Vec<DecodedImage>,
     },
@@ -143,16 +146,18 @@ impl EventSender {
         self.send(SessionEvent::InterruptSent { run, delivered });
     }
 
-    /// Reports the outcome of `run`.
+    /// Reports the outcome of `run` (with a shell command's exit code).
     pub fn execution_finished(
         &self,
         run: RunId,
         outcome: Result<Execution, Failure>,
+        exit_code: Option<i32>,
         images: Vec<DecodedImage>,
     ) {
         self.send(SessionEvent::ExecutionFinished {
             run,
             outcome,
+            exit_code,
             images,
         });
     }

@@ -20,4 +20,4 @@ pub use event::{DecodedImage, EventSender, RunId, SessionEvent};
 pub use failure::{Failure, FailureKind};
 pub use files::{FileCommand, FileEvent, FileHead, HeadRequest};
 pub use sessions::{SessionsCommand, SessionsEvent};
-pub use worker::{Connection, SessionWorker, WorkerConfig};
+pub use worker::{Cell, Connection, SessionWorker, WorkerConfig};

@@ -22,7 +22,7 @@ use super::failure::Failure;
 use super::files::{self, FileCommand};
 use super::radar_listing;
 use super::sessions::{self, SessionsCommand};
-use crate::client::{ApiVersion, Execution, SessionClient};
+use crate::client::{ApiVersion, ContainerType, Execution, SessionClient, ShellRequest};
 use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
 
 /// How long the embedded pool gets to stop its kernels before it is dropped
@@ -60,6 +60,28 @@ pub struct WorkerConfig {
     pub pool_type: crate::client::PoolType,
     /// Per-session limits when the worker starts the embedded local pool.
     pub pool_limits: crate::pool::limits::Limits,
+    /// What the pool runs: cells are shell commands on a Shell pool (and the
+    /// embedded pool is started as one), code elsewhere.
+    pub container_type: ContainerType,
+}
+
+/// A cell to execute: its source and, for a shell command, its standard input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// The code, or the shell command line.
+    pub source: String,
+    /// Text for the command's standard input (Shell pools); `None`: empty.
+    pub stdin: Option<String>,
+}
+
+impl From<&str> for Cell {
+    /// A cell of `source` with no standard input.
+    fn from(source: &str) -> Self {
+        Self {
+            source: source.to_string(),
+            stdin: None,
+        }
+    }
 }
 
 /// The receiving ends of the work done beside the executions.
@@ -69,7 +91,7 @@ struct Side {
 }
 
 enum Command {
-    Execute { run: RunId, code: String },
+    Execute { run: RunId, cell: Cell },
     Interrupt { run: RunId },
     Abandon { run: RunId },
 }
@@ -161,9 +183,10 @@ impl SessionWorker {
         }
     }
 
-    /// Queues an execution; the outcome comes back as events naming `run`.
-    pub fn execute(&self, run: RunId, code: String) {
-        if self.commands.send(Command::Execute { run, code }).is_err() {
+    /// Queues an execution of `cell`; the outcome comes back as events naming
+    /// `run`.
+    pub fn execute(&self, run: RunId, cell: Cell) {
+        if self.commands.send(Command::Execute { run, cell }).is_err() {
             tracing::error!(?run, "session worker is gone; run dropped");
         }
     }
@@ -251,7 +274,8 @@ async fn connect(
                 auth.as_ref(),
                 config.pool_type,
             )
-            .map_err(Failure::from)?;
+            .map_err(Failure::from)?
+            .with_container_type(config.container_type);
             if crate::pool::isolation::may_report(endpoint) {
                 learn_isolation(client.clone(), events.clone());
             }
@@ -264,6 +288,7 @@ async fn connect(
             let progress = move |line: &str| progress_events.pool_progress(line);
             let mut opts = PoolOptions::embedded();
             opts.limits = config.pool_limits;
+            opts.container_type = config.container_type;
             LocalPool::start(opts, &progress)
                 .await
                 .map_err(|e| Failure::unreachable(format!("the local pool did not start: {e}")))?
@@ -277,7 +302,8 @@ async fn connect(
         None,
         config.pool_type,
     )
-    .map_err(Failure::from)?;
+    .map_err(Failure::from)?
+    .with_container_type(config.container_type);
     Ok((client, Some(pool)))
 }
 
@@ -334,7 +360,7 @@ async fn run(
     let mut queue = Queue::default();
     let mut lists_promptly = true;
     loop {
-        let Some((run, code)) = queue.next() else {
+        let Some((run, cell)) = queue.next() else {
             let command = tokio::select! {
                 biased;
                 keep = &mut stopped => {
@@ -372,7 +398,7 @@ async fn run(
         };
         events.execution_started(run);
         let outcome = match &client {
-            Err(reason) => Err(reason.clone()),
+            Err(reason) => (Err(reason.clone()), None),
             Ok(client) => {
                 let running = Running {
                     client,
@@ -382,10 +408,10 @@ async fn run(
                     run,
                 };
                 match running
-                    .wait(&code, &mut commands, &mut stopped, &mut queue)
+                    .wait(&cell, &mut commands, &mut stopped, &mut queue)
                     .await
                 {
-                    Step::Finished(outcome) => outcome,
+                    Step::Finished(outcome, exit_code) => (outcome, exit_code),
                     Step::Abandoned => continue,
                     Step::Stop(keep) => {
                         keep_pool = keep;
@@ -394,11 +420,12 @@ async fn run(
                 }
             }
         };
+        let (outcome, exit_code) = outcome;
         let images = match &outcome {
             Ok(exec) => decode_images(exec).await,
             Err(_) => Vec::new(),
         };
-        events.execution_finished(run, outcome, images);
+        events.execution_finished(run, outcome, exit_code, images);
         if let Ok(c) = &client {
             // A slow pool's listing and session read must not hold up a stop
             // (a pool switch, quitting).
@@ -445,7 +472,7 @@ async fn unless_stopped<T>(
 /// Runs waiting their turn, and runs given up before they started.
 #[derive(Default)]
 struct Queue {
-    waiting: VecDeque<(RunId, String)>,
+    waiting: VecDeque<(RunId, Cell)>,
     abandoned: HashSet<RunId>,
 }
 
@@ -453,7 +480,7 @@ impl Queue {
     /// Takes a command that arrived while no run (or another run) executes.
     fn accept(&mut self, command: Command) {
         match command {
-            Command::Execute { run, code } => self.waiting.push_back((run, code)),
+            Command::Execute { run, cell } => self.waiting.push_back((run, cell)),
             // Not running: an interrupt can only mean "do not run it" (or comes
             // after the run ended, when it changes nothing).
             Command::Interrupt { run } | Command::Abandon { run } => {
@@ -463,13 +490,13 @@ impl Queue {
     }
 
     /// The next run to execute, skipping abandoned ones.
-    fn next(&mut self) -> Option<(RunId, String)> {
-        while let Some((run, code)) = self.waiting.pop_front() {
+    fn next(&mut self) -> Option<(RunId, Cell)> {
+        while let Some((run, cell)) = self.waiting.pop_front() {
             // Runs execute in the order of their ids: older marks are moot.
             let abandoned = self.abandoned.remove(&run);
             self.abandoned.retain(|r| *r > run);
             if !abandoned {
-                return Some((run, code));
+                return Some((run, cell));
             }
         }
         None
@@ -478,8 +505,9 @@ impl Queue {
 
 /// How waiting for one execution ended.
 enum Step {
-    /// The pool answered (or the transport failed).
-    Finished(Result<Execution, Failure>),
+    /// The pool answered (or the transport failed), with a shell command's
+    /// exit code.
+    Finished(Result<Execution, Failure>, Option<i32>),
     /// The UI gave up on the run; its request was dropped.
     Abandoned,
     /// The worker is told to stop (`true`: keep the embedded pool), or the UI
@@ -498,25 +526,39 @@ struct Running<'a> {
 }
 
 impl Running<'_> {
-    /// Waits for the execution of `code` while still taking commands: new runs
-    /// queue, an interrupt of this run goes to the kernel (on the local pool), an
-    /// abandon drops the request.
+    /// Waits for the execution of `cell` (a shell command on a Shell pool,
+    /// else code) while still taking commands: new runs queue, an interrupt of
+    /// this run goes to the kernel (on the local pool), an abandon drops the
+    /// request.
     async fn wait(
         &self,
-        code: &str,
+        cell: &Cell,
         commands: &mut mpsc::UnboundedReceiver<Command>,
         stopped: &mut oneshot::Receiver<bool>,
         queue: &mut Queue,
     ) -> Step {
-        let request = self
-            .client
-            .execute(&self.config.identifier, code, self.config.timeout);
+        let (identifier, timeout) = (&self.config.identifier, self.config.timeout);
+        let request = async {
+            if self.config.container_type.is_shell() {
+                let request = ShellRequest {
+                    stdin: cell.stdin.clone(),
+                    ..ShellRequest::line(cell.source.clone(), timeout)
+                };
+                match self.client.execute_shell(identifier, &request).await {
+                    Ok(shell) => Step::Finished(Ok(shell.to_execution()), shell.exit_code),
+                    Err(e) => Step::Finished(Err(Failure::from(e)), None),
+                }
+            } else {
+                let outcome = self.client.execute(identifier, &cell.source, timeout).await;
+                Step::Finished(outcome.map_err(Failure::from), None)
+            }
+        };
         tokio::pin!(request);
         loop {
             tokio::select! {
                 biased;
                 keep = &mut *stopped => return Step::Stop(keep.unwrap_or(false)),
-                r = &mut request => return Step::Finished(r.map_err(Failure::from)),
+                step = &mut request => return step,
                 c = commands.recv() => match c {
                     None => return Step::Stop(false),
                     Some(Command::Interrupt { run }) if run == self.run => {

@@ -25,6 +25,7 @@ fn remote(
         timeout: Duration::from_secs(5),
         pool_type: PoolType::default(),
         pool_limits: Limits::default(),
+        container_type: crate::client::ContainerType::PythonLts,
     }
 }
 
@@ -61,7 +62,7 @@ fn abandoned_runs_are_skipped_and_forgotten() {
     let mut queue = Queue::default();
     let execute = |n: u64| Command::Execute {
         run: RunId(n),
-        code: format!("{n}"),
+        cell: Cell::from(format!("{n}").as_str()),
     };
     queue.accept(execute(1));
     queue.accept(execute(2));

@@ -23,6 +23,9 @@ use crate::session::{FileCommand, RunId, SessionsCommand};
 pub enum Action {
     /// Run the editor's contents as a new cell (F5, Alt+Enter, Ctrl+Enter).
     RunCell,
+    /// Ask for a shell command's standard input, then run the editor's
+    /// contents with it (Alt+I; Shell pools).
+    RunCellWithStdin,
     /// Replace the editor with the previous cell's source (Up on the first line).
     HistoryPrev,
     /// Go forward in history, back to the draft after the newest (Down on the last
@@ -141,8 +144,10 @@ pub enum Effect {
     Execute {
         /// The run the reply will name.
         run: RunId,
-        /// The Python source.
+        /// The source: code, or a shell command on a Shell pool.
         code: String,
+        /// A shell command's standard input, if it was given one.
+        stdin: Option<String>,
     },
     /// Ask the local pool to interrupt `run` (a `KeyboardInterrupt` in the cell);
     /// its reply still arrives as usual.

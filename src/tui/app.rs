@@ -327,7 +327,8 @@ impl App {
             return Vec::new();
         }
         match action {
-            Action::RunCell => return self.run_cell().into_iter().collect(),
+            Action::RunCell => return self.run_cell(None).into_iter().collect(),
+            Action::RunCellWithStdin => self.ask_stdin(),
             Action::ToggleFiles => return self.toggle_files(),
             Action::Files(a) => return self.files_action(a),
             Action::ToggleSessions => return self.toggle_sessions(),
@@ -411,13 +412,17 @@ impl App {
         }
     }
 
-    /// Moves the editor's text into the notebook as a queued cell.
-    fn run_cell(&mut self) -> Option<Effect> {
+    /// Moves the editor's text into the notebook as a queued cell (a shell
+    /// command given `stdin`, when there is one).
+    pub(crate) fn run_cell(&mut self, stdin: Option<String>) -> Option<Effect> {
         let code = self.editor.lines().join("\n");
         if code.trim().is_empty() {
             return None;
         }
         let index = self.notebook.push(code.clone());
+        if let Some(cell) = self.notebook.cell_mut(index) {
+            cell.stdin.clone_from(&stdin);
+        }
         let run = self.runs.queue(index);
         self.editor = new_editor(vec![String::new()]);
         if let Some(next) = self.queued.pop_front() {
@@ -428,7 +433,7 @@ impl App {
         // The notebook's cursor goes back to the newest cell (the next Esc
         // selects it), as Jupyter's does to the cell just run.
         self.selected = None;
-        Some(Effect::Execute { run, code })
+        Some(Effect::Execute { run, code, stdin })
     }
 
     fn load(&mut self, source: &str, cursor: CursorMove) {
@@ -510,8 +515,9 @@ impl App {
             SessionEvent::ExecutionFinished {
                 run,
                 outcome,
+                exit_code,
                 images,
-            } => self.finish(run, outcome, images),
+            } => self.finish(run, outcome, exit_code, images),
             SessionEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
             SessionEvent::Files(event) => return self.files_event(event),
             SessionEvent::Sessions(event) => return self.sessions_event(event, now),
@@ -546,6 +552,7 @@ impl App {
         &mut self,
         run: RunId,
         outcome: Result<crate::client::Execution, Failure>,
+        exit_code: Option<i32>,
         images: Vec<DecodedImage>,
     ) {
         // A reply for a run this app never sent (or already settled) is stale.
@@ -559,7 +566,7 @@ impl App {
         };
         match outcome {
             Ok(exec) => {
-                cell.finish(&exec);
+                cell.finish(&exec, exit_code);
                 self.sessions.record_run(&self.config.identifier);
             }
             Err(failure) => cell.fail(&failure.message),

@@ -32,6 +32,7 @@ fn finished(run: RunId, stderr: &str) -> SessionEvent {
             images: vec![],
             duration: Duration::from_millis(5),
         }),
+        exit_code: None,
         images: vec![],
     }
 }
@@ -363,6 +364,8 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         outputs: Vec::new(),
         status,
         duration: None,
+        exit_code: None,
+        stdin: None,
     };
     app.update(Action::ReplayEarlier, now);
     assert_eq!(

@@ -69,6 +69,7 @@ fn ran(app: &mut App, code: &str, stdout: &str, image: bool) {
                 images,
                 duration: Duration::from_millis(2),
             }),
+            exit_code: None,
             images: decoded,
         },
         now,

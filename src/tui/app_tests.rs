@@ -37,7 +37,13 @@ fn type_text(app: &mut App, text: &str, now: Instant) {
 fn run(app: &mut App, code: &str, now: Instant) -> RunId {
     type_text(app, code, now);
     match app.update(Action::RunCell, now).as_slice() {
-        [Effect::Execute { run, code: sent }] => {
+        [
+            Effect::Execute {
+                run,
+                code: sent,
+                stdin: None,
+            },
+        ] => {
             assert_eq!(sent, code);
             *run
         }
@@ -104,6 +110,7 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
         SessionEvent::ExecutionFinished {
             run: b,
             outcome: Ok(exec("", Some(json!(42)))),
+            exit_code: None,
             images: vec![],
         },
         now,
@@ -112,6 +119,7 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
         SessionEvent::ExecutionFinished {
             run: a,
             outcome: Ok(exec("42\n", None)),
+            exit_code: None,
             images: vec![],
         },
         now,
@@ -147,6 +155,7 @@ fn a_transport_error_becomes_an_error_output_on_its_cell() {
             outcome: Err(crate::session::Failure::unreachable(
                 "cannot reach the session pool",
             )),
+            exit_code: None,
             images: vec![],
         },
         now,
@@ -167,6 +176,7 @@ fn stale_replies_are_ignored() {
     let finished = |run| SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(exec("1\n", None)),
+        exit_code: None,
         images: vec![],
     };
     app.handle_event(finished(RunId(999)), now);
@@ -191,6 +201,7 @@ fn images_are_keyed_by_their_output() {
         SessionEvent::ExecutionFinished {
             run: r,
             outcome: Ok(e),
+            exit_code: None,
             images: vec![Ok(img)],
         },
         now,

@@ -90,7 +90,7 @@ pub async fn start(
             pool_label,
             identifier: identifier.clone(),
             api_version: t.api_version,
-            language: crate::notebook::language::Language::Python,
+            language: t.container_type.into(),
         },
         pool_state,
     );
@@ -128,6 +128,7 @@ pub async fn start(
             timeout: t.timeout,
             pool_type: t.pool_type,
             pool_limits: opts.pool_limits,
+            container_type: t.container_type,
         },
         pool,
         sender.session(),

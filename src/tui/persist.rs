@@ -192,6 +192,8 @@ mod tests {
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(3)),
+            exit_code: None,
+            stdin: None,
         }
     }
 
@@ -215,6 +217,7 @@ mod tests {
             SessionEvent::ExecutionFinished {
                 run,
                 outcome: Ok(exec),
+                exit_code: None,
                 images: vec![],
             },
             now,

@@ -108,7 +108,13 @@ pub async fn run_loop(
     typed: Vec<Event>,
 ) -> anyhow::Result<LoopEnd> {
     let mut offload = |effect| match effect {
-        Effect::Execute { run, code } => worker.execute(run, code),
+        Effect::Execute { run, code, stdin } => worker.execute(
+            run,
+            crate::session::Cell {
+                source: code,
+                stdin,
+            },
+        ),
         Effect::Interrupt { run } => worker.interrupt(run),
         Effect::Abandon { run } => worker.abandon(run),
         Effect::Files(command) => worker.files(command),

@@ -163,6 +163,7 @@ async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
             images: vec![],
             duration: Duration::from_millis(5),
         }),
+        exit_code: None,
         images: vec![],
     }));
     run_for(

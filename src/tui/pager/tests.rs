@@ -56,6 +56,7 @@ fn app_with_output(lines: usize) -> App {
                 images: vec![],
                 duration: Duration::from_millis(42),
             }),
+            exit_code: None,
             images: vec![],
         },
         now,
@@ -266,6 +267,8 @@ fn the_pager_opens_the_selected_cell_else_the_last_one() {
         }],
         status: CellStatus::Succeeded,
         duration: None,
+        exit_code: None,
+        stdin: None,
     };
     let cells = vec![cell("first\n"), cell("second\n")];
     let texts = LongTexts::default();

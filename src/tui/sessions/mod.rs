@@ -29,9 +29,9 @@ use serde::Deserialize;
 use crate::client::{ApiVersion, PoolMetadata, SessionInfo};
 use crate::notebook::sessions_store::{SessionsStore, StoreWriter};
 use crate::notebook::store::SaverThread;
-use crate::notebook::{Output, StreamName};
+use crate::notebook::{Cell, CellInput, Output, StreamName};
 use crate::session::{Failure, FailureKind, SessionsCommand, SessionsEvent};
-use crate::tui::action::{Action, Effect};
+use crate::tui::action::Effect;
 use crate::tui::app::{App, SidePane};
 use crate::tui::persist::Place;
 use crate::tui::prompt::{Answer, Prompt, Purpose, Question};
@@ -83,7 +83,7 @@ pub enum SessionsPrompt {
     /// End this session?
     End(String),
     /// The session was recycled: replay these cells?
-    Replay(Vec<String>),
+    Replay(Vec<CellInput>),
 }
 
 /// The current session's details and when they were read.
@@ -422,13 +422,14 @@ impl App {
         Vec::new()
     }
 
-    /// Runs `sources` again, in order, as new cells.
-    pub(crate) fn replay(&mut self, sources: Vec<String>) -> Vec<Effect> {
+    /// Runs `cells` again, in order, as new cells (each with its standard
+    /// input, if it had one).
+    pub(crate) fn replay(&mut self, cells: Vec<CellInput>) -> Vec<Effect> {
         let draft = self.editor.lines().join("\n");
         let mut effects = Vec::new();
-        for source in sources {
-            crate::tui::ui::editor::replace_text(&mut self.editor, &source);
-            effects.extend(self.update(Action::RunCell, Instant::now()));
+        for cell in cells {
+            crate::tui::ui::editor::replace_text(&mut self.editor, &cell.source);
+            effects.extend(self.run_cell(cell.stdin));
         }
         crate::tui::ui::editor::replace_text(&mut self.editor, &draft);
         self.notice = Some(format!("replaying {} cells", effects.len()));
@@ -494,12 +495,12 @@ impl App {
         }
         // The last cell ran in the fresh session; the ones before it are lost.
         let count = self.notebook.cells.len();
-        let sources: Vec<String> = self
+        let sources: Vec<CellInput> = self
             .notebook
             .cells
             .iter()
             .take(count.saturating_sub(1))
-            .map(|c| c.source.clone())
+            .map(Cell::input)
             .collect();
         let message = format!(
             "the pool gave {} a fresh session: variables and files from before are gone",

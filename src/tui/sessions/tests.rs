@@ -15,6 +15,7 @@ use super::*;
 use crate::client::{Execution, ExecutionStatus, KernelInfo, NameVersion};
 use crate::notebook::sessions_store::SessionEntry;
 use crate::session::{Failure, FailureKind, RunId, SessionEvent, SessionsCommand, SessionsEvent};
+use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};
 use crate::tui::sessions::pane::{CURRENT_MARK, RowKind, SELECTION_MARK};
 
@@ -106,6 +107,7 @@ fn run(app: &mut App, code: &str) -> RunId {
                 images: vec![],
                 duration: Duration::from_millis(3),
             }),
+            exit_code: None,
             images: vec![],
         },
         Instant::now(),
@@ -328,7 +330,10 @@ fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
         Output::Stream { name: StreamName::Stderr, text } if text.contains("fresh session")
     )));
     match app.sessions_prompt() {
-        Some(SessionsPrompt::Replay(sources)) => assert_eq!(sources, &["x = 1", "y = x + 1"]),
+        Some(SessionsPrompt::Replay(cells)) => assert_eq!(
+            cells.iter().map(|c| c.source.as_str()).collect::<Vec<_>>(),
+            ["x = 1", "y = x + 1"]
+        ),
         other => panic!("{other:?}"),
     }
     let effects = press(&mut app, KeyCode::Char('y'));

@@ -41,6 +41,7 @@ fn run_cell(app: &mut App, code: &str, exec: Option<Execution>, now: Instant) ->
             SessionEvent::ExecutionFinished {
                 run,
                 outcome: Ok(exec),
+                exit_code: None,
                 images: vec![],
             },
             now,
@@ -177,6 +178,7 @@ async fn whole_screen_with_an_image_in_half_blocks() {
         SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(exec),
+            exit_code: None,
             images: vec![Ok(::image::DynamicImage::ImageRgb8(picture))],
         },
         now,
