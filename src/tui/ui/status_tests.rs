@@ -126,3 +126,18 @@ fn parts_give_way_whole_instead_of_being_drawn_over() {
         " local │ sp-0123456789abcdef │ 2025-10-02-preview │ ready"
     );
 }
+
+/// A pool that does not run Python says what it runs, right after its name.
+#[test]
+fn a_shell_or_node_pool_says_what_it_runs() {
+    use crate::notebook::language::Language;
+    let mut app = app(None);
+    app.config.language = Language::Shell;
+    assert!(
+        line(&app, 80).0.starts_with(" local shell │ "),
+        "{:?}",
+        line(&app, 80).0
+    );
+    app.config.language = Language::JavaScript;
+    assert!(line(&app, 80).0.starts_with(" local javascript │ "));
+}
