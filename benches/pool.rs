@@ -6,7 +6,10 @@
 //! - upload and download of a 100 MB file: growth of the process's resident memory;
 //! - a kernel start (spawn to ready) unsandboxed, sandboxed with rlimits, and
 //!   sandboxed with cgroups (root), p50 over 10 starts each, and the cost of a
-//!   kernel's cgroup and of a session's tmpfs alone (issue 10).
+//!   kernel's cgroup and of a session's tmpfs alone (issue 10);
+//! - container types (issue 12): `1+1` on the Python pool and `true` on a Shell
+//!   pool through HTTP, p50/p99 over 500 runs each in the same run, and a new
+//!   Shell session's first command with ready sessions.
 //!
 //! Run with `cargo bench --bench pool` (or `scripts/bench.sh`).
 #![allow(clippy::unwrap_used)] // benchmark set-up unwraps: a failure there stops the run with its location
@@ -14,7 +17,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sessionpad::client::{ApiVersion, SessionClient, Target};
+use sessionpad::client::{ApiVersion, ContainerType, SessionClient, ShellRequest, Target};
 use std::sync::Arc;
 
 use sessionpad::pool::kernel::{Kernel, KernelLaunch};
@@ -206,6 +209,7 @@ async fn main() {
     println!("print(1) bare kernel: p50 {} p99 {}", ms(b50), ms(b99));
     println!("print(1) through HTTP: p50 {} p99 {}", ms(h50), ms(h99));
     println!("pool overhead at p50: {}", ms(h50.saturating_sub(b50)));
+    container_types(&client, dir.path()).await;
 
     // First execution of a new identifier, with ready kernels waiting.
     let mut first = Vec::new();
@@ -270,6 +274,71 @@ async fn main() {
         }
     }
     transfer(&pool, &big, dir.path()).await;
+    pool.shutdown().await;
+}
+
+/// `1+1` on the Python pool of `python` and `true` on a new Shell pool, 500
+/// runs each through HTTP; then a new Shell session's first command, with a
+/// ready session waiting, 15 times.
+async fn container_types(python: &SessionClient, dir: &Path) {
+    let limit = Duration::from_secs(10);
+    let mut py = Vec::with_capacity(RUNS);
+    for i in 0..RUNS + 20 {
+        let t = Instant::now();
+        python.execute("bench", "1+1", limit).await.unwrap();
+        if i >= 20 {
+            py.push(t.elapsed());
+        }
+    }
+    let mut opts = PoolOptions::embedded();
+    opts.sessions_dir = dir.join("shell-sessions");
+    opts.ready_sessions = 2;
+    opts.container_type = ContainerType::Shell;
+    let pool = LocalPool::start(opts, &|l| eprintln!("{l}"))
+        .await
+        .expect("shell pool");
+    let shell = SessionClient::new(Target {
+        endpoint: pool.endpoint(),
+        api_version: ApiVersion::V2025_10_02,
+        token: pool.token().map(str::to_string),
+    })
+    .unwrap()
+    .with_container_type(ContainerType::Shell);
+    let truth = ShellRequest::line("true", limit);
+    let mut sh = Vec::with_capacity(RUNS);
+    for i in 0..RUNS + 20 {
+        let t = Instant::now();
+        let e = shell.execute_shell("bench", &truth).await.unwrap();
+        assert_eq!(e.exit_code, Some(0), "{e:?}");
+        if i >= 20 {
+            sh.push(t.elapsed());
+        }
+    }
+    println!(
+        "1+1 on the Python pool through HTTP: p50 {} p99 {}",
+        ms(percentile(&mut py, 0.5)),
+        ms(percentile(&mut py, 0.99))
+    );
+    println!(
+        "true on the Shell pool through HTTP: p50 {} p99 {}",
+        ms(percentile(&mut sh, 0.5)),
+        ms(percentile(&mut sh, 0.99))
+    );
+    let mut first = Vec::new();
+    for i in 0..15 {
+        tokio::time::sleep(Duration::from_millis(2500)).await; // let the pool refill
+        let t = Instant::now();
+        shell
+            .execute_shell(&format!("new-shell-{i}"), &truth)
+            .await
+            .unwrap();
+        first.push(t.elapsed());
+    }
+    println!(
+        "first command of a new Shell session (ready sessions): p50 {} max {}",
+        ms(percentile(&mut first, 0.5)),
+        ms(*first.iter().max().unwrap())
+    );
     pool.shutdown().await;
 }
 

@@ -366,7 +366,7 @@ async fn argv_and_stdin_are_sent_where_the_spec_has_them() {
         } else {
             match r {
                 Err(ClientError::InvalidArgument(m)) => {
-                    assert!(m.contains("2025-10-02-preview"), "{m}")
+                    assert!(m.contains("2025-10-02-preview"), "{m}");
                 }
                 other => panic!("{v}: expected InvalidArgument, got {other:?}"),
             }
