@@ -125,7 +125,7 @@ async fn main() {
             uid,
             enforcer,
             processes: Arc::default(),
-            shell: false,
+            container_type: ContainerType::PythonLts,
         }
     };
     let rlimits = Arc::new(Enforcer::rlimits_only(Limits::default()));

@@ -670,6 +670,69 @@ done"#,
     assert_ne!(std::os::unix::fs::MetadataExt::uid(&meta), 0);
 }
 
+// ---- a NodeLTS pool's JavaScript ------------------------------------------------------
+
+#[tokio::test]
+async fn javascript_sees_no_host_files_no_secrets_and_is_not_root() {
+    let pool = TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.container_type = ContainerType::NodeLts;
+    })
+    .await;
+    if !pool.pool.isolation().is_sandboxed() {
+        eprintln!("skipped: no sandbox");
+        return;
+    }
+    let client = pool
+        .client(ApiVersion::V2025_10_02)
+        .with_container_type(ContainerType::NodeLts);
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let secret = home.join(format!(
+        "sessionpad-node-secret-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::write(&secret, "TOPSECRET").unwrap();
+    let paths: Vec<String> = [secret.clone(), "/etc/shadow".into(), home.join(".ssh")]
+        .iter()
+        .map(|p| format!("{:?}", p.to_string_lossy()))
+        .collect();
+    let code = format!(
+        r#"const fs = require('fs');
+const out = [];
+for (const p of [{}]) {{
+  out.push('trying ' + p);
+  try {{ out.push('LEAKED ' + p + ' ' + fs.readFileSync(p, 'utf8').slice(0, 60)); }}
+  catch (e) {{ out.push('blocked ' + p + ': ' + e.code); }}
+}}
+for (const k of Object.keys(process.env)) out.push('env ' + k);
+out.push('uid ' + process.getuid());
+out.push('trying setuid(0)');
+try {{ process.setuid(0); out.push('LEAKED setuid'); }} catch (e) {{ out.push('blocked setuid(0): ' + e.code); }}
+out.push('done');
+out.join('\n')"#,
+        paths.join(", ")
+    );
+    let e = client
+        .execute(&identifier(), &code, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let _ = std::fs::remove_file(&secret);
+    let out = e.result.and_then(|v| v.json).unwrap_or_default();
+    let out = out.as_str().unwrap_or_default().to_string();
+    assert!(out.ends_with("done"), "{out}\n{}", e.stderr);
+    all_blocked(&out);
+    assert!(
+        !out.contains("TOPSECRET") && !out.contains("uid 0\n"),
+        "{out}"
+    );
+    for var in out.lines().filter_map(|l| l.strip_prefix("env ")) {
+        assert!(
+            ["PATH", "HOME", "LANG", "TZ"].contains(&var),
+            "{var} reached JavaScript"
+        );
+    }
+}
+
 /// Runs every other test of this file again as `nobody` when this one runs as
 /// root and the machine can switch users: sandboxes then come from user
 /// namespaces and limits from rlimits.
