@@ -15,11 +15,7 @@ use serde_json::json;
 use sessionpad::client::{ApiVersion, ContainerType, Execution, ExecutionStatus, SessionClient};
 
 async fn node_pool() -> TestPool {
-    TestPool::start_with(|o| {
-        o.container_type = ContainerType::NodeLts;
-        o.ready_sessions = 1;
-    })
-    .await
+    TestPool::start_as(ContainerType::NodeLts).await
 }
 
 fn client(pool: &TestPool) -> SessionClient {

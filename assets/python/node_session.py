@@ -127,15 +127,7 @@ def _sessionpad_node(request):
     }
 
     def pump(fd):
-        stream, decoder = outs[fd]
-        while True:
-            try:
-                data = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                return
-            if not data:
-                return
-            stream.write(decoder.decode(data))
+        return _sessionpad_pump(fd, *outs[fd])  # noqa: F821 (kernel_startup.py)
 
     sel = selectors.DefaultSelector()
     for fd in list(outs) + [answers]:
@@ -146,7 +138,8 @@ def _sessionpad_node(request):
         while answer is None:
             for key, _ in sel.select(0.5):
                 if key.fd != answers:
-                    pump(key.fd)
+                    if not pump(key.fd):
+                        sel.unregister(key.fd)
                     continue
                 try:
                     data = os.read(answers, 1 << 16)
