@@ -6,7 +6,11 @@
 //! - upload and download of a 100 MB file: growth of the process's resident memory;
 //! - a kernel start (spawn to ready) unsandboxed, sandboxed with rlimits, and
 //!   sandboxed with cgroups (root), p50 over 10 starts each, and the cost of a
-//!   kernel's cgroup and of a session's tmpfs alone (issue 10).
+//!   kernel's cgroup and of a session's tmpfs alone (issue 10);
+//! - container types (issue 12): `1+1` on the Python pool, `true` on a Shell
+//!   pool and `1+1` on a Node.js pool through HTTP, p50/p99 over 500 runs each
+//!   in the same run, and a new Shell or Node.js session's first command with
+//!   ready sessions.
 //!
 //! Run with `cargo bench --bench pool` (or `scripts/bench.sh`).
 #![allow(clippy::unwrap_used)] // benchmark set-up unwraps: a failure there stops the run with its location
@@ -14,7 +18,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sessionpad::client::{ApiVersion, SessionClient, Target};
+use sessionpad::client::{ApiVersion, ContainerType, SessionClient, ShellRequest, Target};
 use std::sync::Arc;
 
 use sessionpad::pool::kernel::{Kernel, KernelLaunch};
@@ -122,7 +126,7 @@ async fn main() {
             uid,
             enforcer,
             processes: Arc::default(),
-            shell: false,
+            container_type: ContainerType::PythonLts,
         }
     };
     let rlimits = Arc::new(Enforcer::rlimits_only(Limits::default()));
@@ -206,6 +210,7 @@ async fn main() {
     println!("print(1) bare kernel: p50 {} p99 {}", ms(b50), ms(b99));
     println!("print(1) through HTTP: p50 {} p99 {}", ms(h50), ms(h99));
     println!("pool overhead at p50: {}", ms(h50.saturating_sub(b50)));
+    container_types(&client, dir.path()).await;
 
     // First execution of a new identifier, with ready kernels waiting.
     let mut first = Vec::new();
@@ -270,6 +275,119 @@ async fn main() {
         }
     }
     transfer(&pool, &big, dir.path()).await;
+    pool.shutdown().await;
+}
+
+/// Times `RUNS` calls of `call`, after 20 that warm up.
+async fn timed(mut call: impl AsyncFnMut()) -> Vec<Duration> {
+    let mut took = Vec::with_capacity(RUNS);
+    for i in 0..RUNS + 20 {
+        let t = Instant::now();
+        call().await;
+        if i >= 20 {
+            took.push(t.elapsed());
+        }
+    }
+    took
+}
+
+/// Times the first call in each of 15 new sessions (`call(n)`), the pool
+/// given 2.5 s before each to refill its ready sessions.
+async fn first_calls(mut call: impl AsyncFnMut(usize)) -> Vec<Duration> {
+    let mut took = Vec::new();
+    for n in 0..15 {
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        let t = Instant::now();
+        call(n).await;
+        took.push(t.elapsed());
+    }
+    took
+}
+
+fn p50_p99(what: &str, samples: &mut [Duration]) {
+    println!(
+        "{what}: p50 {} p99 {}",
+        ms(percentile(samples, 0.5)),
+        ms(percentile(samples, 0.99))
+    );
+}
+
+fn p50_max(what: &str, samples: &mut [Duration]) {
+    println!(
+        "{what}: p50 {} max {}",
+        ms(percentile(samples, 0.5)),
+        ms(*samples.iter().max().unwrap())
+    );
+}
+
+/// A local pool of `kind` (2 ready sessions, folders below `dir`) and its client.
+async fn pool_of(kind: ContainerType, dir: &Path) -> (LocalPool, SessionClient) {
+    let mut opts = PoolOptions::embedded();
+    opts.sessions_dir = dir.join(format!("{kind}-sessions"));
+    opts.ready_sessions = 2;
+    opts.container_type = kind;
+    let pool = LocalPool::start(opts, &|l| eprintln!("{l}"))
+        .await
+        .expect("pool");
+    let client = SessionClient::new(Target {
+        endpoint: pool.endpoint(),
+        api_version: ApiVersion::V2025_10_02,
+        token: pool.token().map(str::to_string),
+    })
+    .unwrap()
+    .with_container_type(kind);
+    (pool, client)
+}
+
+/// `1+1` on the Python pool of `python`, `true` on a new Shell pool and `1+1`
+/// on a new Node.js pool, `RUNS` runs each through HTTP; then the first
+/// command (cell) of 15 new Shell (Node.js) sessions, ready sessions waiting.
+async fn container_types(python: &SessionClient, dir: &Path) {
+    let limit = Duration::from_secs(10);
+    let mut py = timed(async || {
+        python.execute("bench", "1+1", limit).await.unwrap();
+    })
+    .await;
+    p50_p99("1+1 on the Python pool through HTTP", &mut py);
+
+    let (pool, shell) = pool_of(ContainerType::Shell, dir).await;
+    let truth = ShellRequest::line("true", limit);
+    let mut sh = timed(async || {
+        let e = shell.execute_shell("bench", &truth).await.unwrap();
+        assert_eq!(e.exit_code, Some(0), "{e:?}");
+    })
+    .await;
+    p50_p99("true on the Shell pool through HTTP", &mut sh);
+    let mut first = first_calls(async |n| {
+        shell
+            .execute_shell(&format!("new-shell-{n}"), &truth)
+            .await
+            .unwrap();
+    })
+    .await;
+    p50_max(
+        "first command of a new Shell session (ready sessions)",
+        &mut first,
+    );
+    pool.shutdown().await;
+
+    let (pool, node) = pool_of(ContainerType::NodeLts, dir).await;
+    let mut js = timed(async || {
+        let e = node.execute("bench", "1+1", limit).await.unwrap();
+        assert!(e.succeeded(), "{e:?}");
+    })
+    .await;
+    p50_p99("1+1 on the Node.js pool through HTTP", &mut js);
+    let mut first = first_calls(async |n| {
+        node.execute(&format!("new-node-{n}"), "1+1", limit)
+            .await
+            .unwrap();
+    })
+    .await;
+    p50_max(
+        "first cell of a new Node.js session (ready sessions)",
+        &mut first,
+    );
     pool.shutdown().await;
 }
 

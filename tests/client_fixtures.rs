@@ -18,9 +18,9 @@ use chrono::{DateTime, Utc};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use sessionpad::client::{
-    ApiVersion, ClientError, Execution, ExecutionStatus, FileKind, KernelInfo, NameVersion,
-    PoolMetadata, RemoteFile, SessionClient, SessionInfo, ShellCommand, ShellExecution,
-    ShellRequest, Target,
+    ApiVersion, ClientError, ContainerType, Execution, ExecutionStatus, FileKind, KernelInfo,
+    NameVersion, PoolMetadata, RemoteFile, SessionClient, SessionInfo, ShellCommand,
+    ShellExecution, ShellRequest, Target,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -347,6 +347,66 @@ async fn shell_commands_send_the_shell_body_per_version_and_read_the_exit_code()
     }
 }
 
+/// `sessions-tutorial-nodejs.md` (2024-11): a NodeLTS pool's `code/execute`
+/// answer (§13).
+const NODE_A_EXECUTE: &str = r#"{"properties": {"status": "Success", "stdout": "hello-world\n", "stderr": "", "executionResult": "", "executionTimeInMilliseconds": 5}}"#;
+
+#[tokio::test]
+async fn node_pools_are_sent_javascript_as_code_and_values_are_not_read_as_python() {
+    for v in ApiVersion::ALL {
+        let b_value = if v.has_jupyter_format() {
+            json!("{ a: true, b: null }")
+        } else {
+            json!({"a": true, "b": null})
+        };
+        let body = if family_b(v) {
+            json!({"id":"nodeExec","identifier":ID,"executionType":"Synchronous","status":"Succeeded","result":{"stdout":"hello-world\n","stderr":"","executionResult":b_value,"executionTimeInMilliseconds":5}}).to_string()
+        } else {
+            NODE_A_EXECUTE.to_string()
+        };
+        let rec = Recorder::start(vec![answer(200, &body)]).await;
+        let exec = rec
+            .client(v)
+            .with_container_type(ContainerType::NodeLts)
+            .execute(
+                ID,
+                "console.log(\"hello-world\"); ({a: true, b: null})",
+                LIMIT,
+            )
+            .await
+            .unwrap();
+        let r = rec.only();
+        let mut flat = json!({"codeInputType":"inline","executionType":"synchronous","code":"console.log(\"hello-world\"); ({a: true, b: null})","timeoutInSeconds":60});
+        if v.has_jupyter_format() {
+            flat["returnJupyterFormatExecutionResult"] = json!(true);
+        }
+        if family_b(v) {
+            assert_eq!(r.line(), format!("POST {POOL}/executions?{}", q(v)));
+            assert_eq!(r.json(), flat);
+            let value = exec.result.clone().unwrap();
+            if v.has_jupyter_format() {
+                assert_eq!(value.text, "{ a: true, b: null }");
+            } else {
+                // JSON as it came, not the Python literal {'a': True, 'b': None}.
+                assert_eq!(value.json, Some(json!({"a": true, "b": null})));
+                assert!(!value.text.contains("True"), "{}", value.text);
+            }
+        } else {
+            assert_eq!(r.line(), format!("POST {POOL}/code/execute?{}", q(v)));
+            assert_eq!(r.json(), json!({"properties": flat}));
+            assert_eq!(exec.result, None);
+        }
+        assert_eq!(
+            (exec.status, exec.stdout.as_str(), exec.duration),
+            (
+                ExecutionStatus::Succeeded,
+                "hello-world\n",
+                Duration::from_millis(5)
+            )
+        );
+    }
+}
+
 #[tokio::test]
 async fn argv_and_stdin_are_sent_where_the_spec_has_them() {
     let request = ShellRequest {
@@ -366,7 +426,7 @@ async fn argv_and_stdin_are_sent_where_the_spec_has_them() {
         } else {
             match r {
                 Err(ClientError::InvalidArgument(m)) => {
-                    assert!(m.contains("2025-10-02-preview"), "{m}")
+                    assert!(m.contains("2025-10-02-preview"), "{m}");
                 }
                 other => panic!("{v}: expected InvalidArgument, got {other:?}"),
             }

@@ -47,13 +47,18 @@ fn client_env(name: &str) -> PathBuf {
     dir.join("bin/python")
 }
 
-#[test]
-fn langchain_sessions_python_repl_tool_works_unchanged() {
+/// Runs the LangChain client `script` (in `tests/compat/`) against a fresh
+/// `sessionpad serve` with `extra` arguments, and asserts it printed `ok`.
+fn langchain_against_serve(script: &str, extra: &[&str], ok: &str) {
     let python = client_env("langchain");
     let data = tempfile::tempdir().unwrap();
     let token = "compat-token-1234";
-    let (mut server, endpoint) = serve(data.path(), token);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/langchain_client.py");
+    let mut cmd = common::serve_command(data.path(), token, 1);
+    cmd.args(extra).stderr(std::process::Stdio::null());
+    let (mut server, endpoint) = common::spawn_serve(cmd);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/compat")
+        .join(script);
     let out = Command::new(python)
         .arg(script)
         .env("ENDPOINT", &endpoint)
@@ -65,35 +70,22 @@ fn langchain_sessions_python_repl_tool_works_unchanged() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success() && stdout.contains("LANGCHAIN OK"),
+        out.status.success() && stdout.contains(ok),
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
 }
 
 #[test]
+fn langchain_sessions_python_repl_tool_works_unchanged() {
+    langchain_against_serve("langchain_client.py", &[], "LANGCHAIN OK");
+}
+
+#[test]
 fn langchain_sessions_bash_tool_works_unchanged_on_a_shell_pool() {
-    let python = client_env("langchain");
-    let data = tempfile::tempdir().unwrap();
-    let token = "compat-token-5678";
-    let mut cmd = common::serve_command(data.path(), token, 1);
-    cmd.args(["--container-type", "shell"])
-        .stderr(std::process::Stdio::null());
-    let (mut server, endpoint) = common::spawn_serve(cmd);
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/langchain_bash_client.py");
-    let out = Command::new(python)
-        .arg(script)
-        .env("ENDPOINT", &endpoint)
-        .env("TOKEN", token)
-        .output()
-        .unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("LANGCHAIN BASH OK"),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    langchain_against_serve(
+        "langchain_bash_client.py",
+        &["--container-type", "shell"],
+        "LANGCHAIN BASH OK",
     );
 }
 

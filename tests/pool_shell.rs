@@ -17,11 +17,7 @@ use sessionpad::client::{
 };
 
 async fn shell_pool() -> TestPool {
-    TestPool::start_with(|o| {
-        o.container_type = ContainerType::Shell;
-        o.ready_sessions = 1;
-    })
-    .await
+    TestPool::start_as(ContainerType::Shell).await
 }
 
 fn client(pool: &TestPool) -> SessionClient {

@@ -74,6 +74,45 @@ async fn run_ok(client: &SessionClient, id: &str, code: &str) -> String {
     e.stdout
 }
 
+/// What every session's environment may hold (the kernel's allow-list, and
+/// `PWD`, which shells and Python's `os` may set).
+const SESSION_ENV: [&str; 7] = [
+    "PATH",
+    "HOME",
+    "LANG",
+    "TZ",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "PWD",
+];
+
+/// The `env NAME=VALUE` lines of `out`, as pairs.
+fn env_lines(out: &str) -> Vec<(&str, &str)> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("env "))
+        .filter_map(|l| l.split_once('='))
+        .collect()
+}
+
+/// Asserts that nothing of this test process's environment (cargo's
+/// variables, the user's secrets) is in `seen` (what a session's code saw),
+/// but for the `allowed` names, and that `HOME` is `/tmp`.
+fn assert_no_leak(seen: &[(&str, &str)], allowed: &[&str], what: &str) {
+    for (name, value) in std::env::vars() {
+        if allowed.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(
+            !seen.iter().any(|(k, v)| *k == name && *v == value),
+            "{name} leaked into the {what}"
+        );
+    }
+    assert!(
+        seen.iter().any(|(k, v)| *k == "HOME" && *v == "/tmp"),
+        "{seen:?}"
+    );
+}
+
 /// Asserts every `trying X` line of `out` is followed by `blocked X: …`.
 fn all_blocked(out: &str) {
     let tried: Vec<&str> = out
@@ -219,34 +258,15 @@ async fn the_environment_is_an_allow_list() {
         "import os\nfor k, v in sorted(os.environ.items()): print(f'env {k}={v}')",
     )
     .await;
-    let kernel: Vec<(&str, &str)> = out
-        .lines()
-        .filter_map(|l| l.strip_prefix("env "))
-        .filter_map(|l| l.split_once('='))
-        .collect();
-    assert!(kernel.iter().any(|(k, v)| *k == "HOME" && *v == "/tmp"));
-    // Nothing of this test process's environment (cargo's variables, the user's
-    // secrets) reaches the kernel, but for the few allowed names.
+    let kernel = env_lines(&out);
+    // Nothing of this test process's environment reaches the kernel, but for
+    // the few allowed names.
     let allowed = [
-        "PATH",
-        "HOME",
-        "LANG",
-        "TZ",
-        "OPENBLAS_CORETYPE",
-        "OPENBLAS_L2_SIZE",
-        "PWD",
-        "PYTHONUNBUFFERED",
-        "PYDEVD_DISABLE_FILE_VALIDATION",
-    ];
-    for (name, value) in std::env::vars() {
-        if allowed.contains(&name.as_str()) {
-            continue;
-        }
-        assert!(
-            !kernel.iter().any(|(k, v)| *k == name && *v == value),
-            "{name} leaked into the kernel"
-        );
-    }
+        &SESSION_ENV[..],
+        &["PYTHONUNBUFFERED", "PYDEVD_DISABLE_FILE_VALIDATION"],
+    ]
+    .concat();
+    assert_no_leak(&kernel, &allowed, "kernel");
     assert!(kernel.iter().all(|(k, _)| *k != "CARGO_MANIFEST_DIR"));
 }
 
@@ -510,11 +530,7 @@ for host in ["127.0.0.1", "10.0.0.1"]:
 
 /// A Shell pool with the same sandbox; `None` (and a note) without bubblewrap.
 async fn shell_pool() -> Option<(TestPool, SessionClient)> {
-    let pool = TestPool::start_with(|o| {
-        o.ready_sessions = 1;
-        o.container_type = ContainerType::Shell;
-    })
-    .await;
+    let pool = TestPool::start_as(ContainerType::Shell).await;
     if !pool.pool.isolation().is_sandboxed() {
         eprintln!(
             "skipped: {}",
@@ -610,40 +626,14 @@ async fn shell_commands_get_only_the_allowed_environment() {
         return;
     };
     let out = shell_ok(&client, &identifier(), "env | sed 's/^/env /'").await;
-    let seen: Vec<(&str, &str)> = out
-        .lines()
-        .filter_map(|l| l.strip_prefix("env "))
-        .filter_map(|l| l.split_once('='))
-        .collect();
+    let seen = env_lines(&out);
     // bash's own (PWD, SHLVL, _) and the allow-list of the kernel, without
     // Python's settings.
-    let allowed = [
-        "PATH",
-        "HOME",
-        "LANG",
-        "TZ",
-        "OPENBLAS_CORETYPE",
-        "OPENBLAS_L2_SIZE",
-        "PWD",
-        "SHLVL",
-        "_",
-    ];
+    let allowed = [&SESSION_ENV[..], &["SHLVL", "_"]].concat();
     for (name, _) in &seen {
         assert!(allowed.contains(name), "{name} reached the command:\n{out}");
     }
-    for (name, value) in std::env::vars() {
-        if allowed.contains(&name.as_str()) {
-            continue;
-        }
-        assert!(
-            !seen.iter().any(|(k, v)| *k == name && *v == value),
-            "{name} leaked into the command"
-        );
-    }
-    assert!(
-        seen.iter().any(|(k, v)| *k == "HOME" && *v == "/tmp"),
-        "{out}"
-    );
+    assert_no_leak(&seen, &allowed, "command");
 }
 
 #[tokio::test]
@@ -668,6 +658,65 @@ done"#,
     let session = pool.pool.registry().get(&id).unwrap();
     let meta = std::fs::metadata(session.folder.join("mine.txt")).unwrap();
     assert_ne!(std::os::unix::fs::MetadataExt::uid(&meta), 0);
+}
+
+// ---- a NodeLTS pool's JavaScript ------------------------------------------------------
+
+#[tokio::test]
+async fn javascript_sees_no_host_files_no_secrets_and_is_not_root() {
+    let pool = TestPool::start_as(ContainerType::NodeLts).await;
+    if !pool.pool.isolation().is_sandboxed() {
+        eprintln!("skipped: no sandbox");
+        return;
+    }
+    let client = pool
+        .client(ApiVersion::V2025_10_02)
+        .with_container_type(ContainerType::NodeLts);
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let secret = home.join(format!(
+        "sessionpad-node-secret-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::write(&secret, "TOPSECRET").unwrap();
+    let paths: Vec<String> = [secret.clone(), "/etc/shadow".into(), home.join(".ssh")]
+        .iter()
+        .map(|p| format!("{:?}", p.to_string_lossy()))
+        .collect();
+    let code = format!(
+        r#"const fs = require('fs');
+const out = [];
+for (const p of [{}]) {{
+  out.push('trying ' + p);
+  try {{ out.push('LEAKED ' + p + ' ' + fs.readFileSync(p, 'utf8').slice(0, 60)); }}
+  catch (e) {{ out.push('blocked ' + p + ': ' + e.code); }}
+}}
+for (const k of Object.keys(process.env)) out.push('env ' + k);
+out.push('uid ' + process.getuid());
+out.push('trying setuid(0)');
+try {{ process.setuid(0); out.push('LEAKED setuid'); }} catch (e) {{ out.push('blocked setuid(0): ' + e.code); }}
+out.push('done');
+out.join('\n')"#,
+        paths.join(", ")
+    );
+    let e = client
+        .execute(&identifier(), &code, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let _ = std::fs::remove_file(&secret);
+    let out = e.result.and_then(|v| v.json).unwrap_or_default();
+    let out = out.as_str().unwrap_or_default().to_string();
+    assert!(out.ends_with("done"), "{out}\n{}", e.stderr);
+    all_blocked(&out);
+    assert!(
+        !out.contains("TOPSECRET") && !out.contains("uid 0\n"),
+        "{out}"
+    );
+    for var in out.lines().filter_map(|l| l.strip_prefix("env ")) {
+        assert!(
+            ["PATH", "HOME", "LANG", "TZ"].contains(&var),
+            "{var} reached JavaScript"
+        );
+    }
 }
 
 /// Runs every other test of this file again as `nobody` when this one runs as

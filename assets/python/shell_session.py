@@ -68,17 +68,7 @@ def _sessionpad_shell(request):
             proc.stdin.close()
 
     def pump(fd):
-        # Reads what is there; False at end of file.
-        stream, decoder = outs[fd]
-        while True:
-            try:
-                data = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                return True
-            if not data:
-                stream.write(decoder.decode(b"", True))
-                return False
-            stream.write(decoder.decode(data))
+        return _sessionpad_pump(fd, *outs[fd])  # noqa: F821 (kernel_startup.py)
 
     try:
         while outs:

@@ -23,12 +23,14 @@ const REQUEST_SLACK: Duration = Duration::from_secs(30);
 impl SessionClient {
     /// How the value of a reply to `request` is read: as Jupyter's `text/plain`
     /// when the request asked for it, and as a Python literal when this is a
-    /// code-interpreter pool (Python; sessionpad's local pool is one), not a
-    /// custom container whose language is unknown.
+    /// code-interpreter pool running Python (sessionpad's local pool is one by
+    /// default), not a custom container whose language is unknown nor a
+    /// NodeLTS pool.
     fn value_form(&self, request: &ExecuteRequest) -> ValueForm {
         ValueForm {
             jupyter: request.wants_jupyter_format(self.api_version),
-            python: self.pool_type == PoolType::CodeInterpreter,
+            python: self.pool_type == PoolType::CodeInterpreter
+                && self.container_type != super::ContainerType::NodeLts,
         }
     }
 

@@ -66,8 +66,10 @@ pub struct PoolOptions {
     /// Per-session memory, process, `/tmp`, file size and CPU limits.
     pub limits: limits::Limits,
     /// What the sessions run (`--container-type`): `PythonLTS` (an IPython
-    /// kernel per session) or `Shell` (shell commands, run by the same
-    /// sandboxed kernel, see `assets/python/shell_session.py`).
+    /// kernel per session), `Shell` (shell commands, run by the same sandboxed
+    /// kernel, see `assets/python/shell_session.py`) or `NodeLTS` (JavaScript
+    /// in one `vm` context per session, a Node.js process the same kernel
+    /// starts, see `assets/python/node_session.py`).
     pub container_type: crate::client::ContainerType,
 }
 
@@ -119,7 +121,7 @@ pub enum PoolError {
     },
     /// The pool cannot run sessions of this container type.
     #[error(
-        "the local pool runs PythonLTS and Shell sessions, not {0} (use --container-type python or shell)"
+        "the local pool runs PythonLTS, Shell and NodeLTS sessions, not {0} (use --container-type python, shell or node)"
     )]
     ContainerType(crate::client::ContainerType),
     /// A folder the pool needs could not be created.
@@ -187,7 +189,7 @@ impl LocalPool {
         use crate::client::ContainerType;
         if !matches!(
             opts.container_type,
-            ContainerType::PythonLts | ContainerType::Shell
+            ContainerType::PythonLts | ContainerType::Shell | ContainerType::NodeLts
         ) {
             return Err(PoolError::ContainerType(opts.container_type));
         }

@@ -5,6 +5,7 @@
 //! per request.
 
 pub(crate) mod drain;
+mod node;
 mod shell;
 
 use std::collections::HashMap;
@@ -30,7 +31,7 @@ use crate::client::api::{
     AnswerForm, ApiVersion, ExecuteRequest, Family, OUTPUTS_HEADER, family_a_response,
     family_b_response,
 };
-use crate::client::{Execution, ExecutionStatus};
+use crate::client::{ContainerType, Execution, ExecutionStatus};
 
 /// Most bytes of an execution request body (`code/execute`, `executions`): 2 MiB,
 /// axum's default, made explicit. Larger bodies get 413 `RequestBodyTooLarge`
@@ -49,8 +50,9 @@ pub(crate) struct Pool {
     pub(crate) pool_full_status: StatusCode,
     /// The `GET metadata` document, read once from the Python environment.
     pub(crate) metadata: Arc<tokio::sync::OnceCell<Value>>,
-    /// A Shell pool takes shell commands on `executions` ([`shell`]).
-    pub(crate) shell: bool,
+    /// What the sessions run: a Shell pool takes shell commands on
+    /// `executions` ([`shell`]), a NodeLTS pool's code is JavaScript ([`node`]).
+    pub(crate) container_type: ContainerType,
 }
 
 impl Pool {
@@ -83,7 +85,7 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
         pool_full_status: StatusCode::from_u16(opts.pool_full_status)
             .unwrap_or(StatusCode::NOT_FOUND),
         metadata: Arc::default(),
-        shell: opts.container_type.is_shell(),
+        container_type: opts.container_type,
     };
     let api = Router::new()
         .route(
@@ -350,6 +352,16 @@ impl Pool {
             .min(self.max_execution)
             .max(Duration::from_secs(1))
     }
+
+    /// What the session's kernel runs for the `code` of a request with limit
+    /// `timeout`: the code itself on a Python pool, the call that runs it as
+    /// JavaScript on a NodeLTS pool.
+    fn cell(&self, code: String, timeout: Duration) -> String {
+        match self.container_type {
+            ContainerType::NodeLts => node::runner_call(&code, timeout),
+            _ => code,
+        }
+    }
 }
 
 /// `POST code/execute` (family A, `aca-api.md` §3.1).
@@ -360,7 +372,7 @@ async fn execute_a(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, WireError> {
     let (version, identifier) = target(&query)?;
-    if pool.shell {
+    if pool.container_type.is_shell() {
         return Err(WireError::bad_request(
             "SessionRequestNotSupported",
             "this is a Shell pool: shell commands go to POST executions (api-version 2024-10-02-preview or later) as shellCommand or execCommandAndArgs",
@@ -369,14 +381,22 @@ async fn execute_a(
     let value = parse_json(body)?;
     let inner = value.get("properties").cloned().unwrap_or(value);
     let req = request_from(inner)?;
-    let code = req.code.clone().unwrap_or_default();
+    let timeout = pool.timeout(&req);
+    let code = pool.cell(req.code.clone().unwrap_or_default(), timeout);
     let session = pool.session(&identifier)?;
     let id = uuid::Uuid::new_v4().to_string();
-    let exec = pool
-        .registry
-        .execute(&session, &id, &code, pool.timeout(&req))
-        .await;
-    Ok(Json(family_a_response(&exec, version, wants_extras(&headers))).into_response())
+    let exec = pool.registry.execute(&session, &id, &code, timeout).await;
+    let mut body = family_a_response(&exec, version, wants_extras(&headers));
+    // Microsoft's Node.js tutorial shows `executionResult` in 2024-02-02-preview,
+    // where Python pools answer `result` (`aca-api.md` §3.1, §13).
+    if pool.container_type == ContainerType::NodeLts
+        && let Some(value) = body["properties"]
+            .as_object_mut()
+            .and_then(|p| p.remove("result"))
+    {
+        body["properties"]["executionResult"] = value;
+    }
+    Ok(Json(body).into_response())
 }
 
 /// `POST executions` (family B, `aca-api.md` §4.2): flat body, 202 up to
@@ -406,18 +426,18 @@ async fn execute_b(
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty())
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
-    if pool.shell {
+    if pool.container_type.is_shell() {
         return shell::execute(&pool, version, &identifier, &id, value).await;
     }
     let req = request_from(value)?;
     let limits = output_limits(&req, version)?;
-    let code = req.code.clone().unwrap_or_default();
+    let timeout = pool.timeout(&req);
+    let code = pool.cell(req.code.clone().unwrap_or_default(), timeout);
     let session = pool.session(&identifier)?;
     let asynchronous = req
         .execution_type
         .as_deref()
         .is_some_and(|t| t.eq_ignore_ascii_case("asynchronous"));
-    let timeout = pool.timeout(&req);
     let (status, body) = if asynchronous {
         pool.registry.submitted(&session, &id);
         let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
@@ -504,7 +524,7 @@ async fn get_execution(
             false,
         ),
     };
-    if pool.shell {
+    if pool.container_type.is_shell() {
         return Ok(Json(shell::recorded(&exec, &identifier)).into_response());
     }
     let form = AnswerForm {

@@ -158,7 +158,7 @@ pub struct SessionRegistry {
     /// Every kernel process, from spawn until reaped (also those starting).
     processes: Arc<Processes>,
     next_kernel: AtomicU64,
-    /// What the sessions run: a Shell pool's kernels also load the shell runner.
+    /// What the sessions run (the kernels load the shell or Node.js runner).
     container_type: ContainerType,
 }
 
@@ -234,7 +234,7 @@ impl SessionRegistry {
             uid,
             enforcer: self.enforcer.clone(),
             processes: self.processes.clone(),
-            shell: self.container_type.is_shell(),
+            container_type: self.container_type,
         }
     }
 

@@ -32,6 +32,15 @@ impl TestPool {
         Self { pool, dir }
     }
 
+    /// A pool whose sessions run `container_type`, with one ready session.
+    pub async fn start_as(container_type: sessionpad::client::ContainerType) -> Self {
+        Self::start_with(|o| {
+            o.container_type = container_type;
+            o.ready_sessions = 1;
+        })
+        .await
+    }
+
     /// The session folders the pool has now (below its own `pool-<tag>` folder).
     pub fn session_folders(&self) -> usize {
         let Ok(pools) = std::fs::read_dir(self.dir.path().join("sessions")) else {

@@ -23,7 +23,7 @@ use super::limits::{Enforcer, KernelLimits};
 use super::process::{KernelProcess, Processes};
 use super::sandbox::env::kernel_env;
 use super::sandbox::{Jail, Sandbox};
-use crate::client::Execution;
+use crate::client::{ContainerType, Execution};
 
 mod outputs;
 use outputs::Run;
@@ -36,6 +36,13 @@ const STARTUP_PY: &str = include_str!("../../../assets/python/kernel_startup.py"
 /// Run after [`STARTUP_PY`] in the kernels of a Shell pool: the function that
 /// runs one shell command per call (`assets/python/shell_session.py`).
 const SHELL_PY: &str = include_str!("../../../assets/python/shell_session.py");
+/// Run after [`STARTUP_PY`] in the kernels of a NodeLTS pool: starts the
+/// session's Node.js process and defines the call that runs one cell of
+/// JavaScript in it (`assets/python/node_session.py`).
+const NODE_PY: &str = include_str!("../../../assets/python/node_session.py");
+/// The Node.js program of a NodeLTS session: one persistent `vm` context
+/// (`assets/node/session.js`).
+const NODE_JS: &str = include_str!("../../../assets/node/session.js");
 /// How long a kernel may take from spawn to answering `kernel_info_request`.
 const START_LIMIT: Duration = Duration::from_secs(60);
 /// How long an interrupted kernel gets to become idle before it is killed.
@@ -97,9 +104,11 @@ pub struct KernelLaunch {
     pub enforcer: Arc<Enforcer>,
     /// The pool's kernel processes, which the new one joins as soon as it exists.
     pub processes: Arc<Processes>,
-    /// A Shell pool's kernel: it also loads the shell runner
-    /// (`assets/python/shell_session.py`), which the pool calls once per command.
-    pub shell: bool,
+    /// What the pool's sessions run: a Shell pool's kernel also loads the shell
+    /// runner (`assets/python/shell_session.py`), a NodeLTS pool's starts the
+    /// session's Node.js process (`assets/python/node_session.py`); the pool
+    /// calls them once per command or cell.
+    pub container_type: ContainerType,
 }
 
 /// A kernel's command and what must live until it is spawned (inherited fds) or
@@ -212,10 +221,17 @@ impl Kernel {
         let startup = dir.join("startup.py");
         std::fs::write(&startup, STARTUP_PY).map_err(|e| io(&startup, e))?;
         let mut exec_files = vec![startup];
-        if launch.shell {
-            let shell = dir.join("shell.py");
-            std::fs::write(&shell, SHELL_PY).map_err(|e| io(&shell, e))?;
-            exec_files.push(shell);
+        let extra: &[(&str, &str)] = match launch.container_type {
+            ContainerType::Shell => &[("shell.py", SHELL_PY)],
+            ContainerType::NodeLts => &[("session.js", NODE_JS), ("node.py", NODE_PY)],
+            _ => &[],
+        };
+        for (name, text) in extra {
+            let path = dir.join(name);
+            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+            if name.ends_with(".py") {
+                exec_files.push(path);
+            }
         }
 
         let Launched {

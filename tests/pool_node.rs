@@ -1,0 +1,151 @@
+//! The local pool as a NodeLTS pool (`serve --container-type node`): one
+//! persistent JavaScript context per session, through real HTTP and real
+//! sandboxed sessions, in both families (`code/execute` as Microsoft's Node.js
+//! tutorial sends it, and `executions`): `console.log`, the last expression's
+//! value, errors with their stack, state, promises, timeouts, `require` and
+//! files.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
+
+mod common;
+
+use std::time::Duration;
+
+use common::{LIMIT, Raw, TestPool, identifier};
+use serde_json::json;
+use sessionpad::client::{ApiVersion, ContainerType, Execution, ExecutionStatus, SessionClient};
+
+async fn node_pool() -> TestPool {
+    TestPool::start_as(ContainerType::NodeLts).await
+}
+
+fn client(pool: &TestPool) -> SessionClient {
+    pool.client(ApiVersion::V2025_10_02)
+        .with_container_type(ContainerType::NodeLts)
+}
+
+async fn run(c: &SessionClient, id: &str, code: &str) -> Execution {
+    c.execute(id, code, LIMIT).await.expect("the pool answers")
+}
+
+fn value(e: &Execution) -> (Option<&str>, Option<&serde_json::Value>) {
+    match &e.result {
+        Some(v) => (Some(v.text.as_str()), v.json.as_ref()),
+        None => (None, None),
+    }
+}
+
+#[tokio::test]
+async fn the_tutorials_request_gets_the_tutorials_answer() {
+    let pool = node_pool().await;
+    let raw = Raw::new(&pool);
+    let (status, _, answer) = raw
+        .post_json(
+            &format!(
+                "/code/execute?api-version=2024-02-02-preview&identifier={}",
+                identifier()
+            ),
+            json!({"properties": {"codeInputType": "inline", "executionType": "synchronous", "code": "console.log(\"hello-world\")"}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let p = &answer["properties"];
+    assert_eq!(p["status"], "Success", "{answer}");
+    assert_eq!(p["stdout"], "hello-world\n");
+    assert_eq!(p["stderr"], "");
+    assert_eq!(p["executionResult"], "");
+    assert!(p["executionTimeInMilliseconds"].is_u64());
+}
+
+#[tokio::test]
+async fn state_values_and_console_output_carry_across_cells() {
+    let pool = node_pool().await;
+    let c = client(&pool);
+    let id = identifier();
+    let e = run(
+        &c,
+        &id,
+        "let x = 6 * 7; const greet = (n) => `hi ${n}`; console.log('set')",
+    )
+    .await;
+    assert_eq!(
+        (e.status, e.stdout.as_str()),
+        (ExecutionStatus::Succeeded, "set\n"),
+        "{e:?}"
+    );
+    assert_eq!(value(&e), (None, None));
+    let e = run(&c, &id, "x").await;
+    assert_eq!(value(&e), (Some("42"), Some(&json!(42))));
+    let e = run(&c, &id, "greet('you')").await;
+    assert_eq!(value(&e), (Some("'hi you'"), Some(&json!("hi you"))));
+    let e = run(&c, &id, "({a: 1, b: [true, null]})").await;
+    assert_eq!(
+        value(&e),
+        (
+            Some("{ a: 1, b: [ true, null ] }"),
+            Some(&json!({"a": 1, "b": [true, null]}))
+        )
+    );
+    let e = run(&c, &id, "console.error('warn'); Promise.resolve(x + 1)").await;
+    assert_eq!(e.stderr, "warn\n");
+    assert_eq!(value(&e).1, Some(&json!(43)));
+    let e = run(&c, &id, "require('os').platform()").await;
+    assert_eq!(value(&e).1, Some(&json!("linux")), "{e:?}");
+    // The 2024-10-02-preview answer carries the JSON value as it is.
+    let old = pool
+        .client(ApiVersion::V2024_10_02)
+        .with_container_type(ContainerType::NodeLts);
+    let e = run(&old, &id, "[x, 'y']").await;
+    assert_eq!(value(&e).1, Some(&json!([42, "y"])), "{e:?}");
+}
+
+#[tokio::test]
+async fn errors_carry_their_stack_and_the_context_survives_them() {
+    let pool = node_pool().await;
+    let c = client(&pool);
+    let id = identifier();
+    run(&c, &id, "var kept = 'yes'").await;
+    let e = run(&c, &id, "function f() { throw new Error('boom') }\nf()").await;
+    assert_eq!(e.status, ExecutionStatus::Failed);
+    assert!(e.stderr.starts_with("Error: boom\n"), "{}", e.stderr);
+    assert!(e.stderr.contains("at f (cell.js:1:"), "{}", e.stderr);
+    assert!(!e.stderr.contains("node:vm"), "{}", e.stderr);
+    let e = run(&c, &id, "this is not javascript").await;
+    assert_eq!(e.status, ExecutionStatus::Failed);
+    assert!(e.stderr.contains("SyntaxError"), "{}", e.stderr);
+    let e = run(&c, &id, "kept").await;
+    assert_eq!(value(&e).1, Some(&json!("yes")));
+    // A loop past the limit is ended by the context's own timeout.
+    let e = c
+        .execute(&id, "while (true) {}", Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(e.status, ExecutionStatus::Failed);
+    assert!(e.stderr.contains("timed out"), "{}", e.stderr);
+    let e = run(&c, &id, "kept").await;
+    assert_eq!(value(&e).1, Some(&json!("yes")), "{e:?}");
+    // process.exit ends the context: the next cell says so and starts anew.
+    let e = run(&c, &id, "process.exit(3)").await;
+    assert_eq!(e.status, ExecutionStatus::Failed);
+    assert!(e.stderr.contains("new context"), "{e:?}");
+    let e = run(&c, &id, "typeof kept").await;
+    assert_eq!(value(&e).1, Some(&json!("undefined")), "{e:?}");
+}
+
+#[tokio::test]
+async fn files_written_by_javascript_are_the_sessions_files() {
+    let pool = node_pool().await;
+    let c = client(&pool);
+    let id = identifier();
+    let e = run(
+        &c,
+        &id,
+        "require('fs').writeFileSync('made.txt', 'from node'); require('fs').readdirSync('.')",
+    )
+    .await;
+    assert_eq!(value(&e).1, Some(&json!(["made.txt"])), "{e:?}");
+    let mut out = Vec::new();
+    c.download_file(&id, "made.txt", &mut out, &|_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(out, b"from node");
+}
