@@ -65,28 +65,9 @@ fn shell_cells_show_exit_codes_keep_files_and_take_stdin() {
     );
     // The saved notebook is a Bash notebook with the commands' exit codes and
     // the stdin the last one had.
-    let saved = walk(data.path())
-        .into_iter()
-        .find(|p| p.extension().is_some_and(|e| e == "ipynb"))
-        .expect("a saved notebook");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let doc = pty::saved_notebook(data.path());
     assert_eq!(doc["metadata"]["kernelspec"]["name"], "bash", "{doc}");
     let cells = doc["cells"].as_array().unwrap();
     assert_eq!(cells[2]["metadata"]["sessionpad"]["exit_code"], 2);
     assert_eq!(cells[3]["metadata"]["sessionpad"]["stdin"], "abc\nxyz\n");
-}
-
-/// Every file below `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(walk(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
 }

@@ -241,3 +241,22 @@ pub fn shows_local(screen: &str) -> bool {
             || screen.contains(&format!(" local{kind} {NOT_ISOLATED} │ "))
     })
 }
+
+/// The one notebook (`.ipynb`) the binary saved below `data_dir`, parsed.
+pub fn saved_notebook(data_dir: &Path) -> serde_json::Value {
+    fn walk(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path.extension().is_some_and(|e| e == "ipynb") {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(data_dir, &mut found);
+    assert_eq!(found.len(), 1, "one saved notebook: {found:?}");
+    let text = std::fs::read_to_string(&found[0]).expect("read the notebook");
+    serde_json::from_str(&text).expect("the notebook is JSON")
+}
