@@ -54,7 +54,8 @@ pub struct OpenOpt {
 /// cannot be written.
 pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let settings = target.settings()?;
-    let pool = store::pool_name(settings.endpoint.as_deref());
+    let language = settings.container_type.into();
+    let pool = store::pool_name(settings.endpoint.as_deref(), language);
     let path = store::notebook_path(&crate::dirs::data_dir(), &pool, &settings.identifier);
     let Some(stored) = store::load(&path)? else {
         bail!(

@@ -19,15 +19,22 @@ use sha2::{Digest, Sha256};
 
 use super::Cell;
 use super::ipynb::{self, NotebookMeta, ReadNotebook};
+use super::language::Language;
 
 /// Readable characters kept from a name in its key.
 const KEY_PREFIX_LEN: usize = 40;
 
-/// The pool part of a notebook's place: its endpoint, or `local` for the local
-/// pool (embedded or `sessionpad serve`, which lose their sessions alike).
-pub fn pool_name(endpoint: Option<&str>) -> String {
+/// The pool part of a notebook's place: its endpoint, or for the embedded
+/// local pool `local` (Python), `local-shell` or `local-node` by the
+/// `language` it runs: a directory's Python and shell notebooks are two
+/// notebooks. A pool at an endpoint is one pool whatever it runs.
+pub fn pool_name(endpoint: Option<&str>, language: Language) -> String {
     endpoint.map_or_else(
-        || "local".to_string(),
+        || match language {
+            Language::Python => "local".to_string(),
+            Language::Shell => "local-shell".to_string(),
+            Language::JavaScript => "local-node".to_string(),
+        },
         |e| e.trim().trim_end_matches('/').to_string(),
     )
 }
@@ -329,8 +336,12 @@ mod tests {
         assert_eq!(key("sp-1"), key("sp-1"));
         assert!(key("sp-1").starts_with("sp-1-"));
         assert!(key("https://h.example/pools/p").starts_with("h.example_pools_p-"));
-        assert_eq!(pool_name(Some("https://h/p/")), "https://h/p");
-        assert_eq!(pool_name(None), "local");
+        assert_eq!(
+            pool_name(Some("https://h/p/"), Language::Shell),
+            "https://h/p"
+        );
+        assert_eq!(pool_name(None, Language::Python), "local");
+        assert_eq!(pool_name(None, Language::JavaScript), "local-node");
     }
 
     #[test]

@@ -175,7 +175,7 @@ async fn attach_sessions_store(app: &mut App, endpoint: Option<&str>, identifier
     let loaded = tokio::task::spawn_blocking(SessionsStore::load).await;
     let sessions = &mut app.sessions;
     sessions.endpoint = endpoint.map(str::to_string);
-    sessions.pool = crate::notebook::store::pool_name(endpoint);
+    sessions.pool = crate::notebook::store::pool_name(endpoint, app.config.language);
     match loaded {
         Ok(loaded) => {
             if let Some(problem) = loaded.problem {

@@ -36,7 +36,7 @@ impl Place {
         api_version: ApiVersion,
         language: Language,
     ) -> Self {
-        let pool = store::pool_name(endpoint);
+        let pool = store::pool_name(endpoint, language);
         Self {
             path: store::notebook_path(&crate::dirs::data_dir(), &pool, identifier),
             meta: NotebookMeta {
@@ -176,6 +176,33 @@ mod tests {
             },
             PoolState::Ready,
         )
+    }
+
+    /// A Python and a shell notebook of the same directory's identifier on
+    /// the local pool are two notebooks: reopening one never brings the
+    /// other's cells (Python replayed into bash).
+    #[test]
+    fn each_language_of_the_local_pool_has_its_own_notebook() {
+        let place = |language| Place::new(None, "sp-0123", ApiVersion::V2025_10_02, language);
+        let python = place(Language::Python);
+        let shell = place(Language::Shell);
+        let node = place(Language::JavaScript);
+        assert_ne!(python.path, shell.path);
+        assert_ne!(python.path, node.path);
+        assert_ne!(shell.path, node.path);
+        assert_eq!(python.meta.pool, "local");
+        assert_eq!(shell.meta.pool, "local-shell");
+        // A pool at an endpoint is one pool whatever it runs.
+        let remote = |language| {
+            Place::new(
+                Some("https://p"),
+                "sp-0123",
+                ApiVersion::V2025_10_02,
+                language,
+            )
+            .path
+        };
+        assert_eq!(remote(Language::Python), remote(Language::Shell));
     }
 
     fn meta() -> NotebookMeta {
