@@ -20,17 +20,6 @@ const TAB: &str = "\t";
 const ENTER: &str = "\r";
 const BACKSPACE: &str = "\x7f";
 
-/// Waits for the pool of a freshly started binary.
-fn wait_ready(pty: &mut Pty) {
-    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
-        assert!(
-            !s.contains("pool failed"),
-            "the pool failed to start; screen:\n{s}"
-        );
-        shows_local(s) && !s.contains("starting pool")
-    });
-}
-
 fn wait_file(pty: &mut Pty, path: &Path, len: usize) -> Vec<u8> {
     let start = Instant::now();
     loop {
@@ -57,7 +46,7 @@ fn a_cells_files_are_marked_previewed_downloaded_and_uploads_reach_the_session()
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
 
     // The pane opens beside the notebook (100 columns); Tab gives the keys back.
     keys(&mut pty, &[F2]);
@@ -164,7 +153,7 @@ fn files_marked_in_the_picker_upload_together_and_a_cell_reads_them() {
     std::fs::write(work.path().join("alpha.txt"), "first from the picker\n").expect("write");
     std::fs::write(work.path().join("beta.txt"), "second from the picker\n").expect("write");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
 
     keys(&mut pty, &[F2]);
     pty.wait_for("the files pane", CELL_DEADLINE, |s| {
@@ -228,7 +217,7 @@ fn switching_sessions_keeps_notebooks_apart_and_an_ended_session_leaves_the_pool
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     pty.send("a = 'first'");
     pty.send(F5);
     let screen = pty.wait_for("the first cell", CELL_DEADLINE, |s| {

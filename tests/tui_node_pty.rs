@@ -8,20 +8,14 @@
 
 mod pty;
 
-use std::time::Duration;
-
-use expectrl::WaitStatus;
-use pty::{CELL_DEADLINE, F5, POOL_DEADLINE, Pty, has_line, shows_local};
+use pty::{CELL_DEADLINE, F5, Pty, has_line};
 
 #[test]
 fn javascript_cells_keep_state_show_values_and_errors() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &["--container-type", "node"]);
-    let screen = pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
-        assert!(!s.contains("pool failed"), "the pool failed; screen:\n{s}");
-        shows_local(s) && !s.contains("starting pool")
-    });
+    let screen = pty.wait_local_ready();
     assert!(screen.contains("Type JavaScript here"), "{screen}");
     assert!(screen.contains(" local javascript "), "{screen}");
 
@@ -42,13 +36,7 @@ fn javascript_cells_keep_state_show_values_and_errors() {
     let screen = pty.wait_for("the error", CELL_DEADLINE, |s| s.contains("failed in"));
     assert!(screen.contains("ReferenceError"), "{screen}");
 
-    pty.send(pty::CTRL_Q);
-    let status = pty.wait_exit(Duration::from_secs(30));
-    assert!(
-        matches!(status, WaitStatus::Exited(_, 0)),
-        "exit status {status:?}; screen:\n{}",
-        pty.contents()
-    );
+    pty.quit_with(pty::CTRL_Q);
     let doc = pty::saved_notebook(data.path());
     assert_eq!(doc["metadata"]["kernelspec"]["name"], "javascript", "{doc}");
     assert_eq!(doc["metadata"]["language_info"]["file_extension"], ".js");

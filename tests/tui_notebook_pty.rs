@@ -10,26 +10,9 @@ mod pty;
 use std::time::Duration;
 
 use expectrl::WaitStatus;
-use pty::{CELL_DEADLINE, F5, POOL_DEADLINE, Pty, has_line, shows_local};
+use pty::{CELL_DEADLINE, F5, Pty, has_line};
 
 const CTRL_C: &str = "\x03";
-
-fn wait_ready(pty: &mut Pty) {
-    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
-        assert!(!s.contains("pool failed"), "the pool failed; screen:\n{s}");
-        shows_local(s) && !s.contains("starting pool")
-    });
-}
-
-fn quit(mut pty: Pty) {
-    pty.send(pty::CTRL_Q);
-    let status = pty.wait_exit(Duration::from_secs(30));
-    assert!(
-        matches!(status, WaitStatus::Exited(_, 0)),
-        "exit status {status:?}; screen:\n{}",
-        pty.contents()
-    );
-}
 
 /// The bottom row of the screen (the status line, or a prompt over it).
 fn bottom(screen: &str) -> String {
@@ -46,7 +29,7 @@ fn ctrl_c_interrupts_a_running_cell_and_quits_only_when_idle() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     pty.send(&format!("kept = 7{F5}"));
     pty.wait_for("cell 1", CELL_DEADLINE, |s| {
         s.contains("In [1]: kept = 7") && s.contains("done in")
@@ -91,7 +74,7 @@ fn a_reopened_notebook_marks_the_new_session_and_replays_it() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     pty.send(&format!("x = 6*7{F5}"));
     pty.wait_for("cell 1", CELL_DEADLINE, |s| {
         s.contains("In [1]: x = 6*7") && s.contains("done in")
@@ -102,10 +85,10 @@ fn a_reopened_notebook_marks_the_new_session_and_replays_it() {
         !screen.contains("new session"),
         "no boundary while one session ran every cell:\n{screen}"
     );
-    quit(pty);
+    pty.quit_with(pty::CTRL_Q);
 
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     let screen = pty.wait_for("the boundary", Duration::from_secs(20), |s| {
         s.contains("In [2]: print('x is', x)")
     });
@@ -124,7 +107,7 @@ fn a_reopened_notebook_marks_the_new_session_and_replays_it() {
     pty.send("i");
     pty.send(&format!("x + 1{F5}"));
     pty.wait_for("Out[5]: 43", CELL_DEADLINE, |s| has_line(s, "Out[5]: 43"));
-    quit(pty);
+    pty.quit_with(pty::CTRL_Q);
 }
 
 #[test]
@@ -132,7 +115,7 @@ fn prompts_and_notices_leave_nothing_behind() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     pty.send(&format!("open('notes.txt', 'w').write('hello'){F5}"));
     pty.wait_for("the file to be written", CELL_DEADLINE, |s| {
         has_line(s, "Out[1]: 5") && s.contains("done in")
@@ -153,7 +136,7 @@ fn prompts_and_notices_leave_nothing_behind() {
         "old text is left after the question: {row:?}\n{screen}"
     );
     pty.send("n");
-    quit(pty);
+    pty.quit_with(pty::CTRL_Q);
 }
 
 #[test]
@@ -161,7 +144,7 @@ fn esc_selects_the_newest_cell() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     for (n, code) in ["a = 1", "b = 2", "c = 3"].iter().enumerate() {
         pty.send(&format!("{code}{F5}"));
         let seen = format!("In [{}]: {code}", n + 1);
@@ -184,7 +167,7 @@ fn esc_selects_the_newest_cell() {
         bottom(&screen).contains("In [3]"),
         "Esc then k must select the cell before the newest:\n{screen}"
     );
-    quit(pty);
+    pty.quit_with(pty::CTRL_Q);
 }
 
 #[test]
@@ -201,7 +184,7 @@ fn keys_typed_while_the_notebook_starts_are_kept() {
         s.contains("╭ In [1]")
     });
     println!("{screen}");
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     pty.send(F5);
     let screen = pty.wait_for("the typed cell to run", CELL_DEADLINE, |s| {
         s.contains("done in") || s.contains("failed")
@@ -210,5 +193,5 @@ fn keys_typed_while_the_notebook_starts_are_kept() {
         has_line(&screen, "Out[1]: 43"),
         "keys typed at start were lost:\n{screen}"
     );
-    quit(pty);
+    pty.quit_with(pty::CTRL_Q);
 }

@@ -45,17 +45,6 @@ fn spawn_sized(data: &Path, work: &Path, cols: u16, rows: u16) -> Pty {
     pty
 }
 
-/// Waits for the pool of a freshly started binary.
-fn wait_ready(pty: &mut Pty) {
-    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
-        assert!(
-            !s.contains("pool failed"),
-            "the pool failed to start; screen:\n{s}"
-        );
-        shows_local(s) && !s.contains("starting pool")
-    });
-}
-
 /// Runs `code` in the editor and waits until the screen shows `done`.
 fn run_cell(pty: &mut Pty, code: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
     pty.send(code);
@@ -93,7 +82,7 @@ fn the_sessions_pane_shows_real_times_refreshes_and_keeps_the_selection_on_its_i
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = spawn_sized(data.path(), work.path(), 160, 48);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     let screen = run_cell(&mut pty, "x = 1", "the first cell", |s| {
         s.contains("In [1]: x = 1") && s.contains("done in")
     });
@@ -153,7 +142,7 @@ fn the_pool_info_names_the_kernel_right_scrolls_to_its_last_package_and_shows_th
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = spawn_sized(data.path(), work.path(), 100, 30);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     let code = "import ipykernel, IPython, importlib.metadata as m; \
                 names = sorted({d.metadata['Name'].lower() for d in m.distributions()}); \
                 print('VERSIONS', ipykernel.__version__, IPython.__version__, 'LAST', names[-1])";
@@ -288,7 +277,7 @@ fn at_80x24_the_panes_leave_the_notebook_readable_and_previews_fit() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = spawn_sized(data.path(), work.path(), 80, 24);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     // A tall image whose bottom eighth is red: a preview that crops it shows
     // no red.
     let code = "import numpy as np, matplotlib.pyplot as plt; \
@@ -340,7 +329,7 @@ fn a_download_into_a_missing_folder_asks_to_create_it_and_writes_only_there() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = spawn_sized(data.path(), work.path(), 100, 30);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     run_cell(
         &mut pty,
         "open('report.csv', 'w').write('a,b\\n1,2\\n')",

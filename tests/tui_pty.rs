@@ -108,29 +108,10 @@ mod nbformat;
 
 const UP: &str = "\x1b[A";
 
-/// Waits for the pool of a freshly started binary. (With reloaded cells the status
-/// line shows the last run instead of `ready`, so this waits for the status line
-/// to stop saying that the pool starts.)
-fn wait_ready(pty: &mut Pty) {
-    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
-        assert!(
-            !s.contains("pool failed"),
-            "the pool failed to start; screen:\n{s}"
-        );
-        shows_local(s) && !s.contains("starting pool")
-    });
-}
-
 /// Esc gives the notebook the focus, `q` quits; the exit must be clean.
 fn quit(mut pty: Pty) {
     pty.focus_notebook();
-    pty.send("q");
-    let status = pty.wait_exit(Duration::from_secs(30));
-    assert!(
-        matches!(status, WaitStatus::Exited(_, 0)),
-        "exit status {status:?}; screen:\n{}",
-        pty.contents()
-    );
+    pty.quit_with("q");
 }
 
 #[test]
@@ -139,7 +120,7 @@ fn the_notebook_is_reloaded_after_a_restart_and_exports_as_valid_ipynb() {
     let work = tempfile::tempdir().expect("temp working dir");
 
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     pty.send(&format!("y = 6*7{F5}"));
     pty.wait_for("cell 1 to finish", CELL_DEADLINE, |s| {
         s.contains("In [1]: y = 6*7") && s.contains("done in")
@@ -158,7 +139,7 @@ fn the_notebook_is_reloaded_after_a_restart_and_exports_as_valid_ipynb() {
         has_line(&screen, "kept 42"),
         "outputs reloaded too:\n{screen}"
     );
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     // Up recalls the reloaded cell; run in the new session it shows the state is new.
     pty.send(UP);
     pty.wait_for("Up to recall cell 2 into the editor", CELL_DEADLINE, |s| {
@@ -215,7 +196,7 @@ fn the_notebook_is_reloaded_after_a_restart_and_exports_as_valid_ipynb() {
         work.path(),
         &["open", exported.to_str().expect("utf-8 path")],
     );
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     pty.send(F5);
     pty.wait_for("the first opened cell to run", CELL_DEADLINE, |s| {
         s.contains("In [5]: y = 6*7")
@@ -232,7 +213,7 @@ fn a_running_cell_is_interrupted_on_the_local_pool() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     pty.send(&format!("kept = 7{F5}"));
     pty.wait_for("cell 1 to finish", CELL_DEADLINE, |s| {
         s.contains("In [1]: kept = 7") && s.contains("done in")
@@ -299,7 +280,7 @@ fn copy_writes_our_osc52_and_history_search_recalls_a_cell() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
     // Session output that tries to set the clipboard itself, and to clear the
     // screen and move the cursor off it, must not get through.
     pty.send(&format!(

@@ -13,17 +13,6 @@ mod pty;
 
 use pty::*;
 
-/// Waits until the status line no longer says the pool starts.
-fn wait_ready(pty: &mut Pty) {
-    pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
-        assert!(
-            !s.contains("pool failed"),
-            "the pool failed to start; screen:\n{s}"
-        );
-        shows_local(s) && !s.contains("starting pool")
-    });
-}
-
 /// Rows drawn in half-blocks (an image on a terminal without a graphics
 /// protocol) right above the line that starts with `out` (a cell's figures
 /// come before its `Out[n]:`); 0 when that line is not on screen.
@@ -45,7 +34,7 @@ fn results_read_as_python_with_their_figures_and_tables_in_line() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    wait_ready(&mut pty);
+    pty.wait_local_ready();
 
     // 1. Python's repr, not JSON.
     pty.send(&format!("{{'a': 1, 'b': None}}{F5}"));

@@ -8,10 +8,7 @@
 
 mod pty;
 
-use std::time::Duration;
-
-use expectrl::WaitStatus;
-use pty::{CELL_DEADLINE, F5, POOL_DEADLINE, Pty, has_line, shows_local};
+use pty::{CELL_DEADLINE, F5, Pty, has_line};
 
 const ALT_I: &str = "\x1bi";
 
@@ -20,10 +17,7 @@ fn shell_cells_show_exit_codes_keep_files_and_take_stdin() {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &["--container-type", "shell"]);
-    let screen = pty.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
-        assert!(!s.contains("pool failed"), "the pool failed; screen:\n{s}");
-        shows_local(s) && !s.contains("starting pool")
-    });
+    let screen = pty.wait_local_ready();
     assert!(
         screen.contains("Type shell commands here"),
         "the editor says what it takes:\n{screen}"
@@ -56,13 +50,7 @@ fn shell_cells_show_exit_codes_keep_files_and_take_stdin() {
     pty.send("\x1bOQ"); // F2
     pty.wait_for("the files pane", CELL_DEADLINE, |s| s.contains("note.txt"));
 
-    pty.send(pty::CTRL_Q);
-    let status = pty.wait_exit(Duration::from_secs(30));
-    assert!(
-        matches!(status, WaitStatus::Exited(_, 0)),
-        "exit status {status:?}; screen:\n{}",
-        pty.contents()
-    );
+    pty.quit_with(pty::CTRL_Q);
     // The saved notebook is a Bash notebook with the commands' exit codes and
     // the stdin the last one had.
     let doc = pty::saved_notebook(data.path());

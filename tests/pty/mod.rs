@@ -165,6 +165,31 @@ impl Pty {
         });
     }
 
+    /// Waits until the embedded local pool is ready: its name on the status
+    /// line and no "starting pool"; panics (with the screen) if it failed.
+    /// Returns the screen.
+    pub fn wait_local_ready(&mut self) -> String {
+        self.wait_for("the pool to be ready", POOL_DEADLINE, |s| {
+            assert!(
+                !s.contains("pool failed"),
+                "the pool failed to start; screen:\n{s}"
+            );
+            shows_local(s) && !s.contains("starting pool")
+        })
+    }
+
+    /// Sends `keys` (Ctrl+Q, or Esc-focus-then-q) and asserts that the binary
+    /// exits cleanly (status 0) within 30 s.
+    pub fn quit_with(mut self, keys: &str) {
+        self.send(keys);
+        let status = self.wait_exit(Duration::from_secs(30));
+        assert!(
+            matches!(status, WaitStatus::Exited(_, 0)),
+            "exit status {status:?}; screen:\n{}",
+            self.contents()
+        );
+    }
+
     pub fn send(&mut self, text: &str) {
         self.session
             .write_all(text.as_bytes())
