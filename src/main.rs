@@ -30,7 +30,8 @@ fn main() -> ExitCode {
 
 async fn run_tui(target: cli::TargetOpt) -> ExitCode {
     let result = async {
-        let s = target.settings()?;
+        let mut s = target.settings()?;
+        s.learn_container_type().await;
         tui::run(s.tui_options(&target)).await
     }
     .await;

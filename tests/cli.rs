@@ -150,10 +150,43 @@ fn exec_on_a_shell_pool_runs_commands_and_exits_with_their_code() {
         (v["exitCode"].as_i64(), v["stdout"].as_str()),
         (Some(0), Some("a\nb\n"))
     );
-    // --stdin-file is refused where the pool takes code.
-    let python = pool.run(id, &["exec", "-c", "1", "--stdin-file", "x"]);
+    // --stdin-file is refused where the pool takes code (here: as told,
+    // whatever the pool says).
+    let python = pool.run(
+        id,
+        &[
+            "--container-type",
+            "python",
+            "exec",
+            "-c",
+            "1",
+            "--stdin-file",
+            "x",
+        ],
+    );
     assert_eq!(python.status.code(), Some(2));
     assert!(text(&python.stderr).contains("--container-type shell"));
+}
+
+/// A `sessionpad serve` says what it runs in its metadata: pointed at a Shell
+/// serve with no `--container-type` (nor a profile's), `exec` learns it and
+/// runs the command instead of sending code the pool refuses.
+#[test]
+fn exec_learns_a_local_shell_pools_container_type() {
+    let pool = Served::start_shell();
+    let out = pool.run("cli-shell-2", &["exec", "-c", "echo learned; exit 3"]);
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(3), "learned\n".to_string()),
+        "{}",
+        text(&out.stderr)
+    );
+    // What is given wins over what the pool says.
+    let told = pool.run(
+        "cli-shell-2",
+        &["--container-type", "python", "exec", "-c", "1"],
+    );
+    assert_ne!(told.status.code(), Some(0), "{}", text(&told.stdout));
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! says it is a Bash notebook.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
+mod common;
 mod pty;
 
 use pty::{CELL_DEADLINE, F5, Pty, has_line};
@@ -58,4 +59,33 @@ fn shell_cells_show_exit_codes_keep_files_and_take_stdin() {
     let cells = doc["cells"].as_array().unwrap();
     assert_eq!(cells[2]["metadata"]["sessionpad"]["exit_code"], 2);
     assert_eq!(cells[3]["metadata"]["sessionpad"]["stdin"], "abc\nxyz\n");
+}
+
+/// Pointed at a `sessionpad serve --container-type shell` with no
+/// `--container-type` of its own, the notebook learns from the pool that it
+/// runs shell commands (the pool's brief metadata) and runs them.
+#[test]
+fn the_notebook_learns_that_a_serve_runs_shell_commands() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut cmd = common::serve_command(data.path(), "tok-learn", 1);
+    cmd.args(["--container-type", "shell"])
+        .stderr(std::process::Stdio::null());
+    let (mut serve, endpoint) = common::spawn_serve(cmd);
+    let mut pty = Pty::spawn_in(
+        data.path(),
+        work.path(),
+        &["--endpoint", &endpoint, "--token", "tok-learn"],
+    );
+    let screen = pty.wait_for("the editor", CELL_DEADLINE, |s| {
+        s.contains("Type shell commands here")
+    });
+    assert!(screen.contains(" shell │ "), "{screen}");
+    pty.send(&format!("echo $((6*7)); exit 4{F5}"));
+    pty.wait_for("the command", CELL_DEADLINE, |s| {
+        has_line(s, "42") && s.contains("exit 4 in")
+    });
+    pty.quit_with(pty::CTRL_Q);
+    let _ = serve.kill();
+    let _ = serve.wait();
 }

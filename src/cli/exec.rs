@@ -53,7 +53,7 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         );
     }
     let conn = connect(&settings).await?;
-    if settings.container_type.is_shell() {
+    if conn.client.container_type().is_shell() {
         return run_shell(&opt, code, target, &settings, &conn).await;
     }
     if opt.stdin_file.is_some() {

@@ -137,7 +137,8 @@ pub async fn open(opt: OpenOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> 
     if sources.is_empty() {
         bail!("{} has no code cells", opt.file.display());
     }
-    let s = target.settings()?;
+    let mut s = target.settings()?;
+    s.learn_container_type().await;
     tui::run_with(s.tui_options(target), sources).await?;
     Ok(ExitCode::SUCCESS)
 }

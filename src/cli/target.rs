@@ -88,6 +88,10 @@ pub struct Settings {
     pub pool_type: PoolType,
     /// What the pool runs, which decides what executions send.
     pub container_type: ContainerType,
+    /// The container type was given (`--container-type`, a profile's
+    /// `container_type`); else a sessionpad local pool is asked
+    /// ([`Settings::learn_container_type`]).
+    pub container_type_given: bool,
     /// What the terminal UI takes from the config file (theme, keys, images).
     pub ui: crate::tui::UiConfig,
     /// Per-session limits of an embedded local pool (`[pool]`).
@@ -150,10 +154,8 @@ impl TargetOpt {
                 Some(id) => (id, false),
                 None => (identifier_for_cwd(), true),
             };
-        let container_type = self
-            .container_type
-            .or(profile.container_type)
-            .unwrap_or_default();
+        let given_type = self.container_type.or(profile.container_type);
+        let container_type = given_type.unwrap_or_default();
         let timeout = Duration::from_secs(self.timeout.or(config.timeout).unwrap_or(220).max(1));
         let auth = auth_config(
             self.auth.or(profile.auth),
@@ -174,6 +176,7 @@ impl TargetOpt {
                 .or(profile.pool_type)
                 .unwrap_or_else(|| container_type.pool_type()),
             container_type,
+            container_type_given: given_type.is_some(),
             ui: crate::tui::UiConfig::from_config(config).map_err(|message| {
                 crate::config::ConfigError {
                     path: path.to_path_buf(),
@@ -291,11 +294,66 @@ impl Connection {
 /// An invalid endpoint, or a local pool that cannot start.
 pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
     let mut conn = connect_client(settings).await?;
+    let may_say = settings
+        .endpoint
+        .as_deref()
+        .is_none_or(crate::pool::isolation::may_report);
+    let container_type = match (settings.container_type_given, may_say) {
+        (false, true) => learned_container_type(&conn.client)
+            .await
+            .unwrap_or(settings.container_type),
+        _ => settings.container_type,
+    };
     conn.client = conn
         .client
         .with_pool_type(settings.pool_type)
-        .with_container_type(settings.container_type);
+        .with_container_type(container_type);
     Ok(conn)
+}
+
+/// How long a local pool gets to say its container type.
+const LEARN_WAIT: Duration = Duration::from_secs(5);
+
+/// What a sessionpad local pool says it runs (its brief metadata), if it
+/// answers within [`LEARN_WAIT`]; `None` from any other pool, or on error.
+async fn learned_container_type(client: &SessionClient) -> Option<ContainerType> {
+    let facts = tokio::time::timeout(LEARN_WAIT, client.local_pool_facts()).await;
+    match facts {
+        Ok(Ok(facts)) => facts.container_type,
+        Ok(Err(e)) => {
+            tracing::debug!("no container type from the pool: {e}");
+            None
+        }
+        Err(_) => None,
+    }
+}
+
+impl Settings {
+    /// When the container type was not given and the endpoint may be a
+    /// sessionpad local pool (loopback), asks the pool what it runs and takes
+    /// that (the notebook decides its language before it starts). Nothing
+    /// changes for other endpoints, with no endpoint (the embedded pool runs
+    /// what it is told), or when the pool does not say.
+    pub async fn learn_container_type(&mut self) {
+        let Some(endpoint) = self.endpoint.as_deref() else {
+            return;
+        };
+        if self.container_type_given || !crate::pool::isolation::may_report(endpoint) {
+            return;
+        }
+        let client = crate::target::remote_client(
+            endpoint,
+            self.api_version,
+            self.token.clone(),
+            self.auth.as_ref(),
+            self.pool_type,
+        );
+        if let Ok(client) = client
+            && let Some(learned) = learned_container_type(&client).await
+        {
+            self.container_type = learned;
+        }
+    }
 }
 
 async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {

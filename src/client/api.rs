@@ -217,6 +217,13 @@ impl ExecuteRequest {
 /// absent, so published clients see the service's shapes unchanged.
 pub const OUTPUTS_HEADER: &str = "x-sessionpad-outputs";
 
+/// sessionpad's own request header on `GET metadata`: with the value `brief`,
+/// a local pool answers at once with its own fields only
+/// (`sessionpadContainerType`, `sessionpadIsolation`), without the runtimes and
+/// packages whose first listing takes a second or two. Sent only to pools
+/// that may be sessionpad's (loopback); Azure's pools ignore it.
+pub const METADATA_HEADER: &str = "x-sessionpad-metadata";
+
 /// The member of an execution's `result` (family B) or `properties` (family A)
 /// that lists every image the cell displayed, in order, each as
 /// `{"type":"image","format":"png","base64_data":…}` (the §3.1 image shape).

@@ -10,7 +10,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::model::PoolType;
 
@@ -36,6 +36,10 @@ pub enum ContainerType {
     /// interpreter).
     GpuBase,
 }
+
+/// The field of a sessionpad local pool's `GET metadata` that names its
+/// container type (the ARM name); Azure's pools do not send it.
+pub const METADATA_FIELD: &str = "sessionpadContainerType";
 
 impl ContainerType {
     /// Every container type, in the order the ARM spec lists the common ones first.
@@ -110,6 +114,13 @@ impl FromStr for ContainerType {
             "gpubase" | "gpu" => Ok(Self::GpuBase),
             _ => Err(UnknownContainerType(s.to_string())),
         }
+    }
+}
+
+impl Serialize for ContainerType {
+    /// As its ARM name (`Shell`), which [`ContainerType::from_str`] reads back.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.arm_name())
     }
 }
 

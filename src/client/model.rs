@@ -247,6 +247,11 @@ pub struct PoolMetadata {
     /// when the field cannot be read.
     #[serde(default)]
     pub isolation: Option<crate::pool::Isolation>,
+    /// What the pool runs, from `sessionpadContainerType`: sent by sessionpad's
+    /// local pool only, so `None` from Azure's pools (their data plane does
+    /// not say) and when the field cannot be read.
+    #[serde(default)]
+    pub container_type: Option<super::ContainerType>,
 }
 
 mod b64 {

@@ -152,11 +152,37 @@ impl SessionClient {
         parse_metadata(&json(resp).await?)
     }
 
+    /// What a sessionpad local pool says of itself: `GET metadata` with
+    /// [`super::api::METADATA_HEADER`]` = brief`, which it answers at once with
+    /// only `sessionpadIsolation` and `sessionpadContainerType` (§4.4 and
+    /// sessionpad's own fields). Asked with 2025-10-02-preview when this client
+    /// speaks an api-version without `metadata` (the local pool speaks them
+    /// all). An Azure pool ignores the header and sends neither field: both are
+    /// `None` then.
+    ///
+    /// # Errors
+    ///
+    /// As [`SessionClient::pool_metadata`].
+    pub async fn local_pool_facts(&self) -> Result<PoolMetadata, ClientError> {
+        let mut client = self.clone();
+        if !client.api_version.has_session_management() {
+            client.api_version = ApiVersion::V2025_10_02;
+        }
+        let url = client.url("metadata", None)?;
+        let resp = client
+            .send_idempotent(Limit::Whole(CALL_TIMEOUT), || {
+                Ok(client
+                    .http
+                    .get(url.clone())
+                    .header(super::api::METADATA_HEADER, "brief"))
+            })
+            .await?;
+        parse_metadata(&json(resp).await?)
+    }
+
     /// The isolation of a sessionpad local pool's sessions (sandbox, limits),
-    /// from the `sessionpadIsolation` field of its `GET metadata` (§4.4). Asked
-    /// with 2025-10-02-preview when this client speaks an api-version without
-    /// `metadata` (the local pool speaks them all). `Ok(None)` when the pool does
-    /// not send the field, as Azure's pools do not.
+    /// from [`SessionClient::local_pool_facts`]. `Ok(None)` when the pool does
+    /// not send it, as Azure's pools do not.
     ///
     /// # Errors
     ///
@@ -164,11 +190,7 @@ impl SessionClient {
     pub async fn local_pool_isolation(
         &self,
     ) -> Result<Option<crate::pool::Isolation>, ClientError> {
-        let mut client = self.clone();
-        if !client.api_version.has_session_management() {
-            client.api_version = ApiVersion::V2025_10_02;
-        }
-        Ok(client.pool_metadata().await?.isolation)
+        Ok(self.local_pool_facts().await?.isolation)
     }
 
     /// The session `identifier` of a custom-container pool.
@@ -318,6 +340,10 @@ fn parse_metadata(v: &Value) -> Result<PoolMetadata, ClientError> {
         isolation: v
             .get(crate::pool::isolation::METADATA_FIELD)
             .and_then(|i| serde_json::from_value(i.clone()).ok()),
+        container_type: v
+            .get(super::container_type::METADATA_FIELD)
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse().ok()),
     })
 }
 

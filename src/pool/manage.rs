@@ -183,11 +183,36 @@ async fn mgmt_list_sessions(
 }
 
 /// `GET metadata` → runtimes, installed packages and the kernel (§4.4), read from
-/// the Python environment the kernels run in, and sessionpad's own field
-/// `sessionpadIsolation`: the serialized [`super::Isolation`] (sandbox, limits,
-/// notes), which Azure's pools do not send.
-async fn metadata(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+/// the Python environment the kernels run in, and sessionpad's own fields
+/// `sessionpadIsolation` (the serialized [`super::Isolation`]: sandbox, limits,
+/// notes) and `sessionpadContainerType` (the ARM name), which Azure's pools do
+/// not send. With the request header `x-sessionpad-metadata: brief`, only
+/// sessionpad's own fields, at once.
+async fn metadata(
+    State(pool): State<Pool>,
+    Query(q): Params,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, WireError> {
     require_version(&q)?;
+    let ours = |mut doc: Value| {
+        if let (Some(fields), Ok(isolation)) = (
+            doc.as_object_mut(),
+            serde_json::to_value(pool.registry.isolation()),
+        ) {
+            fields.insert(super::isolation::METADATA_FIELD.to_string(), isolation);
+            fields.insert(
+                crate::client::container_type::METADATA_FIELD.to_string(),
+                json!(pool.registry.container_type().arm_name()),
+            );
+        }
+        doc
+    };
+    let brief = headers
+        .get(crate::client::api::METADATA_HEADER)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"brief"));
+    if brief {
+        return Ok(Json(ours(json!({}))).into_response());
+    }
     let doc = pool
         .metadata
         .get_or_try_init(|| async {
@@ -229,12 +254,5 @@ async fn metadata(State(pool): State<Pool>, Query(q): Params) -> Result<Response
             }))
         })
         .await?;
-    let mut doc = doc.clone();
-    if let (Some(fields), Ok(isolation)) = (
-        doc.as_object_mut(),
-        serde_json::to_value(pool.registry.isolation()),
-    ) {
-        fields.insert(super::isolation::METADATA_FIELD.to_string(), isolation);
-    }
-    Ok(Json(doc).into_response())
+    Ok(Json(ours(doc.clone())).into_response())
 }
