@@ -82,7 +82,11 @@ pub struct ServeOpt {
         conflicts_with = "no_auth"
     )]
     pub serve_token: Option<String>,
-    /// Accept requests without a token.
+    /// API key MCP clients must send in the x-ms-apikey header at the pool's
+    /// /mcp endpoint; random when omitted.
+    #[arg(long, value_name = "KEY", conflicts_with = "no_auth")]
+    pub mcp_key: Option<String>,
+    /// Accept requests without a token (and MCP requests without a key).
     #[arg(long)]
     pub no_auth: bool,
     /// An interpreter that already has ipykernel, instead of the built environment.

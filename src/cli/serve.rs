@@ -131,10 +131,13 @@ fn pool_options(opt: ServeOpt, limits: crate::pool::limits::Limits) -> PoolOptio
     pool_opts.max_execution = Duration::from_secs(opt.max_execution.max(1));
     pool_opts.egress = opt.egress;
     pool_opts.sandbox = !opt.no_sandbox;
-    pool_opts.token = if opt.no_auth {
-        None
+    (pool_opts.token, pool_opts.mcp_key) = if opt.no_auth {
+        (None, None)
     } else {
-        Some(opt.serve_token.unwrap_or_else(crate::pool::random_token))
+        (
+            Some(opt.serve_token.unwrap_or_else(crate::pool::random_token)),
+            Some(opt.mcp_key.unwrap_or_else(crate::pool::random_token)),
+        )
     };
     pool_opts
 }
@@ -185,6 +188,7 @@ fn print_banner(pool: &LocalPool, background: bool) {
         }
         None => println!("  authentication:           off (--no-auth)"),
     }
+    print_mcp(pool, background);
     println!("\n{}", isolation_report(pool.isolation()));
     let reason = pool.isolation().unsandboxed.as_deref();
     // The reason for no sandbox is among the pool's warnings; say it once.
@@ -197,6 +201,26 @@ fn print_banner(pool: &LocalPool, background: bool) {
     }
     if let Some(warning) = pool.isolation().warning() {
         println!("\nwarning: {warning}");
+    }
+}
+
+/// The MCP lines of serve's banner: the endpoint, the key (in the discovery
+/// file only, for the background pool), and a first request to try.
+fn print_mcp(pool: &LocalPool, background: bool) {
+    let endpoint = pool.mcp_endpoint();
+    println!("  MCP endpoint:             {endpoint}");
+    match pool.mcp_key() {
+        Some(_) if background => println!(
+            "  MCP API key:              in {} (readable by this user only)",
+            Discovery::path().display()
+        ),
+        Some(key) => {
+            println!("  MCP API key (x-ms-apikey): {key}");
+            println!(
+                "\nTry the MCP server:\n  curl -s -X POST '{endpoint}' -H 'x-ms-apikey: {key}' \\\n    -H 'Content-Type: application/json' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/list\"}}'"
+            );
+        }
+        None => {}
     }
 }
 
