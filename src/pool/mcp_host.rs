@@ -42,7 +42,7 @@ impl SessionHost for PoolHost {
     }
 
     fn session_exists(&self, identifier: &str) -> Option<bool> {
-        Some(self.pool.registry.get(identifier).is_some())
+        Some(self.pool.registry.contains(identifier))
     }
 
     fn cooldown(&self) -> Duration {
