@@ -69,7 +69,10 @@ fn open_by_identifier(data: &Path, environment: &str) {
         "{listing}\n{}",
         String::from_utf8_lossy(&files.stderr)
     );
-    let exec = sessionpad(data, &["exec", "--identifier", environment, "-c", "print(x)"]);
+    let exec = sessionpad(
+        data,
+        &["exec", "--identifier", environment, "-c", "print(x)"],
+    );
     assert_eq!(
         String::from_utf8_lossy(&exec.stdout),
         "42\n",

@@ -27,7 +27,10 @@ async fn the_endpoint_wants_its_api_key_and_nothing_else() {
     for (headers, what) in [
         (vec![], "no key"),
         (vec![("x-ms-apikey", "wrong-key")], "a wrong key"),
-        (vec![("authorization", bearer.as_str())], "the pool's bearer token"),
+        (
+            vec![("authorization", bearer.as_str())],
+            "the pool's bearer token",
+        ),
         (
             vec![("x-ms-apikey", pool.pool.token().unwrap())],
             "the bearer token as key",
@@ -70,7 +73,10 @@ async fn initialize_tools_and_other_methods_answer_as_the_service() {
         init["result"]["serverInfo"]["name"],
         "Microsoft Container Apps MCP Server"
     );
-    assert!(init["result"]["capabilities"]["tools"].is_object(), "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
     let tools = mcp.request("tools/list", json!({})).await;
     let mut names: Vec<&str> = tools["result"]["tools"]
         .as_array()
@@ -140,7 +146,11 @@ async fn an_environment_gets_its_session_on_its_first_command_and_keeps_its_stat
         .execute(&env, "x", Duration::from_secs(60))
         .await
         .unwrap();
-    assert_eq!(exec.result.unwrap().text, "20", "the REST call sees the state");
+    assert_eq!(
+        exec.result.unwrap().text,
+        "20",
+        "the REST call sees the state"
+    );
 }
 
 #[tokio::test]
@@ -177,7 +187,8 @@ async fn shell_commands_run_in_the_session_in_both_forms() {
         args["environmentId"] = json!(env);
         mcp.tool("runShellCommandInRemoteEnvironment", args)
     };
-    let line = shell(json!({"shellCommand": "pwd; echo made > shell.txt; echo err >&2; exit 4"})).await;
+    let line =
+        shell(json!({"shellCommand": "pwd; echo made > shell.txt; echo err >&2; exit 4"})).await;
     let out = &line["structuredContent"];
     assert_eq!(line["isError"], false, "{line}");
     assert_eq!(out["stdout"], "/mnt/data\n");

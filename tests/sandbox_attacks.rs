@@ -4,7 +4,7 @@
 //! cannot pass by not trying. Covered: host files (home, data, cache, another
 //! session's folder and kernel runtime folder), the environment, capabilities,
 //! `no_new_privs`, the seccomp filter, the user id, memory, processes, `/tmp`,
-//! file size and the network.
+//! file size and the network; and a shell command run through the MCP server.
 //!
 //! Run as root (CI) the limits are enforced by cgroups where the machine allows;
 //! `the_attacks_also_fail_as_an_unprivileged_user` then runs every other test of
@@ -500,6 +500,55 @@ for host in ["127.0.0.1", "10.0.0.1"]:
     );
     let out = run_ok(&client, &identifier(), &code).await;
     all_blocked(&out);
+}
+
+/// A shell command of the MCP tool `runShellCommandInRemoteEnvironment` runs
+/// in the session's sandbox too: as an unprivileged user, with no
+/// capabilities, `no_new_privs` and the seccomp filter, blind to host secrets,
+/// unable to write outside `/mnt/data`, with no network but loopback.
+#[tokio::test]
+async fn mcp_shell_commands_run_in_the_same_sandbox() {
+    let Some(pool) = pool().await else { return };
+    let mcp = common::Mcp::new(&pool);
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let secret = home.join(format!(
+        "sessionpad-mcp-secret-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::write(&secret, "TOPSECRET").unwrap();
+    let script = format!(
+        r#"echo "uid $(id -u)"
+grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status
+for p in '{secret}' /etc/shadow '{home}/.ssh'; do
+  echo "trying read $p"
+  if out=$(cat "$p" 2>&1); then echo "LEAKED $p $out"; else echo "blocked read $p: $out"; fi
+done
+for p in /etc/pwned /usr/pwned '{home}/pwned' /mnt/pwned; do
+  echo "trying write $p"
+  if out=$( (echo x > "$p") 2>&1); then echo "LEAKED $p"; else echo "blocked write $p: $out"; fi
+done
+echo "net $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+echo done"#,
+        secret = secret.display(),
+        home = home.display()
+    );
+    let env = mcp.launch().await;
+    let result = mcp
+        .tool(
+            "runShellCommandInRemoteEnvironment",
+            serde_json::json!({"environmentId": env, "shellCommand": script}),
+        )
+        .await;
+    let _ = std::fs::remove_file(&secret);
+    let out = result["structuredContent"]["stdout"].as_str().unwrap_or("");
+    assert!(out.trim_end().ends_with("done"), "{result}");
+    all_blocked(out);
+    assert!(!out.contains("TOPSECRET"), "{out}");
+    assert!(!out.contains("uid 0\n"), "{out}");
+    assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+    assert!(out.contains("Seccomp:\t2"), "{out}");
+    assert!(out.contains("net lo \n"), "{out}");
 }
 
 /// Runs every other test of this file again as `nobody` when this one runs as

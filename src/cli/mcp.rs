@@ -33,7 +33,10 @@ pub async fn run(target: &TargetOpt) -> anyhow::Result<()> {
         DEFAULT_COOLDOWN
     };
     let endpoint = conn.client.endpoint().to_string();
-    eprintln!("{}", banner(&conn.label, &endpoint, settings.endpoint.is_none()));
+    eprintln!(
+        "{}",
+        banner(&conn.label, &endpoint, settings.endpoint.is_none())
+    );
     let host = ClientHost::new(conn.client, settings.timeout, cooldown);
     let service = SessionTools::new(Arc::new(host))
         .serve(rmcp::transport::stdio())

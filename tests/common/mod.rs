@@ -164,7 +164,8 @@ impl Mcp {
     /// A JSON-RPC request with the pool's key; returns the whole answer.
     pub async fn request(&self, method: &str, params: serde_json::Value) -> serde_json::Value {
         let key = self.key.clone().unwrap_or_default();
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": "1", "method": method, "params": params});
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": "1", "method": method, "params": params});
         let (status, answer) = self.post_with(&[("x-ms-apikey", &key)], &body).await;
         assert_eq!(status, 200, "{method}: {answer}");
         answer
