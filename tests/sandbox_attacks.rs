@@ -511,10 +511,9 @@ async fn mcp_shell_commands_run_in_the_same_sandbox() {
     let Some(pool) = pool().await else { return };
     let mcp = common::Mcp::new(&pool);
     let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
-    let secret = home.join(format!(
-        "sessionpad-mcp-secret-{}",
-        uuid::Uuid::new_v4().simple()
-    ));
+    // A secret next to the pool's own folders (a host temp folder: as root
+    // or as `nobody`, always writable here).
+    let secret = pool.dir.path().join("sessionpad-mcp-secret");
     std::fs::write(&secret, "TOPSECRET").unwrap();
     let script = format!(
         r#"echo "uid $(id -u)"
