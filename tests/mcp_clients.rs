@@ -120,17 +120,23 @@ fn the_mcp_sdk_with_a_wrong_key_or_the_bearer_token_is_refused() {
     let _ = server.wait();
 }
 
+/// The client script over stdio: `sessionpad ARGS` (a JSON list) started with
+/// data directory `data`.
+fn over_stdio(args: &str, data: &Path) -> (Output, String) {
+    let data = data.to_string_lossy().into_owned();
+    run_client(&[
+        ("MODE", "stdio"),
+        ("COMMAND", env!("CARGO_BIN_EXE_sessionpad")),
+        ("ARGS", args),
+        ("SESSIONPAD_DATA_DIR", &data),
+    ])
+}
+
 #[test]
 fn sessionpad_mcp_serves_the_tools_over_stdio_on_the_pool_it_finds() {
     let data = tempfile::tempdir().unwrap();
     let (mut server, _endpoint) = serve(data.path());
-    let data_dir = data.path().to_string_lossy().into_owned();
-    let (out, environment) = run_client(&[
-        ("MODE", "stdio"),
-        ("COMMAND", env!("CARGO_BIN_EXE_sessionpad")),
-        ("ARGS", r#"["mcp"]"#),
-        ("SESSIONPAD_DATA_DIR", &data_dir),
-    ]);
+    let (out, environment) = over_stdio(r#"["mcp"]"#, data.path());
     // It said on standard error which pool, and how to open a session.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -149,13 +155,7 @@ fn sessionpad_mcp_serves_the_tools_over_stdio_on_an_endpoint() {
     // Another data directory: nothing to discover, the endpoint is named.
     let elsewhere = tempfile::tempdir().unwrap();
     let args = serde_json::json!(["mcp", "--endpoint", endpoint, "--token", TOKEN]).to_string();
-    let elsewhere_dir = elsewhere.path().to_string_lossy().into_owned();
-    let (_, environment) = run_client(&[
-        ("MODE", "stdio"),
-        ("COMMAND", env!("CARGO_BIN_EXE_sessionpad")),
-        ("ARGS", &args),
-        ("SESSIONPAD_DATA_DIR", &elsewhere_dir),
-    ]);
+    let (_, environment) = over_stdio(&args, elsewhere.path());
     open_by_identifier(data.path(), &environment);
     let _ = server.kill();
     let _ = server.wait();

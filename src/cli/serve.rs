@@ -170,25 +170,32 @@ fn not_published(not: &NotPublished) -> String {
 }
 
 /// What serve prints at start. The background pool's output is its log file,
-/// which keeps no secret: its token is only in the discovery file (mode 0600).
+/// which keeps no secret: its token and MCP key are only in the discovery file
+/// (mode 0600).
 fn print_banner(pool: &LocalPool, background: bool) {
     let endpoint = pool.endpoint();
-    println!("sessionpad local pool (pid {})", std::process::id());
-    println!("  pool management endpoint: {endpoint}");
-    match pool.token() {
-        Some(_) if background => println!(
-            "  bearer token:             in {} (readable by this user only)",
+    let mcp = pool.mcp_endpoint();
+    let secret = |value: Option<&str>| match value {
+        Some(_) if background => format!(
+            "in {} (readable by this user only)",
             Discovery::path().display()
         ),
-        Some(t) => {
-            println!("  bearer token:             {t}");
-            println!(
-                "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{{\"codeInputType\":\"inline\",\"executionType\":\"synchronous\",\"code\":\"print(6*7)\"}}'"
-            );
-        }
-        None => println!("  authentication:           off (--no-auth)"),
+        Some(v) => v.to_string(),
+        None => "none: authentication is off (--no-auth)".into(),
+    };
+    println!("sessionpad local pool (pid {})", std::process::id());
+    println!("  pool management endpoint: {endpoint}");
+    println!("  bearer token:             {}", secret(pool.token()));
+    println!("  MCP endpoint:             {mcp}");
+    println!("  MCP API key (x-ms-apikey): {}", secret(pool.mcp_key()));
+    if let (false, Some(token), Some(key)) = (background, pool.token(), pool.mcp_key()) {
+        println!(
+            "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \\\n    -d '{{\"codeInputType\":\"inline\",\"executionType\":\"synchronous\",\"code\":\"print(6*7)\"}}'"
+        );
+        println!(
+            "  curl -s -X POST '{mcp}' -H 'x-ms-apikey: {key}' -H 'Content-Type: application/json' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/list\"}}'"
+        );
     }
-    print_mcp(pool, background);
     println!("\n{}", isolation_report(pool.isolation()));
     let reason = pool.isolation().unsandboxed.as_deref();
     // The reason for no sandbox is among the pool's warnings; say it once.
@@ -201,26 +208,6 @@ fn print_banner(pool: &LocalPool, background: bool) {
     }
     if let Some(warning) = pool.isolation().warning() {
         println!("\nwarning: {warning}");
-    }
-}
-
-/// The MCP lines of serve's banner: the endpoint, the key (in the discovery
-/// file only, for the background pool), and a first request to try.
-fn print_mcp(pool: &LocalPool, background: bool) {
-    let endpoint = pool.mcp_endpoint();
-    println!("  MCP endpoint:             {endpoint}");
-    match pool.mcp_key() {
-        Some(_) if background => println!(
-            "  MCP API key:              in {} (readable by this user only)",
-            Discovery::path().display()
-        ),
-        Some(key) => {
-            println!("  MCP API key (x-ms-apikey): {key}");
-            println!(
-                "\nTry the MCP server:\n  curl -s -X POST '{endpoint}' -H 'x-ms-apikey: {key}' \\\n    -H 'Content-Type: application/json' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/list\"}}'"
-            );
-        }
-        None => {}
     }
 }
 

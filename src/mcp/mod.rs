@@ -85,6 +85,20 @@ impl SessionTools {
         }
     }
 
+    /// Runs `run` with the session identifier of `environment`; an unknown or
+    /// expired environment, or a command the host could not run, is a tool
+    /// error the model reads (see [`tool_error`]).
+    async fn in_environment(
+        &self,
+        environment: &str,
+        run: impl AsyncFnOnce(String) -> Result<CallToolResult, HostError>,
+    ) -> CallToolResult {
+        match self.environments.command(environment, &*self.host) {
+            Ok(identifier) => run(identifier).await.unwrap_or_else(|e| tool_error(e.0)),
+            Err(why) => tool_error(why),
+        }
+    }
+
     fn launch(&self) -> CallToolResult {
         let id = self.environments.launch(self.host.cooldown());
         tracing::info!(environment = %id, "MCP environment launched (its session identifier)");
@@ -121,14 +135,11 @@ impl SessionTools {
         &self,
         Parameters(args): Parameters<PythonArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let identifier = match self.environments.command(&args.environment_id, &*self.host) {
-            Ok(id) => id,
-            Err(why) => return Ok(tool_error(why)),
+        let run = async |identifier: String| {
+            let exec = self.host.run_python(&identifier, &args.python_code).await?;
+            Ok(python_result(&args.environment_id, &exec))
         };
-        match self.host.run_python(&identifier, &args.python_code).await {
-            Ok(exec) => Ok(python_result(&args.environment_id, &exec)),
-            Err(e) => Ok(tool_error(e.0)),
-        }
+        Ok(self.in_environment(&args.environment_id, run).await)
     }
 
     /// `runShellCommandInRemoteEnvironment`.
@@ -142,14 +153,11 @@ impl SessionTools {
     ) -> Result<CallToolResult, ErrorData> {
         let command = ShellCommand::from_arguments(args.shell_command, args.exec_command_and_args)
             .map_err(|why| ErrorData::invalid_params(why, None))?;
-        let identifier = match self.environments.command(&args.environment_id, &*self.host) {
-            Ok(id) => id,
-            Err(why) => return Ok(tool_error(why)),
+        let run = async |identifier: String| {
+            let run = self.host.run_shell(&identifier, &command).await?;
+            Ok(shell_result(&args.environment_id, &run))
         };
-        match self.host.run_shell(&identifier, &command).await {
-            Ok(run) => Ok(shell_result(&args.environment_id, &run)),
-            Err(e) => Ok(tool_error(e.0)),
-        }
+        Ok(self.in_environment(&args.environment_id, run).await)
     }
 }
 
