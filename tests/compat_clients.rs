@@ -4,7 +4,7 @@
 //! `tests/compat/requirements-*.txt`.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod common;

@@ -113,8 +113,8 @@ impl SessionTools {
         name = "launchShell",
         description = "Creates a new environment and returns its environmentId. Its session is allocated on the first command. The environmentId is also the session identifier, to open the session in sessionpad."
     )]
-    fn launch_shell(&self) -> Result<CallToolResult, ErrorData> {
-        Ok(self.launch())
+    fn launch_shell(&self) -> CallToolResult {
+        self.launch()
     }
 
     /// `launchPythonEnvironment`: the earlier name of `launchShell`.
@@ -122,8 +122,8 @@ impl SessionTools {
         name = "launchPythonEnvironment",
         description = "Creates a new environment and returns its environmentId (the earlier name of launchShell)."
     )]
-    fn launch_python_environment(&self) -> Result<CallToolResult, ErrorData> {
-        Ok(self.launch())
+    fn launch_python_environment(&self) -> CallToolResult {
+        self.launch()
     }
 
     /// `runPythonCodeInRemoteEnvironment`.
