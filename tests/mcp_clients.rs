@@ -17,12 +17,13 @@ use common::{client_env, serve_command, spawn_serve};
 const TOKEN: &str = "mcp-test-token";
 const KEY: &str = "mcp-test-key-1234";
 
-/// A serve with a known token and MCP key, its data in `data`.
-fn serve(data: &Path) -> (std::process::Child, String) {
+/// A serve with a known token and MCP key, its data in `data`; its endpoint.
+fn serve(data: &Path) -> (common::Served, String) {
     let mut cmd = serve_command(data, TOKEN, 1);
     cmd.args(["--mcp-key", KEY])
         .stderr(std::process::Stdio::null());
-    spawn_serve(cmd)
+    let (child, endpoint) = spawn_serve(cmd);
+    (common::Served(child), endpoint)
 }
 
 /// Runs the client script with `env`; returns its output after checking it
@@ -84,18 +85,16 @@ fn open_by_identifier(data: &Path, environment: &str) {
 #[test]
 fn the_mcp_sdk_uses_the_pools_mcp_endpoint_over_http() {
     let data = tempfile::tempdir().unwrap();
-    let (mut server, endpoint) = serve(data.path());
+    let (_server, endpoint) = serve(data.path());
     let url = format!("{endpoint}/mcp");
     let (_, environment) = run_client(&[("MODE", "http"), ("URL", &url), ("KEY", KEY)]);
     open_by_identifier(data.path(), &environment);
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 #[test]
 fn the_mcp_sdk_with_a_wrong_key_or_the_bearer_token_is_refused() {
     let data = tempfile::tempdir().unwrap();
-    let (mut server, endpoint) = serve(data.path());
+    let (_server, endpoint) = serve(data.path());
     let python = client_env("mcp");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/mcp_client.py");
     for key in ["wrong-key", TOKEN] {
@@ -116,8 +115,6 @@ fn the_mcp_sdk_with_a_wrong_key_or_the_bearer_token_is_refused() {
         assert!(!out.status.success() && !all.contains("MCP OK"), "{all}");
         assert!(all.contains("MCPError"), "{all}");
     }
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 /// The client script over stdio: `sessionpad ARGS` (a JSON list) started with
@@ -135,7 +132,7 @@ fn over_stdio(args: &str, data: &Path) -> (Output, String) {
 #[test]
 fn sessionpad_mcp_serves_the_tools_over_stdio_on_the_pool_it_finds() {
     let data = tempfile::tempdir().unwrap();
-    let (mut server, _endpoint) = serve(data.path());
+    let (_server, _endpoint) = serve(data.path());
     let (out, environment) = over_stdio(r#"["mcp"]"#, data.path());
     // It said on standard error which pool, and how to open a session.
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -144,19 +141,15 @@ fn sessionpad_mcp_serves_the_tools_over_stdio_on_the_pool_it_finds() {
         "{stderr}"
     );
     open_by_identifier(data.path(), &environment);
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 #[test]
 fn sessionpad_mcp_serves_the_tools_over_stdio_on_an_endpoint() {
     let data = tempfile::tempdir().unwrap();
-    let (mut server, endpoint) = serve(data.path());
+    let (_server, endpoint) = serve(data.path());
     // Another data directory: nothing to discover, the endpoint is named.
     let elsewhere = tempfile::tempdir().unwrap();
     let args = serde_json::json!(["mcp", "--endpoint", endpoint, "--token", TOKEN]).to_string();
     let (_, environment) = over_stdio(&args, elsewhere.path());
     open_by_identifier(data.path(), &environment);
-    let _ = server.kill();
-    let _ = server.wait();
 }

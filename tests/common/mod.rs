@@ -232,6 +232,17 @@ pub fn client_env(name: &str) -> std::path::PathBuf {
     dir.join("bin/python")
 }
 
+/// A running `sessionpad serve`, killed and reaped when dropped (also when a
+/// test fails).
+pub struct Served(pub std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `sessionpad serve --port 0` with a known token; returns the child and endpoint.
 /// Where bubblewrap does not work, with `--no-sandbox` (serve refuses otherwise).
 pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, String) {
