@@ -288,3 +288,43 @@ async fn an_environment_is_gone_after_the_cooldown() {
         "no new session for a gone environment"
     );
 }
+
+/// `sessionpad mcp`'s host over the session client: where its pool refuses the
+/// connection (the background pool ended), it takes the client of the pool
+/// found again and sends the command there; without a way to reconnect the
+/// refusal is the error.
+#[tokio::test]
+async fn the_client_host_reaches_a_pool_again_after_it_has_gone() {
+    use sessionpad::mcp::{ClientHost, SessionHost};
+    let pool = TestPool::start().await;
+    // A port nothing listens on any more.
+    let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", gone.local_addr().unwrap());
+    drop(gone);
+    let client_of = |endpoint: &str| {
+        sessionpad::client::SessionClient::new(sessionpad::client::Target {
+            endpoint: endpoint.to_string(),
+            api_version: ApiVersion::V2025_10_02,
+            token: pool.pool.token().map(str::to_string),
+        })
+        .unwrap()
+    };
+    let limit = Duration::from_secs(60);
+    let stuck = ClientHost::new(client_of(&dead), limit, limit);
+    let err = stuck.run_python("env-1234", "print(1)").await.unwrap_err();
+    assert!(err.0.contains("cannot reach"), "{err}");
+    let live = client_of(&pool.pool.endpoint());
+    let host =
+        ClientHost::new(client_of(&dead), limit, limit).with_reconnect(Box::new(move || {
+            let live = live.clone();
+            Box::pin(async move { Ok(live) })
+        }));
+    let exec = host
+        .run_python("env-1234", "x = 5\nprint(x)")
+        .await
+        .unwrap();
+    assert_eq!(exec.stdout, "5\n");
+    // From then on the new pool: the same session, its state.
+    let exec = host.run_python("env-1234", "print(x + 1)").await.unwrap();
+    assert_eq!(exec.stdout, "6\n");
+}

@@ -5,6 +5,8 @@
 //! and each command is one execution of the session client, so an
 //! environment's session is an ordinary session of that pool: its identifier
 //! is the `environmentId`, which a person opens in the notebook or the CLI.
+//! On the local pool, a pool that has ended (the background pool after its
+//! idle period) is found or started again at the next command.
 //! Standard output carries only the protocol; what a person should know goes
 //! to standard error, the rest to the log file.
 
@@ -37,7 +39,21 @@ pub async fn run(target: &TargetOpt) -> anyhow::Result<()> {
         "{}",
         banner(&conn.label, &endpoint, settings.endpoint.is_none())
     );
-    let host = ClientHost::new(conn.client, settings.timeout, cooldown);
+    let mut host = ClientHost::new(conn.client, settings.timeout, cooldown);
+    if settings.endpoint.is_none() {
+        // The background pool ends after its idle period: the next command
+        // starts (or finds) a local pool again, as every command does.
+        let settings = settings.clone();
+        host = host.with_reconnect(Box::new(move || {
+            let settings = settings.clone();
+            Box::pin(async move {
+                super::target::connect(&settings)
+                    .await
+                    .map(|conn| conn.client)
+                    .map_err(|e| format!("{e:#}"))
+            })
+        }));
+    }
     let service = SessionTools::new(Arc::new(host))
         .serve(rmcp::transport::stdio())
         .await?;

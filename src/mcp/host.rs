@@ -4,12 +4,14 @@
 //! (`pool::mcp_host`); [`ClientHost`] implements it over the session client,
 //! for `sessionpad mcp` on any pool sessionpad can reach.
 
+use std::sync::RwLock;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 
 use super::shell::{ShellCommand, ShellRun};
-use crate::client::{Execution, SessionClient};
+use crate::client::{ClientError, Execution, SessionClient};
 
 /// The service's default cooldown of a session pool (`aca-api.md` §7): idle
 /// time after which a session ends, used where the pool does not say.
@@ -66,14 +68,21 @@ pub trait SessionHost: Send + Sync + 'static {
     fn cooldown(&self) -> Duration;
 }
 
+/// How a [`ClientHost`] reaches its pool again after it has gone (the
+/// background local pool ends after its idle period, and the next command
+/// starts another): a new client, or why there is none.
+pub type Reconnect =
+    Box<dyn Fn() -> BoxFuture<'static, Result<SessionClient, String>> + Send + Sync>;
+
 /// A [`SessionHost`] over the session client: any pool sessionpad reaches
 /// (Azure with its Entra credential, a `serve`, the background local pool).
 /// Each command is one `POST executions` (or `code/execute`) of the client's
 /// api-version, `aca-api.md` §3.1 / §4.2.
 pub struct ClientHost {
-    client: SessionClient,
+    client: RwLock<SessionClient>,
     timeout: Duration,
     cooldown: Duration,
+    reconnect: Option<Reconnect>,
 }
 
 impl ClientHost {
@@ -82,25 +91,57 @@ impl ClientHost {
     /// command (the pool's cooldown where known, else [`DEFAULT_COOLDOWN`]).
     pub fn new(client: SessionClient, timeout: Duration, cooldown: Duration) -> Self {
         Self {
-            client,
+            client: RwLock::new(client),
             timeout,
             cooldown,
+            reconnect: None,
         }
     }
 
-    /// The pool management endpoint commands go to.
-    pub fn endpoint(&self) -> &str {
-        self.client.endpoint()
+    /// Where the pool refuses the connection (it has ended), `reconnect` gives
+    /// a client of the pool to use from then on, and the command is sent there
+    /// once more: a refused connection carried nothing, so nothing runs twice.
+    #[must_use]
+    pub fn with_reconnect(mut self, reconnect: Reconnect) -> Self {
+        self.reconnect = Some(reconnect);
+        self
+    }
+
+    fn client(&self) -> SessionClient {
+        self.client
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
 #[async_trait]
 impl SessionHost for ClientHost {
     async fn run_python(&self, identifier: &str, code: &str) -> Result<Execution, HostError> {
-        self.client
-            .execute(identifier, code, self.timeout)
-            .await
-            .map_err(|e| HostError(e.to_string()))
+        let host_error = |e: ClientError| HostError(e.to_string());
+        match self.client().execute(identifier, code, self.timeout).await {
+            Err(ClientError::Unreachable { source, .. }) if source.is_connect() => {
+                let Some(reconnect) = &self.reconnect else {
+                    return Err(HostError(format!(
+                        "cannot reach the session pool: {source}"
+                    )));
+                };
+                let fresh = reconnect().await.map_err(HostError)?;
+                tracing::info!(
+                    endpoint = fresh.endpoint(),
+                    "the pool had gone: reconnected"
+                );
+                *self
+                    .client
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = fresh.clone();
+                fresh
+                    .execute(identifier, code, self.timeout)
+                    .await
+                    .map_err(host_error)
+            }
+            other => other.map_err(host_error),
+        }
     }
 
     fn session_exists(&self, _identifier: &str) -> Option<bool> {
