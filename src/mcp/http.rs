@@ -3,7 +3,7 @@
 //! JSON answer, no session (`Mcp-Session-Id`) to keep. This is `rmcp`'s
 //! streamable HTTP transport in stateless mode with JSON answers; the only
 //! code of ours is what makes it take the requests the service's tutorials
-//! send with curl ([`as_the_service_takes_it`]). Authentication (`x-ms-apikey`)
+//! send with curl (`as_the_service_takes_it`). Authentication (`x-ms-apikey`)
 //! is the mounting router's (the local pool's `/mcp` route).
 
 use std::sync::Arc;
