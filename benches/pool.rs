@@ -15,33 +15,21 @@
 //! Run with `cargo bench --bench pool` (or `scripts/bench.sh`).
 #![allow(clippy::unwrap_used)] // benchmark set-up unwraps: a failure there stops the run with its location
 
+mod common;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use sessionpad::client::{ApiVersion, ContainerType, SessionClient, ShellRequest, Target};
 use std::sync::Arc;
 
+use common::{ms, percentile};
 use sessionpad::pool::kernel::{Kernel, KernelLaunch};
 use sessionpad::pool::limits::{Enforcer, Limits};
 use sessionpad::pool::sandbox::{SESSION_UID_BASE, binds};
 use sessionpad::pool::{LocalPool, PoolOptions, Sandbox, image};
 
 const RUNS: usize = 500;
-
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)] // an index in 0..len, rounded from a fraction of len - 1
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let idx = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[idx]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
 
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

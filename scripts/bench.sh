@@ -3,7 +3,9 @@
 #  1. the local pool (cargo bench --bench pool): print(1) through HTTP vs the bare
 #     kernel, first execution with ready kernels, 20 concurrent sessions, 100 MB
 #     transfers;
-#  2. `sessionpad exec -c 'print(1)'` as a whole process against a warm local
+#  2. the MCP server (cargo bench --bench mcp): runPythonCodeInRemoteEnvironment
+#     of print(1) against the REST call it wraps;
+#  3. `sessionpad exec -c 'print(1)'` as a whole process against a warm local
 #     pool, next to curl making the same request, in the same run (hyperfine).
 # Needs: hyperfine and curl (apt-get install hyperfine curl).
 set -euo pipefail
@@ -14,6 +16,8 @@ bin=${BIN:-target/release/sessionpad}
 if [ -z "${SKIP_POOL_BENCH:-}" ]; then
   echo "== local pool (benches/pool.rs)"
   cargo bench --quiet --bench pool 2>/dev/null | grep -v '^$' || true
+  echo "== MCP server (benches/mcp.rs)"
+  cargo bench --quiet --bench mcp 2>/dev/null | grep -v '^$' || true
 fi
 
 echo "== sessionpad exec vs curl against a warm local pool"

@@ -4,8 +4,10 @@
 //! Parts (`design.md`): [`client`] (the session client, no terminal code),
 //! [`pool`] (the local pool: HTTP server + IPython kernels, no terminal code),
 //! [`session`] (the session worker a front end hands commands to: executions,
-//! files, sessions; typed events back, no terminal code), [`notebook`] (cells
-//! and outputs), [`tui`] (the terminal UI) and [`cli`].
+//! files, sessions; typed events back, no terminal code), [`mcp`] (the pool's
+//! MCP server, over HTTP in the pool and over stdio as `sessionpad mcp`, no
+//! terminal code), [`notebook`] (cells and outputs), [`tui`] (the terminal UI)
+//! and [`cli`].
 
 pub mod background;
 pub mod cli;
@@ -13,6 +15,7 @@ pub mod client;
 pub mod config;
 pub mod dirs;
 pub mod localname;
+pub mod mcp;
 pub mod notebook;
 pub mod pool;
 pub mod session;

@@ -980,8 +980,9 @@ async fn pool_metadata_in_every_version() {
                 }),
                 created: t("2025-01-05T22:18:41.495Z"),
                 updated: t("2025-01-05T22:18:41.495Z"),
-                // Azure's pools send no sessionpadIsolation.
+                // Azure's pools send no sessionpadIsolation, nor what they run.
                 isolation: None,
+                container_type: None,
             }
         );
     }

@@ -4,48 +4,11 @@
 //! `tests/compat/requirements-*.txt`.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::serve;
-
-/// Builds (once) a venv with the client's requirements; returns its python.
-fn client_env(name: &str) -> PathBuf {
-    let root = sessionpad::dirs::cache_dir().join("compat");
-    std::fs::create_dir_all(&root).unwrap();
-    let req =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/compat/requirements-{name}.txt"));
-    let wanted = std::fs::read_to_string(&req).unwrap();
-    let dir = root.join(name);
-    let lock = std::fs::File::create(root.join(format!("{name}.lock"))).unwrap();
-    lock.lock().unwrap();
-    let marker = dir.join(".sessionpad-ready");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
-        let _ = std::fs::remove_dir_all(&dir);
-        let ok = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&dir)
-            .status()
-            .unwrap();
-        assert!(ok.success(), "python3 -m venv");
-        let ok = Command::new(dir.join("bin/python"))
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(&req)
-            .status()
-            .unwrap();
-        assert!(ok.success(), "pip install -r {}", req.display());
-        std::fs::write(&marker, &wanted).unwrap();
-    }
-    dir.join("bin/python")
-}
+use common::{client_env, serve};
 
 /// Runs the LangChain client `script` (in `tests/compat/`) against a fresh
 /// `sessionpad serve` with `extra` arguments, and asserts it printed `ok`.

@@ -6,7 +6,7 @@
 //! `no_new_privs`, the seccomp filter, the user id, memory, processes, `/tmp`,
 //! file size and the network. A Shell pool's commands (`--container-type
 //! shell`) are attacked too: host files, the environment, the user id and new
-//! namespaces.
+//! namespaces; and a shell command run through the MCP server.
 //!
 //! Run as root (CI) the limits are enforced by cgroups where the machine allows;
 //! `the_attacks_also_fail_as_an_unprivileged_user` then runs every other test of
@@ -716,6 +716,60 @@ out.join('\n')"#,
             ["PATH", "HOME", "LANG", "TZ"].contains(&var),
             "{var} reached JavaScript"
         );
+    }
+}
+
+/// A shell command of the MCP tool `runShellCommandInRemoteEnvironment` runs
+/// in the session's sandbox too: as an unprivileged user, with no
+/// capabilities, `no_new_privs` and the seccomp filter, blind to host secrets,
+/// with system folders read-only, writing nothing on the host outside
+/// `/mnt/data`, with no network but loopback.
+#[tokio::test]
+async fn mcp_shell_commands_run_in_the_same_sandbox() {
+    let Some(pool) = pool().await else { return };
+    let mcp = common::Mcp::new(&pool);
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    // A secret next to the pool's own folders (a host temp folder: as root
+    // or as `nobody`, always writable here).
+    let secret = pool.dir.path().join("sessionpad-mcp-secret");
+    std::fs::write(&secret, "TOPSECRET").unwrap();
+    let script = format!(
+        r#"echo "uid $(id -u)"
+grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status
+for p in '{secret}' /etc/shadow '{home}/.ssh'; do
+  echo "trying read $p"
+  if out=$(cat "$p" 2>&1); then echo "LEAKED $p $out"; else echo "blocked read $p: $out"; fi
+done
+echo "trying write /usr/pwned"
+if out=$( (echo x > /usr/pwned) 2>&1); then echo "LEAKED /usr/pwned"; else echo "blocked write /usr/pwned: $out"; fi
+for p in /etc/pwned '{home}/pwned' /mnt/pwned; do (echo x > "$p") 2>/dev/null; done
+echo "net $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+echo done"#,
+        secret = secret.display(),
+        home = home.display()
+    );
+    let env = mcp.launch().await;
+    let result = mcp
+        .tool(
+            "runShellCommandInRemoteEnvironment",
+            serde_json::json!({"environmentId": env, "shellCommand": script}),
+        )
+        .await;
+    let _ = std::fs::remove_file(&secret);
+    let out = result["structuredContent"]["stdout"].as_str().unwrap_or("");
+    assert!(out.trim_end().ends_with("done"), "{result}");
+    all_blocked(out);
+    assert!(!out.contains("TOPSECRET"), "{out}");
+    assert!(!out.contains("uid 0\n"), "{out}");
+    assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+    assert!(out.contains("Seccomp:\t2"), "{out}");
+    assert!(out.contains("net lo \n"), "{out}");
+    // Where the sandbox has a private writable folder (its own /tmp, and /etc
+    // and /mnt when it runs in a user namespace), writes stay in it: none
+    // reaches the host.
+    for p in [home.join("pwned"), "/etc/pwned".into(), "/mnt/pwned".into()] {
+        assert!(!p.exists(), "{} was written on the host", p.display());
     }
 }
 

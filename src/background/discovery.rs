@@ -18,6 +18,14 @@ pub struct Discovery {
     pub endpoint: String,
     /// The bearer token the pool wants, if any.
     pub token: Option<String>,
+    /// The pool's MCP endpoint (`<endpoint>/mcp`; absent in files of older
+    /// versions).
+    #[serde(default)]
+    pub mcp_endpoint: Option<String>,
+    /// The API key of the pool's MCP endpoint (`x-ms-apikey`), if it wants one
+    /// (absent in files of older versions).
+    #[serde(default)]
+    pub mcp_key: Option<String>,
     /// The serve's process id.
     pub pid: u32,
     /// A random value of the serve that wrote the file, so that it removes only
@@ -69,6 +77,8 @@ impl Discovery {
         let me = Self {
             endpoint: pool.endpoint(),
             token: pool.token().map(str::to_string),
+            mcp_endpoint: Some(pool.mcp_endpoint()),
+            mcp_key: pool.mcp_key().map(str::to_string),
             pid: std::process::id(),
             nonce: crate::pool::random_token(),
             isolation: Some(pool.isolation().clone()),

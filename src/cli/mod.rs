@@ -5,6 +5,7 @@
 
 mod exec;
 mod files;
+mod mcp;
 mod notebook;
 mod output;
 mod serve;
@@ -50,6 +51,10 @@ pub enum Command {
     Pool(sessions::PoolCmd),
     /// Run the local pool standalone for other dynamic-sessions clients.
     Serve(ServeOpt),
+    /// Serve the pool's MCP tools (launchShell, runPythonCodeInRemoteEnvironment,
+    /// runShellCommandInRemoteEnvironment) on standard input and output, for an
+    /// MCP host; each environmentId is a session identifier of the pool.
+    Mcp,
     /// Write the stored notebook of the session as .ipynb or a # %% script.
     Export(notebook::ExportOpt),
     /// Start the notebook with a .ipynb file's code cells ready to run.
@@ -82,7 +87,11 @@ pub struct ServeOpt {
         conflicts_with = "no_auth"
     )]
     pub serve_token: Option<String>,
-    /// Accept requests without a token.
+    /// API key MCP clients must send in the x-ms-apikey header at the pool's
+    /// /mcp endpoint; random when omitted.
+    #[arg(long, value_name = "KEY", conflicts_with = "no_auth")]
+    pub mcp_key: Option<String>,
+    /// Accept requests without a token (and MCP requests without a key).
     #[arg(long)]
     pub no_auth: bool,
     /// An interpreter that already has ipykernel, instead of the built environment.
@@ -173,6 +182,7 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Sessions(cmd) => sessions::run_sessions(cmd, &target).await,
         Command::Pool(cmd) => sessions::run_pool(cmd, &target).await,
         Command::Serve(opt) => serve::run(opt, &target).await.map(|()| ExitCode::SUCCESS),
+        Command::Mcp => mcp::run(&target).await.map(|()| ExitCode::SUCCESS),
         Command::Export(opt) => notebook::export(&opt, &target),
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {

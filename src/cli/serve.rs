@@ -11,6 +11,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use super::ServeOpt;
 use crate::background::{Discovery, DiscoveryGuard, NotPublished};
+use crate::client::ContainerType;
 use crate::pool::{Isolation, LocalPool, PoolOptions, Sandbox};
 
 /// After the discovery file is removed for an idle exit, how long the pool
@@ -133,10 +134,13 @@ fn pool_options(opt: ServeOpt, limits: crate::pool::limits::Limits) -> PoolOptio
     pool_opts.max_execution = Duration::from_secs(opt.max_execution.max(1));
     pool_opts.egress = opt.egress;
     pool_opts.sandbox = !opt.no_sandbox;
-    pool_opts.token = if opt.no_auth {
-        None
+    (pool_opts.token, pool_opts.mcp_key) = if opt.no_auth {
+        (None, None)
     } else {
-        Some(opt.serve_token.unwrap_or_else(crate::pool::random_token))
+        (
+            Some(opt.serve_token.unwrap_or_else(crate::pool::random_token)),
+            Some(opt.mcp_key.unwrap_or_else(crate::pool::random_token)),
+        )
     };
     pool_opts
 }
@@ -169,32 +173,42 @@ fn not_published(not: &NotPublished) -> String {
 }
 
 /// What serve prints at start. The background pool's output is its log file,
-/// which keeps no secret: its token is only in the discovery file (mode 0600).
+/// which keeps no secret: its token and MCP key are only in the discovery file
+/// (mode 0600).
 fn print_banner(pool: &LocalPool, background: bool) {
     let endpoint = pool.endpoint();
+    let mcp = pool.mcp_endpoint();
+    let secret = |value: Option<&str>| match value {
+        Some(_) if background => format!(
+            "in {} (readable by this user only)",
+            Discovery::path().display()
+        ),
+        Some(v) => v.to_string(),
+        None => "none: authentication is off (--no-auth)".into(),
+    };
     println!("sessionpad local pool (pid {})", std::process::id());
     println!("  pool management endpoint: {endpoint}");
     println!(
         "  container type:           {}",
         pool.registry().container_type()
     );
-    match pool.token() {
-        Some(_) if background => println!(
-            "  bearer token:             in {} (readable by this user only)",
-            Discovery::path().display()
-        ),
-        Some(t) => {
-            println!("  bearer token:             {t}");
-            let body = if pool.registry().container_type().is_shell() {
-                r#"{"shellCommand":"echo $((6*7))"}"#
-            } else {
-                r#"{"codeInputType":"inline","executionType":"synchronous","code":"print(6*7)"}"#
-            };
-            println!(
-                "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{body}'"
-            );
-        }
-        None => println!("  authentication:           off (--no-auth)"),
+    println!("  bearer token:             {}", secret(pool.token()));
+    println!("  MCP endpoint:             {mcp}");
+    println!("  MCP API key (x-ms-apikey): {}", secret(pool.mcp_key()));
+    if let (false, Some(token), Some(key)) = (background, pool.token(), pool.mcp_key()) {
+        let body = match pool.registry().container_type() {
+            ContainerType::Shell => r#"{"shellCommand":"echo $((6*7))"}"#,
+            ContainerType::NodeLts => {
+                r#"{"codeInputType":"inline","executionType":"synchronous","code":"console.log(6*7)"}"#
+            }
+            _ => r#"{"codeInputType":"inline","executionType":"synchronous","code":"print(6*7)"}"#,
+        };
+        println!(
+            "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \\\n    -d '{body}'"
+        );
+        println!(
+            "  curl -s -X POST '{mcp}' -H 'x-ms-apikey: {key}' -H 'Content-Type: application/json' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/list\"}}'"
+        );
     }
     println!("\n{}", isolation_report(pool.isolation()));
     let reason = pool.isolation().unsandboxed.as_deref();

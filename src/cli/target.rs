@@ -256,6 +256,9 @@ pub struct Connection {
     /// What the command talks to, for messages: `local (background, pid N)`,
     /// `local (serve, pid N)` or the host.
     pub label: String,
+    /// Whether the pool is the background local pool, whose sessions'
+    /// cooldown is its idle period (`[background_pool] idle_exit`).
+    pub background: bool,
     /// The isolation of a local pool's sessions when known without asking:
     /// the one a serve (foreground or background) wrote into its discovery file.
     isolation: Option<Isolation>,
@@ -372,6 +375,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
         return Ok(Connection {
             client,
             label,
+            background: false,
             isolation: None,
         });
     }
@@ -403,6 +407,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     Ok(Connection {
         client,
         label,
+        background: found.background,
         isolation: found.isolation,
     })
 }

@@ -12,6 +12,7 @@ pub mod isolation;
 pub mod kernel;
 pub mod limits;
 mod manage;
+mod mcp_host;
 pub mod process;
 pub mod sandbox;
 pub mod server;
@@ -40,6 +41,9 @@ pub struct PoolOptions {
     pub port: u16,
     /// Bearer token clients must send; `None` disables authentication (`--no-auth`).
     pub token: Option<String>,
+    /// API key MCP clients must send in `x-ms-apikey` at the pool's `/mcp`
+    /// route; `None` disables its authentication (`--no-auth`).
+    pub mcp_key: Option<String>,
     /// An existing interpreter that has ipykernel (`--python`); `None` builds the
     /// pool's own environment in the cache directory.
     pub python: Option<PathBuf>,
@@ -81,6 +85,7 @@ impl PoolOptions {
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
             token: Some(random_token()),
+            mcp_key: Some(random_token()),
             python: None,
             cache_dir: crate::dirs::cache_dir(),
             sessions_dir: crate::dirs::data_dir().join("pool-sessions"),
@@ -140,6 +145,7 @@ pub enum PoolError {
 pub struct LocalPool {
     addr: SocketAddr,
     token: Option<String>,
+    mcp_key: Option<String>,
     registry: Arc<SessionRegistry>,
     warnings: Vec<String>,
     stop: Option<oneshot::Sender<()>>,
@@ -154,6 +160,7 @@ impl std::fmt::Debug for LocalPool {
         f.debug_struct("LocalPool")
             .field("addr", &self.addr)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("mcp_key", &self.mcp_key.as_ref().map(|_| "<set>"))
             .finish_non_exhaustive()
     }
 }
@@ -267,6 +274,7 @@ impl LocalPool {
         Ok(Self {
             addr,
             token: opts.token,
+            mcp_key: opts.mcp_key,
             registry,
             warnings,
             stop: Some(stop),
@@ -311,6 +319,18 @@ impl LocalPool {
     /// The bearer token clients must send, or `None` without authentication.
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
+    }
+
+    /// The pool's MCP endpoint (JSON-RPC over HTTP POST, `aca-api.md` §8),
+    /// e.g. `http://127.0.0.1:41234/mcp`.
+    pub fn mcp_endpoint(&self) -> String {
+        format!("{}{}", self.endpoint(), server::MCP_ROUTE)
+    }
+
+    /// The API key MCP clients must send in `x-ms-apikey`, or `None` without
+    /// authentication.
+    pub fn mcp_key(&self) -> Option<&str> {
+        self.mcp_key.as_deref()
     }
 
     /// Stops accepting requests, waits for the server task and ends every kernel.

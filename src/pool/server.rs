@@ -76,8 +76,15 @@ impl Pool {
     }
 }
 
+/// The route of the pool's MCP server: the service's tutorials post to the
+/// pool's `mcpServerEndpoint`, which `mcp-overview.md` describes as "the
+/// session pool's `/mcp` endpoint" (`aca-api.md` §8); so the local pool's MCP
+/// endpoint is its pool management endpoint followed by `/mcp`.
+pub const MCP_ROUTE: &str = "/mcp";
+
 /// The router of the local pool: every route of `aca-api.md` behind bearer-token
-/// authentication (`opts.token`, none when `None`).
+/// authentication (`opts.token`, none when `None`), and the MCP server at
+/// [`MCP_ROUTE`] behind the API key (`opts.mcp_key`, none when `None`).
 pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
     let pool = Pool {
         registry,
@@ -87,6 +94,11 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
         metadata: Arc::default(),
         container_type: opts.container_type,
     };
+    let tools =
+        crate::mcp::SessionTools::new(Arc::new(super::mcp_host::PoolHost::new(pool.clone())));
+    let mcp = crate::mcp::http::router(MCP_ROUTE, tools, !opts.bind.is_loopback()).layer(
+        middleware::from_fn_with_state(opts.mcp_key.clone().map(Arc::new), mcp_auth),
+    );
     let api = Router::new()
         .route(
             "/code/execute",
@@ -107,6 +119,7 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
     // Routing happens in `api`, after the outer layers have normalised the path
     // and started the request log. Outermost first: slashes, log, drain, shape.
     Router::new()
+        .merge(mcp)
         .fallback_service(api)
         .layer(middleware::from_fn(super::wire_error::azure_shape))
         .layer(middleware::from_fn(drain::drain_unread_body))
@@ -190,6 +203,27 @@ async fn auth(State(token): State<Option<Arc<String>>>, req: Request, next: Next
     }
     next.run(req).await
 }
+
+/// Rejects MCP requests without `x-ms-apikey: <key>` with 401, as the
+/// service's MCP endpoint does (a bearer token is not a key:
+/// `mcp-authentication.md`, `aca-api.md` §2).
+async fn mcp_auth(State(key): State<Option<Arc<String>>>, req: Request, next: Next) -> Response {
+    if let Some(key) = key {
+        let given = req.headers().get(MCP_KEY_HEADER).map(HeaderValue::as_bytes);
+        let Some(given) = given else {
+            return WireError::unauthorized(format!("the {MCP_KEY_HEADER} header is missing"))
+                .into_response();
+        };
+        if !constant_time_eq(given, key.as_bytes()) {
+            return WireError::unauthorized("the API key is not valid for this pool's MCP server")
+                .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+/// The header of the MCP server's API key.
+pub const MCP_KEY_HEADER: &str = "x-ms-apikey";
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0

@@ -318,6 +318,12 @@ impl SessionRegistry {
         s
     }
 
+    /// Whether the session of `identifier` exists, without touching it (its
+    /// idle time goes on).
+    pub fn contains(&self, identifier: &str) -> bool {
+        lock(&self.sessions).contains_key(identifier)
+    }
+
     /// All sessions, oldest first.
     pub fn list(&self) -> Vec<Arc<Session>> {
         let mut all: Vec<_> = lock(&self.sessions).values().cloned().collect();

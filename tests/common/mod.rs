@@ -132,6 +132,126 @@ impl Raw {
     }
 }
 
+/// One JSON-RPC request to the pool's MCP endpoint (`/mcp`), as curl sends it
+/// in the service's tutorials (JSON body, `x-ms-apikey`, no `Accept`).
+pub struct Mcp {
+    pub http: reqwest::Client,
+    pub url: String,
+    pub key: Option<String>,
+}
+
+impl Mcp {
+    /// The MCP endpoint of `pool` with its API key.
+    pub fn new(pool: &TestPool) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            url: pool.pool.mcp_endpoint(),
+            key: pool.pool.mcp_key().map(str::to_string),
+        }
+    }
+
+    /// POSTs `body` with `headers` only (no key unless given); returns the status
+    /// and the JSON (or text) body.
+    pub async fn post_with(
+        &self,
+        headers: &[(&str, &str)],
+        body: &serde_json::Value,
+    ) -> (u16, serde_json::Value) {
+        let mut req = self.http.post(&self.url).json(body);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+        )
+    }
+
+    /// A JSON-RPC request with the pool's key; returns the whole answer.
+    pub async fn request(&self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let key = self.key.clone().unwrap_or_default();
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": "1", "method": method, "params": params});
+        let (status, answer) = self.post_with(&[("x-ms-apikey", &key)], &body).await;
+        assert_eq!(status, 200, "{method}: {answer}");
+        answer
+    }
+
+    /// `tools/call` of `name` with `arguments`; returns the call's `result`.
+    pub async fn tool(&self, name: &str, arguments: serde_json::Value) -> serde_json::Value {
+        let answer = self
+            .request(
+                "tools/call",
+                serde_json::json!({"name": name, "arguments": arguments}),
+            )
+            .await;
+        answer["result"].clone()
+    }
+
+    /// `launchShell`: a new environment's id.
+    pub async fn launch(&self) -> String {
+        let result = self.tool("launchShell", serde_json::json!({})).await;
+        result["structuredContent"]["environmentId"]
+            .as_str()
+            .expect("environmentId")
+            .to_string()
+    }
+}
+
+/// Builds (once, in the cache directory) a venv with the packages of
+/// `tests/compat/requirements-NAME.txt`; returns its python.
+pub fn client_env(name: &str) -> std::path::PathBuf {
+    use std::path::Path;
+    use std::process::Command;
+    let root = sessionpad::dirs::cache_dir().join("compat");
+    std::fs::create_dir_all(&root).unwrap();
+    let req =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/compat/requirements-{name}.txt"));
+    let wanted = std::fs::read_to_string(&req).unwrap();
+    let dir = root.join(name);
+    let lock = std::fs::File::create(root.join(format!("{name}.lock"))).unwrap();
+    lock.lock().unwrap();
+    let marker = dir.join(".sessionpad-ready");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
+        let _ = std::fs::remove_dir_all(&dir);
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "python3 -m venv");
+        let ok = Command::new(dir.join("bin/python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "-r",
+            ])
+            .arg(&req)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "pip install -r {}", req.display());
+        std::fs::write(&marker, &wanted).unwrap();
+    }
+    dir.join("bin/python")
+}
+
+/// A running `sessionpad serve`, killed and reaped when dropped (also when a
+/// test fails).
+pub struct Served(pub std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `sessionpad serve --port 0` with a known token; returns the child and endpoint.
 /// Where bubblewrap does not work, with `--no-sandbox` (serve refuses otherwise).
 pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, String) {

@@ -428,6 +428,7 @@ fn snapshot_pool_info() {
             created: None,
             updated: None,
             isolation: None,
+            container_type: None,
         }))),
         Instant::now(),
     );
@@ -469,6 +470,7 @@ fn snapshot_pool_info_with_isolation() {
             created: None,
             updated: None,
             isolation: Some(sandboxed),
+            container_type: None,
         }))),
         Instant::now(),
     );
@@ -844,6 +846,7 @@ fn the_pool_info_scrolls_to_its_last_package_and_no_further() {
             created: None,
             updated: None,
             isolation: None,
+            container_type: None,
         }))),
         Instant::now(),
     );

@@ -1,0 +1,237 @@
+//! The MCP server of a session pool, as the service's platform-managed one
+//! (`aca-api.md` §8 and §13; Microsoft's `mcp-overview.md`,
+//! `sessions-tutorial-shell-mcp.md`, `sessions-tutorial-python-mcp.md`,
+//! `mcp-authentication.md`): protocol version `2025-03-26`, server name
+//! "Microsoft Container Apps MCP Server", methods `initialize`, `tools/list`,
+//! `tools/call` (and the protocol's `ping`); every other method -32601. Tools,
+//! for every pool: `launchShell` and its earlier name `launchPythonEnvironment`
+//! (→ `structuredContent.environmentId`), `runPythonCodeInRemoteEnvironment`
+//! and `runShellCommandInRemoteEnvironment`.
+//!
+//! Built on the official Rust SDK (`rmcp`): its tool router and macros here,
+//! its streamable HTTP transport (stateless, JSON answers) in [`http`] for the
+//! local pool's `/mcp` route, its stdio transport for `sessionpad mcp`. What
+//! runs the code is a [`SessionHost`]; environments map onto session
+//! identifiers ([`environments`]). Nothing here knows the terminal.
+
+pub mod environments;
+pub mod host;
+pub mod http;
+pub mod shell;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use base64::Engine;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub use self::environments::Environments;
+pub use self::host::{ClientHost, HostError, SessionHost};
+pub use self::shell::{ShellCommand, ShellRun};
+use crate::client::Execution;
+
+/// `serverInfo.name` of the service's MCP server (`aca-api.md` §13).
+pub const SERVER_NAME: &str = "Microsoft Container Apps MCP Server";
+
+/// The one MCP protocol version the service speaks (`aca-api.md` §13).
+pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_03_26;
+
+/// Arguments of `runPythonCodeInRemoteEnvironment`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PythonArgs {
+    /// The id `launchShell` returned.
+    pub environment_id: String,
+    /// The Python code to run; the value of its last expression is returned.
+    pub python_code: String,
+}
+
+/// Arguments of `runShellCommandInRemoteEnvironment`: the environment and
+/// exactly one of the two forms of a command.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShellArgs {
+    /// The id `launchShell` returned.
+    pub environment_id: String,
+    /// A command line, run by `/bin/sh -c`.
+    pub shell_command: Option<String>,
+    /// A program and its arguments, run without a shell.
+    pub exec_command_and_args: Option<Vec<String>>,
+}
+
+/// The MCP server's handler: the tools over one [`SessionHost`] and its
+/// [`Environments`]. Cheap to clone (the HTTP transport makes one per request).
+#[derive(Clone)]
+pub struct SessionTools {
+    host: Arc<dyn SessionHost>,
+    environments: Arc<Environments>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl SessionTools {
+    /// The tools over `host`, with a new, empty table of environments.
+    pub fn new(host: Arc<dyn SessionHost>) -> Self {
+        Self {
+            host,
+            environments: Arc::default(),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Runs `run` with the session identifier of `environment`; an unknown or
+    /// expired environment, or a command the host could not run, is a tool
+    /// error the model reads (see [`tool_error`]).
+    async fn in_environment(
+        &self,
+        environment: &str,
+        run: impl AsyncFnOnce(String) -> Result<CallToolResult, HostError>,
+    ) -> CallToolResult {
+        match self.environments.command(environment, &*self.host) {
+            Ok(identifier) => run(identifier).await.unwrap_or_else(|e| tool_error(e.0)),
+            Err(why) => tool_error(why),
+        }
+    }
+
+    fn launch(&self) -> CallToolResult {
+        let id = self.environments.launch(self.host.cooldown());
+        tracing::info!(environment = %id, "MCP environment launched (its session identifier)");
+        CallToolResult::structured(json!({ "environmentId": id }))
+    }
+}
+
+#[tool_router]
+impl SessionTools {
+    /// `launchShell`: a new environment, its session made on its first command.
+    #[tool(
+        name = "launchShell",
+        description = "Creates a new environment and returns its environmentId. Its session is allocated on the first command. The environmentId is also the session identifier, to open the session in sessionpad."
+    )]
+    fn launch_shell(&self) -> CallToolResult {
+        self.launch()
+    }
+
+    /// `launchPythonEnvironment`: the earlier name of `launchShell`.
+    #[tool(
+        name = "launchPythonEnvironment",
+        description = "Creates a new environment and returns its environmentId (the earlier name of launchShell)."
+    )]
+    fn launch_python_environment(&self) -> CallToolResult {
+        self.launch()
+    }
+
+    /// `runPythonCodeInRemoteEnvironment`.
+    #[tool(
+        name = "runPythonCodeInRemoteEnvironment",
+        description = "Executes Python code in an existing environment; state persists between calls. Returns stdout, stderr and the value of the last expression (executionResult)."
+    )]
+    async fn run_python(
+        &self,
+        Parameters(args): Parameters<PythonArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let run = async |identifier: String| {
+            let exec = self.host.run_python(&identifier, &args.python_code).await?;
+            Ok(python_result(&args.environment_id, &exec))
+        };
+        Ok(self.in_environment(&args.environment_id, run).await)
+    }
+
+    /// `runShellCommandInRemoteEnvironment`.
+    #[tool(
+        name = "runShellCommandInRemoteEnvironment",
+        description = "Executes a shell command in an existing environment: shellCommand (a command line for /bin/sh -c) or execCommandAndArgs (a program and its arguments). Returns stdout, stderr and exitCode."
+    )]
+    async fn run_shell(
+        &self,
+        Parameters(args): Parameters<ShellArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let command = ShellCommand::from_arguments(args.shell_command, args.exec_command_and_args)
+            .map_err(|why| ErrorData::invalid_params(why, None))?;
+        let run = async |identifier: String| {
+            let run = self.host.run_shell(&identifier, &command).await?;
+            Ok(shell_result(&args.environment_id, &run))
+        };
+        Ok(self.in_environment(&args.environment_id, run).await)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for SessionTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(PROTOCOL_VERSION)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Owned(vec![PROTOCOL_VERSION])
+    }
+}
+
+/// A tool result that is an error the model should read (`isError: true`):
+/// an unknown or expired environment, a pool that could not run the command.
+fn tool_error(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// The result of `runPythonCodeInRemoteEnvironment`: `structuredContent`
+/// `{environmentId, status ("Succeeded" | "Failed"), stdout, stderr,
+/// executionResult (the value's text, "" without one),
+/// executionTimeInMilliseconds}` (the service documents `stdout`; the other
+/// names are those of the `executions` result, `aca-api.md` §4.2), its JSON as
+/// the text content, then each image the code displayed as an image content
+/// (base64). `isError` when the code failed.
+fn python_result(environment: &str, exec: &Execution) -> CallToolResult {
+    let value = json!({
+        "environmentId": environment,
+        "status": exec.status.family_b_name(),
+        "stdout": exec.stdout,
+        "stderr": exec.stderr,
+        "executionResult": exec.result.as_ref().map_or("", |v| v.text.as_str()),
+        "executionTimeInMilliseconds": millis(exec.duration),
+    });
+    let mut result = if exec.succeeded() {
+        CallToolResult::structured(value)
+    } else {
+        CallToolResult::structured_error(value)
+    };
+    for image in &exec.images {
+        let data = base64::engine::general_purpose::STANDARD.encode(&image.data);
+        result.content.push(ContentBlock::image(
+            data,
+            format!("image/{}", image.format.to_ascii_lowercase()),
+        ));
+    }
+    result
+}
+
+/// The result of `runShellCommandInRemoteEnvironment`: `structuredContent`
+/// `{environmentId, exitCode (null when the command did not finish), stdout,
+/// stderr, executionTimeInMilliseconds}` (the service documents `stdout`; the
+/// exit code is what a Shell pool's `executions` reply carries in `status`,
+/// `aca-api.md` §4.7), its JSON as the text content. `isError` only when the
+/// command did not finish: a non-zero exit is an answer, not a failure of the tool.
+fn shell_result(environment: &str, run: &ShellRun) -> CallToolResult {
+    let value = json!({
+        "environmentId": environment,
+        "exitCode": run.exit_code,
+        "stdout": run.stdout,
+        "stderr": run.stderr,
+        "executionTimeInMilliseconds": millis(run.duration),
+    });
+    if run.exit_code.is_some() {
+        CallToolResult::structured(value)
+    } else {
+        CallToolResult::structured_error(value)
+    }
+}
+
+fn millis(d: std::time::Duration) -> Value {
+    Value::from(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
