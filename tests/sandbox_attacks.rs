@@ -683,7 +683,7 @@ async fn javascript_sees_no_host_files_no_secrets_and_is_not_root() {
         .map(|p| format!("{:?}", p.to_string_lossy()))
         .collect();
     let code = format!(
-        r#"const fs = require('fs');
+        r"const fs = require('fs');
 const out = [];
 for (const p of [{}]) {{
   out.push('trying ' + p);
@@ -695,7 +695,7 @@ out.push('uid ' + process.getuid());
 out.push('trying setuid(0)');
 try {{ process.setuid(0); out.push('LEAKED setuid'); }} catch (e) {{ out.push('blocked setuid(0): ' + e.code); }}
 out.push('done');
-out.join('\n')"#,
+out.join('\n')",
         paths.join(", ")
     );
     let e = client

@@ -11,6 +11,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use super::ServeOpt;
 use crate::background::{Discovery, DiscoveryGuard, NotPublished};
+use crate::client::ContainerType;
 use crate::pool::{Isolation, LocalPool, PoolOptions, Sandbox};
 
 /// After the discovery file is removed for an idle exit, how long the pool
@@ -185,10 +186,14 @@ fn print_banner(pool: &LocalPool, background: bool) {
         ),
         Some(t) => {
             println!("  bearer token:             {t}");
-            let body = if pool.registry().container_type().is_shell() {
-                r#"{"shellCommand":"echo $((6*7))"}"#
-            } else {
-                r#"{"codeInputType":"inline","executionType":"synchronous","code":"print(6*7)"}"#
+            let body = match pool.registry().container_type() {
+                ContainerType::Shell => r#"{"shellCommand":"echo $((6*7))"}"#,
+                ContainerType::NodeLts => {
+                    r#"{"codeInputType":"inline","executionType":"synchronous","code":"console.log(6*7)"}"#
+                }
+                _ => {
+                    r#"{"codeInputType":"inline","executionType":"synchronous","code":"print(6*7)"}"#
+                }
             };
             println!(
                 "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {t}' -H 'Content-Type: application/json' \\\n    -d '{body}'"
