@@ -24,9 +24,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui_textarea::{Input, Key};
 use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
+use sessionpad::session::{RunId, SessionEvent};
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::{App, AppConfig, PoolState};
-use sessionpad::tui::event::{AppEvent, RunId};
 use sessionpad::tui::ui::{draw, sanitize};
 
 const WIDTH: u16 = 160;
@@ -38,6 +38,7 @@ fn new_app() -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-bench000".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: sessionpad::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )
@@ -74,8 +75,8 @@ fn queue_cell(app: &mut App) -> RunId {
     }
 }
 
-fn finished(run: RunId, stdout: String) -> AppEvent {
-    AppEvent::ExecutionFinished {
+fn finished(run: RunId, stdout: String) -> SessionEvent {
+    SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
             id: None,
@@ -86,6 +87,7 @@ fn finished(run: RunId, stdout: String) -> AppEvent {
             images: vec![],
             duration: Duration::from_millis(1500),
         }),
+        exit_code: None,
         images: vec![],
     }
 }
@@ -94,7 +96,7 @@ fn finished(run: RunId, stdout: String) -> AppEvent {
 fn app_with(stdout: String, terminal: &mut Terminal<TestBackend>) -> App {
     let mut app = new_app();
     let run = queue_cell(&mut app);
-    app.handle_event(AppEvent::ExecutionStarted(run), Instant::now());
+    app.handle_event(SessionEvent::ExecutionStarted(run), Instant::now());
     let bytes = stdout.len();
     let started = Instant::now();
     app.handle_event(finished(run, stdout), Instant::now());
@@ -178,7 +180,7 @@ fn keystroke_10mb(c: &mut Criterion) {
             || {
                 let mut app = new_app();
                 let run = queue_cell(&mut app);
-                app.handle_event(AppEvent::ExecutionStarted(run), Instant::now());
+                app.handle_event(SessionEvent::ExecutionStarted(run), Instant::now());
                 let mut term = terminal();
                 frame(&mut term, &mut app);
                 (app, term, finished(run, text.clone()))
@@ -199,9 +201,9 @@ fn keystroke_10mb(c: &mut Criterion) {
                 let mut app = new_app();
                 let run = queue_cell(&mut app);
                 let busy = queue_cell(&mut app);
-                app.handle_event(AppEvent::ExecutionStarted(run), Instant::now());
+                app.handle_event(SessionEvent::ExecutionStarted(run), Instant::now());
                 app.handle_event(finished(run, text.clone()), Instant::now());
-                app.handle_event(AppEvent::ExecutionStarted(busy), Instant::now());
+                app.handle_event(SessionEvent::ExecutionStarted(busy), Instant::now());
                 let mut term = terminal();
                 for _ in 0..5 {
                     frame(&mut term, &mut app);

@@ -3,7 +3,9 @@
 //!
 //! Parts (`design.md`): [`client`] (the session client, no terminal code),
 //! [`pool`] (the local pool: HTTP server + IPython kernels, no terminal code),
-//! [`notebook`] (cells and outputs), [`tui`] (the terminal UI) and [`cli`].
+//! [`session`] (the session worker a front end hands commands to: executions,
+//! files, sessions; typed events back, no terminal code), [`notebook`] (cells
+//! and outputs), [`tui`] (the terminal UI) and [`cli`].
 
 pub mod background;
 pub mod cli;
@@ -13,6 +15,7 @@ pub mod dirs;
 pub mod localname;
 pub mod notebook;
 pub mod pool;
+pub mod session;
 pub mod target;
 pub mod text;
 pub mod tui;

@@ -20,6 +20,7 @@ fn meta(identifier: &str) -> NotebookMeta {
         pool: "local".into(),
         identifier: identifier.into(),
         api_version: "2025-10-02-preview".into(),
+        language: sessionpad::notebook::language::Language::Python,
     }
 }
 
@@ -40,6 +41,8 @@ fn cells() -> Vec<Cell> {
         outputs,
         status,
         duration: Some(Duration::from_millis(u64::from(n) * 10)),
+        exit_code: None,
+        stdin: None,
     };
     vec![
         cell(

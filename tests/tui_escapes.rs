@@ -21,9 +21,9 @@ use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use ratatui_textarea::{Input, Key};
 use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
+use sessionpad::session::SessionEvent;
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::{App, AppConfig, PoolState};
-use sessionpad::tui::event::AppEvent;
 use sessionpad::tui::ui::draw;
 
 const OSC52: &str = "\x1b]52;c;aGk=\x07";
@@ -97,6 +97,7 @@ fn app_with_a_hostile_cell() -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-hostile0".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: sessionpad::notebook::language::Language::Python,
         },
         PoolState::Ready,
     );
@@ -106,14 +107,14 @@ fn app_with_a_hostile_cell() -> App {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
-    app.handle_event(AppEvent::ExecutionStarted(run), now);
+    app.handle_event(SessionEvent::ExecutionStarted(run), now);
     let traceback = format!(
         "Traceback (most recent call last):\n  File \"<stdin>\", line 1\n{}ValueError: {}",
         hostile("tb"),
         hostile("ev")
     );
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
                 id: None,
@@ -124,6 +125,7 @@ fn app_with_a_hostile_cell() -> App {
                 images: vec![],
                 duration: Duration::from_millis(3),
             }),
+            exit_code: None,
             images: vec![],
         },
         now,

@@ -1,5 +1,6 @@
 //! `sessionpad export` and `sessionpad open`: the stored notebook of (pool,
-//! identifier) written anywhere as `.ipynb` or a `# %%` Python script, and a
+//! identifier) written anywhere as `.ipynb` or a `# %%` script in its language
+//! (Python, shell or JavaScript), and a
 //! notebook file's code cells brought into the TUI for running.
 
 use std::path::{Path, PathBuf};
@@ -18,14 +19,17 @@ use crate::tui;
 pub enum ExportFormat {
     /// An nbformat v4 notebook with its outputs, for Jupyter.
     Ipynb,
-    /// A Python script, one `# %%` block per cell, without outputs.
-    Py,
+    /// A script in the notebook's language (Python, shell, JavaScript), one
+    /// `# %%` (`// %%`) block per cell, without outputs.
+    #[value(alias = "py")]
+    Script,
 }
 
 /// Options of `sessionpad export`.
 #[derive(Debug, Args)]
 pub struct ExportOpt {
-    /// Format; by default from the output file's extension (`.py`), else ipynb.
+    /// Format; by default from the output file's extension (`.py`, `.sh`,
+    /// `.js`: a script), else ipynb.
     #[arg(long, value_enum)]
     pub format: Option<ExportFormat>,
     /// File to write (replaced atomically); standard output when omitted or `-`.
@@ -63,15 +67,24 @@ pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         pool,
         identifier: settings.identifier.clone(),
         api_version: settings.api_version.to_string(),
+        language: stored.language,
     });
     let output = opt.output.as_deref().filter(|p| *p != Path::new("-"));
     let format = opt.format.unwrap_or(match output {
-        Some(p) if p.extension().is_some_and(|e| e == "py") => ExportFormat::Py,
+        Some(p)
+            if p.extension().is_some_and(|e| {
+                crate::notebook::language::Language::ALL
+                    .iter()
+                    .any(|l| e == l.extension())
+            }) =>
+        {
+            ExportFormat::Script
+        }
         _ => ExportFormat::Ipynb,
     });
     let text = match format {
         ExportFormat::Ipynb => ipynb::to_string(&stored.cells, &meta),
-        ExportFormat::Py => ipynb::to_python(&stored.cells, &meta),
+        ExportFormat::Script => ipynb::to_script(&stored.cells, &meta),
     };
     match output {
         None => {

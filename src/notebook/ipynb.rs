@@ -18,6 +18,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
+use super::language::Language;
 use super::{Cell, CellStatus, Output, StreamName};
 
 /// The `nbformat_minor` written: 4.5 is the first with cell ids.
@@ -32,6 +33,9 @@ pub struct NotebookMeta {
     pub identifier: String,
     /// The api-version spoken (`2025-10-02-preview`).
     pub api_version: String,
+    /// The language of the cells (from the pool's container type), written
+    /// as `kernelspec` and `language_info`.
+    pub language: Language,
 }
 
 /// A notebook read from `.ipynb` text.
@@ -43,6 +47,9 @@ pub struct ReadNotebook {
     pub meta: Option<NotebookMeta>,
     /// Markdown and raw cells left out.
     pub skipped: usize,
+    /// The language its metadata names (`language_info`, `kernelspec`);
+    /// Python when it names none sessionpad runs.
+    pub language: Language,
 }
 
 /// Why `.ipynb` text could not be read.
@@ -67,12 +74,8 @@ pub fn to_value(cells: &[Cell], meta: &NotebookMeta) -> Value {
         "nbformat": 4,
         "nbformat_minor": NBFORMAT_MINOR,
         "metadata": {
-            "kernelspec": {
-                "name": "python3",
-                "display_name": "Python 3 (sessionpad)",
-                "language": "python",
-            },
-            "language_info": {"name": "python"},
+            "kernelspec": meta.language.kernelspec(),
+            "language_info": meta.language.language_info(),
             "sessionpad": {
                 "pool": meta.pool,
                 "identifier": meta.identifier,
@@ -98,16 +101,18 @@ pub fn to_string(cells: &[Cell], meta: &NotebookMeta) -> String {
     String::from_utf8(out).unwrap_or_else(|_| value.to_string())
 }
 
-/// The notebook as a Python script with `# %%` cell markers (the "percent" format
-/// of Jupytext, VS Code and Spyder). Outputs are left out.
-pub fn to_python(cells: &[Cell], meta: &NotebookMeta) -> String {
+/// The notebook as a script in its language with `# %%` cell markers (`// %%`
+/// in JavaScript: the "percent" format of Jupytext, VS Code and Spyder).
+/// Outputs are left out.
+pub fn to_script(cells: &[Cell], meta: &NotebookMeta) -> String {
+    let comment = meta.language.comment();
     let mut out = format!(
-        "# sessionpad notebook: pool {}, identifier {}\n",
+        "{comment} sessionpad notebook: pool {}, identifier {}\n",
         one_line(&meta.pool),
         one_line(&meta.identifier)
     );
     for cell in cells {
-        let _ = write!(out, "\n# %% In [{}]\n", cell.execution_count);
+        let _ = write!(out, "\n{comment} %% In [{}]\n", cell.execution_count);
         out.push_str(&cell.source);
         if !cell.source.ends_with('\n') {
             out.push('\n');
@@ -155,20 +160,28 @@ pub fn from_str(text: &str) -> Result<ReadNotebook, IpynbError> {
         let index = cells.len();
         cells.push(read_cell(obj, index).map_err(|e| shape(&e))?);
     }
-    let meta = doc.pointer("/metadata/sessionpad").and_then(read_meta);
+    let language = doc
+        .get("metadata")
+        .and_then(Language::from_metadata)
+        .unwrap_or_default();
+    let meta = doc
+        .pointer("/metadata/sessionpad")
+        .and_then(|v| read_meta(v, language));
     Ok(ReadNotebook {
         cells,
         meta,
         skipped,
+        language,
     })
 }
 
-fn read_meta(v: &Value) -> Option<NotebookMeta> {
+fn read_meta(v: &Value, language: Language) -> Option<NotebookMeta> {
     let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     Some(NotebookMeta {
         pool: field("pool")?,
         identifier: field("identifier")?,
         api_version: field("api_version").unwrap_or_default(),
+        language,
     })
 }
 
@@ -206,6 +219,12 @@ fn cell_value(index: usize, cell: &Cell) -> Value {
     if let Some(d) = cell.duration {
         let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         meta.insert("duration_ms".into(), json!(ms));
+    }
+    if let Some(code) = cell.exit_code {
+        meta.insert("exit_code".into(), json!(code));
+    }
+    if let Some(stdin) = &cell.stdin {
+        meta.insert("stdin".into(), json!(stdin));
     }
     let outputs: Vec<Value> = cell.outputs.iter().map(output_value).collect();
     json!({
@@ -287,12 +306,22 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         .and_then(|m| m.get("duration_ms"))
         .and_then(Value::as_u64)
         .map(Duration::from_millis);
+    let exit_code = ours
+        .and_then(|m| m.get("exit_code"))
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok());
+    let stdin = ours
+        .and_then(|m| m.get("stdin"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
     Ok(Cell {
         source,
         execution_count,
         outputs,
         status,
         duration,
+        exit_code,
+        stdin,
     })
 }
 

@@ -10,6 +10,7 @@ fn meta() -> NotebookMeta {
         pool: "local".into(),
         identifier: "sp-0123".into(),
         api_version: "2025-10-02-preview".into(),
+        language: crate::notebook::language::Language::Python,
     }
 }
 
@@ -20,6 +21,8 @@ fn cell(source: &str, count: u32, outputs: Vec<Output>, status: CellStatus) -> C
         outputs,
         status,
         duration: Some(Duration::from_millis(12)),
+        exit_code: None,
+        stdin: None,
     }
 }
 
@@ -75,6 +78,8 @@ fn every_kind() -> Vec<Cell> {
         ),
         Cell {
             duration: None,
+            exit_code: None,
+            stdin: None,
             ..cell("", 4, vec![], CellStatus::Canceled)
         },
     ]
@@ -199,9 +204,40 @@ fn what_is_not_a_v4_notebook_is_refused() {
     ));
 }
 
+/// A Shell or Node.js pool's notebook says its language to Jupyter and
+/// exports as a script in it; reading it back gives the language again.
+#[test]
+fn the_language_is_written_read_back_and_exported() {
+    use crate::notebook::language::Language;
+    let mut m = meta();
+    m.language = Language::JavaScript;
+    let cells = &every_kind()[..1];
+    let text = to_string(cells, &m);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["metadata"]["kernelspec"]["name"], "javascript");
+    assert_eq!(doc["metadata"]["language_info"]["file_extension"], ".js");
+    let read = from_str(&text).unwrap();
+    assert_eq!(read.language, Language::JavaScript);
+    assert_eq!(read.meta.unwrap().language, Language::JavaScript);
+    assert!(
+        to_script(cells, &m).starts_with("// sessionpad notebook: pool local")
+            && to_script(cells, &m).contains("\n// %% In [1]\n"),
+        "{}",
+        to_script(cells, &m)
+    );
+    m.language = Language::Shell;
+    let doc: Value = serde_json::from_str(&to_string(cells, &m)).unwrap();
+    assert_eq!(doc["metadata"]["kernelspec"]["name"], "bash");
+    assert_eq!(doc["metadata"]["language_info"]["name"], "bash");
+    // A notebook of a language sessionpad does not run reads as Python's.
+    let other = r#"{"nbformat": 4, "nbformat_minor": 5, "cells": [],
+        "metadata": {"language_info": {"name": "R"}}}"#;
+    assert_eq!(from_str(other).unwrap().language, Language::Python);
+}
+
 #[test]
 fn python_export_marks_each_cell() {
-    let py = to_python(&every_kind()[..3], &meta());
+    let py = to_script(&every_kind()[..3], &meta());
     assert_eq!(
         py,
         "# sessionpad notebook: pool local, identifier sp-0123\n\
@@ -215,7 +251,7 @@ fn python_export_marks_each_cell() {
 fn a_hostile_identifier_cannot_leave_the_header_comment() {
     let mut m = meta();
     m.identifier = "x\nimport os; os.system('rm -rf ~')".into();
-    let py = to_python(&[], &m);
+    let py = to_script(&[], &m);
     assert_eq!(py.lines().count(), 1);
 }
 

@@ -8,6 +8,7 @@
 //! only file I/O here, on a thread of its own).
 
 pub mod ipynb;
+pub mod language;
 mod output;
 pub mod sessions_store;
 pub mod store;
@@ -43,7 +44,8 @@ impl CellStatus {
 /// One code cell of the notebook.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
-    /// The Python source exactly as the user ran it.
+    /// The source exactly as the user ran it (Python, a shell command or
+    /// JavaScript: the notebook's [`language::Language`]).
     pub source: String,
     /// The `In [n]` number, given when the cell is queued.
     pub execution_count: u32,
@@ -53,12 +55,41 @@ pub struct Cell {
     pub status: CellStatus,
     /// Execution time the service reported, once finished.
     pub duration: Option<Duration>,
+    /// A shell command's exit code (Shell pools, `aca-api.md` §4.7), once
+    /// finished; `None` for code cells.
+    pub exit_code: Option<i32>,
+    /// What the cell was given on standard input (Shell pools), if anything.
+    pub stdin: Option<String>,
+}
+
+/// What a cell was run with, which is what running it again sends: its
+/// source and, for a shell command, its standard input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellInput {
+    /// The source.
+    pub source: String,
+    /// A shell command's standard input.
+    pub stdin: Option<String>,
 }
 
 impl Cell {
-    /// Records a finished execution: its outputs, status and duration.
-    pub fn finish(&mut self, exec: &Execution) {
-        self.outputs = outputs_from_execution(exec, self.execution_count);
+    /// What the cell was run with.
+    pub fn input(&self) -> CellInput {
+        CellInput {
+            source: self.source.clone(),
+            stdin: self.stdin.clone(),
+        }
+    }
+
+    /// Records a finished execution: its outputs, status and duration; with
+    /// `exit_code` (a shell command's), its output streams as they are, with
+    /// no traceback to find in them.
+    pub fn finish(&mut self, exec: &Execution, exit_code: Option<i32>) {
+        self.outputs = match exit_code {
+            Some(_) => output::outputs_from_command(exec),
+            None => outputs_from_execution(exec, self.execution_count),
+        };
+        self.exit_code = exit_code;
         self.status = match exec.status {
             ExecutionStatus::Succeeded => CellStatus::Succeeded,
             ExecutionStatus::Canceled => CellStatus::Canceled,
@@ -100,6 +131,8 @@ impl Notebook {
             outputs: Vec::new(),
             status: CellStatus::Queued,
             duration: None,
+            exit_code: None,
+            stdin: None,
         });
         self.cells.len() - 1
     }
@@ -146,15 +179,51 @@ mod tests {
         let mut nb = Notebook::default();
         let i = nb.push("1/0".into());
         let cell = &mut nb.cells[i];
-        cell.finish(&exec(
-            ExecutionStatus::Failed,
-            "",
-            "ZeroDivisionError: division by zero\n",
-        ));
+        cell.finish(
+            &exec(
+                ExecutionStatus::Failed,
+                "",
+                "ZeroDivisionError: division by zero\n",
+            ),
+            None,
+        );
         assert_eq!(cell.status, CellStatus::Failed);
         assert_eq!(cell.duration, Some(Duration::from_millis(7)));
         assert!(
             matches!(&cell.outputs[0], Output::Error { ename, .. } if ename == "ZeroDivisionError")
+        );
+    }
+
+    /// A shell command that failed keeps its streams as they are (a line
+    /// saying `Traceback` is only text) and its exit code.
+    #[test]
+    fn a_commands_streams_and_exit_code_are_kept_as_they_are() {
+        let mut nb = Notebook::default();
+        let i = nb.push("grep -c x missing.txt".into());
+        let cell = &mut nb.cells[i];
+        cell.finish(
+            &exec(
+                ExecutionStatus::Failed,
+                "0\n",
+                "Traceback (most recent call last):\ngrep: missing.txt: No such file\n",
+            ),
+            Some(2),
+        );
+        assert_eq!(cell.status, CellStatus::Failed);
+        assert_eq!(cell.exit_code, Some(2));
+        assert_eq!(
+            cell.outputs,
+            vec![
+                Output::Stream {
+                    name: StreamName::Stdout,
+                    text: "0\n".into()
+                },
+                Output::Stream {
+                    name: StreamName::Stderr,
+                    text: "Traceback (most recent call last):\ngrep: missing.txt: No such file\n"
+                        .into()
+                },
+            ]
         );
     }
 

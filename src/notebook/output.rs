@@ -105,6 +105,23 @@ pub fn outputs_from_execution(exec: &Execution, execution_count: u32) -> Vec<Out
     outputs
 }
 
+/// The outputs of a shell command's execution (Shell pools): its standard
+/// output and standard error as streams, in that order; whether it failed is
+/// its exit code's to say, not a traceback's.
+pub fn outputs_from_command(exec: &Execution) -> Vec<Output> {
+    [
+        (StreamName::Stdout, &exec.stdout),
+        (StreamName::Stderr, &exec.stderr),
+    ]
+    .into_iter()
+    .filter(|(_, text)| !text.is_empty())
+    .map(|(name, text)| Output::Stream {
+        name,
+        text: text.clone(),
+    })
+    .collect()
+}
+
 /// Splits the stderr of a failed execution into what was written before the
 /// exception and the exception itself. A syntax error has no `Traceback` header, so
 /// without one the whole of stderr is the error.

@@ -268,6 +268,7 @@ mod tests {
             pool: "local".into(),
             identifier: "id".into(),
             api_version: "2025-10-02-preview".into(),
+            language: crate::notebook::language::Language::Python,
         }
     }
 
@@ -281,6 +282,8 @@ mod tests {
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(1)),
+            exit_code: None,
+            stdin: None,
         }
     }
 

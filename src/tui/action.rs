@@ -9,13 +9,13 @@
 use ratatui_textarea::Input;
 use serde::Deserialize;
 
-use super::event::RunId;
 use super::files::FilesAction;
+use super::files::preview::PreviewJob;
 use super::local::LocalWork;
 use super::persist::Place;
 use super::pools::PoolChoice;
 use super::sessions::SessionsAction;
-use super::worker_files::FilesCommand;
+use crate::session::{FileCommand, RunId, SessionsCommand};
 
 /// Something the user wants.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -23,6 +23,9 @@ use super::worker_files::FilesCommand;
 pub enum Action {
     /// Run the editor's contents as a new cell (F5, Alt+Enter, Ctrl+Enter).
     RunCell,
+    /// Ask for a shell command's standard input, then run the editor's
+    /// contents with it (Alt+I; Shell pools).
+    RunCellWithStdin,
     /// Replace the editor with the previous cell's source (Up on the first line).
     HistoryPrev,
     /// Go forward in history, back to the draft after the newest (Down on the last
@@ -133,7 +136,7 @@ pub enum Action {
 /// reducers ([`App::update`](super::app::App::update),
 /// [`App::handle_event`](super::app::App::handle_event) and
 /// [`App::tick`](super::app::App::tick)) return them, and the loop's one
-/// `match` carries each out (`runner.rs`). The first five go to the session
+/// `match` carries each out (`runner.rs`). The first six go to the session
 /// worker; the others need the terminal or the loop itself.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -141,8 +144,10 @@ pub enum Effect {
     Execute {
         /// The run the reply will name.
         run: RunId,
-        /// The Python source.
+        /// The source: code, or a shell command on a Shell pool.
         code: String,
+        /// A shell command's standard input, if it was given one.
+        stdin: Option<String>,
     },
     /// Ask the local pool to interrupt `run` (a `KeyboardInterrupt` in the cell);
     /// its reply still arrives as usual.
@@ -155,8 +160,10 @@ pub enum Effect {
         /// The session identifier.
         identifier: String,
     },
-    /// Work on the session's files, for the file worker.
-    Files(FilesCommand),
+    /// Work on the session's files, for the session worker.
+    Files(FileCommand),
+    /// Work on the pool's sessions, for the session worker.
+    Sessions(SessionsCommand),
     /// Stop waiting for `run`: the worker drops the request (or skips it if it has
     /// not started) and reports nothing more about it.
     Abandon {
@@ -165,10 +172,18 @@ pub enum Effect {
     },
     /// Hand the terminal to `$VISUAL`/`$EDITOR` to edit this cell text; the
     /// outcome comes back through `App::finish_external_edit`.
-    EditExternally(String),
+    EditExternally {
+        /// The cell text.
+        source: String,
+        /// Its language (the temporary file's extension).
+        language: crate::notebook::language::Language,
+    },
     /// Copy to the clipboard (OSC 52) or save a file, on the loop (which owns
     /// the terminal); the outcome comes back through `App::finish_local_work`.
     Local(LocalWork),
+    /// Build a file's preview from its head on a blocking thread; it comes
+    /// back as `AppEvent::PreviewBuilt`.
+    BuildPreview(PreviewJob),
     /// Load the stored notebook of the session switched to (off the UI task).
     LoadNotebook(Place),
     /// End this pool's run of the loop and start one for the chosen pool.

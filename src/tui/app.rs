@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ratatui_textarea::{CursorMove, TextArea};
 
 use super::action::{Action, Effect};
-use super::event::{AppEvent, DecodedImage, RunId};
+use super::event::AppEvent;
 use super::keymap::Keymap;
 use super::runs::{RunEvent, Runs};
 use super::theme::Theme;
@@ -19,6 +19,7 @@ use super::ui::{Views, editor};
 use crate::client::ApiVersion;
 use crate::notebook::store::Saver;
 use crate::notebook::{Cell, CellStatus, Notebook, Output};
+use crate::session::{DecodedImage, Failure, RunId, SessionEvent};
 
 /// How long a first Ctrl+C waits for the second.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -36,6 +37,8 @@ pub struct AppConfig {
     pub identifier: String,
     /// The api-version the client speaks.
     pub api_version: ApiVersion,
+    /// The language cells are written in (from the pool's container type).
+    pub language: crate::notebook::language::Language,
 }
 
 /// The pool, as far as the UI knows.
@@ -156,6 +159,8 @@ impl App {
     /// remote endpoint (which is only known to work once a cell runs).
     pub fn new(config: AppConfig, pool: PoolState) -> Self {
         let config_can_manage = config.api_version.has_file_management();
+        let mut views = Views::default();
+        views.set_language(config.language);
         let sessions = super::sessions::SessionsUi::new(
             &config.pool_label,
             &config.identifier,
@@ -185,7 +190,7 @@ impl App {
             modal: None,
             prompt: None,
             dirty: true,
-            views: Views::default(),
+            views,
             history: History::default(),
             runs: Runs::default(),
             saver: None,
@@ -322,7 +327,8 @@ impl App {
             return Vec::new();
         }
         match action {
-            Action::RunCell => return self.run_cell().into_iter().collect(),
+            Action::RunCell => return self.run_cell(None).into_iter().collect(),
+            Action::RunCellWithStdin => self.ask_stdin(),
             Action::ToggleFiles => return self.toggle_files(),
             Action::Files(a) => return self.files_action(a),
             Action::ToggleSessions => return self.toggle_sessions(),
@@ -373,7 +379,7 @@ impl App {
             | Action::PagerSearch
             | Action::PagerNext
             | Action::PagerPrev => {}
-            Action::Newline => editor::newline(&mut self.editor),
+            Action::Newline => editor::newline(&mut self.editor, self.config.language),
             Action::Undo => {
                 self.editor.undo();
             }
@@ -381,7 +387,10 @@ impl App {
                 self.editor.redo();
             }
             Action::ExternalEditor => {
-                return vec![Effect::EditExternally(self.editor.lines().join("\n"))];
+                return vec![Effect::EditExternally {
+                    source: self.editor.lines().join("\n"),
+                    language: self.config.language,
+                }];
             }
             Action::Help => {
                 self.help_open = true;
@@ -403,13 +412,17 @@ impl App {
         }
     }
 
-    /// Moves the editor's text into the notebook as a queued cell.
-    fn run_cell(&mut self) -> Option<Effect> {
+    /// Moves the editor's text into the notebook as a queued cell (a shell
+    /// command given `stdin`, when there is one).
+    pub(crate) fn run_cell(&mut self, stdin: Option<String>) -> Option<Effect> {
         let code = self.editor.lines().join("\n");
         if code.trim().is_empty() {
             return None;
         }
         let index = self.notebook.push(code.clone());
+        if let Some(cell) = self.notebook.cell_mut(index) {
+            cell.stdin.clone_from(&stdin);
+        }
         let run = self.runs.queue(index);
         self.editor = new_editor(vec![String::new()]);
         if let Some(next) = self.queued.pop_front() {
@@ -420,7 +433,7 @@ impl App {
         // The notebook's cursor goes back to the newest cell (the next Esc
         // selects it), as Jupyter's does to the cell just run.
         self.selected = None;
-        Some(Effect::Execute { run, code })
+        Some(Effect::Execute { run, code, stdin })
     }
 
     fn load(&mut self, source: &str, cursor: CursorMove) {
@@ -460,20 +473,37 @@ impl App {
         }
     }
 
-    /// Applies news from the session worker; returns the effects that follow
-    /// from it (a refresh after a transfer, the preview of a cell's new image).
-    pub fn handle_event(&mut self, event: AppEvent, now: Instant) -> Vec<Effect> {
+    /// Applies news from the session worker or from work handed to blocking
+    /// threads; returns the effects that follow from it (a refresh after a
+    /// transfer, the preview of a cell's new image).
+    pub fn handle_event(&mut self, event: impl Into<AppEvent>, now: Instant) -> Vec<Effect> {
         self.dirty = true;
+        match event.into() {
+            AppEvent::Session(event) => return self.session_event(event, now),
+            AppEvent::ImageEncoded(done) => {
+                if let Some(key) = self.views.images.encoded(done)
+                    && key.cell < self.notebook.cells.len()
+                {
+                    self.views.outputs.invalidate(key.cell);
+                }
+            }
+            AppEvent::PreviewBuilt { generation, result } => self.preview_built(generation, result),
+        }
+        Vec::new()
+    }
+
+    /// Applies news from the session worker; returns the effects that follow.
+    fn session_event(&mut self, event: SessionEvent, now: Instant) -> Vec<Effect> {
         match event {
-            AppEvent::PoolProgress(line) => {
+            SessionEvent::PoolProgress(line) => {
                 self.pool_log.push(line);
                 let excess = self.pool_log.len().saturating_sub(POOL_LOG_LIMIT);
                 self.pool_log.drain(..excess);
             }
-            AppEvent::PoolReady => self.pool = PoolState::Ready,
-            AppEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason),
-            AppEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
-            AppEvent::ExecutionStarted(run) => {
+            SessionEvent::PoolReady => self.pool = PoolState::Ready,
+            SessionEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason.message),
+            SessionEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
+            SessionEvent::ExecutionStarted(run) => {
                 if let Some(step) = self
                     .runs
                     .apply(run, RunEvent::Started(now), self.can_interrupt)
@@ -482,20 +512,15 @@ impl App {
                     self.set_status(step.cell, state.cell_status());
                 }
             }
-            AppEvent::ExecutionFinished {
+            SessionEvent::ExecutionFinished {
                 run,
                 outcome,
+                exit_code,
                 images,
-            } => self.finish(run, outcome, images),
-            AppEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
-            AppEvent::ImageEncoded(done) => {
-                if let Some(key) = self.views.images.encoded(done)
-                    && key.cell < self.notebook.cells.len()
-                {
-                    self.views.outputs.invalidate(key.cell);
-                }
-            }
-            AppEvent::Files(event) => return self.sessions_event(event, now),
+            } => self.finish(run, outcome, exit_code, images),
+            SessionEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
+            SessionEvent::Files(event) => return self.files_event(event),
+            SessionEvent::Sessions(event) => return self.sessions_event(event, now),
         }
         Vec::new()
     }
@@ -526,7 +551,8 @@ impl App {
     fn finish(
         &mut self,
         run: RunId,
-        outcome: Result<crate::client::Execution, String>,
+        outcome: Result<crate::client::Execution, Failure>,
+        exit_code: Option<i32>,
         images: Vec<DecodedImage>,
     ) {
         // A reply for a run this app never sent (or already settled) is stale.
@@ -540,10 +566,10 @@ impl App {
         };
         match outcome {
             Ok(exec) => {
-                cell.finish(&exec);
+                cell.finish(&exec, exit_code);
                 self.sessions.record_run(&self.config.identifier);
             }
-            Err(reason) => cell.fail(&reason),
+            Err(failure) => cell.fail(&failure.message),
         }
         let image_outputs = cell
             .outputs

@@ -11,7 +11,7 @@
 use ratatui::layout::Position;
 
 use super::{App, Focus, RunId, SessionBoundary};
-use crate::notebook::{CellStatus, Output};
+use crate::notebook::{Cell, CellInput, CellStatus, Output};
 use crate::tui::action::{Action, Effect};
 use crate::tui::keymap::Mode;
 use crate::tui::runs::{Abandoned, RunEffect, RunEvent, RunState};
@@ -160,10 +160,10 @@ impl App {
         };
         boundary.replayed = true;
         let above = &self.notebook.cells[..boundary.after.min(self.notebook.cells.len())];
-        let sources: Vec<String> = above
+        let sources: Vec<CellInput> = above
             .iter()
             .filter(|c| c.status == CellStatus::Succeeded)
-            .map(|c| c.source.clone())
+            .map(Cell::input)
             .collect();
         let left_out = above.len() - sources.len();
         if let Some(last) = boundary.after.checked_sub(1) {

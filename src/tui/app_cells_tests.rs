@@ -10,7 +10,7 @@ use ratatui::backend::TestBackend;
 use super::super::tests::test_app;
 use super::*;
 use crate::client::{Execution, ExecutionStatus};
-use crate::tui::event::AppEvent;
+use crate::session::SessionEvent;
 
 fn run(app: &mut App, code: &str) -> RunId {
     app.update(Action::Paste(code.into()), Instant::now());
@@ -20,8 +20,8 @@ fn run(app: &mut App, code: &str) -> RunId {
     }
 }
 
-fn finished(run: RunId, stderr: &str) -> AppEvent {
-    AppEvent::ExecutionFinished {
+fn finished(run: RunId, stderr: &str) -> SessionEvent {
+    SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
             id: None,
@@ -32,6 +32,7 @@ fn finished(run: RunId, stderr: &str) -> AppEvent {
             images: vec![],
             duration: Duration::from_millis(5),
         }),
+        exit_code: None,
         images: vec![],
     }
 }
@@ -75,7 +76,7 @@ fn a_queued_cell_stopped_never_runs() {
     let now = Instant::now();
     let a = run(&mut app, "slow()");
     let b = run(&mut app, "next()");
-    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    app.handle_event(SessionEvent::ExecutionStarted(a), now);
     app.update(Action::FocusOutputs, now);
     assert_eq!(app.selected, Some(1));
     assert_eq!(
@@ -97,7 +98,7 @@ fn a_running_cell_on_the_service_is_abandoned_and_its_late_reply_dropped() {
     let now = Instant::now();
     let a = run(&mut app, "import time; time.sleep(99)");
     let b = run(&mut app, "1");
-    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    app.handle_event(SessionEvent::ExecutionStarted(a), now);
     app.update(Action::FocusOutputs, now);
     app.update(Action::SelectCell(-1), now);
     assert_eq!(
@@ -121,7 +122,7 @@ fn a_running_cell_on_the_service_is_abandoned_and_its_late_reply_dropped() {
         Output::Error { ename, .. } if ename == "Abandoned"
     ));
     // The next cell runs as usual.
-    app.handle_event(AppEvent::ExecutionStarted(b), now);
+    app.handle_event(SessionEvent::ExecutionStarted(b), now);
     assert_eq!(app.running().map(|(i, _)| i), Some(1));
 }
 
@@ -131,7 +132,7 @@ fn on_the_local_pool_stop_interrupts_first_and_abandons_second() {
     app.can_interrupt = true;
     let now = Instant::now();
     let a = run(&mut app, "import time; time.sleep(99)");
-    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    app.handle_event(SessionEvent::ExecutionStarted(a), now);
     app.update(Action::FocusOutputs, now);
     assert_eq!(
         app.update(Action::StopCell, now),
@@ -143,7 +144,7 @@ fn on_the_local_pool_stop_interrupts_first_and_abandons_second() {
     );
     assert_eq!(app.pending(), 1, "an interrupted run is still awaited");
     app.handle_event(
-        AppEvent::InterruptSent {
+        SessionEvent::InterruptSent {
             run: a,
             delivered: false,
         },
@@ -162,7 +163,7 @@ fn on_the_local_pool_stop_interrupts_first_and_abandons_second() {
 
     // An interrupt that works: the reply (a KeyboardInterrupt) is the cell's.
     let b = run(&mut app, "import time; time.sleep(99)");
-    app.handle_event(AppEvent::ExecutionStarted(b), now);
+    app.handle_event(SessionEvent::ExecutionStarted(b), now);
     app.update(Action::SelectCell(1), now);
     assert_eq!(
         app.update(Action::StopCell, now),
@@ -296,7 +297,7 @@ fn ctrl_c_interrupts_the_running_cell_and_its_notice_ends_with_it() {
     let now = Instant::now();
     let first = run(&mut app, "import time; time.sleep(60)");
     let second = run(&mut app, "2");
-    app.handle_event(AppEvent::ExecutionStarted(first), now);
+    app.handle_event(SessionEvent::ExecutionStarted(first), now);
     // A queued cell selected does not change what Ctrl+C stops.
     app.selected = Some(1);
     assert_eq!(
@@ -317,7 +318,7 @@ fn ctrl_c_interrupts_the_running_cell_and_its_notice_ends_with_it() {
     app.handle_event(finished(first, "KeyboardInterrupt\n"), now);
     assert_eq!(app.notice, None);
     // The next cell runs; idle again, Ctrl+C arms the quit.
-    app.handle_event(AppEvent::ExecutionStarted(second), now);
+    app.handle_event(SessionEvent::ExecutionStarted(second), now);
     app.handle_event(finished(second, ""), now);
     app.update(Action::Interrupt, now);
     assert!(app.quit_armed_until.is_some());
@@ -329,7 +330,7 @@ fn a_notice_replaced_by_another_is_not_taken_down_by_the_run() {
     app.can_interrupt = true;
     let now = Instant::now();
     let first = run(&mut app, "import time; time.sleep(60)");
-    app.handle_event(AppEvent::ExecutionStarted(first), now);
+    app.handle_event(SessionEvent::ExecutionStarted(first), now);
     app.update(Action::Interrupt, now);
     app.notice = Some("something else".into());
     app.handle_event(finished(first, "KeyboardInterrupt\n"), now);
@@ -363,6 +364,8 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         outputs: Vec::new(),
         status,
         duration: None,
+        exit_code: None,
+        stdin: None,
     };
     app.update(Action::ReplayEarlier, now);
     assert_eq!(

@@ -7,6 +7,7 @@
 
 use super::App;
 use crate::notebook::Cell;
+use crate::notebook::language::Language;
 use crate::tui::action::{Action, Effect};
 use crate::tui::cell_export;
 use crate::tui::local::{self, CLIPBOARD_LIMIT, LocalOutcome, LocalWork, SaveRequest};
@@ -32,6 +33,34 @@ pub enum NotebookPrompt {
     },
     /// The file exists: replace it (`y`) or not?
     Overwrite(SaveRequest),
+    /// The standard input to run the editor's shell command with.
+    Stdin,
+}
+
+/// The standard input typed on the prompt's one line: `\n` and `\t` stand
+/// for a new line and a tab, `\\` for a backslash (as `printf` reads them);
+/// any other backslash stays. Ends with a new line, as a typed line does.
+fn stdin_from_typed(typed: &str) -> String {
+    let mut out = String::with_capacity(typed.len() + 1);
+    let mut chars = typed.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// What `stop`, `copy` and `save` say with no cell selected.
@@ -160,7 +189,33 @@ impl App {
                 self.notice = Some(format!("not saved: {} is kept", request.path.display()));
                 Vec::new()
             }
+            (NotebookPrompt::Stdin, Answer::Text(text)) => self
+                .run_cell(Some(stdin_from_typed(&text)))
+                .into_iter()
+                .collect(),
+            (NotebookPrompt::Stdin, _) => {
+                self.notice = Some("not run: the command stays in the editor".to_string());
+                Vec::new()
+            }
         }
+    }
+
+    /// Alt+I: asks for the standard input of the shell command in the editor
+    /// (Shell pools only: code has no standard input to give).
+    pub(super) fn ask_stdin(&mut self) {
+        if self.config.language != Language::Shell {
+            self.notice = Some("standard input is for shell commands (Shell pools)".to_string());
+            return;
+        }
+        if self.editor.lines().join("\n").trim().is_empty() {
+            self.notice = Some("type a command first, then Alt+I gives it its input".to_string());
+            return;
+        }
+        self.ask(Prompt::line(
+            Purpose::Notebook(NotebookPrompt::Stdin),
+            "Standard input (\\n: new line, \\t: tab, \\\\: backslash):",
+            "",
+        ));
     }
 
     /// Brings cell `index`'s source into the editor, as one edit Ctrl+Z undoes.

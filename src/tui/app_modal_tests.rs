@@ -11,7 +11,7 @@ use ratatui_textarea::{Input, Key};
 use super::super::tests::test_app;
 use super::*;
 use crate::client::{Execution, ExecutionImage, ExecutionStatus};
-use crate::tui::event::AppEvent;
+use crate::session::SessionEvent;
 
 fn key(app: &mut App, key: Key) -> Vec<Effect> {
     app.update(
@@ -58,7 +58,7 @@ fn ran(app: &mut App, code: &str, stdout: &str, image: bool) {
     };
     let decoded = images.iter().map(|_| Err("test".to_string())).collect();
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
                 id: None,
@@ -69,6 +69,7 @@ fn ran(app: &mut App, code: &str, stdout: &str, image: bool) {
                 images,
                 duration: Duration::from_millis(2),
             }),
+            exit_code: None,
             images: decoded,
         },
         now,

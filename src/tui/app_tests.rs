@@ -15,6 +15,7 @@ pub(crate) fn test_app() -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-test0001".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )
@@ -36,7 +37,13 @@ fn type_text(app: &mut App, text: &str, now: Instant) {
 fn run(app: &mut App, code: &str, now: Instant) -> RunId {
     type_text(app, code, now);
     match app.update(Action::RunCell, now).as_slice() {
-        [Effect::Execute { run, code: sent }] => {
+        [
+            Effect::Execute {
+                run,
+                code: sent,
+                stdin: None,
+            },
+        ] => {
             assert_eq!(sent, code);
             *run
         }
@@ -96,21 +103,23 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
     let now = Instant::now();
     let a = run(&mut app, "print(x)", now);
     let b = run(&mut app, "x", now);
-    app.handle_event(AppEvent::ExecutionStarted(a), now);
+    app.handle_event(SessionEvent::ExecutionStarted(a), now);
     assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
     assert_eq!(app.running().map(|(i, _)| i), Some(0));
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run: b,
             outcome: Ok(exec("", Some(json!(42)))),
+            exit_code: None,
             images: vec![],
         },
         now,
     );
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run: a,
             outcome: Ok(exec("42\n", None)),
+            exit_code: None,
             images: vec![],
         },
         now,
@@ -141,9 +150,12 @@ fn a_transport_error_becomes_an_error_output_on_its_cell() {
     let now = Instant::now();
     let r = run(&mut app, "x", now);
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run: r,
-            outcome: Err("cannot reach the session pool".into()),
+            outcome: Err(crate::session::Failure::unreachable(
+                "cannot reach the session pool",
+            )),
+            exit_code: None,
             images: vec![],
         },
         now,
@@ -161,9 +173,10 @@ fn stale_replies_are_ignored() {
     let mut app = test_app();
     let now = Instant::now();
     let r = run(&mut app, "x", now);
-    let finished = |run| AppEvent::ExecutionFinished {
+    let finished = |run| SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(exec("1\n", None)),
+        exit_code: None,
         images: vec![],
     };
     app.handle_event(finished(RunId(999)), now);
@@ -185,9 +198,10 @@ fn images_are_keyed_by_their_output() {
     }];
     let img = image::DynamicImage::new_rgba8(4, 4);
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run: r,
             outcome: Ok(e),
+            exit_code: None,
             images: vec![Ok(img)],
         },
         now,
@@ -288,7 +302,7 @@ fn busy_only_while_something_runs() {
     let now = Instant::now();
     assert!(app.busy());
     assert!(app.next_wakeup(now).is_some());
-    app.handle_event(AppEvent::PoolReady, now);
+    app.handle_event(SessionEvent::PoolReady, now);
     assert!(!app.busy());
     assert_eq!(app.next_wakeup(now), None);
 }
@@ -297,7 +311,7 @@ fn busy_only_while_something_runs() {
 fn pool_progress_is_kept_for_the_banner() {
     let mut app = App::new(test_app().config, PoolState::Starting);
     app.handle_event(
-        AppEvent::PoolProgress("creating venv".into()),
+        SessionEvent::PoolProgress("creating venv".into()),
         Instant::now(),
     );
     assert_eq!(app.pool_log, vec!["creating venv".to_string()]);
@@ -356,7 +370,10 @@ fn external_edits_replace_the_cell_or_leave_it_alone() {
     type_text(&mut app, "x = 1", now);
     assert_eq!(
         app.update(Action::ExternalEditor, now),
-        vec![Effect::EditExternally("x = 1".into())]
+        vec![Effect::EditExternally {
+            source: "x = 1".into(),
+            language: crate::notebook::language::Language::Python,
+        }]
     );
     app.finish_external_edit(Err("the editor \"vim\" failed".into()));
     assert_eq!(app.editor.lines(), ["x = 1"]);

@@ -120,6 +120,8 @@ mod tests {
             outputs,
             status: CellStatus::Succeeded,
             duration: None,
+            exit_code: None,
+            stdin: None,
         }
     }
 

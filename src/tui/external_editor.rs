@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::terminal::{self, Tui};
+use crate::notebook::language::Language;
 
 /// The editor command line from the environment, split on whitespace
 /// (`code --wait` works; paths with spaces do not).
@@ -22,14 +23,19 @@ pub fn command_from_env() -> Vec<String> {
         .unwrap_or_else(|| vec!["vi".to_string()])
 }
 
-/// Edits `source` in the user's editor with the terminal handed over.
+/// Edits `source`, written in `language`, in the user's editor with the
+/// terminal handed over (the file's extension tells the editor the language).
 ///
 /// Returns the new text, or why the cell stays unchanged.
 ///
 /// # Errors
 ///
 /// Taking the terminal back failed; the UI cannot go on.
-pub async fn edit(terminal: &mut Tui, source: &str) -> io::Result<Result<String, String>> {
+pub async fn edit(
+    terminal: &mut Tui,
+    source: &str,
+    language: Language,
+) -> io::Result<Result<String, String>> {
     let command = command_from_env();
     terminal::suspend();
     let outcome = {
@@ -37,24 +43,29 @@ pub async fn edit(terminal: &mut Tui, source: &str) -> io::Result<Result<String,
         // this is held it only reaches the editor.
         #[cfg(unix)]
         let _sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
-        edit_file(&command, source).await
+        edit_file(&command, source, language.extension()).await
     };
     terminal::resume(terminal)?;
     Ok(outcome)
 }
 
-/// Writes `source` to a temporary file, runs `command` with the file's path
+/// Writes `source` to a temporary file ending in `.extension`, runs `command` with the file's path
 /// appended, and reads the file back (without the final newline editors add).
 /// The file is removed afterwards unless reading it failed.
 ///
 /// # Errors
 ///
 /// A message saying what failed and that the cell is unchanged.
-pub async fn edit_file(command: &[String], source: &str) -> Result<String, String> {
+pub async fn edit_file(
+    command: &[String],
+    source: &str,
+    extension: &str,
+) -> Result<String, String> {
     let Some((program, args)) = command.split_first() else {
         return Err("no editor is set ($VISUAL, $EDITOR)".to_string());
     };
-    let path = write_temp(source).map_err(|e| format!("cannot write the cell to a file: {e}"))?;
+    let path = write_temp(source, extension)
+        .map_err(|e| format!("cannot write the cell to a file: {e}"))?;
     let status = tokio::process::Command::new(program)
         .args(args)
         .arg(&path)
@@ -95,16 +106,16 @@ fn without_final_newline(mut text: String) -> String {
     text
 }
 
-/// A new file only this user can read, in the temporary directory, holding
-/// `source` and a final newline.
-fn write_temp(source: &str) -> io::Result<PathBuf> {
+/// A new file only this user can read, in the temporary directory, named
+/// `….extension` and holding `source` and a final newline.
+fn write_temp(source: &str, extension: &str) -> io::Result<PathBuf> {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let dir = std::env::temp_dir();
     for attempt in 0..16_u32 {
         let path = dir.join(format!(
-            "sessionpad-cell-{}-{nanos}-{attempt}.py",
+            "sessionpad-cell-{}-{nanos}-{attempt}.{extension}",
             std::process::id()
         ));
         let mut options = std::fs::OpenOptions::new();
@@ -147,22 +158,27 @@ mod tests {
 
     #[tokio::test]
     async fn the_edited_file_becomes_the_cell() {
-        let out = edit_file(&sh("printf 'for i in x:\\n    y(i)\\n' > \"$1\""), "old").await;
+        let out = edit_file(
+            &sh("printf 'for i in x:\\n    y(i)\\n' > \"$1\""),
+            "old",
+            "py",
+        )
+        .await;
         assert_eq!(out, Ok("for i in x:\n    y(i)".to_string()));
-        let same = edit_file(&sh("true"), "a = 1\nb = 2").await;
+        let same = edit_file(&sh("true"), "a = 1\nb = 2", "py").await;
         assert_eq!(same, Ok("a = 1\nb = 2".to_string()));
     }
 
     #[tokio::test]
     async fn a_failing_editor_leaves_the_cell_alone() {
-        let e = edit_file(&sh("echo junk > \"$1\"; exit 1"), "keep")
+        let e = edit_file(&sh("echo junk > \"$1\"; exit 1"), "keep", "py")
             .await
             .unwrap_err();
         assert!(e.contains("unchanged"), "{e}");
         let missing = vec!["/nonexistent/editor".to_string()];
-        let e = edit_file(&missing, "keep").await.unwrap_err();
+        let e = edit_file(&missing, "keep", "py").await.unwrap_err();
         assert!(e.contains("cannot start") && e.contains("unchanged"), "{e}");
-        assert!(edit_file(&[], "keep").await.is_err());
+        assert!(edit_file(&[], "keep", "py").await.is_err());
     }
 
     #[tokio::test]
@@ -170,12 +186,13 @@ mod tests {
         let seen = edit_file(
             &sh("ls -l \"$1\" > \"$1.ls\"; cat \"$1.ls\" > \"$1\"; rm \"$1.ls\""),
             "x",
+            "sh",
         )
         .await
         .unwrap();
         assert!(seen.starts_with("-rw-------"), "{seen}");
         let path = Path::new(seen.split_whitespace().last().unwrap_or_default());
-        assert_eq!(path.extension(), Some("py".as_ref()), "{seen}");
+        assert_eq!(path.extension(), Some("sh".as_ref()), "{seen}");
         assert!(!path.exists());
     }
 }

@@ -13,10 +13,10 @@ use super::event::{AppEvent, AppEventSender};
 use super::persist;
 use super::pools::{PoolChoice, PoolsUi};
 use super::terminal::Tui;
-use super::worker::{Connection, SessionWorker, WorkerConfig};
 use super::{TuiOptions, attach_sessions_store, host_of, ui};
 use crate::notebook::store::SaverThread;
 use crate::pool::{Isolation, LocalPool, Sandbox};
+use crate::session::{Connection, SessionWorker, WorkerConfig};
 
 /// What moves from one pool's run to the next.
 #[derive(Debug, Default)]
@@ -46,8 +46,10 @@ pub struct Run {
     pub app: App,
     /// The worker talking to the pool.
     pub worker: SessionWorker,
-    /// The worker's news.
+    /// The worker's news, and the results of blocking work.
     pub events: UnboundedReceiver<AppEvent>,
+    /// Sends to `events` (blocking work hands its results back through it).
+    pub sender: AppEventSender,
     /// The notebook's saver.
     saver: Option<SaverThread>,
 }
@@ -88,6 +90,7 @@ pub async fn start(
             pool_label,
             identifier: identifier.clone(),
             api_version: t.api_version,
+            language: t.container_type.into(),
         },
         pool_state,
     );
@@ -102,7 +105,12 @@ pub async fn start(
     app.can_interrupt = matches!(connection, Connection::Embedded);
     super::apply_ui(&mut app, &opts.ui)?;
     app.pools = PoolsUi::new(opts.pools.clone(), &opts.pool_name);
-    let place = persist::Place::new(t.endpoint.as_deref(), &identifier, t.api_version);
+    let place = persist::Place::new(
+        t.endpoint.as_deref(),
+        &identifier,
+        t.api_version,
+        app.config.language,
+    );
     let saver = persist::attach(&mut app, place).await;
     attach_sessions_store(&mut app, t.endpoint.as_deref(), &identifier).await;
     app.queue_sources(carry.queued);
@@ -120,14 +128,16 @@ pub async fn start(
             timeout: t.timeout,
             pool_type: t.pool_type,
             pool_limits: opts.pool_limits,
+            container_type: t.container_type,
         },
         pool,
-        sender,
+        sender.session(),
     );
     Ok(Run {
         app,
         worker,
         events,
+        sender,
         saver,
     })
 }

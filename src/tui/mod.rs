@@ -3,8 +3,10 @@
 //!
 //! Shape (style.md): the UI task owns the terminal and all state ([`app::App`]);
 //! keys become [`action::Action`]s, `App::update` returns [`action::Effect`]s, and
-//! the session worker ([`worker`]) owns the client and the embedded pool, talking
-//! back through [`event::AppEvent`]s. The UI task never awaits the network.
+//! the session worker ([`crate::session`], which knows nothing of the terminal)
+//! owns the client and the embedded pool, talking back through
+//! [`crate::session::SessionEvent`]s that arrive wrapped in [`event::AppEvent`]s.
+//! The UI task never awaits the network.
 
 pub mod action;
 pub mod app;
@@ -22,7 +24,6 @@ pub mod persist;
 pub mod picker;
 pub mod pools;
 pub mod prompt;
-pub mod radar;
 pub mod runner;
 pub mod runs;
 pub mod sessions;
@@ -31,9 +32,6 @@ pub mod theme;
 pub mod typeahead;
 pub mod ui;
 pub mod ui_config;
-pub mod worker;
-pub mod worker_files;
-pub mod worker_radar;
 
 use std::time::Duration;
 
@@ -136,6 +134,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             &mut run.app,
             &mut run.events,
             &run.worker,
+            &run.sender,
             typed,
         )
         .await;

@@ -10,12 +10,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::app::App;
-use super::event::DecodedImage;
 use super::ui::image::ImageKey;
 use crate::client::ApiVersion;
 use crate::notebook::ipynb::NotebookMeta;
+use crate::notebook::language::Language;
 use crate::notebook::store::{self, SaverThread};
 use crate::notebook::{Cell, Output};
+use crate::session::DecodedImage;
 
 /// Where the notebook lives and what it says about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +28,14 @@ pub struct Place {
 }
 
 impl Place {
-    /// The notebook of (pool, identifier) in the data directory.
-    pub fn new(endpoint: Option<&str>, identifier: &str, api_version: ApiVersion) -> Self {
+    /// The notebook of (pool, identifier) in the data directory, whose cells
+    /// are written in `language`.
+    pub fn new(
+        endpoint: Option<&str>,
+        identifier: &str,
+        api_version: ApiVersion,
+        language: Language,
+    ) -> Self {
         let pool = store::pool_name(endpoint);
         Self {
             path: store::notebook_path(&crate::dirs::data_dir(), &pool, identifier),
@@ -36,6 +43,7 @@ impl Place {
                 pool,
                 identifier: identifier.to_string(),
                 api_version: api_version.to_string(),
+                language,
             },
         }
     }
@@ -154,9 +162,9 @@ mod tests {
     use super::*;
     use crate::client::{Execution, ExecutionStatus};
     use crate::notebook::{CellStatus, StreamName};
+    use crate::session::{RunId, SessionEvent};
     use crate::tui::action::{Action, Effect};
     use crate::tui::app::{AppConfig, PoolState};
-    use crate::tui::event::{AppEvent, RunId};
 
     fn app() -> App {
         App::new(
@@ -164,13 +172,14 @@ mod tests {
                 pool_label: "local".into(),
                 identifier: "t".into(),
                 api_version: ApiVersion::V2025_10_02,
+                language: crate::notebook::language::Language::Python,
             },
             PoolState::Ready,
         )
     }
 
     fn meta() -> NotebookMeta {
-        Place::new(None, "t", ApiVersion::V2025_10_02).meta
+        Place::new(None, "t", ApiVersion::V2025_10_02, Language::Python).meta
     }
 
     fn stored(source: &str) -> Cell {
@@ -183,6 +192,8 @@ mod tests {
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(3)),
+            exit_code: None,
+            stdin: None,
         }
     }
 
@@ -203,9 +214,10 @@ mod tests {
             duration: Duration::from_millis(2),
         };
         app.handle_event(
-            AppEvent::ExecutionFinished {
+            SessionEvent::ExecutionFinished {
                 run,
                 outcome: Ok(exec),
+                exit_code: None,
                 images: vec![],
             },
             now,

@@ -23,14 +23,15 @@ use tokio::time::sleep_until;
 
 use super::action::Effect;
 use super::app::App;
-use super::event::AppEvent;
+use super::event::{AppEvent, AppEventSender};
 use super::external_editor;
 use super::keymap::action_for_event;
 use super::local;
 use super::pools::PoolChoice;
 use super::terminal::{self, Tui};
 use super::ui;
-use super::worker::SessionWorker;
+use crate::notebook::language::Language;
+use crate::session::SessionWorker;
 
 /// The shortest time between two frames (about 60 per second).
 const FRAME: Duration = Duration::from_millis(16);
@@ -43,10 +44,12 @@ pub(crate) trait Screen {
     /// Draws one frame of `app`.
     fn draw_frame(&mut self, app: &mut App, now: Instant) -> io::Result<()>;
 
-    /// Hands the screen to `$EDITOR` to edit `source` (see `external_editor`).
+    /// Hands the screen to `$EDITOR` to edit `source`, written in `language`
+    /// (see `external_editor`).
     fn edit_externally(
         &mut self,
         source: &str,
+        language: Language,
     ) -> impl Future<Output = io::Result<Result<String, String>>>;
 
     /// Asks the terminal to put `text` on the clipboard (OSC 52). Test screens
@@ -65,8 +68,9 @@ impl Screen for Tui {
     fn edit_externally(
         &mut self,
         source: &str,
+        language: Language,
     ) -> impl Future<Output = io::Result<Result<String, String>>> {
-        external_editor::edit(self, source)
+        external_editor::edit(self, source, language)
     }
 
     fn copy_to_clipboard(&mut self, text: &str) -> io::Result<()> {
@@ -100,16 +104,25 @@ pub async fn run_loop(
     app: &mut App,
     events: &mut UnboundedReceiver<AppEvent>,
     worker: &SessionWorker,
+    ui_events: &AppEventSender,
     typed: Vec<Event>,
 ) -> anyhow::Result<LoopEnd> {
-    let mut to_worker = |effect| match effect {
-        Effect::Execute { run, code } => worker.execute(run, code),
+    let mut offload = |effect| match effect {
+        Effect::Execute { run, code, stdin } => worker.execute(
+            run,
+            crate::session::Cell {
+                source: code,
+                stdin,
+            },
+        ),
         Effect::Interrupt { run } => worker.interrupt(run),
         Effect::Abandon { run } => worker.abandon(run),
         Effect::Files(command) => worker.files(command),
+        Effect::Sessions(command) => worker.sessions(command),
         Effect::SwitchSession { identifier } => worker.switch(identifier),
+        Effect::BuildPreview(job) => build_preview(job, ui_events.clone()),
         // The loop carries out the others itself (`drive`).
-        other => tracing::error!(?other, "not an effect for the session worker"),
+        other => tracing::error!(?other, "not an effect to carry out off the loop"),
     };
     let typed = std::cell::RefCell::new(typed);
     // The first input stream starts with the typed keys; one made again after
@@ -118,11 +131,27 @@ pub async fn run_loop(
         let first = std::mem::take(&mut *typed.borrow_mut());
         futures::stream::iter(first.into_iter().map(Ok)).chain(EventStream::new())
     };
-    drive(terminal, app, events, input, &mut to_worker).await
+    drive(terminal, app, events, input, &mut offload).await
+}
+
+/// Builds a file's preview on a blocking thread and hands it back as
+/// [`AppEvent::PreviewBuilt`].
+fn build_preview(job: super::files::preview::PreviewJob, ui_events: AppEventSender) {
+    tokio::spawn(async move {
+        let generation = job.generation;
+        let built = tokio::task::spawn_blocking(move || job.build()).await;
+        ui_events.preview_built(
+            generation,
+            built
+                .map(Box::new)
+                .map_err(|e| format!("preview failed: {e}")),
+        );
+    });
 }
 
 /// The loop itself: `input` makes the input stream (again after an external
-/// editor had the terminal), `to_worker` hands the session worker its effects.
+/// editor had the terminal), `offload` carries out the effects that run off
+/// the loop (the session worker's, and blocking work such as previews).
 /// Every effect the reducers return goes through one queue and one `match`
 /// here, in the order they were returned.
 pub(crate) async fn drive<S, I>(
@@ -130,7 +159,7 @@ pub(crate) async fn drive<S, I>(
     app: &mut App,
     events: &mut UnboundedReceiver<AppEvent>,
     input: impl Fn() -> I,
-    to_worker: &mut impl FnMut(Effect),
+    offload: &mut impl FnMut(Effect),
 ) -> anyhow::Result<LoopEnd>
 where
     S: Screen,
@@ -190,11 +219,13 @@ where
                 | Effect::Interrupt { .. }
                 | Effect::Abandon { .. }
                 | Effect::Files(_)
-                | Effect::SwitchSession { .. } => to_worker(effect),
-                Effect::EditExternally(source) => {
+                | Effect::Sessions(_)
+                | Effect::SwitchSession { .. }
+                | Effect::BuildPreview(_) => offload(effect),
+                Effect::EditExternally { source, language } => {
                     // The editor reads the keys while it runs: stop reading them here.
                     drop(input);
-                    let outcome = screen.edit_externally(&source).await?;
+                    let outcome = screen.edit_externally(&source, language).await?;
                     input = new_input();
                     app.finish_external_edit(outcome);
                 }

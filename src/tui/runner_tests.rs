@@ -10,6 +10,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::*;
 use crate::client::{ApiVersion, Execution, ExecutionStatus};
+use crate::session::SessionEvent;
 use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};
 
@@ -28,7 +29,11 @@ impl Screen for Counting {
         }
     }
 
-    async fn edit_externally(&mut self, source: &str) -> io::Result<Result<String, String>> {
+    async fn edit_externally(
+        &mut self,
+        source: &str,
+        _language: crate::notebook::language::Language,
+    ) -> io::Result<Result<String, String>> {
         Ok(Ok(source.to_string()))
     }
 }
@@ -49,6 +54,7 @@ fn app(pool: PoolState) -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-test0001".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         pool,
     )
@@ -100,7 +106,9 @@ async fn news_draws_one_frame() {
     let mut effects = Vec::new();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(3)).await;
-        let _ = tx.send(AppEvent::PoolProgress("hello".into()));
+        let _ = tx.send(AppEvent::Session(SessionEvent::PoolProgress(
+            "hello".into(),
+        )));
         tokio::time::sleep(Duration::from_secs(60)).await;
     });
     run_for(
@@ -144,7 +152,7 @@ async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
-    let _ = tx.send(AppEvent::ExecutionFinished {
+    let _ = tx.send(AppEvent::Session(SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
             id: None,
@@ -155,8 +163,9 @@ async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
             images: vec![],
             duration: Duration::from_millis(5),
         }),
+        exit_code: None,
         images: vec![],
-    });
+    }));
     run_for(
         &mut screen,
         &mut app,

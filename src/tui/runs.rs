@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::event::RunId;
 use crate::notebook::CellStatus;
+use crate::session::RunId;
 
 /// Where a run is. A run that is done is no longer kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -232,8 +232,12 @@ pub fn has_line(screen: &str, text: &str) -> bool {
 /// (where bubblewrap does not work).
 pub const NOT_ISOLATED: &str = "⚠ not isolated";
 
-/// Whether the screen's status line names the local pool (with its warning on
-/// machines where bubblewrap does not work).
+/// Whether the screen's status line names the local pool (with what it runs
+/// when that is not Python, and with its warning on machines where bubblewrap
+/// does not work).
 pub fn shows_local(screen: &str) -> bool {
-    screen.contains(" local │ ") || screen.contains(&format!(" local {NOT_ISOLATED} │ "))
+    ["", " shell", " javascript"].iter().any(|kind| {
+        screen.contains(&format!(" local{kind} │ "))
+            || screen.contains(&format!(" local{kind} {NOT_ISOLATED} │ "))
+    })
 }

@@ -6,10 +6,12 @@
 //! and the progress of the transfer under way.
 //!
 //! Like the rest of [`App`]'s reducers these are pure: what must happen outside
-//! goes out as [`Effect::Files`] commands for the file worker
-//! ([`crate::tui::worker_files`]), and its news comes back as [`FilesEvent`]s,
+//! goes out as [`Effect::Files`] commands for the session worker's file work
+//! ([`crate::session::files`]), and its news comes back as [`FileEvent`]s,
 //! whose reducer returns the effects that follow (a refresh after a
-//! transfer, the automatic preview after a cell).
+//! transfer, the automatic preview after a cell). A preview is made in two
+//! steps: the worker fetches the file's head, then a blocking thread builds
+//! the preview from it ([`Effect::BuildPreview`]).
 
 pub mod pane;
 pub mod preview;
@@ -20,17 +22,17 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::client::{FileKind, MAX_UPLOAD, RemoteFile};
+use crate::session::radar::{self, Radar};
+use crate::session::{FileCommand, FileEvent, FileHead, HeadRequest};
 use crate::tui::action::Effect;
 use crate::tui::app::App;
 use crate::tui::app::{Focus, SidePane};
 use crate::tui::files::pane::FilesPaneState;
-use crate::tui::files::preview::{Body, Preview};
+use crate::tui::files::preview::{Body, Preview, PreviewJob, head_limit};
 use crate::tui::local_paths::{expand_paths, pasted_paths};
 use crate::tui::prompt::{Answer, Prompt, Purpose, Question};
-use crate::tui::radar::{self, Radar};
 use crate::tui::ui::fit::human_size;
 use crate::tui::ui::image::ImageKey;
-use crate::tui::worker_files::{FilesCommand, FilesEvent, PreviewJob};
 
 /// The session's data folder.
 pub const DATA_ROOT: &str = "/mnt/data";
@@ -135,6 +137,8 @@ pub struct FilesUi {
     pub radar: Radar,
     list_generation: u64,
     preview_generation: u64,
+    /// Columns, rows and colours of the preview asked for last.
+    preview_frame: (u16, u16, bool),
     /// The entry to select when the next listing arrives (the folder left).
     select_after_list: Option<String>,
     /// The last cell's first new image or table, found while the pane was
@@ -160,6 +164,7 @@ impl FilesUi {
             select_after_list: None,
             pending_preview: None,
             preview_generation: 0,
+            preview_frame: (60, 20, true),
         }
     }
 
@@ -187,7 +192,7 @@ impl FilesUi {
         if self.pane.entries().is_empty() {
             self.pane.message = Some("loading…".into());
         }
-        Effect::Files(FilesCommand::List {
+        Effect::Files(FileCommand::List {
             generation: self.list_generation,
             path: self.relative_folder().map(|f| format!("{DATA_ROOT}/{f}")),
         })
@@ -198,15 +203,33 @@ impl FilesUi {
         let name = self.remote_name(file);
         self.preview_loading = Some(name.clone());
         let (width, height) = self.view_size;
-        Effect::Files(FilesCommand::Preview(PreviewJob {
+        self.preview_frame = (
+            width.saturating_sub(2).max(10),
+            height.saturating_sub(2).max(5),
+            colors,
+        );
+        Effect::Files(FileCommand::Head(HeadRequest {
             generation: self.preview_generation,
+            limit: head_limit(&name, file.content_type.as_deref()),
             name,
             content_type: file.content_type.clone(),
             size: file.size,
-            width: width.saturating_sub(2).max(10),
-            height: height.saturating_sub(2).max(5),
-            colors,
         }))
+    }
+}
+
+impl FilesUi {
+    /// The effect that builds the preview of `head`, in the frame the preview
+    /// was asked for in.
+    fn build_preview(&self, generation: u64, head: FileHead) -> Effect {
+        let (width, height, colors) = self.preview_frame;
+        Effect::BuildPreview(PreviewJob {
+            generation,
+            head,
+            width,
+            height,
+            colors,
+        })
     }
 }
 
@@ -364,7 +387,7 @@ impl App {
             return Vec::new();
         }
         self.files.pane.marked.clear();
-        self.start_transfer(FilesCommand::Download {
+        self.start_transfer(FileCommand::Download {
             files: targets,
             overwrite: false,
             create_folder: create,
@@ -400,7 +423,7 @@ impl App {
     fn files_back(&mut self) -> Vec<Effect> {
         let files = &mut self.files;
         if files.transfer.is_some() {
-            return vec![Effect::Files(FilesCommand::Cancel)];
+            return vec![Effect::Files(FileCommand::Cancel)];
         }
         if files.preview.is_some() || files.preview_loading.is_some() {
             files.preview = None;
@@ -412,14 +435,14 @@ impl App {
         Vec::new()
     }
 
-    fn start_transfer(&mut self, command: FilesCommand) -> Vec<Effect> {
+    fn start_transfer(&mut self, command: FileCommand) -> Vec<Effect> {
         if self.files.transfer.is_some() {
             self.notice = Some("a transfer is under way (Esc cancels it)".into());
             return Vec::new();
         }
         let label = match &command {
-            FilesCommand::Download { .. } => "downloading…",
-            FilesCommand::Upload { .. } => "uploading…",
+            FileCommand::Download { .. } => "downloading…",
+            FileCommand::Upload { .. } => "uploading…",
             _ => "deleting…",
         };
         self.files.transfer = Some(Transfer {
@@ -430,11 +453,33 @@ impl App {
         vec![Effect::Files(command)]
     }
 
-    /// News from the file worker; returns the effects that follow from it.
-    pub fn files_event(&mut self, event: FilesEvent) -> Vec<Effect> {
+    /// A preview built off the UI task from the head of a file: shown, unless
+    /// another preview was asked for since.
+    pub fn preview_built(&mut self, generation: u64, result: Result<Box<Preview>, String>) {
+        if generation != self.files.preview_generation {
+            return;
+        }
+        self.files.preview_loading = None;
+        self.files.preview_scroll = 0;
+        match result {
+            Ok(preview) => {
+                if let Body::Image(info) = &preview.body {
+                    self.views
+                        .images
+                        .insert(PREVIEW_IMAGE, Ok(info.image.clone()));
+                }
+                self.files.preview = Some(*preview);
+            }
+            Err(e) => self.notice = Some(format!("cannot preview: {e}")),
+        }
+    }
+
+    /// News from the session worker's file work; returns the effects that
+    /// follow from it.
+    pub fn files_event(&mut self, event: FileEvent) -> Vec<Effect> {
         self.dirty = true;
         match event {
-            FilesEvent::Listed { generation, result } => {
+            FileEvent::Listed { generation, result } => {
                 if generation != self.files.list_generation {
                     return Vec::new();
                 }
@@ -448,29 +493,23 @@ impl App {
                     Err(e) => self.files.pane.message = Some(format!("cannot list: {e}")),
                 }
             }
-            FilesEvent::CellListing { before, after } => return self.cell_listing(&before, after),
-            FilesEvent::Previewed { generation, result } => {
+            FileEvent::CellListing { before, after } => return self.cell_listing(&before, after),
+            FileEvent::Head { generation, result } => {
                 if generation != self.files.preview_generation {
                     return Vec::new();
                 }
-                self.files.preview_loading = None;
-                self.files.preview_scroll = 0;
                 match result {
-                    Ok(preview) => {
-                        if let Body::Image(info) = &preview.body {
-                            self.views
-                                .images
-                                .insert(PREVIEW_IMAGE, Ok(info.image.clone()));
-                        }
-                        self.files.preview = Some(*preview);
+                    Ok(head) => return vec![self.files.build_preview(generation, head)],
+                    Err(e) => {
+                        self.files.preview_loading = None;
+                        self.notice = Some(format!("cannot preview: {e}"));
                     }
-                    Err(e) => self.notice = Some(format!("cannot preview: {e}")),
                 }
             }
-            FilesEvent::Progress { label, done, total } => {
+            FileEvent::Progress { label, done, total } => {
                 self.files.transfer = Some(Transfer { label, done, total });
             }
-            FilesEvent::Done { summary, exists } => {
+            FileEvent::Done { summary, exists } => {
                 self.files.transfer = None;
                 if !exists.is_empty() {
                     let question = match exists.as_slice() {
@@ -489,11 +528,6 @@ impl App {
                 self.notice = Some(summary);
                 return vec![self.files.list()];
             }
-            // Session news is the sessions pane's (`sessions/`).
-            FilesEvent::Sessions(_)
-            | FilesEvent::Session { .. }
-            | FilesEvent::SessionEnded { .. }
-            | FilesEvent::PoolInfo(_) => {}
         }
         Vec::new()
     }

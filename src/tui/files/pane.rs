@@ -18,7 +18,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 use crate::client::{FileKind, RemoteFile};
-use crate::tui::radar::{Change, Radar, content_type_essence, extension};
+use crate::session::radar::{Change, Radar, content_type_essence, extension};
 use crate::tui::theme::Theme;
 use crate::tui::ui::fit;
 

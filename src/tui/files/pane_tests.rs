@@ -8,7 +8,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::tui::radar;
+use crate::session::radar;
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 3, 1, 14, 0, 0).unwrap()

@@ -21,7 +21,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
-use crate::tui::radar::{content_type_essence, extension};
+use crate::session::FileHead;
+use crate::session::radar::{ArtifactKind, content_type_essence, extension, kind_of};
 use crate::tui::theme::Theme;
 use crate::tui::ui::fit::{self, human_size};
 use crate::tui::ui::sanitize;
@@ -31,6 +32,48 @@ pub const PREVIEW_BYTES: usize = 64 * 1024;
 /// The most of a file decoded as an image (images cannot be shown from their
 /// first bytes): 16 MiB. Fetch the whole file up to this size for images.
 pub const IMAGE_BYTES: usize = 16 * 1024 * 1024;
+/// How many bytes of file `name` (with the listing's `content_type`) a
+/// preview needs: the whole image up to [`IMAGE_BYTES`], else
+/// [`PREVIEW_BYTES`].
+pub fn head_limit(name: &str, content_type: Option<&str>) -> usize {
+    match kind_of(name, content_type) {
+        Some(ArtifactKind::Image) => IMAGE_BYTES,
+        _ => PREVIEW_BYTES,
+    }
+}
+
+/// A preview to build from a file's head, off the UI task
+/// ([`crate::tui::action::Effect::BuildPreview`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviewJob {
+    /// The generation of the preview request (stale results are dropped).
+    pub generation: u64,
+    /// The file's first bytes and what its listing said.
+    pub head: FileHead,
+    /// Columns the preview will be drawn in.
+    pub width: u16,
+    /// Rows of content to keep.
+    pub height: u16,
+    /// False under `NO_COLOR`.
+    pub colors: bool,
+}
+
+impl PreviewJob {
+    /// Builds the preview (CPU work: decoding, highlighting; run it on a
+    /// blocking thread).
+    pub fn build(&self) -> Preview {
+        Preview::build(&PreviewRequest {
+            name: &self.head.name,
+            content_type: self.head.content_type.as_deref(),
+            bytes: &self.head.bytes,
+            total_size: self.head.size,
+            width: self.width,
+            height: self.height,
+            colors: self.colors,
+        })
+    }
+}
+
 /// Bytes per row of the hex head.
 pub const HEX_ROW: usize = 16;
 

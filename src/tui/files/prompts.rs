@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::{
-    Answer, App, Effect, FilesCommand, FilesPrompt, MAX_UPLOAD, Prompt, Purpose, Question,
+    Answer, App, Effect, FileCommand, FilesPrompt, MAX_UPLOAD, Prompt, Purpose, Question,
     expand_paths, human_size, pasted_paths,
 };
 
@@ -45,7 +45,7 @@ impl App {
             }
         }
         let folder = self.files.relative_folder();
-        self.start_transfer(FilesCommand::Upload { paths, folder })
+        self.start_transfer(FileCommand::Upload { paths, folder })
     }
 
     /// Asks whether to create the missing download folder `folder` (and
@@ -94,7 +94,7 @@ impl App {
                 }
             }
             (FilesPrompt::Delete(names), Answer::Yes) => {
-                return self.start_transfer(FilesCommand::Delete { names });
+                return self.start_transfer(FileCommand::Delete { names });
             }
             (FilesPrompt::Delete(_), _) => self.notice = Some("nothing deleted".into()),
             (FilesPrompt::CreateFolder(folder), Answer::Yes) => {
@@ -108,7 +108,7 @@ impl App {
                 ));
             }
             (FilesPrompt::Overwrite(files, _), Answer::Yes) => {
-                return self.start_transfer(FilesCommand::Download {
+                return self.start_transfer(FileCommand::Download {
                     files,
                     overwrite: true,
                     create_folder: None,

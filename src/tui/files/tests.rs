@@ -13,9 +13,9 @@ use ratatui::backend::TestBackend;
 
 use super::*;
 use crate::client::ApiVersion;
+use crate::session::{HeadRequest, SessionEvent};
 use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};
-use crate::tui::event::AppEvent;
 use crate::tui::files::preview::PreviewRequest;
 use crate::tui::local_paths::wildcard;
 
@@ -25,6 +25,7 @@ fn app(version: ApiVersion) -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
             api_version: version,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )
@@ -80,7 +81,7 @@ fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
 
 fn listed(app: &mut App, files: Vec<RemoteFile>) {
     let generation = app.files.list_generation;
-    app.files_event(FilesEvent::Listed {
+    app.files_event(FileEvent::Listed {
         generation,
         result: Ok(files),
     });
@@ -98,11 +99,11 @@ fn after_a_cell_with_effects() -> (App, Vec<Effect>) {
     let effects = press(&mut app, KeyCode::F(2));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Files(FilesCommand::List { .. })]
+        [Effect::Files(FileCommand::List { .. })]
     ));
     listed(&mut app, before());
     let effects = app.handle_event(
-        AppEvent::Files(FilesEvent::CellListing {
+        SessionEvent::Files(FileEvent::CellListing {
             before: before(),
             after: after(),
         }),
@@ -119,7 +120,7 @@ fn f2_opens_focuses_and_hides_the_pane() {
     assert!(app.pane_focused(crate::tui::app::SidePane::Files));
     assert_eq!(
         effects,
-        vec![Effect::Files(FilesCommand::List {
+        vec![Effect::Files(FileCommand::List {
             generation: 1,
             path: None
         })]
@@ -150,7 +151,7 @@ fn a_cell_marks_new_and_changed_files_and_previews_the_first_table() {
         Some("report.csv")
     );
     match effects.as_slice() {
-        [Effect::Files(FilesCommand::Preview(PreviewJob { name, size, .. }))] => {
+        [Effect::Files(FileCommand::Head(HeadRequest { name, size, .. }))] => {
             assert_eq!(name, "report.csv");
             assert_eq!(*size, Some(45_000));
         }
@@ -164,7 +165,7 @@ fn a_cell_marks_new_and_changed_files_and_previews_the_first_table() {
 fn a_table_made_while_the_pane_was_closed_is_previewed_when_it_opens() {
     let mut app = app(ApiVersion::V2025_10_02);
     let effects = app.handle_event(
-        AppEvent::Files(FilesEvent::CellListing {
+        SessionEvent::Files(FileEvent::CellListing {
             before: before(),
             after: after(),
         }),
@@ -178,8 +179,8 @@ fn a_table_made_while_the_pane_was_closed_is_previewed_when_it_opens() {
     let effects = press(&mut app, KeyCode::F(2));
     match effects.as_slice() {
         [
-            Effect::Files(FilesCommand::Preview(PreviewJob { name, .. })),
-            Effect::Files(FilesCommand::List { .. }),
+            Effect::Files(FileCommand::Head(HeadRequest { name, .. })),
+            Effect::Files(FileCommand::List { .. }),
         ] => assert_eq!(name, "report.csv"),
         other => panic!("{other:?}"),
     }
@@ -198,7 +199,7 @@ fn a_table_made_while_the_pane_was_closed_is_previewed_when_it_opens() {
     let effects = press(&mut app, KeyCode::F(2));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Files(FilesCommand::List { .. })]
+        [Effect::Files(FileCommand::List { .. })]
     ));
 }
 
@@ -208,7 +209,7 @@ fn a_quiet_cell_forgets_the_pending_preview() {
     let mut app = app(ApiVersion::V2025_10_02);
     for (b, a) in [(before(), after()), (after(), after())] {
         app.handle_event(
-            AppEvent::Files(FilesEvent::CellListing {
+            SessionEvent::Files(FileEvent::CellListing {
                 before: b,
                 after: a,
             }),
@@ -219,7 +220,7 @@ fn a_quiet_cell_forgets_the_pending_preview() {
     let effects = press(&mut app, KeyCode::F(2));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Files(FilesCommand::List { .. })]
+        [Effect::Files(FileCommand::List { .. })]
     ));
 }
 
@@ -228,16 +229,74 @@ fn stale_listings_and_previews_are_dropped() {
     let mut app = after_a_cell();
     press(&mut app, KeyCode::Char('r'));
     let stale = app.files.list_generation - 1;
-    app.files_event(FilesEvent::Listed {
+    app.files_event(FileEvent::Listed {
         generation: stale,
         result: Ok(vec![]),
     });
     assert_eq!(app.files.pane.entries().len(), 5);
-    app.files_event(FilesEvent::Previewed {
+    app.files_event(FileEvent::Head {
         generation: 0,
-        result: Err("old".into()),
+        result: Err(crate::session::Failure::unreachable("old")),
     });
+    app.preview_built(0, Err("old".into()));
     assert!(app.notice.is_none());
+}
+
+/// A preview comes in two steps: the worker fetches the file's head (the
+/// whole image, else the first 64 KiB), then the preview is built off the UI
+/// task in the frame it was asked for; a newer request drops both steps of an
+/// older one.
+#[test]
+fn a_preview_is_fetched_as_a_head_then_built_off_the_ui_task() {
+    let (mut app, effects) = after_a_cell_with_effects();
+    let (generation, name) = match effects.as_slice() {
+        [Effect::Files(FileCommand::Head(request))] => {
+            assert_eq!(request.limit, crate::tui::files::preview::PREVIEW_BYTES);
+            (request.generation, request.name.clone())
+        }
+        other => panic!("{other:?}"),
+    };
+    let head = crate::session::FileHead {
+        name,
+        content_type: Some("text/csv".into()),
+        size: Some(45_000),
+        bytes: b"a,b\n1,2\n".to_vec(),
+    };
+    let effects = app.files_event(FileEvent::Head {
+        generation,
+        result: Ok(head.clone()),
+    });
+    let job = match effects.as_slice() {
+        [Effect::BuildPreview(job)] => job.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((job.generation, &job.head), (generation, &head));
+    assert!(job.width >= 10 && job.height >= 5, "{job:?}");
+    assert!(
+        app.files.preview.is_none(),
+        "nothing shown before it is built"
+    );
+    app.preview_built(job.generation, Ok(Box::new(job.build())));
+    let preview = app.files.preview.as_ref().expect("shown");
+    assert_eq!(preview.name, "report.csv");
+    assert!(app.files.preview_loading.is_none());
+
+    // An image's head is the whole image (up to 16 MiB).
+    app.files.pane.select_path("plot.png");
+    let effects = press(&mut app, KeyCode::Char('p'));
+    match effects.as_slice() {
+        [Effect::Files(FileCommand::Head(request))] => {
+            assert_eq!(request.limit, crate::tui::files::preview::IMAGE_BYTES);
+            // The older request's head no longer builds anything.
+            let stale = app.files_event(FileEvent::Head {
+                generation,
+                result: Ok(head),
+            });
+            assert!(stale.is_empty(), "{stale:?}");
+            assert!(request.generation > generation);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -245,7 +304,7 @@ fn folders_open_and_backspace_goes_up() {
     let mut app = after_a_cell();
     app.files.pane.select_path("cache");
     match press(&mut app, KeyCode::Enter).as_slice() {
-        [Effect::Files(FilesCommand::List { path, .. })] => {
+        [Effect::Files(FileCommand::List { path, .. })] => {
             assert_eq!(path.as_deref(), Some("/mnt/data/cache"));
         }
         other => panic!("{other:?}"),
@@ -253,7 +312,7 @@ fn folders_open_and_backspace_goes_up() {
     listed(&mut app, vec![file("x.txt", 1)]);
     assert_eq!(app.files.remote_name(&file("x.txt", 1)), "cache/x.txt");
     match press(&mut app, KeyCode::Backspace).as_slice() {
-        [Effect::Files(FilesCommand::List { path: None, .. })] => {}
+        [Effect::Files(FileCommand::List { path: None, .. })] => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(app.files.pane.folder, DATA_ROOT);
@@ -297,7 +356,7 @@ fn download_never_replaces_without_a_yes() {
     ];
     match press(&mut app, KeyCode::Char('d')).as_slice() {
         [
-            Effect::Files(FilesCommand::Download {
+            Effect::Files(FileCommand::Download {
                 files,
                 overwrite,
                 create_folder,
@@ -313,9 +372,9 @@ fn download_never_replaces_without_a_yes() {
     // Esc during the transfer cancels it.
     assert_eq!(
         press(&mut app, KeyCode::Esc),
-        vec![Effect::Files(FilesCommand::Cancel)]
+        vec![Effect::Files(FileCommand::Cancel)]
     );
-    let effects = app.files_event(FilesEvent::Done {
+    let effects = app.files_event(FileEvent::Done {
         summary: "downloaded input.csv".into(),
         exists: expected[1..].to_vec(),
     });
@@ -326,7 +385,7 @@ fn download_never_replaces_without_a_yes() {
     ));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Files(FilesCommand::List { .. })]
+        [Effect::Files(FileCommand::List { .. })]
     ));
     // Any key but y keeps the file.
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
@@ -340,7 +399,7 @@ fn download_never_replaces_without_a_yes() {
     ));
     match press(&mut app, KeyCode::Char('y')).as_slice() {
         [
-            Effect::Files(FilesCommand::Download {
+            Effect::Files(FileCommand::Download {
                 overwrite: true,
                 files,
                 ..
@@ -359,7 +418,7 @@ fn hostile_names_download_inside_the_folder() {
     app.files.download_folder = dir.path().to_path_buf();
     listed(&mut app, vec![file("../evil.txt", 1)]);
     match press(&mut app, KeyCode::Char('d')).as_slice() {
-        [Effect::Files(FilesCommand::Download { files, .. })] => {
+        [Effect::Files(FileCommand::Download { files, .. })] => {
             assert_eq!(files[0].1, dir.path().join("evil.txt"));
         }
         other => panic!("{other:?}"),
@@ -377,7 +436,7 @@ fn delete_asks_first() {
     press(&mut app, KeyCode::Char('x'));
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),
-        vec![Effect::Files(FilesCommand::Delete {
+        vec![Effect::Files(FileCommand::Delete {
             names: vec!["notes.md".into()]
         })]
     );
@@ -407,7 +466,7 @@ fn upload_prompt_completes_and_a_pasted_path_uploads() {
     press(&mut app, KeyCode::Tab);
     match press(&mut app, KeyCode::Enter).as_slice() {
         [
-            Effect::Files(FilesCommand::Upload {
+            Effect::Files(FileCommand::Upload {
                 paths,
                 folder: None,
             }),
@@ -416,7 +475,7 @@ fn upload_prompt_completes_and_a_pasted_path_uploads() {
         }
         other => panic!("{other:?}"),
     }
-    app.files_event(FilesEvent::Done {
+    app.files_event(FileEvent::Done {
         summary: "uploaded".into(),
         exists: vec![],
     });
@@ -427,7 +486,7 @@ fn upload_prompt_completes_and_a_pasted_path_uploads() {
     );
     assert!(matches!(
         pasted.as_slice(),
-        [Effect::Files(FilesCommand::Upload { .. })]
+        [Effect::Files(FileCommand::Upload { .. })]
     ));
 }
 
@@ -463,10 +522,7 @@ fn screen(app: &mut App, width: u16, height: u16) -> TestBackend {
 fn with_preview(preview: Preview) -> App {
     let mut app = after_a_cell();
     let generation = app.files.preview_generation;
-    app.files_event(FilesEvent::Previewed {
-        generation,
-        result: Ok(Box::new(preview)),
-    });
+    app.preview_built(generation, Ok(Box::new(preview)));
     app
 }
 
@@ -570,7 +626,7 @@ fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
     app.ask_create_folder(missing.clone());
     match press(&mut app, KeyCode::Char('y')).as_slice() {
         [
-            Effect::Files(FilesCommand::Download {
+            Effect::Files(FileCommand::Download {
                 files,
                 overwrite: false,
                 create_folder: Some(folder),

@@ -13,9 +13,9 @@ use ratatui_textarea::{Input, Key};
 
 use super::*;
 use crate::client::{ApiVersion, Execution, ExecutionStatus};
+use crate::session::SessionEvent;
 use crate::tui::action::Effect;
 use crate::tui::app::{AppConfig, PoolState};
-use crate::tui::event::AppEvent;
 use crate::tui::ui::draw;
 
 fn app() -> App {
@@ -24,6 +24,7 @@ fn app() -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )
@@ -42,9 +43,9 @@ fn app_with_output(lines: usize) -> App {
         other => panic!("{other:?}"),
     };
     let stdout: String = (0..lines).map(|i| format!("line {i}\n")).collect();
-    app.handle_event(AppEvent::ExecutionStarted(run), now);
+    app.handle_event(SessionEvent::ExecutionStarted(run), now);
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
                 id: None,
@@ -55,6 +56,7 @@ fn app_with_output(lines: usize) -> App {
                 images: vec![],
                 duration: Duration::from_millis(42),
             }),
+            exit_code: None,
             images: vec![],
         },
         now,
@@ -265,6 +267,8 @@ fn the_pager_opens_the_selected_cell_else_the_last_one() {
         }],
         status: CellStatus::Succeeded,
         duration: None,
+        exit_code: None,
+        stdin: None,
     };
     let cells = vec![cell("first\n"), cell("second\n")];
     let texts = LongTexts::default();

@@ -13,9 +13,9 @@ use tempfile::TempDir;
 
 use super::*;
 use crate::client::ApiVersion;
+use crate::session::FileCommand;
 use crate::tui::app::{AppConfig, PoolState};
 use crate::tui::files::FilesPrompt;
-use crate::tui::worker_files::FilesCommand;
 
 /// `root/{a.txt, b.txt, .hidden, sub/{c.txt}}`, canonical paths.
 fn tree() -> (TempDir, PathBuf) {
@@ -356,6 +356,7 @@ fn app() -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )
@@ -396,7 +397,7 @@ fn shift_u_opens_the_picker_and_marked_files_upload_through_the_app() {
     app.update(Action::Paste("x".into()), Instant::now());
     match press(&mut app, KeyCode::Enter).as_slice() {
         [
-            Effect::Files(FilesCommand::Upload {
+            Effect::Files(FileCommand::Upload {
                 paths,
                 folder: None,
             }),

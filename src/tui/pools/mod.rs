@@ -155,8 +155,8 @@ mod tests {
 
     use super::*;
     use crate::client::ApiVersion;
+    use crate::session::{RunId, SessionEvent};
     use crate::tui::app::{AppConfig, PoolState};
-    use crate::tui::event::{AppEvent, RunId};
 
     fn target(endpoint: Option<&str>) -> PoolTarget {
         PoolTarget {
@@ -177,6 +177,7 @@ mod tests {
                 pool_label: "local".into(),
                 identifier: "sp-1".into(),
                 api_version: ApiVersion::V2025_10_02,
+                language: crate::notebook::language::Language::Python,
             },
             PoolState::Ready,
         );
@@ -239,7 +240,7 @@ mod tests {
         );
         let effects = app.update(crate::tui::action::Action::RunCell, Instant::now());
         assert!(!effects.is_empty());
-        app.handle_event(AppEvent::ExecutionStarted(RunId(1)), Instant::now());
+        app.handle_event(SessionEvent::ExecutionStarted(RunId(1)), Instant::now());
         assert_eq!(app.choose_pool(1), None);
         assert!(app.notice.as_deref().unwrap().contains("still running"));
     }

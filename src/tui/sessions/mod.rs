@@ -13,8 +13,8 @@
 //! pile of requests. Each finished cell is recorded in the sessions store
 //! (`last_run`), the "last used" of pools that do not list their sessions.
 //!
-//! Pure like the other reducers: the pool is reached through [`Effect::Files`]
-//! commands (the file worker owns a client), the switched session's notebook
+//! Pure like the other reducers: the pool is reached through
+//! [`Effect::Sessions`] commands (the session worker owns a client), the switched session's notebook
 //! is loaded by the loop ([`Effect::LoadNotebook`]), and the store file is
 //! small and written at once.
 
@@ -29,13 +29,13 @@ use serde::Deserialize;
 use crate::client::{ApiVersion, PoolMetadata, SessionInfo};
 use crate::notebook::sessions_store::{SessionsStore, StoreWriter};
 use crate::notebook::store::SaverThread;
-use crate::notebook::{Output, StreamName};
-use crate::tui::action::{Action, Effect};
+use crate::notebook::{Cell, CellInput, Output, StreamName};
+use crate::session::{Failure, FailureKind, SessionsCommand, SessionsEvent};
+use crate::tui::action::Effect;
 use crate::tui::app::{App, SidePane};
 use crate::tui::persist::Place;
 use crate::tui::prompt::{Answer, Prompt, Purpose, Question};
 use crate::tui::sessions::pane::{PoolList, SessionsPaneState};
-use crate::tui::worker_files::{FilesCommand, FilesEvent};
 
 /// A key of the sessions pane (`run = "sessions down"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -83,7 +83,7 @@ pub enum SessionsPrompt {
     /// End this session?
     End(String),
     /// The session was recycled: replay these cells?
-    Replay(Vec<String>),
+    Replay(Vec<CellInput>),
 }
 
 /// The current session's details and when they were read.
@@ -222,17 +222,17 @@ impl SessionsUi {
         if !matches!(self.pane.pool_list, PoolList::Loaded(_)) {
             self.pane.set_pool_list(PoolList::Loading);
         }
-        vec![Effect::Files(FilesCommand::ListSessions)]
+        vec![Effect::Sessions(SessionsCommand::List)]
     }
 
     /// The pool's list arrived (or did not): shown, and the next refresh
     /// planned [`REFRESH_EVERY`] from `now`.
-    fn listed(&mut self, result: Result<Vec<SessionInfo>, String>, now: Instant) {
+    fn listed(&mut self, result: Result<Vec<SessionInfo>, Failure>, now: Instant) {
         self.listing = false;
         self.pane.now = Utc::now();
         self.pane.set_pool_list(match result {
             Ok(list) => PoolList::Loaded(list),
-            Err(e) => PoolList::Failed(e),
+            Err(e) => PoolList::Failed(e.message),
         });
         self.next_refresh = Some(now + REFRESH_EVERY);
     }
@@ -317,7 +317,7 @@ impl App {
             SessionsAction::PoolInfo => {
                 s.pool_info = Some(Err("loading…".into()));
                 s.pool_info_scroll = 0;
-                return vec![Effect::Files(FilesCommand::PoolInfo)];
+                return vec![Effect::Sessions(SessionsCommand::PoolInfo)];
             }
             SessionsAction::New => {
                 let id = crate::tui::random_identifier();
@@ -382,14 +382,19 @@ impl App {
         s.current = None;
         s.pane.current = identifier.to_string();
         s.record_use(identifier);
-        let place = Place::new(s.endpoint.as_deref(), identifier, self.config.api_version);
+        let place = Place::new(
+            s.endpoint.as_deref(),
+            identifier,
+            self.config.api_version,
+            self.config.language,
+        );
         self.notice = Some(format!("switched to {identifier}"));
         effects.push(Effect::SwitchSession {
             identifier: identifier.to_string(),
         });
         effects.push(Effect::LoadNotebook(place));
         if self.sessions.can_list {
-            effects.push(Effect::Files(FilesCommand::SessionInfo {
+            effects.push(Effect::Sessions(SessionsCommand::Info {
                 identifier: identifier.to_string(),
             }));
         }
@@ -404,7 +409,7 @@ impl App {
                 return self.switch_session(&id);
             }
             (SessionsPrompt::End(id), Answer::Yes) => {
-                return vec![Effect::Files(FilesCommand::EndSession { identifier: id })];
+                return vec![Effect::Sessions(SessionsCommand::End { identifier: id })];
             }
             (SessionsPrompt::End(id), _) => self.notice = Some(format!("{id} keeps running")),
             (SessionsPrompt::Replay(sources), Answer::Yes) => return self.replay(sources),
@@ -417,38 +422,45 @@ impl App {
         Vec::new()
     }
 
-    /// Runs `sources` again, in order, as new cells.
-    pub(crate) fn replay(&mut self, sources: Vec<String>) -> Vec<Effect> {
+    /// Runs `cells` again, in order, as new cells (each with its standard
+    /// input, if it had one).
+    pub(crate) fn replay(&mut self, cells: Vec<CellInput>) -> Vec<Effect> {
         let draft = self.editor.lines().join("\n");
         let mut effects = Vec::new();
-        for source in sources {
-            crate::tui::ui::editor::replace_text(&mut self.editor, &source);
-            effects.extend(self.update(Action::RunCell, Instant::now()));
+        for cell in cells {
+            crate::tui::ui::editor::replace_text(&mut self.editor, &cell.source);
+            effects.extend(self.run_cell(cell.stdin));
         }
         crate::tui::ui::editor::replace_text(&mut self.editor, &draft);
         self.notice = Some(format!("replaying {} cells", effects.len()));
         effects
     }
 
-    /// News about sessions (and files) from the worker; returns the effects
+    /// News about the pool's sessions from the worker; returns the effects
     /// that follow from it.
-    pub fn sessions_event(&mut self, event: FilesEvent, now: Instant) -> Vec<Effect> {
+    pub fn sessions_event(&mut self, event: SessionsEvent, now: Instant) -> Vec<Effect> {
         self.dirty = true;
         let s = &mut self.sessions;
         match event {
-            FilesEvent::Sessions(result) => s.listed(result, now),
-            FilesEvent::Session { identifier, result } => {
+            SessionsEvent::Listed(result) => s.listed(result, now),
+            SessionsEvent::Info { identifier, result } => {
                 if identifier != self.config.identifier {
                     return Vec::new();
                 }
                 match result {
                     Ok(info) => self.session_details(info, now),
+                    // The pool has no such session (any more): no countdown
+                    // for a session that is gone.
+                    Err(e) if e.kind == FailureKind::NotFound => self.sessions.current = None,
                     Err(e) => tracing::debug!("session details: {e}"),
                 }
             }
-            FilesEvent::SessionEnded { identifier, result } => {
+            SessionsEvent::Ended { identifier, result } => {
                 self.notice = Some(match result {
                     Ok(message) => crate::tui::ui::sanitize::plain(&message),
+                    Err(e) if e.kind == FailureKind::NotFound => {
+                        format!("{identifier} was not running: the pool has no such session")
+                    }
                     Err(e) => format!("cannot end {identifier}: {e}"),
                 });
                 if identifier == self.config.identifier {
@@ -456,12 +468,11 @@ impl App {
                 }
                 return self.sessions.refresh(now);
             }
-            FilesEvent::PoolInfo(result) => {
+            SessionsEvent::PoolInfo(result) => {
                 if s.pool_info.is_some() {
-                    s.pool_info = Some(result);
+                    s.pool_info = Some(result.map_err(|e| e.message));
                 }
             }
-            other => return self.files_event(other),
         }
         Vec::new()
     }
@@ -484,12 +495,12 @@ impl App {
         }
         // The last cell ran in the fresh session; the ones before it are lost.
         let count = self.notebook.cells.len();
-        let sources: Vec<String> = self
+        let sources: Vec<CellInput> = self
             .notebook
             .cells
             .iter()
             .take(count.saturating_sub(1))
-            .map(|c| c.source.clone())
+            .map(Cell::input)
             .collect();
         let message = format!(
             "the pool gave {} a fresh session: variables and files from before are gone",

@@ -14,8 +14,9 @@ use ratatui::backend::TestBackend;
 use super::*;
 use crate::client::{Execution, ExecutionStatus, KernelInfo, NameVersion};
 use crate::notebook::sessions_store::SessionEntry;
+use crate::session::{Failure, FailureKind, RunId, SessionEvent, SessionsCommand, SessionsEvent};
+use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};
-use crate::tui::event::{AppEvent, RunId};
 use crate::tui::sessions::pane::{CURRENT_MARK, RowKind, SELECTION_MARK};
 
 fn app(version: ApiVersion) -> App {
@@ -24,6 +25,7 @@ fn app(version: ApiVersion) -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
             api_version: version,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     )
@@ -70,14 +72,14 @@ fn with_pane() -> App {
     let mut app = app(ApiVersion::V2025_10_02);
     assert_eq!(
         press(&mut app, KeyCode::F(3)),
-        vec![Effect::Files(FilesCommand::ListSessions)]
+        vec![Effect::Sessions(SessionsCommand::List)]
     );
     app.sessions.pane.local = vec![
         entry("sessionpad-0badc0de", Some("demo"), 0),
         entry("agent-run-7", None, 120),
     ];
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![
             info("sessionpad-0badc0de", 10, 290),
             info("agent-run-7", 130, 40),
         ]))),
@@ -94,7 +96,7 @@ fn run(app: &mut App, code: &str) -> RunId {
         other => panic!("{other:?}"),
     };
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
                 id: None,
@@ -105,6 +107,7 @@ fn run(app: &mut App, code: &str) -> RunId {
                 images: vec![],
                 duration: Duration::from_millis(3),
             }),
+            exit_code: None,
             images: vec![],
         },
         Instant::now(),
@@ -133,7 +136,12 @@ fn switching_loads_another_notebook_and_runs_cells_there() {
     // Row 1 is agent-run-7 (this machine's list).
     press(&mut app, KeyCode::Char('j'));
     let effects = press(&mut app, KeyCode::Enter);
-    let place = crate::tui::persist::Place::new(None, "agent-run-7", app.config.api_version);
+    let place = crate::tui::persist::Place::new(
+        None,
+        "agent-run-7",
+        app.config.api_version,
+        app.config.language,
+    );
     assert_eq!(
         effects,
         vec![
@@ -141,7 +149,7 @@ fn switching_loads_another_notebook_and_runs_cells_there() {
                 identifier: "agent-run-7".into()
             },
             Effect::LoadNotebook(place),
-            Effect::Files(FilesCommand::SessionInfo {
+            Effect::Sessions(SessionsCommand::Info {
                 identifier: "agent-run-7".into()
             }),
         ]
@@ -208,12 +216,12 @@ fn ending_a_session_asks_then_refreshes_the_list() {
     ));
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),
-        vec![Effect::Files(FilesCommand::EndSession {
+        vec![Effect::Sessions(SessionsCommand::End {
             identifier: "agent-run-7".into()
         })]
     );
     let effects = app.handle_event(
-        AppEvent::Files(FilesEvent::SessionEnded {
+        SessionEvent::Sessions(SessionsEvent::Ended {
             identifier: "agent-run-7".into(),
             result: Ok("Session agent-run-7 in session pool p stopped.\u{1b}[2J".into()),
         }),
@@ -224,10 +232,10 @@ fn ending_a_session_asks_then_refreshes_the_list() {
         app.notice.as_deref(),
         Some("Session agent-run-7 in session pool p stopped.")
     );
-    assert_eq!(effects, vec![Effect::Files(FilesCommand::ListSessions)]);
+    assert_eq!(effects, vec![Effect::Sessions(SessionsCommand::List)]);
     // The refreshed list no longer has it.
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![info(
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![info(
             "sessionpad-0badc0de",
             10,
             290,
@@ -237,12 +245,68 @@ fn ending_a_session_asks_then_refreshes_the_list() {
     assert!(app.sessions.pane.pool_info("agent-run-7").is_none());
 }
 
+/// The worker's failures are typed: a session the pool no longer has is
+/// told apart from a pool that failed to answer.
+#[test]
+fn a_session_the_pool_does_not_have_is_told_apart_from_a_failure() {
+    let mut app = with_pane();
+    let gone = || Failure::new(FailureKind::NotFound, "404 Not Found");
+    app.handle_event(
+        SessionEvent::Sessions(SessionsEvent::Info {
+            identifier: "sessionpad-0badc0de".into(),
+            result: Ok(info("sessionpad-0badc0de", 10, 290)),
+        }),
+        Instant::now(),
+    );
+    assert!(app.sessions.current.is_some());
+    // A pool that did not answer: the details known are kept.
+    app.handle_event(
+        SessionEvent::Sessions(SessionsEvent::Info {
+            identifier: "sessionpad-0badc0de".into(),
+            result: Err(Failure::new(FailureKind::Timeout, "no answer")),
+        }),
+        Instant::now(),
+    );
+    assert!(app.sessions.current.is_some());
+    // A pool that has no such session: no countdown for it any more.
+    app.handle_event(
+        SessionEvent::Sessions(SessionsEvent::Info {
+            identifier: "sessionpad-0badc0de".into(),
+            result: Err(gone()),
+        }),
+        Instant::now(),
+    );
+    assert!(app.sessions.current.is_none());
+    app.handle_event(
+        SessionEvent::Sessions(SessionsEvent::Ended {
+            identifier: "agent-run-7".into(),
+            result: Err(gone()),
+        }),
+        Instant::now(),
+    );
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("agent-run-7 was not running: the pool has no such session")
+    );
+    app.handle_event(
+        SessionEvent::Sessions(SessionsEvent::Ended {
+            identifier: "agent-run-7".into(),
+            result: Err(Failure::new(FailureKind::Forbidden, "403 Forbidden")),
+        }),
+        Instant::now(),
+    );
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("cannot end agent-run-7: 403 Forbidden")
+    );
+}
+
 #[test]
 fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
     let mut app = with_pane();
     press(&mut app, KeyCode::Tab);
     let details = |created| {
-        AppEvent::Files(FilesEvent::Session {
+        SessionEvent::Sessions(SessionsEvent::Info {
             identifier: "sessionpad-0badc0de".into(),
             result: Ok(info("sessionpad-0badc0de", created, 290)),
         })
@@ -266,7 +330,10 @@ fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
         Output::Stream { name: StreamName::Stderr, text } if text.contains("fresh session")
     )));
     match app.sessions_prompt() {
-        Some(SessionsPrompt::Replay(sources)) => assert_eq!(sources, &["x = 1", "y = x + 1"]),
+        Some(SessionsPrompt::Replay(cells)) => assert_eq!(
+            cells.iter().map(|c| c.source.as_str()).collect::<Vec<_>>(),
+            ["x = 1", "y = x + 1"]
+        ),
         other => panic!("{other:?}"),
     }
     let effects = press(&mut app, KeyCode::Char('y'));
@@ -288,7 +355,7 @@ fn the_countdown_follows_the_clock_and_wakes_the_loop() {
     let mut details = info("sessionpad-0badc0de", 1, 0);
     details.expires = Some(Utc::now() + chrono::Duration::seconds(90));
     app.handle_event(
-        AppEvent::Files(FilesEvent::Session {
+        SessionEvent::Sessions(SessionsEvent::Info {
             identifier: "sessionpad-0badc0de".into(),
             result: Ok(details),
         }),
@@ -336,14 +403,14 @@ fn snapshot_pool_info() {
     let mut app = with_pane();
     assert_eq!(
         press(&mut app, KeyCode::Char('i')),
-        vec![Effect::Files(FilesCommand::PoolInfo)]
+        vec![Effect::Sessions(SessionsCommand::PoolInfo)]
     );
     let nv = |n: &str, v: &str| NameVersion {
         name: n.into(),
         version: v.into(),
     };
     app.handle_event(
-        AppEvent::Files(FilesEvent::PoolInfo(Ok(PoolMetadata {
+        SessionEvent::Sessions(SessionsEvent::PoolInfo(Ok(PoolMetadata {
             runtimes: vec![nv("python", "3.12.3")],
             packages: vec![
                 nv("ipykernel", "6.29.5"),
@@ -392,7 +459,7 @@ fn snapshot_pool_info_with_isolation() {
         notes: vec!["kernels run as uid 65534".into(), "no network".into()],
     };
     app.handle_event(
-        AppEvent::Files(FilesEvent::PoolInfo(Ok(PoolMetadata {
+        SessionEvent::Sessions(SessionsEvent::PoolInfo(Ok(PoolMetadata {
             runtimes: vec![NameVersion {
                 name: "python".into(),
                 version: "3.12.3".into(),
@@ -410,13 +477,16 @@ fn snapshot_pool_info_with_isolation() {
     assert_snapshot!("pool_info_isolated_80x24", screen(&mut app, 80, 24));
 
     app.handle_event(
-        AppEvent::PoolIsolation(Isolation::unsandboxed(
+        SessionEvent::PoolIsolation(Isolation::unsandboxed(
             "bubblewrap (bwrap) is not installed: sessions are NOT isolated from this machine",
         )),
         Instant::now(),
     );
     app.handle_event(
-        AppEvent::Files(FilesEvent::PoolInfo(Err("the pool did not answer".into()))),
+        SessionEvent::Sessions(SessionsEvent::PoolInfo(Err(Failure::new(
+            FailureKind::Timeout,
+            "the pool did not answer",
+        )))),
         Instant::now(),
     );
     assert_snapshot!("pool_info_not_isolated_80x24", screen(&mut app, 80, 24));
@@ -430,7 +500,7 @@ fn the_status_line_warns_in_the_last_minute() {
     let mut details = info("sessionpad-0badc0de", 1, 0);
     details.expires = Some(Utc::now() + chrono::Duration::seconds(300));
     app.handle_event(
-        AppEvent::Files(FilesEvent::Session {
+        SessionEvent::Sessions(SessionsEvent::Info {
             identifier: "sessionpad-0badc0de".into(),
             result: Ok(details),
         }),
@@ -508,7 +578,7 @@ fn the_selection_follows_its_identifier_when_the_lists_reorder() {
     );
     // A refresh: the pool's list comes in another order; still the same row.
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![
             info("sessionpad-0badc0de", 10, 290),
             info("agent-run-7", 130, 40),
         ]))),
@@ -527,7 +597,7 @@ fn the_selection_follows_its_identifier_when_the_lists_reorder() {
         Some((RowKind::Pool, "sessionpad-0badc0de".into()))
     );
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![
             info("agent-run-7", 130, 40),
             info("langchain-a1b2", 1, 100),
             info("sessionpad-0badc0de", 10, 290),
@@ -553,7 +623,11 @@ fn the_selection_follows_its_identifier_when_the_lists_reorder() {
     // selection goes to its row there.
     press(&mut app, KeyCode::Char('n'));
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![info("agent-run-7", 130, 40)]))),
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![info(
+            "agent-run-7",
+            130,
+            40,
+        )]))),
         Instant::now(),
     );
     assert_eq!(
@@ -609,7 +683,7 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
     let t0 = Instant::now();
     assert_eq!(
         press(&mut app, KeyCode::F(3)),
-        vec![Effect::Files(FilesCommand::ListSessions)]
+        vec![Effect::Sessions(SessionsCommand::List)]
     );
     // While the listing is under way: no timer, no second request.
     assert_eq!(
@@ -630,7 +704,7 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
     );
     // The answer plans the next refresh.
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![info("a-1234", 1, 200)]))),
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![info("a-1234", 1, 200)]))),
         t0,
     );
     let due = t0 + REFRESH_EVERY;
@@ -650,7 +724,7 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
     assert_eq!(
         app.sessions
             .refresh_due(app.pane_open(SidePane::Sessions), due),
-        Some(vec![Effect::Files(FilesCommand::ListSessions)])
+        Some(vec![Effect::Sessions(SessionsCommand::List)])
     );
     // The list on screen stays while the new one is fetched.
     assert!(matches!(app.sessions.pane.pool_list, PoolList::Loaded(_)));
@@ -660,14 +734,17 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
         None
     );
     // Through the loop's tick, the request goes out with the other effects.
-    app.handle_event(AppEvent::Files(FilesEvent::Sessions(Ok(vec![]))), due);
+    app.handle_event(
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![]))),
+        due,
+    );
     assert_eq!(
         app.tick(due + REFRESH_EVERY),
-        vec![Effect::Files(FilesCommand::ListSessions)]
+        vec![Effect::Sessions(SessionsCommand::List)]
     );
     // A hidden pane does not refresh.
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![]))),
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![]))),
         due + REFRESH_EVERY,
     );
     press(&mut app, KeyCode::F(3));
@@ -713,7 +790,7 @@ fn last_used_is_the_last_run_or_the_pool_s_last_access_never_the_opening() {
     app.sessions.record_use("sessionpad-0badc0de");
     press(&mut app, KeyCode::F(3));
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![]))),
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![]))),
         Instant::now(),
     );
     let shown = screen(&mut app, 160, 48);
@@ -738,7 +815,7 @@ fn last_used_is_the_last_run_or_the_pool_s_last_access_never_the_opening() {
     let mut listed = info("agent-run-7", 130, 40);
     listed.last_accessed = Some(Utc::now() - chrono::Duration::minutes(7));
     app.handle_event(
-        AppEvent::Files(FilesEvent::Sessions(Ok(vec![listed]))),
+        SessionEvent::Sessions(SessionsEvent::Listed(Ok(vec![listed]))),
         Instant::now(),
     );
     let shown = screen(&mut app, 160, 48);
@@ -760,7 +837,7 @@ fn the_pool_info_scrolls_to_its_last_package_and_no_further() {
         })
         .collect();
     app.handle_event(
-        AppEvent::Files(FilesEvent::PoolInfo(Ok(PoolMetadata {
+        SessionEvent::Sessions(SessionsEvent::PoolInfo(Ok(PoolMetadata {
             runtimes: vec![],
             packages,
             kernel: None,

@@ -321,9 +321,18 @@ fn error_lines(
     lines
 }
 
-/// The muted line under a cell saying where it is: queued, running, done in X.
+/// The muted line under a cell saying where it is: queued, running, done in
+/// X; a shell command's exit code, in the error colour when it is not 0.
 fn status_line(cell: &Cell, theme: &Theme) -> Line<'static> {
     let took = cell.duration.map(super::format_duration);
+    if let (Some(code), false) = (cell.exit_code, cell.status.is_pending()) {
+        let style = if code == 0 { theme.muted } else { theme.error };
+        let text = match took {
+            Some(t) => format!("  exit {code} in {t}"),
+            None => format!("  exit {code}"),
+        };
+        return Line::styled(text, style);
+    }
     let (text, style) = match (cell.status, took) {
         (CellStatus::Queued, _) => ("  queued".to_string(), theme.muted),
         // Drawn from the clock instead (`Row::Running`); kept for completeness.
@@ -385,6 +394,8 @@ mod tests {
             outputs: vec![],
             status: CellStatus::Running,
             duration: None,
+            exit_code: None,
+            stdin: None,
         };
         assert_eq!(
             rows_text(&cell, 60)[1],
@@ -404,6 +415,8 @@ mod tests {
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(4)),
+            exit_code: None,
+            stdin: None,
         };
         let rows = rows_text(&cell, 80);
         assert_eq!(rows.len(), 1 + 20 + 1 + 10 + 2);
@@ -432,6 +445,8 @@ mod tests {
             ],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(4)),
+            exit_code: None,
+            stdin: None,
         };
         assert_eq!(
             rows_text(&cell, 40),
@@ -458,6 +473,8 @@ mod tests {
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(4)),
+            exit_code: None,
+            stdin: None,
         };
         assert_eq!(
             rows_text(&cell, 40),
@@ -486,6 +503,8 @@ mod tests {
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(4)),
+            exit_code: None,
+            stdin: None,
         };
         let rows = rows_text(&cell, 80);
         assert_eq!(
@@ -512,6 +531,8 @@ mod tests {
             ],
             status: CellStatus::Failed,
             duration: None,
+            exit_code: None,
+            stdin: None,
         };
         assert_eq!(
             rows_text(&cell, 80),

@@ -17,18 +17,21 @@ use ratatui_textarea::TextArea;
 
 use super::highlight::highlight;
 use super::wrap::{columns_of_prefix, skip_columns};
+use crate::notebook::language::Language;
 use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
 
 /// What a line ending in `:` adds to the next line's indentation.
 const INDENT: &str = "    ";
-/// What the empty editor says.
-const PLACEHOLDER: &str = "Type Python here; Enter adds a line, Up recalls earlier cells";
+/// What the empty editor says after the language's "Type … here".
+const PLACEHOLDER_TAIL: &str = "; Enter adds a line, Up recalls earlier cells";
 
 /// The editor's highlighted lines (rebuilt only when the text changes) and its
 /// scroll position.
 #[derive(Debug, Default)]
 pub struct EditorView {
+    /// The language the text is highlighted as.
+    language: Language,
     source: String,
     lines: Vec<Line<'static>>,
     top: usize,
@@ -36,10 +39,18 @@ pub struct EditorView {
 }
 
 impl EditorView {
+    /// Highlights the text as `language` from now on.
+    pub fn set_language(&mut self, language: Language) {
+        if language != self.language {
+            self.language = language;
+            self.lines.clear();
+        }
+    }
+
     fn lines_for(&mut self, editor: &TextArea<'_>) -> &[Line<'static>] {
         let source = editor.lines().join("\n");
         if source != self.source || self.lines.is_empty() {
-            self.lines = highlight(&source);
+            self.lines = highlight(&source, self.language);
             self.source = source;
         }
         &self.lines
@@ -68,15 +79,32 @@ pub fn height(lines: usize, available: u16) -> u16 {
     wanted.clamp(3, max)
 }
 
-/// The indentation of a new line after `before` (the text left of the cursor):
-/// the same as the current line's, four spaces more after a trailing `:`
-/// (comments aside).
-pub fn newline_indent(before: &str) -> String {
+/// The indentation of a new line after `before` (the text left of the cursor)
+/// in `language`: the same as the current line's, four spaces more where a
+/// block opens (comments aside): after a trailing `:` in Python, `{`, `(` or
+/// `[` in JavaScript, `{`, `then`, `do` or `else` in shell.
+pub fn newline_indent(before: &str, language: Language) -> String {
     let mut indent: String = before
         .chars()
         .take_while(|c| *c == ' ' || *c == '\t')
         .collect();
-    if strip_comment(before).trim_end().ends_with(':') {
+    let code = match language {
+        Language::JavaScript => before.split("//").next().unwrap_or(before),
+        Language::Python | Language::Shell => strip_comment(before),
+    };
+    let code = code.trim_end();
+    let opens = match language {
+        Language::Python => code.ends_with(':'),
+        Language::JavaScript => code.ends_with(['{', '(', '[']),
+        Language::Shell => {
+            code.ends_with('{')
+                || code
+                    .rsplit([' ', ';', '\t'])
+                    .next()
+                    .is_some_and(|w| matches!(w, "then" | "do" | "else"))
+        }
+    };
+    if opens {
         indent.push_str(INDENT);
     }
     indent
@@ -99,19 +127,30 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
-/// Enter in the editor: a new line, indented by [`newline_indent`].
-pub fn newline(editor: &mut TextArea<'_>) {
+/// Enter in the editor: a new line, indented by [`newline_indent`] for
+/// `language`.
+pub fn newline(editor: &mut TextArea<'_>, language: Language) {
     let (row, col) = (editor.cursor().0, editor.cursor().1);
     let before: String = editor
         .lines()
         .get(row)
         .map(|l| l.chars().take(col).collect())
         .unwrap_or_default();
-    let indent = newline_indent(&before);
+    let indent = newline_indent(&before, language);
     editor.insert_newline();
     if !indent.is_empty() {
         editor.insert_str(indent);
     }
+}
+
+/// What the empty editor says for `language`.
+fn placeholder(language: Language) -> String {
+    let what = match language {
+        Language::Python => "Python",
+        Language::Shell => "shell commands",
+        Language::JavaScript => "JavaScript",
+    };
+    format!("Type {what} here{PLACEHOLDER_TAIL}")
 }
 
 /// Replaces the whole text with `text` as edits (so Ctrl+Z brings the old text
@@ -174,7 +213,7 @@ pub fn render(
         buf.set_line(
             inner.x,
             inner.y,
-            &Line::styled(PLACEHOLDER, theme.muted),
+            &Line::styled(placeholder(view.language), theme.muted),
             inner.width,
         );
     } else {
@@ -211,20 +250,44 @@ mod tests {
 
     #[test]
     fn enter_keeps_the_indentation_and_adds_four_after_a_colon() {
-        assert_eq!(newline_indent("x = 1"), "");
-        assert_eq!(newline_indent("for i in range(3):"), "    ");
-        assert_eq!(newline_indent("    if i:  "), "        ");
-        assert_eq!(newline_indent("    print(i)"), "    ");
-        assert_eq!(newline_indent("    else:  # the rest"), "        ");
-        assert_eq!(newline_indent("d = {'#': 1}"), "");
-        assert_eq!(newline_indent("s = \"a:\"  # not a block:"), "");
-        assert_eq!(newline_indent("x[1:"), "    ");
+        assert_eq!(newline_indent("x = 1", Language::Python), "");
+        assert_eq!(
+            newline_indent("for i in range(3):", Language::Python),
+            "    "
+        );
+        assert_eq!(newline_indent("    if i:  ", Language::Python), "        ");
+        assert_eq!(newline_indent("    print(i)", Language::Python), "    ");
+        assert_eq!(
+            newline_indent("    else:  # the rest", Language::Python),
+            "        "
+        );
+        assert_eq!(newline_indent("d = {'#': 1}", Language::Python), "");
+        assert_eq!(
+            newline_indent("s = \"a:\"  # not a block:", Language::Python),
+            ""
+        );
+        assert_eq!(newline_indent("x[1:", Language::Python), "    ");
+    }
+
+    #[test]
+    fn enter_indents_after_a_block_opens_in_javascript_and_shell() {
+        let js = |line| newline_indent(line, Language::JavaScript);
+        assert_eq!(js("function f(x) {"), "    ");
+        assert_eq!(js("  const a = ["), "      ");
+        assert_eq!(js("let x = 1; // {"), "");
+        assert_eq!(js("if (ok): "), "");
+        let sh = |line| newline_indent(line, Language::Shell);
+        assert_eq!(sh("for f in *.csv; do"), "    ");
+        assert_eq!(sh("if [ -f a ]; then"), "    ");
+        assert_eq!(sh("f() {"), "    ");
+        assert_eq!(sh("echo done"), "");
+        assert_eq!(sh("echo redo"), "");
     }
 
     fn typed(editor: &mut TextArea<'_>, text: &str) {
         for c in text.chars() {
             if c == '\n' {
-                newline(editor);
+                newline(editor, Language::Python);
             } else {
                 editor.insert_char(c);
             }
@@ -242,7 +305,7 @@ mod tests {
         // In the middle of a line, the rest moves down after the indentation.
         let mut editor = TextArea::from(["if x:pass"]);
         editor.move_cursor(ratatui_textarea::CursorMove::Jump(0, 5));
-        newline(&mut editor);
+        newline(&mut editor, Language::Python);
         assert_eq!(editor.lines(), ["if x:", "    pass"]);
     }
 

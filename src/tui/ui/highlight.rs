@@ -1,5 +1,5 @@
-//! Python syntax highlighting with syntect, for the editor and for the code shown
-//! in the outputs. Loading syntect's syntax and theme sets takes tens of
+//! Syntax highlighting with syntect of the notebook's language (Python, shell,
+//! JavaScript), for the editor and for the code shown in the outputs. Loading syntect's syntax and theme sets takes tens of
 //! milliseconds, so they are loaded once per process; highlighted sources are
 //! cached so a redraw never re-highlights text that did not change.
 
@@ -12,6 +12,8 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, Theme, ThemeSet};
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
+
+use crate::notebook::language::Language;
 
 /// The syntect theme used for code unless the UI theme names another.
 pub const DEFAULT_THEME: &str = "base16-ocean.dark";
@@ -81,9 +83,12 @@ fn current_theme() -> Option<&'static Theme> {
         .or_else(|| themes.get(DEFAULT_THEME))
 }
 
-/// Highlights Python source into styled lines, with a cache keyed by the source.
+/// Highlights the notebook's code into styled lines, with a cache keyed by the
+/// source.
 #[derive(Default)]
 pub struct Highlighter {
+    /// The language code is highlighted as.
+    language: Language,
     cache: HashMap<String, Vec<Line<'static>>>,
     /// The syntect theme the cached lines were highlighted with.
     theme: String,
@@ -98,6 +103,14 @@ impl std::fmt::Debug for Highlighter {
 }
 
 impl Highlighter {
+    /// Highlights code as `language` from now on.
+    pub fn set_language(&mut self, language: Language) {
+        if language != self.language {
+            self.language = language;
+            self.cache.clear();
+        }
+    }
+
     /// The highlighted lines of `source` (one per source line; an empty source is
     /// one empty line).
     pub fn lines(&mut self, source: &str) -> Vec<Line<'static>> {
@@ -109,7 +122,7 @@ impl Highlighter {
         if let Some(hit) = self.cache.get(source) {
             return hit.clone();
         }
-        let lines = highlight(source);
+        let lines = highlight(source, self.language);
         if self.cache.len() >= CACHE_LIMIT {
             self.cache.clear();
         }
@@ -118,20 +131,20 @@ impl Highlighter {
     }
 }
 
-fn python(syntaxes: &SyntaxSet) -> &SyntaxReference {
+fn syntax_of(syntaxes: &SyntaxSet, language: Language) -> &SyntaxReference {
     syntaxes
-        .find_syntax_by_extension("py")
+        .find_syntax_by_extension(language.extension())
         .unwrap_or_else(|| syntaxes.find_syntax_plain_text())
 }
 
-/// Highlights without caching; falls back to plain text when the theme is missing
-/// or syntect fails on a line.
-pub fn highlight(source: &str) -> Vec<Line<'static>> {
+/// Highlights `source` as `language` without caching; falls back to plain text
+/// when the theme is missing or syntect fails on a line.
+pub fn highlight(source: &str, language: Language) -> Vec<Line<'static>> {
     let assets = assets();
     let Some(theme) = current_theme() else {
         return plain(source);
     };
-    let mut hl = HighlightLines::new(python(&assets.syntaxes), theme);
+    let mut hl = HighlightLines::new(syntax_of(&assets.syntaxes, language), theme);
     let mut lines = Vec::new();
     for line in LinesWithEndings::from(source) {
         let spans = match hl.highlight_line(line, &assets.syntaxes) {
@@ -236,9 +249,35 @@ mod tests {
         assert_eq!(text(&h.lines("")), vec![""]);
     }
 
+    /// Shell and JavaScript cells are highlighted as their language: the
+    /// keywords of each are styled apart, in the cache of one language only.
+    #[test]
+    fn each_language_has_its_syntax() {
+        let keyword_style = |language, source: &str, word: &str| {
+            let lines = highlight(source, language);
+            lines[0]
+                .spans
+                .iter()
+                .find(|s| s.content.trim() == word)
+                .map(|s| s.style)
+        };
+        let plain = |language, source: &str| highlight(source, language)[0].spans.len();
+        // `function` is a keyword of JavaScript, not of Python.
+        let js = keyword_style(Language::JavaScript, "function f() {}", "function");
+        let py = keyword_style(Language::Python, "function f() {}", "function");
+        assert!(js.is_some() && js != py, "{js:?} {py:?}");
+        // `fi` closes a block in shell.
+        assert!(plain(Language::Shell, "if true; then echo a; fi") > 3);
+        let mut h = Highlighter::default();
+        let python = h.lines("for f in *.csv; do echo $f; done");
+        h.set_language(Language::Shell);
+        let shell = h.lines("for f in *.csv; do echo $f; done");
+        assert_ne!(python, shell, "the cache does not hand back Python's lines");
+    }
+
     #[test]
     fn control_characters_never_reach_the_screen() {
-        let lines = highlight("print('\x1b]52;c;aGk=\x07')");
+        let lines = highlight("print('\x1b]52;c;aGk=\x07')", Language::Python);
         assert!(!text(&lines)[0].contains('\x1b'));
         assert!(!text(&lines)[0].contains('\x07'));
     }

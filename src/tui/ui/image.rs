@@ -34,7 +34,8 @@ use ratatui_image::picker::{Picker, ProtocolType};
 use ratatui_image::protocol::Protocol;
 use ratatui_image::{Image, Resize};
 
-use crate::tui::event::{AppEventSender, DecodedImage};
+use crate::session::DecodedImage;
+use crate::tui::event::AppEventSender;
 
 /// Rows an image may take at most in the outputs pane.
 pub const MAX_IMAGE_ROWS: u16 = 20;

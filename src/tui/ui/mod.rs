@@ -53,6 +53,15 @@ pub struct Views {
     pub areas: Areas,
 }
 
+impl Views {
+    /// Highlights the editor's text and the cells' code as `language` from
+    /// now on.
+    pub fn set_language(&mut self, language: crate::notebook::language::Language) {
+        self.editor.set_language(language);
+        self.highlighter.set_language(language);
+    }
+}
+
 /// Where the notebook's panes were drawn, as of the last frame.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Areas {

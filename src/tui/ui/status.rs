@@ -14,6 +14,7 @@ use ratatui::text::{Line, Span};
 use super::format_duration;
 use super::sanitize;
 use crate::notebook::CellStatus;
+use crate::notebook::language::Language;
 use crate::tui::app::{App, PoolState};
 
 /// Shown after a first Ctrl+C.
@@ -93,8 +94,13 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
     crate::tui::prompt::line::clear_row(area, buf, theme);
     let (state, state_style) = run_state(app, now);
+    // A pool that does not run Python says what it runs (`local shell`).
+    let kind = match app.config.language {
+        Language::Python => String::new(),
+        other => format!(" {}", other.label().to_lowercase()),
+    };
     let mut head = vec![Span::styled(
-        format!(" {}", app.config.pool_label),
+        format!(" {}{kind}", app.config.pool_label),
         theme.status_accent,
     )];
     if not_isolated(app) {

@@ -19,6 +19,7 @@ fn app(isolation: Option<Isolation>) -> App {
             pool_label: "local".into(),
             identifier: "sp-0123456789abcdef".into(),
             api_version: ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         PoolState::Ready,
     );
@@ -93,7 +94,7 @@ fn the_warning_comes_with_the_pool_s_isolation() {
     let mut app = app(None);
     assert!(!not_isolated(&app));
     app.handle_event(
-        crate::tui::event::AppEvent::PoolIsolation(unsandboxed()),
+        crate::session::SessionEvent::PoolIsolation(unsandboxed()),
         Instant::now(),
     );
     assert!(not_isolated(&app));
@@ -124,4 +125,19 @@ fn parts_give_way_whole_instead_of_being_drawn_over() {
         at80,
         " local │ sp-0123456789abcdef │ 2025-10-02-preview │ ready"
     );
+}
+
+/// A pool that does not run Python says what it runs, right after its name.
+#[test]
+fn a_shell_or_node_pool_says_what_it_runs() {
+    use crate::notebook::language::Language;
+    let mut app = app(None);
+    app.config.language = Language::Shell;
+    assert!(
+        line(&app, 80).0.starts_with(" local shell │ "),
+        "{:?}",
+        line(&app, 80).0
+    );
+    app.config.language = Language::JavaScript;
+    assert!(line(&app, 80).0.starts_with(" local javascript │ "));
 }

@@ -12,9 +12,9 @@ use serde_json::json;
 
 use super::*;
 use crate::client::{Execution, ExecutionStatus};
+use crate::session::{RunId, SessionEvent};
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{AppConfig, PoolState};
-use crate::tui::event::{AppEvent, RunId};
 
 fn app(pool: PoolState) -> App {
     App::new(
@@ -22,6 +22,7 @@ fn app(pool: PoolState) -> App {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
             api_version: crate::client::ApiVersion::V2025_10_02,
+            language: crate::notebook::language::Language::Python,
         },
         pool,
     )
@@ -35,11 +36,12 @@ fn run_cell(app: &mut App, code: &str, exec: Option<Execution>, now: Instant) ->
         other => panic!("{other:?}"),
     };
     if let Some(exec) = exec {
-        app.handle_event(AppEvent::ExecutionStarted(run), now);
+        app.handle_event(SessionEvent::ExecutionStarted(run), now);
         app.handle_event(
-            AppEvent::ExecutionFinished {
+            SessionEvent::ExecutionFinished {
                 run,
                 outcome: Ok(exec),
+                exit_code: None,
                 images: vec![],
             },
             now,
@@ -171,11 +173,12 @@ async fn whole_screen_with_an_image_in_half_blocks() {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
-    app.handle_event(AppEvent::ExecutionStarted(run), now);
+    app.handle_event(SessionEvent::ExecutionStarted(run), now);
     app.handle_event(
-        AppEvent::ExecutionFinished {
+        SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(exec),
+            exit_code: None,
             images: vec![Ok(::image::DynamicImage::ImageRgb8(picture))],
         },
         now,
@@ -227,11 +230,11 @@ fn banner_while_the_pool_starts() {
     let now = Instant::now();
     let mut app = app(PoolState::Starting);
     app.handle_event(
-        AppEvent::PoolProgress("creating the Python environment".into()),
+        SessionEvent::PoolProgress("creating the Python environment".into()),
         now,
     );
     app.handle_event(
-        AppEvent::PoolProgress("installing ipykernel, numpy\x1b]0;t\x07".into()),
+        SessionEvent::PoolProgress("installing ipykernel, numpy\x1b]0;t\x07".into()),
         now,
     );
     assert_snapshot!(screen(&mut app, now, 80, 24));
@@ -269,7 +272,10 @@ fn status_line(app: &App, now: Instant) -> String {
 fn status_line_states() {
     let now = Instant::now();
     let mut starting = app(PoolState::Starting);
-    starting.handle_event(AppEvent::PoolProgress("pip install ipykernel".into()), now);
+    starting.handle_event(
+        SessionEvent::PoolProgress("pip install ipykernel".into()),
+        now,
+    );
     let mut ready = app(PoolState::Ready);
     let ready_line = status_line(&ready, now);
     run_cell(&mut ready, "x", Some(done("", Some(json!(1)), 12)), now);
@@ -278,7 +284,7 @@ fn status_line_states() {
     let first = run_cell(&mut running, "import time; time.sleep(5)", None, now);
     run_cell(&mut running, "x", None, now);
     running.handle_event(
-        AppEvent::ExecutionStarted(first),
+        SessionEvent::ExecutionStarted(first),
         now.checked_sub(Duration::from_millis(1234)).unwrap(),
     );
     let running_line = status_line(&running, now);

@@ -4,7 +4,8 @@
 use super::*;
 use crate::client::PoolType;
 use crate::pool::limits::Limits;
-use crate::tui::event::AppEvent;
+use crate::session::event::SessionEvent;
+use crate::session::failure::FailureKind;
 
 /// The worker's config for the pool at `endpoint` with `token`, speaking
 /// `api_version`, in session `t`.
@@ -24,31 +25,32 @@ fn remote(
         timeout: Duration::from_secs(5),
         pool_type: PoolType::default(),
         pool_limits: Limits::default(),
+        container_type: crate::client::ContainerType::PythonLts,
     }
 }
 
 #[tokio::test]
 async fn unreachable_remote_pool_fails_the_run_instead_of_losing_it() {
-    let (events, mut rx) = AppEventSender::channel();
+    let (events, mut rx) = EventSender::channel();
     let worker = SessionWorker::spawn(
         // Port 9 (discard) on loopback: nothing listens in a test box.
         remote("http://127.0.0.1:9", None, ApiVersion::V2025_10_02),
         events,
     );
     worker.execute(RunId(1), "1".into());
-    assert!(matches!(rx.recv().await, Some(AppEvent::PoolReady)));
+    assert!(matches!(rx.recv().await, Some(SessionEvent::PoolReady)));
     assert!(matches!(
         rx.recv().await,
-        Some(AppEvent::ExecutionStarted(RunId(1)))
+        Some(SessionEvent::ExecutionStarted(RunId(1)))
     ));
     match rx.recv().await {
-        Some(AppEvent::ExecutionFinished {
+        Some(SessionEvent::ExecutionFinished {
             run,
             outcome: Err(reason),
             ..
         }) => {
             assert_eq!(run, RunId(1));
-            assert!(!reason.is_empty());
+            assert!(!reason.message.is_empty());
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -60,7 +62,7 @@ fn abandoned_runs_are_skipped_and_forgotten() {
     let mut queue = Queue::default();
     let execute = |n: u64| Command::Execute {
         run: RunId(n),
-        code: format!("{n}"),
+        cell: Cell::from(format!("{n}").as_str()),
     };
     queue.accept(execute(1));
     queue.accept(execute(2));
@@ -94,35 +96,35 @@ async fn silent_pool() -> (String, JoinHandle<()>) {
 #[tokio::test]
 async fn an_abandoned_run_reports_nothing_and_the_next_one_starts() {
     let (endpoint, server) = silent_pool().await;
-    let (events, mut rx) = AppEventSender::channel();
+    let (events, mut rx) = EventSender::channel();
     let worker = SessionWorker::spawn(
         remote(endpoint, Some("t".into()), ApiVersion::V2025_10_02),
         events,
     );
     worker.execute(RunId(1), "import time; time.sleep(60)".into());
     worker.execute(RunId(2), "2".into());
-    assert!(matches!(rx.recv().await, Some(AppEvent::PoolReady)));
+    assert!(matches!(rx.recv().await, Some(SessionEvent::PoolReady)));
     assert!(matches!(
         rx.recv().await,
-        Some(AppEvent::ExecutionStarted(RunId(1)))
+        Some(SessionEvent::ExecutionStarted(RunId(1)))
     ));
     // The service has no interrupt: interrupting a remote run abandons it.
     worker.interrupt(RunId(1));
     match rx.recv().await {
-        Some(AppEvent::ExecutionStarted(RunId(2))) => {}
+        Some(SessionEvent::ExecutionStarted(RunId(2))) => {}
         other => panic!("expected run 2 to start, got {other:?}"),
     }
     worker.abandon(RunId(2));
     worker.execute(RunId(3), "3".into());
     match rx.recv().await {
-        Some(AppEvent::ExecutionStarted(RunId(3))) => {}
+        Some(SessionEvent::ExecutionStarted(RunId(3))) => {}
         other => panic!("expected run 3 to start, got {other:?}"),
     }
     worker.shutdown(Duration::from_secs(5)).await;
     server.abort();
     while let Ok(event) = rx.try_recv() {
         assert!(
-            !matches!(event, AppEvent::ExecutionFinished { .. }),
+            !matches!(event, SessionEvent::ExecutionFinished { .. }),
             "no outcome of an abandoned run: {event:?}"
         );
     }
@@ -155,24 +157,38 @@ async fn images_decode_in_order_and_bad_ones_say_why() {
 
 #[tokio::test]
 async fn invalid_endpoint_reports_pool_failed_and_fails_runs() {
-    let (events, mut rx) = AppEventSender::channel();
+    let (events, mut rx) = EventSender::channel();
     let worker = SessionWorker::spawn(
         remote("ftp://nowhere", None, ApiVersion::V2025_10_02),
         events,
     );
     worker.execute(RunId(7), "1".into());
-    assert!(matches!(rx.recv().await, Some(AppEvent::PoolFailed(_))));
     assert!(matches!(
         rx.recv().await,
-        Some(AppEvent::ExecutionStarted(RunId(7)))
-    ));
-    assert!(matches!(
-        rx.recv().await,
-        Some(AppEvent::ExecutionFinished {
-            outcome: Err(_),
+        Some(SessionEvent::PoolFailed(Failure {
+            kind: FailureKind::Unreachable,
             ..
-        })
+        }))
     ));
+    assert!(matches!(
+        rx.recv().await,
+        Some(SessionEvent::ExecutionStarted(RunId(7)))
+    ));
+    match rx.recv().await {
+        Some(SessionEvent::ExecutionFinished {
+            outcome: Err(failure),
+            ..
+        }) => {
+            assert_eq!(failure.kind, FailureKind::Unreachable);
+            assert!(
+                failure
+                    .message
+                    .starts_with("the pool is not available: invalid pool management endpoint"),
+                "{failure}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     worker.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -187,7 +203,7 @@ async fn a_local_pool_endpoint_reports_its_isolation() {
     opts.ready_sessions = 0;
     opts.sandbox = false;
     let pool = LocalPool::start(opts, &|_| {}).await.expect("pool starts");
-    let (events, mut rx) = AppEventSender::channel();
+    let (events, mut rx) = EventSender::channel();
     let worker = SessionWorker::spawn(
         // Without `metadata` of its own: the worker asks with one that has it.
         remote(
@@ -200,7 +216,7 @@ async fn a_local_pool_endpoint_reports_its_isolation() {
     let reported = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             match rx.recv().await {
-                Some(AppEvent::PoolIsolation(isolation)) => return isolation,
+                Some(SessionEvent::PoolIsolation(isolation)) => return isolation,
                 Some(_) => {}
                 None => panic!("the worker ended without reporting isolation"),
             }
@@ -252,7 +268,7 @@ async fn a_stop_does_not_wait_for_the_radar_of_a_slow_pool() {
     let server = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    let (events, mut rx) = AppEventSender::channel();
+    let (events, mut rx) = EventSender::channel();
     let worker = SessionWorker::spawn(
         remote(
             format!("http://{addr}"),
@@ -264,7 +280,7 @@ async fn a_stop_does_not_wait_for_the_radar_of_a_slow_pool() {
     worker.execute(RunId(1), "print(1)".into());
     loop {
         match rx.recv().await {
-            Some(AppEvent::ExecutionFinished { outcome, .. }) => {
+            Some(SessionEvent::ExecutionFinished { outcome, .. }) => {
                 assert!(outcome.is_ok(), "{outcome:?}");
                 break;
             }

@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use super::event::AppEventSender;
-use super::worker_files::FilesEvent;
+use super::event::EventSender;
+use super::files::FileEvent;
+use super::sessions;
 use crate::client::{RemoteFile, SessionClient};
 
 /// The longest the radar's listing before a cell may hold up its start.
@@ -22,7 +23,7 @@ pub async fn after_cell(
     client: &SessionClient,
     identifier: &str,
     before: Option<Vec<RemoteFile>>,
-    events: &AppEventSender,
+    events: &EventSender,
 ) -> bool {
     // Listed even without a `before` (the radar then has nothing to compare):
     // an answer says the pool lists promptly again, so the next cell gets its
@@ -30,17 +31,10 @@ pub async fn after_cell(
     let after = snapshot(client, identifier, AFTER_WAIT).await;
     let answered = after.is_some();
     if let (Some(before), Some(after)) = (before, after) {
-        events.files(FilesEvent::CellListing { before, after });
+        events.files(FileEvent::CellListing { before, after });
     }
     if client.api_version().has_session_management() {
-        let result = client
-            .pool_session(identifier)
-            .await
-            .map_err(|e| e.to_string());
-        events.files(FilesEvent::Session {
-            identifier: identifier.to_string(),
-            result,
-        });
+        events.sessions(sessions::info(client, identifier.to_string()).await);
     }
     answered
 }

@@ -1,8 +1,8 @@
-//! The session worker's file work: listings, previews (a bounded head of the
-//! file, built into a [`Preview`] on a blocking thread), downloads into a local
-//! folder, uploads and deletes. It runs as a task of its own beside the
-//! execution loop (so browsing never waits for a running cell), owns a clone of
-//! the [`SessionClient`], and reports through [`AppEventSender::files`].
+//! The session worker's file work: listings, heads of files (the first bytes,
+//! for a front end's preview), downloads into a local folder, uploads and
+//! deletes. It runs as a task of its own beside the execution loop (so browsing
+//! never waits for a running cell), owns a clone of the [`SessionClient`], and
+//! reports through [`EventSender::files`].
 //!
 //! Transfers run one at a time and can be cancelled; a download creates its
 //! folder first when the user said yes to that, writes with `create_new`
@@ -10,31 +10,25 @@
 //! or is cancelled. A replacement is written to a temporary file beside the old
 //! one and renamed over it once complete: a failed or cancelled replacement
 //! leaves the old file as it was, and a symbolic link in the folder is replaced
-//! itself, never followed to write outside the folder. Listings and previews carry the generation the UI
-//! gave them, so the UI can drop stale replies.
+//! itself, never followed to write outside the folder. Listings and heads carry
+//! the generation the front end gave them, so it can drop stale replies.
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use tokio::io::AsyncWrite;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::event::AppEventSender;
-use super::files::preview::{IMAGE_BYTES, PREVIEW_BYTES, Preview, PreviewRequest};
-use super::radar::{ArtifactKind, kind_of};
-use super::ui::fit::human_size;
-use super::ui::sanitize;
-use crate::client::{
-    ClientError, MAX_UPLOAD, PoolMetadata, RemoteFile, SessionClient, SessionInfo,
-};
+use super::event::EventSender;
+use super::failure::Failure;
+use super::head::read_head;
+use crate::client::{ClientError, MAX_UPLOAD, RemoteFile, SessionClient};
+use crate::text::{human_size, sanitize};
 
-/// What the UI asks of the file worker.
+/// What a front end asks of the file work.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FilesCommand {
+pub enum FileCommand {
     /// List folder `path` (`None`: `/mnt/data`).
     List {
         /// Generation of the request (stale replies are dropped).
@@ -42,8 +36,8 @@ pub enum FilesCommand {
         /// The folder, relative to `/mnt/data` or absolute below it.
         path: Option<String>,
     },
-    /// Fetch the head of a file and build its preview.
-    Preview(PreviewJob),
+    /// Fetch the first bytes of a file.
+    Head(HeadRequest),
     /// Download each remote file to its local path.
     Download {
         /// Remote name (relative to `/mnt/data`) and local destination.
@@ -68,31 +62,45 @@ pub enum FilesCommand {
     },
     /// Cancel the transfer under way.
     Cancel,
-    /// List the pool's sessions.
-    ListSessions,
-    /// The details of a session.
-    SessionInfo {
-        /// Which one.
-        identifier: String,
-    },
-    /// End a session (`DELETE session`).
-    EndSession {
-        /// Which one.
-        identifier: String,
-    },
-    /// The pool's metadata (runtimes, packages, kernel).
-    PoolInfo,
 }
 
-/// What the file worker reports.
+/// The head of a file to fetch ([`FileCommand::Head`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadRequest {
+    /// Generation of the request (stale replies are dropped).
+    pub generation: u64,
+    /// The file, relative to `/mnt/data`.
+    pub name: String,
+    /// The listing's content type, handed back with the head.
+    pub content_type: Option<String>,
+    /// The listing's size in bytes, handed back with the head.
+    pub size: Option<u64>,
+    /// The most bytes to fetch (the whole file when smaller).
+    pub limit: usize,
+}
+
+/// The first bytes of a remote file, with what its listing said of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileHead {
+    /// The file, relative to `/mnt/data`.
+    pub name: String,
+    /// The listing's content type.
+    pub content_type: Option<String>,
+    /// The listing's size in bytes (the whole file's, not the head's).
+    pub size: Option<u64>,
+    /// Up to [`HeadRequest::limit`] bytes from the start of the file.
+    pub bytes: Vec<u8>,
+}
+
+/// What the file work reports.
 #[derive(Debug)]
-pub enum FilesEvent {
-    /// A listing asked for with [`FilesCommand::List`].
+pub enum FileEvent {
+    /// A listing asked for with [`FileCommand::List`].
     Listed {
         /// Its generation.
         generation: u64,
         /// The entries, or why there are none.
-        result: Result<Vec<RemoteFile>, String>,
+        result: Result<Vec<RemoteFile>, Failure>,
     },
     /// The data root before and after a cell (for the artifact radar).
     CellListing {
@@ -101,12 +109,12 @@ pub enum FilesEvent {
         /// After it.
         after: Vec<RemoteFile>,
     },
-    /// A preview asked for with [`FilesCommand::Preview`].
-    Previewed {
+    /// A head asked for with [`FileCommand::Head`].
+    Head {
         /// Its generation.
         generation: u64,
-        /// The preview, or why there is none.
-        result: Result<Box<Preview>, String>,
+        /// The head, or why there is none.
+        result: Result<FileHead, Failure>,
     },
     /// Progress of the transfer under way.
     Progress {
@@ -117,25 +125,6 @@ pub enum FilesEvent {
         /// Bytes in all, when known.
         total: Option<u64>,
     },
-    /// The pool's list of sessions.
-    Sessions(Result<Vec<SessionInfo>, String>),
-    /// The details of one session.
-    Session {
-        /// Which one.
-        identifier: String,
-        /// Its details, or why there are none.
-        result: Result<SessionInfo, String>,
-    },
-    /// A session was ended (or not).
-    SessionEnded {
-        /// Which one.
-        identifier: String,
-        /// What to tell the user (the pool's own words for stopSession), or
-        /// why it failed.
-        result: Result<String, String>,
-    },
-    /// The pool's metadata.
-    PoolInfo(Result<PoolMetadata, String>),
     /// A transfer (or delete) ended.
     Done {
         /// What happened, for the status line.
@@ -145,12 +134,13 @@ pub enum FilesEvent {
     },
 }
 
-/// Starts the file worker for session `identifier`.
-pub fn spawn(
+/// Starts the file work for the session `identifier` names (it can change
+/// between commands); it takes commands until `commands` closes.
+pub(super) fn spawn(
     client: SessionClient,
     identifier: watch::Receiver<String>,
-    commands: mpsc::UnboundedReceiver<FilesCommand>,
-    events: AppEventSender,
+    commands: mpsc::UnboundedReceiver<FileCommand>,
+    events: EventSender,
 ) -> JoinHandle<()> {
     tokio::spawn(run(client, identifier, commands, events))
 }
@@ -158,8 +148,8 @@ pub fn spawn(
 async fn run(
     client: SessionClient,
     identifier: watch::Receiver<String>,
-    mut commands: mpsc::UnboundedReceiver<FilesCommand>,
-    events: AppEventSender,
+    mut commands: mpsc::UnboundedReceiver<FileCommand>,
+    events: EventSender,
 ) {
     let mut transfer: Option<(CancellationToken, JoinHandle<()>)> = None;
     while let Some(command) = commands.recv().await {
@@ -169,31 +159,24 @@ async fn run(
             events: events.clone(),
         };
         match command {
-            FilesCommand::List { generation, path } => {
+            FileCommand::List { generation, path } => {
                 tokio::spawn(async move {
                     let result = ctx
                         .client
                         .list_files(&ctx.identifier, path.as_deref(), false)
                         .await
-                        .map_err(|e| e.to_string());
-                    ctx.events.files(FilesEvent::Listed { generation, result });
+                        .map_err(Failure::from);
+                    ctx.events.files(FileEvent::Listed { generation, result });
                 });
             }
-            FilesCommand::Preview(request) => {
-                let generation = request.generation;
+            FileCommand::Head(request) => {
                 tokio::spawn(async move {
-                    let result = ctx.preview(request).await.map(Box::new);
-                    ctx.events
-                        .files(FilesEvent::Previewed { generation, result });
+                    let generation = request.generation;
+                    let result = ctx.head(request).await;
+                    ctx.events.files(FileEvent::Head { generation, result });
                 });
             }
-            FilesCommand::ListSessions
-            | FilesCommand::SessionInfo { .. }
-            | FilesCommand::EndSession { .. }
-            | FilesCommand::PoolInfo => {
-                tokio::spawn(async move { ctx.session_work(command).await });
-            }
-            FilesCommand::Cancel => {
+            FileCommand::Cancel => {
                 if let Some((token, _)) = &transfer {
                     token.cancel();
                 }
@@ -216,85 +199,29 @@ async fn run(
     }
 }
 
-/// A preview to make.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PreviewJob {
-    /// Generation of the request (stale replies are dropped).
-    pub generation: u64,
-    /// The file, relative to `/mnt/data`.
-    pub name: String,
-    /// The listing's content type.
-    pub content_type: Option<String>,
-    /// The listing's size.
-    pub size: Option<u64>,
-    /// Columns the preview is drawn in.
-    pub width: u16,
-    /// Rows of content to keep.
-    pub height: u16,
-    /// False under `NO_COLOR`.
-    pub colors: bool,
-}
-
 /// What one piece of file work needs.
 struct Ctx {
     client: SessionClient,
     identifier: String,
-    events: AppEventSender,
+    events: EventSender,
 }
 
 impl Ctx {
-    async fn preview(&self, job: PreviewJob) -> Result<Preview, String> {
-        let limit = match kind_of(&job.name, job.content_type.as_deref()) {
-            Some(ArtifactKind::Image) => IMAGE_BYTES,
-            _ => PREVIEW_BYTES,
-        };
-        let bytes = read_head(&self.client, &self.identifier, &job.name, limit).await?;
-        tokio::task::spawn_blocking(move || {
-            Preview::build(&PreviewRequest {
-                name: &job.name,
-                content_type: job.content_type.as_deref(),
-                bytes: &bytes,
-                total_size: job.size,
-                width: job.width,
-                height: job.height,
-                colors: job.colors,
-            })
+    async fn head(&self, request: HeadRequest) -> Result<FileHead, Failure> {
+        let bytes = read_head(&self.client, &self.identifier, &request.name, request.limit)
+            .await
+            .map_err(Failure::from)?;
+        Ok(FileHead {
+            name: request.name,
+            content_type: request.content_type,
+            size: request.size,
+            bytes,
         })
-        .await
-        .map_err(|e| format!("preview failed: {e}"))
     }
 
-    async fn session_work(&self, command: FilesCommand) {
-        let client = &self.client;
-        let event = match command {
-            FilesCommand::ListSessions => {
-                FilesEvent::Sessions(client.pool_sessions().await.map_err(|e| e.to_string()))
-            }
-            FilesCommand::SessionInfo { identifier } => {
-                let result = client
-                    .pool_session(&identifier)
-                    .await
-                    .map_err(|e| e.to_string());
-                FilesEvent::Session { identifier, result }
-            }
-            FilesCommand::EndSession { identifier } => {
-                let result = client
-                    .end_session(&identifier)
-                    .await
-                    .map_err(|e| e.to_string());
-                FilesEvent::SessionEnded { identifier, result }
-            }
-            FilesCommand::PoolInfo => {
-                FilesEvent::PoolInfo(client.pool_metadata().await.map_err(|e| e.to_string()))
-            }
-            _ => return,
-        };
-        self.events.files(event);
-    }
-
-    async fn transfer(self, command: FilesCommand, cancel: CancellationToken) {
+    async fn transfer(self, command: FileCommand, cancel: CancellationToken) {
         let (summary, exists) = match command {
-            FilesCommand::Download {
+            FileCommand::Download {
                 files,
                 overwrite,
                 create_folder,
@@ -306,7 +233,7 @@ impl Ctx {
                         "cannot create {}: {e}; nothing downloaded",
                         folder.display()
                     );
-                    self.events.files(FilesEvent::Done {
+                    self.events.files(FileEvent::Done {
                         summary,
                         exists: Vec::new(),
                     });
@@ -314,13 +241,13 @@ impl Ctx {
                 }
                 self.download_all(files, overwrite, &cancel).await
             }
-            FilesCommand::Upload { paths, folder } => {
+            FileCommand::Upload { paths, folder } => {
                 (self.upload_all(paths, folder, &cancel).await, Vec::new())
             }
-            FilesCommand::Delete { names } => (self.delete_all(names).await, Vec::new()),
+            FileCommand::Delete { names } => (self.delete_all(names).await, Vec::new()),
             _ => return,
         };
-        self.events.files(FilesEvent::Done { summary, exists });
+        self.events.files(FileEvent::Done { summary, exists });
     }
 
     async fn download_all(
@@ -342,11 +269,11 @@ impl Ctx {
                 .await
             {
                 Ok(bytes) => done.push(format!("{} ({})", dest.display(), human_size(bytes))),
-                Err(Failure::Exists) => exists.push((name, dest)),
-                Err(Failure::Cancelled) => {
+                Err(DownloadError::Exists) => exists.push((name, dest)),
+                Err(DownloadError::Cancelled) => {
                     return (format!("download of {name} cancelled"), exists);
                 }
-                Err(Failure::Error(e)) => {
+                Err(DownloadError::Error(e)) => {
                     failed.push(format!("{}: {e}", sanitize::plain(&name)));
                 }
             }
@@ -374,7 +301,7 @@ impl Ctx {
         overwrite: bool,
         label: &str,
         cancel: &CancellationToken,
-    ) -> Result<u64, Failure> {
+    ) -> Result<u64, DownloadError> {
         if overwrite {
             return self.replace_one(name, dest, label, cancel).await;
         }
@@ -387,8 +314,10 @@ impl Ctx {
             .await
         {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(Failure::Exists),
-            Err(e) => return Err(Failure::Error(format!("{}: {e}", dest.display()))),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(DownloadError::Exists);
+            }
+            Err(e) => return Err(DownloadError::Error(format!("{}: {e}", dest.display()))),
         };
         let outcome = self.fetch_into(name, &mut file, label, cancel).await;
         drop(file);
@@ -409,20 +338,20 @@ impl Ctx {
         dest: &Path,
         label: &str,
         cancel: &CancellationToken,
-    ) -> Result<u64, Failure> {
+    ) -> Result<u64, DownloadError> {
         let folder = dest
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."))
             .to_path_buf();
-        let local_error = |e: io::Error| Failure::Error(format!("{}: {e}", dest.display()));
+        let local_error = |e: io::Error| DownloadError::Error(format!("{}: {e}", dest.display()));
         let temp = tokio::task::spawn_blocking(move || {
             tempfile::Builder::new()
                 .prefix(".sessionpad-download-")
                 .tempfile_in(folder)
         })
         .await
-        .map_err(|e| Failure::Error(e.to_string()))?
+        .map_err(|e| DownloadError::Error(e.to_string()))?
         .map_err(local_error)?;
         let (std_file, temp_path) = temp.into_parts();
         let mut file = tokio::fs::File::from_std(std_file);
@@ -442,20 +371,20 @@ impl Ctx {
         file: &mut tokio::fs::File,
         label: &str,
         cancel: &CancellationToken,
-    ) -> Result<u64, Failure> {
+    ) -> Result<u64, DownloadError> {
         let events = self.events.clone();
         let label = label.to_string();
         let progress = move |done: u64, total: Option<u64>| {
-            events.files(FilesEvent::Progress {
+            events.files(FileEvent::Progress {
                 label: label.clone(),
                 done,
                 total,
             });
         };
         tokio::select! {
-            () = cancel.cancelled() => Err(Failure::Cancelled),
+            () = cancel.cancelled() => Err(DownloadError::Cancelled),
             r = self.client.download_file(&self.identifier, name, file, &progress) => {
-                r.map_err(|e| Failure::Error(e.to_string()))
+                r.map_err(|e| DownloadError::Error(e.to_string()))
             }
         }
     }
@@ -489,7 +418,7 @@ impl Ctx {
             let events = self.events.clone();
             let label = numbered(&name, n, count);
             let progress = move |done: u64, total: u64| {
-                events.files(FilesEvent::Progress {
+                events.files(FileEvent::Progress {
                     label: label.clone(),
                     done,
                     total: Some(total),
@@ -537,7 +466,7 @@ impl Ctx {
 }
 
 /// Why one download did not happen.
-enum Failure {
+enum DownloadError {
     /// The local file exists and the user has not said to replace it.
     Exists,
     /// The user cancelled.
@@ -562,81 +491,9 @@ fn folder_of(done: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The first `limit` bytes of remote file `name` (all of it when smaller): the
-/// download stops as soon as `limit` bytes arrived.
-///
-/// # Errors
-///
-/// The download's [`ClientError`] as text, unless it ended only because `limit`
-/// bytes had arrived.
-pub async fn read_head(
-    client: &SessionClient,
-    identifier: &str,
-    name: &str,
-    limit: usize,
-) -> Result<Vec<u8>, String> {
-    let mut head = HeadWriter {
-        bytes: Vec::new(),
-        limit,
-    };
-    match client
-        .download_file(identifier, name, &mut head, &|_, _| {})
-        .await
-    {
-        Ok(_) => Ok(head.bytes),
-        Err(ClientError::Local { .. }) if head.bytes.len() >= limit => Ok(head.bytes),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// A writer that keeps the first `limit` bytes and then refuses more, which ends
-/// the download.
-struct HeadWriter {
-    bytes: Vec<u8>,
-    limit: usize,
-}
-
-impl AsyncWrite for HeadWriter {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let room = self.limit.saturating_sub(self.bytes.len());
-        if room == 0 {
-            return Poll::Ready(Err(io::Error::other("preview head complete")));
-        }
-        let take = room.min(buf.len());
-        self.bytes.extend_from_slice(&buf[..take]);
-        Poll::Ready(Ok(take))
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use tokio::io::AsyncWriteExt;
-
     use super::*;
-
-    #[tokio::test]
-    async fn the_head_writer_keeps_the_first_bytes_then_stops_the_download() {
-        let mut head = HeadWriter {
-            bytes: Vec::new(),
-            limit: 5,
-        };
-        head.write_all(b"abc").await.expect("room");
-        let full = head.write_all(b"defgh").await;
-        assert!(full.is_err(), "more than the limit ends the download");
-        assert_eq!(head.bytes, b"abcde");
-    }
 
     /// A pool whose `files/report.csv/content` answers `NEW`, and every other
     /// file's content 404.
@@ -677,20 +534,20 @@ mod tests {
         overwrite: bool,
         create_folder: Option<PathBuf>,
     ) -> String {
-        let (events, mut rx) = AppEventSender::channel();
+        let (events, mut rx) = EventSender::channel();
         let ctx = Ctx {
             client: client.clone(),
             identifier: "t-1234".into(),
             events,
         };
-        let command = FilesCommand::Download {
+        let command = FileCommand::Download {
             files,
             overwrite,
             create_folder,
         };
         ctx.transfer(command, CancellationToken::new()).await;
         while let Some(event) = rx.recv().await {
-            if let crate::tui::event::AppEvent::Files(FilesEvent::Done { summary, .. }) = event {
+            if let crate::session::SessionEvent::Files(FileEvent::Done { summary, .. }) = event {
                 return summary;
             }
         }
@@ -797,6 +654,35 @@ mod tests {
             ["gone.csv"],
             "no temporary file is left"
         );
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn a_head_is_the_first_bytes_or_a_typed_failure() {
+        let (client, server) = file_pool().await;
+        let ctx = Ctx {
+            client,
+            identifier: "t-1234".into(),
+            events: EventSender::new(|_| {}),
+        };
+        let request = |name: &str, limit| HeadRequest {
+            generation: 3,
+            name: name.into(),
+            content_type: Some("text/csv".into()),
+            size: Some(3),
+            limit,
+        };
+        let head = ctx.head(request("report.csv", 2)).await.expect("head");
+        assert_eq!(head.bytes, b"NE");
+        assert_eq!(
+            (head.name.as_str(), head.content_type.as_deref(), head.size),
+            ("report.csv", Some("text/csv"), Some(3))
+        );
+        let whole = ctx.head(request("report.csv", 1024)).await.expect("head");
+        assert_eq!(whole.bytes, b"NEW");
+        let missing = ctx.head(request("gone.csv", 1024)).await.expect_err("404");
+        assert_eq!(missing.kind, crate::session::FailureKind::NotFound);
+        assert!(missing.message.contains("gone.csv"), "{missing}");
         server.abort();
     }
 

@@ -1,7 +1,6 @@
 //! The session worker: the one task that owns the [`SessionClient`] (and, with no
-//! endpoint configured, the embedded [`LocalPool`]). The UI task sends it commands
-//! without waiting and hears back through [`AppEventSender`]; it never touches the
-//! terminal.
+//! endpoint configured, the embedded [`LocalPool`]). A front end sends it commands
+//! without waiting and hears back through an [`EventSender`].
 //!
 //! Executions run one at a time in the order they were asked for, as a session
 //! does. A run whose transport fails is reported as a failed outcome, never
@@ -18,10 +17,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::event::{AppEventSender, DecodedImage, RunId};
-use super::worker_files::{self, FilesCommand};
-use super::worker_radar;
-use crate::client::{ApiVersion, Execution, SessionClient};
+use super::event::{DecodedImage, EventSender, RunId};
+use super::failure::Failure;
+use super::files::{self, FileCommand};
+use super::radar_listing;
+use super::sessions::{self, SessionsCommand};
+use crate::client::{ApiVersion, ContainerType, Execution, SessionClient, ShellRequest};
 use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
 
 /// How long the embedded pool gets to stop its kernels before it is dropped
@@ -59,10 +60,38 @@ pub struct WorkerConfig {
     pub pool_type: crate::client::PoolType,
     /// Per-session limits when the worker starts the embedded local pool.
     pub pool_limits: crate::pool::limits::Limits,
+    /// What the pool runs: cells are shell commands on a Shell pool (and the
+    /// embedded pool is started as one), code elsewhere.
+    pub container_type: ContainerType,
+}
+
+/// A cell to execute: its source and, for a shell command, its standard input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// The code, or the shell command line.
+    pub source: String,
+    /// Text for the command's standard input (Shell pools); `None`: empty.
+    pub stdin: Option<String>,
+}
+
+impl From<&str> for Cell {
+    /// A cell of `source` with no standard input.
+    fn from(source: &str) -> Self {
+        Self {
+            source: source.to_string(),
+            stdin: None,
+        }
+    }
+}
+
+/// The receiving ends of the work done beside the executions.
+struct Side {
+    files: mpsc::UnboundedReceiver<FileCommand>,
+    sessions: mpsc::UnboundedReceiver<SessionsCommand>,
 }
 
 enum Command {
-    Execute { run: RunId, code: String },
+    Execute { run: RunId, cell: Cell },
     Interrupt { run: RunId },
     Abandon { run: RunId },
 }
@@ -71,8 +100,10 @@ enum Command {
 #[derive(Debug)]
 pub struct SessionWorker {
     commands: mpsc::UnboundedSender<Command>,
-    /// The file worker's commands (it starts once the pool answers).
-    files: mpsc::UnboundedSender<FilesCommand>,
+    /// The file work's commands (it starts once the pool answers).
+    files: mpsc::UnboundedSender<FileCommand>,
+    /// The sessions work's commands (it starts once the pool answers).
+    sessions: mpsc::UnboundedSender<SessionsCommand>,
     /// The identifier cells run in from the next run on (sessions can switch).
     identifier: tokio::sync::watch::Sender<String>,
     /// Tells the task to stop; `true` keeps the embedded pool running.
@@ -94,7 +125,7 @@ impl std::fmt::Debug for Command {
 impl SessionWorker {
     /// Starts the worker task. With [`Connection::Embedded`] it starts the local
     /// pool first, reporting progress through `events`.
-    pub fn spawn(config: WorkerConfig, events: AppEventSender) -> Self {
+    pub fn spawn(config: WorkerConfig, events: EventSender) -> Self {
         Self::spawn_with(config, None, events)
     }
 
@@ -102,22 +133,22 @@ impl SessionWorker {
     /// [`Connection::Embedded`] and `pool` given (an embedded pool kept from an
     /// earlier worker, see [`SessionWorker::stop_keeping_pool`]) it talks to that
     /// pool instead of starting one, so its sessions carry on.
-    pub fn spawn_with(
-        config: WorkerConfig,
-        pool: Option<LocalPool>,
-        events: AppEventSender,
-    ) -> Self {
+    pub fn spawn_with(config: WorkerConfig, pool: Option<LocalPool>, events: EventSender) -> Self {
         // Unbounded: commands come from a person pressing F5, and the UI task must
         // never wait to hand one over.
         let (commands, rx) = mpsc::unbounded_channel();
         let (stop, stopped) = oneshot::channel();
         let (files, files_rx) = mpsc::unbounded_channel();
+        let (sessions, sessions_rx) = mpsc::unbounded_channel();
         let (identifier, identifier_rx) = tokio::sync::watch::channel(config.identifier.clone());
         let task = tokio::spawn(run(
             config,
             pool,
             rx,
-            files_rx,
+            Side {
+                files: files_rx,
+                sessions: sessions_rx,
+            },
             identifier_rx,
             stopped,
             events,
@@ -125,6 +156,7 @@ impl SessionWorker {
         Self {
             commands,
             files,
+            sessions,
             identifier,
             stop: Some(stop),
             task: Some(task),
@@ -136,16 +168,25 @@ impl SessionWorker {
         self.identifier.send_replace(identifier);
     }
 
-    /// Hands file work (listing, preview, transfer) to the file worker.
-    pub fn files(&self, command: FilesCommand) {
+    /// Hands file work (listing, head, transfer) to the file work.
+    pub fn files(&self, command: FileCommand) {
         if self.files.send(command).is_err() {
-            tracing::error!("file worker is gone; command dropped");
+            tracing::error!("file work is gone; command dropped");
         }
     }
 
-    /// Queues an execution; the outcome comes back as events naming `run`.
-    pub fn execute(&self, run: RunId, code: String) {
-        if self.commands.send(Command::Execute { run, code }).is_err() {
+    /// Hands work on the pool's sessions (listing, details, ending, metadata)
+    /// to the sessions work.
+    pub fn sessions(&self, command: SessionsCommand) {
+        if self.sessions.send(command).is_err() {
+            tracing::error!("sessions work is gone; command dropped");
+        }
+    }
+
+    /// Queues an execution of `cell`; the outcome comes back as events naming
+    /// `run`.
+    pub fn execute(&self, run: RunId, cell: Cell) {
+        if self.commands.send(Command::Execute { run, cell }).is_err() {
             tracing::error!(?run, "session worker is gone; run dropped");
         }
     }
@@ -215,8 +256,8 @@ impl SessionWorker {
 async fn connect(
     config: &WorkerConfig,
     kept: Option<LocalPool>,
-    events: &AppEventSender,
-) -> Result<(SessionClient, Option<LocalPool>), String> {
+    events: &EventSender,
+) -> Result<(SessionClient, Option<LocalPool>), Failure> {
     let pool = match (&config.connection, kept) {
         (
             Connection::Remote {
@@ -233,7 +274,8 @@ async fn connect(
                 auth.as_ref(),
                 config.pool_type,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::from)?
+            .with_container_type(config.container_type);
             if crate::pool::isolation::may_report(endpoint) {
                 learn_isolation(client.clone(), events.clone());
             }
@@ -246,9 +288,10 @@ async fn connect(
             let progress = move |line: &str| progress_events.pool_progress(line);
             let mut opts = PoolOptions::embedded();
             opts.limits = config.pool_limits;
+            opts.container_type = config.container_type;
             LocalPool::start(opts, &progress)
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| Failure::unreachable(format!("the local pool did not start: {e}")))?
         }
     };
     events.pool_isolation(pool.isolation().clone());
@@ -259,7 +302,8 @@ async fn connect(
         None,
         config.pool_type,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(Failure::from)?
+    .with_container_type(config.container_type);
     Ok((client, Some(pool)))
 }
 
@@ -267,7 +311,7 @@ async fn connect(
 /// on a task of its own (executions do not wait for it), and reports it when the
 /// pool says; an answer without the field (not a local pool) or an error says
 /// nothing.
-fn learn_isolation(client: SessionClient, events: AppEventSender) {
+fn learn_isolation(client: SessionClient, events: EventSender) {
     tokio::spawn(async move {
         match client.local_pool_isolation().await {
             Ok(Some(isolation)) => events.pool_isolation(isolation),
@@ -284,10 +328,10 @@ async fn run(
     mut config: WorkerConfig,
     kept: Option<LocalPool>,
     mut commands: mpsc::UnboundedReceiver<Command>,
-    files: mpsc::UnboundedReceiver<FilesCommand>,
+    side: Side,
     identifier: tokio::sync::watch::Receiver<String>,
     mut stopped: oneshot::Receiver<bool>,
-    events: AppEventSender,
+    events: EventSender,
 ) -> Option<LocalPool> {
     let mut keep_pool = false;
     let connected = tokio::select! {
@@ -303,18 +347,20 @@ async fn run(
         Err(reason) => {
             tracing::error!("pool unavailable: {reason}");
             events.pool_failed(reason.clone());
-            (Err(format!("the pool is not available: {reason}")), None)
+            (Err(reason.context("the pool is not available")), None)
         }
     };
     let registry = pool.as_ref().map(|p| p.registry().clone());
-    let files_task = client
-        .as_ref()
-        .ok()
-        .map(|c| worker_files::spawn(c.clone(), identifier.clone(), files, events.clone()));
+    let side_tasks = client.as_ref().ok().map(|c| {
+        [
+            files::spawn(c.clone(), identifier.clone(), side.files, events.clone()),
+            sessions::spawn(c.clone(), side.sessions, events.clone()),
+        ]
+    });
     let mut queue = Queue::default();
     let mut lists_promptly = true;
     loop {
-        let Some((run, code)) = queue.next() else {
+        let Some((run, cell)) = queue.next() else {
             let command = tokio::select! {
                 biased;
                 keep = &mut stopped => {
@@ -336,7 +382,7 @@ async fn run(
         let before = match &client {
             Ok(c) if lists_promptly => {
                 let listing =
-                    worker_radar::snapshot(c, &config.identifier, worker_radar::BEFORE_WAIT);
+                    radar_listing::snapshot(c, &config.identifier, radar_listing::BEFORE_WAIT);
                 match unless_stopped(&mut stopped, listing).await {
                     Ok(before) => {
                         lists_promptly = before.is_some();
@@ -352,7 +398,7 @@ async fn run(
         };
         events.execution_started(run);
         let outcome = match &client {
-            Err(reason) => Err(reason.clone()),
+            Err(reason) => (Err(reason.clone()), None),
             Ok(client) => {
                 let running = Running {
                     client,
@@ -362,10 +408,10 @@ async fn run(
                     run,
                 };
                 match running
-                    .wait(&code, &mut commands, &mut stopped, &mut queue)
+                    .wait(&cell, &mut commands, &mut stopped, &mut queue)
                     .await
                 {
-                    Step::Finished(outcome) => outcome,
+                    Step::Finished(outcome, exit_code) => (outcome, exit_code),
                     Step::Abandoned => continue,
                     Step::Stop(keep) => {
                         keep_pool = keep;
@@ -374,15 +420,16 @@ async fn run(
                 }
             }
         };
+        let (outcome, exit_code) = outcome;
         let images = match &outcome {
             Ok(exec) => decode_images(exec).await,
             Err(_) => Vec::new(),
         };
-        events.execution_finished(run, outcome, images);
+        events.execution_finished(run, outcome, exit_code, images);
         if let Ok(c) = &client {
             // A slow pool's listing and session read must not hold up a stop
             // (a pool switch, quitting).
-            let radar = worker_radar::after_cell(c, &config.identifier, before, &events);
+            let radar = radar_listing::after_cell(c, &config.identifier, before, &events);
             match unless_stopped(&mut stopped, radar).await {
                 Ok(answered) => lists_promptly = answered,
                 Err(keep) => {
@@ -393,7 +440,7 @@ async fn run(
         }
     }
     drop(client);
-    if let Some(task) = files_task {
+    for task in side_tasks.into_iter().flatten() {
         task.abort();
     }
     if keep_pool {
@@ -425,7 +472,7 @@ async fn unless_stopped<T>(
 /// Runs waiting their turn, and runs given up before they started.
 #[derive(Default)]
 struct Queue {
-    waiting: VecDeque<(RunId, String)>,
+    waiting: VecDeque<(RunId, Cell)>,
     abandoned: HashSet<RunId>,
 }
 
@@ -433,7 +480,7 @@ impl Queue {
     /// Takes a command that arrived while no run (or another run) executes.
     fn accept(&mut self, command: Command) {
         match command {
-            Command::Execute { run, code } => self.waiting.push_back((run, code)),
+            Command::Execute { run, cell } => self.waiting.push_back((run, cell)),
             // Not running: an interrupt can only mean "do not run it" (or comes
             // after the run ended, when it changes nothing).
             Command::Interrupt { run } | Command::Abandon { run } => {
@@ -443,13 +490,13 @@ impl Queue {
     }
 
     /// The next run to execute, skipping abandoned ones.
-    fn next(&mut self) -> Option<(RunId, String)> {
-        while let Some((run, code)) = self.waiting.pop_front() {
+    fn next(&mut self) -> Option<(RunId, Cell)> {
+        while let Some((run, cell)) = self.waiting.pop_front() {
             // Runs execute in the order of their ids: older marks are moot.
             let abandoned = self.abandoned.remove(&run);
             self.abandoned.retain(|r| *r > run);
             if !abandoned {
-                return Some((run, code));
+                return Some((run, cell));
             }
         }
         None
@@ -458,8 +505,9 @@ impl Queue {
 
 /// How waiting for one execution ended.
 enum Step {
-    /// The pool answered (or the transport failed).
-    Finished(Result<Execution, String>),
+    /// The pool answered (or the transport failed), with a shell command's
+    /// exit code.
+    Finished(Result<Execution, Failure>, Option<i32>),
     /// The UI gave up on the run; its request was dropped.
     Abandoned,
     /// The worker is told to stop (`true`: keep the embedded pool), or the UI
@@ -473,30 +521,44 @@ struct Running<'a> {
     config: &'a WorkerConfig,
     /// The embedded pool's sessions, which can be interrupted.
     registry: Option<&'a Arc<SessionRegistry>>,
-    events: &'a AppEventSender,
+    events: &'a EventSender,
     run: RunId,
 }
 
 impl Running<'_> {
-    /// Waits for the execution of `code` while still taking commands: new runs
-    /// queue, an interrupt of this run goes to the kernel (on the local pool), an
-    /// abandon drops the request.
+    /// Waits for the execution of `cell` (a shell command on a Shell pool,
+    /// else code) while still taking commands: new runs queue, an interrupt of
+    /// this run goes to the kernel (on the local pool), an abandon drops the
+    /// request.
     async fn wait(
         &self,
-        code: &str,
+        cell: &Cell,
         commands: &mut mpsc::UnboundedReceiver<Command>,
         stopped: &mut oneshot::Receiver<bool>,
         queue: &mut Queue,
     ) -> Step {
-        let request = self
-            .client
-            .execute(&self.config.identifier, code, self.config.timeout);
+        let (identifier, timeout) = (&self.config.identifier, self.config.timeout);
+        let request = async {
+            if self.config.container_type.is_shell() {
+                let request = ShellRequest {
+                    stdin: cell.stdin.clone(),
+                    ..ShellRequest::line(cell.source.clone(), timeout)
+                };
+                match self.client.execute_shell(identifier, &request).await {
+                    Ok(shell) => Step::Finished(Ok(shell.to_execution()), shell.exit_code),
+                    Err(e) => Step::Finished(Err(Failure::from(e)), None),
+                }
+            } else {
+                let outcome = self.client.execute(identifier, &cell.source, timeout).await;
+                Step::Finished(outcome.map_err(Failure::from), None)
+            }
+        };
         tokio::pin!(request);
         loop {
             tokio::select! {
                 biased;
                 keep = &mut *stopped => return Step::Stop(keep.unwrap_or(false)),
-                r = &mut request => return Step::Finished(r.map_err(|e| e.to_string())),
+                step = &mut request => return step,
                 c = commands.recv() => match c {
                     None => return Step::Stop(false),
                     Some(Command::Interrupt { run }) if run == self.run => {

@@ -1,0 +1,164 @@
+//! What the session worker reports: progress and readiness of the pool, the start
+//! and end of each execution, and the news of its file and sessions work. It
+//! sends them through an [`EventSender`], which hands each [`SessionEvent`] to
+//! whoever listens (the notebook's UI task wraps them in its own events; a test
+//! or another front end reads them from [`EventSender::channel`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use image::DynamicImage;
+use tokio::sync::mpsc;
+
+use super::failure::Failure;
+use super::files::FileEvent;
+use super::sessions::SessionsEvent;
+use crate::client::Execution;
+use crate::pool::Isolation;
+
+/// Identifies one requested execution, so that a reply can be matched to the cell
+/// that asked for it and a reply nobody waits for is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RunId(pub u64);
+
+/// An image of an execution, decoded off the listener's task (or why it could
+/// not be decoded).
+pub type DecodedImage = Result<DynamicImage, String>;
+
+/// News from the session worker.
+#[derive(Debug)]
+pub enum SessionEvent {
+    /// One line of progress while the embedded pool starts (building its Python
+    /// environment on first use).
+    PoolProgress(String),
+    /// The pool answers: executions can run.
+    PoolReady,
+    /// The pool could not be started or reached; queued cells will fail with this.
+    PoolFailed(Failure),
+    /// The pool is a sessionpad local pool, and this is what keeps its sessions
+    /// isolated (the embedded pool's own, or a serve's from its `GET metadata`).
+    PoolIsolation(Isolation),
+    /// The worker began executing this run (earlier runs are done).
+    ExecutionStarted(RunId),
+    /// The worker has the answer for this run.
+    ExecutionFinished {
+        /// Which run.
+        run: RunId,
+        /// The execution, or why there is none (transport, auth, service error).
+        outcome: Result<Execution, Failure>,
+        /// A shell command's exit code (Shell pools, `aca-api.md` §4.7);
+        /// `None` for code.
+        exit_code: Option<i32>,
+        /// The execution's images decoded, in the order of `Execution::images`.
+        images: Vec<DecodedImage>,
+    },
+    /// The worker asked the local pool to interrupt this run.
+    InterruptSent {
+        /// Which run.
+        run: RunId,
+        /// The kernel acknowledged the interrupt request.
+        delivered: bool,
+    },
+    /// News of the session's files (listings, file heads, transfers).
+    Files(FileEvent),
+    /// News of the pool's sessions (listing, details, ending, pool metadata).
+    Sessions(SessionsEvent),
+}
+
+/// The sending half the worker uses, with one method per kind of news.
+///
+/// Never waits: the worker sends a handful of events per execution (one whole
+/// `Execution`, not a stream of chunks) and must never wait on its listener.
+#[derive(Clone)]
+pub struct EventSender {
+    deliver: Arc<dyn Fn(SessionEvent) + Send + Sync>,
+}
+
+impl fmt::Debug for EventSender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EventSender")
+    }
+}
+
+impl EventSender {
+    /// A sender that hands each event to `deliver`, which must not block (send
+    /// it on an unbounded channel, say). A listener that has gone away drops it.
+    pub fn new(deliver: impl Fn(SessionEvent) + Send + Sync + 'static) -> Self {
+        Self {
+            deliver: Arc::new(deliver),
+        }
+    }
+
+    /// A sender and the receiver its events arrive on (unbounded).
+    pub fn channel() -> (Self, mpsc::UnboundedReceiver<SessionEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            // The listener has gone away (it is quitting): nobody is left to tell.
+            Self::new(move |event| {
+                let _ = tx.send(event);
+            }),
+            rx,
+        )
+    }
+
+    fn send(&self, event: SessionEvent) {
+        (self.deliver)(event);
+    }
+
+    /// Reports one line of pool start-up progress.
+    pub fn pool_progress(&self, line: &str) {
+        self.send(SessionEvent::PoolProgress(line.to_string()));
+    }
+
+    /// Reports that the pool is ready.
+    pub fn pool_ready(&self) {
+        self.send(SessionEvent::PoolReady);
+    }
+
+    /// Reports that the pool could not be started or reached.
+    pub fn pool_failed(&self, reason: Failure) {
+        self.send(SessionEvent::PoolFailed(reason));
+    }
+
+    /// Reports how the local pool's sessions are isolated.
+    pub fn pool_isolation(&self, isolation: Isolation) {
+        self.send(SessionEvent::PoolIsolation(isolation));
+    }
+
+    /// Reports news of the session's files.
+    pub fn files(&self, event: FileEvent) {
+        self.send(SessionEvent::Files(event));
+    }
+
+    /// Reports news of the pool's sessions.
+    pub fn sessions(&self, event: SessionsEvent) {
+        self.send(SessionEvent::Sessions(event));
+    }
+
+    /// Reports that `run` is now executing.
+    pub fn execution_started(&self, run: RunId) {
+        self.send(SessionEvent::ExecutionStarted(run));
+    }
+
+    /// Reports that an interrupt of `run` was sent (and whether the kernel
+    /// acknowledged it).
+    pub fn interrupt_sent(&self, run: RunId, delivered: bool) {
+        self.send(SessionEvent::InterruptSent { run, delivered });
+    }
+
+    /// Reports the outcome of `run` (with a shell command's exit code).
+    pub fn execution_finished(
+        &self,
+        run: RunId,
+        outcome: Result<Execution, Failure>,
+        exit_code: Option<i32>,
+        images: Vec<DecodedImage>,
+    ) {
+        self.send(SessionEvent::ExecutionFinished {
+            run,
+            outcome,
+            exit_code,
+            images,
+        });
+    }
+}

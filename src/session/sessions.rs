@@ -1,0 +1,100 @@
+//! The session worker's work on the pool's sessions, beside its executions: list
+//! them, read one's details, end one (`DELETE session`, `aca-api.md` §4.4) and
+//! read the pool's metadata. Each command runs on a task of its own, so a slow
+//! listing never holds up another command.
+
+use super::event::EventSender;
+use super::failure::Failure;
+use crate::client::{PoolMetadata, SessionClient, SessionInfo};
+
+/// What a front end asks of the pool's sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionsCommand {
+    /// List the pool's sessions.
+    List,
+    /// The details of a session.
+    Info {
+        /// Which one (its session identifier).
+        identifier: String,
+    },
+    /// End a session (`DELETE session`).
+    End {
+        /// Which one.
+        identifier: String,
+    },
+    /// The pool's metadata (runtimes, packages, kernel).
+    PoolInfo,
+}
+
+/// What the sessions work reports.
+#[derive(Debug)]
+pub enum SessionsEvent {
+    /// The pool's list of sessions ([`SessionsCommand::List`]).
+    Listed(Result<Vec<SessionInfo>, Failure>),
+    /// The details of one session ([`SessionsCommand::Info`], and after each
+    /// cell for the session cells run in).
+    Info {
+        /// Which one.
+        identifier: String,
+        /// Its details, or why there are none (`FailureKind::NotFound`: the
+        /// session does not exist, or no longer).
+        result: Result<SessionInfo, Failure>,
+    },
+    /// A session was ended (or not).
+    Ended {
+        /// Which one.
+        identifier: String,
+        /// What to tell the user (the pool's own words for stopSession), or
+        /// why it failed.
+        result: Result<String, Failure>,
+    },
+    /// The pool's metadata.
+    PoolInfo(Result<PoolMetadata, Failure>),
+}
+
+/// Carries out `command` with `client` and reports its outcome through `events`.
+pub(super) async fn perform(
+    client: &SessionClient,
+    command: SessionsCommand,
+    events: &EventSender,
+) {
+    let event = match command {
+        SessionsCommand::List => {
+            SessionsEvent::Listed(client.pool_sessions().await.map_err(Failure::from))
+        }
+        SessionsCommand::Info { identifier } => info(client, identifier).await,
+        SessionsCommand::End { identifier } => {
+            let result = client.end_session(&identifier).await.map_err(Failure::from);
+            SessionsEvent::Ended { identifier, result }
+        }
+        SessionsCommand::PoolInfo => {
+            SessionsEvent::PoolInfo(client.pool_metadata().await.map_err(Failure::from))
+        }
+    };
+    events.sessions(event);
+}
+
+/// The details of session `identifier`, as the event that reports them.
+pub(super) async fn info(client: &SessionClient, identifier: String) -> SessionsEvent {
+    let result = client
+        .pool_session(&identifier)
+        .await
+        .map_err(Failure::from);
+    SessionsEvent::Info { identifier, result }
+}
+
+/// Starts the task that takes sessions commands until `commands` closes (or
+/// the task is aborted).
+pub(super) fn spawn(
+    client: SessionClient,
+    mut commands: tokio::sync::mpsc::UnboundedReceiver<SessionsCommand>,
+    events: EventSender,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(command) = commands.recv().await {
+            let client = client.clone();
+            let events = events.clone();
+            tokio::spawn(async move { perform(&client, command, &events).await });
+        }
+    })
+}
