@@ -67,9 +67,10 @@ async fn state_values_and_console_output_carry_across_cells() {
         "let x = 6 * 7; const greet = (n) => `hi ${n}`; console.log('set')",
     )
     .await;
+    // The session's Node.js process was started with its ready session.
     assert_eq!(
-        (e.status, e.stdout.as_str()),
-        (ExecutionStatus::Succeeded, "set\n"),
+        (e.status, e.stdout.as_str(), e.stderr.as_str()),
+        (ExecutionStatus::Succeeded, "set\n", ""),
         "{e:?}"
     );
     assert_eq!(value(&e), (None, None));

@@ -319,5 +319,9 @@ async fn a_python_pool_still_takes_code() {
         )
         .await;
     assert_eq!(got, 400, "{answer}");
-    assert!(answer.to_string().contains("code is required"), "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("code is required") && message.contains("Shell pools"),
+        "{answer}"
+    );
 }

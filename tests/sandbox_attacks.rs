@@ -62,16 +62,19 @@ async fn run(client: &SessionClient, id: &str, code: &str) -> Execution {
         .expect("the pool answers")
 }
 
+/// `stdout`, after checking the attack printed `done` last.
+fn ran_to_its_end(stdout: String, stderr: &str) -> String {
+    assert!(
+        stdout.trim_end().ends_with("done"),
+        "the attack did not run to its end:\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    stdout
+}
+
 /// Runs `code` and returns stdout, after checking it ran to its end (`done`).
 async fn run_ok(client: &SessionClient, id: &str, code: &str) -> String {
     let e = run(client, id, &format!("{code}\nprint('done')")).await;
-    assert!(
-        e.stdout.trim_end().ends_with("done"),
-        "the attack did not run to its end:\nstdout: {}\nstderr: {}",
-        e.stdout,
-        e.stderr
-    );
-    e.stdout
+    ran_to_its_end(e.stdout, &e.stderr)
 }
 
 /// What every session's environment may hold (the kernel's allow-list, and
@@ -554,13 +557,7 @@ async fn shell_ok(client: &SessionClient, id: &str, script: &str) -> String {
         )
         .await
         .expect("the pool answers");
-    assert!(
-        e.stdout.trim_end().ends_with("done"),
-        "the attack did not run to its end:\nstdout: {}\nstderr: {}",
-        e.stdout,
-        e.stderr
-    );
-    e.stdout
+    ran_to_its_end(e.stdout, &e.stderr)
 }
 
 /// A shell loop that tries to read (or list) each path and prints `blocked`
@@ -683,7 +680,7 @@ async fn javascript_sees_no_host_files_no_secrets_and_is_not_root() {
         .map(|p| format!("{:?}", p.to_string_lossy()))
         .collect();
     let code = format!(
-        r#"const fs = require('fs');
+        r"const fs = require('fs');
 const out = [];
 for (const p of [{}]) {{
   out.push('trying ' + p);
@@ -695,7 +692,7 @@ out.push('uid ' + process.getuid());
 out.push('trying setuid(0)');
 try {{ process.setuid(0); out.push('LEAKED setuid'); }} catch (e) {{ out.push('blocked setuid(0): ' + e.code); }}
 out.push('done');
-out.join('\n')"#,
+out.join('\n')",
         paths.join(", ")
     );
     let e = client

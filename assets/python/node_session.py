@@ -13,12 +13,27 @@
 _sessionpad_node_state = {}
 
 
+def _sessionpad_node_folder():
+    # The kernel's runtime folder, which holds session.js: IPython runs this
+    # file with sys.argv = [this file]; later, the kernel's own arguments name
+    # its connection file there (-f).
+    import os
+    import sys
+
+    if "-f" in sys.argv:
+        return os.path.dirname(sys.argv[sys.argv.index("-f") + 1])
+    return os.path.dirname(os.path.abspath(sys.argv[0]))
+
+
+_sessionpad_node_state["folder"] = _sessionpad_node_folder()
+del _sessionpad_node_folder
+
+
 def _sessionpad_node_start():
     import os
     import subprocess
-    import sys
 
-    folder = os.path.dirname(sys.argv[sys.argv.index("-f") + 1])
+    folder = _sessionpad_node_state["folder"]
     keep = ("PATH", "HOME", "LANG", "TZ")
     env = {k: v for k, v in os.environ.items() if k in keep}
     req_r, req_w = os.pipe()
@@ -37,7 +52,7 @@ def _sessionpad_node_start():
         for fd in (req_r, req_w, ans_r, ans_w):
             os.close(fd)
         _sessionpad_node_state.clear()
-        _sessionpad_node_state["error"] = f"cannot start Node.js (node): {e.strerror}"
+        _sessionpad_node_state.update(folder=folder, error=f"cannot start Node.js (node): {e.strerror}")
         return
     os.close(req_r)
     os.close(ans_w)
@@ -45,7 +60,7 @@ def _sessionpad_node_start():
         os.set_blocking(pipe.fileno(), False)
     os.set_blocking(ans_r, False)
     _sessionpad_node_state.clear()
-    _sessionpad_node_state.update(proc=proc, requests=req_w, answers=ans_r)
+    _sessionpad_node_state.update(folder=folder, proc=proc, requests=req_w, answers=ans_r)
 
 
 def _sessionpad_node_stop():
@@ -63,7 +78,9 @@ def _sessionpad_node_stop():
             os.close(fd)
         proc.stdout.close()
         proc.stderr.close()
+    folder = _sessionpad_node_state["folder"]
     _sessionpad_node_state.clear()
+    _sessionpad_node_state["folder"] = folder
 
 
 class _SessionpadJavaScriptError(Exception):

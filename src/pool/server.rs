@@ -300,6 +300,16 @@ fn parse_json(body: Result<Bytes, BytesRejection>) -> Result<Value, WireError> {
 }
 
 fn request_from(value: Value) -> Result<ExecuteRequest, WireError> {
+    if value.get("code").is_none()
+        && ["shellCommand", "execCommandAndArgs"]
+            .iter()
+            .any(|k| value.get(k).is_some())
+    {
+        return Err(WireError::bad_request(
+            "SessionRequestValidationFailed",
+            "code is required: this pool runs code, and shellCommand and execCommandAndArgs are for Shell pools (sessionpad serve --container-type shell)",
+        ));
+    }
     let mut req: ExecuteRequest = serde_json::from_value(value).map_err(|e| {
         WireError::bad_request(
             "SessionRequestValidationFailed",

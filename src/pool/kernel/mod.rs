@@ -221,15 +221,16 @@ impl Kernel {
         let startup = dir.join("startup.py");
         std::fs::write(&startup, STARTUP_PY).map_err(|e| io(&startup, e))?;
         let mut exec_files = vec![startup];
-        let extra: &[(&str, &str)] = match launch.container_type {
-            ContainerType::Shell => &[("shell.py", SHELL_PY)],
-            ContainerType::NodeLts => &[("session.js", NODE_JS), ("node.py", NODE_PY)],
+        // (file name, text, whether the kernel runs it at start)
+        let extra: &[(&str, &str, bool)] = match launch.container_type {
+            ContainerType::Shell => &[("shell.py", SHELL_PY, true)],
+            ContainerType::NodeLts => &[("session.js", NODE_JS, false), ("node.py", NODE_PY, true)],
             _ => &[],
         };
-        for (name, text) in extra {
+        for &(name, text, run) in extra {
             let path = dir.join(name);
             std::fs::write(&path, text).map_err(|e| io(&path, e))?;
-            if name.ends_with(".py") {
+            if run {
                 exec_files.push(path);
             }
         }
