@@ -160,19 +160,35 @@ _sessionpad_bound_stream_messages()
 del _sessionpad_bound_stream_messages
 
 
-def _sessionpad_pump(fd, stream, decoder):
-    # Copies what the non-blocking pipe `fd` holds to `stream` (the cell's
-    # stdout or stderr), decoding UTF-8 with `decoder` as it goes; False once
-    # the pipe is at its end. Used by the shell and Node.js runners
-    # (shell_session.py, node_session.py).
-    import os
+def _sessionpad_private_module():
+    # The runners' shared helpers live in a module of their own
+    # (`import _sessionpad`), never in the session's namespace, where a
+    # person's `globals()`, `dir()` or `%whos` would see them.
+    import sys
+    import types
 
-    while True:
-        try:
-            data = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return True
-        if not data:
-            stream.write(decoder.decode(b"", True))
-            return False
-        stream.write(decoder.decode(data))
+    module = types.ModuleType("_sessionpad")
+
+    def pump(fd, stream, decoder):
+        # Copies what the non-blocking pipe `fd` holds to `stream` (the cell's
+        # stdout or stderr), decoding UTF-8 with `decoder` as it goes; False
+        # once the pipe is at its end. Used by the shell and Node.js runners
+        # (shell_session.py, node_session.py).
+        import os
+
+        while True:
+            try:
+                data = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            if not data:
+                stream.write(decoder.decode(b"", True))
+                return False
+            stream.write(decoder.decode(data))
+
+    module.pump = pump
+    sys.modules["_sessionpad"] = module
+
+
+_sessionpad_private_module()
+del _sessionpad_private_module

@@ -143,8 +143,10 @@ def _sessionpad_node(request):
         proc.stderr.fileno(): (sys.stderr, codecs.getincrementaldecoder("utf-8")("replace")),
     }
 
+    import _sessionpad  # kernel_startup.py's private module
+
     def pump(fd):
-        return _sessionpad_pump(fd, *outs[fd])  # noqa: F821 (kernel_startup.py)
+        return _sessionpad.pump(fd, *outs[fd])
 
     sel = selectors.DefaultSelector()
     for fd in list(outs) + [answers]:

@@ -67,8 +67,10 @@ def _sessionpad_shell(request):
         else:
             proc.stdin.close()
 
+    import _sessionpad  # kernel_startup.py's private module
+
     def pump(fd):
-        return _sessionpad_pump(fd, *outs[fd])  # noqa: F821 (kernel_startup.py)
+        return _sessionpad.pump(fd, *outs[fd])
 
     try:
         while outs:
