@@ -12,6 +12,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod dirs;
+pub mod ledger;
 pub mod localname;
 pub mod notebook;
 pub mod pool;
