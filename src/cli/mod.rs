@@ -5,6 +5,7 @@
 
 mod exec;
 mod files;
+pub mod log;
 mod notebook;
 mod output;
 mod serve;
@@ -50,6 +51,8 @@ pub enum Command {
     Pool(sessions::PoolCmd),
     /// Run the local pool standalone for other dynamic-sessions clients.
     Serve(ServeOpt),
+    /// Print the cells and outputs the local pool recorded, like kubectl logs.
+    Log(log::LogOpt),
     /// Write the stored notebook of the session as .ipynb or a # %% script.
     Export(notebook::ExportOpt),
     /// Start the notebook with a .ipynb file's code cells ready to run.
@@ -110,6 +113,10 @@ pub struct ServeOpt {
     /// start where bubblewrap is missing or cannot create a sandbox.
     #[arg(long)]
     pub no_sandbox: bool,
+    /// Record nothing in the flight recorder's ledger (`sessionpad log`); also
+    /// `[ledger] enabled = false` in the config file.
+    #[arg(long)]
+    pub no_ledger: bool,
     /// Memory of each session, e.g. `2GiB` (default 2 GiB; `[pool] memory`).
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<bytesize::ByteSize>,
@@ -174,6 +181,7 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Pool(cmd) => sessions::run_pool(cmd, &target).await,
         Command::Serve(opt) => serve::run(opt, &target).await.map(|()| ExitCode::SUCCESS),
         Command::Export(opt) => notebook::export(&opt, &target),
+        Command::Log(opt) => log::run(&opt, &target),
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {
             clap_complete::generate(

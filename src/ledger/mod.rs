@@ -280,9 +280,7 @@ impl LedgerConfig {
     pub fn limits(&self) -> retention::Limits {
         retention::Limits {
             days: self.days.unwrap_or(Self::DEFAULT_DAYS),
-            max_bytes: self
-                .max_size
-                .map_or(Self::DEFAULT_MAX_SIZE, |s| s.as_u64()),
+            max_bytes: self.max_size.map_or(Self::DEFAULT_MAX_SIZE, |s| s.as_u64()),
         }
     }
 }

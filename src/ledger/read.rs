@@ -177,10 +177,7 @@ fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
     let file_sha256: Option<String> = r.get(17)?;
     Ok(Entry {
         seq: r.get(0)?,
-        at: Utc
-            .timestamp_millis_opt(at_ms)
-            .single()
-            .unwrap_or_default(),
+        at: Utc.timestamp_millis_opt(at_ms).single().unwrap_or_default(),
         duration_ms: r.get::<_, i64>(2)? as f64 / 1000.0,
         pool: r.get(3)?,
         identifier: r.get(4)?,

@@ -31,9 +31,10 @@ const SIZE_STEP: i64 = 200;
 /// SQLite's error; the steps done before it stay done.
 pub fn prune(conn: &Connection, limits: Limits, now: DateTime<Utc>) -> rusqlite::Result<u64> {
     let cutoff = now - chrono::Duration::days(i64::from(limits.days));
-    let mut removed = conn
-        .execute("DELETE FROM calls WHERE at_ms < ?1", [cutoff.timestamp_millis()])?
-        as u64;
+    let mut removed = conn.execute(
+        "DELETE FROM calls WHERE at_ms < ?1",
+        [cutoff.timestamp_millis()],
+    )? as u64;
     if removed > 0 {
         remove_orphan_images(conn)?;
     }

@@ -100,7 +100,8 @@ pub fn open_existing(path: &Path) -> Result<Option<Connection>, LedgerError> {
         return Ok(None);
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| LedgerError::sqlite(path, e))?;
+    let conn =
+        Connection::open_with_flags(path, flags).map_err(|e| LedgerError::sqlite(path, e))?;
     prepare(conn, path).map(Some)
 }
 
@@ -136,7 +137,8 @@ fn prepare(mut conn: Connection, path: &Path) -> Result<Connection, LedgerError>
     // (only on a power cut), and does not fsync on every commit.
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(sql)?;
-    conn.pragma_update(None, "foreign_keys", "ON").map_err(sql)?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(sql)?;
     Migrations::from_slice(MIGRATIONS)
         .to_latest(&mut conn)
         .map_err(|e| match e {

@@ -68,7 +68,10 @@ fn recorded_calls_read_back_in_order_with_their_fields() {
     assert_eq!(alpha[0].code.as_deref(), Some("a = 1"));
     assert_eq!(alpha[0].stdout.as_deref(), Some("out of a = 1\n"));
     assert_eq!(alpha[0].client.as_deref(), Some("test-agent/1.0"));
-    assert_eq!(alpha[0].result, Some(serde_json::json!({"text": "42", "json": 42})));
+    assert_eq!(
+        alpha[0].result,
+        Some(serde_json::json!({"text": "42", "json": 42}))
+    );
     assert!((alpha[0].duration_ms - 1.5).abs() < 1e-9);
     assert_eq!(alpha[1].kind, CallKind::Upload);
     let f = alpha[1].file.as_ref().unwrap();
@@ -137,7 +140,9 @@ fn pruning_removes_old_calls_and_keeps_to_the_size() {
     let now = Utc::now();
     let old = (now - chrono::Duration::days(40)).timestamp_millis();
     let recent = now.timestamp_millis();
-    let mut batch: Vec<Box<Call>> = (0..50).map(|i| Box::new(call("old", old + i, "x"))).collect();
+    let mut batch: Vec<Box<Call>> = (0..50)
+        .map(|i| Box::new(call("old", old + i, "x")))
+        .collect();
     let mut with_image = call("old", old + 60, "plt.show()");
     with_image.images = vec![ExecutionImage {
         format: "png".into(),
@@ -164,7 +169,15 @@ fn pruning_removes_old_calls_and_keeps_to_the_size() {
     // By size: the oldest go until the pages in use fit.
     let before = retention::used_bytes(&conn).unwrap();
     let max = before / 2;
-    let removed = retention::prune(&conn, Limits { days: 30, max_bytes: max }, now).unwrap();
+    let removed = retention::prune(
+        &conn,
+        Limits {
+            days: 30,
+            max_bytes: max,
+        },
+        now,
+    )
+    .unwrap();
     assert!(removed > 0);
     assert!(retention::used_bytes(&conn).unwrap() <= max);
     let left = read::entries(&conn, &Query::default()).unwrap();

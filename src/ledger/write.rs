@@ -207,14 +207,17 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
         out.map(|o| o.stderr.as_str()),
         out.and_then(|o| o.result.as_ref()).map(ToString::to_string),
         file.map(|f| f.name.as_str()),
-        file.and_then(|f| f.size).and_then(|s| i64::try_from(s).ok()),
+        file.and_then(|f| f.size)
+            .and_then(|s| i64::try_from(s).ok()),
         file.and_then(|f| f.sha256.as_deref()),
     ])?;
     let id = conn.last_insert_rowid();
     for (seq, image) in call.images.iter().enumerate() {
         let hash = super::sha256_hex(&image.data);
-        conn.prepare_cached("INSERT OR IGNORE INTO images (sha256, format, data) VALUES (?1, ?2, ?3)")?
-            .execute(params![hash, image.format, image.data])?;
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO images (sha256, format, data) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![hash, image.format, image.data])?;
         conn.prepare_cached("INSERT INTO call_images (call_id, seq, sha256) VALUES (?1, ?2, ?3)")?
             .execute(params![id, i64::try_from(seq).unwrap_or(i64::MAX), hash])?;
     }
