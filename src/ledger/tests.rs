@@ -205,8 +205,8 @@ fn a_full_queue_drops_and_counts_without_blocking() {
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
     let now = Utc::now().timestamp_millis();
     let total = write::QUEUE + 2 * 256 + 100;
-    for i in 0..total {
-        rec.record(call("burst", now + i as i64, "pass"));
+    for i in 0..i64::try_from(total).unwrap() {
+        rec.record(call("burst", now + i, "pass"));
     }
     assert!(rec.dropped() > 0, "nothing was dropped");
     blocker.execute_batch("COMMIT").unwrap();
@@ -215,5 +215,5 @@ fn a_full_queue_drops_and_counts_without_blocking() {
     let n: i64 = conn
         .query_row("SELECT count(*) FROM calls", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(n as u64 + rec.dropped(), total as u64);
+    assert_eq!(n.cast_unsigned() + rec.dropped(), total as u64);
 }
