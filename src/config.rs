@@ -19,6 +19,11 @@
 //! [background_pool]                  # the local pool commands start by themselves
 //! idle_exit = 900                    # seconds without a request before it ends
 //!
+//! [ledger]                           # the flight recorder (`sessionpad log`)
+//! enabled = true                     # the local pool records its clients' calls
+//! days = 30                          # calls older than this are pruned
+//! max_size = "1 GiB"                 # the oldest calls are pruned past this
+//!
 //! theme = "light"                    # dark (default) | light; NO_COLOR drops colours
 //! image_protocol = "halfblocks"      # auto (default) | kitty | sixel | iterm2 | halfblocks
 //!
@@ -65,6 +70,10 @@ pub struct Config {
     /// start in the background.
     #[serde(default)]
     pub background_pool: BackgroundPool,
+    /// `[ledger]`: the flight recorder's ledger (recording on or off,
+    /// retention days, most size).
+    #[serde(default)]
+    pub ledger: crate::ledger::LedgerConfig,
     /// The text the file was read from (empty for the defaults), for sections
     /// that other modules read with their own types and report by line.
     #[serde(skip)]

@@ -5,6 +5,7 @@
 
 mod exec;
 mod files;
+pub mod log;
 mod mcp;
 mod notebook;
 mod output;
@@ -55,6 +56,8 @@ pub enum Command {
     /// runShellCommandInRemoteEnvironment) on standard input and output, for an
     /// MCP host; each environmentId is a session identifier of the pool.
     Mcp,
+    /// Print the cells and outputs the local pool recorded, like kubectl logs.
+    Log(log::LogOpt),
     /// Write the stored notebook of the session as .ipynb or a # %% script.
     Export(notebook::ExportOpt),
     /// Start the notebook with a .ipynb file's code cells ready to run.
@@ -119,6 +122,10 @@ pub struct ServeOpt {
     /// start where bubblewrap is missing or cannot create a sandbox.
     #[arg(long)]
     pub no_sandbox: bool,
+    /// Record nothing in the flight recorder's ledger (`sessionpad log`); also
+    /// `[ledger] enabled = false` in the config file.
+    #[arg(long)]
+    pub no_ledger: bool,
     /// Memory of each session, e.g. `2GiB` (default 2 GiB; `[pool] memory`).
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<bytesize::ByteSize>,
@@ -184,6 +191,7 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Serve(opt) => serve::run(opt, &target).await.map(|()| ExitCode::SUCCESS),
         Command::Mcp => mcp::run(&target).await.map(|()| ExitCode::SUCCESS),
         Command::Export(opt) => notebook::export(&opt, &target),
+        Command::Log(opt) => log::run(&opt, &target),
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {
             clap_complete::generate(

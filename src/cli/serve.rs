@@ -42,7 +42,13 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
         }
     }
     let no_sandbox = opt.no_sandbox;
+    let ledger = if opt.no_ledger {
+        None
+    } else {
+        crate::ledger::LedgerOptions::from_config(&config.ledger)
+    };
     let mut options = pool_options(opt, limits);
+    options.ledger = ledger;
     options.container_type = target.container_type.unwrap_or_default();
     let pool = LocalPool::start(options, &|line| eprintln!("{line}")).await?;
     if let (false, false, Some(why)) =

@@ -96,6 +96,9 @@ pub struct Settings {
     pub ui: crate::tui::UiConfig,
     /// Per-session limits of an embedded local pool (`[pool]`).
     pub pool_limits: crate::pool::limits::Limits,
+    /// Where an embedded local pool records its calls (`[ledger]`); `None`
+    /// when recording is off.
+    pub ledger: Option<crate::ledger::LedgerOptions>,
     /// How the background local pool is started when there is no endpoint
     /// and none runs (`[background_pool]`, the config file it reads).
     pub background: crate::background::StartOptions,
@@ -184,6 +187,7 @@ impl TargetOpt {
                 }
             })?,
             pool_limits: config.pool.over(crate::pool::limits::Limits::default()),
+            ledger: crate::ledger::LedgerOptions::from_config(&config.ledger),
             background: crate::background::StartOptions {
                 config: self.config.clone(),
                 idle_exit: config.background_pool.idle_exit(),
@@ -437,6 +441,7 @@ impl Settings {
             pools,
             pool_name,
             pool_limits: self.pool_limits,
+            ledger: self.ledger,
         }
     }
 }

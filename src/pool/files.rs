@@ -43,9 +43,11 @@ use tokio_util::io::ReaderStream;
 use self::beneath::{Kind, Meta, Root};
 use self::entry::{Entry, content_type, family_a_collection, family_b_collection};
 use self::paths::{FsError, RelPath, percent_decode};
+use super::record::{DownloadTap, Recording};
 use super::server::{Pool, target};
 use super::wire_error::WireError;
 use crate::client::api::{ApiVersion, Family};
+use crate::ledger::CallKind;
 
 /// Chunk size of downloads, in bytes.
 const READ_CHUNK: usize = 64 * 1024;
@@ -86,6 +88,8 @@ struct Ctx {
     version: ApiVersion,
     /// The session folder (its `/mnt/data`), open.
     root: Arc<Root>,
+    /// The session identifier.
+    identifier: String,
 }
 
 /// Checks `api-version` and `identifier`, creates or touches the session and
@@ -103,7 +107,34 @@ async fn open(pool: &Pool, query: &HashMap<String, String>) -> Result<Ctx, WireE
     Ok(Ctx {
         version,
         root: Arc::new(root),
+        identifier,
     })
+}
+
+/// Stores the `file` parts of an upload (see [`upload::receive`]) and records
+/// each stored file in the ledger when the pool keeps one.
+async fn receive(
+    pool: &Pool,
+    ctx: &Ctx,
+    base: &RelPath,
+    headers: &HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<Vec<Entry>, WireError> {
+    let recording = Recording::start(pool.ledger.as_ref(), headers, &ctx.identifier);
+    upload::check_declared_length(headers)?;
+    let multipart = multipart.map_err(not_multipart)?;
+    let stored = upload::receive(multipart, &ctx.root, base, recording.is_some()).await?;
+    if let Some(r) = &recording {
+        for (entry, sha256) in &stored {
+            r.file(
+                CallKind::Upload,
+                entry.rel.clone(),
+                Some(entry.size),
+                sha256.clone(),
+            );
+        }
+    }
+    Ok(stored.into_iter().map(|(entry, _)| entry).collect())
 }
 
 /// The folder named by the `path` query parameter (§4.3); the data root without it.
@@ -116,7 +147,7 @@ async fn list(
     State(pool): State<Pool>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, WireError> {
-    let Ctx { version, root } = open(&pool, &query).await?;
+    let Ctx { version, root, .. } = open(&pool, &query).await?;
     if version.family() == Family::A {
         let entries = blocking(move || entry::list(&root, &RelPath::default(), false, true))
             .await?
@@ -144,8 +175,7 @@ async fn upload_b(
 ) -> Result<Response, WireError> {
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
-    upload::check_declared_length(&headers)?;
-    let entries = upload::receive(multipart.map_err(not_multipart)?, &ctx.root, &base).await?;
+    let entries = receive(&pool, &ctx, &base, &headers, multipart).await?;
     let last = entries
         .last()
         .ok_or_else(|| internal("no file stored".into()))?;
@@ -162,8 +192,7 @@ async fn upload_a(
 ) -> Result<Response, WireError> {
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
-    upload::check_declared_length(&headers)?;
-    let entries = upload::receive(multipart.map_err(not_multipart)?, &ctx.root, &base).await?;
+    let entries = receive(&pool, &ctx, &base, &headers, multipart).await?;
     Ok(Json(family_a_collection(&entries)).into_response())
 }
 
@@ -321,13 +350,18 @@ async fn get_rest(
     State(pool): State<Pool>,
     Query(query): Query<HashMap<String, String>>,
     uri: Uri,
+    headers: HeaderMap,
 ) -> Result<Response, WireError> {
+    let recording = Recording::start(pool.ledger.as_ref(), &headers, "");
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
     let (op, names) = RawName::from_uri(&uri)?.candidates(split_get(ctx.version.family()))?;
     let (rel, meta) = find(Arc::clone(&ctx.root), base.clone(), names, Root::stat).await?;
     match op {
-        GetOp::Content => download(ctx.root, rel).await,
+        GetOp::Content => {
+            let recording = recording.map(|r| r.about(&ctx.identifier));
+            download(ctx.root, rel, recording).await
+        }
         GetOp::Metadata => {
             if let Kind::Other(what) = meta.kind {
                 return Err(FsError::Unsupported(rel.display(), what).into_wire(false));
@@ -344,16 +378,35 @@ async fn get_rest(
 /// The raw bytes of the regular file `rel`, streamed from disk with its guessed
 /// content type and its length in bytes (§3.4, §4.3). Errors: 400 for a folder,
 /// FIFO, socket or device ([`Root::open_file`] never blocks on one), 404 when it
-/// is gone.
-async fn download(root: Arc<Root>, rel: RelPath) -> Result<Response, WireError> {
+/// is gone. With a `recording`, the bytes sent are counted and hashed and the
+/// download recorded when the body ends ([`DownloadTap`]).
+async fn download(
+    root: Arc<Root>,
+    rel: RelPath,
+    recording: Option<Recording>,
+) -> Result<Response, WireError> {
+    use futures::StreamExt;
     let kind = content_type(rel.file_name().unwrap_or_default());
+    let shown = rel.as_relative();
     let (file, meta) = blocking(move || root.open_file(&rel))
         .await?
         .map_err(|e| e.into_wire(false))?;
     let len = meta.size;
     let file = tokio::fs::File::from_std(file);
     let stream = ReaderStream::with_capacity(file.take(len), READ_CHUNK);
-    let mut resp = Body::from_stream(stream).into_response();
+    let mut resp = match recording {
+        Some(r) => {
+            let mut tap = DownloadTap::new(r, shown, len);
+            Body::from_stream(stream.map(move |chunk| {
+                if let Ok(bytes) = &chunk {
+                    tap.update(bytes);
+                }
+                chunk
+            }))
+            .into_response()
+        }
+        None => Body::from_stream(stream).into_response(),
+    };
     if let Ok(v) = HeaderValue::from_str(&kind) {
         resp.headers_mut().insert(CONTENT_TYPE, v);
     }
@@ -370,15 +423,22 @@ async fn delete_rest(
     State(pool): State<Pool>,
     Query(query): Query<HashMap<String, String>>,
     uri: Uri,
+    headers: HeaderMap,
 ) -> Result<Response, WireError> {
+    let recording = Recording::start(pool.ledger.as_ref(), &headers, "");
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
     let ((), names) = RawName::from_uri(&uri)?.candidates(|s| ((), s))?;
     let (rel, _) = find(Arc::clone(&ctx.root), base, names, Root::lstat).await?;
     let root = ctx.root;
+    let shown = rel.as_relative();
     blocking(move || root.remove(&rel))
         .await?
         .map_err(|e| e.into_wire(false))?;
+    if let Some(r) = recording {
+        r.about(&ctx.identifier)
+            .file(CallKind::Delete, shown, None, None);
+    }
     Ok(match ctx.version.family() {
         Family::A => Json(json!({"message": "file deleted successfully"})).into_response(),
         Family::B => StatusCode::NO_CONTENT.into_response(),

@@ -14,6 +14,7 @@ pub mod limits;
 mod manage;
 mod mcp_host;
 pub mod process;
+mod record;
 pub mod sandbox;
 pub mod server;
 pub mod sessions;
@@ -75,6 +76,11 @@ pub struct PoolOptions {
     /// in one `vm` context per session, a Node.js process the same kernel
     /// starts, see `assets/python/node_session.py`).
     pub container_type: crate::client::ContainerType,
+    /// Where the pool records every execution and file call of its clients
+    /// (the flight recorder's ledger, [`crate::ledger`]); `None` records
+    /// nothing. [`PoolOptions::embedded`] leaves it `None`: the front ends set
+    /// it from the config's `[ledger]`.
+    pub ledger: Option<crate::ledger::LedgerOptions>,
 }
 
 impl PoolOptions {
@@ -98,6 +104,7 @@ impl PoolOptions {
             egress: false,
             limits: limits::Limits::default(),
             container_type: crate::client::ContainerType::PythonLts,
+            ledger: None,
         }
     }
 }
@@ -129,6 +136,9 @@ pub enum PoolError {
         "the local pool runs PythonLTS, Shell and NodeLTS sessions, not {0} (use --container-type python, shell or node)"
     )]
     ContainerType(crate::client::ContainerType),
+    /// The ledger could not be opened (damaged, of a newer schema, …).
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::LedgerError),
     /// A folder the pool needs could not be created.
     #[error("cannot create {path}: {source}")]
     Folder {
@@ -152,6 +162,7 @@ pub struct LocalPool {
     server: Option<tokio::task::JoinHandle<()>>,
     reaper: tokio::task::JoinHandle<()>,
     activity: Arc<activity::Activity>,
+    ledger: Option<crate::ledger::Recorder>,
 }
 
 impl std::fmt::Debug for LocalPool {
@@ -188,7 +199,9 @@ impl LocalPool {
     ///
     /// [`PoolError::ContainerType`] for a container type it cannot run,
     /// [`PoolError::Image`] when no usable Python environment can be made,
-    /// [`PoolError::Bind`] when the address is taken, [`PoolError::Folder`].
+    /// [`PoolError::Bind`] when the address is taken, [`PoolError::Folder`],
+    /// [`PoolError::Ledger`] when `opts.ledger` names a ledger that cannot be
+    /// opened.
     pub async fn start(
         opts: PoolOptions,
         progress: &(dyn Fn(&str) + Send + Sync),
@@ -200,6 +213,10 @@ impl LocalPool {
         ) {
             return Err(PoolError::ContainerType(opts.container_type));
         }
+        let ledger = match &opts.ledger {
+            Some(l) => Some(crate::ledger::Recorder::start(&l.path, l.limits)?),
+            None => None,
+        };
         let env = image::ensure(&opts.cache_dir, opts.python.as_deref(), progress).await?;
         std::fs::create_dir_all(&opts.sessions_dir).map_err(|source| PoolError::Folder {
             path: opts.sessions_dir.clone(),
@@ -255,7 +272,7 @@ impl LocalPool {
         registry.refill();
         let reaper = tokio::spawn(reap_idle_sessions(Arc::downgrade(&registry)));
         let activity = Arc::new(activity::Activity::default());
-        let app = server::router(registry.clone(), &opts).layer(
+        let app = server::router(registry.clone(), &opts, ledger.clone()).layer(
             axum::middleware::from_fn_with_state(activity.clone(), activity::track),
         );
         let (stop, stopped) = oneshot::channel::<()>();
@@ -281,6 +298,7 @@ impl LocalPool {
             server: Some(server),
             reaper,
             activity,
+            ledger,
         })
     }
 
@@ -316,6 +334,11 @@ impl LocalPool {
         self.activity.idle_for()
     }
 
+    /// The recorder of this pool's calls, when it records them.
+    pub fn ledger(&self) -> Option<&crate::ledger::Recorder> {
+        self.ledger.as_ref()
+    }
+
     /// The bearer token clients must send, or `None` without authentication.
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
@@ -333,7 +356,8 @@ impl LocalPool {
         self.mcp_key.as_deref()
     }
 
-    /// Stops accepting requests, waits for the server task and ends every kernel.
+    /// Stops accepting requests, waits for the server task, ends every kernel
+    /// and waits until the ledger holds every call recorded.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -343,6 +367,10 @@ impl LocalPool {
         }
         self.reaper.abort();
         self.registry.shutdown().await;
+        // Every call answered is in the ledger before the pool says it ended.
+        if let Some(ledger) = self.ledger.clone() {
+            let _ = tokio::task::spawn_blocking(move || ledger.flush()).await;
+        }
     }
 }
 

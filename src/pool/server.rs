@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use super::PoolOptions;
 use super::kernel::OutputLimits;
+use super::record::Recording;
 use super::sessions::{ExecutionRecord, Session, SessionError, SessionRegistry};
 use super::wire_error::WireError;
 use crate::client::api::{
@@ -53,6 +54,9 @@ pub(crate) struct Pool {
     /// What the sessions run: a Shell pool takes shell commands on
     /// `executions` ([`shell`]), a NodeLTS pool's code is JavaScript ([`node`]).
     pub(crate) container_type: ContainerType,
+    /// Where calls are recorded (the flight recorder's ledger); `None` records
+    /// nothing (`serve --no-ledger`, `[ledger] enabled = false`).
+    pub(crate) ledger: Option<crate::ledger::Recorder>,
 }
 
 impl Pool {
@@ -83,9 +87,14 @@ impl Pool {
 pub const MCP_ROUTE: &str = "/mcp";
 
 /// The router of the local pool: every route of `aca-api.md` behind bearer-token
-/// authentication (`opts.token`, none when `None`), and the MCP server at
-/// [`MCP_ROUTE`] behind the API key (`opts.mcp_key`, none when `None`).
-pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
+/// authentication (`opts.token`, none when `None`), the MCP server at
+/// [`MCP_ROUTE`] behind the API key (`opts.mcp_key`, none when `None`), and
+/// recording of executions and file calls into `ledger` when there is one.
+pub fn router(
+    registry: Arc<SessionRegistry>,
+    opts: &PoolOptions,
+    ledger: Option<crate::ledger::Recorder>,
+) -> Router {
     let pool = Pool {
         registry,
         max_execution: opts.max_execution,
@@ -93,6 +102,7 @@ pub fn router(registry: Arc<SessionRegistry>, opts: &PoolOptions) -> Router {
             .unwrap_or(StatusCode::NOT_FOUND),
         metadata: Arc::default(),
         container_type: opts.container_type,
+        ledger,
     };
     let tools =
         crate::mcp::SessionTools::new(Arc::new(super::mcp_host::PoolHost::new(pool.clone())));
@@ -429,7 +439,11 @@ async fn execute_a(
     let code = pool.cell(req.code.clone().unwrap_or_default(), timeout);
     let session = pool.session(&identifier)?;
     let id = uuid::Uuid::new_v4().to_string();
+    let recording = Recording::start(pool.ledger.as_ref(), &headers, &identifier);
     let exec = pool.registry.execute(&session, &id, &code, timeout).await;
+    if let Some(r) = &recording {
+        r.code(req.code.as_deref().unwrap_or_default(), &exec);
+    }
     let mut body = family_a_response(&exec, version, wants_extras(&headers));
     // Microsoft's Node.js tutorial shows `executionResult` in 2024-02-02-preview,
     // where Python pools answer `result` (`aca-api.md` §3.1, §13).
@@ -471,13 +485,16 @@ async fn execute_b(
         .filter(|v| !v.is_empty())
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
     if pool.container_type.is_shell() {
-        return shell::execute(&pool, version, &identifier, &id, value).await;
+        let recording = Recording::start(pool.ledger.as_ref(), &headers, &identifier);
+        return shell::execute(&pool, version, &identifier, &id, value, recording).await;
     }
     let req = request_from(value)?;
     let limits = output_limits(&req, version)?;
     let timeout = pool.timeout(&req);
     let code = pool.cell(req.code.clone().unwrap_or_default(), timeout);
     let session = pool.session(&identifier)?;
+    let recording = Recording::start(pool.ledger.as_ref(), &headers, &identifier);
+    let sent = req.code.clone().unwrap_or_default();
     let asynchronous = req
         .execution_type
         .as_deref()
@@ -486,9 +503,12 @@ async fn execute_b(
         pool.registry.submitted(&session, &id);
         let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
         tokio::spawn(async move {
-            limits
+            let exec = limits
                 .scope(registry.execute(&session, &id2, &code, timeout))
                 .await;
+            if let Some(r) = &recording {
+                r.code(&sent, &exec);
+            }
         });
         let running = Execution {
             id: Some(id.clone()),
@@ -507,6 +527,9 @@ async fn execute_b(
         let exec = limits
             .scope(pool.registry.execute(&session, &id, &code, timeout))
             .await;
+        if let Some(r) = &recording {
+            r.code(&sent, &exec);
+        }
         let status = if version >= ApiVersion::V2025_10_02 {
             StatusCode::OK
         } else {

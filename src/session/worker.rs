@@ -60,6 +60,8 @@ pub struct WorkerConfig {
     pub pool_type: crate::client::PoolType,
     /// Per-session limits when the worker starts the embedded local pool.
     pub pool_limits: crate::pool::limits::Limits,
+    /// Where the embedded local pool records its calls; `None` records nothing.
+    pub ledger: Option<crate::ledger::LedgerOptions>,
     /// What the pool runs: cells are shell commands on a Shell pool (and the
     /// embedded pool is started as one), code elsewhere.
     pub container_type: ContainerType,
@@ -288,6 +290,7 @@ async fn connect(
             let progress = move |line: &str| progress_events.pool_progress(line);
             let mut opts = PoolOptions::embedded();
             opts.limits = config.pool_limits;
+            opts.ledger.clone_from(&config.ledger);
             opts.container_type = config.container_type;
             LocalPool::start(opts, &progress)
                 .await

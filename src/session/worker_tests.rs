@@ -25,6 +25,7 @@ fn remote(
         timeout: Duration::from_secs(5),
         pool_type: PoolType::default(),
         pool_limits: Limits::default(),
+        ledger: None,
         container_type: crate::client::ContainerType::PythonLts,
     }
 }

@@ -128,6 +128,7 @@ pub async fn start(
             timeout: t.timeout,
             pool_type: t.pool_type,
             pool_limits: opts.pool_limits,
+            ledger: opts.ledger.clone(),
             container_type: t.container_type,
         },
         pool,

@@ -59,6 +59,8 @@ pub struct TuiOptions {
     pub pool_name: String,
     /// Per-session limits of the embedded local pool (the config's `[pool]`).
     pub pool_limits: crate::pool::limits::Limits,
+    /// Where the embedded local pool records its calls (the config's `[ledger]`).
+    pub ledger: Option<crate::ledger::LedgerOptions>,
 }
 
 impl TuiOptions {

@@ -52,8 +52,10 @@ const WRITE_BUFFER: usize = 256 * 1024;
 /// Writes every `file` part of `multipart` below the folder `base` (relative to
 /// `/mnt/data`) of the session folder `root`. A part's file name is
 /// required; `/mnt/data/x.csv` is stored as `x.csv`, `sub/x.csv` in `sub` (made if
-/// missing). Returns one entry per stored file, in order, with `directory`
-/// relative to `base`.
+/// missing).
+/// Returns one entry per stored file, in order, with `directory`
+/// relative to `base`, and with `hash` the SHA-256 (lowercase hex) of each
+/// file's bytes, computed as they stream in (for the ledger).
 ///
 /// Errors: 400 `SessionRequestValidationFailed` (no `file` part, no or bad file
 /// name, a folder on the way that is a file or a link leading outside, a name
@@ -64,7 +66,8 @@ pub(crate) async fn receive(
     mut multipart: Multipart,
     root: &Arc<Root>,
     base: &RelPath,
-) -> Result<Vec<Entry>, WireError> {
+    hash: bool,
+) -> Result<Vec<(Entry, Option<String>)>, WireError> {
     let mut stored = Vec::new();
     let mut other = 0u64;
     let mut used = 0u64;
@@ -84,10 +87,10 @@ pub(crate) async fn receive(
             }
             continue;
         }
-        match store(field, root, base, MAX_UPLOAD - used).await {
-            Ok((entry, size)) => {
+        match store(field, root, base, MAX_UPLOAD - used, hash).await {
+            Ok((entry, size, sha256)) => {
                 used += size;
-                stored.push(entry);
+                stored.push((entry, sha256));
             }
             Err(Failure::TooLarge(drained)) => {
                 drain_rest(&mut multipart, DRAIN_LIMIT.saturating_sub(drained)).await;
@@ -151,14 +154,16 @@ impl From<WireError> for Failure {
 }
 
 /// Streams one `file` part to a temporary file, then renames it to its place;
-/// returns its entry and size in bytes. More than `budget` bytes is
-/// [`Failure::TooLarge`].
+/// returns its entry, size in bytes and (with `hash`) the bytes' SHA-256. More
+/// than `budget` bytes is [`Failure::TooLarge`].
 async fn store(
     mut field: Field<'_>,
     root: &Arc<Root>,
     base: &RelPath,
     budget: u64,
-) -> Result<(Entry, u64), Failure> {
+    hash: bool,
+) -> Result<(Entry, u64, Option<String>), Failure> {
+    use sha2::Digest;
     let filename = disposition_filename(field.headers())
         .or_else(|| field.file_name().map(str::to_string))
         .filter(|n| !n.is_empty())
@@ -184,6 +189,7 @@ async fn store(
             .map_err(|e| e.into_wire(false))?
     };
     let mut size = 0u64;
+    let mut hasher = hash.then(sha2::Sha256::new);
     while let Some(chunk) = field.chunk().await.map_err(broken)? {
         size += chunk.len() as u64;
         if size > budget {
@@ -191,11 +197,15 @@ async fn store(
             tracing::info!(file = %rel.display(), "upload over {MAX_UPLOAD} bytes refused");
             return Err(Failure::TooLarge(drain(field, DRAIN_LIMIT).await));
         }
+        if let Some(h) = &mut hasher {
+            h.update(&chunk);
+        }
         temp.write(&chunk).await?;
     }
     let meta = temp.persist().await.map_err(|e| e.into_wire(false))?;
     tracing::debug!(file = %rel.display(), size, "upload stored");
-    Ok((Entry::new(&rel, base, &meta), size))
+    let sha256 = hasher.map(|h| crate::ledger::hex(&h.finalize()));
+    Ok((Entry::new(&rel, base, &meta), size, sha256))
 }
 
 /// Reads and drops the rest of `field`, at most about `limit` bytes; returns how

@@ -19,6 +19,7 @@ use crate::client::api::ApiVersion;
 use crate::client::shell::{ShellCommand, ShellExecution, ShellRequestBody, shell_response};
 use crate::client::{Execution, ExecutionStatus};
 use crate::pool::kernel::OutputLimits;
+use crate::pool::record::Recording;
 
 /// The Python call that runs `command` with `stdin` in a Shell pool's kernel:
 /// the request travels as base64 JSON, so no part of it is read as Python.
@@ -69,6 +70,7 @@ pub(super) async fn execute(
     identifier: &str,
     id: &str,
     value: Value,
+    recording: Option<Recording>,
 ) -> Result<Response, WireError> {
     let body: ShellRequestBody =
         serde_json::from_value(value).map_err(|e| bad(format!("invalid request: {e}")))?;
@@ -101,12 +103,20 @@ pub(super) async fn execute(
     let exec = limits
         .scope(pool.registry.execute(&session, id, &code, timeout))
         .await;
+    let outcome = outcome(&exec);
+    if let Some(r) = recording {
+        let sent = match &command {
+            ShellCommand::Line(line) => line.clone(),
+            ShellCommand::Argv(argv) => serde_json::to_string(argv).unwrap_or_default(),
+        };
+        r.shell(sent, body.stdin, &exec, outcome.exit_code);
+    }
     let status = if version >= ApiVersion::V2025_10_02 {
         StatusCode::OK
     } else {
         StatusCode::ACCEPTED
     };
-    let mut resp = (status, Json(shell_response(&outcome(&exec), identifier))).into_response();
+    let mut resp = (status, Json(shell_response(&outcome, identifier))).into_response();
     if let Ok(v) = HeaderValue::from_str(id) {
         resp.headers_mut().insert("operation-id", v);
     }

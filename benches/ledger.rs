@@ -1,0 +1,210 @@
+//! Flight recorder benchmarks (issue 13): figures for BENCHMARKS.md.
+//!
+//! - recording's cost per execution: `1+1` through HTTP on two local pools in
+//!   the same run, one recording into a ledger and one not, runs interleaved,
+//!   p50/p99 over 400 runs each (target: at most 0.2 ms more at p50);
+//! - what the writer thread spends on one call (criterion);
+//! - `log` of one identifier's last 100 cells with 1,000,000 recorded
+//!   executions, the rows generated directly (criterion; target under 50 ms),
+//!   and the database's size per execution.
+//!
+//! Run with `cargo bench --bench ledger`.
+#![allow(clippy::unwrap_used)] // benchmark set-up unwraps: a failure there stops the run with its location
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use criterion::Criterion;
+use sessionpad::client::{ApiVersion, SessionClient, Target};
+use sessionpad::ledger::{self, Call, CallKind, LedgerOptions, Query, RecordedOutput};
+use sessionpad::pool::{LocalPool, PoolOptions};
+
+const RUNS: usize = 400;
+const ROWS: usize = 1_000_000;
+const IDENTIFIERS: usize = 1_000;
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)] // an index in 0..len, rounded from a fraction of len - 1
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let idx = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[idx]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// A call shaped like a small cell's: code, a line of output, a value.
+fn call(identifier: String, i: usize) -> Call {
+    Call {
+        pool: "local".into(),
+        identifier,
+        client: Some("langchain-azure-dynamic-sessions/1.0.4 python-requests/2.32.3".into()),
+        at: Utc::now(),
+        duration: Duration::from_micros(4_600),
+        kind: CallKind::Code,
+        execution_id: Some(uuid::Uuid::new_v4().to_string()),
+        code: Some(format!("import math\nx = math.sqrt({i})\nprint(x)\nx")),
+        stdin: None,
+        output: Some(RecordedOutput {
+            status: "Succeeded".into(),
+            exit_code: None,
+            stdout: format!("{}\n", (i as f64).sqrt()),
+            stderr: String::new(),
+            result: Some(
+                serde_json::json!({"text": format!("{}", (i as f64).sqrt()), "json": (i as f64).sqrt()}),
+            ),
+        }),
+        images: vec![],
+        file: None,
+    }
+}
+
+async fn pool(dir: &std::path::Path, ledger: bool) -> (LocalPool, SessionClient) {
+    let mut opts = PoolOptions::embedded();
+    opts.sessions_dir = dir.join(if ledger { "on" } else { "off" });
+    opts.ready_sessions = 1;
+    if ledger {
+        opts.ledger = Some(LedgerOptions {
+            path: dir.join("http-ledger.sqlite3"),
+            limits: ledger::LedgerConfig::default().limits(),
+        });
+    }
+    let pool = LocalPool::start(opts, &|l| eprintln!("[python env] {l}"))
+        .await
+        .unwrap();
+    let client = SessionClient::new(Target {
+        endpoint: pool.endpoint(),
+        api_version: ApiVersion::V2025_10_02,
+        token: pool.token().map(str::to_string),
+    })
+    .unwrap();
+    (pool, client)
+}
+
+/// `1+1` through HTTP with and without recording, interleaved in one run.
+fn recording_cost(dir: &std::path::Path) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (on_pool, on) = pool(dir, true).await;
+        let (_off_pool, off) = pool(dir, false).await;
+        let timeout = Duration::from_secs(30);
+        for c in [&on, &off] {
+            for _ in 0..20 {
+                c.execute("bench", "1+1", timeout).await.unwrap();
+            }
+        }
+        let (mut with, mut without) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            for (c, samples) in [(&on, &mut with), (&off, &mut without)] {
+                let t = Instant::now();
+                let e = c.execute("bench", "1+1", timeout).await.unwrap();
+                samples.push(t.elapsed());
+                assert!(e.succeeded());
+            }
+        }
+        let (p50_on, p99_on) = (percentile(&mut with, 0.5), percentile(&mut with, 0.99));
+        let (p50_off, p99_off) = (
+            percentile(&mut without, 0.5),
+            percentile(&mut without, 0.99),
+        );
+        println!(
+            "1+1 through HTTP, recording on:  p50 {} p99 {}",
+            ms(p50_on),
+            ms(p99_on)
+        );
+        println!(
+            "1+1 through HTTP, recording off: p50 {} p99 {}",
+            ms(p50_off),
+            ms(p99_off)
+        );
+        println!(
+            "recording's cost at p50 (target: at most 0.2 ms): {:+.3} ms",
+            (p50_on.as_secs_f64() - p50_off.as_secs_f64()) * 1000.0
+        );
+        let recorder = on_pool.ledger().unwrap();
+        recorder.flush();
+        println!("calls dropped by the writer: {}", recorder.dropped());
+    });
+}
+
+/// Fills a ledger with [`ROWS`] executions over [`IDENTIFIERS`] identifiers.
+fn fill(path: &std::path::Path) {
+    let conn = ledger::open(path).unwrap();
+    let t = Instant::now();
+    for chunk in 0..(ROWS / 10_000) {
+        let batch: Vec<Box<Call>> = (0..10_000)
+            .map(|j| {
+                let i = chunk * 10_000 + j;
+                Box::new(call(format!("agent-{:04}", i % IDENTIFIERS), i))
+            })
+            .collect();
+        ledger::write::insert_all(&conn, &batch).unwrap();
+    }
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    println!(
+        "generated {ROWS} executions in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    recording_cost(dir.path());
+
+    let mut c = Criterion::default().configure_from_args();
+    // The writer thread's work for one call (its own transaction; the thread
+    // batches when calls come faster, which costs less per call).
+    let one = dir.path().join("one.sqlite3");
+    let conn = ledger::open(&one).unwrap();
+    let mut i = 0;
+    c.bench_function("ledger: write one execution (own transaction)", |b| {
+        b.iter(|| {
+            i += 1;
+            ledger::write::insert_all(&conn, &[Box::new(call("agent-0001".into(), i))]).unwrap();
+        });
+    });
+
+    let big = dir.path().join("million.sqlite3");
+    fill(&big);
+    let size = std::fs::metadata(&big).unwrap().len();
+    println!(
+        "database: {:.1} MiB for {ROWS} executions, {} bytes per execution",
+        size as f64 / 1024.0 / 1024.0,
+        size / ROWS as u64
+    );
+    let conn = ledger::schema::open_existing(&big).unwrap().unwrap();
+    let query = Query {
+        identifier: Some("agent-0421".into()),
+        since: None,
+        tail: Some(100),
+    };
+    assert_eq!(ledger::read::entries(&conn, &query).unwrap().len(), 100);
+    c.bench_function(
+        "ledger: log of one identifier's last 100 cells, 1M recorded",
+        |b| {
+            b.iter(|| ledger::read::entries(&conn, &query).unwrap());
+        },
+    );
+    // The whole `log --json ID --tail 100` process, opening the file included.
+    let mut runs = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        let conn = ledger::schema::open_existing(&big).unwrap().unwrap();
+        let entries = ledger::read::entries(&conn, &query).unwrap();
+        for e in &entries {
+            std::hint::black_box(serde_json::to_string(e).unwrap());
+        }
+        runs.push(t.elapsed());
+    }
+    println!(
+        "open + read + JSON of the last 100 cells, 1M recorded: p50 {}",
+        ms(percentile(&mut runs, 0.5))
+    );
+    c.final_summary();
+}

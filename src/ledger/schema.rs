@@ -1,0 +1,213 @@
+//! Opening the ledger: WAL journal, foreign keys, incremental auto-vacuum (so
+//! pruning can give space back, [`super::retention`]), and the schema brought to
+//! the newest version by `rusqlite_migration`, which keeps the version in
+//! SQLite's own `user_version` pragma (no table of its own to damage).
+//!
+//! A file that is not a database, or is damaged, is reported
+//! ([`LedgerError::Corrupt`]) and a file of a newer schema refused
+//! ([`LedgerError::NewerSchema`]); neither is ever recreated.
+//!
+//! Schema version 1:
+//!
+//! - `calls`: one row per data-plane call; `at_ms` (Unix milliseconds, UTC) and
+//!   `duration_us` (microseconds) are integers so that ordering and pruning use
+//!   the indexes; `kind` is [`super::CallKind::as_str`]; `result` is JSON text.
+//! - `images`: image bytes by SHA-256 (hex), stored once.
+//! - `call_images`: which images a call displayed, in order (`seq`), removed
+//!   with the call (`ON DELETE CASCADE`).
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+use rusqlite_migration::{M, Migrations};
+
+use super::LedgerError;
+
+/// The migrations, oldest first; the schema version is their count.
+const MIGRATIONS: &[M<'static>] = &[M::up(
+    "CREATE TABLE calls (
+        id INTEGER PRIMARY KEY,
+        at_ms INTEGER NOT NULL,
+        duration_us INTEGER NOT NULL,
+        pool TEXT NOT NULL,
+        identifier TEXT NOT NULL,
+        client TEXT,
+        kind TEXT NOT NULL,
+        execution_id TEXT,
+        code TEXT,
+        stdin TEXT,
+        status TEXT,
+        exit_code INTEGER,
+        stdout TEXT,
+        stderr TEXT,
+        result TEXT,
+        file_name TEXT,
+        file_size INTEGER,
+        file_sha256 TEXT
+    );
+    CREATE INDEX calls_by_identifier ON calls (identifier, id);
+    CREATE INDEX calls_by_time ON calls (at_ms);
+    CREATE TABLE images (
+        sha256 TEXT PRIMARY KEY,
+        format TEXT NOT NULL,
+        data BLOB NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE call_images (
+        call_id INTEGER NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        PRIMARY KEY (call_id, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX call_images_by_image ON call_images (sha256);",
+)];
+
+/// The schema version this build writes (the number of migrations).
+#[allow(clippy::cast_possible_wrap)] // a handful of migrations
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// How long a statement waits for another connection's write lock (the pool's
+/// writer and a `log` reading at once), in milliseconds.
+const BUSY_TIMEOUT_MS: u64 = 5_000;
+
+/// Opens (creating it and its folder when missing) the ledger at `path`,
+/// brought to [`SCHEMA_VERSION`].
+///
+/// # Errors
+///
+/// [`LedgerError::Folder`] when the folder cannot be made,
+/// [`LedgerError::Corrupt`] for a file that is not a usable database,
+/// [`LedgerError::NewerSchema`] for a newer schema, [`LedgerError::Sqlite`]
+/// for anything else SQLite refuses.
+pub fn open(path: &Path) -> Result<Connection, LedgerError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| LedgerError::Folder {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let conn = Connection::open(path).map_err(|e| LedgerError::sqlite(path, e))?;
+    prepare(conn, path)
+}
+
+/// Opens an existing ledger at `path` without creating it; `Ok(None)` when
+/// there is no file (nothing was recorded yet).
+///
+/// # Errors
+///
+/// As [`open`].
+pub fn open_existing(path: &Path) -> Result<Option<Connection>, LedgerError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn =
+        Connection::open_with_flags(path, flags).map_err(|e| LedgerError::sqlite(path, e))?;
+    prepare(conn, path).map(Some)
+}
+
+/// Sets the connection's pragmas, refuses a newer schema and migrates.
+fn prepare(mut conn: Connection, path: &Path) -> Result<Connection, LedgerError> {
+    let sql = |e| LedgerError::sqlite(path, e);
+    conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
+        .map_err(sql)?;
+    // Reading the version is the first read of the file: a file that is not a
+    // database fails here, before anything is written to it.
+    let found: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(sql)?;
+    if found > SCHEMA_VERSION {
+        return Err(LedgerError::NewerSchema {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    if found == 0 {
+        // Only takes effect before the first table exists: a new file.
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+            .map_err(sql)?;
+    }
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        .map_err(sql)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!("ledger {}: journal mode is {mode}, not WAL", path.display());
+    }
+    // In WAL mode NORMAL loses no committed transaction when the process dies
+    // (only on a power cut), and does not fsync on every commit.
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(sql)?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(sql)?;
+    Migrations::from_slice(MIGRATIONS)
+        .to_latest(&mut conn)
+        .map_err(|e| match e {
+            rusqlite_migration::Error::RusqliteError { err, .. } => LedgerError::sqlite(path, err),
+            other => LedgerError::Corrupt {
+                path: path.to_path_buf(),
+                reason: other.to_string(),
+            },
+        })?;
+    Ok(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_valid() {
+        Migrations::from_slice(MIGRATIONS).validate().unwrap();
+    }
+
+    #[test]
+    fn a_new_ledger_has_the_schema_version_and_wal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("ledger.sqlite3");
+        let conn = open(&path).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        drop(conn);
+        // Opening again keeps it.
+        open(&path).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_reported_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite3");
+        let junk = b"this is not SQLite, but the user's bytes".repeat(200);
+        std::fs::write(&path, &junk).unwrap();
+        let err = open(&path).unwrap_err();
+        assert!(matches!(err, LedgerError::Corrupt { .. }), "{err}");
+        assert!(err.to_string().contains("left untouched"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), junk);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite3");
+        {
+            let conn = open(&path).unwrap();
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+                .unwrap();
+        }
+        let err = open(&path).unwrap_err();
+        assert!(
+            matches!(err, LedgerError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1),
+            "{err}"
+        );
+        let conn = Connection::open(&path).unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM calls", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0, "the tables are still there");
+    }
+}

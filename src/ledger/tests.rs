@@ -1,0 +1,219 @@
+//! Writing, reading and pruning the ledger on a real SQLite file.
+
+use std::time::Duration;
+
+use chrono::{TimeZone, Utc};
+
+use super::retention::{self, Limits};
+use super::*;
+use crate::client::ExecutionImage;
+
+fn call(identifier: &str, at_ms: i64, code: &str) -> Call {
+    Call {
+        pool: "local".into(),
+        identifier: identifier.into(),
+        client: Some("test-agent/1.0".into()),
+        at: Utc.timestamp_millis_opt(at_ms).single().unwrap(),
+        duration: Duration::from_micros(1500),
+        kind: CallKind::Code,
+        execution_id: Some(format!("exec-{at_ms}")),
+        code: Some(code.into()),
+        stdin: None,
+        output: Some(RecordedOutput {
+            status: "Succeeded".into(),
+            exit_code: None,
+            stdout: format!("out of {code}\n"),
+            stderr: String::new(),
+            result: Some(serde_json::json!({"text": "42", "json": 42})),
+        }),
+        images: vec![],
+        file: None,
+    }
+}
+
+const LOOSE: Limits = Limits {
+    days: 36500,
+    max_bytes: u64::MAX,
+};
+
+#[test]
+fn recorded_calls_read_back_in_order_with_their_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    let now = Utc::now().timestamp_millis();
+    rec.record(call("alpha", now, "a = 1"));
+    rec.record(call("beta", now + 1, "b = 2"));
+    let mut file = call("alpha", now + 2, "");
+    file.kind = CallKind::Upload;
+    file.code = None;
+    file.output = None;
+    file.file = Some(RecordedFile {
+        name: "data.csv".into(),
+        size: Some(3),
+        sha256: Some(sha256_hex(b"a,b")),
+    });
+    rec.record(file);
+    rec.flush();
+    let conn = open(&path).unwrap();
+    let alpha = read::entries(
+        &conn,
+        &Query {
+            identifier: Some("alpha".into()),
+            ..Query::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(alpha.len(), 2);
+    assert_eq!(alpha[0].code.as_deref(), Some("a = 1"));
+    assert_eq!(alpha[0].stdout.as_deref(), Some("out of a = 1\n"));
+    assert_eq!(alpha[0].client.as_deref(), Some("test-agent/1.0"));
+    assert_eq!(
+        alpha[0].result,
+        Some(serde_json::json!({"text": "42", "json": 42}))
+    );
+    assert!((alpha[0].duration_ms - 1.5).abs() < 1e-9);
+    assert_eq!(alpha[1].kind, CallKind::Upload);
+    let f = alpha[1].file.as_ref().unwrap();
+    assert_eq!((f.name.as_str(), f.size), ("data.csv", Some(3)));
+    assert_eq!(f.sha256, Some(sha256_hex(b"a,b")));
+    assert_eq!(f.sha256.as_deref().map(str::len), Some(64));
+    let ids = read::identifiers(&conn, None).unwrap();
+    assert_eq!(ids, vec![("alpha".to_string(), 2), ("beta".to_string(), 1)]);
+    let tail = read::entries(
+        &conn,
+        &Query {
+            tail: Some(1),
+            ..Query::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(tail.len(), 1);
+    assert_eq!(tail[0].kind, CallKind::Upload);
+    let since = read::entries(
+        &conn,
+        &Query {
+            since: Utc.timestamp_millis_opt(now + 1).single(),
+            ..Query::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(since.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![2, 3]);
+}
+
+#[test]
+fn an_image_shown_twice_is_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    let png = ExecutionImage {
+        format: "png".into(),
+        data: vec![0x89, b'P', b'N', b'G', 1, 2, 3],
+    };
+    let now = Utc::now().timestamp_millis();
+    for i in 0..2 {
+        let mut c = call("plots", now + i, "plt.show()");
+        c.images = vec![png.clone()];
+        rec.record(c);
+    }
+    rec.flush();
+    let conn = open(&path).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM images", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+    let all = read::entries(&conn, &Query::default()).unwrap();
+    let hash = sha256_hex(&png.data);
+    for e in &all {
+        assert_eq!(e.images.len(), 1);
+        assert_eq!(e.images[0].sha256, hash);
+        assert_eq!(e.images[0].size, 7);
+    }
+    assert_eq!(read::image_bytes(&conn, &hash).unwrap(), Some(png.data));
+}
+
+#[test]
+fn pruning_removes_old_calls_and_keeps_to_the_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let conn = open(&path).unwrap();
+    let now = Utc::now();
+    let old = (now - chrono::Duration::days(40)).timestamp_millis();
+    let recent = now.timestamp_millis();
+    let mut batch: Vec<Box<Call>> = (0..50)
+        .map(|i| Box::new(call("old", old + i, "x")))
+        .collect();
+    let mut with_image = call("old", old + 60, "plt.show()");
+    with_image.images = vec![ExecutionImage {
+        format: "png".into(),
+        data: vec![7; 100],
+    }];
+    batch.push(Box::new(with_image));
+    batch.extend((0..2000).map(|i| Box::new(call("new", recent + i, &"y".repeat(500)))));
+    write::insert_all(&conn, &batch).unwrap();
+    // By age: the 51 calls of 40 days ago go, and their image with them.
+    let removed = retention::prune(
+        &conn,
+        Limits {
+            days: 30,
+            max_bytes: u64::MAX,
+        },
+        now,
+    )
+    .unwrap();
+    assert_eq!(removed, 51);
+    let images: i64 = conn
+        .query_row("SELECT count(*) FROM images", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(images, 0);
+    // By size: the oldest go until the pages in use fit.
+    let before = retention::used_bytes(&conn).unwrap();
+    let max = before / 2;
+    let removed = retention::prune(
+        &conn,
+        Limits {
+            days: 30,
+            max_bytes: max,
+        },
+        now,
+    )
+    .unwrap();
+    assert!(removed > 0);
+    assert!(retention::used_bytes(&conn).unwrap() <= max);
+    let left = read::entries(&conn, &Query::default()).unwrap();
+    assert_eq!(left.len() as u64, 2000 - removed);
+    // The newest are the ones kept, in order.
+    assert_eq!(left.last().unwrap().at.timestamp_millis(), recent + 1999);
+    assert!(left.windows(2).all(|w| w[0].seq < w[1].seq));
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    // The file itself shrank (incremental vacuum).
+    let file = std::fs::metadata(&path).unwrap().len();
+    assert!(file <= before, "{file} > {before}");
+}
+
+#[test]
+fn a_full_queue_drops_and_counts_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    // Hold the write lock from another connection so the writer stalls on its
+    // first batch; the queue then fills.
+    let blocker = rusqlite::Connection::open(&path).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let now = Utc::now().timestamp_millis();
+    let total = write::QUEUE + 2 * 256 + 100;
+    for i in 0..i64::try_from(total).unwrap() {
+        rec.record(call("burst", now + i, "pass"));
+    }
+    assert!(rec.dropped() > 0, "nothing was dropped");
+    blocker.execute_batch("COMMIT").unwrap();
+    rec.flush();
+    let conn = open(&path).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM calls", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n.cast_unsigned() + rec.dropped(), total as u64);
+}

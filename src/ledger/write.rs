@@ -1,0 +1,225 @@
+//! Writing the ledger off the HTTP handlers: a [`Recorder`] hands each [`Call`]
+//! to a writer thread over a bounded channel, as the notebook's sessions store
+//! does (`notebook::sessions_store::StoreWriter`). A handler never waits on
+//! disk: when the channel is full the call is dropped and counted
+//! ([`Recorder::dropped`]), and the log says so. The thread writes what it
+//! finds queued in one transaction, and prunes ([`super::retention`]) when it
+//! starts and every [`PRUNE_EVERY`] records.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+
+use rusqlite::{Connection, params};
+
+use super::retention::{self, Limits};
+use super::{Call, LedgerError};
+
+/// Calls queued for the writer at most; more are dropped (and counted).
+pub const QUEUE: usize = 4096;
+
+/// Calls written in one transaction at most.
+const BATCH: usize = 256;
+
+/// Records written between two prunings.
+pub const PRUNE_EVERY: u64 = 1000;
+
+/// What the writer thread is asked to do.
+enum Job {
+    /// Write this call.
+    Record(Box<Call>),
+    /// Answer once everything sent before is written (tests, shutdown).
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+/// The handle through which the local pool records calls: cheap to clone,
+/// never blocks. The writer thread ends when the last clone is dropped, after
+/// writing what was queued.
+#[derive(Clone)]
+pub struct Recorder {
+    tx: SyncSender<Job>,
+    dropped: Arc<AtomicU64>,
+    path: Arc<PathBuf>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("path", &self.path)
+            .field("dropped", &self.dropped())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recorder {
+    /// Opens (or creates) the ledger at `path` ([`super::schema::open`]) and
+    /// starts its writer thread, which keeps the ledger within `limits`.
+    ///
+    /// # Errors
+    ///
+    /// The ledger cannot be opened ([`LedgerError`]); the thread cannot be
+    /// started ([`LedgerError::Folder`] naming the file, with the OS error).
+    pub fn start(path: &Path, limits: Limits) -> Result<Self, LedgerError> {
+        let conn = super::schema::open(path)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
+        let owned = path.to_path_buf();
+        std::thread::Builder::new()
+            .name("ledger-writer".into())
+            .spawn(move || run(&conn, &rx, &owned, limits))
+            .map_err(|source| LedgerError::Folder {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Self {
+            tx,
+            dropped: Arc::default(),
+            path: Arc::new(path.to_path_buf()),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Queues `call` for writing; never blocks. A full queue drops it: the count
+    /// goes up and the log says so (at the 1st, 2nd, 4th, 8th… drop).
+    pub fn record(&self, call: Call) {
+        match self.tx.try_send(Job::Record(Box::new(call))) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_power_of_two() {
+                    tracing::warn!(
+                        "ledger: the writer is behind ({QUEUE} calls queued); {n} call(s) not recorded so far"
+                    );
+                }
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                tracing::error!("ledger: the writer thread is gone; a call is not recorded");
+            }
+        }
+    }
+
+    /// Calls dropped so far because the queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Blocks until every call queued before is written (or the writer is
+    /// gone). For tests and an orderly end; never call it from a handler.
+    pub fn flush(&self) {
+        let (done, wait) = std::sync::mpsc::channel();
+        if self.tx.send(Job::Flush(done)).is_ok() {
+            let _ = wait.recv();
+        }
+    }
+}
+
+/// The writer thread: batches, writes, prunes.
+fn run(conn: &Connection, rx: &Receiver<Job>, path: &Path, limits: Limits) {
+    prune(conn, path, limits);
+    let mut since_prune = 0_u64;
+    while let Ok(first) = rx.recv() {
+        let mut calls = Vec::new();
+        let mut flushes = Vec::new();
+        let mut next = Some(first);
+        while let Some(job) = next {
+            match job {
+                Job::Record(call) => calls.push(call),
+                Job::Flush(done) => flushes.push(done),
+            }
+            next = if calls.len() < BATCH {
+                rx.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        if !calls.is_empty() {
+            if let Err(e) = insert_all(conn, &calls) {
+                tracing::error!(
+                    "ledger {}: {} call(s) not recorded: {e}",
+                    path.display(),
+                    calls.len()
+                );
+            }
+            since_prune += calls.len() as u64;
+            if since_prune >= PRUNE_EVERY {
+                since_prune = 0;
+                prune(conn, path, limits);
+            }
+        }
+        for done in flushes {
+            let _ = done.send(());
+        }
+    }
+}
+
+fn prune(conn: &Connection, path: &Path, limits: Limits) {
+    match retention::prune(conn, limits, chrono::Utc::now()) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!("ledger {}: pruned {n} old call(s)", path.display()),
+        Err(e) => tracing::warn!("ledger {}: pruning failed: {e}", path.display()),
+    }
+}
+
+/// Writes `calls` in one transaction.
+///
+/// # Errors
+///
+/// SQLite's error; nothing of the batch is written then.
+pub fn insert_all(conn: &Connection, calls: &[Box<Call>]) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    for call in calls {
+        insert(&tx, call)?;
+    }
+    tx.commit()
+}
+
+/// Writes one call (and its images, each stored once by hash) in the
+/// connection's current transaction; returns its row id.
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
+    let out = call.output.as_ref();
+    let file = call.file.as_ref();
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO calls (at_ms, duration_us, pool, identifier, client, kind, execution_id,
+            code, stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+    )?;
+    stmt.execute(params![
+        call.at.timestamp_millis(),
+        i64::try_from(call.duration.as_micros()).unwrap_or(i64::MAX),
+        call.pool,
+        call.identifier,
+        call.client,
+        call.kind.as_str(),
+        call.execution_id,
+        call.code,
+        call.stdin,
+        out.map(|o| o.status.as_str()),
+        out.and_then(|o| o.exit_code),
+        out.map(|o| o.stdout.as_str()),
+        out.map(|o| o.stderr.as_str()),
+        out.and_then(|o| o.result.as_ref()).map(ToString::to_string),
+        file.map(|f| f.name.as_str()),
+        file.and_then(|f| f.size)
+            .and_then(|s| i64::try_from(s).ok()),
+        file.and_then(|f| f.sha256.as_deref()),
+    ])?;
+    let id = conn.last_insert_rowid();
+    for (seq, image) in call.images.iter().enumerate() {
+        let hash = super::sha256_hex(&image.data);
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO images (sha256, format, data) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![hash, image.format, image.data])?;
+        conn.prepare_cached("INSERT INTO call_images (call_id, seq, sha256) VALUES (?1, ?2, ?3)")?
+            .execute(params![id, i64::try_from(seq).unwrap_or(i64::MAX), hash])?;
+    }
+    Ok(id)
+}

@@ -1,0 +1,182 @@
+//! The local pool's hook into the flight recorder's ledger ([`crate::ledger`]):
+//! a handler that has the request takes a [`Recording`] (the client's
+//! `User-Agent`, the identifier, the arrival time) and, once it has the reply,
+//! hands the finished call to the pool's [`Recorder`], which never blocks.
+//! Nothing of the request's other headers is kept, so no token or
+//! `Authorization` header can reach the ledger.
+
+use std::time::Instant;
+
+use axum::http::HeaderMap;
+use axum::http::header::USER_AGENT;
+use chrono::{DateTime, Utc};
+
+use crate::client::{Execution, ExecutionStatus};
+use crate::ledger::{Call, CallKind, RecordedFile, RecordedOutput, Recorder};
+
+/// The pool key the local pool's calls are recorded under (as the sessions
+/// store names the local pool).
+pub(crate) const POOL_KEY: &str = "local";
+
+/// A call being answered, to be recorded when its reply is known.
+#[derive(Debug, Clone)]
+pub(crate) struct Recording {
+    recorder: Recorder,
+    identifier: String,
+    client: Option<String>,
+    at: DateTime<Utc>,
+    started: Instant,
+}
+
+impl Recording {
+    /// Starts recording a call about `identifier` whose request carried
+    /// `headers`; `None` when the pool records nothing.
+    pub(crate) fn start(
+        recorder: Option<&Recorder>,
+        headers: &HeaderMap,
+        identifier: &str,
+    ) -> Option<Self> {
+        let recorder = recorder?.clone();
+        let client = headers
+            .get(USER_AGENT)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        Some(Self {
+            recorder,
+            identifier: identifier.to_string(),
+            client,
+            at: Utc::now(),
+            started: Instant::now(),
+        })
+    }
+
+    /// The same recording, about `identifier` (for handlers that start timing
+    /// before the identifier is checked).
+    pub(crate) fn about(mut self, identifier: &str) -> Self {
+        identifier.clone_into(&mut self.identifier);
+        self
+    }
+
+    fn call(&self, kind: CallKind) -> Call {
+        Call {
+            pool: POOL_KEY.to_string(),
+            identifier: self.identifier.clone(),
+            client: self.client.clone(),
+            at: self.at,
+            duration: self.started.elapsed(),
+            kind,
+            execution_id: None,
+            code: None,
+            stdin: None,
+            output: None,
+            images: Vec::new(),
+            file: None,
+        }
+    }
+
+    /// Records a finished execution of `code` (kind [`CallKind::Code`]) as the
+    /// kernel returned it.
+    pub(crate) fn code(&self, code: &str, exec: &Execution) {
+        let mut call = self.call(CallKind::Code);
+        call.execution_id.clone_from(&exec.id);
+        call.code = Some(code.to_string());
+        call.output = Some(output(exec, None));
+        call.images.clone_from(&exec.images);
+        self.recorder.record(call);
+    }
+
+    /// Records a finished shell command (`command` as sent: the line, or the
+    /// argv as JSON) with its `stdin` and exit code.
+    pub(crate) fn shell(
+        &self,
+        command: String,
+        stdin: Option<String>,
+        exec: &Execution,
+        exit_code: Option<i32>,
+    ) {
+        let mut call = self.call(CallKind::Shell);
+        call.execution_id.clone_from(&exec.id);
+        call.code = Some(command);
+        call.stdin = stdin;
+        call.output = Some(output(exec, exit_code));
+        self.recorder.record(call);
+    }
+
+    /// Records a file call: `name` below `/mnt/data`, the bytes' `size` and
+    /// SHA-256 where known.
+    pub(crate) fn file(
+        &self,
+        kind: CallKind,
+        name: String,
+        size: Option<u64>,
+        sha256: Option<String>,
+    ) {
+        let mut call = self.call(kind);
+        call.file = Some(RecordedFile { name, size, sha256 });
+        self.recorder.record(call);
+    }
+}
+
+fn output(exec: &Execution, exit_code: Option<i32>) -> RecordedOutput {
+    let status = match exec.status {
+        ExecutionStatus::Succeeded => "Succeeded",
+        ExecutionStatus::Failed => "Failed",
+        ExecutionStatus::Canceled => "Canceled",
+        ExecutionStatus::Running => "Running",
+    };
+    RecordedOutput {
+        status: status.to_string(),
+        exit_code,
+        stdout: exec.stdout.clone(),
+        stderr: exec.stderr.clone(),
+        result: exec
+            .result
+            .as_ref()
+            .and_then(|v| serde_json::to_value(v).ok()),
+    }
+}
+
+/// Counts and hashes a download's bytes as they go out, and records the call
+/// when the body is done or dropped (a client that broke off is recorded with
+/// the bytes sent and no hash).
+pub(crate) struct DownloadTap {
+    recording: Recording,
+    name: String,
+    expected: u64,
+    sent: u64,
+    hasher: sha2::Sha256,
+}
+
+impl DownloadTap {
+    /// A tap for the download of `name` (below `/mnt/data`), `expected` bytes.
+    pub(crate) fn new(recording: Recording, name: String, expected: u64) -> Self {
+        use sha2::Digest;
+        Self {
+            recording,
+            name,
+            expected,
+            sent: 0,
+            hasher: sha2::Sha256::new(),
+        }
+    }
+
+    /// Notes `chunk` as sent.
+    pub(crate) fn update(&mut self, chunk: &[u8]) {
+        use sha2::Digest;
+        self.sent += chunk.len() as u64;
+        self.hasher.update(chunk);
+    }
+}
+
+impl Drop for DownloadTap {
+    fn drop(&mut self) {
+        use sha2::Digest;
+        let hash = std::mem::take(&mut self.hasher).finalize();
+        let sha = (self.sent == self.expected).then(|| crate::ledger::hex(&hash));
+        self.recording.file(
+            CallKind::Download,
+            std::mem::take(&mut self.name),
+            Some(self.sent),
+            sha,
+        );
+    }
+}

@@ -1,0 +1,372 @@
+//! The flight recorder's ledger end to end: real clients (reqwest, with their
+//! own User-Agent) drive a real local pool over HTTP, and `sessionpad log
+//! --json` gives back exactly the calls they made; no token or Authorization
+//! header reaches the database file; `kill -9` of `serve` leaves a database
+//! that opens and holds the calls it had recorded.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sessionpad::client::ContainerType;
+use sessionpad::ledger::{self, LedgerOptions};
+
+const TOKEN: &str = "ledger-test-secret-token-4f1c9e";
+const AGENT: &str = "ledger-test-agent/1.0 (reqwest)";
+const V: &str = "2025-10-02-preview";
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .user_agent(AGENT)
+        .build()
+        .unwrap()
+}
+
+/// `sessionpad log ARGS` over the ledger of `data_dir`.
+fn log(data_dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .arg("log")
+        .args(args)
+        .env("SESSIONPAD_DATA_DIR", data_dir)
+        .env("SESSIONPAD_CONFIG", data_dir.join("none.toml"))
+        .output()
+        .unwrap()
+}
+
+/// `log --json ID` as one JSON value per line.
+fn log_json(data_dir: &Path, id: &str) -> Vec<Value> {
+    let out = log(data_dir, &["--json", id]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every byte of the ledger's files (the database, its WAL and shared memory).
+fn ledger_bytes(data_dir: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = data_dir.join(format!("{}{suffix}", ledger::FILE_NAME));
+        if let Ok(bytes) = std::fs::read(path) {
+            all.extend(bytes);
+        }
+    }
+    all
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn terminate(child: &mut std::process::Child) {
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM);
+    }
+    assert!(child.wait().unwrap().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut child, endpoint) = common::serve(data.path(), TOKEN);
+    let http = http();
+    let id = common::identifier();
+    let q = |path: &str| format!("{endpoint}/{path}?api-version={V}&identifier={id}");
+    // 1. Code whose value and output are recorded.
+    let r = http
+        .post(q("executions"))
+        .bearer_auth(TOKEN)
+        .json(
+            &json!({"codeInputType": "inline", "executionType": "synchronous",
+                      "code": "x = 6 * 7\nprint('hello', x)\nx"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    // 2. Code that fails.
+    let r = http
+        .post(q("executions"))
+        .bearer_auth(TOKEN)
+        .json(
+            &json!({"codeInputType": "inline", "executionType": "synchronous",
+                      "code": "1/0"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    // 3. An upload, 4. its download, 5. its delete.
+    let content = b"name,value\na,1\nb,2\n".to_vec();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(content.clone()).file_name("notes.csv"),
+    );
+    let r = http
+        .post(q("files"))
+        .bearer_auth(TOKEN)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    let got = http
+        .get(q("files/notes.csv/content"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(got.as_ref(), content.as_slice());
+    let r = http
+        .delete(q("files/notes.csv"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    // The orderly end writes every answered call.
+    terminate(&mut child);
+
+    let calls = log_json(data.path(), &id);
+    let kinds: Vec<&str> = calls.iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["code", "code", "upload", "download", "delete"],
+        "{calls:#?}"
+    );
+    for c in &calls {
+        assert_eq!(c["client"], AGENT, "{c}");
+        assert_eq!(c["identifier"], id.as_str());
+        assert_eq!(c["pool"], "local");
+    }
+    assert_eq!(calls[0]["code"], "x = 6 * 7\nprint('hello', x)\nx");
+    assert_eq!(calls[0]["stdout"], "hello 42\n");
+    assert_eq!(calls[0]["status"], "Succeeded");
+    assert_eq!(calls[0]["result"]["json"], 42);
+    assert_eq!(calls[1]["code"], "1/0");
+    assert_eq!(calls[1]["status"], "Failed");
+    assert!(
+        calls[1]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("ZeroDivisionError")
+    );
+    let hash = ledger::sha256_hex(&content);
+    for c in &calls[2..4] {
+        assert_eq!(c["file"]["name"], "notes.csv", "{c}");
+        assert_eq!(c["file"]["size"], content.len());
+        assert_eq!(c["file"]["sha256"], hash.as_str());
+    }
+    assert_eq!(
+        calls[4]["file"],
+        json!({"name": "notes.csv", "size": null, "sha256": null})
+    );
+
+    // The text form names the client and shows the code and outputs.
+    let out = log(data.path(), &[&id]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(AGENT), "{text}");
+    assert!(text.contains("In     x = 6 * 7"), "{text}");
+    assert!(text.contains("Out    hello 42"), "{text}");
+    // Without an identifier: this one's calls under its heading.
+    let out = log(data.path(), &[]);
+    let all = String::from_utf8(out.stdout).unwrap();
+    assert!(all.contains(&format!("=== {id} (5 call(s))")), "{all}");
+
+    // No token, no Authorization header, anywhere in the files.
+    let bytes = ledger_bytes(data.path());
+    assert!(
+        contains(&bytes, b"hello 42"),
+        "the grep looks at the right files"
+    );
+    assert!(
+        !contains(&bytes, TOKEN.as_bytes()),
+        "the token reached the ledger"
+    );
+    for needle in [&b"Authorization"[..], b"authorization", b"Bearer"] {
+        assert!(
+            !contains(&bytes, needle),
+            "{} reached the ledger",
+            String::from_utf8_lossy(needle)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_pool_records_commands_with_stdin_and_exit_code() {
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(ledger::FILE_NAME);
+    let pool = common::TestPool::start_with(|o| {
+        o.container_type = ContainerType::Shell;
+        o.ready_sessions = 1;
+        o.ledger = Some(LedgerOptions {
+            path: path.clone(),
+            limits: ledger::LedgerConfig::default().limits(),
+        });
+    })
+    .await;
+    let raw = common::Raw::new(&pool);
+    let id = common::identifier();
+    let (status, _, body) = raw
+        .post_json(
+            &format!("/executions?api-version={V}&identifier={id}"),
+            json!({"shellCommand": "read a; echo got $a; echo oops >&2; exit 3", "stdin": "milk\n"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    pool.pool.ledger().unwrap().flush();
+    let calls = log_json(data.path(), &id);
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    let c = &calls[0];
+    assert_eq!(c["kind"], "shell");
+    assert_eq!(c["code"], "read a; echo got $a; echo oops >&2; exit 3");
+    assert_eq!(c["stdin"], "milk\n");
+    assert_eq!(c["stdout"], "got milk\n");
+    assert_eq!(c["stderr"], "oops\n");
+    assert_eq!(c["exit_code"], 3);
+    // reqwest sends no User-Agent unless told: none is recorded, none made up.
+    assert!(c.get("client").is_none(), "{c}");
+}
+
+#[test]
+fn kill_9_of_serve_leaves_a_ledger_that_opens_with_the_recorded_calls() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut child, endpoint) = common::serve(data.path(), TOKEN);
+    let id = common::identifier();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let post = |code: String| {
+        let url = format!(
+            "{endpoint}/executions?api-version={V}&identifier={id}-{}",
+            code.len() % 4
+        );
+        async move {
+            http()
+                .post(url)
+                .bearer_auth(TOKEN)
+                .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}))
+                .send()
+                .await
+        }
+    };
+    // Four clients run 3 cells each, to the end.
+    let done: Vec<String> = rt.block_on(async {
+        let mut tasks = Vec::new();
+        for client in 0..4 {
+            for cell in 0..3 {
+                let code = format!("print('client {client} cell {cell}')");
+                let fut = post(code.clone());
+                tasks.push(tokio::spawn(async move {
+                    let r = fut.await.unwrap();
+                    assert!(r.status().is_success());
+                    code
+                }));
+            }
+        }
+        let mut done = Vec::new();
+        for t in tasks {
+            done.push(t.await.unwrap());
+        }
+        done
+    });
+    // Wait (bounded) until the writer has committed them: the ledger is read
+    // live, as `log` reads it while the pool runs.
+    let path = data.path().join(ledger::FILE_NAME);
+    let recorded = |conn: &rusqlite::Connection| -> Vec<String> {
+        ledger::read::entries(conn, &ledger::Query::default())
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| e.code)
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for _ in 0..300 {
+        let conn = ledger::schema::open_existing(&path).unwrap().unwrap();
+        seen = recorded(&conn);
+        if done.iter().all(|c| seen.contains(c)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(done.iter().all(|c| seen.contains(c)), "{seen:?}");
+    // Now clients are in the middle of cells when the pool is killed.
+    let in_flight: Vec<_> = (0..4)
+        .map(|i| rt.spawn(post(format!("import time\ntime.sleep(30)\nprint({i})"))))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    for t in in_flight {
+        let answered = rt.block_on(t).unwrap();
+        assert!(answered.is_err() || !answered.unwrap().status().is_success());
+    }
+    let conn = ledger::open(&path).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let after = recorded(&conn);
+    for c in &done {
+        assert!(after.contains(c), "{c} lost: {after:?}");
+    }
+    assert_eq!(
+        after.len(),
+        done.len(),
+        "no call in flight was recorded: {after:?}"
+    );
+}
+
+#[test]
+fn serve_no_ledger_records_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let mut cmd = common::serve_command(data.path(), TOKEN, 1);
+    cmd.arg("--no-ledger").stderr(std::process::Stdio::null());
+    let (mut child, endpoint) = common::spawn_serve(cmd);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let id = common::identifier();
+    rt.block_on(async {
+        let r = http()
+            .post(format!(
+                "{endpoint}/executions?api-version={V}&identifier={id}"
+            ))
+            .bearer_auth(TOKEN)
+            .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": "1"}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    });
+    terminate(&mut child);
+    assert!(!data.path().join(ledger::FILE_NAME).exists());
+    let out = log(data.path(), &[&id]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing recorded yet"));
+}
+
+#[test]
+fn log_reports_a_damaged_ledger_and_keeps_it() {
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(ledger::FILE_NAME);
+    let junk = b"not a database, the user's bytes".repeat(300);
+    std::fs::write(&path, &junk).unwrap();
+    let out = log(data.path(), &["--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a readable SQLite database"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), junk);
+}
