@@ -11,6 +11,7 @@ pub mod event;
 pub mod failure;
 pub mod files;
 mod head;
+mod queue;
 pub mod radar;
 mod radar_listing;
 pub mod sessions;

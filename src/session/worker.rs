@@ -10,7 +10,6 @@
 //! reported about it. Interrupting is the local pool's alone: the worker reaches
 //! the embedded pool's kernel directly (the service's API has no interrupt).
 
-use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +19,7 @@ use tokio::task::JoinHandle;
 use super::event::{DecodedImage, EventSender, RunId};
 use super::failure::Failure;
 use super::files::{self, FileCommand};
+use super::queue::Queue;
 use super::radar_listing;
 use super::sessions::{self, SessionsCommand};
 use crate::client::{ApiVersion, ContainerType, Execution, SessionClient, ShellRequest};
@@ -92,7 +92,7 @@ struct Side {
     sessions: mpsc::UnboundedReceiver<SessionsCommand>,
 }
 
-enum Command {
+pub(super) enum Command {
     Execute { run: RunId, cell: Cell },
     Interrupt { run: RunId },
     Abandon { run: RunId },
@@ -469,40 +469,6 @@ async fn unless_stopped<T>(
         biased;
         keep = stopped => Err(keep.unwrap_or(false)),
         out = work => Ok(out),
-    }
-}
-
-/// Runs waiting their turn, and runs given up before they started.
-#[derive(Default)]
-struct Queue {
-    waiting: VecDeque<(RunId, Cell)>,
-    abandoned: HashSet<RunId>,
-}
-
-impl Queue {
-    /// Takes a command that arrived while no run (or another run) executes.
-    fn accept(&mut self, command: Command) {
-        match command {
-            Command::Execute { run, cell } => self.waiting.push_back((run, cell)),
-            // Not running: an interrupt can only mean "do not run it" (or comes
-            // after the run ended, when it changes nothing).
-            Command::Interrupt { run } | Command::Abandon { run } => {
-                self.abandoned.insert(run);
-            }
-        }
-    }
-
-    /// The next run to execute, skipping abandoned ones.
-    fn next(&mut self) -> Option<(RunId, Cell)> {
-        while let Some((run, cell)) = self.waiting.pop_front() {
-            // Runs execute in the order of their ids: older marks are moot.
-            let abandoned = self.abandoned.remove(&run);
-            self.abandoned.retain(|r| *r > run);
-            if !abandoned {
-                return Some((run, cell));
-            }
-        }
-        None
     }
 }
 

@@ -58,27 +58,6 @@ async fn unreachable_remote_pool_fails_the_run_instead_of_losing_it() {
     worker.shutdown(Duration::from_secs(5)).await;
 }
 
-#[test]
-fn abandoned_runs_are_skipped_and_forgotten() {
-    let mut queue = Queue::default();
-    let execute = |n: u64| Command::Execute {
-        run: RunId(n),
-        cell: Cell::from(format!("{n}").as_str()),
-    };
-    queue.accept(execute(1));
-    queue.accept(execute(2));
-    queue.accept(execute(3));
-    queue.accept(Command::Abandon { run: RunId(2) });
-    // An interrupt of a run that is not running means "do not run it".
-    queue.accept(Command::Interrupt { run: RunId(3) });
-    assert_eq!(queue.next().map(|(r, _)| r), Some(RunId(1)));
-    assert_eq!(queue.next(), None);
-    assert!(
-        queue.abandoned.is_empty(),
-        "marks of skipped runs are dropped"
-    );
-}
-
 /// A remote pool that takes connections and never answers.
 async fn silent_pool() -> (String, JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

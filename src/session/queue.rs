@@ -1,0 +1,67 @@
+//! The session worker's queue of runs: runs waiting their turn, in the order
+//! they were asked for, and runs given up before they started (skipped).
+
+use std::collections::{HashSet, VecDeque};
+
+use super::event::RunId;
+use super::worker::{Cell, Command};
+
+/// Runs waiting their turn, and runs given up before they started.
+#[derive(Default)]
+pub(super) struct Queue {
+    waiting: VecDeque<(RunId, Cell)>,
+    abandoned: HashSet<RunId>,
+}
+
+impl Queue {
+    /// Takes a command that arrived while no run (or another run) executes.
+    pub(super) fn accept(&mut self, command: Command) {
+        match command {
+            Command::Execute { run, cell } => self.waiting.push_back((run, cell)),
+            // Not running: an interrupt can only mean "do not run it" (or comes
+            // after the run ended, when it changes nothing).
+            Command::Interrupt { run } | Command::Abandon { run } => {
+                self.abandoned.insert(run);
+            }
+        }
+    }
+
+    /// The next run to execute, skipping abandoned ones.
+    pub(super) fn next(&mut self) -> Option<(RunId, Cell)> {
+        while let Some((run, cell)) = self.waiting.pop_front() {
+            // Runs execute in the order of their ids: older marks are moot.
+            let abandoned = self.abandoned.remove(&run);
+            self.abandoned.retain(|r| *r > run);
+            if !abandoned {
+                return Some((run, cell));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abandoned_runs_are_skipped_and_forgotten() {
+        let mut queue = Queue::default();
+        let execute = |n: u64| Command::Execute {
+            run: RunId(n),
+            cell: Cell::from(format!("{n}").as_str()),
+        };
+        queue.accept(execute(1));
+        queue.accept(execute(2));
+        queue.accept(execute(3));
+        queue.accept(Command::Abandon { run: RunId(2) });
+        // An interrupt of a run that is not running means "do not run it".
+        queue.accept(Command::Interrupt { run: RunId(3) });
+        assert_eq!(queue.next().map(|(r, _)| r), Some(RunId(1)));
+        assert_eq!(queue.next(), None);
+        assert!(
+            queue.abandoned.is_empty(),
+            "marks of skipped runs are dropped"
+        );
+    }
+}
