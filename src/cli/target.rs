@@ -336,6 +336,22 @@ async fn learned_container_type(client: &SessionClient) -> Option<ContainerType>
 }
 
 impl Settings {
+    /// The session client for `endpoint` with these settings' api-version,
+    /// token or credential and pool type (see [`crate::target::remote_client`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::target::remote_client`]: an invalid endpoint or credential.
+    fn endpoint_client(&self, endpoint: &str) -> Result<SessionClient, crate::client::ClientError> {
+        crate::target::remote_client(
+            endpoint,
+            self.api_version,
+            self.token.clone(),
+            self.auth.as_ref(),
+            self.pool_type,
+        )
+    }
+
     /// When the container type was not given and the endpoint may be a
     /// sessionpad local pool (loopback), asks the pool what it runs and takes
     /// that (the notebook decides its language before it starts). Nothing
@@ -348,14 +364,7 @@ impl Settings {
         if self.container_type_given || !crate::pool::isolation::may_report(endpoint) {
             return;
         }
-        let client = crate::target::remote_client(
-            endpoint,
-            self.api_version,
-            self.token.clone(),
-            self.auth.as_ref(),
-            self.pool_type,
-        );
-        if let Ok(client) = client
+        if let Ok(client) = self.endpoint_client(endpoint)
             && let Some(learned) = learned_container_type(&client).await
         {
             self.container_type = learned;
@@ -365,13 +374,7 @@ impl Settings {
 
 async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     if let Some(endpoint) = &settings.endpoint {
-        let client = crate::target::remote_client(
-            endpoint,
-            settings.api_version,
-            settings.token.clone(),
-            settings.auth.as_ref(),
-            settings.pool_type,
-        )?;
+        let client = settings.endpoint_client(endpoint)?;
         let label = url::Url::parse(endpoint)
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
