@@ -150,3 +150,21 @@ async fn files_written_by_javascript_are_the_sessions_files() {
         .unwrap();
     assert_eq!(out, b"from node");
 }
+
+/// A Node.js pool's `metadata` names Node.js with the version
+/// `process.versions.node` gives inside a session, no Python packages and no
+/// Jupyter kernel. Reproduces a defect: it listed the Python runtime, the
+/// Python environment's packages and ipykernel, as a Python pool does.
+#[tokio::test]
+async fn the_metadata_names_node_and_no_python() {
+    let pool = node_pool().await;
+    let c = client(&pool);
+    let meta = c.pool_metadata().await.expect("metadata");
+    let e = run(&c, &identifier(), "process.versions.node").await;
+    let in_session = value(&e).0.expect("a value").trim_matches('\'').to_string();
+    assert_eq!(meta.runtimes.len(), 1, "{meta:?}");
+    assert_eq!(meta.runtimes[0].name, "node", "{meta:?}");
+    assert_eq!(meta.runtimes[0].version, in_session, "{meta:?}");
+    assert!(meta.packages.is_empty(), "{meta:?}");
+    assert!(meta.kernel.is_none(), "{meta:?}");
+}

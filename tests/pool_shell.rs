@@ -325,3 +325,25 @@ async fn a_python_pool_still_takes_code() {
         "{answer}"
     );
 }
+
+/// A Shell pool's `metadata` names what its sessions run: bash first, with the
+/// version `bash` itself reports inside a session, and no Jupyter kernel (a
+/// shell session runs none). Reproduces a defect: it listed the Python
+/// runtime and ipykernel, as a Python pool does.
+#[tokio::test]
+async fn the_metadata_names_bash_and_no_kernel() {
+    let pool = shell_pool().await;
+    let c = client(&pool);
+    let meta = c.pool_metadata().await.expect("metadata");
+    let id = identifier();
+    let e = run(
+        &c,
+        &id,
+        "echo \"${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}\"",
+    )
+    .await;
+    let in_session = e.stdout.trim();
+    assert_eq!(meta.runtimes[0].name, "bash", "{meta:?}");
+    assert_eq!(meta.runtimes[0].version, in_session, "{meta:?}");
+    assert!(meta.kernel.is_none(), "{meta:?}");
+}

@@ -182,8 +182,8 @@ async fn mgmt_list_sessions(
     Ok(Json(json!({"value": value, "count": page.total, "nextLink": page.next})).into_response())
 }
 
-/// `GET metadata` → runtimes, installed packages and the kernel (§4.4), read from
-/// the Python environment the kernels run in, and sessionpad's own fields
+/// `GET metadata` → runtimes, installed packages and the kernel (§4.4), as
+/// [`super::runtime::describe`] reads them for the pool's container type, and sessionpad's own fields
 /// `sessionpadIsolation` (the serialized [`super::Isolation`]: sandbox, limits,
 /// notes) and `sessionpadContainerType` (the ARM name), which Azure's pools do
 /// not send. With the request header `x-sessionpad-metadata: brief`, only
@@ -216,42 +216,21 @@ async fn metadata(
     let doc = pool
         .metadata
         .get_or_try_init(|| async {
-            let env = pool.registry.env();
-            let internal = |e: super::ImageError| WireError {
+            let internal = |e: super::runtime::RuntimeError| WireError {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 code: "InternalServerError",
                 message: e.to_string(),
             };
-            let (name, version) = env.runtime().await.map_err(internal)?;
-            let packages = env.installed_packages().await.map_err(internal)?;
-            let version_of = |name: &str| {
-                packages
-                    .iter()
-                    .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
-            // The kernel is ipykernel, with its own version; IPython (the shell
-            // it runs) has another, named in the description.
-            let ipykernel = version_of("ipykernel");
-            let ipython = version_of("ipython");
+            let mut doc =
+                super::runtime::describe(pool.registry.container_type(), pool.registry.env())
+                    .await
+                    .map_err(internal)?;
             let now = time(Utc::now());
-            let packages: Vec<Value> = packages
-                .iter()
-                .map(|(n, v)| json!({"name": n, "version": v}))
-                .collect();
-            Ok::<Value, WireError>(json!({
-                "runtimes": [{"name": name, "version": version}],
-                "preInstalledPackages": packages,
-                "createdAt": now,
-                "lastUpdatedAt": now,
-                "jupyterKernel": {
-                    "name": "ipykernel",
-                    "version": ipykernel,
-                    "projectUrl": "https://github.com/ipython/ipykernel",
-                    "description": format!("the IPython kernel for Jupyter, running IPython {ipython} (sessionpad local pool)"),
-                },
-            }))
+            if let Some(fields) = doc.as_object_mut() {
+                fields.insert("createdAt".to_string(), json!(now));
+                fields.insert("lastUpdatedAt".to_string(), json!(now));
+            }
+            Ok::<Value, WireError>(doc)
         })
         .await?;
     Ok(Json(ours(doc.clone())).into_response())

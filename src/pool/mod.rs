@@ -15,6 +15,7 @@ mod manage;
 mod mcp_host;
 pub mod process;
 mod record;
+pub mod runtime;
 pub mod sandbox;
 pub mod server;
 pub mod sessions;
