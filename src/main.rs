@@ -20,12 +20,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         match cli.command {
             Some(command) => cli::run(command, cli.target).await,
             None => run_tui(cli.target).await,
         }
-    })
+    });
+    // What this process recorded of its own calls is written before it ends.
+    sessionpad::client::recording::flush();
+    code
 }
 
 async fn run_tui(target: cli::TargetOpt) -> ExitCode {

@@ -122,7 +122,11 @@ impl TargetOpt {
     /// api-version string that does not parse, or a `token-env` variable not set.
     pub fn settings(&self) -> anyhow::Result<Settings> {
         let (path, config) = self.load_config()?;
-        self.settings_with(&config, &path)
+        let settings = self.settings_with(&config, &path)?;
+        // This process's own calls to pools that do not record are recorded
+        // (see `client::recording`).
+        crate::client::recording::install(settings.ledger.clone());
+        Ok(settings)
     }
 
     /// The config file (`--config`, else the default path, which may be

@@ -68,6 +68,7 @@ impl SessionClient {
         let url = self.url(path, Some(identifier))?;
         let limit = Duration::from_secs(secs) + REQUEST_SLACK;
         let started = Instant::now();
+        let at = chrono::Utc::now();
         let req = self
             .http
             .post(url)
@@ -85,6 +86,9 @@ impl SessionClient {
         }
         if exec.duration.is_zero() {
             exec.duration = started.elapsed();
+        }
+        if let Some(r) = &self.recording {
+            r.code(identifier, at, started.elapsed(), code, &exec);
         }
         Ok(exec)
     }

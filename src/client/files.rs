@@ -15,11 +15,13 @@
 //! fail with [`ClientError::NotSupported`] before anything is sent.
 
 use std::path::Path;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use reqwest::multipart::{Form, Part};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::io::ReaderStream;
 use url::Url;
@@ -29,6 +31,7 @@ use super::model::{FileKind, RemoteFile};
 use super::response::{count, json, string, time, transport};
 use super::retry::{CALL_TIMEOUT, IDLE_TIMEOUT, Limit};
 use super::{ClientError, SessionClient};
+use crate::ledger::CallKind;
 
 /// Largest file an upload may carry, in bytes: 128 MiB (`aca-api.md` §3.2, §7;
 /// the service answers 413 above it).
@@ -208,12 +211,23 @@ impl SessionClient {
         }
         let (tx, mut sent_rx) = tokio::sync::watch::channel(0u64);
         let mut sent = 0u64;
+        // Hashed as it goes out, only when the call is recorded.
+        let hasher = self
+            .recording
+            .as_ref()
+            .map(|_| Arc::new(Mutex::new(Sha256::new())));
+        let tap = hasher.clone();
         let stream = ReaderStream::with_capacity(file, CHUNK).inspect(move |chunk| {
             if let Ok(bytes) = chunk {
                 sent += bytes.len() as u64;
                 tx.send_replace(sent);
+                if let Some(mut h) = tap.as_ref().and_then(|h| h.lock().ok()) {
+                    h.update(bytes);
+                }
             }
         });
+        let started = Instant::now();
+        let at = chrono::Utc::now();
         let part = Part::stream_with_length(reqwest::Body::wrap_stream(stream), total)
             .file_name(file_name.clone())
             .mime_str("application/octet-stream")
@@ -250,10 +264,31 @@ impl SessionClient {
         }
         let resp = resp?;
         let body = json(resp).await?;
-        match version.family() {
-            Family::A => Ok(parse_a_upload(&body, &file_name, total)?),
-            Family::B => parse_b_file(body.pointer("/value/0").unwrap_or(&body)),
+        let stored = match version.family() {
+            Family::A => parse_a_upload(&body, &file_name, total)?,
+            Family::B => parse_b_file(body.pointer("/value/0").unwrap_or(&body))?,
+        };
+        if let (Some(r), Some(h)) = (&self.recording, hasher) {
+            let sha = h
+                .lock()
+                .ok()
+                .map(|h| crate::ledger::hex(&h.clone().finalize()));
+            let name = match &folder {
+                Some(f) => format!("{f}/{file_name}"),
+                None => file_name,
+            };
+            let duration = started.elapsed();
+            r.file(
+                identifier,
+                at,
+                duration,
+                CallKind::Upload,
+                &name,
+                Some(total),
+                sha,
+            );
         }
+        Ok(stored)
     }
 
     /// Downloads file `name` (as for [`SessionClient::file_info`]) of session
@@ -285,6 +320,9 @@ impl SessionClient {
             Family::A => self.file_url(identifier, &["content"], &segments, &[])?,
             Family::B => self.file_url(identifier, &[], &segments, &["content"])?,
         };
+        let started = Instant::now();
+        let at = chrono::Utc::now();
+        let mut hasher = self.recording.as_ref().map(|_| Sha256::new());
         let mut resp = self
             .send_idempotent(Limit::Headers(CALL_TIMEOUT), || {
                 Ok(self.http.get(url.clone()))
@@ -305,9 +343,26 @@ impl SessionClient {
             let Some(chunk) = chunk else { break };
             dest.write_all(&chunk).await.map_err(write_err)?;
             done += chunk.len() as u64;
+            if let Some(h) = &mut hasher {
+                h.update(&chunk);
+            }
             progress(done, total);
         }
         dest.flush().await.map_err(write_err)?;
+        if let (Some(r), Some(h)) = (&self.recording, hasher) {
+            let sha = crate::ledger::hex(&h.finalize());
+            let name = segments.join("/");
+            let duration = started.elapsed();
+            r.file(
+                identifier,
+                at,
+                duration,
+                CallKind::Download,
+                &name,
+                Some(done),
+                Some(sha),
+            );
+        }
         Ok(done)
     }
 
@@ -327,9 +382,23 @@ impl SessionClient {
         }
         let segments = name_segments(name)?;
         let url = self.file_url(identifier, &[], &segments, &[])?;
+        let started = Instant::now();
+        let at = chrono::Utc::now();
         self.send_once(self.http.delete(url), Limit::Whole(CALL_TIMEOUT))
             .await
             .map_err(|e| e.looking_for(|| format!("file {}", segments.join("/"))))?;
+        if let Some(r) = &self.recording {
+            let name = segments.join("/");
+            r.file(
+                identifier,
+                at,
+                started.elapsed(),
+                CallKind::Delete,
+                &name,
+                None,
+                None,
+            );
+        }
         Ok(())
     }
 

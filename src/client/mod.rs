@@ -10,6 +10,7 @@ mod executions;
 mod files;
 pub mod model;
 pub mod python_repr;
+pub mod recording;
 mod response;
 mod retry;
 mod sessions;
@@ -51,6 +52,7 @@ pub struct SessionClient {
     auth: auth::TokenSource,
     pool_type: PoolType,
     container_type: ContainerType,
+    recording: Option<recording::CallRecording>,
 }
 
 impl SessionClient {
@@ -78,12 +80,14 @@ impl SessionClient {
         }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            .user_agent(recording::user_agent())
             .build()
             .map_err(|e| invalid(e.to_string()))?;
         let auth = auth::TokenSource::new(&match target.token {
             Some(t) => auth::AuthConfig::StaticToken(t),
             None => auth::AuthConfig::None,
         })?;
+        let recording = recording::CallRecording::for_endpoint(&target.endpoint);
         Ok(Self {
             http,
             base,
@@ -92,6 +96,7 @@ impl SessionClient {
             auth,
             pool_type: PoolType::default(),
             container_type: ContainerType::default(),
+            recording,
         })
     }
 
@@ -123,6 +128,21 @@ impl SessionClient {
             }
         }
         Ok(url)
+    }
+
+    /// Records this client's own calls in the process's ledger (`on`), or not,
+    /// whatever its endpoint's scheme says (by default only clients of
+    /// `https` endpoints record, see [`recording`]): for an `http` endpoint
+    /// that does not record itself (a tunnel to a remote pool). Nothing is
+    /// recorded unless the process [`recording::install`]ed a ledger.
+    #[must_use]
+    pub fn recording_own_calls(mut self, on: bool) -> Self {
+        self.recording = if on {
+            recording::CallRecording::always(&self.endpoint)
+        } else {
+            None
+        };
+        self
     }
 
     /// Uses `auth` for every request instead of the target's static token (Entra

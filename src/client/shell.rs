@@ -325,6 +325,7 @@ impl SessionClient {
         let url = self.url("executions", Some(identifier))?;
         let limit = Duration::from_secs(request.timeout.as_secs().max(1)) + REQUEST_SLACK;
         let started = Instant::now();
+        let at = chrono::Utc::now();
         let resp = self
             .send_once(self.http.post(url).json(&body), Limit::Whole(limit))
             .await?;
@@ -340,6 +341,9 @@ impl SessionClient {
         }
         if exec.duration.is_zero() {
             exec.duration = started.elapsed();
+        }
+        if let Some(r) = &self.recording {
+            r.shell(identifier, at, started.elapsed(), request, &exec);
         }
         Ok(exec)
     }

@@ -186,6 +186,57 @@ pub struct RecordedOutput {
     pub result: Option<serde_json::Value>,
 }
 
+impl RecordedOutput {
+    /// The outcome of a code execution as the client model reads it (any
+    /// api-version family, `aca-api.md` §3.1/§4.2), with the shell command's
+    /// `exit_code` where there is one.
+    pub fn of_execution(exec: &crate::client::Execution, exit_code: Option<i32>) -> Self {
+        use crate::client::ExecutionStatus;
+        let status = match exec.status {
+            ExecutionStatus::Succeeded => "Succeeded",
+            ExecutionStatus::Failed => "Failed",
+            ExecutionStatus::Canceled => "Canceled",
+            ExecutionStatus::Running => "Running",
+        };
+        Self {
+            status: status.to_string(),
+            exit_code,
+            stdout: exec.stdout.clone(),
+            stderr: exec.stderr.clone(),
+            result: exec
+                .result
+                .as_ref()
+                .and_then(|v| serde_json::to_value(v).ok()),
+        }
+    }
+
+    /// The outcome of a shell command as a Shell pool answered it (§4.7):
+    /// `Succeeded` for exit code 0, else the wire's own state or `Failed`.
+    pub fn of_shell(exec: &crate::client::ShellExecution) -> Self {
+        let status = if exec.succeeded() {
+            "Succeeded".to_string()
+        } else {
+            exec.state.clone().unwrap_or_else(|| "Failed".to_string())
+        };
+        Self {
+            status,
+            exit_code: exec.exit_code,
+            stdout: exec.stdout.clone(),
+            stderr: exec.stderr.clone(),
+            result: None,
+        }
+    }
+}
+
+/// How a shell command is recorded in [`Call::code`]: the command line as
+/// sent (`shellCommand`), or the argv as its JSON array (`execCommandAndArgs`).
+pub fn shell_command_text(command: &crate::client::ShellCommand) -> String {
+    match command {
+        crate::client::ShellCommand::Line(line) => line.clone(),
+        crate::client::ShellCommand::Argv(argv) => serde_json::to_string(argv).unwrap_or_default(),
+    }
+}
+
 /// One data-plane call to record: everything the ledger keeps of it. It has no
 /// header map and no token field by design (see the module's doc).
 #[derive(Debug, Clone, PartialEq)]

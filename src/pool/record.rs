@@ -11,7 +11,7 @@ use axum::http::HeaderMap;
 use axum::http::header::USER_AGENT;
 use chrono::{DateTime, Utc};
 
-use crate::client::{Execution, ExecutionStatus};
+use crate::client::Execution;
 use crate::ledger::{Call, CallKind, RecordedFile, RecordedOutput, Recorder};
 
 /// The pool key the local pool's calls are recorded under (as the sessions
@@ -117,22 +117,7 @@ impl Recording {
 }
 
 fn output(exec: &Execution, exit_code: Option<i32>) -> RecordedOutput {
-    let status = match exec.status {
-        ExecutionStatus::Succeeded => "Succeeded",
-        ExecutionStatus::Failed => "Failed",
-        ExecutionStatus::Canceled => "Canceled",
-        ExecutionStatus::Running => "Running",
-    };
-    RecordedOutput {
-        status: status.to_string(),
-        exit_code,
-        stdout: exec.stdout.clone(),
-        stderr: exec.stderr.clone(),
-        result: exec
-            .result
-            .as_ref()
-            .and_then(|v| serde_json::to_value(v).ok()),
-    }
+    RecordedOutput::of_execution(exec, exit_code)
 }
 
 /// Counts and hashes a download's bytes as they go out, and records the call

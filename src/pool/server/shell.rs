@@ -105,11 +105,12 @@ pub(super) async fn execute(
         .await;
     let outcome = outcome(&exec);
     if let Some(r) = recording {
-        let sent = match &command {
-            ShellCommand::Line(line) => line.clone(),
-            ShellCommand::Argv(argv) => serde_json::to_string(argv).unwrap_or_default(),
-        };
-        r.shell(sent, body.stdin, &exec, outcome.exit_code);
+        r.shell(
+            crate::ledger::shell_command_text(&command),
+            body.stdin,
+            &exec,
+            outcome.exit_code,
+        );
     }
     let status = if version >= ApiVersion::V2025_10_02 {
         StatusCode::OK

@@ -1,0 +1,186 @@
+//! The notebook's and the command line's own calls in the flight recorder's
+//! ledger ([`crate::ledger`], issue 13): what sessionpad itself runs in a
+//! session of a pool that does not record (Azure's), next to what agents ran
+//! through the local pool or the recording proxy.
+//!
+//! A process turns it on once ([`install`], from the config's `[ledger]`); from
+//! then on every [`super::SessionClient`] built for an `https` endpoint records
+//! its finished executions (code and shell commands, with outputs and images)
+//! and its file uploads, downloads and deletes (name, size, SHA-256). A client
+//! of an `http` endpoint records nothing: that is a sessionpad pool or
+//! recording proxy on loopback, which records the same call itself (a second
+//! record would be a duplicate). The ledger is opened at the first record, by
+//! one writer thread per process ([`crate::ledger::Recorder`]), which never
+//! blocks a call; [`flush`] waits for it before the process ends.
+//!
+//! Every request of a [`super::SessionClient`] carries the `User-Agent`
+//! [`user_agent`] (`sessionpad/<version>`), which is also the recorded client.
+//! Never a token: a [`Call`] has no field for one.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::{Execution, ShellExecution, ShellRequest};
+use crate::ledger::{Call, CallKind, LedgerOptions, RecordedFile, RecordedOutput, Recorder};
+
+/// The ledger this process records into, once [`install`]ed.
+struct Process {
+    options: LedgerOptions,
+    recorder: OnceLock<Option<Recorder>>,
+}
+
+static PROCESS: OnceLock<Process> = OnceLock::new();
+
+/// Turns recording of this process's own calls on, into the ledger `options`
+/// name; `None` (recording off in the config) leaves it off. The first call
+/// decides: later ones change nothing (one ledger per process).
+pub fn install(options: Option<LedgerOptions>) {
+    if let Some(options) = options {
+        let _ = PROCESS.set(Process {
+            options,
+            recorder: OnceLock::new(),
+        });
+    }
+}
+
+/// The `User-Agent` every request of a [`super::SessionClient`] carries, and
+/// the client its own recorded calls name: `sessionpad/<version>`.
+pub fn user_agent() -> &'static str {
+    concat!("sessionpad/", env!("CARGO_PKG_VERSION"))
+}
+
+/// Waits until every call this process recorded is written (nothing when
+/// nothing was recorded). Blocks: for the end of a command, not for a task.
+pub fn flush() {
+    if let Some(Some(recorder)) = PROCESS.get().and_then(|p| p.recorder.get()) {
+        recorder.flush();
+    }
+}
+
+/// The process's recorder, started at the first record; `None` when
+/// recording is off or the ledger cannot be opened (said once in the log).
+fn recorder() -> Option<&'static Recorder> {
+    let process = PROCESS.get()?;
+    process
+        .recorder
+        .get_or_init(
+            || match Recorder::start(&process.options.path, process.options.limits) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::error!("ledger: this process's own calls are not recorded: {e}");
+                    None
+                }
+            },
+        )
+        .as_ref()
+}
+
+/// How one client records its calls: under the pool key of its endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallRecording {
+    pool: String,
+}
+
+impl CallRecording {
+    /// The recording of a client of `endpoint`: `Some` when this process
+    /// records ([`install`]) and the endpoint is `https` (see the module's doc
+    /// for why `http` pools are left to record themselves).
+    pub(crate) fn for_endpoint(endpoint: &str) -> Option<Self> {
+        let https = url::Url::parse(endpoint.trim()).is_ok_and(|u| u.scheme() == "https");
+        if https { Self::always(endpoint) } else { None }
+    }
+
+    /// The recording of a client of `endpoint` whatever its scheme: `Some`
+    /// when this process records ([`install`]).
+    pub(crate) fn always(endpoint: &str) -> Option<Self> {
+        PROCESS.get()?;
+        Some(Self {
+            pool: endpoint.trim().trim_end_matches('/').to_string(),
+        })
+    }
+
+    fn call(
+        &self,
+        identifier: &str,
+        at: DateTime<Utc>,
+        duration: Duration,
+        kind: CallKind,
+    ) -> Call {
+        Call {
+            pool: self.pool.clone(),
+            identifier: identifier.to_string(),
+            client: Some(user_agent().to_string()),
+            at,
+            duration,
+            kind,
+            execution_id: None,
+            code: None,
+            stdin: None,
+            output: None,
+            images: Vec::new(),
+            file: None,
+        }
+    }
+
+    /// Records a finished code execution of `code` that began at `at` and took
+    /// `duration` (wall clock, the request's round trip).
+    pub(crate) fn code(
+        &self,
+        identifier: &str,
+        at: DateTime<Utc>,
+        duration: Duration,
+        code: &str,
+        exec: &Execution,
+    ) {
+        let Some(recorder) = recorder() else { return };
+        let mut call = self.call(identifier, at, duration, CallKind::Code);
+        call.execution_id.clone_from(&exec.id);
+        call.code = Some(code.to_string());
+        call.output = Some(RecordedOutput::of_execution(exec, None));
+        call.images.clone_from(&exec.images);
+        recorder.record(call);
+    }
+
+    /// Records a finished shell command (`request` as sent) and its reply.
+    pub(crate) fn shell(
+        &self,
+        identifier: &str,
+        at: DateTime<Utc>,
+        duration: Duration,
+        request: &ShellRequest,
+        exec: &ShellExecution,
+    ) {
+        let Some(recorder) = recorder() else { return };
+        let mut call = self.call(identifier, at, duration, CallKind::Shell);
+        call.execution_id.clone_from(&exec.id);
+        call.code = Some(crate::ledger::shell_command_text(&request.command));
+        call.stdin.clone_from(&request.stdin);
+        call.output = Some(RecordedOutput::of_shell(exec));
+        recorder.record(call);
+    }
+
+    /// Records a finished file call of `kind` on `name` (below `/mnt/data`):
+    /// the bytes' `size` and SHA-256 where known (`None` for a delete).
+    #[allow(clippy::too_many_arguments)] // one call's fields, each distinct
+    pub(crate) fn file(
+        &self,
+        identifier: &str,
+        at: DateTime<Utc>,
+        duration: Duration,
+        kind: CallKind,
+        name: &str,
+        size: Option<u64>,
+        sha256: Option<String>,
+    ) {
+        let Some(recorder) = recorder() else { return };
+        let mut call = self.call(identifier, at, duration, kind);
+        call.file = Some(RecordedFile {
+            name: name.to_string(),
+            size,
+            sha256,
+        });
+        recorder.record(call);
+    }
+}
