@@ -303,8 +303,8 @@ fn kill_9_of_serve_leaves_a_ledger_that_opens_with_the_recorded_calls() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(done.iter().all(|c| seen.contains(c)), "{seen:?}");
-    // Now clients are in the middle of cells when the pool is killed.
-    let in_flight: Vec<_> = (0..4)
+    // Now 20 clients are in the middle of cells when the pool is killed.
+    let in_flight: Vec<_> = (0..20)
         .map(|i| rt.spawn(post(format!("import time\ntime.sleep(30)\nprint({i})"))))
         .collect();
     std::thread::sleep(Duration::from_millis(500));
@@ -327,6 +327,19 @@ fn kill_9_of_serve_leaves_a_ledger_that_opens_with_the_recorded_calls() {
         after.len(),
         done.len(),
         "no call in flight was recorded: {after:?}"
+    );
+    // What the killed pool left (its sessions' tmpfs mounts when root, session
+    // and runtime folders, cgroups) goes as the next pool would sweep it, so
+    // the temporary folder leaves nothing mounted behind.
+    sessionpad::pool::housekeeping::sweep(
+        &data.path().join("pool-sessions"),
+        &std::env::temp_dir(),
+    );
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let root = data.path().to_string_lossy().into_owned();
+    assert!(
+        !mounts.lines().any(|l| l.contains(root.as_str())),
+        "left mounted: {mounts}"
     );
 }
 
