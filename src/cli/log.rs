@@ -75,38 +75,80 @@ pub fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         tail: opt.tail.and_then(|n| usize::try_from(n).ok()),
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let entries = ledger::read::entries(&conn, &query).map_err(read)?;
-    if target.json {
-        for e in &entries {
-            serde_json::to_writer(&mut out, e)?;
+    // Streamed one call at a time: a ledger of a million calls is never held
+    // in memory whole.
+    let mut printed = 0_u64;
+    let mut print = |e: &Entry, in_group: bool, out: &mut dyn Write| -> anyhow::Result<()> {
+        printed += 1;
+        if target.json {
+            serde_json::to_writer(&mut *out, e)?;
             writeln!(out)?;
+        } else {
+            write!(out, "{}", render(e, in_group))?;
         }
-    } else if identifier.is_some() {
-        for e in &entries {
-            write!(out, "{}", render(e, false))?;
-        }
+        Ok(())
+    };
+    if target.json || identifier.is_some() {
+        ledger::read::each(&conn, &query, i64::MIN, &mut |e| {
+            print(&e, false, &mut out).map_err(Failed::Print)
+        })
+        .map_err(|e| e.into_anyhow(&path))?;
     } else {
+        // Grouped by identifier, most recently active first; `--tail` keeps
+        // the last N calls of all.
+        let from = ledger::read::tail_start(&conn, &query).map_err(read)?;
         let order = ledger::read::identifiers(&conn, opt.since).map_err(read)?;
         for (id, n) in order {
-            let mine: Vec<&Entry> = entries.iter().filter(|e| e.identifier == id).collect();
-            if mine.is_empty() {
-                continue;
+            let mut header = Some(format!("=== {} ({n} call(s))\n", plain(&id)));
+            let one = Query {
+                identifier: Some(id),
+                since: opt.since,
+                tail: None,
+            };
+            ledger::read::each(&conn, &one, from, &mut |e| {
+                if let Some(h) = header.take() {
+                    out.write_all(h.as_bytes())
+                        .map_err(|e| Failed::Print(e.into()))?;
+                }
+                print(&e, true, &mut out).map_err(Failed::Print)
+            })
+            .map_err(|e| e.into_anyhow(&path))?;
+            if header.is_none() {
+                writeln!(out)?;
             }
-            writeln!(out, "=== {} ({n} call(s))", plain(&id))?;
-            for e in mine {
-                write!(out, "{}", render(e, true))?;
-            }
-            writeln!(out)?;
         }
     }
     out.flush().context("writing to standard output")?;
-    if entries.is_empty() {
+    if printed == 0 {
         match &identifier {
             Some(id) => eprintln!("no calls recorded for {id:?}"),
             None => eprintln!("no calls recorded"),
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why streaming the ledger to standard output stopped.
+enum Failed {
+    /// The ledger could not be read.
+    Read(rusqlite::Error),
+    /// Printing failed (standard output closed).
+    Print(anyhow::Error),
+}
+
+impl From<rusqlite::Error> for Failed {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Read(e)
+    }
+}
+
+impl Failed {
+    fn into_anyhow(self, path: &std::path::Path) -> anyhow::Error {
+        match self {
+            Self::Read(e) => ledger::LedgerError::sqlite(path, e).into(),
+            Self::Print(e) => e,
+        }
+    }
 }
 
 /// One call as text: a header line (time, the identifier unless `in_group`, the

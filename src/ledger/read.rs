@@ -76,38 +76,88 @@ pub struct Entry {
 const COLUMNS: &str = "id, at_ms, duration_us, pool, identifier, client, kind, execution_id, code,
     stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256";
 
-/// The calls `query` selects, oldest first.
+/// The calls `query` selects, oldest first, all in memory (for a bounded
+/// `query`: one identifier, a `tail`; [`each`] streams any).
 ///
 /// # Errors
 ///
 /// SQLite's error.
 pub fn entries(conn: &Connection, query: &Query) -> rusqlite::Result<Vec<Entry>> {
+    let mut out = Vec::new();
+    each(conn, query, i64::MIN, &mut |e| {
+        out.push(e);
+        Ok::<(), rusqlite::Error>(())
+    })?;
+    Ok(out)
+}
+
+/// The record number from which the last `query.tail` calls `query` selects
+/// begin: [`i64::MIN`] without a tail (every call), [`i64::MAX`] when nothing
+/// is selected.
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn tail_start(conn: &Connection, query: &Query) -> rusqlite::Result<i64> {
+    let Some(tail) = query.tail else {
+        return Ok(i64::MIN);
+    };
     let since = query.since.map_or(i64::MIN, |t| t.timestamp_millis());
-    let limit = query
-        .tail
-        .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-    let mut out = match &query.identifier {
+    let limit = i64::try_from(tail).unwrap_or(i64::MAX);
+    let start: Option<i64> = match &query.identifier {
+        Some(id) => conn.query_row(
+            "SELECT min(id) FROM (SELECT id FROM calls WHERE identifier = ?1 AND at_ms >= ?2
+             ORDER BY id DESC LIMIT ?3)",
+            params![id, since, limit],
+            |r| r.get(0),
+        )?,
+        None => conn.query_row(
+            "SELECT min(id) FROM (SELECT id FROM calls WHERE at_ms >= ?1 ORDER BY id DESC LIMIT ?2)",
+            params![since, limit],
+            |r| r.get(0),
+        )?,
+    };
+    Ok(start.unwrap_or(i64::MAX))
+}
+
+/// Hands each call `query` selects whose record number is at least `from`
+/// to `f`, oldest first, reading one row at a time: memory stays that of one
+/// call whatever the ledger holds (`sessionpad log` without an identifier
+/// over a million calls). Stops at the first error of `f`.
+///
+/// # Errors
+///
+/// SQLite's error, or the first of `f`'s.
+pub fn each<E: From<rusqlite::Error>>(
+    conn: &Connection,
+    query: &Query,
+    from: i64,
+    f: &mut dyn FnMut(Entry) -> Result<(), E>,
+) -> Result<(), E> {
+    let since = query.since.map_or(i64::MIN, |t| t.timestamp_millis());
+    let from = from.max(tail_start(conn, query)?);
+    let mut stmt;
+    let rows = match &query.identifier {
         Some(id) => {
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM calls WHERE identifier = ?1 AND at_ms >= ?2
-                 ORDER BY id DESC LIMIT ?3"
+            stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM calls WHERE identifier = ?1 AND at_ms >= ?2 AND id >= ?3
+                 ORDER BY id"
             ))?;
-            stmt.query_map(params![id, since, limit], entry)?
-                .collect::<rusqlite::Result<Vec<_>>>()?
+            stmt.query_map(params![id, since, from], entry)?
         }
         None => {
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM calls WHERE at_ms >= ?1 ORDER BY id DESC LIMIT ?2"
+            stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM calls WHERE at_ms >= ?1 AND id >= ?2 ORDER BY id"
             ))?;
-            stmt.query_map(params![since, limit], entry)?
-                .collect::<rusqlite::Result<Vec<_>>>()?
+            stmt.query_map(params![since, from], entry)?
         }
     };
-    out.reverse();
-    for e in &mut out {
+    for row in rows {
+        let mut e = row?;
         e.images = images(conn, e.seq)?;
+        f(e)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The session identifiers with recorded calls at or after `since`, most

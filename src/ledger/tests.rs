@@ -217,3 +217,57 @@ fn a_full_queue_drops_and_counts_without_blocking() {
         .unwrap();
     assert_eq!(n.cast_unsigned() + rec.dropped(), total as u64);
 }
+
+#[test]
+fn a_tail_of_all_calls_read_one_identifier_at_a_time_keeps_the_last_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    let now = Utc::now().timestamp_millis();
+    for (i, id) in (0_i64..).zip(["a", "b", "a", "b", "a"]) {
+        rec.record(call(id, now + i, &format!("c{i}")));
+    }
+    rec.flush();
+    let conn = open(&path).unwrap();
+    let all = Query {
+        tail: Some(3),
+        ..Query::default()
+    };
+    let from = read::tail_start(&conn, &all).unwrap();
+    let codes = |id: &str| {
+        let mut seen = Vec::new();
+        let one = Query {
+            identifier: Some(id.into()),
+            ..Query::default()
+        };
+        read::each(&conn, &one, from, &mut |e| {
+            seen.push(e.code.unwrap_or_default());
+            Ok::<(), rusqlite::Error>(())
+        })
+        .unwrap();
+        seen
+    };
+    assert_eq!(
+        (codes("a"), codes("b")),
+        (vec!["c2".into(), "c4".into()], vec!["c3".to_string()])
+    );
+    // A tail of one identifier is its own last N, oldest first.
+    let a2 = read::entries(
+        &conn,
+        &Query {
+            identifier: Some("a".into()),
+            tail: Some(2),
+            ..Query::default()
+        },
+    )
+    .unwrap();
+    let a2: Vec<_> = a2.into_iter().filter_map(|e| e.code).collect();
+    assert_eq!(a2, ["c2", "c4"]);
+    // Nothing selected: the tail starts past every call.
+    let none = Query {
+        identifier: Some("zzz".into()),
+        tail: Some(5),
+        ..Query::default()
+    };
+    assert_eq!(read::tail_start(&conn, &none).unwrap(), i64::MAX);
+}
