@@ -206,5 +206,16 @@ fn main() {
         "open + read + JSON of the last 100 cells, 1M recorded: p50 {}",
         ms(percentile(&mut runs, 0.5))
     );
+    // The sessions pane's history: the recorded sessions, most recent first.
+    assert_eq!(
+        ledger::read::sessions(&conn, 1000).unwrap().len(),
+        IDENTIFIERS.min(1000)
+    );
+    c.bench_function(
+        "ledger: list of recorded sessions (up to 1000), 1M recorded",
+        |b| {
+            b.iter(|| ledger::read::sessions(&conn, 1000).unwrap());
+        },
+    );
     c.final_summary();
 }

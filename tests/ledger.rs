@@ -187,6 +187,32 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     let out = log(data.path(), &[]);
     let all = String::from_utf8(out.stdout).unwrap();
     assert!(all.contains(&format!("=== {id} (5 call(s))")), "{all}");
+    // The recorded sessions: this one, its two cells among five calls.
+    let out = log(data.path(), &["--json", "--sessions"]);
+    let listed: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let s = &listed[0];
+    assert_eq!(
+        (
+            &s["identifier"],
+            &s["cells"],
+            &s["calls"],
+            &s["client"],
+            &s["pool"]
+        ),
+        (
+            &json!(id),
+            &json!(2),
+            &json!(5),
+            &json!(AGENT),
+            &json!("local")
+        ),
+        "{s}"
+    );
 
     // No token, no Authorization header, anywhere in the files.
     let bytes = ledger_bytes(data.path());

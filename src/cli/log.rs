@@ -1,4 +1,5 @@
-//! `sessionpad log [ID] [--since T] [--tail N] [--json]`: the calls the local
+//! `sessionpad log [ID] [--since T] [--tail N] [--json]`, `sessionpad log
+//! --sessions`: the calls the local
 //! pool recorded in the flight recorder's ledger ([`crate::ledger`]), like
 //! `kubectl logs`: each cell's time, client, code and outputs, every piece of
 //! session text sanitised ([`crate::text::sanitize::plain`]); without an
@@ -29,6 +30,10 @@ pub struct LogOpt {
     /// Only the last N calls (of the identifier, or in all).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub tail: Option<u64>,
+    /// List the recorded sessions instead (pool, identifier, client, cells,
+    /// calls, first and last activity), most recently active first.
+    #[arg(long, conflicts_with_all = ["id", "since", "tail"])]
+    pub sessions: bool,
 }
 
 /// Reads `--since`: an RFC 3339 time, or a duration before now
@@ -69,6 +74,14 @@ pub fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let read = |e| ledger::LedgerError::sqlite(&path, e);
+    if opt.sessions {
+        let listed = ledger::read::sessions(&conn, usize::MAX).map_err(read)?;
+        print_sessions(&listed, target.json)?;
+        if listed.is_empty() {
+            eprintln!("no sessions recorded");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let query = Query {
         identifier: identifier.clone(),
         since: opt.since,
@@ -126,6 +139,32 @@ pub fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `log --sessions`: one line per recorded session (its identifier, cells and
+/// calls, first and last activity, client, pool), or with `json` one
+/// [`ledger::read::RecordedSession`] object per line; session text sanitised.
+fn print_sessions(listed: &[ledger::read::RecordedSession], json: bool) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for s in listed {
+        if json {
+            serde_json::to_writer(&mut out, s)?;
+            writeln!(out)?;
+        } else {
+            writeln!(
+                out,
+                "{}  {} cell(s), {} call(s)  {} .. {}  {}  {}",
+                plain(&s.identifier),
+                s.cells,
+                s.calls,
+                s.first.format("%Y-%m-%dT%H:%M:%SZ"),
+                s.last.format("%Y-%m-%dT%H:%M:%SZ"),
+                plain(s.client.as_deref().unwrap_or("(no user agent)")),
+                plain(&s.pool),
+            )?;
+        }
+    }
+    out.flush().context("writing to standard output")
 }
 
 /// Why streaming the ledger to standard output stopped.

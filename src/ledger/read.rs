@@ -181,6 +181,53 @@ pub fn identifiers(
     .collect()
 }
 
+/// A session the ledger holds calls of (schema version 2's `sessions`), for
+/// the sessions pane's history and `sessionpad log`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordedSession {
+    /// The pool key (`local`, or the endpoint).
+    pub pool: String,
+    /// The session identifier.
+    pub identifier: String,
+    /// Calls recorded (executions and file calls).
+    pub calls: u64,
+    /// Cells among them: code and shell executions.
+    pub cells: u64,
+    /// The oldest call still recorded (UTC, milliseconds).
+    pub first: DateTime<Utc>,
+    /// The newest call (UTC, milliseconds).
+    pub last: DateTime<Utc>,
+    /// The last client that named itself (its `User-Agent`).
+    pub client: Option<String>,
+}
+
+/// The recorded sessions, most recently active first, at most `limit`; reads
+/// the `sessions` table the ledger keeps, never the calls (a few rows read
+/// whatever the number of calls).
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn sessions(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<RecordedSession>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT pool, identifier, calls, cells, first_ms, last_ms, client FROM sessions
+         ORDER BY last_id DESC LIMIT ?1",
+    )?;
+    let time = |ms: i64| Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
+    stmt.query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+        Ok(RecordedSession {
+            pool: r.get(0)?,
+            identifier: r.get(1)?,
+            calls: r.get::<_, i64>(2)?.unsigned_abs(),
+            cells: r.get::<_, i64>(3)?.unsigned_abs(),
+            first: time(r.get(4)?),
+            last: time(r.get(5)?),
+            client: r.get(6)?,
+        })
+    })?
+    .collect()
+}
+
 /// The images of call `seq`, in order.
 fn images(conn: &Connection, seq: i64) -> rusqlite::Result<Vec<RecordedImage>> {
     let mut stmt = conn.prepare_cached(

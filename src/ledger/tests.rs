@@ -271,3 +271,95 @@ fn a_tail_of_all_calls_read_one_identifier_at_a_time_keeps_the_last_n() {
     };
     assert_eq!(read::tail_start(&conn, &none).unwrap(), i64::MAX);
 }
+
+#[test]
+fn the_recorded_sessions_follow_the_calls_through_recording_and_pruning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    let day = 86_400_000;
+    let now = Utc::now().timestamp_millis();
+    let old = now - 40 * day;
+    rec.record(call("agent-1", old, "a = 1"));
+    rec.record(call("agent-1", now - 2, "a += 1"));
+    let mut upload = call("agent-1", now - 1, "");
+    upload.kind = CallKind::Upload;
+    upload.client = None;
+    rec.record(upload);
+    rec.record(call("agent-2", now, "b = 2"));
+    rec.flush();
+    let conn = open(&path).unwrap();
+    let listed = read::sessions(&conn, 10).unwrap();
+    let rows: Vec<_> = listed
+        .iter()
+        .map(|s| {
+            (
+                s.identifier.as_str(),
+                s.calls,
+                s.cells,
+                s.first.timestamp_millis(),
+            )
+        })
+        .collect();
+    assert_eq!(rows, [("agent-2", 1, 1, now), ("agent-1", 3, 2, old)]);
+    // The upload named no client: the last one that did is kept.
+    assert_eq!(listed[1].client.as_deref(), Some("test-agent/1.0"));
+    assert_eq!(listed[1].last.timestamp_millis(), now - 1);
+    // Pruning the 40-day-old call moves agent-1's first activity on.
+    let limits = Limits {
+        days: 30,
+        max_bytes: u64::MAX,
+    };
+    assert_eq!(retention::prune(&conn, limits, Utc::now()).unwrap(), 1);
+    let listed = read::sessions(&conn, 10).unwrap();
+    assert_eq!(
+        (
+            listed[1].calls,
+            listed[1].cells,
+            listed[1].first.timestamp_millis()
+        ),
+        (2, 1, now - 2)
+    );
+    // A session whose every call is pruned leaves the list.
+    conn.execute("DELETE FROM calls WHERE identifier = 'agent-2'", [])
+        .unwrap();
+    let ids: Vec<_> = read::sessions(&conn, 10)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.identifier)
+        .collect();
+    assert_eq!(ids, ["agent-1"]);
+}
+
+#[test]
+fn a_version_1_ledger_gets_its_sessions_filled_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    let now = Utc::now().timestamp_millis();
+    rec.record(call("agent-1", now, "a = 1"));
+    rec.record(call("agent-1", now + 1, "a = 2"));
+    rec.flush();
+    drop(rec);
+    {
+        // Back to version 1: the table and triggers of version 2 gone.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
+             DROP TABLE sessions; PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    let conn = open(&path).unwrap();
+    let listed = read::sessions(&conn, 10).unwrap();
+    assert_eq!(listed.len(), 1);
+    let s = &listed[0];
+    assert_eq!(
+        (s.identifier.as_str(), s.calls, s.cells, s.client.as_deref()),
+        ("agent-1", 2, 2, Some("test-agent/1.0"))
+    );
+    assert_eq!(
+        (s.first.timestamp_millis(), s.last.timestamp_millis()),
+        (now, now + 1)
+    );
+}
