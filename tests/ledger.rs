@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod nbformat;
 
 use std::path::Path;
 use std::process::Command;
@@ -212,6 +213,38 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
             &json!("local")
         ),
         "{s}"
+    );
+    // Exported as a notebook: the agent's two cells with their outputs, valid
+    // to the real nbformat package.
+    let nb = data.path().join("agent.ipynb");
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["export", "--recorded", &id, "-o"])
+        .arg(&nb)
+        .env("SESSIONPAD_DATA_DIR", data.path())
+        .env("SESSIONPAD_CONFIG", data.path().join("none.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = nbformat::validate(&nb);
+    let exported: Vec<_> = summary["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["source"].clone(), c["outputs"].clone()))
+        .collect();
+    assert_eq!(
+        exported,
+        [
+            (
+                json!("x = 6 * 7\nprint('hello', x)\nx"),
+                json!(["stream", "execute_result"])
+            ),
+            (json!("1/0"), json!(["error"])),
+        ]
     );
 
     // No token, no Authorization header, anywhere in the files.

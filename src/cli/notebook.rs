@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 
 use super::target::TargetOpt;
+use crate::notebook::Cell;
 use crate::notebook::ipynb::{self, NotebookMeta};
 use crate::notebook::store;
 use crate::tui;
@@ -35,6 +36,11 @@ pub struct ExportOpt {
     /// File to write (replaced atomically); standard output when omitted or `-`.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
+    /// Export session ID as the flight recorder's ledger holds it (the cells an
+    /// agent, or anyone, ran in it, with their outputs and images), not the
+    /// notebook stored on this machine.
+    #[arg(long, value_name = "ID")]
+    pub recorded: Option<String>,
 }
 
 /// Options of `sessionpad open`.
@@ -54,6 +60,15 @@ pub struct OpenOpt {
 /// cannot be written.
 pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let settings = target.settings()?;
+    let (cells, meta) = match &opt.recorded {
+        Some(id) => recorded(id, &settings)?,
+        None => stored(&settings)?,
+    };
+    write(opt, target, &cells, &meta)
+}
+
+/// The notebook stored on this machine for the settings' pool and session.
+fn stored(settings: &super::target::Settings) -> anyhow::Result<(Vec<Cell>, NotebookMeta)> {
     let language = settings.container_type.into();
     let pool = store::pool_name(settings.endpoint.as_deref(), language);
     let path = store::notebook_path(&crate::dirs::data_dir(), &pool, &settings.identifier);
@@ -70,6 +85,72 @@ pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         api_version: settings.api_version.to_string(),
         language: stored.language,
     });
+    Ok((stored.cells, meta))
+}
+
+/// Session `id`'s recorded executions as cells ([`crate::notebook::recorded`]),
+/// code read as the settings' language (`--container-type`, the profile's),
+/// shell commands as shell.
+fn recorded(
+    id: &str,
+    settings: &super::target::Settings,
+) -> anyhow::Result<(Vec<Cell>, NotebookMeta)> {
+    use crate::ledger;
+    crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
+    let path = ledger::default_path();
+    let Some(conn) = ledger::schema::open_existing(&path)? else {
+        bail!("nothing recorded yet: no ledger at {}", path.display());
+    };
+    let read = |e| ledger::LedgerError::sqlite(&path, e);
+    let query = ledger::Query {
+        identifier: Some(id.to_string()),
+        ..ledger::Query::default()
+    };
+    let entries = ledger::read::entries(&conn, &query).map_err(read)?;
+    let mut failed = None;
+    let got =
+        crate::notebook::recorded::cells(&entries, settings.container_type.into(), &mut |image| {
+            match ledger::read::image_bytes(&conn, &image.sha256) {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    None
+                }
+            }
+        });
+    if let Some(e) = failed {
+        return Err(read(e).into());
+    }
+    if got.cells.is_empty() {
+        bail!(
+            "no executions recorded for {id:?} ({} file call(s)); `sessionpad log --sessions` lists the recorded sessions",
+            got.file_calls
+        );
+    }
+    if got.missing_images > 0 {
+        eprintln!(
+            "{} image(s) left out: the ledger no longer holds their bytes",
+            got.missing_images
+        );
+    }
+    let meta = NotebookMeta {
+        pool: entries
+            .first()
+            .map_or_else(|| "local".to_string(), |e| e.pool.clone()),
+        identifier: id.to_string(),
+        api_version: settings.api_version.to_string(),
+        language: got.language,
+    };
+    Ok((got.cells, meta))
+}
+
+/// Writes `cells` as `opt` asks: the format, the file or standard output.
+fn write(
+    opt: &ExportOpt,
+    target: &TargetOpt,
+    cells: &[Cell],
+    meta: &NotebookMeta,
+) -> anyhow::Result<ExitCode> {
     let output = opt.output.as_deref().filter(|p| *p != Path::new("-"));
     let format = opt.format.unwrap_or(match output {
         Some(p)
@@ -84,8 +165,8 @@ pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         _ => ExportFormat::Ipynb,
     });
     let text = match format {
-        ExportFormat::Ipynb => ipynb::to_string(&stored.cells, &meta),
-        ExportFormat::Script => ipynb::to_script(&stored.cells, &meta),
+        ExportFormat::Ipynb => ipynb::to_string(cells, meta),
+        ExportFormat::Script => ipynb::to_script(cells, meta),
     };
     match output {
         None => {
@@ -101,13 +182,13 @@ pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
             if target.json {
                 super::output::json(&serde_json::json!({
                     "path": file,
-                    "cells": stored.cells.len(),
+                    "cells": cells.len(),
                     "identifier": meta.identifier,
                 }));
             } else {
                 eprintln!(
                     "wrote {} cells of session {} to {}",
-                    stored.cells.len(),
+                    cells.len(),
                     meta.identifier,
                     file.display()
                 );

@@ -10,6 +10,7 @@
 pub mod ipynb;
 pub mod language;
 mod output;
+pub mod recorded;
 pub mod sessions_store;
 pub mod store;
 
