@@ -442,3 +442,99 @@ fn log_reports_a_damaged_ledger_and_keeps_it() {
     assert!(err.contains("not a readable SQLite database"), "{err}");
     assert_eq!(std::fs::read(&path).unwrap(), junk);
 }
+
+/// `sessionpad replay ID` runs an agent's recorded cells again, in order, in a
+/// fresh session of the pool, compares each outcome with the recording, and
+/// the replay is itself recorded (by the pool, with sessionpad's User-Agent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_runs_a_recorded_session_again_in_a_fresh_session() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut child, endpoint) = common::serve(data.path(), TOKEN);
+    let id = common::identifier();
+    let url = format!("{endpoint}/executions?api-version={V}&identifier={id}");
+    for code in [
+        "x = 20",
+        "print(x + 22)",
+        "import uuid\nprint(uuid.uuid4())",
+        "1/0",
+    ] {
+        let r = http()
+            .post(&url)
+            .bearer_auth(TOKEN)
+            .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+    // Wait (bounded) until the writer has the four cells.
+    for _ in 0..200 {
+        if log_json(data.path(), &id).len() == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let replay = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+            .args(["--endpoint", &endpoint, "--token", TOKEN])
+            .args(args)
+            .env("SESSIONPAD_DATA_DIR", data.path())
+            .env("SESSIONPAD_CONFIG", data.path().join("none.toml"))
+            .output()
+            .unwrap()
+    };
+    let out = replay(&["--json", "replay", &id]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fresh = report["identifier"].as_str().unwrap().to_string();
+    assert!(fresh.starts_with("replay-") && fresh != id, "{report}");
+    let cells = report["cells"].as_array().unwrap();
+    let got: Vec<_> = cells
+        .iter()
+        .map(|c| {
+            (
+                c["status"].clone(),
+                c["same_status"].clone(),
+                c["same_stdout"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (json!("Succeeded"), json!(true), json!(true)),
+            // State carried from the first cell: the same 42.
+            (json!("Succeeded"), json!(true), json!(true)),
+            // A new random UUID: the same outcome, other output.
+            (json!("Succeeded"), json!(true), json!(false)),
+            (json!("Failed"), json!(true), json!(true)),
+        ],
+        "{report}"
+    );
+    assert_eq!(cells[1]["stdout"], "42\n");
+    // The pool recorded the replay under the fresh identifier, as sessionpad.
+    let replayed = log_json(data.path(), &fresh);
+    assert_eq!(replayed.len(), 4, "{replayed:?}");
+    assert!(
+        replayed[0]["client"]
+            .as_str()
+            .unwrap()
+            .starts_with("sessionpad/"),
+        "{}",
+        replayed[0]
+    );
+    // A session with nothing recorded: a clear error, exit 2.
+    let out = replay(&["replay", "no-such-session"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no executions recorded"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    terminate(&mut child);
+}

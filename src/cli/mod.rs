@@ -9,6 +9,7 @@ pub mod log;
 mod mcp;
 mod notebook;
 mod output;
+mod replay;
 mod serve;
 mod sessions;
 pub mod target;
@@ -60,6 +61,9 @@ pub enum Command {
     Log(log::LogOpt),
     /// Write the stored notebook of the session as .ipynb or a # %% script.
     Export(notebook::ExportOpt),
+    /// Run a recorded session's cells again, in order, in a fresh session
+    /// (exit 1 if one ends otherwise than recorded).
+    Replay(replay::ReplayOpt),
     /// Start the notebook with a .ipynb file's code cells ready to run.
     Open(notebook::OpenOpt),
     /// Print shell completions.
@@ -192,6 +196,7 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Mcp => mcp::run(&target).await.map(|()| ExitCode::SUCCESS),
         Command::Export(opt) => notebook::export(&opt, &target),
         Command::Log(opt) => log::run(&opt, &target),
+        Command::Replay(opt) => replay::run(&opt, &target).await,
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {
             clap_complete::generate(
