@@ -16,13 +16,11 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::ipynb_write::Doc;
 use super::language::Language;
 use super::{Cell, CellStatus, Output, StreamName};
-
-/// The `nbformat_minor` written: 4.5 is the first with cell ids.
-const NBFORMAT_MINOR: u64 = 5;
 
 /// Where a notebook's cells ran, kept in the notebook's `metadata.sessionpad`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,42 +61,27 @@ pub enum IpynbError {
     Shape(String),
 }
 
-/// The notebook as an nbformat v4.5 document.
+/// The notebook as an nbformat v4.5 document (the same document
+/// [`to_string`] writes, as a JSON tree: for tests and small notebooks).
 pub fn to_value(cells: &[Cell], meta: &NotebookMeta) -> Value {
-    let cells: Vec<Value> = cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| cell_value(i, c))
-        .collect();
-    json!({
-        "nbformat": 4,
-        "nbformat_minor": NBFORMAT_MINOR,
-        "metadata": {
-            "kernelspec": meta.language.kernelspec(),
-            "language_info": meta.language.language_info(),
-            "sessionpad": {
-                "pool": meta.pool,
-                "identifier": meta.identifier,
-                "api_version": meta.api_version,
-            },
-        },
-        "cells": cells,
-    })
+    serde_json::to_value(Doc::new(cells, meta)).unwrap_or(Value::Null)
 }
 
 /// The notebook as `.ipynb` text, laid out as Jupyter writes it (one-space indent,
-/// sorted keys, a final newline) so that saved notebooks diff well.
+/// sorted keys, a final newline) so that saved notebooks diff well. Written
+/// straight from the cells ([`super::ipynb_write`]): no JSON tree, no copy
+/// per line of output.
 pub fn to_string(cells: &[Cell], meta: &NotebookMeta) -> String {
-    let value = to_value(cells, meta);
     let mut out = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
-    // Serializing a `Value` into a `Vec` cannot fail (no I/O, string keys only).
-    if serde::Serialize::serialize(&value, &mut ser).is_err() {
-        return value.to_string();
+    // Serializing into a `Vec` cannot fail (no I/O, string keys only).
+    if serde::Serialize::serialize(&Doc::new(cells, meta), &mut ser).is_err() {
+        return to_value(cells, meta).to_string();
     }
     out.push(b'\n');
-    String::from_utf8(out).unwrap_or_else(|_| value.to_string())
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The notebook as a script in its language with `# %%` cell markers (`// %%`
@@ -185,101 +168,12 @@ fn read_meta(v: &Value, language: Language) -> Option<NotebookMeta> {
     })
 }
 
-/// A notebook string as nbformat likes it: a list of lines, each keeping its `\n`.
-fn lines_value(text: &str) -> Value {
-    Value::Array(
-        text.split_inclusive('\n')
-            .map(|l| Value::String(l.to_string()))
-            .collect(),
-    )
-}
-
 /// An nbformat multiline string (one string, or a list of strings to join).
 fn multiline(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) => Some(s.clone()),
         Value::Array(parts) => parts.iter().map(Value::as_str).collect(),
         _ => None,
-    }
-}
-
-fn status_name(status: CellStatus) -> &'static str {
-    match status {
-        CellStatus::Queued => "queued",
-        CellStatus::Running => "running",
-        CellStatus::Succeeded => "succeeded",
-        CellStatus::Failed => "failed",
-        CellStatus::Canceled => "canceled",
-    }
-}
-
-fn cell_value(index: usize, cell: &Cell) -> Value {
-    let mut meta = Map::new();
-    meta.insert("status".into(), json!(status_name(cell.status)));
-    if let Some(d) = cell.duration {
-        let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        meta.insert("duration_ms".into(), json!(ms));
-    }
-    if let Some(code) = cell.exit_code {
-        meta.insert("exit_code".into(), json!(code));
-    }
-    if let Some(stdin) = &cell.stdin {
-        meta.insert("stdin".into(), json!(stdin));
-    }
-    let outputs: Vec<Value> = cell.outputs.iter().map(output_value).collect();
-    json!({
-        "cell_type": "code",
-        // Cells are only ever appended, so the position is a stable, unique id.
-        "id": format!("cell-{}", index + 1),
-        "execution_count": cell.execution_count,
-        "metadata": {"sessionpad": Value::Object(meta)},
-        "source": lines_value(&cell.source),
-        "outputs": outputs,
-    })
-}
-
-fn output_value(output: &Output) -> Value {
-    match output {
-        Output::Stream { name, text } => json!({
-            "output_type": "stream",
-            "name": match name {
-                StreamName::Stdout => "stdout",
-                StreamName::Stderr => "stderr",
-            },
-            "text": lines_value(text),
-        }),
-        Output::ExecuteResult {
-            execution_count,
-            text,
-            json,
-        } => {
-            let mut data = Map::new();
-            data.insert("text/plain".into(), lines_value(text));
-            if let Some(json) = json {
-                data.insert("application/json".into(), json.clone());
-            }
-            json!({
-                "output_type": "execute_result",
-                "execution_count": execution_count,
-                "data": data,
-                "metadata": {},
-            })
-        }
-        Output::DisplayData { format, data } => json!({
-            "output_type": "display_data",
-            "data": {format!("image/{format}"): BASE64.encode(data)},
-            "metadata": {},
-        }),
-        Output::Error {
-            ename,
-            evalue,
-            traceback,
-        } => json!({
-            "output_type": "error",
-            "ename": ename,
-            "evalue": evalue,
-            "traceback": traceback,
-        }),
     }
 }
 
