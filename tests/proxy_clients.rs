@@ -164,3 +164,40 @@ fn azure_dynamic_sessions_code_interpreter_works_unchanged_through_the_proxy() {
     assert_eq!(calls[2]["status"], "Failed", "{}", calls[2]);
     assert_eq!(calls[3]["file"]["name"], "points.csv");
 }
+
+/// The early-error script of `compat_clients.rs` (`early_errors_client.py`)
+/// through the proxy: the proxy's own 401 before it reads an upload, and the
+/// upstream's 400 and 413 answered while the proxy still streams the upload to
+/// it, reach `httpx.AsyncClient` and `aiohttp` as those errors, never as a
+/// reset connection (4 times per case and the largest once, instead of 20
+/// and 5: each case moves up to 200 MiB through two servers).
+#[test]
+fn early_errors_reach_httpx_and_aiohttp_through_the_proxy() {
+    let python = common::client_env("http");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/early_errors_client.py");
+    let up_data = tempfile::tempdir().unwrap();
+    let proxy_data = tempfile::tempdir().unwrap();
+    let (_up, up_endpoint) = upstream(up_data.path(), &[]);
+    let (_px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let mut failures = Vec::new();
+    for client in ["httpx", "aiohttp"] {
+        let out = Command::new(&python)
+            .arg(&script)
+            .env("ENDPOINT", &endpoint)
+            .env("TOKEN", PROXY_TOKEN)
+            .env("REPEAT", "4")
+            .env("CLIENT", client)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("{client}:\n{text}");
+        if !(out.status.success() && text.contains("EARLY ERRORS OK")) {
+            failures.push(client);
+        }
+    }
+    assert!(failures.is_empty(), "see the counts above: {failures:?}");
+}

@@ -250,7 +250,10 @@ fn check_upstream(endpoint: &str) -> Result<String, ProxyError> {
 
 /// Every path goes to [`forward::forward`]; the proxy's bearer token is
 /// checked first (the local pool's check, `aca-api.md` §2), except on `/mcp`
-/// (see the module doc); each request is logged without its headers.
+/// (see the module doc); what an agent still sends after an early answer (the
+/// proxy's 401, the upstream's 400 or 413 before it read an upload) is read
+/// and dropped so the answer reaches it (the local pool's
+/// `drain_unread_body`); each request is logged without its headers.
 fn router(shared: Arc<Shared>, token: Option<String>) -> Router {
     let token = token.map(Arc::new);
     Router::new()
@@ -260,6 +263,9 @@ fn router(shared: Arc<Shared>, token: Option<String>) -> Router {
             let token = token.clone();
             async move { check_token(token, req, next).await }
         }))
+        .layer(middleware::from_fn(
+            crate::pool::server::drain::drain_unread_body,
+        ))
         .layer(middleware::from_fn(crate::pool::server::log_request))
 }
 
