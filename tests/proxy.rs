@@ -64,7 +64,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     assert_eq!(r.status(), 401);
 
     // 1. Family B, synchronous.
-    let cells = [
+    let sent_cells = [
         "x = 6 * 7\nprint('hello', x)\nx",
         "x + 1",
         "import time\ntime.sleep(0.3)\nprint('later')",
@@ -72,7 +72,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     let r = post(
         &http,
         &q("executions", b),
-        json!({"codeInputType": "inline", "executionType": "synchronous", "code": cells[0]}),
+        json!({"codeInputType": "inline", "executionType": "synchronous", "code": sent_cells[0]}),
     )
     .await;
     assert_eq!(r.status(), 200);
@@ -82,7 +82,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     let r = post(
         &http,
         &q("code/execute", "2024-02-02-preview"),
-        json!({"properties": {"codeInputType": "inline", "executionType": "synchronous", "code": cells[1]}}),
+        json!({"properties": {"codeInputType": "inline", "executionType": "synchronous", "code": sent_cells[1]}}),
     )
     .await;
     let v: Value = r.json().await.unwrap();
@@ -91,7 +91,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     let r = post(
         &http,
         &q("executions", "2024-10-02-preview"),
-        json!({"codeInputType": "inline", "executionType": "asynchronous", "code": cells[2]}),
+        json!({"codeInputType": "inline", "executionType": "asynchronous", "code": sent_cells[2]}),
     )
     .await;
     assert_eq!(r.status(), 202);
@@ -189,7 +189,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
         .iter()
         .map(|c| c["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes, cells);
+    assert_eq!(codes, sent_cells);
     for c in &calls {
         assert_eq!(c["client"], AGENT, "{c}");
         assert_eq!(c["identifier"], id.as_str());
