@@ -19,6 +19,7 @@ pub mod localname;
 pub mod mcp;
 pub mod notebook;
 pub mod pool;
+pub mod proxy;
 pub mod session;
 pub mod target;
 pub mod text;

@@ -9,6 +9,7 @@ pub mod log;
 mod mcp;
 mod notebook;
 mod output;
+mod proxy;
 mod replay;
 mod serve;
 mod sessions;
@@ -153,6 +154,12 @@ pub struct ServeOpt {
     /// discovery file first; by default serve runs until stopped.
     #[arg(long, value_name = "SECS")]
     pub idle_exit: Option<u64>,
+    /// Run a recording proxy in front of this pool management endpoint (an Azure
+    /// session pool) instead of a local pool: agents use serve's endpoint and
+    /// token, the proxy calls the upstream with the credential of --profile or
+    /// --auth (default: az login) and records every call (sessionpad log).
+    #[arg(long, value_name = "ENDPOINT")]
+    pub upstream: Option<String>,
     /// Run as the background local pool that commands without an endpoint
     /// start (see `sessionpad pool stop`): published as such, and where no
     /// sandbox works it serves anyway, NOT isolated, as the embedded pool does

@@ -29,6 +29,9 @@ const IDLE_GRACE: Duration = Duration::from_secs(2);
 /// start (environment, address taken); the signal handlers cannot be set up; a
 /// broken config file.
 pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Result<()> {
+    if let Some(upstream) = opt.upstream.clone() {
+        return super::proxy::run(opt, upstream, target).await;
+    }
     let (_, config) = target.load_config()?;
     let limits = opt.limits(&config.pool);
     let (background, idle_exit) = (opt.background, opt.idle_exit.map(Duration::from_secs));

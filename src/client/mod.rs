@@ -6,7 +6,7 @@ pub mod api;
 pub mod auth;
 pub mod container_type;
 pub mod error;
-mod executions;
+pub(crate) mod executions;
 mod files;
 pub mod model;
 pub mod python_repr;

@@ -14,12 +14,12 @@ pub mod limits;
 mod manage;
 mod mcp_host;
 pub mod process;
-mod record;
+pub(crate) mod record;
 pub mod runtime;
 pub mod sandbox;
 pub mod server;
 pub mod sessions;
-mod wire_error;
+pub(crate) mod wire_error;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;

@@ -3,7 +3,9 @@
 //! `User-Agent`, the identifier, the arrival time) and, once it has the reply,
 //! hands the finished call to the pool's [`Recorder`], which never blocks.
 //! Nothing of the request's other headers is kept, so no token or
-//! `Authorization` header can reach the ledger.
+//! `Authorization` header can reach the ledger. The recording proxy
+//! (`serve --upstream`, [`crate::proxy`]) records through the same API, under
+//! its upstream endpoint's pool key ([`Recording::start_in`]).
 
 use std::time::Instant;
 
@@ -22,6 +24,7 @@ pub(crate) const POOL_KEY: &str = "local";
 #[derive(Debug, Clone)]
 pub(crate) struct Recording {
     recorder: Recorder,
+    pool: std::sync::Arc<str>,
     identifier: String,
     client: Option<String>,
     at: DateTime<Utc>,
@@ -36,17 +39,35 @@ impl Recording {
         headers: &HeaderMap,
         identifier: &str,
     ) -> Option<Self> {
-        let recorder = recorder?.clone();
+        Some(Self::start_in(
+            recorder?,
+            POOL_KEY.into(),
+            headers,
+            identifier,
+        ))
+    }
+
+    /// Starts recording a call about `identifier` whose request carried
+    /// `headers` (only `User-Agent` is kept), under the pool key `pool` (the
+    /// proxy's upstream endpoint).
+    pub(crate) fn start_in(
+        recorder: &Recorder,
+        pool: std::sync::Arc<str>,
+        headers: &HeaderMap,
+        identifier: &str,
+    ) -> Self {
+        let recorder = recorder.clone();
         let client = headers
             .get(USER_AGENT)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        Some(Self {
+        Self {
             recorder,
+            pool,
             identifier: identifier.to_string(),
             client,
             at: Utc::now(),
             started: Instant::now(),
-        })
+        }
     }
 
     /// The same recording, about `identifier` (for handlers that start timing
@@ -58,7 +79,7 @@ impl Recording {
 
     fn call(&self, kind: CallKind) -> Call {
         Call {
-            pool: POOL_KEY.to_string(),
+            pool: self.pool.to_string(),
             identifier: self.identifier.clone(),
             client: self.client.clone(),
             at: self.at,
@@ -128,6 +149,7 @@ pub(crate) struct DownloadTap {
     name: String,
     expected: u64,
     sent: u64,
+    complete: bool,
     hasher: sha2::Sha256,
 }
 
@@ -140,6 +162,7 @@ impl DownloadTap {
             name,
             expected,
             sent: 0,
+            complete: false,
             hasher: sha2::Sha256::new(),
         }
     }
@@ -150,13 +173,20 @@ impl DownloadTap {
         self.sent += chunk.len() as u64;
         self.hasher.update(chunk);
     }
+
+    /// Notes that the body ended whole, for a download whose length was not
+    /// known in advance (the proxy's, when the upstream sent no
+    /// `Content-Length`): its hash is then recorded whatever `expected` said.
+    pub(crate) fn complete(&mut self) {
+        self.complete = true;
+    }
 }
 
 impl Drop for DownloadTap {
     fn drop(&mut self) {
         use sha2::Digest;
         let hash = std::mem::take(&mut self.hasher).finalize();
-        let sha = (self.sent == self.expected).then(|| crate::ledger::hex(&hash));
+        let sha = (self.complete || self.sent == self.expected).then(|| crate::ledger::hex(&hash));
         self.recording.file(
             CallKind::Download,
             std::mem::take(&mut self.name),

@@ -168,7 +168,7 @@ async fn collapse_slashes(mut req: Request) -> Request {
 /// identifier are the client's text: they are written escaped (`escape_debug`;
 /// the identifier quoted, as `{:?}` writes it), so a newline or an escape
 /// sequence in them can neither start a forged log line nor reach a terminal.
-async fn log_request(req: Request, next: Next) -> Response {
+pub(crate) async fn log_request(req: Request, next: Next) -> Response {
     let started = std::time::Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
@@ -193,7 +193,11 @@ async fn log_request(req: Request, next: Next) -> Response {
 }
 
 /// Rejects requests without `Authorization: Bearer <token>` (401, `aca-api.md` §2).
-async fn auth(State(token): State<Option<Arc<String>>>, req: Request, next: Next) -> Response {
+pub(crate) async fn auth(
+    State(token): State<Option<Arc<String>>>,
+    req: Request,
+    next: Next,
+) -> Response {
     if let Some(token) = token {
         let given = req
             .headers()

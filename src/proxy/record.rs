@@ -1,0 +1,247 @@
+//! What the proxy records of an execution, read from the request body the
+//! agent sent and the answer the upstream gave (both small JSON documents,
+//! held whole): the code or shell command, and the status, outputs, value and
+//! images the client model reads from either family (`aca-api.md` §3.1, §4.2,
+//! §4.7). An asynchronous execution (§4.2) is recorded once, when its polling
+//! (`GET executions/{id}`) first answers a finished status; it stays
+//! [`Pending`] until then.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::client::ExecutionStatus;
+use crate::client::api::ValueForm;
+use crate::client::shell::{ShellRequestBody, parse_shell_reply};
+use crate::pool::record::Recording;
+
+/// Asynchronous executions waiting for a finished answer, at most this many
+/// (the oldest is forgotten past it: a client that never polls leaves nothing
+/// behind for long).
+const MAX_PENDING: usize = 10_000;
+
+/// What an execution request asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// Code in the session's language, and whether the Jupyter format of the
+    /// value was asked for (`returnJupyterFormatExecutionResult`).
+    Code {
+        /// The code as sent.
+        code: String,
+        /// The value comes as Jupyter's `text/plain`.
+        jupyter: bool,
+    },
+    /// A shell command (Shell pools): the line, or the argv as its JSON array,
+    /// and the standard input.
+    Shell {
+        /// The command.
+        command: String,
+        /// `stdin`.
+        stdin: Option<String>,
+    },
+}
+
+impl Sent {
+    /// Reads an execution request body of either family (family A's
+    /// `properties` wrapper, §3.1; `pythonCode` for `code`, §3.1's variants;
+    /// `shellCommand` / `execCommandAndArgs` for a shell command, §4.7).
+    /// `None` for a body that is not such a JSON object.
+    pub(crate) fn read(body: &[u8]) -> Option<Self> {
+        let value: Value = serde_json::from_slice(body).ok()?;
+        let inner = value.get("properties").unwrap_or(&value);
+        if !inner.is_object() {
+            return None;
+        }
+        if inner.get("shellCommand").is_some()
+            || inner.get("execCommandAndArgs").is_some()
+            || inner.get("command").is_some()
+        {
+            let shell: ShellRequestBody = serde_json::from_value(inner.clone()).ok()?;
+            let command = match (shell.shell_command, shell.exec_command_and_args) {
+                (Some(line), _) => line,
+                (None, Some(argv)) => serde_json::to_string(&argv).ok()?,
+                (None, None) => return None,
+            };
+            return Some(Sent::Shell {
+                command,
+                stdin: shell.stdin,
+            });
+        }
+        let code = inner
+            .get("code")
+            .or_else(|| inner.get("pythonCode"))
+            .and_then(Value::as_str)?;
+        Some(Sent::Code {
+            code: code.to_string(),
+            jupyter: inner
+                .get("returnJupyterFormatExecutionResult")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        })
+    }
+}
+
+/// The execution id of an answer, and whether it is still running.
+fn state_of(answer: &Value) -> (Option<String>, bool) {
+    let id = answer.get("id").and_then(Value::as_str).map(str::to_string);
+    let running = answer
+        .get("status")
+        .and_then(Value::as_str)
+        .is_some_and(|s| ExecutionStatus::from_wire(s) == ExecutionStatus::Running);
+    (id, running)
+}
+
+/// Records the execution `sent` with the upstream's 2xx `answer`, or keeps it
+/// in `pending` when the answer says it is still running (the polling will
+/// finish it). An answer that is not JSON, or that neither family's reader
+/// takes, records nothing.
+pub(crate) fn answered(recording: Recording, sent: Sent, answer: &[u8], pending: &PendingMap) {
+    let Ok(answer) = serde_json::from_slice::<Value>(answer) else {
+        return;
+    };
+    let (id, running) = state_of(&answer);
+    if running {
+        if let Some(id) = id {
+            pending.insert(id, Pending { recording, sent });
+        }
+        return;
+    }
+    record(&recording, &sent, &answer);
+}
+
+/// A polling answer (`GET executions/{id}`, 2xx) for `id`: records the pending
+/// execution it finishes, once.
+pub(crate) fn polled(id: &str, answer: &[u8], pending: &PendingMap) {
+    let Ok(answer) = serde_json::from_slice::<Value>(answer) else {
+        return;
+    };
+    if state_of(&answer).1 {
+        return;
+    }
+    if let Some(p) = pending.take(id) {
+        record(&p.recording, &p.sent, &answer);
+    }
+}
+
+fn record(recording: &Recording, sent: &Sent, answer: &Value) {
+    match sent {
+        Sent::Code { code, jupyter } => {
+            let form = ValueForm {
+                jupyter: *jupyter,
+                python: true,
+            };
+            let exec = if answer.get("properties").is_some() {
+                crate::client::executions::parse_family_a(answer, form)
+            } else {
+                crate::client::executions::parse_family_b(answer, form)
+                    .or_else(|_| crate::client::executions::parse_family_a(answer, form))
+            };
+            if let Ok(exec) = exec {
+                recording.code(code, &exec);
+            }
+        }
+        Sent::Shell { command, stdin } => {
+            if let Ok(shell) = parse_shell_reply(answer) {
+                recording.shell(
+                    command.clone(),
+                    stdin.clone(),
+                    &shell.to_execution(),
+                    shell.exit_code,
+                );
+            }
+        }
+    }
+}
+
+/// An asynchronous execution accepted by the upstream, not finished yet.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    recording: Recording,
+    sent: Sent,
+}
+
+/// The pending asynchronous executions by execution id.
+#[derive(Debug, Default)]
+pub(crate) struct PendingMap {
+    inner: Mutex<(HashMap<String, Pending>, std::collections::VecDeque<String>)>,
+}
+
+impl PendingMap {
+    fn insert(&self, id: String, p: Pending) {
+        let Ok(mut guard) = self.inner.lock() else {
+            return;
+        };
+        let (map, order) = &mut *guard;
+        if map.len() >= MAX_PENDING {
+            while let Some(old) = order.pop_front() {
+                if map.remove(&old).is_some() {
+                    break;
+                }
+            }
+        }
+        order.push_back(id.clone());
+        map.insert(id, p);
+    }
+
+    fn take(&self, id: &str) -> Option<Pending> {
+        let mut guard = self.inner.lock().ok()?;
+        let taken = guard.0.remove(id);
+        if guard.0.is_empty() {
+            guard.1.clear();
+        }
+        taken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_of_both_families_and_shell_commands_are_read() {
+        let a = br#"{"properties":{"codeInputType":"inline","executionType":"synchronous","code":"1+1"}}"#;
+        assert_eq!(
+            Sent::read(a),
+            Some(Sent::Code {
+                code: "1+1".into(),
+                jupyter: false
+            })
+        );
+        let b = br#"{"codeInputType":"inline","executionType":"asynchronous","code":"x","returnJupyterFormatExecutionResult":true}"#;
+        assert_eq!(
+            Sent::read(b),
+            Some(Sent::Code {
+                code: "x".into(),
+                jupyter: true
+            })
+        );
+        let old = br#"{"properties":{"pythonCode":"print(1)"}}"#;
+        assert!(matches!(Sent::read(old), Some(Sent::Code { code, .. }) if code == "print(1)"));
+        let shell = br#"{"shellCommand":"echo hi","stdin":"x"}"#;
+        assert_eq!(
+            Sent::read(shell),
+            Some(Sent::Shell {
+                command: "echo hi".into(),
+                stdin: Some("x".into())
+            })
+        );
+        let argv = br#"{"execCommandAndArgs":["ls","-l"]}"#;
+        assert!(
+            matches!(Sent::read(argv), Some(Sent::Shell { command, .. }) if command == r#"["ls","-l"]"#)
+        );
+        for bad in [&b"not json"[..], b"[1]", b"{}", br#"{"code":5}"#] {
+            assert_eq!(Sent::read(bad), None);
+        }
+    }
+
+    #[test]
+    fn a_running_answer_is_told_from_a_finished_one() {
+        let running = serde_json::json!({"id": "e1", "status": "Running"});
+        assert_eq!(state_of(&running), (Some("e1".into()), true));
+        let done = serde_json::json!({"id": "e1", "status": "Succeeded"});
+        assert_eq!(state_of(&done), (Some("e1".into()), false));
+        let shell = serde_json::json!({"status": "0"});
+        assert_eq!(state_of(&shell), (None, false));
+    }
+}

@@ -1,0 +1,115 @@
+//! Helpers of the recording proxy's tests: an upstream `sessionpad serve`
+//! standing in for Azure, a `sessionpad serve --upstream` in front of it that
+//! gets the upstream's token from a profile's `token-env`, and the proxy's
+//! ledger read back with `sessionpad log --json`. Included by the test files
+//! that need it with `#[path = "common/proxy.rs"] mod proxy_support;`, next
+//! to `mod common;`.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command};
+
+use serde_json::Value;
+
+/// The upstream's bearer token (what Azure would check).
+pub const UPSTREAM_TOKEN: &str = "upstream-entra-stand-in-7d1e0b";
+/// The proxy's own bearer token, the one agents send.
+pub const PROXY_TOKEN: &str = "proxy-agent-token-55c2a9";
+/// The variable the proxy's profile reads the upstream's token from.
+pub const TOKEN_VAR: &str = "SESSIONPAD_PROXY_TEST_UPSTREAM_TOKEN";
+
+/// A running process, killed and reaped when dropped (also when a test fails).
+pub struct Running(pub Child);
+
+impl Running {
+    /// Ends the process with SIGTERM (an orderly end: the ledger is flushed)
+    /// and asserts it exited cleanly.
+    pub fn terminate(mut self) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe {
+            libc::kill(i32::try_from(self.0.id()).unwrap(), libc::SIGTERM);
+        }
+        assert!(self.0.wait().unwrap().success());
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The stand-in for Azure: a `sessionpad serve` (`extra` arguments, e.g.
+/// `--container-type shell`) with [`UPSTREAM_TOKEN`], its ledger in `data`.
+pub fn upstream(data: &Path, extra: &[&str]) -> (Running, String) {
+    let mut cmd = super::common::serve_command(data, UPSTREAM_TOKEN, 1);
+    cmd.args(extra).stderr(std::process::Stdio::null());
+    let (child, endpoint) = super::common::spawn_serve(cmd);
+    (Running(child), endpoint)
+}
+
+/// `sessionpad serve --upstream ENDPOINT` with [`PROXY_TOKEN`], its ledger in
+/// `data`, the upstream's token `upstream_token` read from [`TOKEN_VAR`]
+/// through a profile `auth = "token-env"` of a config file in `data`.
+pub fn proxy(data: &Path, upstream: &str, upstream_token: &str) -> (Running, String) {
+    let config = data.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "default_profile = \"azure\"\n\n[profiles.azure]\nauth = \"token-env\"\ntoken_env = \"{TOKEN_VAR}\"\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessionpad"));
+    cmd.args(["serve", "--port", "0", "--token", PROXY_TOKEN, "--upstream"])
+        .arg(upstream)
+        .env("SESSIONPAD_CONFIG", &config)
+        .env("SESSIONPAD_DATA_DIR", data)
+        .env(TOKEN_VAR, upstream_token)
+        .env_remove("SESSIONPAD_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let (child, endpoint) = super::common::spawn_serve(cmd);
+    (Running(child), endpoint)
+}
+
+/// `sessionpad log --json ARGS` over the ledger in `data`: one JSON value per
+/// recorded call, in recording order.
+pub fn log_json(data: &Path, args: &[&str]) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["log", "--json"])
+        .args(args)
+        .env("SESSIONPAD_DATA_DIR", data)
+        .env("SESSIONPAD_CONFIG", data.join("none.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every byte of the ledger's files in `data` (database, WAL, shared memory).
+pub fn ledger_bytes(data: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = data.join(format!("{}{suffix}", sessionpad::ledger::FILE_NAME));
+        if let Ok(bytes) = std::fs::read(path) {
+            all.extend(bytes);
+        }
+    }
+    all
+}
+
+/// Whether `needle` occurs in `hay`.
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
