@@ -191,7 +191,7 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Serve(opt) => serve::run(opt, &target).await.map(|()| ExitCode::SUCCESS),
         Command::Mcp => mcp::run(&target).await.map(|()| ExitCode::SUCCESS),
         Command::Export(opt) => notebook::export(&opt, &target),
-        Command::Log(opt) => log::run(&opt, &target),
+        Command::Log(opt) => log::run(&opt, &target).await,
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {
             clap_complete::generate(
