@@ -23,16 +23,23 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         match cli.command {
             Some(command) => cli::run(command, cli.target).await,
-            None => run_tui(cli.target).await,
+            None => run_tui(cli.target, cli.follow).await,
         }
     })
 }
 
-async fn run_tui(target: cli::TargetOpt) -> ExitCode {
+async fn run_tui(mut target: cli::TargetOpt, follow: Option<String>) -> ExitCode {
     let result = async {
+        if let Some(id) = &follow {
+            sessionpad::pool::server::validate_identifier(id)
+                .map_err(|e| anyhow::anyhow!("--follow {id:?}: {}", e.message))?;
+            target.identifier = Some(id.clone());
+        }
         let mut s = target.settings()?;
         s.learn_container_type().await;
-        tui::run(s.tui_options(&target)).await
+        let mut opts = s.tui_options(&target);
+        opts.follow = follow.is_some();
+        tui::run(opts).await
     }
     .await;
     match result {

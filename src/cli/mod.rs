@@ -34,6 +34,11 @@ pub struct Cli {
     /// Options choosing the session pool.
     #[command(flatten)]
     pub target: TargetOpt,
+    /// Open the notebook on session ID and follow it: the cells other clients
+    /// (an agent) run there appear as they finish; type a cell to take over
+    /// (it runs in the same session). `f` in the sessions pane stops.
+    #[arg(long, value_name = "ID")]
+    pub follow: Option<String>,
 }
 
 /// Subcommands.

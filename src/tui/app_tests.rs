@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::client::{Execution, ExecutionStatus};
+use crate::notebook::Output;
 
 pub(crate) fn test_app() -> App {
     App::new(
