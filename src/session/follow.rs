@@ -30,8 +30,22 @@ use crate::events::{PoolEvent, RecordedCall};
 use crate::ledger::{CallKind, Entry};
 
 /// How long the subscription waits before subscribing again after the stream
-/// broke (the pool restarting, say).
+/// broke or the pool could not be reached (the pool restarting, say); it
+/// doubles up to [`RETRY_MAX`] while the pool stays unreachable.
 const RETRY: Duration = Duration::from_secs(2);
+/// The longest wait between two tries.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// How following one session ended.
+enum Ended {
+    /// The stream was open and ended or broke: subscribe again.
+    Broke,
+    /// Nothing answered (refused, timed out): try again later, quietly.
+    Unreachable,
+    /// The pool answered and refused (no event stream there, a wrong token):
+    /// said once; not tried again for this session.
+    Refused,
+}
 
 /// A call another client made in the followed session, ready to show.
 #[derive(Debug)]
@@ -53,8 +67,10 @@ pub enum FollowNews {
         /// The followed session.
         identifier: String,
     },
-    /// The stream could not be opened or broke (the text says why); it is
-    /// tried again while the pool is a local one.
+    /// The stream broke (it is opened again), or the pool refused it (not a
+    /// sessionpad pool, a wrong token: not tried again for this session);
+    /// the text says why. A pool that does not answer at all is tried again
+    /// quietly.
     Unavailable(String),
     /// The subscription fell behind and missed this many events (`sessionpad
     /// log` has them all).
@@ -92,35 +108,69 @@ async fn run(
     mut identifier: watch::Receiver<String>,
     events: EventSender,
 ) {
+    let mut wait = RETRY;
     loop {
         let id = identifier.borrow_and_update().clone();
-        let switched = {
-            let follow = follow_one(&client, &own_agent, &id, &events);
-            tokio::select! {
-                changed = identifier.changed() => changed.is_ok(),
-                () = follow => {
-                    // Broken: try again later, or at once for another session.
-                    tokio::select! {
-                        changed = identifier.changed() => changed.is_ok(),
-                        () = tokio::time::sleep(RETRY) => true,
-                    }
+        let ended = tokio::select! {
+            changed = identifier.changed() => {
+                if changed.is_err() {
+                    return;
                 }
+                wait = RETRY;
+                continue;
+            }
+            ended = follow_one(&client, &own_agent, &id, &events) => ended,
+        };
+        let retry = match ended {
+            Ended::Broke => {
+                wait = RETRY;
+                Some(RETRY)
+            }
+            Ended::Unreachable => {
+                let now = wait;
+                wait = (wait * 2).min(RETRY_MAX);
+                Some(now)
+            }
+            Ended::Refused => None,
+        };
+        // Try again later (or never), or at once for another session.
+        let sleep = async {
+            match retry {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
             }
         };
-        if !switched {
-            return;
+        tokio::select! {
+            changed = identifier.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                wait = RETRY;
+            }
+            () = sleep => {}
         }
     }
 }
 
-/// Follows session `id` until its stream ends or breaks.
-async fn follow_one(client: &SessionClient, own_agent: &str, id: &str, events: &EventSender) {
+/// Follows session `id` until its stream ends or breaks, or says why it
+/// cannot.
+async fn follow_one(
+    client: &SessionClient,
+    own_agent: &str,
+    id: &str,
+    events: &EventSender,
+) -> Ended {
+    use crate::client::ClientError;
     let mut stream = match client.events(Some(id)).await {
-        Ok(s) => Box::pin(s),
+        Ok(s) => s,
+        Err(e @ (ClientError::Unreachable { .. } | ClientError::Timeout(_))) => {
+            tracing::debug!("no event stream for {id:?} yet: {e}");
+            return Ended::Unreachable;
+        }
         Err(e) => {
             tracing::debug!("no event stream for {id:?}: {e}");
             events.follow(FollowNews::Unavailable(e.to_string()));
-            return;
+            return Ended::Refused;
         }
     };
     events.follow(FollowNews::Subscribed {
@@ -148,13 +198,14 @@ async fn follow_one(client: &SessionClient, own_agent: &str, id: &str, events: &
             Ok(PoolEvent::Lagged(lag)) => events.follow(FollowNews::Missed(lag.missed)),
             Err(e) => {
                 events.follow(FollowNews::Unavailable(e.to_string()));
-                return;
+                return Ended::Broke;
             }
         }
     }
     events.follow(FollowNews::Unavailable(
         "the pool closed its event stream".into(),
     ));
+    Ended::Broke
 }
 
 /// The data root's listing for the radar, if it answers promptly.
