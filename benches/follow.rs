@@ -15,7 +15,9 @@
 //! Run with `cargo bench --bench follow`.
 #![allow(clippy::unwrap_used)] // benchmark set-up unwraps: a failure there stops the run with its location
 
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Instant;
 
 use futures::StreamExt;
 use sessionpad::client::{ApiVersion, SessionClient, Target};
@@ -23,23 +25,10 @@ use sessionpad::events::PoolEvent;
 use sessionpad::ledger::{self, LedgerOptions};
 use sessionpad::pool::{LocalPool, PoolOptions};
 
+use common::{ms, percentile};
+
 const RUNS: usize = 300;
 const FIRST_LINE_RUNS: usize = 20;
-
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)] // an index in 0..len, rounded from a fraction of len - 1
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let idx = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[idx]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();

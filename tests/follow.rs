@@ -46,26 +46,25 @@ async fn the_event_stream_needs_the_pool_s_token() {
     assert!(none.headers().get("x-ms-error-code").is_some());
     let body: Value = none.json().await.unwrap();
     assert!(body["error"]["message"].is_string(), "{body}");
-    let wrong = raw
-        .http
-        .get(&url)
-        .bearer_auth("not-the-token")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(wrong.status(), 401);
+    let get = |path: &str, token: &str| {
+        raw.http
+            .get(format!("{}{path}", raw.endpoint))
+            .bearer_auth(token)
+            .send()
+    };
+    assert_eq!(
+        get("/.sessionpad/events", "not-the-token")
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
     // A bad identifier is refused as the API's routes refuse it.
-    let bad = raw
-        .req(reqwest::Method::GET, "/.sessionpad/events?identifier=a")
-        .send()
+    let bad = get("/.sessionpad/events?identifier=a", &raw.token)
         .await
         .unwrap();
     assert_eq!(bad.status(), 400);
-    let ok = raw
-        .req(reqwest::Method::GET, "/.sessionpad/events")
-        .send()
-        .await
-        .unwrap();
+    let ok = get("/.sessionpad/events", &raw.token).await.unwrap();
     assert_eq!(ok.status(), 200);
     assert!(
         ok.headers()["content-type"]
@@ -101,16 +100,14 @@ async fn a_running_cell_s_output_arrives_before_it_ends_and_the_reply_stays_whol
         let (client, id) = (client.clone(), id.clone());
         async move { client.execute(&id, code, common::LIMIT).await }
     });
-    let first = tokio::time::timeout(PATIENCE, async {
-        loop {
-            match events.next().await.unwrap().unwrap() {
-                PoolEvent::Output(chunk) => break chunk,
-                other => panic!("expected the running output first, got {other:?}"),
-            }
-        }
-    })
-    .await
-    .unwrap();
+    let first = tokio::time::timeout(PATIENCE, events.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let PoolEvent::Output(first) = first else {
+        panic!("expected the running output first, got {first:?}");
+    };
     assert_eq!(first.identifier, id);
     assert_eq!(first.stream, StreamName::Stdout);
     assert_eq!(first.text, "first line\n");

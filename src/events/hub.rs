@@ -28,6 +28,7 @@ impl std::fmt::Debug for Hub {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hub")
             .field("subscribers", &self.tx.receiver_count())
+            .field("closed", &self.closed.is_cancelled())
             .finish()
     }
 }

@@ -4,13 +4,11 @@ use std::time::Instant;
 
 use pretty_assertions::assert_eq;
 
-use super::super::tests::test_app;
+use super::super::tests::{exec, run, test_app};
 use super::*;
-use crate::client::{Execution, ExecutionStatus};
 use crate::events::StreamName as LiveStream;
 use crate::ledger::Entry;
 use crate::session::SessionEvent;
-use crate::tui::action::Action;
 
 fn entry(code: &str, stdout: &str) -> Entry {
     Entry {
@@ -104,20 +102,8 @@ fn the_person_takes_over_with_a_cell_of_their_own() {
     let now = Instant::now();
     app.set_following(true);
     app.handle_event(followed("x = 1", ""), now);
-    for c in "x + 1".chars() {
-        app.update(
-            Action::Edit(ratatui_textarea::Input {
-                key: ratatui_textarea::Key::Char(c),
-                ..Default::default()
-            }),
-            now,
-        );
-    }
-    let effects = app.update(Action::RunCell, now);
-    assert!(
-        matches!(effects.as_slice(), [Effect::Execute { code, .. }] if code == "x + 1"),
-        "{effects:?}"
-    );
+    // `run` checks that the cell is sent to the worker (the same session).
+    run(&mut app, "x + 1", now);
     assert_eq!(app.notebook.cells.len(), 2);
     assert!(
         !app.follow.clients.contains_key(&1),
@@ -129,11 +115,7 @@ fn the_person_takes_over_with_a_cell_of_their_own() {
 fn a_running_cell_shows_its_output_as_printed_and_the_reply_settles_it() {
     let mut app = test_app();
     let now = Instant::now();
-    app.update(Action::Paste("long()".into()), now);
-    let run = match app.update(Action::RunCell, now).as_slice() {
-        [Effect::Execute { run, .. }] => *run,
-        other => panic!("{other:?}"),
-    };
+    let run = run(&mut app, "long()", now);
     app.handle_event(SessionEvent::ExecutionStarted(run), now);
     app.handle_event(chunk("first\n", "sessionpad/0.1.0 (pid 1)"), now);
     app.handle_event(chunk("second\n", "sessionpad/0.1.0 (pid 1)"), now);
@@ -148,19 +130,10 @@ fn a_running_cell_shows_its_output_as_printed_and_the_reply_settles_it() {
     // Not following: another client's running output is not shown.
     app.handle_event(chunk("theirs\n", "agent/1"), now);
     assert_eq!(app.notebook.cells.len(), 1);
-    let exec = Execution {
-        id: Some("e".into()),
-        status: ExecutionStatus::Succeeded,
-        stdout: "first\nsecond\nthird\n".into(),
-        stderr: String::new(),
-        result: None,
-        images: vec![],
-        duration: std::time::Duration::from_millis(5),
-    };
     app.handle_event(
         SessionEvent::ExecutionFinished {
             run,
-            outcome: Ok(exec),
+            outcome: Ok(exec("first\nsecond\nthird\n", None)),
             exit_code: None,
             images: vec![],
         },

@@ -35,7 +35,7 @@ fn type_text(app: &mut App, text: &str, now: Instant) {
     }
 }
 
-fn run(app: &mut App, code: &str, now: Instant) -> RunId {
+pub(crate) fn run(app: &mut App, code: &str, now: Instant) -> RunId {
     type_text(app, code, now);
     match app.update(Action::RunCell, now).as_slice() {
         [
@@ -52,7 +52,7 @@ fn run(app: &mut App, code: &str, now: Instant) -> RunId {
     }
 }
 
-fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution {
+pub(crate) fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution {
     Execution {
         id: None,
         status: ExecutionStatus::Succeeded,
