@@ -14,6 +14,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod dirs;
+pub mod events;
 pub mod ledger;
 pub mod localname;
 pub mod mcp;

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async move {
         match cli.command {
             Some(command) => cli::run(command, cli.target).await,
-            None => run_tui(cli.target).await,
+            None => run_tui(cli.target, cli.follow).await,
         }
     });
     // What this process recorded of its own calls is written before it ends.
@@ -31,11 +31,18 @@ fn main() -> ExitCode {
     code
 }
 
-async fn run_tui(target: cli::TargetOpt) -> ExitCode {
+async fn run_tui(mut target: cli::TargetOpt, follow: Option<String>) -> ExitCode {
     let result = async {
+        if let Some(id) = &follow {
+            sessionpad::pool::server::validate_identifier(id)
+                .map_err(|e| anyhow::anyhow!("--follow {id:?}: {}", e.message))?;
+            target.identifier = Some(id.clone());
+        }
         let mut s = target.settings()?;
         s.learn_container_type().await;
-        tui::run(s.tui_options(&target)).await
+        let mut opts = s.tui_options(&target);
+        opts.follow = follow.is_some();
+        tui::run(opts).await
     }
     .await;
     match result {

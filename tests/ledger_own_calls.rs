@@ -66,7 +66,7 @@ async fn a_clients_own_calls_are_recorded_with_outputs_hashes_and_its_user_agent
         "{entries:#?}"
     );
     for e in &entries {
-        assert_eq!(e.client.as_deref(), Some(recording::user_agent()));
+        assert_eq!(e.client.as_deref(), Some(sessionpad::client::user_agent()));
         assert_eq!(e.pool, c.endpoint().trim_end_matches('/'));
     }
     let code = &entries[0];

@@ -32,8 +32,13 @@ pub struct LogOpt {
     pub tail: Option<u64>,
     /// List the recorded sessions instead (pool, identifier, client, cells,
     /// calls, first and last activity), most recently active first.
-    #[arg(long, conflicts_with_all = ["id", "since", "tail"])]
+    #[arg(long, conflicts_with_all = ["id", "since", "tail", "follow"])]
     pub sessions: bool,
+    /// After the recorded calls, keep printing each call as the running local
+    /// pool (a serve or the background pool, or --endpoint) records it, until
+    /// the pool ends or Ctrl+C.
+    #[arg(long, short = 'f')]
+    pub follow: bool,
 }
 
 /// Reads `--since`: an RFC 3339 time, or a duration before now
@@ -54,16 +59,21 @@ pub fn parse_since(s: &str) -> Result<DateTime<Utc>, String> {
 }
 
 /// Runs `sessionpad log`. Exit 0 with the calls printed (nothing recorded is
-/// said on standard error, still exit 0).
+/// said on standard error, still exit 0); with `--follow`, see
+/// [`follow::run`].
 ///
 /// # Errors
 ///
 /// An identifier that breaks the rules, a ledger that cannot be read
-/// (damaged, newer schema), standard output closed.
-pub fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
+/// (damaged, newer schema), standard output closed; with `--follow`, no pool
+/// to follow.
+pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let identifier = opt.id.clone().or_else(|| target.identifier.clone());
     if let Some(id) = &identifier {
         crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
+    }
+    if opt.follow {
+        return follow::run(opt, target, identifier).await;
     }
     let path = ledger::default_path();
     let Some(conn) = ledger::schema::open_existing(&path)? else {
@@ -268,6 +278,9 @@ pub fn render(e: &Entry, in_group: bool) -> String {
     }
     s
 }
+
+#[path = "log_follow.rs"]
+pub mod follow;
 
 #[cfg(test)]
 mod tests {

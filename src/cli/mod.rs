@@ -36,6 +36,11 @@ pub struct Cli {
     /// Options choosing the session pool.
     #[command(flatten)]
     pub target: TargetOpt,
+    /// Open the notebook on session ID and follow it: the cells other clients
+    /// (an agent) run there appear as they finish; type a cell to take over
+    /// (it runs in the same session). `f` in the sessions pane stops.
+    #[arg(long, value_name = "ID")]
+    pub follow: Option<String>,
 }
 
 /// Subcommands.
@@ -202,7 +207,7 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Serve(opt) => serve::run(opt, &target).await.map(|()| ExitCode::SUCCESS),
         Command::Mcp => mcp::run(&target).await.map(|()| ExitCode::SUCCESS),
         Command::Export(opt) => notebook::export(&opt, &target),
-        Command::Log(opt) => log::run(&opt, &target),
+        Command::Log(opt) => log::run(&opt, &target).await,
         Command::Replay(opt) => replay::run(&opt, &target).await,
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {

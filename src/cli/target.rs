@@ -449,6 +449,7 @@ impl Settings {
             pool_name,
             pool_limits: self.pool_limits,
             ledger: self.ledger,
+            follow: false,
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod api;
 pub mod auth;
 pub mod container_type;
 pub mod error;
+mod events;
 pub(crate) mod executions;
 mod files;
 pub mod model;
@@ -28,6 +29,22 @@ pub use model::{
 };
 pub use shell::{ShellCommand, ShellExecution, ShellRequest};
 use url::Url;
+
+/// The `User-Agent` every request of this process sends:
+/// `sessionpad/<version> (pid <n>)`. A pool that records its clients (the
+/// flight recorder) names sessionpad's calls by it, and a notebook following a
+/// session tells its own calls from other clients' by it (the pid makes it
+/// this process's).
+pub fn user_agent() -> &'static str {
+    static AGENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    AGENT.get_or_init(|| {
+        format!(
+            "sessionpad/{} (pid {})",
+            env!("CARGO_PKG_VERSION"),
+            std::process::id()
+        )
+    })
+}
 
 /// Where and how to reach a session pool.
 #[derive(Debug, Clone)]
@@ -80,7 +97,7 @@ impl SessionClient {
         }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            .user_agent(recording::user_agent())
+            .user_agent(user_agent())
             .build()
             .map_err(|e| invalid(e.to_string()))?;
         let auth = auth::TokenSource::new(&match target.token {

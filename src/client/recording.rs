@@ -14,7 +14,8 @@
 //! blocks a call; [`flush`] waits for it before the process ends.
 //!
 //! Every request of a [`super::SessionClient`] carries the `User-Agent`
-//! [`user_agent`] (`sessionpad/<version>`), which is also the recorded client.
+//! [`super::user_agent`] (`sessionpad/<version> (pid N)`), which is also the
+//! recorded client.
 //! Never a token: a [`Call`] has no field for one.
 
 use std::sync::OnceLock;
@@ -43,12 +44,6 @@ pub fn install(options: Option<LedgerOptions>) {
             recorder: OnceLock::new(),
         });
     }
-}
-
-/// The `User-Agent` every request of a [`super::SessionClient`] carries, and
-/// the client its own recorded calls name: `sessionpad/<version>`.
-pub fn user_agent() -> &'static str {
-    concat!("sessionpad/", env!("CARGO_PKG_VERSION"))
 }
 
 /// Waits until every call this process recorded is written (nothing when
@@ -111,7 +106,7 @@ impl CallRecording {
         Call {
             pool: self.pool.clone(),
             identifier: identifier.to_string(),
-            client: Some(user_agent().to_string()),
+            client: Some(super::user_agent().to_string()),
             at,
             duration,
             kind,

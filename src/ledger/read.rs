@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{CallKind, RecordedFile, RecordedImage};
 
@@ -23,8 +23,9 @@ pub struct Query {
 
 /// One recorded call as `log --json` prints it: exactly what was recorded.
 /// Fields without a value (a file call's code, an execution's file) are left
-/// out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// out (and read back as absent: the event stream carries entries too,
+/// [`crate::events::RecordedCall`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
     /// The record's number in the ledger (increasing in recording order).
     pub seq: i64,
@@ -66,7 +67,7 @@ pub struct Entry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<serde_json::Value>,
     /// The images displayed, in order (bytes stay in the ledger).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<RecordedImage>,
     /// The file an upload, download or delete touched.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -5,6 +5,11 @@
 //! ([`Recorder::dropped`]), and the log says so. The thread writes what it
 //! finds queued in one transaction, and prunes ([`super::retention`]) when it
 //! starts and every [`PRUNE_EVERY`] records.
+//!
+//! Once a batch is committed, the thread publishes each of its calls, with
+//! its ledger `seq`, to the recorder's [`Hub`] (the pool's event stream,
+//! [`crate::events`]): whatever records through a `Recorder` is followed live
+//! without more code.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +20,7 @@ use rusqlite::{Connection, params};
 
 use super::retention::{self, Limits};
 use super::{Call, LedgerError};
+use crate::events::{Hub, PoolEvent};
 
 /// Calls queued for the writer at most; more are dropped (and counted).
 pub const QUEUE: usize = 4096;
@@ -41,6 +47,7 @@ pub struct Recorder {
     tx: SyncSender<Job>,
     dropped: Arc<AtomicU64>,
     path: Arc<PathBuf>,
+    hub: Hub,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -61,12 +68,24 @@ impl Recorder {
     /// The ledger cannot be opened ([`LedgerError`]); the thread cannot be
     /// started ([`LedgerError::Folder`] naming the file, with the OS error).
     pub fn start(path: &Path, limits: Limits) -> Result<Self, LedgerError> {
+        Self::start_publishing(path, limits, Hub::new())
+    }
+
+    /// Starts a recorder like [`Recorder::start`] that publishes each call it
+    /// writes to `hub` (a pool's own hub, which its kernels also publish
+    /// running cells' output to).
+    ///
+    /// # Errors
+    ///
+    /// As [`Recorder::start`].
+    pub fn start_publishing(path: &Path, limits: Limits, hub: Hub) -> Result<Self, LedgerError> {
         let conn = super::schema::open(path)?;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
         let owned = path.to_path_buf();
+        let publish = hub.clone();
         std::thread::Builder::new()
             .name("ledger-writer".into())
-            .spawn(move || run(&conn, &rx, &owned, limits))
+            .spawn(move || run(&conn, &rx, &owned, limits, &publish))
             .map_err(|source| LedgerError::Folder {
                 path: path.to_path_buf(),
                 source,
@@ -75,7 +94,14 @@ impl Recorder {
             tx,
             dropped: Arc::default(),
             path: Arc::new(path.to_path_buf()),
+            hub,
         })
+    }
+
+    /// The hub each recorded call is published to once written (serve it with
+    /// [`crate::pool::events::routes`]).
+    pub fn hub(&self) -> &Hub {
+        &self.hub
     }
 
     /// The database file.
@@ -118,7 +144,7 @@ impl Recorder {
 }
 
 /// The writer thread: batches, writes, prunes.
-fn run(conn: &Connection, rx: &Receiver<Job>, path: &Path, limits: Limits) {
+fn run(conn: &Connection, rx: &Receiver<Job>, path: &Path, limits: Limits, hub: &Hub) {
     prune(conn, path, limits);
     let mut since_prune = 0_u64;
     while let Ok(first) = rx.recv() {
@@ -137,12 +163,13 @@ fn run(conn: &Connection, rx: &Receiver<Job>, path: &Path, limits: Limits) {
             };
         }
         if !calls.is_empty() {
-            if let Err(e) = insert_all(conn, &calls) {
-                tracing::error!(
+            match insert_batch(conn, &calls) {
+                Ok(seqs) => publish(hub, &calls, &seqs),
+                Err(e) => tracing::error!(
                     "ledger {}: {} call(s) not recorded: {e}",
                     path.display(),
                     calls.len()
-                );
+                ),
             }
             since_prune += calls.len() as u64;
             if since_prune >= PRUNE_EVERY {
@@ -170,11 +197,30 @@ fn prune(conn: &Connection, path: &Path, limits: Limits) {
 ///
 /// SQLite's error; nothing of the batch is written then.
 pub fn insert_all(conn: &Connection, calls: &[Box<Call>]) -> rusqlite::Result<()> {
+    insert_batch(conn, calls).map(drop)
+}
+
+/// Writes `calls` in one transaction; returns their row ids (`seq`s).
+fn insert_batch(conn: &Connection, calls: &[Box<Call>]) -> rusqlite::Result<Vec<i64>> {
     let tx = conn.unchecked_transaction()?;
+    let mut seqs = Vec::with_capacity(calls.len());
     for call in calls {
-        insert(&tx, call)?;
+        seqs.push(insert(&tx, call)?);
     }
-    tx.commit()
+    tx.commit()?;
+    Ok(seqs)
+}
+
+/// Publishes written `calls` (rows `seqs`) to `hub`, when anyone listens.
+fn publish(hub: &Hub, calls: &[Box<Call>], seqs: &[i64]) {
+    for (call, &seq) in calls.iter().zip(seqs) {
+        if !hub.has_subscribers() {
+            return;
+        }
+        hub.publish(PoolEvent::Call(Box::new(crate::events::recorded_call(
+            call, seq,
+        ))));
+    }
 }
 
 /// Writes one call (and its images, each stored once by hash) in the

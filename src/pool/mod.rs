@@ -5,6 +5,7 @@
 
 pub mod activity;
 pub mod data_fs;
+pub mod events;
 mod files;
 pub mod housekeeping;
 pub mod image;
@@ -164,6 +165,7 @@ pub struct LocalPool {
     reaper: tokio::task::JoinHandle<()>,
     activity: Arc<activity::Activity>,
     ledger: Option<crate::ledger::Recorder>,
+    hub: crate::events::Hub,
 }
 
 impl std::fmt::Debug for LocalPool {
@@ -214,8 +216,14 @@ impl LocalPool {
         ) {
             return Err(PoolError::ContainerType(opts.container_type));
         }
+        // One hub for the event stream: recorded calls and running cells' output.
+        let hub = crate::events::Hub::new();
         let ledger = match &opts.ledger {
-            Some(l) => Some(crate::ledger::Recorder::start(&l.path, l.limits)?),
+            Some(l) => Some(crate::ledger::Recorder::start_publishing(
+                &l.path,
+                l.limits,
+                hub.clone(),
+            )?),
             None => None,
         };
         let env = image::ensure(&opts.cache_dir, opts.python.as_deref(), progress).await?;
@@ -273,7 +281,7 @@ impl LocalPool {
         registry.refill();
         let reaper = tokio::spawn(reap_idle_sessions(Arc::downgrade(&registry)));
         let activity = Arc::new(activity::Activity::default());
-        let app = server::router(registry.clone(), &opts, ledger.clone()).layer(
+        let app = server::router(registry.clone(), &opts, ledger.clone(), hub.clone()).layer(
             axum::middleware::from_fn_with_state(activity.clone(), activity::track),
         );
         let (stop, stopped) = oneshot::channel::<()>();
@@ -300,6 +308,7 @@ impl LocalPool {
             reaper,
             activity,
             ledger,
+            hub,
         })
     }
 
@@ -340,6 +349,12 @@ impl LocalPool {
         self.ledger.as_ref()
     }
 
+    /// The hub of this pool's event stream ([`crate::events`]): recorded calls
+    /// (when it records) and running cells' output.
+    pub fn hub(&self) -> &crate::events::Hub {
+        &self.hub
+    }
+
     /// The bearer token clients must send, or `None` without authentication.
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
@@ -360,6 +375,8 @@ impl LocalPool {
     /// Stops accepting requests, waits for the server task, ends every kernel
     /// and waits until the ledger holds every call recorded.
     pub async fn shutdown(mut self) {
+        // Open event streams end, so the graceful end does not wait for them.
+        self.hub.close();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -377,6 +394,7 @@ impl LocalPool {
 
 impl Drop for LocalPool {
     fn drop(&mut self) {
+        self.hub.close();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

@@ -57,6 +57,9 @@ pub(crate) struct Pool {
     /// Where calls are recorded (the flight recorder's ledger); `None` records
     /// nothing (`serve --no-ledger`, `[ledger] enabled = false`).
     pub(crate) ledger: Option<crate::ledger::Recorder>,
+    /// The event stream's hub: running cells' output is published to it
+    /// ([`super::events::LiveOutput`]).
+    pub(crate) hub: crate::events::Hub,
 }
 
 impl Pool {
@@ -89,11 +92,14 @@ pub const MCP_ROUTE: &str = "/mcp";
 /// The router of the local pool: every route of `aca-api.md` behind bearer-token
 /// authentication (`opts.token`, none when `None`), the MCP server at
 /// [`MCP_ROUTE`] behind the API key (`opts.mcp_key`, none when `None`), and
-/// recording of executions and file calls into `ledger` when there is one.
+/// recording of executions and file calls into `ledger` when there is one,
+/// and the event stream of `hub` ([`super::events::routes`], behind the
+/// bearer token too).
 pub fn router(
     registry: Arc<SessionRegistry>,
     opts: &PoolOptions,
     ledger: Option<crate::ledger::Recorder>,
+    hub: crate::events::Hub,
 ) -> Router {
     let pool = Pool {
         registry,
@@ -103,6 +109,7 @@ pub fn router(
         metadata: Arc::default(),
         container_type: opts.container_type,
         ledger,
+        hub: hub.clone(),
     };
     let tools =
         crate::mcp::SessionTools::new(Arc::new(super::mcp_host::PoolHost::new(pool.clone())));
@@ -121,6 +128,7 @@ pub fn router(
         .route("/executions/{id}", get(get_execution))
         .merge(super::files::routes())
         .merge(super::manage::routes())
+        .merge(super::events::routes(hub))
         .layer(middleware::from_fn_with_state(
             opts.token.clone().map(Arc::new),
             auth,
@@ -444,7 +452,10 @@ async fn execute_a(
     let session = pool.session(&identifier)?;
     let id = uuid::Uuid::new_v4().to_string();
     let recording = Recording::start(pool.ledger.as_ref(), &headers, &identifier);
-    let exec = pool.registry.execute(&session, &id, &code, timeout).await;
+    let live = super::events::LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
+    let exec = live
+        .scope(pool.registry.execute(&session, &id, &code, timeout))
+        .await;
     if let Some(r) = &recording {
         r.code(req.code.as_deref().unwrap_or_default(), &exec);
     }
@@ -506,9 +517,10 @@ async fn execute_b(
     let (status, body) = if asynchronous {
         pool.registry.submitted(&session, &id);
         let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
+        let live = super::events::LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
         tokio::spawn(async move {
-            let exec = limits
-                .scope(registry.execute(&session, &id2, &code, timeout))
+            let exec = live
+                .scope(limits.scope(registry.execute(&session, &id2, &code, timeout)))
                 .await;
             if let Some(r) = &recording {
                 r.code(&sent, &exec);
@@ -528,8 +540,9 @@ async fn execute_b(
             family_b_response(&running, &identifier, "Asynchronous", AnswerForm::default()),
         )
     } else {
-        let exec = limits
-            .scope(pool.registry.execute(&session, &id, &code, timeout))
+        let live = super::events::LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
+        let exec = live
+            .scope(limits.scope(pool.registry.execute(&session, &id, &code, timeout)))
             .await;
         if let Some(r) = &recording {
             r.code(&sent, &exec);

@@ -12,8 +12,10 @@ use tokio::sync::mpsc;
 
 use super::failure::Failure;
 use super::files::FileEvent;
+use super::follow::{FollowNews, Followed};
 use super::sessions::SessionsEvent;
 use crate::client::Execution;
+use crate::events::OutputChunk;
 use crate::pool::Isolation;
 
 /// Identifies one requested execution, so that a reply can be matched to the cell
@@ -63,6 +65,19 @@ pub enum SessionEvent {
     Files(FileEvent),
     /// News of the pool's sessions (listing, details, ending, pool metadata).
     Sessions(SessionsEvent),
+    /// Another client's call in the session, as the pool recorded it
+    /// (following, [`super::follow`]).
+    Followed(Box<Followed>),
+    /// A running cell printed (a local pool's event stream): `own` when the
+    /// cell is this notebook's.
+    LiveOutput {
+        /// The cell is this notebook's (its `User-Agent` is this process's).
+        own: bool,
+        /// The output.
+        chunk: OutputChunk,
+    },
+    /// News of the subscription to the pool's event stream.
+    Follow(FollowNews),
 }
 
 /// The sending half the worker uses, with one method per kind of news.
@@ -133,6 +148,21 @@ impl EventSender {
     /// Reports news of the pool's sessions.
     pub fn sessions(&self, event: SessionsEvent) {
         self.send(SessionEvent::Sessions(event));
+    }
+
+    /// Reports another client's call in the session.
+    pub fn followed(&self, followed: Followed) {
+        self.send(SessionEvent::Followed(Box::new(followed)));
+    }
+
+    /// Reports a running cell's output (`own`: this notebook's cell).
+    pub fn live_output(&self, own: bool, chunk: OutputChunk) {
+        self.send(SessionEvent::LiveOutput { own, chunk });
+    }
+
+    /// Reports news of the event stream's subscription.
+    pub fn follow(&self, news: FollowNews) {
+        self.send(SessionEvent::Follow(news));
     }
 
     /// Reports that `run` is now executing.

@@ -10,6 +10,7 @@
 pub mod event;
 pub mod failure;
 pub mod files;
+pub mod follow;
 mod head;
 mod queue;
 pub mod radar;
@@ -20,5 +21,6 @@ pub mod worker;
 pub use event::{DecodedImage, EventSender, RunId, SessionEvent};
 pub use failure::{Failure, FailureKind};
 pub use files::{FileCommand, FileEvent, FileHead, HeadRequest};
+pub use follow::{FollowNews, Followed};
 pub use sessions::{SessionsCommand, SessionsEvent};
 pub use worker::{Cell, Connection, SessionWorker, WorkerConfig};

@@ -360,6 +360,16 @@ async fn run(
             sessions::spawn(c.clone(), side.sessions, events.clone()),
         ]
     });
+    // The session's event stream on a local pool: other clients' cells
+    // (following) and running cells' output.
+    let follow_task = client.as_ref().ok().and_then(|c| {
+        super::follow::spawn(
+            c.clone(),
+            crate::client::user_agent().to_string(),
+            identifier.clone(),
+            events.clone(),
+        )
+    });
     let mut queue = Queue::default();
     let mut lists_promptly = true;
     loop {
@@ -443,7 +453,7 @@ async fn run(
         }
     }
     drop(client);
-    for task in side_tasks.into_iter().flatten() {
+    for task in side_tasks.into_iter().flatten().chain(follow_task) {
         task.abort();
     }
     if keep_pool {

@@ -18,7 +18,7 @@ use super::ui::image::ImageKey;
 use super::ui::{Views, editor};
 use crate::client::ApiVersion;
 use crate::notebook::store::Saver;
-use crate::notebook::{Cell, CellStatus, Notebook, Output};
+use crate::notebook::{Cell, CellStatus, Notebook};
 use crate::session::{DecodedImage, Failure, RunId, SessionEvent};
 
 /// How long a first Ctrl+C waits for the second.
@@ -146,6 +146,8 @@ pub struct App {
     pub sessions: super::sessions::SessionsUi,
     /// The pools to switch to and the chooser (`pools.rs`).
     pub pools: super::pools::PoolsUi,
+    /// Following the session: other clients' cells (`app_follow.rs`).
+    pub follow: FollowUi,
 }
 
 fn new_editor(lines: Vec<String>) -> TextArea<'static> {
@@ -198,6 +200,7 @@ impl App {
             files: super::files::FilesUi::new(config_can_manage),
             sessions,
             pools: super::pools::PoolsUi::default(),
+            follow: FollowUi::default(),
         }
     }
 
@@ -521,6 +524,9 @@ impl App {
             SessionEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
             SessionEvent::Files(event) => return self.files_event(event),
             SessionEvent::Sessions(event) => return self.sessions_event(event, now),
+            SessionEvent::Followed(followed) => return self.followed(*followed),
+            SessionEvent::LiveOutput { own, chunk } => self.live_output(own, chunk),
+            SessionEvent::Follow(news) => return self.follow_news(news),
         }
         Vec::new()
     }
@@ -571,21 +577,7 @@ impl App {
             }
             Err(failure) => cell.fail(&failure.message),
         }
-        let image_outputs = cell
-            .outputs
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| matches!(o, Output::DisplayData { .. }))
-            .map(|(n, _)| n);
-        for (output, decoded) in image_outputs.zip(images) {
-            self.views.images.insert(
-                ImageKey {
-                    cell: index,
-                    output,
-                },
-                decoded,
-            );
-        }
+        self.show_images(index, images);
         self.views.outputs.invalidate(index);
         if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {
             saver.cell_finished(index, cell.clone());
@@ -604,12 +596,15 @@ fn clean_paste(text: &str) -> String {
 mod cells;
 #[path = "app_focus.rs"]
 mod focus;
+#[path = "app_follow.rs"]
+mod follow;
 #[path = "app_modal.rs"]
 mod modal;
 #[path = "app_session.rs"]
 mod session;
 
 pub use self::focus::{Focus, Overlay, SidePane};
+pub use self::follow::FollowUi;
 pub use self::modal::{Modal, NotebookPrompt};
 
 #[cfg(test)]

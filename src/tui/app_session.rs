@@ -16,6 +16,7 @@ impl App {
     pub(crate) fn begin_session(&mut self, identifier: &str) -> Vec<crate::tui::action::Effect> {
         self.config.identifier = identifier.to_string();
         self.notebook = Notebook::default();
+        self.follow.new_session();
         self.boundaries.clear();
         self.loaded_cells = 0;
         self.views = Views::default();

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::client::{Execution, ExecutionStatus};
+use crate::notebook::Output;
 
 pub(crate) fn test_app() -> App {
     App::new(
@@ -34,7 +35,7 @@ fn type_text(app: &mut App, text: &str, now: Instant) {
     }
 }
 
-fn run(app: &mut App, code: &str, now: Instant) -> RunId {
+pub(crate) fn run(app: &mut App, code: &str, now: Instant) -> RunId {
     type_text(app, code, now);
     match app.update(Action::RunCell, now).as_slice() {
         [
@@ -51,7 +52,7 @@ fn run(app: &mut App, code: &str, now: Instant) -> RunId {
     }
 }
 
-fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution {
+pub(crate) fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution {
     Execution {
         id: None,
         status: ExecutionStatus::Succeeded,

@@ -118,6 +118,9 @@ pub async fn start(
         ui::editor::replace_text(&mut app.editor, &draft);
     }
     app.notice = carry.notice;
+    if opts.follow {
+        app.set_following(true);
+    }
     let (sender, events) = AppEventSender::channel();
     app.views.images.connect(sender.clone());
     let worker = SessionWorker::spawn_with(

@@ -61,6 +61,9 @@ pub struct TuiOptions {
     pub pool_limits: crate::pool::limits::Limits,
     /// Where the embedded local pool records its calls (the config's `[ledger]`).
     pub ledger: Option<crate::ledger::LedgerOptions>,
+    /// Start following the session (`sessionpad --follow ID`): other
+    /// clients' cells in it appear as they finish.
+    pub follow: bool,
 }
 
 impl TuiOptions {

@@ -197,6 +197,9 @@ fn json_longer_than(value: &serde_json::Value, limit: usize) -> bool {
 /// [`MAX_IMAGE_BYTES`], [`MAX_RESULT_BYTES`], [`OutputLimits`]).
 #[derive(Default)]
 pub(super) struct Run {
+    /// Where each piece of stdout and stderr is published as it arrives (the
+    /// event stream's running output), when an execution route set it.
+    live: Option<crate::pool::events::LiveOutput>,
     stdout: Stream,
     stderr: Stream,
     /// The value's JSON-typed form (the start-up script's), when it has one
@@ -216,6 +219,7 @@ impl Run {
     /// An empty run whose streams keep what `limits` allow.
     pub(super) fn new(limits: OutputLimits) -> Self {
         Self {
+            live: crate::pool::events::LiveOutput::current(),
             stdout: Stream::new(limits.stream_chars),
             stderr: Stream::new(limits.stream_chars),
             ..Self::default()
@@ -226,6 +230,7 @@ impl Run {
     /// answered.
     pub(super) fn discarding() -> Self {
         Self {
+            live: None,
             image_bytes: MAX_IMAGE_BYTES,
             ..Self::new(OutputLimits {
                 stream_chars: Some(0),
@@ -237,10 +242,19 @@ impl Run {
     /// Takes one IOPub message; returns true when the kernel went idle.
     pub(super) fn take(&mut self, content: JupyterMessageContent) -> bool {
         match content {
-            JupyterMessageContent::StreamContent(s) => match s.name {
-                StreamName::Stdout => self.stdout.push(&s.text),
-                StreamName::Stderr => self.stderr.push(&s.text),
-            },
+            JupyterMessageContent::StreamContent(s) => {
+                let name = match s.name {
+                    StreamName::Stdout => crate::events::StreamName::Stdout,
+                    StreamName::Stderr => crate::events::StreamName::Stderr,
+                };
+                if let Some(live) = &self.live {
+                    live.publish(name, &s.text);
+                }
+                match s.name {
+                    StreamName::Stdout => self.stdout.push(&s.text),
+                    StreamName::Stderr => self.stderr.push(&s.text),
+                }
+            }
             JupyterMessageContent::ExecuteResult(r) => self.take_result(&r.data.content),
             JupyterMessageContent::DisplayData(d) => self.take_images(&d.data.content),
             JupyterMessageContent::UpdateDisplayData(d) => self.take_images(&d.data.content),

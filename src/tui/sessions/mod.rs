@@ -51,6 +51,9 @@ pub enum SessionsAction {
     New,
     /// Attach to an identifier typed (an agent's session).
     Attach,
+    /// Follow the selected session (switching to it): the cells other clients
+    /// run there appear as they finish; on the followed session, stop.
+    Follow,
     /// End the selected session, after a yes.
     End,
     /// List the pool's sessions again.
@@ -337,6 +340,20 @@ impl App {
             SessionsAction::Switch => {
                 if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
                     return self.switch_session(&id);
+                }
+            }
+            SessionsAction::Follow => {
+                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
+                    if id == self.config.identifier {
+                        let on = !self.follow.following;
+                        self.set_following(on);
+                        return Vec::new();
+                    }
+                    let effects = self.switch_session(&id);
+                    if self.config.identifier == id {
+                        self.set_following(true);
+                    }
+                    return effects;
                 }
             }
             SessionsAction::End => {

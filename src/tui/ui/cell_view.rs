@@ -50,6 +50,9 @@ pub struct RunClock {
     pub running: Option<(usize, Instant)>,
     /// The execution limit of a cell, when known.
     pub limit: Option<Duration>,
+    /// The pool answers an execution only when it ends (a service pool): the
+    /// running cell says its output arrives then.
+    pub output_at_end: bool,
 }
 
 /// Spinner frames, one per 100 ms of elapsed time.
@@ -200,6 +203,9 @@ pub fn running_line(cell: usize, clock: &RunClock, theme: &Theme) -> Line<'stati
         text.push_str(" (limit ");
         text.push_str(&super::format_duration(limit));
         text.push(')');
+    }
+    if clock.output_at_end {
+        text.push_str(" · output arrives when the cell ends");
     }
     Line::styled(text, theme.warning)
 }
@@ -368,6 +374,7 @@ mod tests {
             images: &mut images,
             texts: &mut texts,
             clock: RunClock {
+                output_at_end: false,
                 now,
                 running: Some((0, now.checked_sub(Duration::from_millis(1234)).unwrap())),
                 limit: Some(Duration::from_secs(220)),
@@ -544,5 +551,21 @@ mod tests {
                 ""
             ]
         );
+    }
+
+    #[test]
+    fn a_service_pool_s_running_cell_says_when_its_output_comes() {
+        let theme = Theme::dark();
+        let mut clock = RunClock {
+            now: Instant::now(),
+            running: None,
+            limit: None,
+            output_at_end: true,
+        };
+        let line = running_line(0, &clock, &theme).to_string();
+        assert!(line.contains("output arrives when the cell ends"), "{line}");
+        clock.output_at_end = false;
+        let line = running_line(0, &clock, &theme).to_string();
+        assert!(!line.contains("output arrives"), "{line}");
     }
 }

@@ -93,6 +93,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         editor: editor_area,
     };
     let running = app.running();
+    let output_at_end = app.output_arrives_at_end();
     let App {
         theme,
         views,
@@ -114,9 +115,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
                 now,
                 running,
                 limit: app.execution_limit,
+                output_at_end,
             },
             pager_key: &pager_key,
         };
+        views.outputs.set_marks(app.follow.marks());
         views.outputs.set_boundaries(boundary_texts(
             &app.boundaries,
             app.sessions.endpoint.is_none(),

@@ -59,6 +59,9 @@ pub struct OutputsView {
     /// Session boundaries, drawn after the cell before them: (cells before
     /// the boundary, what it says).
     boundaries: Vec<(usize, String)>,
+    /// Marks drawn above cells (the client that ran a followed cell): (cell,
+    /// text), by cell.
+    marks: Vec<(usize, String)>,
 }
 
 impl std::fmt::Debug for OutputsView {
@@ -100,6 +103,19 @@ impl OutputsView {
             .chain(&self.boundaries)
             .filter_map(|(after, _)| after.checked_sub(1))
             .collect();
+        for cell in touched {
+            self.invalidate(cell);
+        }
+    }
+
+    /// Sets the marks to draw above cells (cell, text); the cells whose mark
+    /// changed are built again.
+    pub fn set_marks(&mut self, marks: Vec<(usize, String)>) {
+        if marks == self.marks {
+            return;
+        }
+        let old = std::mem::replace(&mut self.marks, marks);
+        let touched: Vec<usize> = old.iter().chain(&self.marks).map(|(c, _)| *c).collect();
         for cell in touched {
             self.invalidate(cell);
         }
@@ -218,6 +234,13 @@ impl OutputsView {
         for (index, (cell, slot)) in cells.iter().zip(self.layouts.iter_mut()).enumerate() {
             if slot.as_ref().is_none_or(|l| l.width != width || !l.settled) {
                 let (mut rows, settled) = cell_rows(cell, index, width, ctx);
+                if let Some((_, text)) = self.marks.iter().find(|(c, _)| *c == index) {
+                    let line = Line::styled(format!("▸ {text}"), ctx.theme.muted);
+                    let mut marked: Vec<Row> =
+                        wrap(line, width).into_iter().map(Row::Text).collect();
+                    marked.append(&mut rows);
+                    rows = marked;
+                }
                 if let Some((_, text)) = self.boundaries.iter().find(|(a, _)| *a == index + 1) {
                     let line = Line::styled(format!("── {text} ──"), ctx.theme.warning);
                     rows.extend(wrap(line, width).into_iter().map(Row::Text));
@@ -440,6 +463,7 @@ mod tests {
             images: &mut images,
             texts: &mut texts,
             clock: RunClock {
+                output_at_end: false,
                 now: Instant::now(),
                 running: None,
                 limit: None,

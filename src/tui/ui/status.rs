@@ -118,10 +118,7 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     };
     // (rank, span): the lowest rank gives way first.
     let mut parts: Vec<(u8, Span<'static>)> = vec![
-        (
-            2,
-            Span::styled(app.config.identifier.clone(), theme.status_accent),
-        ),
+        (2, Span::styled(identifier_text(app), theme.status_accent)),
         (
             0,
             Span::styled(app.config.api_version.as_str(), theme.status),
@@ -174,6 +171,20 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
         let floor = area.x.saturating_add(kept).min(area.right());
         let x = area.right().saturating_sub(width).max(floor);
         buf.set_span(x, area.y, &span, area.right() - x);
+    }
+}
+
+/// The session identifier, and whether the notebook follows it: `(following)`
+/// once the pool's event stream is open, `(follow: connecting)` before.
+fn identifier_text(app: &App) -> String {
+    let id = &app.config.identifier;
+    if !app.follow.following {
+        return id.clone();
+    }
+    if app.follow.subscribed.as_deref() == Some(id.as_str()) {
+        format!("{id} (following)")
+    } else {
+        format!("{id} (follow: connecting)")
     }
 }
 

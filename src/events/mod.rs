@@ -1,0 +1,201 @@
+//! The local pool's event stream (issues 13 and 14): a sessionpad-only
+//! server-sent-events route, **outside the Azure data-plane API**, on which a
+//! pool that records calls pushes each call as it is recorded, and the output
+//! of running cells as the kernel prints it.
+//!
+//! # Wire (sessionpad only; no Azure api-version defines it)
+//!
+//! `GET /.sessionpad/events[?identifier=ID]` ([`ROUTE`]), behind the same
+//! bearer token as the pool's other routes (`Authorization: Bearer <token>`,
+//! 401 in Azure's error shape without it, `aca-api.md` §2 and §6.1). Without
+//! `identifier` every session's events come; with it only that session's.
+//! The answer is `text/event-stream`: each event has an `event:` name and one
+//! JSON object as `data:`:
+//!
+//! - `call` ([`RecordedCall`]): a data-plane call just written to the ledger:
+//!   exactly the object `sessionpad log --json` prints for it (its ledger
+//!   `seq`, time, client `User-Agent`, kind, code or command, status or exit
+//!   code, stdout, stderr, result, images by SHA-256, file name, size and
+//!   hash), plus `image_data`, the images' bytes in base64 in the same order.
+//!   No token and no header other than the `User-Agent` is ever in it (a
+//!   [`crate::ledger::Call`] has no field for one).
+//! - `output` ([`OutputChunk`]): a piece of a running cell's stdout or stderr,
+//!   as the kernel sent it (an IOPub `stream` message). A local-pool feature:
+//!   the service answers an execution only when it ends, and the REST reply
+//!   of the execution stays exactly the service's.
+//! - `lagged` ([`Lagged`]): this subscriber fell behind by more than
+//!   [`hub::CAPACITY`] events and missed `missed` of them (the pool never
+//!   waits for a slow subscriber); `sessionpad log` reads them back from the
+//!   ledger.
+//!
+//! A comment line (`: keep-alive`) comes every 15 s so that an idle stream is
+//! seen to be alive.
+//!
+//! # Who publishes
+//!
+//! A [`Hub`] is fed by the recording path: every [`crate::ledger::Recorder`]
+//! publishes each call it writes to its hub ([`crate::ledger::Recorder::hub`]),
+//! after the call is in the ledger (so a follower that subscribes, then reads
+//! the ledger, misses nothing and sees nothing twice: it skips `seq`s it has
+//! read). Anything that records through a `Recorder` (the local pool, a
+//! recording proxy) publishes without further code; it serves the route with
+//! [`crate::pool::events::routes`].
+
+pub mod hub;
+
+use serde::{Deserialize, Serialize};
+
+pub use self::hub::Hub;
+use crate::ledger::Entry;
+
+/// The path of the event stream, below the pool's endpoint. It starts with
+/// `/.sessionpad/`, a path the service never uses, so it cannot shadow an
+/// Azure route.
+pub const ROUTE: &str = "/.sessionpad/events";
+
+/// SSE event name of a [`RecordedCall`].
+pub const CALL_EVENT: &str = "call";
+/// SSE event name of an [`OutputChunk`].
+pub const OUTPUT_EVENT: &str = "output";
+/// SSE event name of a [`Lagged`] notice.
+pub const LAGGED_EVENT: &str = "lagged";
+
+/// A recorded call as the event stream carries it: the ledger's [`Entry`]
+/// (what `sessionpad log --json` prints) and the images' bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedCall {
+    /// The call as recorded, with its ledger `seq`.
+    #[serde(flatten)]
+    pub entry: Entry,
+    /// The bytes of `entry.images`, base64 (standard alphabet, padded), in the
+    /// same order; empty when the call displayed no image.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_data: Vec<String>,
+}
+
+/// Which output stream a chunk was printed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamName {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// A piece of a running cell's output (local pool only, see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputChunk {
+    /// The session identifier the cell runs in.
+    pub identifier: String,
+    /// The execution's id (the one its reply will carry).
+    pub execution_id: String,
+    /// The `User-Agent` of the client that asked for the execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The stream printed on.
+    pub stream: StreamName,
+    /// The text as the kernel sent it (raw: a reader sanitises it before
+    /// showing it).
+    pub text: String,
+}
+
+/// A subscriber fell behind and missed events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lagged {
+    /// How many events it missed.
+    pub missed: u64,
+}
+
+/// One event of the stream, as a reader gets it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PoolEvent {
+    /// A call was recorded.
+    Call(Box<RecordedCall>),
+    /// A running cell printed.
+    Output(OutputChunk),
+    /// The reader missed events.
+    Lagged(Lagged),
+}
+
+impl PoolEvent {
+    /// The session the event is about (`None` for [`PoolEvent::Lagged`]).
+    pub fn identifier(&self) -> Option<&str> {
+        match self {
+            Self::Call(c) => Some(&c.entry.identifier),
+            Self::Output(o) => Some(&o.identifier),
+            Self::Lagged(_) => None,
+        }
+    }
+
+    /// The SSE event name and JSON data of this event.
+    ///
+    /// # Errors
+    ///
+    /// `serde_json`'s error (never for these types in practice).
+    pub fn to_wire(&self) -> serde_json::Result<(&'static str, String)> {
+        Ok(match self {
+            Self::Call(c) => (CALL_EVENT, serde_json::to_string(c)?),
+            Self::Output(o) => (OUTPUT_EVENT, serde_json::to_string(o)?),
+            Self::Lagged(l) => (LAGGED_EVENT, serde_json::to_string(l)?),
+        })
+    }
+
+    /// Reads an event back from its SSE name and data; `Ok(None)` for an event
+    /// name this build does not know (a newer pool's), which a reader skips.
+    ///
+    /// # Errors
+    ///
+    /// The data is not the JSON object its name promises.
+    pub fn from_wire(name: &str, data: &str) -> serde_json::Result<Option<Self>> {
+        Ok(Some(match name {
+            CALL_EVENT => Self::Call(Box::new(serde_json::from_str(data)?)),
+            OUTPUT_EVENT => Self::Output(serde_json::from_str(data)?),
+            LAGGED_EVENT => Self::Lagged(serde_json::from_str(data)?),
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// The [`Entry`] a call written to the ledger as row `seq` reads back as (what
+/// `log --json` prints for it), and its images' bytes in base64.
+pub fn recorded_call(call: &crate::ledger::Call, seq: i64) -> RecordedCall {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let out = call.output.as_ref();
+    let entry = Entry {
+        seq,
+        // The ledger keeps milliseconds.
+        at: chrono::DateTime::from_timestamp_millis(call.at.timestamp_millis()).unwrap_or(call.at),
+        duration_ms: i64::try_from(call.duration.as_micros()).unwrap_or(i64::MAX) as f64 / 1000.0,
+        pool: call.pool.clone(),
+        identifier: call.identifier.clone(),
+        client: call.client.clone(),
+        kind: call.kind,
+        execution_id: call.execution_id.clone(),
+        code: call.code.clone(),
+        stdin: call.stdin.clone(),
+        status: out.map(|o| o.status.clone()),
+        exit_code: out.and_then(|o| o.exit_code),
+        stdout: out.map(|o| o.stdout.clone()),
+        stderr: out.map(|o| o.stderr.clone()),
+        result: out.and_then(|o| o.result.clone()),
+        images: call
+            .images
+            .iter()
+            .map(|i| crate::ledger::RecordedImage {
+                format: i.format.clone(),
+                sha256: crate::ledger::sha256_hex(&i.data),
+                size: i.data.len() as u64,
+            })
+            .collect(),
+        file: call.file.clone(),
+    };
+    RecordedCall {
+        entry,
+        image_data: call.images.iter().map(|i| engine.encode(&i.data)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

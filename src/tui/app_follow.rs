@@ -1,0 +1,250 @@
+//! Following a session (issue 13) and running cells' output (issue 14): a
+//! part of [`App`]'s reducer kept apart from `app.rs`.
+//!
+//! While the notebook follows its session ([`FollowUi::following`]: started by
+//! `sessionpad --follow ID` or `f` in the sessions pane, stopped by `f`
+//! again), each call another client makes in the session (an agent through
+//! the local pool) becomes a settled cell of the notebook as it finishes,
+//! marked with the client's `User-Agent` (shortened, sanitised), with its
+//! outputs and images, and the files it created or changed marked by the
+//! artifact radar (the listing after its previous call against the one after
+//! it); a file call is said on the status line. The person can
+//! take over at any time: the cells they type run in the same session, in the
+//! same kernel.
+//!
+//! Running cells' output from a local pool's event stream goes into the
+//! running cell as it is printed: the notebook's own cell, and, while
+//! following, a placeholder for the agent's cell that the recorded call fills
+//! in when it ends. The reply to an execution stays what settles a cell: its
+//! outputs replace what was streamed. On a service pool nothing streams, and
+//! the running cell says so ([`App::output_arrives_at_end`]).
+
+use std::collections::HashMap;
+
+use super::App;
+use crate::events::{OutputChunk, StreamName as LiveStream};
+use crate::ledger::CallKind;
+use crate::notebook::{CellStatus, Output, StreamName};
+use crate::session::{FollowNews, Followed};
+use crate::tui::action::Effect;
+use crate::tui::ui::image::ImageKey;
+
+/// The notebook's following state.
+#[derive(Debug, Default)]
+pub struct FollowUi {
+    /// Other clients' cells in the session are shown as they finish.
+    pub following: bool,
+    /// The session whose event stream is open (`None` before it opens, or
+    /// when the pool has none: a service pool).
+    pub subscribed: Option<String>,
+    /// The cells other clients ran: cell index → the client, shortened and
+    /// sanitised.
+    pub clients: HashMap<usize, String>,
+    /// Cells showing another client's running output: execution id → cell.
+    live_cells: HashMap<String, usize>,
+}
+
+impl FollowUi {
+    /// Forgets the cells of the notebook left (the notebook switched
+    /// sessions); following goes on in the new session.
+    pub fn new_session(&mut self) {
+        self.clients.clear();
+        self.live_cells.clear();
+    }
+
+    /// The marks the outputs pane draws above other clients' cells: (cell,
+    /// text), by cell.
+    pub fn marks(&self) -> Vec<(usize, String)> {
+        let mut marks: Vec<(usize, String)> = self
+            .clients
+            .iter()
+            .map(|(cell, client)| (*cell, format!("ran by {client}")))
+            .collect();
+        marks.sort();
+        marks
+    }
+}
+
+impl App {
+    /// Starts following the session cells run in (`sessionpad --follow`, `f`
+    /// in the sessions pane), or stops.
+    pub fn set_following(&mut self, on: bool) {
+        self.follow.following = on;
+        self.dirty = true;
+        self.notice = Some(if on {
+            "following: type a cell to take over".to_string()
+        } else {
+            format!("stopped following {}", self.config.identifier)
+        });
+    }
+
+    /// True when the pool cannot stream a running cell's output (a service
+    /// pool: it answers an execution only when it ends), so the running cell
+    /// should say so.
+    pub fn output_arrives_at_end(&self) -> bool {
+        self.config.pool_label != "local" && self.isolation.is_none()
+    }
+
+    /// News of the event stream's subscription.
+    pub(super) fn follow_news(&mut self, news: FollowNews) -> Vec<Effect> {
+        match news {
+            // Another client's cell changed the session's files: the radar
+            // marks them (and previews the first new image or table).
+            FollowNews::Radar { before, after } if self.follow.following => {
+                return self.files_event(crate::session::FileEvent::CellListing { before, after });
+            }
+            FollowNews::Radar { .. } => {}
+            FollowNews::Subscribed { identifier } => self.follow.subscribed = Some(identifier),
+            FollowNews::Unavailable(reason) => {
+                self.follow.subscribed = None;
+                if self.follow.following {
+                    self.notice = Some(format!("not following: {reason}"));
+                }
+            }
+            FollowNews::Missed(n) => {
+                if self.follow.following {
+                    self.notice = Some(format!(
+                        "missed {n} event(s) of the session (sessionpad log has every call)"
+                    ));
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// Another client's call in the session: a settled cell while following.
+    pub(super) fn followed(&mut self, followed: Followed) -> Vec<Effect> {
+        let Followed {
+            entry,
+            execution,
+            images,
+        } = followed;
+        if !self.follow.following || entry.identifier != self.config.identifier {
+            return Vec::new();
+        }
+        let client = super::super::ui::sanitize::plain(&crate::session::follow::short_agent(
+            entry.client.as_deref(),
+        ));
+        let Some(exec) = execution else {
+            // A file call: said, and the files pane lists again.
+            if let Some(file) = &entry.file {
+                let verb = match entry.kind {
+                    CallKind::Upload => "uploaded",
+                    CallKind::Download => "downloaded",
+                    _ => "deleted",
+                };
+                self.notice = Some(format!(
+                    "{client} {verb} {}",
+                    super::super::ui::sanitize::plain(&file.name)
+                ));
+            }
+            return Vec::new();
+        };
+        let placeholder = exec
+            .id
+            .as_ref()
+            .and_then(|id| self.follow.live_cells.remove(id));
+        let index = match placeholder {
+            Some(index) => index,
+            None => self.notebook.push(String::new()),
+        };
+        if let Some(cell) = self.notebook.cell_mut(index) {
+            cell.source = entry.code.clone().unwrap_or_default();
+            cell.stdin.clone_from(&entry.stdin);
+            cell.finish(&exec, entry.exit_code);
+        }
+        self.follow.clients.insert(index, client);
+        self.show_images(index, images);
+        self.views.outputs.invalidate(index);
+        if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {
+            saver.cell_finished(index, cell.clone());
+        }
+        Vec::new()
+    }
+
+    /// Puts a settled cell's decoded images in the image store, in the order
+    /// of its image outputs.
+    pub(super) fn show_images(&mut self, index: usize, images: Vec<crate::session::DecodedImage>) {
+        let Some(cell) = self.notebook.cells.get(index) else {
+            return;
+        };
+        let image_outputs = cell
+            .outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| matches!(o, Output::DisplayData { .. }))
+            .map(|(n, _)| n);
+        for (output, decoded) in image_outputs.zip(images) {
+            self.views.images.insert(
+                ImageKey {
+                    cell: index,
+                    output,
+                },
+                decoded,
+            );
+        }
+    }
+
+    /// A running cell printed: into this notebook's running cell (`own`), or
+    /// while following into the placeholder of another client's running cell.
+    pub(super) fn live_output(&mut self, own: bool, chunk: OutputChunk) {
+        if chunk.identifier != self.config.identifier {
+            return;
+        }
+        let index = if own {
+            let Some((index, _)) = self.running() else {
+                return;
+            };
+            index
+        } else {
+            if !self.follow.following {
+                return;
+            }
+            match self.follow.live_cells.get(&chunk.execution_id) {
+                Some(&index) => index,
+                None => {
+                    let index = self.notebook.push(String::new());
+                    if let Some(cell) = self.notebook.cell_mut(index) {
+                        cell.status = CellStatus::Running;
+                    }
+                    let client = crate::session::follow::short_agent(chunk.client.as_deref());
+                    self.follow.clients.insert(
+                        index,
+                        super::super::ui::sanitize::plain(&format!(
+                            "{client} (its code shows when it ends)"
+                        )),
+                    );
+                    self.follow
+                        .live_cells
+                        .insert(chunk.execution_id.clone(), index);
+                    index
+                }
+            }
+        };
+        let name = match chunk.stream {
+            LiveStream::Stdout => StreamName::Stdout,
+            LiveStream::Stderr => StreamName::Stderr,
+        };
+        let Some(cell) = self.notebook.cell_mut(index) else {
+            return;
+        };
+        if !cell.status.is_pending() {
+            // The reply came first: it holds everything.
+            return;
+        }
+        match cell.outputs.last_mut() {
+            Some(Output::Stream { name: last, text }) if *last == name => {
+                text.push_str(&chunk.text);
+            }
+            _ => cell.outputs.push(Output::Stream {
+                name,
+                text: chunk.text,
+            }),
+        }
+        self.views.outputs.invalidate(index);
+    }
+}
+
+#[cfg(test)]
+#[path = "app_follow_tests.rs"]
+mod tests;

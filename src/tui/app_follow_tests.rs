@@ -1,0 +1,181 @@
+//! State tests of following (`app_follow.rs`): no terminal, no network.
+
+use std::time::Instant;
+
+use pretty_assertions::assert_eq;
+
+use super::super::tests::{exec, run, test_app};
+use super::*;
+use crate::events::StreamName as LiveStream;
+use crate::ledger::Entry;
+use crate::session::SessionEvent;
+
+fn entry(code: &str, stdout: &str) -> Entry {
+    Entry {
+        seq: 1,
+        at: chrono::Utc::now(),
+        duration_ms: 4.0,
+        pool: "local".into(),
+        identifier: "sessionpad-test0001".into(),
+        client: Some("langchain-azure-dynamic-sessions/1.0.4 (Language=\u{1b}[31mPython)".into()),
+        kind: CallKind::Code,
+        execution_id: Some("exec-1".into()),
+        code: Some(code.into()),
+        stdin: None,
+        status: Some("Succeeded".into()),
+        exit_code: None,
+        stdout: Some(stdout.into()),
+        stderr: None,
+        result: None,
+        images: vec![],
+        file: None,
+    }
+}
+
+fn followed(code: &str, stdout: &str) -> SessionEvent {
+    let call = crate::events::RecordedCall {
+        entry: entry(code, stdout),
+        image_data: vec![],
+    };
+    let execution = crate::session::follow::execution_of(&call);
+    SessionEvent::Followed(Box::new(Followed {
+        entry: call.entry,
+        execution,
+        images: vec![],
+    }))
+}
+
+fn chunk(text: &str, client: &str) -> SessionEvent {
+    SessionEvent::LiveOutput {
+        own: client.starts_with("sessionpad/"),
+        chunk: OutputChunk {
+            identifier: "sessionpad-test0001".into(),
+            execution_id: "exec-1".into(),
+            client: Some(client.into()),
+            stream: LiveStream::Stdout,
+            text: text.into(),
+        },
+    }
+}
+
+#[test]
+fn another_client_s_cell_shows_only_while_following_marked_with_its_client() {
+    let mut app = test_app();
+    let now = Instant::now();
+    app.handle_event(followed("x = 1", ""), now);
+    assert!(app.notebook.cells.is_empty(), "not following: not shown");
+    app.set_following(true);
+    app.handle_event(followed("print('hi')", "hi\n"), now);
+    assert_eq!(app.notebook.cells.len(), 1);
+    let cell = &app.notebook.cells[0];
+    assert_eq!(cell.source, "print('hi')");
+    assert_eq!(cell.status, CellStatus::Succeeded);
+    assert_eq!(
+        cell.outputs,
+        vec![Output::Stream {
+            name: StreamName::Stdout,
+            text: "hi\n".into()
+        }]
+    );
+    assert_eq!(
+        app.follow.marks(),
+        vec![(
+            0,
+            "ran by langchain-azure-dynamic-sessions/1.0.4".to_string()
+        )]
+    );
+    // Another session's call is not this notebook's.
+    let mut other = followed("y = 2", "");
+    if let SessionEvent::Followed(f) = &mut other {
+        f.entry.identifier = "someone-else".into();
+    }
+    app.handle_event(other, now);
+    assert_eq!(app.notebook.cells.len(), 1);
+    app.set_following(false);
+    app.handle_event(followed("z = 3", ""), now);
+    assert_eq!(app.notebook.cells.len(), 1);
+}
+
+#[test]
+fn the_person_takes_over_with_a_cell_of_their_own() {
+    let mut app = test_app();
+    let now = Instant::now();
+    app.set_following(true);
+    app.handle_event(followed("x = 1", ""), now);
+    // `run` checks that the cell is sent to the worker (the same session).
+    run(&mut app, "x + 1", now);
+    assert_eq!(app.notebook.cells.len(), 2);
+    assert!(
+        !app.follow.clients.contains_key(&1),
+        "the person's own cell"
+    );
+}
+
+#[test]
+fn a_running_cell_shows_its_output_as_printed_and_the_reply_settles_it() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let run = run(&mut app, "long()", now);
+    app.handle_event(SessionEvent::ExecutionStarted(run), now);
+    app.handle_event(chunk("first\n", "sessionpad/0.1.0 (pid 1)"), now);
+    app.handle_event(chunk("second\n", "sessionpad/0.1.0 (pid 1)"), now);
+    assert_eq!(
+        app.notebook.cells[0].outputs,
+        vec![Output::Stream {
+            name: StreamName::Stdout,
+            text: "first\nsecond\n".into()
+        }]
+    );
+    assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
+    // Not following: another client's running output is not shown.
+    app.handle_event(chunk("theirs\n", "agent/1"), now);
+    assert_eq!(app.notebook.cells.len(), 1);
+    app.handle_event(
+        SessionEvent::ExecutionFinished {
+            run,
+            outcome: Ok(exec("first\nsecond\nthird\n", None)),
+            exit_code: None,
+            images: vec![],
+        },
+        now,
+    );
+    assert_eq!(
+        app.notebook.cells[0].outputs,
+        vec![Output::Stream {
+            name: StreamName::Stdout,
+            text: "first\nsecond\nthird\n".into()
+        }],
+        "the reply's outputs, not the streamed ones twice"
+    );
+}
+
+#[test]
+fn an_agent_s_running_cell_is_a_placeholder_the_recorded_call_fills_in() {
+    let mut app = test_app();
+    let now = Instant::now();
+    app.set_following(true);
+    app.handle_event(chunk("agent says\n", "agent/1"), now);
+    assert_eq!(app.notebook.cells.len(), 1);
+    assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
+    assert!(
+        app.follow.marks()[0]
+            .1
+            .contains("its code shows when it ends")
+    );
+    app.handle_event(followed("print('agent says')", "agent says\n"), now);
+    assert_eq!(app.notebook.cells.len(), 1, "the same cell");
+    assert_eq!(app.notebook.cells[0].source, "print('agent says')");
+    assert_eq!(app.notebook.cells[0].status, CellStatus::Succeeded);
+    assert!(!app.follow.marks()[0].1.contains("its code shows"));
+}
+
+#[test]
+fn a_service_pool_s_running_cell_says_its_output_comes_at_the_end() {
+    let app = test_app();
+    assert!(!app.output_arrives_at_end(), "the local pool streams");
+    let mut remote = test_app();
+    remote.config.pool_label = "eastus.dynamicsessions.io".into();
+    assert!(remote.output_arrives_at_end());
+    remote.isolation = Some(crate::pool::Isolation::unsandboxed("test"));
+    assert!(!remote.output_arrives_at_end(), "a serve says it is local");
+}
