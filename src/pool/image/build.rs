@@ -5,7 +5,7 @@ use std::path::Path;
 
 use tokio::process::Command;
 
-use super::process::run_streaming;
+use super::process::{pip_install, run_streaming};
 use super::uv::COMPILED_MARKER;
 use super::{ImageError, REQUIREMENTS_FILE, venv_python, write_atomically};
 
@@ -84,21 +84,8 @@ async fn build_with_pip(
 
     progress("installing packages with pip (first run only, about half a minute)…");
     let python = venv_python(dir);
-    let mut pip = Command::new(&python);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--no-input",
-        "--progress-bar",
-        "off",
-        "-r",
-    ])
-    .arg(req_file)
-    // A user-wide `--user` default makes pip refuse to install into a venv.
-    .env("PIP_USER", "0")
-    .env("PYTHONUNBUFFERED", "1");
+    let mut pip = pip_install(&python);
+    pip.arg("-r").arg(req_file);
     let (status, tail) = run_streaming(pip, &python, progress).await?;
     if !status.success() {
         return Err(ImageError::Pip {

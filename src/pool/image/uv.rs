@@ -23,7 +23,7 @@ use std::process::Stdio;
 
 use tokio::process::Command;
 
-use super::process::{last_line, run_quiet, run_streaming};
+use super::process::{last_line, pip_install, run_quiet, run_streaming};
 use super::{ImageError, READY_MARKER, venv_python, write_atomically};
 
 /// The uv sessionpad installs: versions whose `uv venv` / `uv pip install`
@@ -111,29 +111,15 @@ async fn pip_install_uv(
     dir: &Path,
     progress: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<(), String> {
-    let mut pip = Command::new(base);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--no-input",
-        "--progress-bar",
-        "off",
-        "--no-deps",
-        "--only-binary",
-        ":all:",
-        "--target",
-    ])
-    .arg(dir)
-    .arg(UV_REQUIREMENT)
-    // `--target` installs outside any environment: a user-wide `--user` or
-    // require-virtualenv default would refuse it. Old pips ignore unknown
-    // variables, where they would fail on an unknown flag.
-    .env("PIP_USER", "0")
-    .env("PIP_REQUIRE_VIRTUALENV", "0")
-    .env("PIP_ROOT_USER_ACTION", "ignore")
-    .env("PYTHONUNBUFFERED", "1");
+    let mut pip = pip_install(base);
+    pip.args(["--no-deps", "--only-binary", ":all:", "--target"])
+        .arg(dir)
+        .arg(UV_REQUIREMENT)
+        // `--target` installs outside any environment: a require-virtualenv
+        // default would refuse it. Old pips ignore unknown variables, where they
+        // would fail on an unknown flag.
+        .env("PIP_REQUIRE_VIRTUALENV", "0")
+        .env("PIP_ROOT_USER_ACTION", "ignore");
     let (status, tail) = run_streaming(pip, base, progress)
         .await
         .map_err(|e| e.to_string())?;
