@@ -113,7 +113,7 @@ impl PoolOptions {
 
 /// A random bearer token: 32 hex characters from the OS random source.
 pub fn random_token() -> String {
-    use rand::Rng;
+    use rand::RngExt;
     let bytes: [u8; 16] = rand::rng().random();
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -183,7 +183,7 @@ impl SessionRegistry {
             enforcer: Arc::new(enforcer),
             mounts: StdMutex::new(std::collections::HashSet::new()),
             // Pools start at a random uid so that two pools rarely share one.
-            next_uid: std::sync::atomic::AtomicU32::new(rand::Rng::random_range(
+            next_uid: std::sync::atomic::AtomicU32::new(rand::RngExt::random_range(
                 &mut rand::rng(),
                 0..SESSION_UIDS,
             )),

@@ -83,6 +83,23 @@ pub enum ImageError {
         /// The last lines of pip's output.
         tail: String,
     },
+    /// A step of the build with uv failed (uv's own message is in `tail`).
+    #[error(
+        "{step} in {dir} with uv failed ({status}); last lines of uv output:\n{tail}\n\
+         Check that PyPI is reachable (or set UV_INDEX_URL or PIP_INDEX_URL, \
+         HTTPS_PROXY) and start again, or pass --python PATH to an interpreter that \
+         has ipykernel"
+    )]
+    Uv {
+        /// What was being done, e.g. "installing the packages".
+        step: &'static str,
+        /// The environment folder.
+        dir: PathBuf,
+        /// How uv ended.
+        status: String,
+        /// The last lines of uv's output.
+        tail: String,
+    },
     /// The interpreter given with `--python` cannot import ipykernel.
     #[error(
         "{python} cannot import ipykernel ({detail}); install it with \

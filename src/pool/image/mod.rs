@@ -17,12 +17,21 @@
 //! Reusing a ready environment starts no process: the base interpreter's version
 //! string is remembered in `<cache>/python/base-<hash of its path>.txt` together
 //! with a fingerprint of the interpreter file (resolved path, size, modification
-//! time), and Python is only asked again when that fingerprint changes.
+//! time), and Python is only asked again when that fingerprint changes. (Once per
+//! environment not yet marked compiled, a background bytecode compile starts:
+//! [`uv`] module doc.)
+//!
+//! Which base interpreter builds it is chosen, and remembered, the same way
+//! whatever `PATH` says (`base` module doc); a build is done with uv when it can
+//! be had, else with pip, saying so (`build`, `uv`).
 
+mod base;
+mod build;
 mod error;
 mod process;
+mod uv;
 
-use self::process::{last_line, ok_stdout, parse_package_list, run_quiet, run_streaming};
+use self::process::{last_line, ok_stdout, parse_package_list, run_quiet};
 
 use std::future::Future;
 use std::io;
@@ -30,7 +39,6 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use sha2::{Digest, Sha256};
-use tokio::process::Command;
 
 /// The packages of the environment sessionpad builds, embedded at compile time.
 pub const REQUIREMENTS: &str = include_str!("../../../assets/python/requirements.txt");
@@ -49,7 +57,7 @@ pub const MIN_PYTHON: (u32, u32) = (3, 11);
 /// How many lines of a failed command's output an error shows.
 const TAIL_LINES: usize = 20;
 
-/// Name of the requirements file written into an environment folder for pip.
+/// Name of the requirements file kept in a built environment folder.
 const REQUIREMENTS_FILE: &str = "sessionpad-requirements.txt";
 
 /// A Python interpreter that can run `python -m ipykernel_launcher`.
@@ -94,21 +102,52 @@ pub async fn ensure(
     }
     let cache_dir = std::path::absolute(cache_dir).map_err(ImageError::io(cache_dir))?;
     let python_dir = cache_dir.join("python");
-    let base = find_base_python()?;
+    let base = base::choose(
+        &python_dir,
+        std::env::var_os(BASE_PYTHON_VAR).as_deref(),
+        std::env::var_os("PATH").as_deref(),
+    )?;
     let req_hash = sha256_hex(REQUIREMENTS.as_bytes());
 
-    if let Some(env) = lookup_ready(&python_dir, &base, REQUIREMENTS, &req_hash) {
+    if let Some(env) = lookup_ready(&python_dir, &base.path, REQUIREMENTS, &req_hash) {
         tracing::debug!(python = %env.python.display(), "reusing Python environment");
+        base.remember(&python_dir);
+        compile_in_background(&env);
         return Ok(env);
     }
 
-    let version = base_version(&base).await?;
-    remember_base_version(&python_dir, &base, &version);
+    let version = base::version(&base.path).await?;
+    remember_base_version(&python_dir, &base.path, &version);
     let key = env_key(REQUIREMENTS, &version);
-    ensure_env(&python_dir, &key, &req_hash, progress, |dir| async move {
-        build_venv(&base, &dir, REQUIREMENTS, progress).await
+    let note = base.build_note(&version);
+    let base_path = &base.path;
+    let env = ensure_env(&python_dir, &key, &req_hash, progress, |dir| async move {
+        progress(&note);
+        build::build(base_path, &dir, REQUIREMENTS, progress).await
     })
-    .await
+    .await?;
+    base.remember(&python_dir);
+    compile_in_background(&env);
+    Ok(env)
+}
+
+/// Starts the background bytecode compile of a built environment that is not
+/// marked compiled yet (`uv` module doc).
+fn compile_in_background(env: &PythonEnv) {
+    if let Some(root) = &env.root {
+        uv::spawn_compile(root);
+    }
+}
+
+/// Checks a `--python` interpreter: it must import ipykernel.
+async fn check_explicit(given: &Path) -> Result<PythonEnv, ImageError> {
+    let python = base::resolve_command(given, std::env::var_os("PATH").as_deref())?;
+    let out = run_quiet(&python, &["-c", "import ipykernel"]).await?;
+    if !out.status.success() {
+        let detail = last_line(&out.stderr).unwrap_or_else(|| out.status.to_string());
+        return Err(ImageError::MissingIpykernel { python, detail });
+    }
+    Ok(PythonEnv { python, root: None })
 }
 
 impl PythonEnv {
@@ -281,116 +320,6 @@ fn ready_env(dir: &Path) -> PythonEnv {
 }
 
 // ---------------------------------------------------------------------------------
-// Interpreters: the explicit one, the base one, PATH lookup.
-
-async fn check_explicit(given: &Path) -> Result<PythonEnv, ImageError> {
-    let python = resolve_command(given)?;
-    let out = run_quiet(&python, &["-c", "import ipykernel"]).await?;
-    if !out.status.success() {
-        let detail = last_line(&out.stderr).unwrap_or_else(|| out.status.to_string());
-        return Err(ImageError::MissingIpykernel { python, detail });
-    }
-    Ok(PythonEnv { python, root: None })
-}
-
-/// A bare command name (`python3`) is looked up on `PATH`; anything with a folder
-/// part is made absolute (without resolving links), so kernels started in another
-/// working directory still find it.
-fn resolve_command(given: &Path) -> Result<PathBuf, ImageError> {
-    let bare =
-        given.components().count() == 1 && given.parent().is_some_and(|p| p.as_os_str().is_empty());
-    if bare {
-        find_on_path(given.as_os_str()).ok_or_else(|| ImageError::Spawn {
-            program: given.to_path_buf(),
-            source: io::Error::new(io::ErrorKind::NotFound, "not found on PATH"),
-        })
-    } else {
-        std::path::absolute(given).map_err(ImageError::io(given))
-    }
-}
-
-/// The base interpreter: `$SESSIONPAD_BASE_PYTHON` if set, else `python3` on `PATH`,
-/// else `python`. Only looks at files; starts nothing.
-fn find_base_python() -> Result<PathBuf, ImageError> {
-    if let Some(var) = std::env::var_os(BASE_PYTHON_VAR).filter(|v| !v.is_empty()) {
-        let given = PathBuf::from(&var);
-        let found = resolve_command(&given).ok().filter(|p| is_executable(p));
-        return found.ok_or_else(|| ImageError::NoPython {
-            looked_for: format!(
-                "{BASE_PYTHON_VAR}={} is not an executable file",
-                given.display()
-            ),
-        });
-    }
-    ["python3", "python"]
-        .iter()
-        .find_map(|name| find_on_path(name.as_ref()))
-        .ok_or_else(|| ImageError::NoPython {
-            looked_for: "neither python3 nor python is on PATH".into(),
-        })
-}
-
-fn find_on_path(name: &std::ffi::OsStr) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).find_map(|dir| {
-        let candidates = if cfg!(windows) {
-            vec![dir.join(name), dir.join(name).with_extension("exe")]
-        } else {
-            vec![dir.join(name)]
-        };
-        candidates.into_iter().find(|c| is_executable(c)).map(|c| {
-            // A relative PATH entry would break once kernels change directory.
-            std::path::absolute(&c).unwrap_or(c)
-        })
-    })
-}
-
-fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.is_file() && meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        meta.is_file()
-    }
-}
-
-/// Asks the base interpreter for its version string (`sys.version` on one line) and
-/// checks it is new enough. The script also runs on Python 2, to say so clearly.
-async fn base_version(base: &Path) -> Result<String, ImageError> {
-    const WHAT: &str = "its version";
-    const SCRIPT: &str = "import sys; sys.stdout.write('%d.%d\\n%s\\n' % \
-        (sys.version_info[0], sys.version_info[1], sys.version.replace(chr(10), ' ')))";
-    let out = run_quiet(base, &["-c", SCRIPT]).await?;
-    let stdout = ok_stdout(base, WHAT, &out)?;
-    let mut lines = stdout.lines();
-    let short = lines.next().unwrap_or_default().trim().to_string();
-    let full = lines.next().unwrap_or_default().trim().to_string();
-    let parsed = short
-        .split_once('.')
-        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
-    let Some(major_minor) = parsed.filter(|_| !full.is_empty()) else {
-        return Err(ImageError::Query {
-            python: base.to_path_buf(),
-            what: WHAT,
-            detail: format!("unexpected output {stdout:?}"),
-        });
-    };
-    if major_minor < MIN_PYTHON {
-        return Err(ImageError::PythonTooOld {
-            python: base.to_path_buf(),
-            version: short,
-        });
-    }
-    Ok(full)
-}
-
-// ---------------------------------------------------------------------------------
 // The fast path: the remembered version of the base interpreter.
 
 /// What identifies the base interpreter's file without running it: its resolved
@@ -542,59 +471,6 @@ async fn lock_exclusive(
         .await
         .map_err(|e| ImageError::io(path)(io::Error::other(e)))?
         .map_err(ImageError::io(path))
-}
-
-/// The real build: `<base> -m venv <dir>`, then pip installs the requirements.
-async fn build_venv(
-    base: &Path,
-    dir: &Path,
-    requirements: &str,
-    progress: &(dyn Fn(&str) + Send + Sync),
-) -> Result<(), ImageError> {
-    progress(&format!(
-        "creating Python environment in {}…",
-        dir.display()
-    ));
-    let mut venv = Command::new(base);
-    venv.arg("-m").arg("venv").arg(dir);
-    let (status, tail) = run_streaming(venv, base, progress).await?;
-    if !status.success() {
-        return Err(ImageError::Venv {
-            python: base.to_path_buf(),
-            dir: dir.to_path_buf(),
-            status: status.to_string(),
-            tail,
-        });
-    }
-
-    let req_file = dir.join(REQUIREMENTS_FILE);
-    std::fs::write(&req_file, requirements).map_err(ImageError::io(&req_file))?;
-    progress("installing packages (first run only, about a minute)…");
-    let python = venv_python(dir);
-    let mut pip = Command::new(&python);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--no-input",
-        "--progress-bar",
-        "off",
-        "-r",
-    ])
-    .arg(&req_file)
-    // A user-wide `--user` default makes pip refuse to install into a venv.
-    .env("PIP_USER", "0")
-    .env("PYTHONUNBUFFERED", "1");
-    let (status, tail) = run_streaming(pip, &python, progress).await?;
-    if !status.success() {
-        return Err(ImageError::Pip {
-            dir: dir.to_path_buf(),
-            status: status.to_string(),
-            tail,
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

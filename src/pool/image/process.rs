@@ -75,6 +75,26 @@ pub(super) async fn read_line<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// `python -m pip install` with what every install here wants: no version
+/// check, no prompt, no progress bars (lines only), unbuffered output, and no
+/// user-wide `--user` default (pip would refuse a venv or `--target` with it).
+/// The caller adds what to install and where.
+pub(super) fn pip_install(python: &Path) -> Command {
+    let mut pip = Command::new(python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--progress-bar",
+        "off",
+    ])
+    .env("PIP_USER", "0")
+    .env("PYTHONUNBUFFERED", "1");
+    pip
+}
+
 /// Runs `python args…` with no input and collects its output.
 pub(super) async fn run_quiet(
     python: &Path,

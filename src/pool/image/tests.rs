@@ -27,7 +27,8 @@ fn env_key_is_stable_and_depends_on_both_inputs() {
 /// thread forking at the wrong moment could make fail with "text file busy".
 #[cfg(unix)]
 fn fake_python(dir: &Path, program: &str) -> PathBuf {
-    let target = find_on_path(program.as_ref()).expect("program on PATH");
+    let target = base::find_on_path(program.as_ref(), std::env::var_os("PATH").as_deref())
+        .expect("program on PATH");
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
     let link = bin.join("python");
@@ -245,4 +246,107 @@ async fn real_environment_has_the_packages() {
     // The fallback for interpreters without pip agrees with pip.
     let via_importlib = env.packages_via_importlib().await.expect("importlib");
     assert_eq!(find(&via_importlib, "numpy"), find(&packages, "numpy"));
+}
+
+/// An executable file standing for an interpreter (never run).
+#[cfg(unix)]
+fn executable(path: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, "#!/bin/sh\n").expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_path_buf()
+}
+
+#[cfg(unix)]
+#[test]
+fn the_remembered_interpreter_wins_over_whatever_path_says() {
+    use base::Chosen;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let python_dir = tmp.path().join("python");
+    let first = executable(&tmp.path().join("first/bin/python3"));
+    let other = executable(&tmp.path().join("other/bin/python3"));
+    let first_path = tmp.path().join("first/bin").into_os_string();
+    let other_path = tmp.path().join("other/bin").into_os_string();
+
+    // Nothing remembered: the first python3 on PATH, and the note says so.
+    let chosen = base::choose(&python_dir, None, Some(&first_path)).expect("found");
+    assert_eq!(chosen.path, first);
+    assert_eq!(chosen.how, Chosen::OnPath { forgot: None });
+    let note = chosen.build_note("3.11.7 (main) [GCC]");
+    assert!(
+        note.contains(&format!("{} (Python 3.11.7)", first.display())),
+        "{note}"
+    );
+    assert!(note.contains("first python3 on PATH"), "{note}");
+    assert!(note.contains(BASE_PYTHON_VAR), "{note}");
+    chosen.remember(&python_dir);
+
+    // Another PATH, or none at all: still the remembered one.
+    for path in [Some(other_path.as_os_str()), None] {
+        let again = base::choose(&python_dir, None, path).expect("remembered");
+        assert_eq!(again.path, first);
+        assert_eq!(again.how, Chosen::Remembered);
+    }
+
+    // The variable wins, and is remembered in turn.
+    let var = other.clone().into_os_string();
+    let chosen = base::choose(&python_dir, Some(&var), Some(&first_path)).expect("var");
+    assert_eq!(
+        (chosen.path.clone(), chosen.how.clone()),
+        (other.clone(), Chosen::Variable)
+    );
+    assert!(chosen.build_note("3.12.1").contains(BASE_PYTHON_VAR));
+    chosen.remember(&python_dir);
+    let again = base::choose(&python_dir, None, Some(&first_path)).expect("remembered");
+    assert_eq!(again.path, other);
+
+    // The remembered one is gone: PATH again, and the note says what happened.
+    std::fs::remove_file(&other).expect("rm");
+    let chosen = base::choose(&python_dir, None, Some(&first_path)).expect("found");
+    assert_eq!(chosen.path, first);
+    assert_eq!(
+        chosen.how,
+        Chosen::OnPath {
+            forgot: Some(other.clone())
+        }
+    );
+    let note = chosen.build_note("3.11.7");
+    assert!(
+        note.starts_with(&format!(
+            "{}, the interpreter sessionpad used before, is gone",
+            other.display()
+        )),
+        "{note}"
+    );
+
+    // Gone and nothing on PATH: a clear error naming both.
+    let err = base::choose(&python_dir, None, Some(&other_path)).expect_err("nothing");
+    let msg = err.to_string();
+    assert!(msg.contains("used before) is gone"), "{msg}");
+    assert!(
+        msg.contains("neither python3 nor python is on PATH"),
+        "{msg}"
+    );
+
+    // A variable naming nothing executable is refused, not silently replaced.
+    let bad = tmp.path().join("nope").into_os_string();
+    let err = base::choose(&python_dir, Some(&bad), Some(&first_path)).expect_err("bad var");
+    assert!(
+        err.to_string().contains("is not an executable file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_remembered_file_that_is_not_an_absolute_path_is_ignored() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let python_dir = tmp.path().join("python");
+    std::fs::create_dir_all(&python_dir).expect("mkdir");
+    std::fs::write(python_dir.join(base::REMEMBERED_FILE), "python3\n").expect("write");
+    let err = base::choose(&python_dir, None, Some(tmp.path().as_os_str())).expect_err("none");
+    assert!(
+        err.to_string().contains("neither python3 nor python"),
+        "{err}"
+    );
 }
