@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use sha2::{Digest, Sha256};
 
+use crate::background::kind_word;
 use crate::client::auth::AuthConfig;
 use crate::client::{ApiVersion, ContainerType, PoolType, SessionClient};
 use crate::config::{AuthKind, Config, Profile};
@@ -386,11 +387,12 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
             isolation: None,
         });
     }
-    let found = crate::background::find_or_start(&settings.background, &|line| {
-        eprintln!("{line}");
-    })
-    .await
-    .context("reaching the local pool")?;
+    let found =
+        crate::background::find_or_start(&settings.background, settings.container_type, &|line| {
+            eprintln!("{line}")
+        })
+        .await
+        .context("reaching the local pool")?;
     let client = crate::target::remote_client(
         &found.endpoint,
         settings.api_version,
@@ -400,16 +402,25 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     )?;
     if found.started {
         eprintln!(
-            "started the background local pool (pid {}): it keeps sessions between commands \
+            "started the background local {}pool (pid {}): it keeps sessions between commands \
              and ends after {} without a request, or on `sessionpad pool stop`",
+            kind_word(found.container_type),
             found.pid,
             humantime_secs(settings.background.idle_exit)
         );
     }
     let label = if found.background {
-        format!("local (background, pid {})", found.pid)
+        format!(
+            "local {}(background, pid {})",
+            kind_word(found.container_type),
+            found.pid
+        )
     } else {
-        format!("local (serve, pid {})", found.pid)
+        format!(
+            "local {}(serve, pid {})",
+            kind_word(found.container_type),
+            found.pid
+        )
     };
     Ok(Connection {
         client,
@@ -443,8 +454,7 @@ impl Settings {
             ui: self.ui,
             pools,
             pool_name,
-            pool_limits: self.pool_limits,
-            ledger: self.ledger,
+            background: self.background,
         }
     }
 }

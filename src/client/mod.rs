@@ -8,6 +8,7 @@ pub mod container_type;
 pub mod error;
 mod executions;
 mod files;
+mod local_pool;
 pub mod model;
 pub mod python_repr;
 mod response;

@@ -8,6 +8,7 @@ pub mod data_fs;
 mod files;
 pub mod housekeeping;
 pub mod image;
+pub mod interrupt;
 pub mod isolation;
 pub mod kernel;
 pub mod limits;

@@ -121,6 +121,7 @@ pub fn router(
         .route("/executions/{id}", get(get_execution))
         .merge(super::files::routes())
         .merge(super::manage::routes())
+        .merge(super::interrupt::routes())
         .layer(middleware::from_fn_with_state(
             opts.token.clone().map(Arc::new),
             auth,

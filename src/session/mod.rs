@@ -7,6 +7,7 @@
 //! (executions, listings, the head of a file, typed [`Failure`]s), never
 //! something drawn.
 
+mod attach;
 pub mod event;
 pub mod failure;
 pub mod files;

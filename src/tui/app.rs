@@ -502,6 +502,11 @@ impl App {
             }
             SessionEvent::PoolReady => self.pool = PoolState::Ready,
             SessionEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason.message),
+            SessionEvent::PoolRestarted(message) => {
+                self.pool = PoolState::Ready;
+                self.pool_log.push(message.clone());
+                self.notice = Some(message);
+            }
             SessionEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
             SessionEvent::ExecutionStarted(run) => {
                 if let Some(step) = self
