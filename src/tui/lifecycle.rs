@@ -130,6 +130,13 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         },
         sender.session(),
     );
+    // Whether the reopened notebook's session still runs on the pool: the
+    // answer says whether its boundary is certain.
+    if app.loaded_cells > 0 && app.sessions.can_list {
+        worker.sessions(crate::session::SessionsCommand::Info {
+            identifier: app.config.identifier.clone(),
+        });
+    }
     Ok(Run {
         app,
         worker,
