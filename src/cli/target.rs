@@ -24,8 +24,8 @@ use crate::pool::Isolation;
 /// accept theirs.
 #[derive(Debug, Args, Clone, Default)]
 pub struct TargetOpt {
-    /// Pool management endpoint; without one, the local pool (the notebook's
-    /// embedded one; for commands a running serve, else the background pool).
+    /// Pool management endpoint; without one, the local pool of the container
+    /// type: a running serve, else the background pool (started if none runs).
     #[arg(long, global = true, env = "POOL_MANAGEMENT_ENDPOINT")]
     pub endpoint: Option<String>,
     /// A pool profile from the config file.

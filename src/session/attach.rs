@@ -7,7 +7,6 @@
 
 use crate::background::{Found, StartOptions, kind_word};
 use crate::client::{ClientError, SessionClient};
-use crate::pool::{Isolation, Sandbox};
 
 use super::event::EventSender;
 use super::failure::Failure;
@@ -23,9 +22,7 @@ pub(super) fn refused(error: &ClientError) -> bool {
 /// Finds the background local pool of the worker's container type, or starts
 /// it (reporting each step through `events`: a first build of the Python
 /// environment, the start), and returns a client for it. Reports the pool's
-/// isolation as it published it; while a pool is being started, reports at once
-/// when no sandbox works here (the started pool's own report follows), so the
-/// warning never waits for the start.
+/// isolation as it published it.
 ///
 /// # Errors
 ///
@@ -39,7 +36,6 @@ pub(super) async fn background(
     let found = match crate::background::find(config.container_type) {
         Some(found) => found,
         None => {
-            warn_if_unsandboxed(events.clone());
             events.pool_progress(&format!(
                 "starting the background local {}pool",
                 kind_word(config.container_type)
@@ -88,20 +84,6 @@ fn announce(found: &Found, events: &EventSender) {
     if let Some(isolation) = &found.isolation {
         events.pool_isolation(isolation.clone());
     }
-}
-
-/// Detects on a blocking thread whether bubblewrap works here and, when it
-/// does not, reports the isolation the background pool about to start will
-/// publish (it detects the same way as it starts, and its own report replaces
-/// this one).
-fn warn_if_unsandboxed(events: EventSender) {
-    tokio::spawn(async move {
-        match tokio::task::spawn_blocking(|| Sandbox::detect(true, false)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(why)) => events.pool_isolation(Isolation::unsandboxed(why.to_string())),
-            Err(e) => tracing::error!("sandbox detection failed: {e}"),
-        }
-    });
 }
 
 /// Attaches to the background local pool again: after `gone` (the pool

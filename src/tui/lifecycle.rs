@@ -15,6 +15,7 @@ use super::pools::{PoolChoice, PoolsUi};
 use super::terminal::Tui;
 use super::{TuiOptions, attach_sessions_store, host_of, ui};
 use crate::notebook::store::SaverThread;
+use crate::pool::{Isolation, Sandbox};
 use crate::session::{Connection, SessionWorker, WorkerConfig};
 
 /// What moves from one pool's run to the next.
@@ -91,10 +92,17 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         },
         pool_state,
     );
-    // `app.isolation` stays unknown: the worker reports the local pool's as
-    // soon as it knows it (a running pool published it; one being started is
-    // preceded by this machine's sandbox detection); a serve says in its
-    // metadata.
+    // The first frame already warns when the local pool's sessions are not
+    // isolated: a running pool published its isolation; for one about to be
+    // started, this machine's sandbox is detected as the pool will (its own
+    // report replaces this one). A serve says in its metadata, which the
+    // worker asks for.
+    if t.endpoint.is_none() {
+        app.isolation = match crate::background::find(t.container_type) {
+            Some(found) => found.isolation,
+            None => expected_isolation().await,
+        };
+    }
     app.execution_limit = Some(t.timeout);
     // Only the local pool's kernels can be interrupted; the service cannot.
     app.can_interrupt = matches!(connection, Connection::Embedded | Connection::Background(_));
@@ -144,6 +152,22 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         sender,
         saver,
     })
+}
+
+/// What the background local pool about to be started will say of its
+/// isolation when it cannot sandbox its kernels (it detects the same way as it
+/// starts). `None` when bubblewrap works: the limits are known once the pool
+/// runs.
+async fn expected_isolation() -> Option<Isolation> {
+    let detected = tokio::task::spawn_blocking(|| Sandbox::detect(true, false)).await;
+    match detected {
+        Ok(Ok(_)) => None,
+        Ok(Err(why)) => Some(Isolation::unsandboxed(why.to_string())),
+        Err(e) => {
+            tracing::error!("sandbox detection failed: {e}");
+            None
+        }
+    }
 }
 
 /// Ends `run`: stops its worker (the background local pool it talks to keeps
