@@ -8,7 +8,7 @@
 use crate::background::{Found, StartOptions, kind_word};
 use crate::client::{ClientError, SessionClient};
 
-use super::event::EventSender;
+use super::event::{EventSender, RunId};
 use super::failure::Failure;
 use super::worker::WorkerConfig;
 
@@ -127,4 +127,25 @@ pub(super) async fn again(
             Err(reason)
         }
     }
+}
+
+/// Interrupts the code session `identifier` runs through the local pool's
+/// interrupt route (the background local pool runs in another process), on a
+/// task of its own, and reports for `run` whether it was acknowledged.
+pub(super) fn interrupt(
+    client: SessionClient,
+    identifier: String,
+    run: RunId,
+    events: EventSender,
+) {
+    tokio::spawn(async move {
+        let delivered = match client.interrupt_local(&identifier).await {
+            Ok(delivered) => delivered,
+            Err(e) => {
+                tracing::warn!("interrupt not delivered: {e}");
+                false
+            }
+        };
+        events.interrupt_sent(run, delivered);
+    });
 }

@@ -16,6 +16,7 @@ mod queue;
 pub mod radar;
 mod radar_listing;
 pub mod sessions;
+mod side;
 pub mod worker;
 
 pub use event::{DecodedImage, EventSender, RunId, SessionEvent};

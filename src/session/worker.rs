@@ -27,6 +27,7 @@ use super::files::{self, FileCommand};
 use super::queue::Queue;
 use super::radar_listing;
 use super::sessions::{self, SessionsCommand};
+use super::side::{Side, SideWork};
 use crate::client::{ApiVersion, ContainerType, Execution, SessionClient, ShellRequest};
 use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
 
@@ -92,65 +93,6 @@ impl From<&str> for Cell {
         Self {
             source: source.to_string(),
             stdin: None,
-        }
-    }
-}
-
-/// The receiving ends of the work done beside the executions.
-struct Side {
-    files: mpsc::UnboundedReceiver<FileCommand>,
-    sessions: mpsc::UnboundedReceiver<SessionsCommand>,
-}
-
-/// The file and sessions work, started once the pool answers, and the
-/// client they send through (replaced when a background pool is started again).
-struct SideWork {
-    /// The receivers, until the work starts.
-    waiting: Option<Side>,
-    /// Hands the work a new client.
-    client: Option<tokio::sync::watch::Sender<SessionClient>>,
-    tasks: Vec<JoinHandle<()>>,
-}
-
-impl SideWork {
-    fn new(side: Side) -> Self {
-        Self {
-            waiting: Some(side),
-            client: None,
-            tasks: Vec::new(),
-        }
-    }
-
-    /// Starts the work on `client`, or hands it `client` if it runs.
-    fn serve(
-        &mut self,
-        client: &SessionClient,
-        identifier: &tokio::sync::watch::Receiver<String>,
-        events: &EventSender,
-    ) {
-        if let Some(sender) = &self.client {
-            sender.send_replace(client.clone());
-            return;
-        }
-        let Some(side) = self.waiting.take() else {
-            return;
-        };
-        let (sender, receiver) = tokio::sync::watch::channel(client.clone());
-        self.tasks.push(files::spawn(
-            receiver.clone(),
-            identifier.clone(),
-            side.files,
-            events.clone(),
-        ));
-        self.tasks
-            .push(sessions::spawn(receiver, side.sessions, events.clone()));
-        self.client = Some(sender);
-    }
-
-    /// Ends the work.
-    fn abort(self) {
-        for task in self.tasks {
-            task.abort();
         }
     }
 }
@@ -650,7 +592,12 @@ impl<'a> Running<'a> {
                     Some(Command::Interrupt { run }) if run == self.run => {
                         match (self.registry, &self.config.connection) {
                             (Some(registry), _) => self.interrupt(registry.clone()),
-                            (None, Connection::Background(_)) => self.interrupt_remote(),
+                            (None, Connection::Background(_)) => super::attach::interrupt(
+                                self.client.clone(),
+                                self.config.identifier.clone(),
+                                self.run,
+                                self.events.clone(),
+                            ),
                             // The service has no interrupt.
                             (None, _) => return Step::Abandoned,
                         }
@@ -660,26 +607,6 @@ impl<'a> Running<'a> {
                 },
             }
         }
-    }
-
-    /// Interrupts the session's kernel through the local pool's interrupt
-    /// route (the background local pool runs in another process), on a task of
-    /// its own, and reports whether it was acknowledged.
-    fn interrupt_remote(&self) {
-        let client = self.client.clone();
-        let identifier = self.config.identifier.clone();
-        let events = self.events.clone();
-        let run = self.run;
-        tokio::spawn(async move {
-            let delivered = match client.interrupt_local(&identifier).await {
-                Ok(delivered) => delivered,
-                Err(e) => {
-                    tracing::warn!("interrupt not delivered: {e}");
-                    false
-                }
-            };
-            events.interrupt_sent(run, delivered);
-        });
     }
 
     /// Interrupts the session's kernel on a task of its own (the execution's
