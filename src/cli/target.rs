@@ -389,7 +389,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     }
     let found =
         crate::background::find_or_start(&settings.background, settings.container_type, &|line| {
-            eprintln!("{line}")
+            eprintln!("{line}");
         })
         .await
         .context("reaching the local pool")?;

@@ -23,10 +23,10 @@ use tokio::task::JoinHandle;
 
 use super::event::{DecodedImage, EventSender, RunId};
 use super::failure::Failure;
-use super::files::{self, FileCommand};
+use super::files::FileCommand;
 use super::queue::Queue;
 use super::radar_listing;
-use super::sessions::{self, SessionsCommand};
+use super::sessions::SessionsCommand;
 use super::side::{Side, SideWork};
 use crate::client::{ApiVersion, ContainerType, Execution, SessionClient, ShellRequest};
 use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
