@@ -23,14 +23,20 @@
 # graphics probe (a detached tmux), from sessionpad's rounds; and the load
 # average, since the machine may be shared.
 #
-# Usage: scripts/launch.sh [ROUNDS]   (default 5)
+# Usage: scripts/launch.sh [ROUNDS]   (default 5; SESSIONPAD_BIN=path to launch
+#        another build than the release one)
 # Needs: tmux, python3 with venv; the release build (made here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${1:-5}
-cargo build --release --quiet
-bin=$PWD/target/release/sessionpad
+# SESSIONPAD_BIN: another build of sessionpad to launch (say which in the figures).
+if [ -n "${SESSIONPAD_BIN:-}" ]; then
+  bin=$SESSIONPAD_BIN
+else
+  cargo build --release --quiet
+  bin=$PWD/target/release/sessionpad
+fi
 cache=${SESSIONPAD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sessionpad}
 venv=$cache/bench/jupyter-console
 if [ ! -x "$venv/bin/jupyter-console" ]; then
