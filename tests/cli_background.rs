@@ -236,3 +236,70 @@ fn a_running_serve_is_reused_and_not_stopped_by_pool_stop() {
     let _ = Command::new("kill").arg(serve_pid.to_string()).status();
     let _ = child.wait();
 }
+
+/// The pid in the discovery file of the local pool of `kind` (`shell`, `node`).
+fn typed_pool_pid(home: &Home, kind: &str) -> Option<u32> {
+    let path = home.data.path().join(format!("local-pool-{kind}.json"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    v["pid"].as_u64().and_then(|p| u32::try_from(p).ok())
+}
+
+#[test]
+fn shell_and_node_commands_get_background_pools_of_their_own() {
+    let home = Home::new("");
+    // A shell command's exit code is exec's, from a Shell pool started for it.
+    let shell = home.run(&[
+        "--container-type",
+        "shell",
+        "exec",
+        "-c",
+        "echo hi from $0; exit 3",
+    ]);
+    assert_eq!(shell.status.code(), Some(3), "{}", text(&shell.stderr));
+    assert!(
+        text(&shell.stdout).starts_with("hi from"),
+        "{}",
+        text(&shell.stdout)
+    );
+    let shell_pid = typed_pool_pid(&home, "shell").expect("a Shell pool published itself");
+    assert!(
+        text(&shell.stderr).contains(&format!(
+            "started the background local shell pool (pid {shell_pid})"
+        )),
+        "{}",
+        text(&shell.stderr)
+    );
+    // Node.js state is kept between two commands.
+    let set = home.run(&["--container-type", "node", "exec", "-c", "let n = 41"]);
+    assert!(set.status.success(), "{}", text(&set.stderr));
+    let get = home.run(&[
+        "--container-type",
+        "node",
+        "exec",
+        "-c",
+        "console.log(n + 1)",
+    ]);
+    assert_eq!(text(&get.stdout), "42\n", "{}", text(&get.stderr));
+    let node_pid = typed_pool_pid(&home, "node").expect("a Node.js pool published itself");
+    assert_ne!(node_pid, shell_pid);
+    assert_eq!(home.pool_pid(), None, "no Python pool was needed");
+    // A second shell command reuses the Shell pool.
+    let again = home.run(&["--container-type", "shell", "exec", "-c", "true"]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(typed_pool_pid(&home, "shell"), Some(shell_pid));
+    // `pool stop --container-type shell` ends that one only; `pool stop` the rest.
+    let one = home.run(&["--container-type", "shell", "pool", "stop"]);
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    wait_for("the Shell pool to end", || !alive(shell_pid));
+    assert!(alive(node_pid), "the Node.js pool was not named");
+    let all = home.run(&["pool", "stop"]);
+    assert!(
+        text(&all.stderr).contains(&format!(
+            "stopped the background local Node.js pool (pid {node_pid})"
+        )),
+        "{}",
+        text(&all.stderr)
+    );
+    wait_for("the Node.js pool to end", || !alive(node_pid));
+    assert_eq!(typed_pool_pid(&home, "node"), None, "it removed its file");
+}

@@ -51,3 +51,51 @@ async fn interrupt_stops_the_running_cell_and_keeps_the_state() {
         "the session kept its state"
     );
 }
+
+#[tokio::test]
+async fn the_interrupt_route_reaches_a_pool_in_another_process() {
+    // What the notebook uses on the background local pool: the same interrupt
+    // through `POST .sessionpad/interrupt`, behind the bearer token.
+    let pool = TestPool::start().await;
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let id = identifier();
+    match client.interrupt_local(&id).await {
+        Err(sessionpad::client::ClientError::Service { status, code, .. }) => {
+            assert_eq!(
+                (status, code.as_str()),
+                (400, "SessionWithIdentifierNotFound")
+            );
+        }
+        other => panic!("an unknown session is not found: {other:?}"),
+    }
+    client
+        .execute(&id, "kept = 6", common::LIMIT)
+        .await
+        .unwrap();
+    let (c, i) = (client.clone(), id.clone());
+    let slow = tokio::spawn(async move {
+        c.execute(&i, "import time\ntime.sleep(60)", common::LIMIT)
+            .await
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        client.interrupt_local(&id).await.unwrap(),
+        "the kernel acknowledged"
+    );
+    let exec = slow.await.unwrap().unwrap();
+    assert_eq!(exec.status, ExecutionStatus::Failed);
+    assert!(exec.stderr.contains("KeyboardInterrupt"), "{}", exec.stderr);
+    let after = client.execute(&id, "kept", common::LIMIT).await.unwrap();
+    assert_eq!(after.result.and_then(|v| v.json), Some(json!(6)));
+    // Without the pool's token: 401, nothing interrupted.
+    let anonymous = sessionpad::client::SessionClient::new(sessionpad::client::Target {
+        endpoint: pool.pool.endpoint(),
+        api_version: ApiVersion::V2025_10_02,
+        token: None,
+    })
+    .unwrap();
+    assert!(matches!(
+        anonymous.interrupt_local(&id).await,
+        Err(sessionpad::client::ClientError::Unauthorized { .. })
+    ));
+}

@@ -1,5 +1,5 @@
 //! End to end: the files pane of the real `sessionpad` binary in a 100x30
-//! pseudo-terminal on the embedded local pool: a cell writes a CSV and a PNG, the
+//! pseudo-terminal on the local pool: a cell writes a CSV and a PNG, the
 //! pane marks both and previews the CSV's rows, both download with the exact
 //! bytes into a typed folder, an uploaded file is read by a cell, and a delete
 //! asks first; two files marked in the local file picker (`U`) upload together.

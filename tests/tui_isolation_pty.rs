@@ -1,4 +1,4 @@
-//! End to end: the notebook on an embedded local pool that cannot sandbox its
+//! End to end: the notebook on a local pool that cannot sandbox its
 //! kernels (a `bwrap` first on PATH that always fails, as where user namespaces
 //! are forbidden) says so in the status line from its first frame, and the pool
 //! info (`F3`, `i`) says why.

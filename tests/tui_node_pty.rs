@@ -1,5 +1,5 @@
 //! End to end, in a pseudo-terminal: the notebook on a NodeLTS pool (issue
-//! 12), the embedded local pool started with `--container-type node`. A cell
+//! 12), the local pool started with `--container-type node`. A cell
 //! is JavaScript: state stays between cells, `console.log` is its output, the
 //! last expression's value is shown as JavaScript shows it (not as a Python
 //! literal), an error shows its stack, and the saved notebook is a JavaScript

@@ -1,5 +1,5 @@
 //! End to end: the side panes of the real `sessionpad` binary in a
-//! pseudo-terminal on the embedded local pool, read as a person reads them
+//! pseudo-terminal on the local pool, read as a person reads them
 //! (issue 11, points 7, 8, 9 and 11): the sessions pane's times, refresh,
 //! selection and marks; the pool info's kernel and scrolling; the help at 160
 //! columns; the panes and an image preview at 80x24; a download into a folder
@@ -24,7 +24,7 @@ const BACKSPACE: &str = "\x7f";
 const PAGE_DOWN: &str = "\x1b[6~";
 
 /// The binary in a pty of `cols` x `rows`, started in `work` with no config
-/// file and no endpoint from the environment (the embedded local pool).
+/// file and no endpoint from the environment (the local pool).
 fn spawn_sized(data: &Path, work: &Path, cols: u16, rows: u16) -> Pty {
     let mut cmd = Command::new("sh");
     cmd.arg("-c")

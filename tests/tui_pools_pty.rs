@@ -1,7 +1,7 @@
 //! End to end: switching pools without restarting (issue 6), in the real
 //! binary in a pseudo-terminal. The config file names a second pool (a real
 //! `sessionpad serve` with a bearer token from an environment variable); the
-//! TUI starts on the embedded local pool, runs a cell, switches to the profile
+//! TUI starts on the local pool, runs a cell, switches to the profile
 //! from the sessions pane (`F3`, `p`), finds a fresh session there, and switches
 //! back: the local notebook is reloaded, the cell typed before the switch is
 //! still in the editor, and the local kernel kept its state. And a session

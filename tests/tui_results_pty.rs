@@ -1,5 +1,5 @@
 //! Results as a Jupyter user expects them (issue 11, points 1–3), read off the
-//! screen of the real binary in a pseudo-terminal on the embedded local pool:
+//! screen of the real binary in a pseudo-terminal on the local pool:
 //! values as Python shows them, every figure next to a value, a DataFrame under
 //! its `Out[n]:` with its columns in line; then the saved notebook, exported, holds
 //! the same.

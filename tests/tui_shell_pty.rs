@@ -1,5 +1,5 @@
 //! End to end, in a pseudo-terminal: the notebook on a Shell pool (issue 12),
-//! the embedded local pool started with `--container-type shell`. A cell is a
+//! the local pool started with `--container-type shell`. A cell is a
 //! shell command: its exit code shows with its duration (non-zero in the
 //! error colour), files it writes stay for the next command, Alt+I gives it
 //! standard input, the files pane lists what it made, and the saved notebook

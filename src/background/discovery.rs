@@ -1,12 +1,30 @@
 //! The discovery file: where a running `sessionpad serve` (in the foreground, or
 //! the background local pool) publishes its endpoint and token for the other
-//! sessionpad commands of this user, `<data dir>/local-pool.json`.
+//! sessionpad commands of this user. There is one per container type the local
+//! pool runs, so a Python, a Shell and a Node.js pool can run side by side:
+//! `<data dir>/local-pool.json` for Python (the name it always had),
+//! `local-pool-shell.json` and `local-pool-node.json` (see [`file_stem`]).
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::client::ContainerType;
 use crate::pool::{Isolation, LocalPool};
+
+/// The stem of the local pool's files for `container_type` (its discovery
+/// file, lock and log): `local-pool` for Python, else `local-pool-` and the
+/// short name (`shell`, `node`, `custom-container`, `gpu`).
+pub fn file_stem(container_type: ContainerType) -> String {
+    let short = match container_type {
+        ContainerType::PythonLts => return "local-pool".to_string(),
+        ContainerType::Shell => "shell",
+        ContainerType::NodeLts => "node",
+        ContainerType::CustomContainer => "custom-container",
+        ContainerType::GpuBase => "gpu",
+    };
+    format!("local-pool-{short}")
+}
 
 /// The file in which `sessionpad serve` publishes its endpoint and token for other
 /// sessionpad commands on this machine (readable by this user only). It belongs
@@ -41,6 +59,10 @@ pub struct Discovery {
     /// the foreground (absent in files of older versions: false).
     #[serde(default)]
     pub background: bool,
+    /// What the serve's sessions run (absent in files of older versions,
+    /// which only Python pools wrote).
+    #[serde(default)]
+    pub container_type: ContainerType,
 }
 
 /// Why [`Discovery::publish`] did not publish.
@@ -58,16 +80,19 @@ pub enum NotPublished {
 }
 
 impl Discovery {
-    /// `<data dir>/local-pool.json`.
-    pub fn path() -> PathBuf {
-        crate::dirs::data_dir().join("local-pool.json")
+    /// The discovery file of local pools running `container_type`:
+    /// `<data dir>/local-pool.json` for Python, `local-pool-shell.json`, … (see
+    /// [`file_stem`]).
+    pub fn path(container_type: ContainerType) -> PathBuf {
+        crate::dirs::data_dir().join(format!("{}.json", file_stem(container_type)))
     }
 
     /// Writes the discovery file for `pool` (atomically, mode 0600: it holds the
-    /// bearer token) unless another serve that is still running owns it; a file
-    /// whose serve is gone is replaced. `background` marks the serve as the
-    /// background local pool. The file is removed when the returned guard
-    /// drops, if it is still this serve's.
+    /// bearer token), the one of the container type its sessions run, unless
+    /// another serve that is still running owns it; a file whose serve is gone
+    /// is replaced. `background` marks the serve as the background local pool.
+    /// The file is removed when the returned guard drops, if it is still this
+    /// serve's.
     ///
     /// # Errors
     ///
@@ -83,8 +108,9 @@ impl Discovery {
             nonce: crate::pool::random_token(),
             isolation: Some(pool.isolation().clone()),
             background,
+            container_type: pool.registry().container_type(),
         };
-        let path = Self::path();
+        let path = Self::path(me.container_type);
         let io = |e: std::io::Error| NotPublished::Io(e.to_string());
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
@@ -97,7 +123,7 @@ impl Discovery {
         let linked = std::fs::hard_link(&tmp, &path);
         let result = match linked {
             Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match Self::read() {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match Self::read(&path) {
                 Some(other) if other.alive() && other.pid != me.pid => Err(NotPublished::Taken {
                     pid: other.pid,
                     path: path.clone(),
@@ -114,8 +140,8 @@ impl Discovery {
         })
     }
 
-    fn read() -> Option<Self> {
-        let bytes = std::fs::read(Self::path()).ok()?;
+    fn read(path: &std::path::Path) -> Option<Self> {
+        let bytes = std::fs::read(path).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
@@ -127,9 +153,10 @@ impl Discovery {
             .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == b"serve"))
     }
 
-    /// The running `serve` on this machine, if its process is still alive.
-    pub fn find() -> Option<Self> {
-        Self::read().filter(Self::alive)
+    /// The running `serve` of `container_type` on this machine, if its process
+    /// is still alive.
+    pub fn find(container_type: ContainerType) -> Option<Self> {
+        Self::read(&Self::path(container_type)).filter(Self::alive)
     }
 }
 

@@ -2,15 +2,20 @@
 //! a session's state outlives each command (`sessionpad exec -c 'x = 1'`, then
 //! `sessionpad exec -c 'print(x)'` prints 1) with nothing to set up.
 //!
-//! [`find_or_start`] reuses the local pool a running `sessionpad serve` publishes
-//! in the discovery file (in the foreground, or the background one), else starts
-//! `sessionpad serve --background` detached from the terminal (its own session,
-//! its output in `<data dir>/logs/local-pool.log`). That serve is sandboxed as
+//! There is one local pool per container type the local pool runs (Python,
+//! Shell, Node.js), each with its own discovery file, lock and log
+//! ([`discovery::file_stem`]): [`find_or_start`] reuses the local pool of the
+//! asked container type that a running `sessionpad serve` publishes in its
+//! discovery file (in the foreground, or the background one), else starts
+//! `sessionpad serve --background --container-type …` detached from the
+//! terminal (its own session, its output in `<data dir>/logs/local-pool.log`,
+//! `local-pool-shell.log`, …). That serve is sandboxed as
 //! any serve is where bubblewrap works (and says so where it does not, as the
 //! embedded pool does: commands then warn), and ends by itself after an idle
 //! period (`[background_pool] idle_exit`, 15 minutes), removing its discovery
-//! file first. Commands starting at once take a lock file, so one pool starts.
-//! [`stop`] ends it (`sessionpad pool stop`).
+//! file first. Commands starting at once take a lock file, so one pool of a
+//! type starts. [`stop`] ends one, [`stop_all`] every one (`sessionpad pool
+//! stop`).
 //!
 //! This module knows no terminal: progress is reported through a callback, so
 //! the CLI and the notebook can both attach to the same pool.
@@ -21,7 +26,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use self::discovery::{Discovery, DiscoveryGuard, NotPublished};
+use crate::client::ContainerType;
 use crate::pool::Isolation;
+
+/// The container types the local pool runs, so the ones a background pool
+/// can be started for, in the order [`stop_all`] goes through them.
+pub const LOCAL_TYPES: [ContainerType; 3] = [
+    ContainerType::PythonLts,
+    ContainerType::Shell,
+    ContainerType::NodeLts,
+];
 
 /// How long a started pool may take to publish itself once its Python
 /// environment is ready (sandbox detection, the listener, one ready kernel).
@@ -34,8 +48,18 @@ const STOP_LIMIT: Duration = Duration::from_secs(30);
 /// larger than this many bytes.
 const LOG_ROTATE: u64 = 4 * 1024 * 1024;
 
+/// The word naming a local pool's container type in messages, with a space
+/// after it: empty for Python (the local pool's default), `shell `, `Node.js `.
+pub fn kind_word(container_type: ContainerType) -> &'static str {
+    match container_type {
+        ContainerType::Shell => "shell ",
+        ContainerType::NodeLts => "Node.js ",
+        _ => "",
+    }
+}
+
 /// How to start the background pool when none runs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StartOptions {
     /// The config file the serve reads (`[pool]` limits); `None` for the
     /// default place (or `$SESSIONPAD_CONFIG`).
@@ -58,6 +82,8 @@ pub struct Found {
     pub isolation: Option<Isolation>,
     /// True for the background pool, false for a serve run in the foreground.
     pub background: bool,
+    /// What its sessions run.
+    pub container_type: ContainerType,
     /// True when this call started it.
     pub started: bool,
 }
@@ -70,6 +96,7 @@ impl Found {
             pid: d.pid,
             isolation: d.isolation,
             background: d.background,
+            container_type: d.container_type,
             started,
         }
     }
@@ -111,6 +138,14 @@ pub enum BackgroundError {
         /// Its process id.
         pid: u32,
     },
+    /// The local pool cannot run sessions of this container type (it runs
+    /// Python, Shell and Node.js ones).
+    #[error(
+        "the local pool runs PythonLTS, Shell and NodeLTS sessions, not {0}: give an endpoint \
+         (--endpoint, a profile) for a pool of that type, or use --container-type python, \
+         shell or node"
+    )]
+    ContainerType(ContainerType),
     /// The pool did not end within the wait after SIGTERM.
     #[error("the background local pool (pid {pid}) did not end within {secs} s")]
     StillRunning {
@@ -126,49 +161,60 @@ fn io(action: impl Into<String>) -> impl FnOnce(std::io::Error) -> BackgroundErr
     move |source| BackgroundError::Io { action, source }
 }
 
-/// The log of the background pool: `<data dir>/logs/local-pool.log`.
-pub fn log_path() -> PathBuf {
-    crate::dirs::data_dir().join("logs").join("local-pool.log")
+/// The log of the background pool running `container_type`:
+/// `<data dir>/logs/local-pool.log` for Python, `local-pool-shell.log`, …
+pub fn log_path(container_type: ContainerType) -> PathBuf {
+    crate::dirs::data_dir()
+        .join("logs")
+        .join(format!("{}.log", discovery::file_stem(container_type)))
 }
 
-/// The running local pool, if any: the one a live serve published (foreground or
-/// background). Never starts anything.
-pub fn find() -> Option<Found> {
-    Discovery::find().map(|d| Found::from(d, false))
+/// The running local pool of `container_type`, if any: the one a live serve
+/// published (foreground or background). Never starts anything.
+pub fn find(container_type: ContainerType) -> Option<Found> {
+    Discovery::find(container_type).map(|d| Found::from(d, false))
 }
 
-/// Finds the running local pool, or starts the background one and waits until it
-/// is reachable ([`Found::started`] says which). `progress` gets one line of
-/// text per step of a first build of the Python environment (it takes minutes).
+/// Finds the running local pool of `container_type`, or starts the background
+/// one (`serve --background --container-type …`) and waits until it is
+/// reachable ([`Found::started`] says which). `progress` gets one line of text
+/// per step of a first build of the Python environment (it takes minutes).
 ///
-/// Commands starting at once serialise on `<data dir>/local-pool.lock`, so one
-/// pool starts and the others find it.
+/// Commands starting at once serialise on `<data dir>/local-pool.lock`
+/// (`local-pool-shell.lock`, …), so one pool of a type starts and the others
+/// find it.
 ///
 /// # Errors
 ///
+/// [`BackgroundError::ContainerType`] for a type the local pool cannot run;
 /// [`BackgroundError::Environment`] when the Python environment cannot be
 /// built; [`BackgroundError::Io`] when the data directory, lock, log or process
 /// cannot be made; [`BackgroundError::NotStarted`] with the end of its log when
 /// the serve ends or does not publish itself within two minutes.
 pub async fn find_or_start(
     opts: &StartOptions,
+    container_type: ContainerType,
     progress: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<Found, BackgroundError> {
-    if let Some(found) = find() {
+    if !LOCAL_TYPES.contains(&container_type) {
+        return Err(BackgroundError::ContainerType(container_type));
+    }
+    if let Some(found) = find(container_type) {
         return Ok(found);
     }
     let data = crate::dirs::data_dir();
     std::fs::create_dir_all(data.join("logs"))
         .map_err(io(format!("creating {}", data.display())))?;
-    let lock = lock(&data.join("local-pool.lock")).await?;
+    let stem = discovery::file_stem(container_type);
+    let lock = lock(&data.join(format!("{stem}.lock"))).await?;
     // Another command may have started it while this one waited for the lock.
-    if let Some(found) = find() {
+    if let Some(found) = find(container_type) {
         return Ok(found);
     }
     // Built here, in front of the person waiting, not in the detached serve.
     crate::pool::image::ensure(&crate::dirs::cache_dir(), None, progress).await?;
-    let mut child = spawn(opts)?;
-    let result = wait_published(&mut child).await;
+    let mut child = spawn(opts, container_type)?;
+    let result = wait_published(&mut child, container_type).await;
     drop(lock);
     result.map(|d| Found::from(d, true))
 }
@@ -192,13 +238,17 @@ async fn lock(path: &Path) -> Result<std::fs::File, BackgroundError> {
         .map_err(io(format!("locking {}", path.display())))
 }
 
-/// Starts `sessionpad serve --background` in a session of its own (no
-/// controlling terminal: closing the terminal or Ctrl+C does not reach it),
-/// standard input from `/dev/null`, its output appended to [`log_path`].
-fn spawn(opts: &StartOptions) -> Result<std::process::Child, BackgroundError> {
+/// Starts `sessionpad serve --background --container-type …` in a session of
+/// its own (no controlling terminal: closing the terminal or Ctrl+C does not
+/// reach it), standard input from `/dev/null`, its output appended to
+/// [`log_path`].
+fn spawn(
+    opts: &StartOptions,
+    container_type: ContainerType,
+) -> Result<std::process::Child, BackgroundError> {
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::process::CommandExt;
-    let log = log_path();
+    let log = log_path(container_type);
     if std::fs::metadata(&log).is_ok_and(|m| m.len() > LOG_ROTATE) {
         let _ = std::fs::rename(&log, log.with_extension("log.1"));
     }
@@ -226,7 +276,8 @@ fn spawn(opts: &StartOptions) -> Result<std::process::Child, BackgroundError> {
         "--ready-sessions",
         "1",
     ])
-    .args(["--idle-exit", &secs, "--cooldown", &secs]);
+    .args(["--idle-exit", &secs, "--cooldown", &secs])
+    .args(["--container-type", container_type.arm_name()]);
     if let Some(config) = &opts.config {
         cmd.arg("--config").arg(absolute(config.clone()));
     }
@@ -256,12 +307,15 @@ fn spawn(opts: &StartOptions) -> Result<std::process::Child, BackgroundError> {
         .map_err(io("starting sessionpad serve --background"))
 }
 
-/// Waits until a live serve publishes the discovery file (normally the one just
-/// started; another serve that won a race is as good).
-async fn wait_published(child: &mut std::process::Child) -> Result<Discovery, BackgroundError> {
+/// Waits until a live serve publishes the discovery file of `container_type`
+/// (normally the one just started; another serve that won a race is as good).
+async fn wait_published(
+    child: &mut std::process::Child,
+    container_type: ContainerType,
+) -> Result<Discovery, BackgroundError> {
     let start = Instant::now();
     loop {
-        if let Some(found) = Discovery::find() {
+        if let Some(found) = Discovery::find(container_type) {
             return Ok(found);
         }
         let status = child
@@ -277,7 +331,7 @@ async fn wait_published(child: &mut std::process::Child) -> Result<Discovery, Ba
             None => None,
         };
         if let Some(why) = why {
-            let log = log_path();
+            let log = log_path(container_type);
             return Err(BackgroundError::NotStarted {
                 why,
                 tail: tail(&log, 12),
@@ -304,16 +358,27 @@ pub enum Stopped {
     Ended(u32),
 }
 
-/// Ends the background local pool: SIGTERM (it removes its discovery file and
-/// ends its kernels, as a serve does on Ctrl+C), then waits for it to go.
+/// Ends every background local pool ([`LOCAL_TYPES`], one after the other,
+/// as [`stop`] does), returning what happened to each type's.
+pub async fn stop_all() -> Vec<(ContainerType, Result<Stopped, BackgroundError>)> {
+    let mut done = Vec::new();
+    for container_type in LOCAL_TYPES {
+        done.push((container_type, stop(container_type).await));
+    }
+    done
+}
+
+/// Ends the background local pool of `container_type`: SIGTERM (it removes its
+/// discovery file and ends its kernels, as a serve does on Ctrl+C), then waits
+/// for it to go.
 ///
 /// # Errors
 ///
 /// [`BackgroundError::Foreground`] when the running local pool is a serve in
 /// the foreground (left alone); [`BackgroundError::Io`] when the signal cannot
 /// be sent; [`BackgroundError::StillRunning`] after 30 s.
-pub async fn stop() -> Result<Stopped, BackgroundError> {
-    let Some(found) = find() else {
+pub async fn stop(container_type: ContainerType) -> Result<Stopped, BackgroundError> {
+    let Some(found) = find(container_type) else {
         return Ok(Stopped::NoneRunning);
     };
     if !found.background {

@@ -85,7 +85,7 @@ fn pool_client(target: &TargetOpt) -> anyhow::Result<SessionClient> {
             settings.pool_type,
         )?);
     }
-    let found = crate::background::discovery::Discovery::find().ok_or_else(|| {
+    let found = crate::background::discovery::Discovery::find(settings.container_type).ok_or_else(|| {
         anyhow::anyhow!(
             "no local pool is running to follow: start one (sessionpad serve) or name one with --endpoint"
         )

@@ -35,10 +35,11 @@ pub async fn run(target: &TargetOpt) -> anyhow::Result<()> {
         DEFAULT_COOLDOWN
     };
     let endpoint = conn.client.endpoint().to_string();
-    eprintln!(
-        "{}",
-        banner(&conn.label, &endpoint, settings.endpoint.is_none())
-    );
+    let local = settings
+        .endpoint
+        .is_none()
+        .then(|| conn.client.container_type());
+    eprintln!("{}", banner(&conn.label, &endpoint, local));
     let mut host = ClientHost::new(conn.client, settings.timeout, cooldown);
     if settings.endpoint.is_none() {
         // The background pool ends after its idle period: the next command
@@ -62,14 +63,16 @@ pub async fn run(target: &TargetOpt) -> anyhow::Result<()> {
 }
 
 /// What `sessionpad mcp` says on standard error at start: which pool the tools
-/// run on, and how a person opens an environment's session.
-fn banner(label: &str, endpoint: &str, local: bool) -> String {
-    let how = if local {
+/// run on, and how a person opens an environment's session. `local` is the
+/// container type of the local pool reached without an endpoint (its discovery
+/// file holds the token), `None` for a pool given by endpoint or profile.
+fn banner(label: &str, endpoint: &str, local: Option<crate::client::ContainerType>) -> String {
+    let how = if let Some(container_type) = local {
         format!(
             "sessionpad exec|files --identifier <environmentId> reach it as they are; the \
              notebook with sessionpad --endpoint {endpoint} --token <the pool's token, in {}> \
              --identifier <environmentId>",
-            crate::background::Discovery::path().display()
+            crate::background::Discovery::path(container_type).display()
         )
     } else {
         "sessionpad --identifier <environmentId> (with this command's pool options) opens it in \
@@ -88,10 +91,14 @@ mod tests {
 
     #[test]
     fn the_banner_names_the_pool_and_how_to_open_a_session() {
-        let local = banner("local (serve, pid 7)", "http://127.0.0.1:8330", true);
+        let local = banner(
+            "local (serve, pid 7)",
+            "http://127.0.0.1:8330",
+            Some(crate::client::ContainerType::PythonLts),
+        );
         assert!(local.contains("http://127.0.0.1:8330") && local.contains("local-pool.json"));
         assert!(local.contains("--identifier <environmentId>"));
-        let azure = banner("eastus.dynamicsessions.io", "https://e", false);
+        let azure = banner("eastus.dynamicsessions.io", "https://e", None);
         assert!(azure.contains("eastus.dynamicsessions.io") && !azure.contains("--token"));
     }
 }

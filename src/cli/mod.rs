@@ -25,8 +25,8 @@ pub use self::target::TargetOpt;
 
 /// sessionpad: a terminal notebook for Azure Container Apps dynamic sessions.
 ///
-/// With no endpoint configured it runs on its embedded local pool (real IPython
-/// kernels on this machine).
+/// With no endpoint configured it runs on the local pool (real IPython kernels on
+/// this machine), started in the background when none runs.
 #[derive(Debug, Parser)]
 #[command(name = "sessionpad", version, about)]
 pub struct Cli {

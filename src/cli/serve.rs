@@ -190,7 +190,7 @@ fn print_banner(pool: &LocalPool, background: bool) {
     let secret = |value: Option<&str>| match value {
         Some(_) if background => format!(
             "in {} (readable by this user only)",
-            Discovery::path().display()
+            Discovery::path(pool.registry().container_type()).display()
         ),
         Some(v) => v.to_string(),
         None => "none: authentication is off (--no-auth)".into(),

@@ -29,8 +29,9 @@ pub enum PoolCmd {
     /// The pool's metadata: a local pool's isolation (sandbox, limits), runtime,
     /// installed packages, kernel.
     Info,
-    /// End the background local pool that commands without an endpoint start
-    /// (a `sessionpad serve` run in the foreground is left alone).
+    /// End the background local pools that commands without an endpoint start:
+    /// every container type's, or the one of --container-type (a `sessionpad
+    /// serve` run in the foreground is left alone).
     Stop,
 }
 
@@ -91,7 +92,7 @@ fn print_session(s: &SessionInfo) {
 /// Runs a pool command.
 pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     if let PoolCmd::Stop = cmd {
-        return stop(target.json).await;
+        return stop(target.container_type, target.json).await;
     }
     let settings = target.settings()?;
     let conn = connect(&settings).await?;
@@ -123,19 +124,51 @@ pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// `sessionpad pool stop`: ends the background local pool and says which.
-async fn stop(json: bool) -> anyhow::Result<ExitCode> {
-    let stopped = crate::background::stop().await?;
-    let pid = match stopped {
-        crate::background::Stopped::Ended(pid) => Some(pid),
-        crate::background::Stopped::NoneRunning => None,
+/// `sessionpad pool stop`: ends the background local pool of the container type
+/// given on the command line (`--container-type`), else every one (Python,
+/// Shell, Node.js), and says which. A serve run in the foreground is left alone
+/// and named in an error (exit 2), after the others are stopped.
+async fn stop(named: Option<crate::client::ContainerType>, json: bool) -> anyhow::Result<ExitCode> {
+    let outcomes = match named {
+        Some(container_type) => vec![(
+            container_type,
+            crate::background::stop(container_type).await,
+        )],
+        None => crate::background::stop_all().await,
     };
-    if json {
-        output::json(&json!({ "stopped": pid }));
-    } else if let Some(pid) = pid {
-        eprintln!("stopped the background local pool (pid {pid})");
-    } else {
-        eprintln!("no background local pool is running");
+    let mut stopped = Vec::new();
+    let mut errors = Vec::new();
+    for (container_type, outcome) in outcomes {
+        match outcome {
+            Ok(crate::background::Stopped::Ended(pid)) => stopped.push((container_type, pid)),
+            Ok(crate::background::Stopped::NoneRunning) => {}
+            Err(e) => errors.push(e.to_string()),
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    if json {
+        let list: Vec<_> = stopped
+            .iter()
+            .map(|(t, pid)| json!({ "containerType": t.arm_name(), "pid": pid }))
+            .collect();
+        // `stopped` keeps its old meaning (the Python pool's pid, or null).
+        let python = stopped
+            .iter()
+            .find(|(t, _)| *t == crate::client::ContainerType::PythonLts)
+            .map(|(_, pid)| *pid);
+        output::json(&json!({ "stopped": python, "pools": list }));
+    } else {
+        for (container_type, pid) in &stopped {
+            eprintln!(
+                "stopped the background local {}pool (pid {pid})",
+                crate::background::kind_word(*container_type)
+            );
+        }
+        if stopped.is_empty() && errors.is_empty() {
+            eprintln!("no background local pool is running");
+        }
+    }
+    if errors.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    anyhow::bail!(errors.join("\n"))
 }

@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use sha2::{Digest, Sha256};
 
+use crate::background::kind_word;
 use crate::client::auth::AuthConfig;
 use crate::client::{ApiVersion, ContainerType, PoolType, SessionClient};
 use crate::config::{AuthKind, Config, Profile};
@@ -23,8 +24,8 @@ use crate::pool::Isolation;
 /// accept theirs.
 #[derive(Debug, Args, Clone, Default)]
 pub struct TargetOpt {
-    /// Pool management endpoint; without one, the local pool (the notebook's
-    /// embedded one; for commands a running serve, else the background pool).
+    /// Pool management endpoint; without one, the local pool of the container
+    /// type: a running serve, else the background pool (started if none runs).
     #[arg(long, global = true, env = "POOL_MANAGEMENT_ENDPOINT")]
     pub endpoint: Option<String>,
     /// A pool profile from the config file.
@@ -390,11 +391,12 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
             isolation: None,
         });
     }
-    let found = crate::background::find_or_start(&settings.background, &|line| {
-        eprintln!("{line}");
-    })
-    .await
-    .context("reaching the local pool")?;
+    let found =
+        crate::background::find_or_start(&settings.background, settings.container_type, &|line| {
+            eprintln!("{line}");
+        })
+        .await
+        .context("reaching the local pool")?;
     let client = crate::target::remote_client(
         &found.endpoint,
         settings.api_version,
@@ -404,16 +406,25 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
     )?;
     if found.started {
         eprintln!(
-            "started the background local pool (pid {}): it keeps sessions between commands \
+            "started the background local {}pool (pid {}): it keeps sessions between commands \
              and ends after {} without a request, or on `sessionpad pool stop`",
+            kind_word(found.container_type),
             found.pid,
             humantime_secs(settings.background.idle_exit)
         );
     }
     let label = if found.background {
-        format!("local (background, pid {})", found.pid)
+        format!(
+            "local {}(background, pid {})",
+            kind_word(found.container_type),
+            found.pid
+        )
     } else {
-        format!("local (serve, pid {})", found.pid)
+        format!(
+            "local {}(serve, pid {})",
+            kind_word(found.container_type),
+            found.pid
+        )
     };
     Ok(Connection {
         client,
@@ -447,8 +458,7 @@ impl Settings {
             ui: self.ui,
             pools,
             pool_name,
-            pool_limits: self.pool_limits,
-            ledger: self.ledger,
+            background: self.background,
             follow: false,
         }
     }

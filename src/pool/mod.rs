@@ -9,6 +9,7 @@ pub mod events;
 mod files;
 pub mod housekeeping;
 pub mod image;
+pub mod interrupt;
 pub mod isolation;
 pub mod kernel;
 pub mod limits;

@@ -129,6 +129,7 @@ pub fn router(
         .merge(super::files::routes())
         .merge(super::manage::routes())
         .merge(super::events::routes(hub))
+        .merge(super::interrupt::routes())
         .layer(middleware::from_fn_with_state(
             opts.token.clone().map(Arc::new),
             auth,

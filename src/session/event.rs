@@ -37,6 +37,11 @@ pub enum SessionEvent {
     PoolReady,
     /// The pool could not be started or reached; queued cells will fail with this.
     PoolFailed(Failure),
+    /// The background local pool had ended (its idle exit, `sessionpad pool
+    /// stop`, a kill) and the worker started or found it again: what to tell
+    /// the person (the session's variables and files are gone). Executions can
+    /// run, as after [`SessionEvent::PoolReady`].
+    PoolRestarted(String),
     /// The pool is a sessionpad local pool, and this is what keeps its sessions
     /// isolated (the embedded pool's own, or a serve's from its `GET metadata`).
     PoolIsolation(Isolation),
@@ -133,6 +138,12 @@ impl EventSender {
     /// Reports that the pool could not be started or reached.
     pub fn pool_failed(&self, reason: Failure) {
         self.send(SessionEvent::PoolFailed(reason));
+    }
+
+    /// Reports that the background local pool had ended and was started (or
+    /// found) again, with what to tell the person.
+    pub fn pool_restarted(&self, message: String) {
+        self.send(SessionEvent::PoolRestarted(message));
     }
 
     /// Reports how the local pool's sessions are isolated.

@@ -21,7 +21,9 @@ pub enum FailureKind {
     Unauthenticated,
     /// HTTP 403: the identity lacks the Session Executor role.
     Forbidden,
-    /// HTTP 404: the session, file or folder is not there (or the pool is full).
+    /// HTTP 404: the session, file or folder is not there (or the pool is
+    /// full); also the service's 400 `SessionWithIdentifierNotFound` for a
+    /// session it does not have.
     NotFound,
     /// The pool refused the request as asked (413, 429, other 4xx, an
     /// operation the api-version lacks, an invalid argument).
@@ -89,6 +91,10 @@ impl From<&ClientError> for Failure {
             | ClientError::TooManyRequests { .. }
             | ClientError::NotSupported { .. }
             | ClientError::InvalidArgument(_) => FailureKind::Refused,
+            // The service's answer for a session it does not have (§4.4, §6.2).
+            ClientError::Service { code, .. } if code == "SessionWithIdentifierNotFound" => {
+                FailureKind::NotFound
+            }
             ClientError::Service { status, .. } if *status < 500 => FailureKind::Refused,
             ClientError::Service { .. } | ClientError::Malformed(_) => FailureKind::Service,
             ClientError::Local { .. } => FailureKind::Local,
@@ -129,6 +135,12 @@ mod tests {
             message: "busy".into(),
         });
         assert_eq!(busy.kind, FailureKind::Refused);
+        let no_session = Failure::from(ClientError::Service {
+            status: 400,
+            code: "SessionWithIdentifierNotFound".into(),
+            message: "session with identifier s-1 was not found".into(),
+        });
+        assert_eq!(no_session.kind, FailureKind::NotFound);
         let down = Failure::from(ClientError::Service {
             status: 503,
             code: "-".into(),

@@ -134,10 +134,12 @@ pub enum FileEvent {
     },
 }
 
-/// Starts the file work for the session `identifier` names (it can change
-/// between commands); it takes commands until `commands` closes.
+/// Starts the file work for the session `identifier` names, through the
+/// client `client` holds (both can change between commands: a switched
+/// session, a background pool started again); it takes commands until
+/// `commands` closes.
 pub(super) fn spawn(
-    client: SessionClient,
+    client: watch::Receiver<SessionClient>,
     identifier: watch::Receiver<String>,
     commands: mpsc::UnboundedReceiver<FileCommand>,
     events: EventSender,
@@ -146,7 +148,7 @@ pub(super) fn spawn(
 }
 
 async fn run(
-    client: SessionClient,
+    client: watch::Receiver<SessionClient>,
     identifier: watch::Receiver<String>,
     mut commands: mpsc::UnboundedReceiver<FileCommand>,
     events: EventSender,
@@ -154,7 +156,7 @@ async fn run(
     let mut transfer: Option<(CancellationToken, JoinHandle<()>)> = None;
     while let Some(command) = commands.recv().await {
         let ctx = Ctx {
-            client: client.clone(),
+            client: client.borrow().clone(),
             identifier: identifier.borrow().clone(),
             events: events.clone(),
         };

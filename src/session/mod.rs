@@ -7,6 +7,7 @@
 //! (executions, listings, the head of a file, typed [`Failure`]s), never
 //! something drawn.
 
+mod attach;
 pub mod event;
 pub mod failure;
 pub mod files;
@@ -16,6 +17,7 @@ mod queue;
 pub mod radar;
 mod radar_listing;
 pub mod sessions;
+mod side;
 pub mod worker;
 
 pub use event::{DecodedImage, EventSender, RunId, SessionEvent};

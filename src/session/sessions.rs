@@ -84,15 +84,16 @@ pub(super) async fn info(client: &SessionClient, identifier: String) -> Sessions
 }
 
 /// Starts the task that takes sessions commands until `commands` closes (or
-/// the task is aborted).
+/// the task is aborted), each sent through the client `client` holds then (it
+/// changes when a background pool is started again).
 pub(super) fn spawn(
-    client: SessionClient,
+    client: tokio::sync::watch::Receiver<SessionClient>,
     mut commands: tokio::sync::mpsc::UnboundedReceiver<SessionsCommand>,
     events: EventSender,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         while let Some(command) = commands.recv().await {
-            let client = client.clone();
+            let client = client.borrow().clone();
             let events = events.clone();
             tokio::spawn(async move { perform(&client, command, &events).await });
         }

@@ -8,7 +8,12 @@
 //! the UI gave up on it: an abandoned run is skipped if it has not started, and
 //! its request is dropped (the HTTP call aborted) if it has; nothing more is
 //! reported about it. Interrupting is the local pool's alone: the worker reaches
-//! the embedded pool's kernel directly (the service's API has no interrupt).
+//! the embedded pool's kernel directly, and the background local pool's through
+//! its interrupt route (the service's API has no interrupt).
+//!
+//! On the background local pool ([`Connection::Background`]) a cell whose
+//! connection is refused (the pool has ended since the last cell) starts or
+//! finds the pool again and is sent there once more: nothing of it had run.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,10 +23,11 @@ use tokio::task::JoinHandle;
 
 use super::event::{DecodedImage, EventSender, RunId};
 use super::failure::Failure;
-use super::files::{self, FileCommand};
+use super::files::FileCommand;
 use super::queue::Queue;
 use super::radar_listing;
-use super::sessions::{self, SessionsCommand};
+use super::sessions::SessionsCommand;
+use super::side::{Side, SideWork};
 use crate::client::{ApiVersion, ContainerType, Execution, SessionClient, ShellRequest};
 use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
 
@@ -34,6 +40,11 @@ const POOL_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 pub enum Connection {
     /// Start the local pool in this process and talk to it over loopback HTTP.
     Embedded,
+    /// The background local pool of the worker's container type, the one the
+    /// command line uses: found through its discovery file, else started
+    /// (`sessionpad serve --background`, with these options), and started
+    /// again when it has ended between two cells ([`crate::background`]).
+    Background(crate::background::StartOptions),
     /// A pool at this endpoint (Azure, or `sessionpad serve`).
     Remote {
         /// The pool management endpoint.
@@ -84,12 +95,6 @@ impl From<&str> for Cell {
             stdin: None,
         }
     }
-}
-
-/// The receiving ends of the work done beside the executions.
-struct Side {
-    files: mpsc::UnboundedReceiver<FileCommand>,
-    sessions: mpsc::UnboundedReceiver<SessionsCommand>,
 }
 
 pub(super) enum Command {
@@ -283,6 +288,11 @@ async fn connect(
             }
             return Ok((client, None));
         }
+        (Connection::Background(opts), _) => {
+            return super::attach::background(config, opts, events)
+                .await
+                .map(|client| (client, None));
+        }
         // The embedded pool kept from an earlier worker: its sessions carry on.
         (Connection::Embedded, Some(pool)) => pool,
         (Connection::Embedded, None) => {
@@ -342,7 +352,7 @@ async fn run(
         _ = &mut stopped => return None,
         c = connect(&config, kept, &events) => c,
     };
-    let (client, pool) = match connected {
+    let (mut client, pool) = match connected {
         Ok((client, pool)) => {
             events.pool_ready();
             (Ok(client), pool)
@@ -354,22 +364,10 @@ async fn run(
         }
     };
     let registry = pool.as_ref().map(|p| p.registry().clone());
-    let side_tasks = client.as_ref().ok().map(|c| {
-        [
-            files::spawn(c.clone(), identifier.clone(), side.files, events.clone()),
-            sessions::spawn(c.clone(), side.sessions, events.clone()),
-        ]
-    });
-    // The session's event stream on a local pool: other clients' cells
-    // (following) and running cells' output.
-    let follow_task = client.as_ref().ok().and_then(|c| {
-        super::follow::spawn(
-            c.clone(),
-            crate::client::user_agent().to_string(),
-            identifier.clone(),
-            events.clone(),
-        )
-    });
+    let mut side = SideWork::new(side);
+    if let Ok(c) = &client {
+        side.serve(c, &identifier, &events);
+    }
     let mut queue = Queue::default();
     let mut lists_promptly = true;
     loop {
@@ -389,6 +387,21 @@ async fn run(
             continue;
         };
         config.identifier.clone_from(&identifier.borrow());
+        // The background pool that could not be had is tried again for each cell.
+        if let (Err(_), Connection::Background(opts)) = (&client, &config.connection) {
+            let attach = super::attach::again(&config, opts, None, &events);
+            match unless_stopped(&mut stopped, attach).await {
+                Ok(Ok(c)) => {
+                    side.serve(&c, &identifier, &events);
+                    client = Ok(c);
+                }
+                Ok(Err(reason)) => client = Err(reason.context("the pool is not available")),
+                Err(keep) => {
+                    keep_pool = keep;
+                    break;
+                }
+            }
+        }
         // The data root before the cell, for the artifact radar; not asked for
         // while the pool's listings are slow or failing (the listing after a
         // cell says when they answer again), so a cell never waits on them twice.
@@ -410,30 +423,45 @@ async fn run(
             _ => None,
         };
         events.execution_started(run);
-        let outcome = match &client {
-            Err(reason) => (Err(reason.clone()), None),
-            Ok(client) => {
-                let running = Running {
-                    client,
-                    config: &config,
-                    registry: registry.as_ref(),
-                    events: &events,
-                    run,
-                };
-                match running
+        let step = match &client {
+            Err(reason) => Step::Finished(Err(reason.clone()), None),
+            Ok(c) => {
+                let running = Running::new(c, &config, registry.as_ref(), &events, run);
+                running
                     .wait(&cell, &mut commands, &mut stopped, &mut queue)
                     .await
-                {
-                    Step::Finished(outcome, exit_code) => (outcome, exit_code),
-                    Step::Abandoned => continue,
-                    Step::Stop(keep) => {
-                        keep_pool = keep;
-                        break;
-                    }
-                }
             }
         };
-        let (outcome, exit_code) = outcome;
+        let step = match (step, &config.connection) {
+            // The background pool has ended since the last cell: nothing of
+            // this cell ran; it goes, once, to the pool found or started again.
+            (Step::Gone(failure), Connection::Background(opts)) => {
+                let attach = super::attach::again(&config, opts, Some(&failure), &events);
+                match unless_stopped(&mut stopped, attach).await {
+                    Ok(Ok(c)) => {
+                        side.serve(&c, &identifier, &events);
+                        let running = Running::new(&c, &config, registry.as_ref(), &events, run);
+                        let step = running
+                            .wait(&cell, &mut commands, &mut stopped, &mut queue)
+                            .await;
+                        client = Ok(c);
+                        step
+                    }
+                    Ok(Err(reason)) => Step::Finished(Err(reason), None),
+                    Err(keep) => Step::Stop(keep),
+                }
+            }
+            (step, _) => step,
+        };
+        let (outcome, exit_code) = match step {
+            Step::Finished(outcome, exit_code) => (outcome, exit_code),
+            Step::Gone(failure) => (Err(failure), None),
+            Step::Abandoned => continue,
+            Step::Stop(keep) => {
+                keep_pool = keep;
+                break;
+            }
+        };
         let images = match &outcome {
             Ok(exec) => decode_images(exec).await,
             Err(_) => Vec::new(),
@@ -453,9 +481,7 @@ async fn run(
         }
     }
     drop(client);
-    for task in side_tasks.into_iter().flatten().chain(follow_task) {
-        task.abort();
-    }
+    side.abort();
     if keep_pool {
         return pool;
     }
@@ -487,6 +513,9 @@ enum Step {
     /// The pool answered (or the transport failed), with a shell command's
     /// exit code.
     Finished(Result<Execution, Failure>, Option<i32>),
+    /// The pool refused the connection (it has ended): nothing of the cell
+    /// ran, so it may be sent again elsewhere.
+    Gone(Failure),
     /// The UI gave up on the run; its request was dropped.
     Abandoned,
     /// The worker is told to stop (`true`: keep the embedded pool), or the UI
@@ -504,7 +533,25 @@ struct Running<'a> {
     run: RunId,
 }
 
-impl Running<'_> {
+impl<'a> Running<'a> {
+    /// Run `run` through `client`; `registry` is the embedded pool's, when the
+    /// worker started one.
+    fn new(
+        client: &'a SessionClient,
+        config: &'a WorkerConfig,
+        registry: Option<&'a Arc<SessionRegistry>>,
+        events: &'a EventSender,
+        run: RunId,
+    ) -> Self {
+        Self {
+            client,
+            config,
+            registry,
+            events,
+            run,
+        }
+    }
+
     /// Waits for the execution of `cell` (a shell command on a Shell pool,
     /// else code) while still taking commands: new runs queue, an interrupt of
     /// this run goes to the kernel (on the local pool), an abandon drops the
@@ -525,11 +572,13 @@ impl Running<'_> {
                 };
                 match self.client.execute_shell(identifier, &request).await {
                     Ok(shell) => Step::Finished(Ok(shell.to_execution()), shell.exit_code),
-                    Err(e) => Step::Finished(Err(Failure::from(e)), None),
+                    Err(e) => failed(&e),
                 }
             } else {
-                let outcome = self.client.execute(identifier, &cell.source, timeout).await;
-                Step::Finished(outcome.map_err(Failure::from), None)
+                match self.client.execute(identifier, &cell.source, timeout).await {
+                    Ok(exec) => Step::Finished(Ok(exec), None),
+                    Err(e) => failed(&e),
+                }
             }
         };
         tokio::pin!(request);
@@ -541,11 +590,17 @@ impl Running<'_> {
                 c = commands.recv() => match c {
                     None => return Step::Stop(false),
                     Some(Command::Interrupt { run }) if run == self.run => {
-                        let Some(registry) = self.registry else {
+                        match (self.registry, &self.config.connection) {
+                            (Some(registry), _) => self.interrupt(registry.clone()),
+                            (None, Connection::Background(_)) => super::attach::interrupt(
+                                self.client.clone(),
+                                self.config.identifier.clone(),
+                                self.run,
+                                self.events.clone(),
+                            ),
                             // The service has no interrupt.
-                            return Step::Abandoned;
-                        };
-                        self.interrupt(registry.clone());
+                            (None, _) => return Step::Abandoned,
+                        }
                     }
                     Some(Command::Abandon { run }) if run == self.run => return Step::Abandoned,
                     Some(other) => queue.accept(other),
@@ -564,6 +619,16 @@ impl Running<'_> {
             let delivered = registry.interrupt(&identifier).await;
             events.interrupt_sent(run, delivered);
         });
+    }
+}
+
+/// The step of an execution that failed with `error`: [`Step::Gone`] when the
+/// pool refused the connection (nothing ran), else a failed outcome.
+fn failed(error: &crate::client::ClientError) -> Step {
+    if super::attach::refused(error) {
+        Step::Gone(Failure::from(error))
+    } else {
+        Step::Finished(Err(Failure::from(error)), None)
     }
 }
 

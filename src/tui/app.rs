@@ -505,6 +505,16 @@ impl App {
             }
             SessionEvent::PoolReady => self.pool = PoolState::Ready,
             SessionEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason.message),
+            SessionEvent::PoolRestarted(message) => {
+                self.pool = PoolState::Ready;
+                // The running cell is the one sent to the new pool: the cells
+                // above it ran in a session that is gone.
+                if let Some((cell, _)) = self.running().filter(|(cell, _)| *cell > 0) {
+                    self.mark_new_session(cell, true);
+                }
+                self.pool_log.push(message.clone());
+                self.notice = Some(message);
+            }
             SessionEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
             SessionEvent::ExecutionStarted(run) => {
                 if let Some(step) = self

@@ -15,7 +15,7 @@ use super::pools::{PoolChoice, PoolsUi};
 use super::terminal::Tui;
 use super::{TuiOptions, attach_sessions_store, host_of, ui};
 use crate::notebook::store::SaverThread;
-use crate::pool::{Isolation, LocalPool, Sandbox};
+use crate::pool::{Isolation, Sandbox};
 use crate::session::{Connection, SessionWorker, WorkerConfig};
 
 /// What moves from one pool's run to the next.
@@ -54,24 +54,22 @@ pub struct Run {
     saver: Option<SaverThread>,
 }
 
-/// Builds the app for the pool `opts` names and starts its worker (with `pool`,
-/// an embedded pool kept from an earlier run, when there is one).
+/// Builds the app for the pool `opts` names and starts its worker. Without an
+/// endpoint the worker attaches to the background local pool of the target's
+/// container type (the one the command line uses), starting it when none
+/// runs; the app is built at once either way, so the editor takes keys from
+/// the first frame while the pool is found or started.
 ///
 /// # Errors
 ///
 /// The config file's theme or keys are wrong (they were checked when it was
 /// read, so this is a bug).
-pub async fn start(
-    opts: &TuiOptions,
-    pool: Option<LocalPool>,
-    carry: Carry,
-) -> anyhow::Result<Run> {
+pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     let t = &opts.target;
     let identifier = t.identifier.clone();
     let (connection, pool_label, pool_state) = match &t.endpoint {
-        None if pool.is_some() => (Connection::Embedded, "local".to_string(), PoolState::Ready),
         None => (
-            Connection::Embedded,
+            Connection::Background(opts.background.clone()),
             "local".to_string(),
             PoolState::Starting,
         ),
@@ -94,15 +92,20 @@ pub async fn start(
         },
         pool_state,
     );
-    app.isolation = match (&t.endpoint, &pool) {
-        (None, Some(pool)) => Some(pool.isolation().clone()),
-        (None, None) => expected_isolation().await,
-        // A serve says in its metadata, which the worker asks for.
-        (Some(_), _) => None,
-    };
+    // The first frame already warns when the local pool's sessions are not
+    // isolated: a running pool published its isolation; for one about to be
+    // started, this machine's sandbox is detected as the pool will (its own
+    // report replaces this one). A serve says in its metadata, which the
+    // worker asks for.
+    if t.endpoint.is_none() {
+        app.isolation = match crate::background::find(t.container_type) {
+            Some(found) => found.isolation,
+            None => expected_isolation().await,
+        };
+    }
     app.execution_limit = Some(t.timeout);
-    // Only the embedded pool's kernels can be interrupted; the service cannot.
-    app.can_interrupt = matches!(connection, Connection::Embedded);
+    // Only the local pool's kernels can be interrupted; the service cannot.
+    app.can_interrupt = matches!(connection, Connection::Embedded | Connection::Background(_));
     super::apply_ui(&mut app, &opts.ui)?;
     app.pools = PoolsUi::new(opts.pools.clone(), &opts.pool_name);
     let place = persist::Place::new(
@@ -123,20 +126,28 @@ pub async fn start(
     }
     let (sender, events) = AppEventSender::channel();
     app.views.images.connect(sender.clone());
-    let worker = SessionWorker::spawn_with(
+    let worker = SessionWorker::spawn(
         WorkerConfig {
             connection,
             api_version: t.api_version,
             identifier,
             timeout: t.timeout,
             pool_type: t.pool_type,
-            pool_limits: opts.pool_limits,
-            ledger: opts.ledger.clone(),
+            // The background local pool reads the config file's `[pool]` and
+            // `[ledger]` itself when it starts.
+            pool_limits: crate::pool::limits::Limits::default(),
+            ledger: None,
             container_type: t.container_type,
         },
-        pool,
         sender.session(),
     );
+    // Whether the reopened notebook's session still runs on the pool: the
+    // answer says whether its boundary is certain.
+    if app.loaded_cells > 0 && app.sessions.can_list {
+        worker.sessions(crate::session::SessionsCommand::Info {
+            identifier: app.config.identifier.clone(),
+        });
+    }
     Ok(Run {
         app,
         worker,
@@ -146,10 +157,10 @@ pub async fn start(
     })
 }
 
-/// What the embedded pool about to start will say of its isolation when it
-/// cannot sandbox its kernels, so the first frame already warns (the pool
-/// detects the same way as it starts, and its own report replaces this one).
-/// `None` when bubblewrap works: the limits are known once the pool runs.
+/// What the background local pool about to be started will say of its
+/// isolation when it cannot sandbox its kernels (it detects the same way as it
+/// starts). `None` when bubblewrap works: the limits are known once the pool
+/// runs.
 async fn expected_isolation() -> Option<Isolation> {
     let detected = tokio::task::spawn_blocking(|| Sandbox::detect(true, false)).await;
     match detected {
@@ -162,17 +173,12 @@ async fn expected_isolation() -> Option<Isolation> {
     }
 }
 
-/// Ends `run`: stops its worker (keeping the embedded pool running when
-/// `keep_pool`, and returning it), applies the news that came meanwhile (a cell
-/// that finished is still saved) and waits up to `wait` for the notebook's
-/// savers.
-pub async fn finish(mut run: Run, keep_pool: bool, wait: Duration) -> Option<LocalPool> {
-    let pool = if keep_pool {
-        run.worker.stop_keeping_pool(wait).await
-    } else {
-        run.worker.shutdown(wait).await;
-        None
-    };
+/// Ends `run`: stops its worker (the background local pool it talks to keeps
+/// running, for the next run and the command line), applies the news that came
+/// meanwhile (a cell that finished is still saved) and waits up to `wait` for
+/// the notebook's savers.
+pub async fn finish(mut run: Run, wait: Duration) {
+    run.worker.shutdown(wait).await;
     while let Ok(event) = run.events.try_recv() {
         run.app.handle_event(event, Instant::now());
     }
@@ -183,14 +189,6 @@ pub async fn finish(mut run: Run, keep_pool: bool, wait: Duration) -> Option<Loc
     }
     if let Some(thread) = run.saver {
         persist::finish(thread, wait).await;
-    }
-    pool
-}
-
-/// Shuts down an embedded pool kept for a switch back (its kernels end).
-pub async fn stop_pool(pool: LocalPool, wait: Duration) {
-    if tokio::time::timeout(wait, pool.shutdown()).await.is_err() {
-        tracing::warn!("local pool did not shut down in time; its kernels are killed");
     }
 }
 

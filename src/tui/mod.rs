@@ -4,7 +4,7 @@
 //! Shape (style.md): the UI task owns the terminal and all state ([`app::App`]);
 //! keys become [`action::Action`]s, `App::update` returns [`action::Effect`]s, and
 //! the session worker ([`crate::session`], which knows nothing of the terminal)
-//! owns the client and the embedded pool, talking back through
+//! owns the client (and finds or starts the background local pool), talking back through
 //! [`crate::session::SessionEvent`]s that arrive wrapped in [`event::AppEvent`]s.
 //! The UI task never awaits the network.
 
@@ -40,16 +40,19 @@ pub use self::ui_config::UiConfig;
 use self::app::App;
 use self::terminal::TerminalGuard;
 
-/// How long quitting waits for the worker to stop the embedded pool.
+/// How long quitting waits for the worker to stop.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
 
 /// How the TUI was asked to start.
 #[derive(Debug, Clone)]
 pub struct TuiOptions {
-    /// The pool to start on: its endpoint (`None`: the embedded local pool),
+    /// The pool to start on: its endpoint (`None`: the background local pool),
     /// credentials, api-version, session identifier, execution limit and pool
     /// type.
     pub target: pools::PoolTarget,
+    /// How the background local pool is started when the target has no
+    /// endpoint and none runs (`[background_pool]`, the config file it reads).
+    pub background: crate::background::StartOptions,
     /// Theme, keys and image protocol from the config file.
     pub ui: UiConfig,
     /// The pools the sessions pane can switch to (config profiles, the local
@@ -57,10 +60,6 @@ pub struct TuiOptions {
     pub pools: Vec<pools::PoolChoice>,
     /// The name of the pool `target` reaches, as in `pools`.
     pub pool_name: String,
-    /// Per-session limits of the embedded local pool (the config's `[pool]`).
-    pub pool_limits: crate::pool::limits::Limits,
-    /// Where the embedded local pool records its calls (the config's `[ledger]`).
-    pub ledger: Option<crate::ledger::LedgerOptions>,
     /// Start following the session (`sessionpad --follow ID`): other
     /// clients' cells in it appear as they finish.
     pub follow: bool,
@@ -83,8 +82,8 @@ impl TuiOptions {
 }
 
 /// Runs the TUI until the user quits. The terminal is restored on return, on error
-/// and on panic; the embedded pool (if any) is shut down after the terminal is
-/// given back.
+/// and on panic; the background local pool it used keeps running (it ends by
+/// itself when idle, or on `sessionpad pool stop`).
 ///
 /// # Errors
 ///
@@ -96,11 +95,16 @@ pub async fn run(opts: TuiOptions) -> anyhow::Result<()> {
 /// Runs the TUI like [`run`], with `queued` cell sources (an opened notebook's)
 /// offered in the editor one at a time, not run.
 ///
+/// The first frame is drawn before anything waits: the pool is found or
+/// started by the worker meanwhile, and the terminal is asked about its
+/// graphics after that frame (the keys typed while it answers are kept, see
+/// [`typeahead`]).
+///
 /// Choosing another pool in the sessions pane (`p`) ends the loop's run for the
 /// current pool and starts one for the chosen pool in the same terminal
-/// ([`pools`]): the notebook is saved, the worker stopped (the embedded local
-/// pool is kept, with its kernels, for a switch back) and the app built again;
-/// the cell being typed moves along.
+/// ([`pools`]): the notebook is saved, the worker stopped (the background
+/// local pool keeps running, with its sessions, for a switch back) and the app
+/// built again; the cell being typed moves along.
 ///
 /// # Errors
 ///
@@ -112,20 +116,18 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
         queued,
         ..Default::default()
     };
-    let mut kept_pool = None;
     let mut picker = None;
     loop {
-        // Only the embedded pool's worker takes the kept pool.
-        let pool = if current.target.endpoint.is_none() {
-            kept_pool.take()
-        } else {
-            None
-        };
-        let mut run = lifecycle::start(&current, pool, std::mem::take(&mut carry)).await?;
+        let mut run = lifecycle::start(&current, std::mem::take(&mut carry)).await?;
         let mut typed = Vec::new();
         let picker = match &picker {
             Some(p) => p,
             None => {
+                // The first frame, before the terminal is asked anything.
+                run.app.dirty = true;
+                guard
+                    .terminal_mut()
+                    .draw(|frame| ui::draw(frame, &mut run.app, std::time::Instant::now()))?;
                 let (probed, keys) = probe_graphics(&current).await;
                 typed = keys;
                 picker.insert(probed)
@@ -145,25 +147,21 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
         .await;
         let Ok(runner::LoopEnd::SwitchPool(choice)) = result else {
             drop(guard);
-            if let Some(pool) = kept_pool.take() {
-                lifecycle::stop_pool(pool, SHUTDOWN_WAIT).await;
-            }
-            lifecycle::finish(run, false, SHUTDOWN_WAIT).await;
+            lifecycle::finish(run, SHUTDOWN_WAIT).await;
             break result.map(|_| ());
         };
         carry = lifecycle::Carry::from_app(&mut run.app, &choice);
         let _ = lifecycle::draw_switching(guard.terminal_mut(), &mut run.app, &choice);
-        if let Some(pool) = lifecycle::finish(run, true, SHUTDOWN_WAIT).await {
-            kept_pool = Some(pool);
-        }
+        lifecycle::finish(run, SHUTDOWN_WAIT).await;
         current = current.switched_to(&choice);
     }
 }
 
-/// Asks the terminal which image protocol it speaks, before the first frame
+/// Asks the terminal which image protocol it speaks, after the first frame
 /// and before the input stream starts; also returns the keys typed while the
 /// answer was read (see [`typeahead`]), for the loop to take first. A
-/// terminal that never answers delays the first frame by the probe's timeout.
+/// terminal that never answers holds the loop (not the first frame) for the
+/// probe's timeout; the worker carries on meanwhile.
 async fn probe_graphics(
     opts: &TuiOptions,
 ) -> (ratatui_image::picker::Picker, Vec<crossterm::event::Event>) {

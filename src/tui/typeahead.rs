@@ -2,7 +2,8 @@
 //!
 //! The graphics probe (`graphics.rs`) reads the terminal's input to find the
 //! answers to its question; whatever a person typed meanwhile (a cell typed
-//! right after launching, before the first frame) arrives in the same bytes.
+//! right after launching, or a key pressed as the first frame appears: the
+//! probe runs after it) arrives in the same bytes.
 //! Those bytes are split here with vte (alacritty's parser, which the
 //! sanitizer uses too): the probe's answers (device attributes, cell size,
 //! status and cursor reports, kitty's APC reply) are dropped, and the rest
@@ -16,22 +17,56 @@ use vte::{Params, Parser, Perform};
 /// without the answers to the graphics probe. Sequences this does not know are
 /// dropped rather than typed as text.
 pub fn key_events(bytes: &[u8]) -> Vec<Event> {
-    let mut keys = Keys(Vec::new());
+    let mut keys = Keys::default();
     let mut parser = Parser::new();
     parser.advance(&mut keys, bytes);
     keys.0.into_iter().map(Event::Key).collect()
 }
 
-struct Keys(Vec<KeyEvent>);
+#[derive(Default)]
+struct Keys(Vec<KeyEvent>, Ss3);
+
+/// Whether the last thing read was `ESC O`, which makes the next character an
+/// SS3 key (F1 to F4, and the arrows, Home and End in application mode).
+#[derive(Default)]
+struct Ss3(bool);
 
 impl Keys {
     fn push(&mut self, code: KeyCode, modifiers: KeyModifiers) {
         self.0.push(KeyEvent::new(code, modifiers));
     }
+
+    /// The SS3 key that `c` ends, if `ESC O` came just before it (the flag is
+    /// cleared either way).
+    fn ss3(&mut self, c: char) -> Option<KeyCode> {
+        if !std::mem::take(&mut self.1.0) {
+            return None;
+        }
+        Some(match c {
+            'P' => KeyCode::F(1),
+            'Q' => KeyCode::F(2),
+            'R' => KeyCode::F(3),
+            'S' => KeyCode::F(4),
+            'A' => KeyCode::Up,
+            'B' => KeyCode::Down,
+            'C' => KeyCode::Right,
+            'D' => KeyCode::Left,
+            'H' => KeyCode::Home,
+            'F' => KeyCode::End,
+            // Not a key crossterm knows: dropped, not typed.
+            _ => KeyCode::Null,
+        })
+    }
 }
 
 impl Perform for Keys {
     fn print(&mut self, c: char) {
+        if let Some(code) = self.ss3(c) {
+            if code != KeyCode::Null {
+                self.push(code, KeyModifiers::NONE);
+            }
+            return;
+        }
         match c {
             '\x7f' => self.push(KeyCode::Backspace, KeyModifiers::NONE),
             c if c.is_uppercase() => self.push(KeyCode::Char(c), KeyModifiers::SHIFT),
@@ -40,6 +75,7 @@ impl Perform for Keys {
     }
 
     fn execute(&mut self, byte: u8) {
+        self.1.0 = false;
         match byte {
             b'\r' | b'\n' => self.push(KeyCode::Enter, KeyModifiers::NONE),
             b'\t' => self.push(KeyCode::Tab, KeyModifiers::NONE),
@@ -55,6 +91,7 @@ impl Perform for Keys {
     }
 
     fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: char) {
+        self.1.0 = false;
         if ignore || !intermediates.is_empty() {
             // `?` and the like: device attributes and other answers.
             return;
@@ -90,8 +127,9 @@ impl Perform for Keys {
     }
 
     fn esc_dispatch(&mut self, intermediates: &[u8], _ignore: bool, byte: u8) {
-        // Esc then a key: Alt+key, as terminals send it. (`ESC O` starts an SS3
-        // key such as F1; its letter arrives as text and is dropped with it.)
+        // Esc then a key: Alt+key, as terminals send it. `ESC O` starts an SS3
+        // key such as F1, whose letter comes next as text.
+        self.1.0 = intermediates.is_empty() && byte == b'O';
         if !intermediates.is_empty() || byte == b'O' || byte == b'\\' {
             return;
         }
@@ -161,6 +199,21 @@ mod tests {
                 (KeyCode::Right, KeyModifiers::CONTROL),
                 (KeyCode::Char('x'), KeyModifiers::ALT),
                 (KeyCode::Tab, KeyModifiers::NONE),
+            ]
+        );
+    }
+
+    #[test]
+    fn ss3_function_keys_and_arrows_are_keys_not_letters() {
+        // F2 (what the files pane opens with), F1, an arrow in application
+        // mode, then text: typed while the graphics probe reads the input.
+        assert_eq!(
+            codes(b"\x1bOQ\x1bOP\x1bOAQ"),
+            vec![
+                (KeyCode::F(2), KeyModifiers::NONE),
+                (KeyCode::F(1), KeyModifiers::NONE),
+                (KeyCode::Up, KeyModifiers::NONE),
+                (KeyCode::Char('Q'), KeyModifiers::SHIFT),
             ]
         );
     }

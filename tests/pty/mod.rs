@@ -31,6 +31,9 @@ pub struct Pty {
     pub exited: Option<WaitStatus>,
     /// Every byte the binary wrote, for checks on the bytes themselves.
     pub raw: Vec<u8>,
+    /// The binary's data directory (`SESSIONPAD_DATA_DIR`), whose background
+    /// local pools are stopped when this is dropped.
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl Pty {
@@ -80,6 +83,10 @@ impl Pty {
     }
 
     pub fn start(cmd: Command) -> Self {
+        let data_dir = cmd
+            .get_envs()
+            .find(|(k, _)| *k == "SESSIONPAD_DATA_DIR")
+            .and_then(|(_, v)| v.map(std::path::PathBuf::from));
         let mut session = Session::spawn(cmd).expect("spawn sessionpad in a pty");
         // Also size the pty from this side: the `stty` in the child races with the
         // pty's own 80x24 default on a loaded machine. A late change reaches the
@@ -93,6 +100,7 @@ impl Pty {
             parser: vt100::Parser::new(ROWS, COLS, 0),
             exited: None,
             raw: Vec::new(),
+            data_dir,
         }
     }
 
@@ -165,7 +173,7 @@ impl Pty {
         });
     }
 
-    /// Waits until the embedded local pool is ready: its name on the status
+    /// Waits until the local pool is ready: its name on the status
     /// line and no "starting pool"; panics (with the screen) if it failed.
     /// Returns the screen.
     pub fn wait_local_ready(&mut self) -> String {
@@ -236,7 +244,24 @@ impl Drop for Pty {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
+        // The notebook leaves the background local pool running for the next
+        // launch; a test leaves nothing running.
+        if let Some(data_dir) = &self.data_dir {
+            stop_background_pools(data_dir);
+        }
     }
+}
+
+/// Stops the background local pools of the data directory `data_dir` (every
+/// container type's), as `sessionpad pool stop` does.
+pub fn stop_background_pools(data_dir: &Path) {
+    let _ = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["pool", "stop"])
+        .env("SESSIONPAD_DATA_DIR", data_dir)
+        .env("SESSIONPAD_CONFIG", data_dir.join("no-config.toml"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
 }
 
 /// Sends keys one by one with a pause, so each is read as its own key.

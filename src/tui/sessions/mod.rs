@@ -467,8 +467,17 @@ impl App {
                 match result {
                     Ok(info) => self.session_details(info, now),
                     // The pool has no such session (any more): no countdown
-                    // for a session that is gone.
-                    Err(e) if e.kind == FailureKind::NotFound => self.sessions.current = None,
+                    // for a session that is gone; asked before a cell of this
+                    // run, the reopened notebook's session is certainly new.
+                    Err(e) if e.kind == FailureKind::NotFound => {
+                        self.sessions.current = None;
+                        let reopened = self.loaded_cells;
+                        if reopened > 0 && self.notebook.cells.len() == reopened {
+                            for b in self.boundaries.iter_mut().filter(|b| b.after == reopened) {
+                                b.known_new = true;
+                            }
+                        }
+                    }
                     Err(e) => tracing::debug!("session details: {e}"),
                 }
             }

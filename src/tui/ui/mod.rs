@@ -120,11 +120,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             pager_key: &pager_key,
         };
         views.outputs.set_marks(app.follow.marks());
-        views.outputs.set_boundaries(boundary_texts(
-            &app.boundaries,
-            app.sessions.endpoint.is_none(),
-            notebook.cells.len(),
-        ));
+        views
+            .outputs
+            .set_boundaries(boundary_texts(&app.boundaries, notebook.cells.len()));
         // The notebook's cursor shows only while the notebook has the keys.
         let selected = app
             .selected
@@ -184,11 +182,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
 }
 
 /// What each session boundary says: the newest one says what was lost and
-/// how to get it back (`R`); `embedded` pools die with sessionpad, so a
-/// reopened notebook's session is certainly new there.
+/// how to get it back (`R`); a reopened notebook's session is certainly new
+/// only when the pool said so (every pool, the background local pool too,
+/// can outlive sessionpad).
 fn boundary_texts(
     boundaries: &[crate::tui::app::SessionBoundary],
-    embedded: bool,
     cells: usize,
 ) -> Vec<(usize, String)> {
     let newest = boundaries.len().saturating_sub(1);
@@ -202,7 +200,7 @@ fn boundary_texts(
                 (true, true) => {
                     "new session: the cells above ran in an earlier one; replayed below".to_string()
                 }
-                (true, false) if embedded || b.known_new => {
+                (true, false) if b.known_new => {
                     "new session: the cells above ran in an earlier one; R replays them".to_string()
                 }
                 (true, false) => "reopened: the cells above ran in an earlier run, \

@@ -362,7 +362,21 @@ fn a_reopened_notebook_shows_where_its_session_ended() {
     for (width, height) in [(80, 24), (160, 48)] {
         let mut app = app(PoolState::Ready);
         app.load_history(cells.clone(), Vec::new());
-        // The embedded pool: the reopened notebook's session is certainly new.
+        // Until the pool says, the session may be the one that ran the cells.
+        let unsure = format!("{:?}", screen(&mut app, now, width, height));
+        assert!(unsure.contains("reopened: the cells above"), "{unsure}");
+        // The pool has no such session: the reopened notebook's is certainly new.
+        let identifier = app.config.identifier.clone();
+        app.handle_event(
+            crate::session::SessionEvent::Sessions(crate::session::SessionsEvent::Info {
+                identifier,
+                result: Err(crate::session::Failure::new(
+                    crate::session::FailureKind::NotFound,
+                    "no such session",
+                )),
+            }),
+            now,
+        );
         assert_snapshot!(
             format!("reopened_{width}x{height}"),
             format!("{:?}", screen(&mut app, now, width, height))
@@ -380,22 +394,20 @@ fn boundaries_say_what_is_known() {
     };
     // On a pool that outlives sessionpad, a reopened notebook's session may
     // still be the one that ran its cells.
-    let texts = boundary_texts(&[b(2, false, false)], false, 2);
+    let texts = boundary_texts(&[b(2, false, false)], 2);
     assert!(texts[0].1.starts_with("reopened:"), "{texts:?}");
-    // The embedded pool ended with sessionpad; a recycled session is known.
-    for (embedded, known) in [(true, false), (false, true)] {
-        let texts = boundary_texts(&[b(2, known, false)], embedded, 3);
-        assert_eq!(
-            texts,
-            [(
-                2,
-                "new session: the cells above ran in an earlier one; R replays them".to_string()
-            )]
-        );
-    }
+    // The pool said the session is new (it has no such session, or recycled it).
+    let texts = boundary_texts(&[b(2, true, false)], 3);
+    assert_eq!(
+        texts,
+        [(
+            2,
+            "new session: the cells above ran in an earlier one; R replays them".to_string()
+        )]
+    );
     // Only the newest boundary says how to get the state back, or that it
     // was replayed.
-    let texts = boundary_texts(&[b(1, true, false), b(3, true, true)], true, 4);
+    let texts = boundary_texts(&[b(1, true, false), b(3, true, true)], 4);
     assert_eq!(
         texts,
         [
