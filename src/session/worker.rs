@@ -387,9 +387,23 @@ async fn run(
             continue;
         };
         config.identifier.clone_from(&identifier.borrow());
-        // The background pool that could not be had is tried again for each cell.
-        if let (Err(_), Connection::Background(opts)) = (&client, &config.connection) {
-            let attach = super::attach::again(&config, opts, None, &events);
+        // The background pool that could not be had is tried again for each
+        // cell; one that has ended since the last cell (its discovery entry
+        // gone, or another pool's) is found or started again before the cell
+        // is sent, so the cell never goes down a connection kept alive to a
+        // pool that is gone.
+        let gone = match (&client, &config.connection) {
+            (Ok(c), Connection::Background(_)) => {
+                let running = crate::background::find(config.container_type);
+                (running.is_none_or(|f| f.endpoint != c.endpoint()))
+                    .then(|| Failure::unreachable("the background local pool is no longer running"))
+            }
+            _ => None,
+        };
+        if let Connection::Background(opts) = &config.connection
+            && (client.is_err() || gone.is_some())
+        {
+            let attach = super::attach::again(&config, opts, gone.as_ref(), &events);
             match unless_stopped(&mut stopped, attach).await {
                 Ok(Ok(c)) => {
                     side.serve(&c, &identifier, &events);
