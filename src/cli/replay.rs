@@ -81,7 +81,7 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
     let mut report = Vec::new();
     for (i, e) in cells.iter().enumerate() {
         let code = e.code.clone().unwrap_or_default();
-        let (outcome, stdout, stderr) = if e.kind == CallKind::Shell {
+        let (now, then, stdout, stderr) = if e.kind == CallKind::Shell {
             let request = ShellRequest {
                 stdin: e.stdin.clone(),
                 ..ShellRequest::line(code.clone(), settings.timeout)
@@ -96,16 +96,7 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
             let then = e
                 .exit_code
                 .map_or_else(|| "no exit code".to_string(), |c| format!("exit {c}"));
-            let same_stdout = e.stdout.as_deref().unwrap_or("") == exec.stdout;
-            (
-                Outcome {
-                    now,
-                    then,
-                    same_stdout,
-                },
-                exec.stdout,
-                exec.stderr,
-            )
+            (now, then, exec.stdout, exec.stderr)
         } else {
             let exec = conn
                 .client
@@ -113,16 +104,12 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
                 .await?;
             let now = format!("{:?}", exec.status);
             let then = e.status.clone().unwrap_or_else(|| "unknown".into());
-            let same_stdout = e.stdout.as_deref().unwrap_or("") == exec.stdout;
-            (
-                Outcome {
-                    now,
-                    then,
-                    same_stdout,
-                },
-                exec.stdout,
-                exec.stderr,
-            )
+            (now, then, exec.stdout, exec.stderr)
+        };
+        let outcome = Outcome {
+            same_stdout: e.stdout.as_deref().unwrap_or("") == stdout,
+            now,
+            then,
         };
         let same = outcome.now == outcome.then;
         if !same {

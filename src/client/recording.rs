@@ -103,20 +103,14 @@ impl CallRecording {
         duration: Duration,
         kind: CallKind,
     ) -> Call {
-        Call {
-            pool: self.pool.clone(),
-            identifier: identifier.to_string(),
-            client: Some(super::user_agent().to_string()),
+        Call::new(
+            self.pool.clone(),
+            identifier.to_string(),
+            Some(super::user_agent().to_string()),
             at,
             duration,
             kind,
-            execution_id: None,
-            code: None,
-            stdin: None,
-            output: None,
-            images: Vec::new(),
-            file: None,
-        }
+        )
     }
 
     /// Records a finished code execution of `code` that began at `at` and took

@@ -269,6 +269,35 @@ pub struct Call {
     pub file: Option<RecordedFile>,
 }
 
+impl Call {
+    /// A call of `kind` about `identifier` on pool key `pool`, made by
+    /// `client` at `at` and answered in `duration`, with nothing else filled
+    /// in (the caller adds the code, outputs, images or file).
+    pub fn new(
+        pool: String,
+        identifier: String,
+        client: Option<String>,
+        at: chrono::DateTime<chrono::Utc>,
+        duration: std::time::Duration,
+        kind: CallKind,
+    ) -> Self {
+        Self {
+            pool,
+            identifier,
+            client,
+            at,
+            duration,
+            kind,
+            execution_id: None,
+            code: None,
+            stdin: None,
+            output: None,
+            images: Vec::new(),
+            file: None,
+        }
+    }
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;

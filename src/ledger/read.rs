@@ -74,6 +74,40 @@ pub struct Entry {
     pub file: Option<RecordedFile>,
 }
 
+impl Entry {
+    /// The [`crate::client::Execution`] a recorded code or shell call stands
+    /// for, with `images` (the recorded images' bytes, from wherever the caller
+    /// has them); `None` for a file call. A status other than `Succeeded`,
+    /// `Canceled` or `Running` (a Shell pool's own, a missing one) is `Failed`.
+    pub fn execution(
+        &self,
+        images: Vec<crate::client::ExecutionImage>,
+    ) -> Option<crate::client::Execution> {
+        use crate::client::{Execution, ExecutionStatus, ExecutionValue};
+        if !matches!(self.kind, CallKind::Code | CallKind::Shell) {
+            return None;
+        }
+        let status = match self.status.as_deref() {
+            Some("Succeeded") => ExecutionStatus::Succeeded,
+            Some("Canceled") => ExecutionStatus::Canceled,
+            Some("Running") => ExecutionStatus::Running,
+            _ => ExecutionStatus::Failed,
+        };
+        Some(Execution {
+            id: self.execution_id.clone(),
+            status,
+            stdout: self.stdout.clone().unwrap_or_default(),
+            stderr: self.stderr.clone().unwrap_or_default(),
+            result: self
+                .result
+                .clone()
+                .and_then(|v| serde_json::from_value::<ExecutionValue>(v).ok()),
+            images,
+            duration: std::time::Duration::from_secs_f64((self.duration_ms / 1000.0).max(0.0)),
+        })
+    }
+}
+
 const COLUMNS: &str = "id, at_ms, duration_us, pool, identifier, client, kind, execution_id, code,
     stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256";
 

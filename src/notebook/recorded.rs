@@ -6,11 +6,9 @@
 //! What `sessionpad log ID --ipynb FILE` writes and what replaying a recorded
 //! session runs again.
 
-use std::time::Duration;
-
 use super::language::Language;
 use super::{Cell, CellStatus};
-use crate::client::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
+use crate::client::ExecutionImage;
 use crate::ledger::{CallKind, Entry, RecordedImage};
 
 /// The cells of a recorded session.
@@ -60,17 +58,8 @@ pub fn cells(
                 None => out.missing_images += 1,
             }
         }
-        let exec = Execution {
-            id: e.execution_id.clone(),
-            status: status(e.status.as_deref()),
-            stdout: e.stdout.clone().unwrap_or_default(),
-            stderr: e.stderr.clone().unwrap_or_default(),
-            result: e
-                .result
-                .clone()
-                .and_then(|v| serde_json::from_value::<ExecutionValue>(v).ok()),
-            images,
-            duration: Duration::from_secs_f64(e.duration_ms.max(0.0) / 1000.0),
+        let Some(exec) = e.execution(images) else {
+            continue;
         };
         let mut cell = Cell {
             source: e.code.clone().unwrap_or_default(),
@@ -92,20 +81,10 @@ pub fn cells(
     out
 }
 
-/// The client model's status of a recorded one (`Succeeded`, `Failed`,
-/// `Canceled`, `Running`; a Shell pool's own states such as `Timeout` are
-/// failures).
-fn status(recorded: Option<&str>) -> ExecutionStatus {
-    match recorded {
-        Some("Succeeded") => ExecutionStatus::Succeeded,
-        Some("Canceled") => ExecutionStatus::Canceled,
-        Some("Running") => ExecutionStatus::Running,
-        _ => ExecutionStatus::Failed,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use chrono::Utc;
     use serde_json::json;
 

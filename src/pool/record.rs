@@ -78,20 +78,14 @@ impl Recording {
     }
 
     fn call(&self, kind: CallKind) -> Call {
-        Call {
-            pool: self.pool.to_string(),
-            identifier: self.identifier.clone(),
-            client: self.client.clone(),
-            at: self.at,
-            duration: self.started.elapsed(),
+        Call::new(
+            self.pool.to_string(),
+            self.identifier.clone(),
+            self.client.clone(),
+            self.at,
+            self.started.elapsed(),
             kind,
-            execution_id: None,
-            code: None,
-            stdin: None,
-            output: None,
-            images: Vec::new(),
-            file: None,
-        }
+        )
     }
 
     /// Records a finished execution of `code` (kind [`CallKind::Code`]) as the

@@ -23,11 +23,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::event::{DecodedImage, EventSender};
-use crate::client::{
-    Execution, ExecutionImage, ExecutionStatus, ExecutionValue, RemoteFile, SessionClient,
-};
+use crate::client::{Execution, ExecutionImage, RemoteFile, SessionClient};
 use crate::events::{PoolEvent, RecordedCall};
-use crate::ledger::{CallKind, Entry};
+use crate::ledger::Entry;
 
 /// How long the subscription waits before subscribing again after the stream
 /// broke or the pool could not be reached (the pool restarting, say); it
@@ -241,18 +239,9 @@ async fn followed(call: RecordedCall) -> Followed {
 /// The [`Execution`] a recorded code or shell call stands for; `None` for a
 /// file call. Images whose base64 does not decode are left out.
 pub fn execution_of(call: &RecordedCall) -> Option<Execution> {
-    let e = &call.entry;
-    if !matches!(e.kind, CallKind::Code | CallKind::Shell) {
-        return None;
-    }
     let engine = base64::engine::general_purpose::STANDARD;
-    let status = match e.status.as_deref() {
-        Some("Succeeded") => ExecutionStatus::Succeeded,
-        Some("Canceled") => ExecutionStatus::Canceled,
-        Some("Running") => ExecutionStatus::Running,
-        _ => ExecutionStatus::Failed,
-    };
-    let images = e
+    let images = call
+        .entry
         .images
         .iter()
         .zip(&call.image_data)
@@ -263,18 +252,7 @@ pub fn execution_of(call: &RecordedCall) -> Option<Execution> {
             })
         })
         .collect();
-    Some(Execution {
-        id: e.execution_id.clone(),
-        status,
-        stdout: e.stdout.clone().unwrap_or_default(),
-        stderr: e.stderr.clone().unwrap_or_default(),
-        result: e
-            .result
-            .clone()
-            .and_then(|v| serde_json::from_value::<ExecutionValue>(v).ok()),
-        images,
-        duration: Duration::from_secs_f64((e.duration_ms / 1000.0).max(0.0)),
-    })
+    call.entry.execution(images)
 }
 
 /// A client's `User-Agent` as the notebook marks a followed cell with it: its
@@ -298,6 +276,8 @@ pub fn short_agent(agent: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::ExecutionStatus;
+    use crate::ledger::CallKind;
     use crate::ledger::RecordedImage;
 
     fn entry() -> Entry {
