@@ -479,3 +479,47 @@ async fn a_token_that_cannot_be_had_comes_back_as_a_gateway_error() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// The proxy pushes each call it records on its own event stream, as the
+/// local pool does (`GET /.sessionpad/events`, behind the proxy's token), so
+/// a notebook or `log --follow` can follow an agent working through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_pushes_each_call_it_records_on_its_event_stream() {
+    let up_data = tempfile::tempdir().unwrap();
+    let proxy_data = tempfile::tempdir().unwrap();
+    let (_up, up_endpoint) = upstream(up_data.path(), &[]);
+    let (_px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let id = common::identifier();
+    let events_url = format!("{endpoint}/.sessionpad/events?identifier={id}");
+    let r = http().get(&events_url).send().await.unwrap();
+    assert_eq!(r.status(), 401, "the stream needs the proxy's token");
+    let follower = sessionpad::client::SessionClient::new(sessionpad::client::Target {
+        endpoint: endpoint.clone(),
+        api_version: sessionpad::client::ApiVersion::V2025_10_02,
+        token: Some(PROXY_TOKEN.into()),
+    })
+    .unwrap();
+    let mut events = Box::pin(follower.events(Some(&id)).await.unwrap());
+    let code = "print('through the proxy')";
+    let r = post(
+        &http(),
+        &format!("{endpoint}/executions?api-version=2025-10-02-preview&identifier={id}"),
+        json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let call = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if let sessionpad::events::PoolEvent::Call(call) = events.next().await.unwrap().unwrap()
+            {
+                break call;
+            }
+        }
+    })
+    .await
+    .expect("the recorded call is pushed");
+    assert_eq!(call.entry.code.as_deref(), Some(code));
+    assert_eq!(call.entry.stdout.as_deref(), Some("through the proxy\n"));
+    assert_eq!(call.entry.client.as_deref(), Some(AGENT));
+    assert_eq!(call.entry.pool, up_endpoint.trim_end_matches('/'));
+}

@@ -148,7 +148,13 @@ impl Proxy {
             ledger: ledger.clone(),
             pending: record::PendingMap::default(),
         });
-        let app = router(shared, opts.token.clone());
+        // The proxy's own event stream (`GET /.sessionpad/events`): each call
+        // it records, as the local pool pushes its own (nothing without a
+        // ledger).
+        let hub = ledger
+            .as_ref()
+            .map_or_else(crate::events::Hub::new, |l| l.hub().clone());
+        let app = router(shared, opts.token.clone(), hub);
         let addr = SocketAddr::new(opts.bind, opts.port);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -254,9 +260,10 @@ fn check_upstream(endpoint: &str) -> Result<String, ProxyError> {
 /// proxy's 401, the upstream's 400 or 413 before it read an upload) is read
 /// and dropped so the answer reaches it (the local pool's
 /// `drain_unread_body`); each request is logged without its headers.
-fn router(shared: Arc<Shared>, token: Option<String>) -> Router {
+fn router(shared: Arc<Shared>, token: Option<String>, hub: crate::events::Hub) -> Router {
     let token = token.map(Arc::new);
     Router::new()
+        .merge(crate::pool::events::routes(hub))
         .fallback(forward::forward)
         .with_state(shared)
         .layer(middleware::from_fn(move |req: Request, next: Next| {
