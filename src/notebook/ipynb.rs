@@ -119,7 +119,8 @@ fn one_line(text: &str) -> String {
 /// The text is not JSON, or not an nbformat v4 notebook (no `cells` list, a cell
 /// that is not an object, a code cell without a readable `source`).
 pub fn from_str(text: &str) -> Result<ReadNotebook, IpynbError> {
-    let doc: Value = serde_json::from_str(text)?;
+    // Multiline strings joined as they are read (no node per line).
+    let doc: Value = serde_json::from_str::<super::ipynb_read::Lean>(text)?.0;
     let major = doc.get("nbformat").and_then(Value::as_u64);
     if major != Some(4) {
         return Err(IpynbError::Shape(format!(

@@ -8,6 +8,7 @@
 //! only file I/O here, on a thread of its own).
 
 pub mod ipynb;
+mod ipynb_read;
 mod ipynb_write;
 pub mod language;
 mod output;
