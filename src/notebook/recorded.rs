@@ -16,6 +16,9 @@ use crate::ledger::{CallKind, Entry, RecordedImage};
 pub struct RecordedCells {
     /// One per recorded execution, oldest first, numbered from 1.
     pub cells: Vec<Cell>,
+    /// Per cell: the client that ran it (its `User-Agent`, as recorded;
+    /// untrusted text) and the call's ledger `seq`.
+    pub calls: Vec<(Option<String>, i64)>,
     /// The language the cells are in: Shell when the executions were shell
     /// commands, else the one the caller named.
     pub language: Language,
@@ -36,6 +39,7 @@ pub fn cells(
 ) -> RecordedCells {
     let mut out = RecordedCells {
         cells: Vec::new(),
+        calls: Vec::new(),
         language: code_language,
         file_calls: 0,
         missing_images: 0,
@@ -77,6 +81,7 @@ pub fn cells(
             cell.status = CellStatus::Failed;
         }
         out.cells.push(cell);
+        out.calls.push((e.client.clone(), e.seq));
     }
     out
 }

@@ -52,6 +52,11 @@ pub struct SessionEntry {
     /// The notebook file of (pool, identifier), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notebook: Option<PathBuf>,
+    /// The flight recorder's `seq` of the last call of another client the
+    /// notebook showed while following (`None`: never followed): following
+    /// again catches up on the calls after it only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub followed_seq: Option<i64>,
 }
 
 /// The file's shape.
@@ -250,6 +255,30 @@ impl SessionsStore {
         mark_run(&mut self.entries, pool, identifier, now);
     }
 
+    /// Records that the notebook following (`pool`, `identifier`) showed the
+    /// flight recorder's call `seq` ([`SessionEntry::followed_seq`], never
+    /// moved backwards). Nothing for an identifier never used. Written at once.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written (the change is kept in memory all the same).
+    pub fn record_followed(
+        &mut self,
+        pool: &str,
+        identifier: &str,
+        seq: i64,
+    ) -> Result<(), SessionsStoreError> {
+        self.change(|entries| {
+            mark_followed(entries, pool, identifier, seq);
+            Ok(())
+        })
+    }
+
+    /// As [`SessionsStore::record_followed`], in memory only.
+    pub fn note_followed(&mut self, pool: &str, identifier: &str, seq: i64) {
+        mark_followed(&mut self.entries, pool, identifier, seq);
+    }
+
     /// Sets (or, with `None` or a blank text, clears) the label of an entry.
     ///
     /// # Errors
@@ -369,6 +398,15 @@ fn mark_run(entries: &mut Vec<SessionEntry>, pool: &str, identifier: &str, now: 
     prune(entries, pool);
 }
 
+fn mark_followed(entries: &mut [SessionEntry], pool: &str, identifier: &str, seq: i64) {
+    if let Some(entry) = entries
+        .iter_mut()
+        .find(|e| e.pool == pool && e.identifier == identifier)
+    {
+        entry.followed_seq = Some(entry.followed_seq.map_or(seq, |s| s.max(seq)));
+    }
+}
+
 fn new_entry(pool: &str, identifier: &str, now: DateTime<Utc>) -> SessionEntry {
     SessionEntry {
         pool: pool.to_string(),
@@ -378,6 +416,7 @@ fn new_entry(pool: &str, identifier: &str, now: DateTime<Utc>) -> SessionEntry {
         last_used: now,
         last_run: None,
         notebook: None,
+        followed_seq: None,
     }
 }
 
@@ -386,6 +425,7 @@ fn new_entry(pool: &str, identifier: &str, now: DateTime<Utc>) -> SessionEntry {
 enum Change {
     Use(String, String, DateTime<Utc>),
     Run(String, String, DateTime<Utc>),
+    Followed(String, String, i64),
 }
 
 /// Writes the store's file on a thread of its own, so that the notebook's UI
@@ -415,6 +455,7 @@ impl StoreWriter {
                     let written = match change {
                         Change::Use(pool, id, now) => store.record_use(&pool, &id, now),
                         Change::Run(pool, id, now) => store.record_run(&pool, &id, now),
+                        Change::Followed(pool, id, seq) => store.record_followed(&pool, &id, seq),
                     };
                     if let Err(e) = written {
                         tracing::warn!("sessions store: {e}");
@@ -432,6 +473,12 @@ impl StoreWriter {
     /// Writes that a cell run in (`pool`, `identifier`) finished at `now`.
     pub fn record_run(&self, pool: &str, identifier: &str, now: DateTime<Utc>) {
         self.send(Change::Run(pool.into(), identifier.into(), now));
+    }
+
+    /// Writes that the notebook following (`pool`, `identifier`) showed the
+    /// recorded call `seq`.
+    pub fn record_followed(&self, pool: &str, identifier: &str, seq: i64) {
+        self.send(Change::Followed(pool.into(), identifier.into(), seq));
     }
 
     fn send(&self, change: Change) {

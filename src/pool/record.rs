@@ -18,7 +18,7 @@ use crate::ledger::{Call, CallKind, RecordedFile, RecordedOutput, Recorder};
 
 /// The pool key the local pool's calls are recorded under (as the sessions
 /// store names the local pool).
-pub(crate) const POOL_KEY: &str = "local";
+pub const POOL_KEY: &str = "local";
 
 /// A call being answered, to be recorded when its reply is known.
 #[derive(Debug, Clone)]

@@ -1,11 +1,15 @@
 //! The session worker's work on the pool's sessions, beside its executions: list
 //! them, read one's details, end one (`DELETE session`, `aca-api.md` §4.4) and
-//! read the pool's metadata. Each command runs on a task of its own, so a slow
-//! listing never holds up another command.
+//! read the pool's metadata; and the flight recorder's history of sessions
+//! ([`super::history`]: this user's ledger, read on a blocking thread). Each
+//! command runs on a task of its own, so a slow listing never holds up another
+//! command.
 
 use super::event::EventSender;
 use super::failure::Failure;
+use super::history::{self, RecordedNotebook, RecordedRequest};
 use crate::client::{PoolMetadata, SessionClient, SessionInfo};
+use crate::ledger::read::RecordedSession;
 
 /// What a front end asks of the pool's sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +28,11 @@ pub enum SessionsCommand {
     },
     /// The pool's metadata (runtimes, packages, kernel).
     PoolInfo,
+    /// The sessions this user's ledger recorded calls of (the flight
+    /// recorder's history), most recently active first.
+    Recorded,
+    /// One recorded session's calls as cells.
+    OpenRecorded(RecordedRequest),
 }
 
 /// What the sessions work reports.
@@ -50,6 +59,16 @@ pub enum SessionsEvent {
     },
     /// The pool's metadata.
     PoolInfo(Result<PoolMetadata, Failure>),
+    /// The recorded sessions ([`SessionsCommand::Recorded`]), at most
+    /// [`history::LIST_LIMIT`].
+    Recorded(Result<Vec<RecordedSession>, Failure>),
+    /// A recorded session's calls ([`SessionsCommand::OpenRecorded`]).
+    OpenedRecorded {
+        /// What was asked.
+        request: RecordedRequest,
+        /// The cells, or why the ledger could not be read.
+        result: Result<Box<RecordedNotebook>, Failure>,
+    },
 }
 
 /// Carries out `command` with `client` and reports its outcome through `events`.
@@ -70,8 +89,28 @@ pub(super) async fn perform(
         SessionsCommand::PoolInfo => {
             SessionsEvent::PoolInfo(client.pool_metadata().await.map_err(Failure::from))
         }
+        SessionsCommand::Recorded => SessionsEvent::Recorded(
+            blocking(|| history::list(&crate::ledger::default_path(), history::LIST_LIMIT)).await,
+        ),
+        SessionsCommand::OpenRecorded(request) => {
+            let asked = request.clone();
+            let result = blocking(move || {
+                history::open(&crate::ledger::default_path(), &asked).map(Box::new)
+            })
+            .await;
+            SessionsEvent::OpenedRecorded { request, result }
+        }
     };
     events.sessions(event);
+}
+
+/// Runs `read` (the ledger's work) on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    read: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    tokio::task::spawn_blocking(read)
+        .await
+        .unwrap_or_else(|e| Err(Failure::new(super::FailureKind::Local, e.to_string())))
 }
 
 /// The details of session `identifier`, as the event that reports them.

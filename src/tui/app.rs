@@ -148,6 +148,9 @@ pub struct App {
     pub pools: super::pools::PoolsUi,
     /// Following the session: other clients' cells (`app_follow.rs`).
     pub follow: FollowUi,
+    /// A recorded session shown read-only, and reads of the flight recorder
+    /// under way (`app_recorded.rs`).
+    pub recorded: RecordedUi,
 }
 
 fn new_editor(lines: Vec<String>) -> TextArea<'static> {
@@ -201,6 +204,7 @@ impl App {
             sessions,
             pools: super::pools::PoolsUi::default(),
             follow: FollowUi::default(),
+            recorded: RecordedUi::default(),
         }
     }
 
@@ -330,7 +334,12 @@ impl App {
             return Vec::new();
         }
         match action {
-            Action::RunCell => return self.run_cell(None).into_iter().collect(),
+            Action::RunCell => {
+                // A recorded session on screen gives way to the live one first.
+                let mut effects = self.leave_recorded(now);
+                effects.extend(self.run_cell(None));
+                return effects;
+            }
             Action::RunCellWithStdin => self.ask_stdin(),
             Action::ToggleFiles => return self.toggle_files(),
             Action::Files(a) => return self.files_action(a),
@@ -482,7 +491,12 @@ impl App {
     pub fn handle_event(&mut self, event: impl Into<AppEvent>, now: Instant) -> Vec<Effect> {
         self.dirty = true;
         match event.into() {
-            AppEvent::Session(event) => return self.session_event(event, now),
+            AppEvent::Session(event) => {
+                return match self.defer_while_recorded(event) {
+                    Some(event) => self.session_event(event, now),
+                    None => Vec::new(),
+                };
+            }
             AppEvent::ImageEncoded(done) => {
                 if let Some(key) = self.views.images.encoded(done)
                     && key.cell < self.notebook.cells.len()
@@ -610,12 +624,15 @@ mod focus;
 mod follow;
 #[path = "app_modal.rs"]
 mod modal;
+#[path = "app_recorded.rs"]
+mod recorded;
 #[path = "app_session.rs"]
 mod session;
 
 pub use self::focus::{Focus, Overlay, SidePane};
 pub use self::follow::FollowUi;
 pub use self::modal::{Modal, NotebookPrompt};
+pub use self::recorded::{RecordedUi, RecordedView, Then};
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

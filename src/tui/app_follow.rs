@@ -19,7 +19,7 @@
 //! outputs replace what was streamed. On a service pool nothing streams, and
 //! the running cell says so ([`App::output_arrives_at_end`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::App;
 use crate::events::{OutputChunk, StreamName as LiveStream};
@@ -42,6 +42,9 @@ pub struct FollowUi {
     pub clients: HashMap<usize, String>,
     /// Cells showing another client's running output: execution id → cell.
     live_cells: HashMap<String, usize>,
+    /// The ledger `seq`s of the calls shown as cells (followed, or caught up
+    /// on when following began), so that none is shown twice.
+    pub applied: HashSet<i64>,
 }
 
 impl FollowUi {
@@ -50,6 +53,7 @@ impl FollowUi {
     pub fn new_session(&mut self) {
         self.clients.clear();
         self.live_cells.clear();
+        self.applied.clear();
     }
 
     /// The marks the outputs pane draws above other clients' cells: (cell,
@@ -67,8 +71,10 @@ impl FollowUi {
 
 impl App {
     /// Starts following the session cells run in (`sessionpad --follow`, `f`
-    /// in the sessions pane), or stops.
-    pub fn set_following(&mut self, on: bool) {
+    /// in the sessions pane), or stops. Starting asks the flight recorder for
+    /// the calls other clients made there since the last one this notebook
+    /// showed ([`App::catch_up_request`]): the returned effects.
+    pub fn set_following(&mut self, on: bool) -> Vec<Effect> {
         self.follow.following = on;
         self.dirty = true;
         self.notice = Some(if on {
@@ -76,6 +82,11 @@ impl App {
         } else {
             format!("stopped following {}", self.config.identifier)
         });
+        if on {
+            self.catch_up_request()
+        } else {
+            Vec::new()
+        }
     }
 
     /// True when the pool cannot stream a running cell's output (a service
@@ -119,9 +130,14 @@ impl App {
             execution,
             images,
         } = followed;
-        if !self.follow.following || entry.identifier != self.config.identifier {
+        if !self.follow.following
+            || entry.identifier != self.config.identifier
+            || !self.follow.applied.insert(entry.seq)
+        {
             return Vec::new();
         }
+        let identifier = self.config.identifier.clone();
+        self.sessions.record_followed(&identifier, entry.seq);
         let client = super::super::ui::sanitize::plain(&crate::session::follow::short_agent(
             entry.client.as_deref(),
         ));

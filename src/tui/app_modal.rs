@@ -189,10 +189,11 @@ impl App {
                 self.notice = Some(format!("not saved: {} is kept", request.path.display()));
                 Vec::new()
             }
-            (NotebookPrompt::Stdin, Answer::Text(text)) => self
-                .run_cell(Some(stdin_from_typed(&text)))
-                .into_iter()
-                .collect(),
+            (NotebookPrompt::Stdin, Answer::Text(text)) => {
+                let mut effects = self.leave_recorded(std::time::Instant::now());
+                effects.extend(self.run_cell(Some(stdin_from_typed(&text))));
+                effects
+            }
             (NotebookPrompt::Stdin, _) => {
                 self.notice = Some("not run: the command stays in the editor".to_string());
                 Vec::new()

@@ -19,7 +19,13 @@ impl App {
         self.follow.new_session();
         self.boundaries.clear();
         self.loaded_cells = 0;
-        self.views = Views::default();
+        // Fresh views, but the same terminal: its image protocol and the
+        // encoders off the UI task stay, and so does the cells' language.
+        self.views = Views {
+            images: self.views.images.sibling(),
+            ..Views::default()
+        };
+        self.views.set_language(self.config.language);
         self.history = super::History::default();
         self.runs.clear();
         self.selected = None;
@@ -33,5 +39,33 @@ impl App {
             return self.files_action(crate::tui::files::FilesAction::Refresh);
         }
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui_image::picker::{Picker, ProtocolType};
+
+    use crate::client::ApiVersion;
+    use crate::notebook::language::Language;
+    use crate::tui::app::{App, AppConfig, PoolState};
+
+    #[test]
+    fn a_switched_session_keeps_the_terminals_image_protocol_and_the_language() {
+        let mut app = App::new(
+            AppConfig {
+                pool_label: "local".into(),
+                identifier: "first".into(),
+                api_version: ApiVersion::V2025_10_02,
+                language: Language::Shell,
+            },
+            PoolState::Ready,
+        );
+        let mut picker = Picker::halfblocks();
+        picker.set_protocol_type(ProtocolType::Kitty);
+        app.views.images.set_picker(picker);
+        app.begin_session("second");
+        assert_eq!(app.views.images.protocol(), ProtocolType::Kitty);
+        assert_eq!(app.views.highlighter.language(), Language::Shell);
     }
 }

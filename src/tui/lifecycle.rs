@@ -121,9 +121,13 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         ui::editor::replace_text(&mut app.editor, &draft);
     }
     app.notice = carry.notice;
-    if opts.follow {
-        app.set_following(true);
-    }
+    // Following from the start: the calls an agent made before are read from
+    // the flight recorder once the worker runs.
+    let follow_effects = if opts.follow {
+        app.set_following(true)
+    } else {
+        Vec::new()
+    };
     let (sender, events) = AppEventSender::channel();
     app.views.images.connect(sender.clone());
     let worker = SessionWorker::spawn(
@@ -141,6 +145,11 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         },
         sender.session(),
     );
+    for effect in follow_effects {
+        if let super::action::Effect::Sessions(command) = effect {
+            worker.sessions(command);
+        }
+    }
     // Whether the reopened notebook's session still runs on the pool: the
     // answer says whether its boundary is certain.
     if app.loaded_cells > 0 && app.sessions.can_list {

@@ -179,6 +179,7 @@ async fn attach_sessions_store(app: &mut App, endpoint: Option<&str>, identifier
     let sessions = &mut app.sessions;
     sessions.endpoint = endpoint.map(str::to_string);
     sessions.pool = crate::notebook::store::pool_name(endpoint, app.config.language);
+    sessions.pane.ledger_pool = sessions::history::ledger_pool_key(endpoint);
     match loaded {
         Ok(loaded) => {
             if let Some(problem) = loaded.problem {

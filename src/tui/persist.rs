@@ -12,10 +12,10 @@ use std::time::Duration;
 use super::app::App;
 use super::ui::image::ImageKey;
 use crate::client::ApiVersion;
+use crate::notebook::Cell;
 use crate::notebook::ipynb::NotebookMeta;
 use crate::notebook::language::Language;
 use crate::notebook::store::{self, SaverThread};
-use crate::notebook::{Cell, Output};
 use crate::session::DecodedImage;
 
 /// Where the notebook lives and what it says about itself.
@@ -140,17 +140,10 @@ fn load(path: &std::path::Path) -> Loaded {
 }
 
 fn decode_images(cells: &[Cell]) -> Vec<(ImageKey, DecodedImage)> {
-    let mut images = Vec::new();
-    for (cell, c) in cells.iter().enumerate() {
-        for (output, o) in c.outputs.iter().enumerate() {
-            if let Output::DisplayData { data, .. } = o {
-                let decoded =
-                    image::load_from_memory(data).map_err(|e| format!("cannot decode: {e}"));
-                images.push((ImageKey { cell, output }, decoded));
-            }
-        }
-    }
-    images
+    crate::session::history::decode_images(cells)
+        .into_iter()
+        .map(|((cell, output), decoded)| (ImageKey { cell, output }, decoded))
+        .collect()
 }
 
 #[cfg(test)]
@@ -161,7 +154,7 @@ mod tests {
 
     use super::*;
     use crate::client::{Execution, ExecutionStatus};
-    use crate::notebook::{CellStatus, StreamName};
+    use crate::notebook::{CellStatus, Output, StreamName};
     use crate::session::{RunId, SessionEvent};
     use crate::tui::action::{Action, Effect};
     use crate::tui::app::{AppConfig, PoolState};

@@ -5,7 +5,10 @@
 //! ending one (after a yes, the question naming it); the current session's
 //! details for the idle countdown; noticing a silently recycled session (its
 //! `created` moved) and offering to replay the earlier cells; the pool's
-//! metadata in a scrollable popup.
+//! metadata in a scrollable popup; the flight recorder's history (the
+//! sessions this user's ledger holds calls of, [`history`]): opened read-only,
+//! exported as `.ipynb` or replayed into a fresh session
+//! (`app_recorded.rs`).
 //!
 //! While the pane is open its lists refresh by themselves every
 //! [`REFRESH_EVERY`], one `listSessions` at a time: the next is asked for only
@@ -18,6 +21,7 @@
 //! is loaded by the loop ([`Effect::LoadNotebook`]), and the store file is
 //! small and written at once.
 
+pub mod history;
 pub mod pane;
 pub mod view;
 
@@ -32,9 +36,12 @@ use crate::notebook::store::SaverThread;
 use crate::notebook::{Cell, CellInput, Output, StreamName};
 use crate::session::{Failure, FailureKind, SessionsCommand, SessionsEvent};
 use crate::tui::action::Effect;
+use crate::tui::app::Then;
 use crate::tui::app::{App, SidePane};
 use crate::tui::persist::Place;
 use crate::tui::prompt::{Answer, Prompt, Purpose, Question};
+use crate::tui::sessions::history::RecordedList;
+use crate::tui::sessions::pane::SessionRow;
 use crate::tui::sessions::pane::{PoolList, SessionsPaneState};
 
 /// A key of the sessions pane (`run = "sessions down"`).
@@ -45,8 +52,14 @@ pub enum SessionsAction {
     Down,
     /// Select the previous row (scroll the pool info up a line while it is open).
     Up,
-    /// Switch to the selected session (its notebook loads).
+    /// Switch to the selected session (its notebook loads); on a recorded
+    /// session, show its recorded cells read-only.
     Switch,
+    /// Export the selected recorded session as `.ipynb` (asks where).
+    Export,
+    /// Replay the selected recorded session's cells into a fresh session
+    /// (asks first).
+    Replay,
     /// Start a new session: a random identifier, or one typed.
     New,
     /// Attach to an identifier typed (an agent's session).
@@ -87,6 +100,22 @@ pub enum SessionsPrompt {
     End(String),
     /// The session was recycled: replay these cells?
     Replay(Vec<CellInput>),
+    /// Where to export a recorded session's notebook (its `.ipynb` text).
+    ExportRecorded {
+        /// The recorded session.
+        identifier: String,
+        /// How many cells it has.
+        cells: usize,
+        /// The `.ipynb` text.
+        bytes: Vec<u8>,
+    },
+    /// Replay a recorded session's cells into the fresh session `identifier`?
+    ReplayRecorded {
+        /// The fresh session's identifier.
+        identifier: String,
+        /// The cells, in order.
+        cells: Vec<CellInput>,
+    },
 }
 
 /// The current session's details and when they were read.
@@ -122,6 +151,8 @@ pub struct SessionsUi {
     pub can_list: bool,
     /// A `listSessions` is under way (no second one is sent meanwhile).
     listing: bool,
+    /// The flight recorder's sessions are being read (no second read meanwhile).
+    reading_recorded: bool,
     /// When the open pane refreshes next (`None` while a listing is under way).
     next_refresh: Option<Instant>,
     /// When the countdown's text changes next.
@@ -151,6 +182,7 @@ impl SessionsUi {
             pool_info_scroll: 0,
             can_list,
             listing: false,
+            reading_recorded: false,
             next_refresh: None,
             savers: Vec::new(),
             countdown_wake: None,
@@ -207,25 +239,52 @@ impl SessionsUi {
         self.reload_local();
     }
 
-    /// Reads this machine's identifiers again and asks the pool for its list,
-    /// unless a listing is under way. The list on screen stays until the new
-    /// one arrives.
+    /// The flight recorder's `seq` of the last call of another client shown
+    /// while following `identifier` (`None`: never followed here).
+    pub fn followed_seq(&self, identifier: &str) -> Option<i64> {
+        self.store
+            .as_ref()
+            .and_then(|s| s.get(&self.pool, identifier))
+            .and_then(|e| e.followed_seq)
+    }
+
+    /// Records that following `identifier` showed the recorded call `seq`
+    /// (the file is written by the writer thread).
+    pub fn record_followed(&mut self, identifier: &str, seq: i64) {
+        if let Some(store) = &mut self.store {
+            store.note_followed(&self.pool, identifier, seq);
+        }
+        if let Some(writer) = &self.writer {
+            writer.record_followed(&self.pool, identifier, seq);
+        }
+    }
+
+    /// Reads this machine's identifiers again, asks the pool for its list
+    /// unless a listing is under way, and the flight recorder for its
+    /// sessions unless a read is. The lists on screen stay until the new
+    /// ones arrive.
     fn refresh(&mut self, now: Instant) -> Vec<Effect> {
         self.reload_local();
         self.pane.now = Utc::now();
+        let mut effects = Vec::new();
+        if !self.reading_recorded {
+            self.reading_recorded = true;
+            effects.push(Effect::Sessions(SessionsCommand::Recorded));
+        }
         if !self.can_list {
             self.next_refresh = Some(now + REFRESH_EVERY);
-            return Vec::new();
+            return effects;
         }
         self.next_refresh = None;
         if self.listing {
-            return Vec::new();
+            return effects;
         }
         self.listing = true;
         if !matches!(self.pane.pool_list, PoolList::Loaded(_)) {
             self.pane.set_pool_list(PoolList::Loading);
         }
-        vec![Effect::Sessions(SessionsCommand::List)]
+        effects.push(Effect::Sessions(SessionsCommand::List));
+        effects
     }
 
     /// The pool's list arrived (or did not): shown, and the next refresh
@@ -337,21 +396,49 @@ impl App {
                     "",
                 ));
             }
-            SessionsAction::Switch => {
-                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
+            SessionsAction::Switch => match s.pane.selected_row() {
+                Some(SessionRow::Recorded(recorded)) => {
+                    let recorded = recorded.clone();
+                    return self.read_recorded(&recorded, Then::View);
+                }
+                Some(row) => {
+                    let id = row.identifier().to_string();
+                    if self.recorded.view.is_some() && id == self.config.identifier {
+                        self.notice = Some(format!("back to {id}"));
+                        return self.leave_recorded(Instant::now());
+                    }
                     return self.switch_session(&id);
+                }
+                None => {}
+            },
+            SessionsAction::Export | SessionsAction::Replay => {
+                let then = if action == SessionsAction::Export {
+                    Then::Export
+                } else {
+                    Then::Replay
+                };
+                match s.pane.selected_row() {
+                    Some(SessionRow::Recorded(recorded)) => {
+                        let recorded = recorded.clone();
+                        return self.read_recorded(&recorded, then);
+                    }
+                    _ => {
+                        self.notice = Some(
+                            "select a session under Recorded: those are the ones the flight recorder holds"
+                                .into(),
+                        );
+                    }
                 }
             }
             SessionsAction::Follow => {
                 if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
                     if id == self.config.identifier {
                         let on = !self.follow.following;
-                        self.set_following(on);
-                        return Vec::new();
+                        return self.set_following(on);
                     }
-                    let effects = self.switch_session(&id);
+                    let mut effects = self.switch_session(&id);
                     if self.config.identifier == id {
-                        self.set_following(true);
+                        effects.extend(self.set_following(true));
                     }
                     return effects;
                 }
@@ -394,7 +481,8 @@ impl App {
             self.notice = Some("a cell is still running: wait for it or stop it first".into());
             return Vec::new();
         }
-        let mut effects = self.begin_session(identifier);
+        let mut effects = self.leave_recorded(Instant::now());
+        effects.extend(self.begin_session(identifier));
         let s = &mut self.sessions;
         s.current = None;
         s.pane.current = identifier.to_string();
@@ -432,6 +520,43 @@ impl App {
             (SessionsPrompt::Replay(sources), Answer::Yes) => return self.replay(sources),
             (SessionsPrompt::Replay(_), _) => {
                 self.notice = Some("not replayed: Up recalls earlier cells".into());
+            }
+            (
+                SessionsPrompt::ExportRecorded {
+                    identifier,
+                    cells,
+                    bytes,
+                },
+                Answer::Text(typed),
+            ) => {
+                if typed.trim().is_empty() {
+                    self.notice = Some("not exported: no file name".into());
+                    return Vec::new();
+                }
+                return vec![Effect::Local(crate::tui::local::LocalWork::Save(
+                    crate::tui::local::SaveRequest {
+                        path: crate::tui::local::resolve(&typed),
+                        bytes,
+                        overwrite: false,
+                        what: format!(
+                            "recorded session {} ({cells} cells)",
+                            crate::tui::ui::sanitize::plain(&identifier)
+                        ),
+                    },
+                ))];
+            }
+            (SessionsPrompt::ExportRecorded { .. }, _) => {
+                self.notice = Some("not exported".into());
+            }
+            (SessionsPrompt::ReplayRecorded { identifier, cells }, Answer::Yes) => {
+                let mut effects = self.switch_session(&identifier);
+                if self.config.identifier == identifier {
+                    effects.extend(self.replay(cells));
+                }
+                return effects;
+            }
+            (SessionsPrompt::ReplayRecorded { .. }, _) => {
+                self.notice = Some("not replayed".into());
             }
             // A line given up (Esc).
             (SessionsPrompt::New | SessionsPrompt::Attach, _) => {}
@@ -498,6 +623,16 @@ impl App {
                 if s.pool_info.is_some() {
                     s.pool_info = Some(result.map_err(|e| e.message));
                 }
+            }
+            SessionsEvent::Recorded(result) => {
+                s.reading_recorded = false;
+                s.pane.set_recorded(match result {
+                    Ok(list) => RecordedList::Loaded(list),
+                    Err(e) => RecordedList::Failed(e.message),
+                });
+            }
+            SessionsEvent::OpenedRecorded { request, result } => {
+                return self.recorded_read(request, result);
             }
         }
         Vec::new()

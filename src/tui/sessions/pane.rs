@@ -1,7 +1,9 @@
 //! The sessions pane: the identifiers this machine used with the pool (label,
 //! last use, from the sessions store) and, where the api-version has
 //! `listSessions`, the pool's own list (created, last accessed, expires), with an
-//! idle-expiry countdown computed from `expires` and the `now` in the state.
+//! idle-expiry countdown computed from `expires` and the `now` in the state;
+//! then the flight recorder's history: the sessions this user's ledger
+//! recorded calls of ([`super::history`]).
 //!
 //! "Last used" is the pool's own `lastAccessedAt` (2025-02-02-preview and later,
 //! `aca-api.md` §4.4) where its list has the identifier, else when a cell this
@@ -23,13 +25,15 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
+use super::history::{self, RecordedList};
 use crate::client::SessionInfo;
+use crate::ledger::read::RecordedSession;
 use crate::notebook::sessions_store::SessionEntry;
 use crate::tui::theme::Theme;
 use crate::tui::ui::fit;
 
 /// Narrowest the identifier column gets before other columns are dropped.
-const MIN_IDENTIFIER: usize = 20;
+pub(super) const MIN_IDENTIFIER: usize = 20;
 /// Width of the label column.
 const LABEL_COLUMNS: usize = 16;
 /// Width of the "last used" column (`2 h 03 min ago`).
@@ -37,9 +41,9 @@ const AGO_COLUMNS: usize = 15;
 /// Width of the countdown column (`ends in 4 min 05 s`).
 const IDLE_COLUMNS: usize = 18;
 /// Width of a time column (`Mar 01 14:05`).
-const TIME_COLUMNS: usize = 12;
+pub(super) const TIME_COLUMNS: usize = 12;
 /// The marker columns: the selection's, the current session's, a space.
-const MARK_COLUMNS: usize = 3;
+pub(super) const MARK_COLUMNS: usize = 3;
 /// The mark of the selected row (also highlighted).
 pub const SELECTION_MARK: char = '›';
 /// The mark of the session the notebook runs in.
@@ -67,6 +71,8 @@ pub enum SessionRow<'a> {
     Local(&'a SessionEntry),
     /// A session from the pool's list.
     Pool(&'a SessionInfo),
+    /// A session the flight recorder holds calls of.
+    Recorded(&'a RecordedSession),
 }
 
 impl SessionRow<'_> {
@@ -75,6 +81,7 @@ impl SessionRow<'_> {
         match self {
             Self::Local(e) => &e.identifier,
             Self::Pool(s) => &s.identifier,
+            Self::Recorded(r) => &r.identifier,
         }
     }
 }
@@ -86,6 +93,8 @@ pub enum RowKind {
     Local,
     /// The pool's list.
     Pool,
+    /// The recorded sessions.
+    Recorded,
 }
 
 /// What the selection is on: the list and the identifier, so that it can be
@@ -104,7 +113,13 @@ pub struct SessionsPaneState {
     pub local: Vec<SessionEntry>,
     /// The pool's list.
     pub pool_list: PoolList,
-    /// Index of the selected row: the local rows first, then the pool's.
+    /// The flight recorder's sessions (all pools), most recently active first.
+    pub recorded: RecordedList,
+    /// The ledger's key of this pool (`local`, or the endpoint without its
+    /// trailing `/`): recorded sessions under another key are another pool's.
+    pub ledger_pool: String,
+    /// Index of the selected row: the local rows first, then the pool's, then
+    /// the recorded ones.
     pub selected: usize,
     /// Index of the first line shown.
     pub scroll: usize,
@@ -124,6 +139,8 @@ impl SessionsPaneState {
             current: current.to_string(),
             local: Vec::new(),
             pool_list: PoolList::Loading,
+            recorded: RecordedList::Loading,
+            ledger_pool: crate::pool::record::POOL_KEY.to_string(),
             selected: 0,
             scroll: 0,
             focused: false,
@@ -141,17 +158,24 @@ impl SessionsPaneState {
 
     /// How many rows can be selected.
     pub fn row_count(&self) -> usize {
-        self.local.len() + self.pool_sessions().len()
+        self.local.len() + self.pool_sessions().len() + self.recorded.sessions().len()
     }
 
-    /// The row at `index` (local rows first).
+    /// The row at `index` (local rows first, then the pool's, then the
+    /// recorded sessions).
     pub fn row(&self, index: usize) -> Option<SessionRow<'_>> {
-        match self.local.get(index) {
-            Some(e) => Some(SessionRow::Local(e)),
+        if let Some(e) = self.local.get(index) {
+            return Some(SessionRow::Local(e));
+        }
+        let index = index - self.local.len();
+        let pool = self.pool_sessions();
+        match pool.get(index) {
+            Some(s) => Some(SessionRow::Pool(s)),
             None => self
-                .pool_sessions()
-                .get(index - self.local.len())
-                .map(SessionRow::Pool),
+                .recorded
+                .sessions()
+                .get(index - pool.len())
+                .map(SessionRow::Recorded),
         }
     }
 
@@ -178,6 +202,7 @@ impl SessionsPaneState {
             let kind = match row {
                 SessionRow::Local(_) => RowKind::Local,
                 SessionRow::Pool(_) => RowKind::Pool,
+                SessionRow::Recorded(_) => RowKind::Recorded,
             };
             (kind, row.identifier().to_string())
         })
@@ -195,6 +220,7 @@ impl SessionsPaneState {
                         (kind, r),
                         (RowKind::Local, SessionRow::Local(_))
                             | (RowKind::Pool, SessionRow::Pool(_))
+                            | (RowKind::Recorded, SessionRow::Recorded(_))
                     )
             });
             if let Some((i, _)) = same_list.or_else(|| rows().find(|(_, r)| r.identifier() == id)) {
@@ -216,6 +242,13 @@ impl SessionsPaneState {
     pub fn set_pool_list(&mut self, list: PoolList) {
         let key = self.selected_key();
         self.pool_list = list;
+        self.reselect(key);
+    }
+
+    /// Replaces the recorded sessions; the selection keeps its identifier.
+    pub fn set_recorded(&mut self, recorded: RecordedList) {
+        let key = self.selected_key();
+        self.recorded = recorded;
         self.reselect(key);
     }
 
@@ -267,16 +300,16 @@ fn longest<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
 }
 
 /// A list's lines and, per selectable row, the line it is on.
-struct Lines {
-    lines: Vec<Line<'static>>,
-    row_lines: Vec<usize>,
+pub(super) struct Lines {
+    pub(super) lines: Vec<Line<'static>>,
+    pub(super) row_lines: Vec<usize>,
 }
 
-fn section_title(text: String, theme: &Theme) -> Line<'static> {
+pub(super) fn section_title(text: String, theme: &Theme) -> Line<'static> {
     Line::styled(text, theme.accent)
 }
 
-fn header(cells: &[(&str, usize, bool)], theme: &Theme) -> Line<'static> {
+pub(super) fn header(cells: &[(&str, usize, bool)], theme: &Theme) -> Line<'static> {
     let mut text = " ".repeat(MARK_COLUMNS);
     for (i, (title, width, right)) in cells.iter().enumerate() {
         if i > 0 {
@@ -292,7 +325,7 @@ fn header(cells: &[(&str, usize, bool)], theme: &Theme) -> Line<'static> {
 }
 
 /// The marker and identifier cells of a row.
-fn identifier_spans(
+pub(super) fn identifier_spans(
     state: &SessionsPaneState,
     selected: bool,
     id: &str,
@@ -476,6 +509,8 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &SessionsPaneState, theme: &T
     local_section(state, width, theme, &mut lines);
     lines.lines.push(Line::default());
     pool_section(state, width, theme, &mut lines);
+    lines.lines.push(Line::default());
+    history::recorded_section(state, width, theme, &mut lines);
     let rows = usize::from(inner.height);
     let selected_line = lines.row_lines.get(state.selected).copied();
     let mut start = state.scroll.min(lines.lines.len().saturating_sub(1));

@@ -26,6 +26,7 @@ fn entry(id: &str, label: Option<&str>, last: DateTime<Utc>) -> SessionEntry {
         last_used: last,
         last_run: Some(last),
         notebook: None,
+        followed_seq: None,
     }
 }
 

@@ -64,6 +64,7 @@ fn entry(id: &str, label: Option<&str>, mins_ago: i64) -> SessionEntry {
         last_used: last,
         last_run: None,
         notebook: None,
+        followed_seq: None,
     }
 }
 
@@ -72,7 +73,10 @@ fn with_pane() -> App {
     let mut app = app(ApiVersion::V2025_10_02);
     assert_eq!(
         press(&mut app, KeyCode::F(3)),
-        vec![Effect::Sessions(SessionsCommand::List)]
+        vec![
+            Effect::Sessions(SessionsCommand::Recorded),
+            Effect::Sessions(SessionsCommand::List)
+        ]
     );
     app.sessions.pane.local = vec![
         entry("sessionpad-0badc0de", Some("demo"), 0),
@@ -122,7 +126,11 @@ fn f3_lists_the_pool_or_says_why_not() {
     assert_eq!(app.key_context().mode, crate::tui::keymap::Mode::Sessions);
 
     let mut old = self::app(ApiVersion::V2024_10_02);
-    assert!(press(&mut old, KeyCode::F(3)).is_empty());
+    assert_eq!(
+        press(&mut old, KeyCode::F(3)),
+        vec![Effect::Sessions(SessionsCommand::Recorded)],
+        "the flight recorder's history only"
+    );
     assert!(matches!(
         old.sessions.pane.pool_list,
         PoolList::Unsupported(_)
@@ -685,7 +693,10 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
     let t0 = Instant::now();
     assert_eq!(
         press(&mut app, KeyCode::F(3)),
-        vec![Effect::Sessions(SessionsCommand::List)]
+        vec![
+            Effect::Sessions(SessionsCommand::Recorded),
+            Effect::Sessions(SessionsCommand::List)
+        ]
     );
     // While the listing is under way: no timer, no second request.
     assert_eq!(
@@ -767,7 +778,10 @@ fn the_open_pane_refreshes_itself_one_listing_at_a_time() {
 fn pools_that_cannot_list_refresh_this_machine_s_list_only() {
     let mut app = app(ApiVersion::V2024_10_02);
     let t0 = Instant::now();
-    assert!(press(&mut app, KeyCode::F(3)).is_empty());
+    assert_eq!(
+        press(&mut app, KeyCode::F(3)),
+        vec![Effect::Sessions(SessionsCommand::Recorded)]
+    );
     let due = app
         .sessions
         .next_wakeup(app.pane_open(SidePane::Sessions), t0)
@@ -871,3 +885,6 @@ fn the_pool_info_scrolls_to_its_last_package_and_no_further() {
     }
     assert_eq!(text(&mut app), top);
 }
+
+#[path = "history_tests.rs"]
+mod history;

@@ -114,6 +114,11 @@ fn render_details(app: &App, area: Rect, buf: &mut Buffer) {
     };
     let id = row.identifier().to_string();
     let info = match row {
+        SessionRow::Recorded(recorded) => {
+            let lines = super::history::details(&s.pane, recorded, theme);
+            Paragraph::new(lines).render(inner, buf);
+            return;
+        }
         SessionRow::Pool(info) => Some(info.clone()),
         SessionRow::Local(_) => s.pane.pool_info(&id).cloned().or_else(|| {
             s.current

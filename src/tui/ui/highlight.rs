@@ -103,6 +103,11 @@ impl std::fmt::Debug for Highlighter {
 }
 
 impl Highlighter {
+    /// The language code is highlighted as.
+    pub fn language(&self) -> Language {
+        self.language
+    }
+
     /// Highlights code as `language` from now on.
     pub fn set_language(&mut self, language: Language) {
         if language != self.language {

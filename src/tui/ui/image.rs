@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use image::DynamicImage;
 use image::imageops::FilterType;
@@ -123,6 +124,9 @@ enum Entry {
     Broken(String),
 }
 
+/// The generations of decoded images, unique in the process.
+static NEXT_GENERATION: AtomicU64 = AtomicU64::new(0);
+
 /// An encoding to make.
 struct Request {
     key: ImageKey,
@@ -195,6 +199,17 @@ fn estimate_rows(w: u32, h: u32, font: (u16, u16), width: u16, max_rows: u16) ->
 }
 
 impl ImageStore {
+    /// An empty store drawing with the same protocol and sending its
+    /// encodings the same way: for another notebook on the same terminal.
+    #[must_use]
+    pub fn sibling(&self) -> Self {
+        Self {
+            picker: self.picker.clone(),
+            sender: self.sender.clone(),
+            ..Self::default()
+        }
+    }
+
     /// From now on encodings run off the UI task and come back through `sender`.
     pub fn connect(&mut self, sender: AppEventSender) {
         self.sender = Some(sender);
@@ -226,7 +241,9 @@ impl ImageStore {
     pub fn insert(&mut self, key: ImageKey, decoded: DecodedImage) {
         let entry = match decoded {
             Ok(image) => {
-                self.next_generation += 1;
+                // Unique across stores: a late encoding for another
+                // notebook's image under the same key is dropped.
+                self.next_generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
                 Entry::Decoded {
                     image: Arc::new(image),
                     generation: self.next_generation,

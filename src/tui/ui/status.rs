@@ -175,9 +175,16 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
 }
 
 /// The session identifier, and whether the notebook follows it: `(following)`
-/// once the pool's event stream is open, `(follow: connecting)` before.
+/// once the pool's event stream is open, `(follow: connecting)` before; while
+/// a recorded session is shown read-only, that one, said so.
 fn identifier_text(app: &App) -> String {
     let id = &app.config.identifier;
+    if let Some(view) = &app.recorded.view {
+        return format!(
+            "recorded {} (read-only; cells run in {id})",
+            sanitize::plain(&view.identifier)
+        );
+    }
     if !app.follow.following {
         return id.clone();
     }

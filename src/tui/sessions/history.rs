@@ -1,0 +1,232 @@
+//! The sessions pane's history section (issue 13): the sessions the flight
+//! recorder holds calls of, from this user's ledger, most recently active
+//! first: identifier, the last client that named itself, how many cells,
+//! first and last activity, and the session's state, from the pool's own
+//! list when the session is this pool's (`live` when the pool lists it,
+//! `ended` when it does not), else `other` (the details name its pool). Identifiers,
+//! clients and pool keys are untrusted text (an agent chose them) and pass
+//! [`fit::one_line`].
+
+use chrono::{DateTime, Utc};
+use ratatui::text::{Line, Span};
+
+use super::pane::{
+    Lines, MARK_COLUMNS, MIN_IDENTIFIER, PoolList, SessionsPaneState, TIME_COLUMNS, header,
+    identifier_spans, section_title,
+};
+use crate::ledger::read::RecordedSession;
+use crate::tui::theme::Theme;
+use crate::tui::ui::fit;
+
+/// Width of the client column.
+const CLIENT_COLUMNS: usize = 24;
+/// Width of the cells column.
+const CELLS_COLUMNS: usize = 5;
+/// Width of the state column (`live`, `ended`, `other`).
+const STATE_COLUMNS: usize = 5;
+
+/// The recorded sessions, as far as they are known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordedList {
+    /// The ledger is being read.
+    Loading,
+    /// The recorded sessions (none when nothing was recorded yet).
+    Loaded(Vec<RecordedSession>),
+    /// The ledger could not be read: why.
+    Failed(String),
+}
+
+impl RecordedList {
+    /// The sessions listed (none while loading or after a failure).
+    pub fn sessions(&self) -> &[RecordedSession] {
+        match self {
+            Self::Loaded(list) => list,
+            _ => &[],
+        }
+    }
+}
+
+/// The key the flight recorder files this pool's calls under: `local` for
+/// the local pool and for `http` endpoints (a sessionpad pool on loopback
+/// records itself as `local`), else the endpoint without its trailing `/`
+/// (what the notebook's own calls to a service pool are recorded under).
+pub fn ledger_pool_key(endpoint: Option<&str>) -> String {
+    match endpoint.map(str::trim) {
+        Some(e) if !e.starts_with("http://") => e.trim_end_matches('/').to_string(),
+        _ => crate::pool::record::POOL_KEY.to_string(),
+    }
+}
+
+/// A recorded session's state as the pane shows it: this pool's sessions
+/// are `live` while the pool lists them and `ended` once it does not (`?`
+/// when the pool cannot list or has not answered); another pool's are
+/// `other`.
+pub fn state_of(state: &SessionsPaneState, recorded: &RecordedSession) -> &'static str {
+    if recorded.pool != state.ledger_pool {
+        return "other";
+    }
+    match &state.pool_list {
+        PoolList::Loaded(list) if list.iter().any(|s| s.identifier == recorded.identifier) => {
+            "live"
+        }
+        PoolList::Loaded(_) => "ended",
+        _ => "?",
+    }
+}
+
+/// The details box of a recorded session: its identifier, the pool it was
+/// recorded under and its state, the last client (whole, sanitised), the
+/// counts, first and last activity, and the keys that act on it.
+pub(super) fn details(
+    state: &SessionsPaneState,
+    recorded: &RecordedSession,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let when = |t: DateTime<Utc>| fit::short_time(t, state.now, state.tz);
+    vec![
+        Line::styled(fit::one_line(&recorded.identifier), theme.accent),
+        Line::raw(match state_of(state, recorded) {
+            "other" => format!(
+                "recorded on another pool: {}",
+                fit::one_line(&recorded.pool)
+            ),
+            this => format!("recorded on this pool · {this}"),
+        }),
+        Line::raw(format!(
+            "last client: {}",
+            recorded
+                .client
+                .as_deref()
+                .map_or_else(|| "unknown".to_string(), fit::one_line)
+        )),
+        Line::raw(format!(
+            "{} cells, {} calls · {} → {}",
+            recorded.cells,
+            recorded.calls,
+            when(recorded.first),
+            when(recorded.last)
+        )),
+        Line::styled(
+            "Enter opens read-only · x exports .ipynb · R replays in a fresh session",
+            theme.muted,
+        ),
+    ]
+}
+
+/// The section's lines: a title with the count, a header, one row per
+/// recorded session (selectable, after the pool's rows).
+pub(super) fn recorded_section(
+    state: &SessionsPaneState,
+    width: usize,
+    theme: &Theme,
+    out: &mut Lines,
+) {
+    let list = match &state.recorded {
+        RecordedList::Loaded(list) => list,
+        RecordedList::Loading => {
+            out.lines.push(section_title("Recorded".into(), theme));
+            out.lines
+                .push(Line::styled("  reading the flight recorder…", theme.muted));
+            return;
+        }
+        RecordedList::Failed(why) => {
+            out.lines.push(section_title("Recorded".into(), theme));
+            // The path and SQLite's reason both matter: wrapped, not cut.
+            for line in textwrap::wrap(&fit::one_line(why), width.saturating_sub(2).max(10)) {
+                out.lines
+                    .push(Line::styled(format!("  {line}"), theme.error));
+            }
+            return;
+        }
+    };
+    out.lines.push(section_title(
+        format!(
+            "Recorded · {} · Enter opens read-only · x exports · R replays",
+            list.len()
+        ),
+        theme,
+    ));
+    // Most important first: state, cells, last activity, client, first.
+    let (id_w, shown) = fit::layout(
+        width.saturating_sub(MARK_COLUMNS),
+        MIN_IDENTIFIER,
+        &[
+            STATE_COLUMNS,
+            CELLS_COLUMNS,
+            TIME_COLUMNS,
+            CLIENT_COLUMNS,
+            TIME_COLUMNS,
+        ],
+    );
+    let id_w = id_w.min(
+        list.iter()
+            .map(|r| fit::columns(&fit::one_line(&r.identifier)))
+            .max()
+            .unwrap_or(0)
+            .max(MIN_IDENTIFIER),
+    );
+    let [status, cells, last_at, client, first_at] =
+        [shown[0], shown[1], shown[2], shown[3], shown[4]];
+    let mut titles = vec![("Identifier", id_w, false)];
+    for (show, title, w, right) in [
+        (client, "Client", CLIENT_COLUMNS, false),
+        (cells, "Cells", CELLS_COLUMNS, true),
+        (first_at, "First", TIME_COLUMNS, false),
+        (last_at, "Last", TIME_COLUMNS, false),
+        (status, "State", STATE_COLUMNS, false),
+    ] {
+        if show {
+            titles.push((title, w, right));
+        }
+    }
+    out.lines.push(header(&titles, theme));
+    if list.is_empty() {
+        out.lines.push(Line::styled(
+            "  (nothing recorded yet: the local pool and `serve --upstream` record every call)",
+            theme.muted,
+        ));
+    }
+    let time = |t: DateTime<Utc>| {
+        let text = fit::short_time(t, state.now, state.tz);
+        Span::styled(format!(" {}", fit::pad(&text, TIME_COLUMNS)), theme.muted)
+    };
+    for recorded in list {
+        let selected = out.row_lines.len() == state.selected;
+        let mut spans = identifier_spans(state, selected, &recorded.identifier, id_w, theme);
+        if client {
+            let text = fit::one_line(&crate::session::follow::short_agent(
+                recorded.client.as_deref(),
+            ));
+            spans.push(Span::raw(format!(
+                " {}",
+                fit::pad(&fit::truncate(&text, CLIENT_COLUMNS), CLIENT_COLUMNS)
+            )));
+        }
+        if cells {
+            spans.push(Span::raw(format!(
+                " {}",
+                fit::pad_left(&recorded.cells.to_string(), CELLS_COLUMNS)
+            )));
+        }
+        if first_at {
+            spans.push(time(recorded.first));
+        }
+        if last_at {
+            spans.push(time(recorded.last));
+        }
+        if status {
+            let text = state_of(state, recorded);
+            let style = if text == "live" {
+                theme.accent
+            } else {
+                theme.muted
+            };
+            spans.push(Span::styled(
+                format!(" {}", fit::pad(text, STATE_COLUMNS)),
+                style,
+            ));
+        }
+        out.row_lines.push(out.lines.len());
+        out.lines.push(Line::from(spans));
+    }
+}

@@ -1,0 +1,165 @@
+//! The flight recorder's history in the notebook (issue 13), end to end in a
+//! pseudo-terminal against `sessionpad serve`: an agent (a plain Python HTTP
+//! client with its own `User-Agent`) runs two cells before anyone follows;
+//! `sessionpad --follow ID` starts with them ("before following"); the
+//! sessions pane lists the session under Recorded, opens it read-only,
+//! exports it as `.ipynb` (checked cell by cell), and a cell typed then runs
+//! in the live session again. Started again, following adds nothing twice.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
+
+mod common;
+mod pty;
+
+use std::process::{Command, Stdio};
+
+use pty::{CELL_DEADLINE, F5, Pty};
+
+const TOKEN: &str = "history-pty-secret-token-77aa";
+const AGENT: &str = "history-agent/1.0";
+
+/// Runs `code` in `session` as the agent: a synchronous execution
+/// (2025-10-02-preview, `aca-api.md` §4.2) from Python's standard library.
+fn agent_runs(endpoint: &str, session: &str, code: &str) {
+    let script = r#"
+import json, sys, urllib.request
+endpoint, token, session, agent, code = sys.argv[1:]
+body = json.dumps({"codeInputType": "inline", "executionType": "synchronous",
+                   "code": code, "timeoutInSeconds": 60}).encode()
+req = urllib.request.Request(
+    f"{endpoint}/executions?api-version=2025-10-02-preview&identifier={session}",
+    data=body, method="POST",
+    headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+             "User-Agent": agent})
+with urllib.request.urlopen(req, timeout=120) as r:
+    reply = json.load(r)
+assert reply["status"] == "Succeeded", reply
+"#;
+    let status = Command::new("python3")
+        .args(["-c", script, endpoint, TOKEN, session, AGENT, code])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Moves the sessions pane's selection down until its line (marked `›`)
+/// names `session` below the "Recorded" title.
+fn select_recorded(pty: &mut Pty, session: &str) {
+    for _ in 0..40 {
+        let screen = pty.contents();
+        let recorded_at = screen.lines().position(|l| l.contains("Recorded ·"));
+        let selected_at = screen
+            .lines()
+            .position(|l| l.contains('›') && l.contains(session));
+        if let (Some(r), Some(s)) = (recorded_at, selected_at)
+            && s > r
+        {
+            return;
+        }
+        pty::keys(pty, &["j"]);
+    }
+    panic!(
+        "{session} never selected under Recorded:\n{}",
+        pty.contents()
+    );
+}
+
+#[test]
+fn the_history_opens_exports_and_catches_up_on_an_agent_s_session() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut cmd = common::serve_command(data.path(), TOKEN, 1);
+    cmd.stderr(Stdio::null());
+    let (server, endpoint) = common::spawn_serve(cmd);
+    let _server = common::Served(server);
+    let session = format!("agent-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    agent_runs(
+        &endpoint,
+        &session,
+        "x_agent = 6*7; print('agent says', x_agent)",
+    );
+    agent_runs(&endpoint, &session, "print('agent again', x_agent + 1)");
+
+    let args = [
+        "--endpoint",
+        endpoint.as_str(),
+        "--token",
+        TOKEN,
+        "--follow",
+        session.as_str(),
+    ];
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &args);
+    // Following starts with what the agent ran before.
+    let screen = pty.wait_for("the agent's earlier cells", CELL_DEADLINE, |s| {
+        s.contains("agent says 42") && s.contains("agent again 43") && s.contains("(following)")
+    });
+    assert!(screen.contains("before following"), "{screen}");
+    assert!(screen.contains(AGENT), "marked with its client:\n{screen}");
+
+    // The sessions pane's history: open the session read-only.
+    pty.send("\x1b[13~"); // F3
+    pty.wait_for("the recorded sessions", CELL_DEADLINE, |s| {
+        s.contains("Recorded ·") && s.contains("live")
+    });
+    select_recorded(&mut pty, &session);
+    pty.send("\r");
+    pty.wait_for("the read-only view", CELL_DEADLINE, |s| {
+        s.contains("2 cells, read-only") && s.contains("agent says 42")
+    });
+    // Export it where the notebook runs, under the name offered.
+    pty.send("x");
+    pty.wait_for("the export prompt", CELL_DEADLINE, |s| {
+        s.contains("as .ipynb to:")
+    });
+    pty.send("\r");
+    pty.wait_for("the export", CELL_DEADLINE, |s| {
+        s.contains("saved recorded session")
+    });
+    let file = work.path().join(format!("{session}.ipynb"));
+    let notebook: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let sources: Vec<String> = notebook["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| match &c["source"] {
+            serde_json::Value::Array(parts) => parts
+                .iter()
+                .map(|p| p.as_str().unwrap())
+                .collect::<String>(),
+            other => other.as_str().unwrap().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            "x_agent = 6*7; print('agent says', x_agent)",
+            "print('agent again', x_agent + 1)"
+        ]
+    );
+
+    // A cell typed now runs in the live session, which comes back.
+    pty.send("\t");
+    pty.send(&format!("print('person sees', x_agent - 2){F5}"));
+    let screen = pty.wait_for("the person's cell", CELL_DEADLINE, |s| {
+        s.contains("person sees 40")
+    });
+    assert!(!screen.contains("(read-only; cells run in"), "{screen}");
+    assert!(
+        screen.contains(&format!("{session} (following)")),
+        "{screen}"
+    );
+    pty.quit_with(pty::CTRL_Q);
+
+    // Following again: the agent's cells are in the notebook once.
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &args);
+    let screen = pty.wait_for("the reopened notebook caught up", CELL_DEADLINE, |s| {
+        s.contains("person sees 40") && s.contains("following · nothing earlier")
+    });
+    assert_eq!(
+        screen.matches("agent says 42").count(),
+        1,
+        "once:\n{screen}"
+    );
+    pty.quit_with(pty::CTRL_Q);
+}
