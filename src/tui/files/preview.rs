@@ -17,7 +17,6 @@ use std::io::Cursor;
 use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
@@ -84,10 +83,6 @@ const MAX_IMAGE_ALLOC: u64 = 256 * 1024 * 1024;
 /// Characters of one line kept for highlighting (the view cuts at its width
 /// anyway; this bounds syntect's work on minified files).
 const MAX_LINE_CHARS: usize = 1000;
-/// Widest a table column gets before the table is fitted to the width.
-const MAX_COLUMN: usize = 40;
-/// Narrowest a column is squeezed to when the table is too wide.
-const MIN_COLUMN: usize = 6;
 /// Deepest JSON indentation shown (deeper levels stay at this indent).
 const MAX_JSON_DEPTH: usize = 24;
 
@@ -452,114 +447,6 @@ pub fn pretty_json(src: &str, max_lines: usize) -> String {
     out
 }
 
-// ---- tables ----------------------------------------------------------------
-
-/// The delimiter of a CSV (`,`) or TSV (tab) file, by extension or content type.
-fn delimiter_of(ext: Option<&str>, essence: Option<&str>) -> Option<u8> {
-    match (ext, essence) {
-        (Some("csv"), _) | (_, Some("text/csv" | "application/csv")) => Some(b','),
-        (Some("tsv" | "tab"), _) | (_, Some("text/tab-separated-values")) => Some(b'\t'),
-        _ => None,
-    }
-}
-
-/// The first rows of delimited `text`: a header and up to `rows - 2` data rows
-/// (the header and the rule under it take two). `None` when it does not parse,
-/// so the caller shows it as text.
-fn table(
-    text: &str,
-    delimiter: u8,
-    complete: bool,
-    rows: usize,
-    width: usize,
-    notes: &mut Vec<String>,
-) -> Option<TablePreview> {
-    let wanted = rows.saturating_sub(1).max(2);
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(text.as_bytes());
-    let mut out: Vec<Vec<String>> = Vec::new();
-    let mut more = false;
-    for record in reader.byte_records() {
-        let record = record.ok()?;
-        if out.len() == wanted {
-            more = true;
-            break;
-        }
-        out.push(record.iter().map(cell_text).collect());
-    }
-    // The last row of a cut-off head may itself be cut.
-    if !complete && !more && out.len() > 1 {
-        out.pop();
-        more = true;
-    }
-    if out.is_empty() {
-        return None;
-    }
-    if more {
-        notes.push(format!("first {} rows shown", out.len().saturating_sub(1)));
-    }
-    let widths = fit_widths(&out, width);
-    Some(TablePreview { rows: out, widths })
-}
-
-/// One cell as one sanitised line (a line break inside a quoted cell shows as
-/// `↵`).
-fn cell_text(raw: &[u8]) -> String {
-    let text = String::from_utf8_lossy(raw);
-    sanitize::plain(&text).trim().replace('\n', "↵")
-}
-
-/// Column widths: each column's widest cell (at most [`MAX_COLUMN`]), then the
-/// widest columns narrowed (down to [`MIN_COLUMN`]) until the row fits `width`.
-fn fit_widths(rows: &[Vec<String>], width: usize) -> Vec<usize> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![1usize; columns];
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(fit::columns(cell).min(MAX_COLUMN));
-        }
-    }
-    let gaps = SEPARATOR_COLUMNS * columns.saturating_sub(1);
-    while widths.iter().sum::<usize>() + gaps > width {
-        let Some((i, &w)) = widths.iter().enumerate().max_by_key(|(_, w)| **w) else {
-            break;
-        };
-        if w <= MIN_COLUMN {
-            break;
-        }
-        widths[i] = w - 1;
-    }
-    widths
-}
-
-/// Between two table columns.
-const SEPARATOR: &str = " │ ";
-const SEPARATOR_COLUMNS: usize = 3;
-
-fn table_lines(table: &TablePreview, theme: &Theme) -> Vec<Line<'static>> {
-    let mut lines = Vec::with_capacity(table.rows.len() + 1);
-    for (r, row) in table.rows.iter().enumerate() {
-        let style = if r == 0 { theme.accent } else { Style::new() };
-        let mut spans = Vec::with_capacity(table.widths.len() * 2);
-        for (i, &w) in table.widths.iter().enumerate() {
-            if i > 0 {
-                spans.push(Span::styled(SEPARATOR, theme.muted));
-            }
-            let cell = row.get(i).map_or("", String::as_str);
-            spans.push(Span::styled(fit::pad(cell, w), style));
-        }
-        lines.push(Line::from(spans));
-        if r == 0 {
-            let rule: Vec<String> = table.widths.iter().map(|&w| "─".repeat(w)).collect();
-            lines.push(Line::styled(rule.join("─┼─"), theme.muted));
-        }
-    }
-    lines
-}
-
 // ---- hex -------------------------------------------------------------------
 
 /// `hexdump -C` rows: `00000010  89 50 4e 47 0d 0a 1a 0a  00 00 …  |.PNG....|`.
@@ -598,6 +485,10 @@ fn hex_lines(bytes: &[u8], theme: &Theme) -> Vec<Line<'static>> {
         })
         .collect()
 }
+
+#[path = "preview_table.rs"]
+mod table;
+use table::{delimiter_of, table, table_lines};
 
 #[cfg(test)]
 #[path = "preview_tests.rs"]
