@@ -77,9 +77,7 @@ impl Agent {
 fn the_notebook_follows_a_langchain_agent_and_the_person_takes_over() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let mut cmd = common::serve_command(data.path(), TOKEN, 1);
-    cmd.stderr(Stdio::null());
-    let (server, endpoint) = common::spawn_serve(cmd);
+    let (server, endpoint) = common::serve(data.path(), TOKEN);
     let _server = common::Served(server);
     let session = format!("agent-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     // The agent's client (and its venv) first: building it must not keep the

@@ -68,9 +68,7 @@ fn select_recorded(pty: &mut Pty, session: &str) {
 fn the_history_opens_exports_and_catches_up_on_an_agent_s_session() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let mut cmd = common::serve_command(data.path(), TOKEN, 1);
-    cmd.stderr(Stdio::null());
-    let (server, endpoint) = common::spawn_serve(cmd);
+    let (server, endpoint) = common::serve(data.path(), TOKEN);
     let _server = common::Served(server);
     let session = format!("agent-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     agent_runs(

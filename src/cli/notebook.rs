@@ -107,20 +107,8 @@ fn recorded(
         ..ledger::Query::default()
     };
     let entries = ledger::read::entries(&conn, &query).map_err(read)?;
-    let mut failed = None;
-    let got =
-        crate::notebook::recorded::cells(&entries, settings.container_type.into(), &mut |image| {
-            match ledger::read::image_bytes(&conn, &image.sha256) {
-                Ok(bytes) => bytes,
-                Err(e) => {
-                    failed.get_or_insert(e);
-                    None
-                }
-            }
-        });
-    if let Some(e) = failed {
-        return Err(read(e).into());
-    }
+    let got = crate::notebook::recorded::read(&conn, &entries, settings.container_type.into())
+        .map_err(read)?;
     if got.cells.is_empty() {
         bail!(
             "no executions recorded for {id:?} ({} file call(s)); `sessionpad log --sessions` lists the recorded sessions",

@@ -8,7 +8,9 @@ use super::retention::{self, Limits};
 use super::*;
 use crate::client::ExecutionImage;
 
-fn call(identifier: &str, at_ms: i64, code: &str) -> Call {
+/// A recorded execution of `code` in `identifier` at `at_ms` (UTC
+/// milliseconds) by `test-agent/1.0`, with a line of stdout and a value.
+pub(crate) fn call(identifier: &str, at_ms: i64, code: &str) -> Call {
     Call {
         pool: "local".into(),
         identifier: identifier.into(),

@@ -86,6 +86,36 @@ pub fn cells(
     out
 }
 
+/// The cells of `entries` with their images read from the ledger `conn`
+/// they came from ([`crate::ledger::read::image_bytes`]); as [`cells`].
+///
+/// # Errors
+///
+/// SQLite's error reading an image (an image merely pruned is counted in
+/// [`RecordedCells::missing_images`], not an error).
+pub fn read(
+    conn: &rusqlite::Connection,
+    entries: &[Entry],
+    code_language: Language,
+) -> rusqlite::Result<RecordedCells> {
+    let mut failed = None;
+    let got = cells(
+        entries,
+        code_language,
+        &mut |image| match crate::ledger::read::image_bytes(conn, &image.sha256) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                failed.get_or_insert(e);
+                None
+            }
+        },
+    );
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(got),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

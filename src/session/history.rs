@@ -119,19 +119,8 @@ pub fn open(path: &Path, request: &RecordedRequest) -> Result<RecordedNotebook, 
                     .is_some_and(|c| c.starts_with(OWN_CLIENT_PREFIX)))
     });
     let last_seq = entries.iter().map(|e| e.seq).max();
-    let mut failed = None;
-    let got = crate::notebook::recorded::cells(&entries, request.language, &mut |image| {
-        match ledger::read::image_bytes(&conn, &image.sha256) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                failed.get_or_insert(e);
-                None
-            }
-        }
-    });
-    if let Some(e) = failed {
-        return Err(fail(&e));
-    }
+    let got =
+        crate::notebook::recorded::read(&conn, &entries, request.language).map_err(|e| fail(&e))?;
     let images = decode_images(&got.cells);
     Ok(RecordedNotebook {
         cells: got.cells,

@@ -1,33 +1,13 @@
 //! The history read from a real ledger file.
 
-use std::time::Duration;
-
-use chrono::{TimeZone, Utc};
-
 use super::*;
 use crate::client::ExecutionImage;
-use crate::ledger::{Call, CallKind, RecordedFile, RecordedOutput};
+use crate::ledger::{Call, CallKind, RecordedFile};
 
 fn call(identifier: &str, client: &str, at_ms: i64, code: &str) -> Box<Call> {
     Box::new(Call {
-        pool: "local".into(),
-        identifier: identifier.into(),
         client: Some(client.into()),
-        at: Utc.timestamp_millis_opt(at_ms).single().unwrap(),
-        duration: Duration::from_millis(3),
-        kind: CallKind::Code,
-        execution_id: Some(format!("exec-{at_ms}")),
-        code: Some(code.into()),
-        stdin: None,
-        output: Some(RecordedOutput {
-            status: "Succeeded".into(),
-            exit_code: None,
-            stdout: format!("out of {code}\n"),
-            stderr: String::new(),
-            result: None,
-        }),
-        images: vec![],
-        file: None,
+        ..crate::ledger::tests::call(identifier, at_ms, code)
     })
 }
 

@@ -263,4 +263,4 @@ impl App {
 
 #[cfg(test)]
 #[path = "app_follow_tests.rs"]
-mod tests;
+pub(crate) mod tests;

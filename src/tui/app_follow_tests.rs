@@ -10,16 +10,24 @@ use crate::events::StreamName as LiveStream;
 use crate::ledger::Entry;
 use crate::session::SessionEvent;
 
+/// LangChain's `User-Agent`, with an escape sequence in it.
+const LANGCHAIN: &str = "langchain-azure-dynamic-sessions/1.0.4 (Language=\u{1b}[31mPython)";
+
 fn entry(code: &str, stdout: &str) -> Entry {
+    entry_by(1, code, stdout, LANGCHAIN)
+}
+
+/// Call `seq` of `client` in the test app's session: `code` printed `stdout`.
+pub(crate) fn entry_by(seq: i64, code: &str, stdout: &str, client: &str) -> Entry {
     Entry {
-        seq: 1,
+        seq,
         at: chrono::Utc::now(),
         duration_ms: 4.0,
         pool: "local".into(),
         identifier: "sessionpad-test0001".into(),
-        client: Some("langchain-azure-dynamic-sessions/1.0.4 (Language=\u{1b}[31mPython)".into()),
+        client: Some(client.into()),
         kind: CallKind::Code,
-        execution_id: Some("exec-1".into()),
+        execution_id: Some(format!("exec-{seq}")),
         code: Some(code.into()),
         stdin: None,
         status: Some("Succeeded".into()),
@@ -33,12 +41,17 @@ fn entry(code: &str, stdout: &str) -> Entry {
 }
 
 fn followed(code: &str, stdout: &str) -> SessionEvent {
+    followed_entry(entry(code, stdout))
+}
+
+/// The worker's news of another client's recorded call `entry`.
+pub(crate) fn followed_entry(entry: Entry) -> SessionEvent {
     let call = crate::events::RecordedCall {
-        entry: entry(code, stdout),
+        entry,
         image_data: vec![],
     };
     let execution = crate::session::follow::execution_of(&call);
-    SessionEvent::Followed(Box::new(Followed {
+    SessionEvent::Followed(Box::new(crate::session::Followed {
         entry: call.entry,
         execution,
         images: vec![],

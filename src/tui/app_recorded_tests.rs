@@ -10,7 +10,7 @@ use super::super::tests::{exec, run, test_app};
 use super::*;
 use crate::notebook::language::Language;
 use crate::notebook::{CellStatus, Output, StreamName};
-use crate::session::{Followed, SessionsEvent};
+use crate::session::SessionsEvent;
 
 fn cell(n: u32, source: &str, stdout: &str) -> Cell {
     Cell {
@@ -71,6 +71,21 @@ fn open(app: &mut App, then: Then, got: Box<RecordedNotebook>) -> Vec<Effect> {
         !request.others_only,
         "the whole session, the notebook's calls too"
     );
+    let request = request.clone();
+    answer(app, &request, got)
+}
+
+fn followed(seq: i64, code: &str) -> SessionEvent {
+    super::super::follow::tests::followed_entry(super::super::follow::tests::entry_by(
+        seq,
+        code,
+        &format!("{code}\n"),
+        "agent/2",
+    ))
+}
+
+/// Answers the worker's read `request` with `got`.
+fn answer(app: &mut App, request: &RecordedRequest, got: Box<RecordedNotebook>) -> Vec<Effect> {
     app.handle_event(
         SessionEvent::Sessions(SessionsEvent::OpenedRecorded {
             request: request.clone(),
@@ -80,36 +95,12 @@ fn open(app: &mut App, then: Then, got: Box<RecordedNotebook>) -> Vec<Effect> {
     )
 }
 
-fn followed(seq: i64, code: &str) -> SessionEvent {
-    let entry = crate::ledger::Entry {
-        seq,
-        at: chrono::Utc::now(),
-        duration_ms: 4.0,
-        pool: "local".into(),
-        identifier: "sessionpad-test0001".into(),
-        client: Some("agent/2".into()),
-        kind: crate::ledger::CallKind::Code,
-        execution_id: Some(format!("exec-{seq}")),
-        code: Some(code.into()),
-        stdin: None,
-        status: Some("Succeeded".into()),
-        exit_code: None,
-        stdout: Some(format!("{code}\n")),
-        stderr: None,
-        result: None,
-        images: vec![],
-        file: None,
-    };
-    let call = crate::events::RecordedCall {
-        entry,
-        image_data: vec![],
-    };
-    let execution = crate::session::follow::execution_of(&call);
-    SessionEvent::Followed(Box::new(Followed {
-        entry: call.entry,
-        execution,
-        images: vec![],
-    }))
+fn sources(app: &App) -> Vec<&str> {
+    app.notebook
+        .cells
+        .iter()
+        .map(|c| c.source.as_str())
+        .collect()
 }
 
 #[test]
@@ -136,13 +127,7 @@ fn a_recorded_session_shows_read_only_and_the_live_notebook_comes_back() {
             10,
         ),
     );
-    let sources: Vec<&str> = app
-        .notebook
-        .cells
-        .iter()
-        .map(|c| c.source.as_str())
-        .collect();
-    assert_eq!(sources, ["a = 2", "print(a)"]);
+    assert_eq!(sources(&app), ["a = 2", "print(a)"]);
     assert_eq!(
         app.follow.marks(),
         vec![
@@ -162,13 +147,7 @@ fn a_recorded_session_shows_read_only_and_the_live_notebook_comes_back() {
     // runs there.
     let sent = run(&mut app, "y = 3", now);
     assert!(app.recorded.view.is_none());
-    let sources: Vec<&str> = app
-        .notebook
-        .cells
-        .iter()
-        .map(|c| c.source.as_str())
-        .collect();
-    assert_eq!(sources, ["x = 1", "agent_cell()", "y = 3"]);
+    assert_eq!(sources(&app), ["x = 1", "agent_cell()", "y = 3"]);
     assert_ne!(sent, live_run);
     assert_eq!(app.follow.marks(), vec![(1, "ran by agent/2".to_string())]);
 }
@@ -260,20 +239,17 @@ fn following_catches_up_on_earlier_calls_once_each() {
     assert_eq!(request.after, None, "never followed here: everything");
     // A call recorded meanwhile arrives on the stream before the catch-up.
     app.handle_event(followed(6, "later()"), now);
-    app.handle_event(
-        SessionEvent::Sessions(SessionsEvent::OpenedRecorded {
-            request: request.clone(),
-            result: Ok(recorded(&[("a = 1", ""), ("later()", "")], "agent/2", 5)),
-        }),
-        now,
+    let request = request.clone();
+    answer(
+        &mut app,
+        &request,
+        recorded(&[("a = 1", ""), ("later()", "")], "agent/2", 5),
     );
-    let sources: Vec<&str> = app
-        .notebook
-        .cells
-        .iter()
-        .map(|c| c.source.as_str())
-        .collect();
-    assert_eq!(sources, ["later()", "a = 1"], "seq 6 is not shown twice");
+    assert_eq!(
+        sources(&app),
+        ["later()", "a = 1"],
+        "seq 6 is not shown twice"
+    );
     assert!(app.follow.marks()[1].1.contains("before following"));
     assert_eq!(app.notebook.cells[1].execution_count, 2);
     // Stopped before the answer came, the catch-up adds nothing.
@@ -282,12 +258,7 @@ fn following_catches_up_on_earlier_calls_once_each() {
         panic!("{effects:?}");
     };
     app.set_following(false);
-    app.handle_event(
-        SessionEvent::Sessions(SessionsEvent::OpenedRecorded {
-            request: again.clone(),
-            result: Ok(recorded(&[("b = 1", "")], "agent/2", 9)),
-        }),
-        now,
-    );
+    let again = again.clone();
+    answer(&mut app, &again, recorded(&[("b = 1", "")], "agent/2", 9));
     assert_eq!(app.notebook.cells.len(), 2);
 }
