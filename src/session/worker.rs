@@ -29,7 +29,7 @@ use super::radar_listing;
 use super::sessions::SessionsCommand;
 use super::side::{Side, SideWork};
 use crate::client::{ApiVersion, ContainerType, Execution, SessionClient, ShellRequest};
-use crate::pool::{LocalPool, PoolOptions, SessionRegistry};
+use crate::pool::{LocalPool, SessionRegistry};
 
 /// How long the embedded pool gets to stop its kernels before it is dropped
 /// (dropping kills them).
@@ -259,81 +259,6 @@ impl SessionWorker {
     }
 }
 
-/// Connects to the pool: starts the embedded one, or builds a client for a remote.
-async fn connect(
-    config: &WorkerConfig,
-    kept: Option<LocalPool>,
-    events: &EventSender,
-) -> Result<(SessionClient, Option<LocalPool>), Failure> {
-    let pool = match (&config.connection, kept) {
-        (
-            Connection::Remote {
-                endpoint,
-                token,
-                auth,
-            },
-            _,
-        ) => {
-            let client = crate::target::remote_client(
-                endpoint,
-                config.api_version,
-                token.clone(),
-                auth.as_ref(),
-                config.pool_type,
-            )
-            .map_err(Failure::from)?
-            .with_container_type(config.container_type);
-            if crate::pool::isolation::may_report(endpoint) {
-                learn_isolation(client.clone(), events.clone());
-            }
-            return Ok((client, None));
-        }
-        (Connection::Background(opts), _) => {
-            return super::attach::background(config, opts, events)
-                .await
-                .map(|client| (client, None));
-        }
-        // The embedded pool kept from an earlier worker: its sessions carry on.
-        (Connection::Embedded, Some(pool)) => pool,
-        (Connection::Embedded, None) => {
-            let progress_events = events.clone();
-            let progress = move |line: &str| progress_events.pool_progress(line);
-            let mut opts = PoolOptions::embedded();
-            opts.limits = config.pool_limits;
-            opts.ledger.clone_from(&config.ledger);
-            opts.container_type = config.container_type;
-            LocalPool::start(opts, &progress)
-                .await
-                .map_err(|e| Failure::unreachable(format!("the local pool did not start: {e}")))?
-        }
-    };
-    events.pool_isolation(pool.isolation().clone());
-    let client = crate::target::remote_client(
-        &pool.endpoint(),
-        config.api_version,
-        pool.token().map(str::to_string),
-        None,
-        config.pool_type,
-    )
-    .map_err(Failure::from)?
-    .with_container_type(config.container_type);
-    Ok((client, Some(pool)))
-}
-
-/// Asks a pool that may be a `sessionpad serve` how its sessions are isolated,
-/// on a task of its own (executions do not wait for it), and reports it when the
-/// pool says; an answer without the field (not a local pool) or an error says
-/// nothing.
-fn learn_isolation(client: SessionClient, events: EventSender) {
-    tokio::spawn(async move {
-        match client.local_pool_isolation().await {
-            Ok(Some(isolation)) => events.pool_isolation(isolation),
-            Ok(None) => {}
-            Err(e) => tracing::debug!("no isolation from the pool's metadata: {e}"),
-        }
-    });
-}
-
 /// The worker task: connects, then runs executions until told to stop (or the
 /// UI is gone). Returns the embedded pool when told to keep it, else shuts it
 /// down.
@@ -350,7 +275,7 @@ async fn run(
     let connected = tokio::select! {
         biased;
         _ = &mut stopped => return None,
-        c = connect(&config, kept, &events) => c,
+        c = super::connect::connect(&config, kept, &events) => c,
     };
     let (mut client, pool) = match connected {
         Ok((client, pool)) => {

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::client::PoolType;
+use crate::pool::PoolOptions;
 use crate::pool::limits::Limits;
 use crate::session::event::SessionEvent;
 use crate::session::failure::FailureKind;
