@@ -4,10 +4,14 @@
 //! started with `--follow ID`, shows each of its cells (marked with the
 //! client) as it finishes; the person takes over and their cell runs in the
 //! same session (state shared both ways); `sessionpad log --json` gives back
-//! exactly the sequence the client sent.
+//! exactly the sequence the client sent. The same through the recording proxy
+//! (`serve --upstream`) in front of a second `serve` standing in for Azure,
+//! with another published client (azure-dynamic-sessions-code-interpreter).
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
+#[path = "common/proxy.rs"]
+mod proxy_support;
 mod pty;
 
 use std::io::{BufRead, Write};
@@ -158,4 +162,62 @@ fn the_notebook_follows_a_langchain_agent_and_the_person_takes_over() {
         by("sessionpad/"),
         vec!["y_person = 5; print('person sees', x_agent + 1)".to_string()]
     );
+}
+
+#[test]
+fn the_notebook_follows_another_client_through_the_recording_proxy() {
+    use proxy_support::{PROXY_TOKEN, UPSTREAM_TOKEN};
+    let python = common::client_env("adsci");
+    let up_data = tempfile::tempdir().unwrap();
+    // The proxy and the notebook share a data directory: one ledger.
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (_up, up_endpoint) = proxy_support::upstream(up_data.path(), &[]);
+    let (proxy, endpoint) = proxy_support::proxy(data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let session = format!("adsci-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let mut pty = Pty::spawn_in(
+        data.path(),
+        work.path(),
+        &[
+            "--endpoint",
+            &endpoint,
+            "--token",
+            PROXY_TOKEN,
+            "--follow",
+            &session,
+        ],
+    );
+    pty.wait_for("the follow to be open", CELL_DEADLINE, |s| {
+        s.contains("(following)")
+    });
+
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/adsci_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .env("ENDPOINT", &endpoint)
+        .env("TOKEN", PROXY_TOKEN)
+        .env("SESSION", &session)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ADSCI OK"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Its cells, as the upstream answered them, marked with its client.
+    let screen = pty.wait_for("the client's cells", CELL_DEADLINE, |s| {
+        s.contains("adsci 42") && s.contains("NameError") && s.contains("x,y")
+    });
+    assert!(
+        screen.contains("ran by visualiz3d-azure-dynamic-sessions-lib/"),
+        "{screen}"
+    );
+    // The person takes over, in the same upstream session.
+    pty.send(&format!("print('person sees', y){F5}"));
+    pty.wait_for("the person's cell", CELL_DEADLINE, |s| {
+        s.contains("person sees 42")
+    });
+    pty.quit_with(pty::CTRL_Q);
+    proxy.terminate();
 }

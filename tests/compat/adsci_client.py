@@ -2,7 +2,7 @@
 a pool management endpoint (`sessionpad serve`, or the recording proxy in front of
 one).
 
-ENDPOINT and TOKEN come from the environment; the tool's own token provider
+ENDPOINT and TOKEN (and SESSION, optional) come from the environment; the tool's own token provider
 (DefaultAzureCredential) is swapped for one that returns TOKEN, as a caller with
 another credential does. Prints the cells it ran as JSON lines (CELL ...) and
 exits non-zero on any mismatch.
@@ -14,7 +14,10 @@ import os
 
 from azure_dynamic_sessions_code_interpreter import CodeInterpreterTool
 
-tool = CodeInterpreterTool(pool_management_endpoint=os.environ["ENDPOINT"])
+# SESSION, when set, is the session identifier to use (a follower waits on it).
+tool = CodeInterpreterTool(
+    pool_management_endpoint=os.environ["ENDPOINT"], session_id=os.environ.get("SESSION")
+)
 tool.access_token_provider = lambda: os.environ["TOKEN"]
 
 
