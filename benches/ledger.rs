@@ -53,8 +53,8 @@ fn call(identifier: String, i: usize) -> Call {
         output: Some(RecordedOutput {
             status: "Succeeded".into(),
             exit_code: None,
-            stdout: format!("{}\n", (i as f64).sqrt()),
-            stderr: String::new(),
+            stdout: format!("{}\n", (i as f64).sqrt()).into(),
+            stderr: String::new().into(),
             result: Some(
                 serde_json::json!({"text": format!("{}", (i as f64).sqrt()), "json": (i as f64).sqrt()}),
             ),

@@ -166,6 +166,68 @@ async fn a_running_cell_s_output_arrives_before_it_ends_and_the_reply_stays_whol
     assert_eq!(*same, call.entry);
 }
 
+/// With `others=true` a subscriber gets no `call` event of its own calls
+/// (those made with its `User-Agent`: the notebook has their answers, and a
+/// call's output can be megabytes), and still every other client's, and its
+/// own running output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_can_leave_out_its_own_calls() {
+    let data = tempfile::tempdir().unwrap();
+    let pool = recording_pool(data.path()).await;
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let id = common::identifier();
+    let mut others = Box::pin(client.events_with(Some(&id), true).await.unwrap());
+    let mut all = Box::pin(client.events(Some(&id)).await.unwrap());
+    let mine = client
+        .execute(&id, "print('mine')", common::LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(mine.stdout, "mine\n");
+    let raw = common::Raw::new(&pool);
+    let theirs = raw
+        .req(
+            reqwest::Method::POST,
+            &format!("/executions?api-version={V}&identifier={id}"),
+        )
+        .header(reqwest::header::USER_AGENT, "another-agent/1.0")
+        .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": "print('theirs')"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(theirs.status().is_success(), "{}", theirs.status());
+    // Every call, in order, to whoever asks for all of them.
+    let mut codes = Vec::new();
+    tokio::time::timeout(PATIENCE, async {
+        while codes.len() < 2 {
+            if let PoolEvent::Call(call) = all.next().await.unwrap().unwrap() {
+                codes.push(call.entry.code.clone().unwrap_or_default());
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(codes, ["print('mine')", "print('theirs')"]);
+    // The other client's call only, with the own call's running output first.
+    let mut own_output = false;
+    let first_call = tokio::time::timeout(PATIENCE, async {
+        loop {
+            match others.next().await.unwrap().unwrap() {
+                PoolEvent::Output(chunk) if chunk.text == "mine\n" => own_output = true,
+                PoolEvent::Call(call) => break call,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(own_output, "its own running output still comes");
+    assert_eq!(first_call.entry.code.as_deref(), Some("print('theirs')"));
+    assert_eq!(
+        first_call.entry.client.as_deref(),
+        Some("another-agent/1.0")
+    );
+}
+
 /// `sessionpad log ARGS` over `data_dir`'s ledger, its stdout piped.
 fn log_command(data_dir: &std::path::Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessionpad"));

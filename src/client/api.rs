@@ -372,6 +372,22 @@ pub fn outputs_from_wire(
 /// `properties.sessionpadImages` ([`IMAGES_FIELD`]). Family A has no Jupyter
 /// format.
 pub fn family_a_response(exec: &Execution, version: ApiVersion, extras: bool) -> Value {
+    let mut body = family_a_frame(exec, version, extras);
+    fill_streams(&mut body, FAMILY_A_STREAMS, exec);
+    body
+}
+
+/// The member of a family A body holding `stdout` and `stderr` (§3.1).
+pub const FAMILY_A_STREAMS: &str = "properties";
+
+/// The member of a family B body holding `stdout` and `stderr` (§4.2).
+pub const FAMILY_B_STREAMS: &str = "result";
+
+/// [`family_a_response`] with `properties.stdout` and `properties.stderr`
+/// left empty: the frame a writer fills from the execution as it writes it,
+/// so that megabytes of output are not copied into the tree
+/// (`crate::pool`'s replies).
+pub fn family_a_frame(exec: &Execution, version: ApiVersion, extras: bool) -> Value {
     let value_key = if version == ApiVersion::V2024_02_02 {
         "result"
     } else {
@@ -382,8 +398,8 @@ pub fn family_a_response(exec: &Execution, version: ApiVersion, extras: bool) ->
         "properties": {
             "$id": "2",
             "status": exec.status.family_a_name(),
-            "stdout": exec.stdout,
-            "stderr": exec.stderr,
+            "stdout": "",
+            "stderr": "",
             value_key: result_to_wire(exec, false),
             "executionTimeInMilliseconds": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
         }
@@ -405,6 +421,19 @@ pub fn family_b_response(
     execution_type: &str,
     form: AnswerForm,
 ) -> Value {
+    let mut body = family_b_frame(exec, identifier, execution_type, form);
+    fill_streams(&mut body, FAMILY_B_STREAMS, exec);
+    body
+}
+
+/// [`family_b_response`] with `result.stdout` and `result.stderr` left empty
+/// (see [`family_a_frame`]); a running execution has no `result`.
+pub fn family_b_frame(
+    exec: &Execution,
+    identifier: &str,
+    execution_type: &str,
+    form: AnswerForm,
+) -> Value {
     let mut body = json!({
         "id": exec.id,
         "identifier": identifier,
@@ -413,14 +442,26 @@ pub fn family_b_response(
     });
     if exec.status != ExecutionStatus::Running {
         body["result"] = json!({
-            "stdout": exec.stdout,
-            "stderr": exec.stderr,
+            "stdout": "",
+            "stderr": "",
             "executionResult": result_to_wire(exec, form.jupyter),
             "executionTimeInMilliseconds": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
         });
         add_extras(&mut body["result"], exec, form);
     }
     body
+}
+
+/// Puts `exec`'s streams into the `stdout` and `stderr` members of
+/// `body[container]` where the frame has them.
+fn fill_streams(body: &mut Value, container: &str, exec: &Execution) {
+    if let Some(members) = body.get_mut(container).and_then(Value::as_object_mut) {
+        for (key, text) in [("stdout", &exec.stdout), ("stderr", &exec.stderr)] {
+            if let Some(slot) = members.get_mut(key) {
+                *slot = Value::String(text.clone());
+            }
+        }
+    }
 }
 
 #[cfg(test)]

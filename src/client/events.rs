@@ -34,7 +34,28 @@ impl SessionClient {
         &self,
         identifier: Option<&str>,
     ) -> Result<BoxStream<'static, Result<PoolEvent, ClientError>>, ClientError> {
-        let url = self.url(".sessionpad/events", identifier)?;
+        self.events_with(identifier, false).await
+    }
+
+    /// [`SessionClient::events`], and with `others` without the `call` events
+    /// of this client's own calls (those made with its `User-Agent`,
+    /// [`crate::client::user_agent`]; [`crate::events::OTHERS_QUERY`]): the
+    /// notebook has their answers already, and a call's output can be
+    /// megabytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`SessionClient::events`].
+    pub async fn events_with(
+        &self,
+        identifier: Option<&str>,
+        others: bool,
+    ) -> Result<BoxStream<'static, Result<PoolEvent, ClientError>>, ClientError> {
+        let mut url = self.url(".sessionpad/events", identifier)?;
+        if others {
+            url.query_pairs_mut()
+                .append_pair(crate::events::OTHERS_QUERY, "true");
+        }
         let req = self
             .authorize(
                 self.http

@@ -12,7 +12,7 @@ use super::api::{ExecuteRequest, Family, OUTPUTS_HEADER, ValueForm, outputs_from
 use super::files::unsupported;
 use super::model::PoolType;
 use super::model::{Execution, ExecutionStatus};
-use super::response::json;
+use super::response::{json, json_streamed};
 use super::retry::{CALL_TIMEOUT, Limit};
 use super::{ClientError, SessionClient};
 
@@ -76,10 +76,10 @@ impl SessionClient {
             .json(&body);
         let resp = self.send_once(req, Limit::Whole(limit)).await?;
         let operation_id = operation_id(&resp);
-        let value = json(resp).await?;
+        let mut value = json_streamed(resp).await?;
         let mut exec = match family {
-            Family::A => parse_family_a(&value, form)?,
-            Family::B => parse_family_b(&value, form)?,
+            Family::A => parse_family_a(&mut value, form)?,
+            Family::B => parse_family_b(&mut value, form)?,
         };
         if exec.id.is_none() {
             exec.id = operation_id;
@@ -181,7 +181,7 @@ impl SessionClient {
         let form = self.value_form(
             &ExecuteRequest::inline_asynchronous("", 1).jupyter_format_for(self.api_version),
         );
-        let mut exec = parse_family_b(&json(resp).await?, form)?;
+        let mut exec = parse_family_b(&mut json_streamed(resp).await?, form)?;
         exec.id.get_or_insert_with(|| id.to_string());
         Ok(exec)
     }
@@ -242,9 +242,11 @@ fn operation_id(resp: &reqwest::Response) -> Option<String> {
         .map(str::to_string)
 }
 
-fn text(v: &Value, key: &str) -> String {
-    match v.get(key) {
-        Some(Value::String(s)) => s.clone(),
+/// The text of member `key`, taken out of `v` (an output stream can be
+/// megabytes: it is moved, not copied).
+fn text(v: &mut Value, key: &str) -> String {
+    match v.get_mut(key) {
+        Some(Value::String(s)) => std::mem::take(s),
         Some(Value::Null) | None => String::new(),
         Some(other) => other.to_string(),
     }
@@ -261,13 +263,19 @@ fn millis(v: &Value) -> Duration {
 /// Reads a family A body: `{"$id","properties":{status,stdout,stderr,result|executionResult,…}}`.
 /// The legacy flat form (no `properties`, `aca-api.md` §3.6) is read too. The
 /// value is read per `form`; every image from `sessionpadImages` when present.
-pub(crate) fn parse_family_a(v: &Value, form: ValueForm) -> Result<Execution, ClientError> {
-    let props = v.get("properties").unwrap_or(v);
+/// Its output streams are taken out of `v`, not copied.
+pub(crate) fn parse_family_a(v: &mut Value, form: ValueForm) -> Result<Execution, ClientError> {
+    let props = if v.get("properties").is_some() {
+        &mut v["properties"]
+    } else {
+        v
+    };
     let Some(status) = props.get("status").and_then(Value::as_str) else {
         return Err(ClientError::Malformed(
             "code/execute answer has no properties.status".into(),
         ));
     };
+    let status = ExecutionStatus::from_wire(status);
     let (result, images) = outputs_from_wire(
         props,
         props.get("result").or_else(|| props.get("executionResult")),
@@ -275,7 +283,7 @@ pub(crate) fn parse_family_a(v: &Value, form: ValueForm) -> Result<Execution, Cl
     );
     Ok(Execution {
         id: None,
-        status: ExecutionStatus::from_wire(status),
+        status,
         stdout: text(props, "stdout"),
         stderr: text(props, "stderr"),
         result,
@@ -286,27 +294,37 @@ pub(crate) fn parse_family_a(v: &Value, form: ValueForm) -> Result<Execution, Cl
 
 /// Reads a family B body: `{"id","status","result":{stdout,stderr,executionResult,…}}`,
 /// the value per `form`; every image from `result.sessionpadImages` when present.
-pub(crate) fn parse_family_b(v: &Value, form: ValueForm) -> Result<Execution, ClientError> {
+/// Its output streams are taken out of `v`, not copied.
+pub(crate) fn parse_family_b(v: &mut Value, form: ValueForm) -> Result<Execution, ClientError> {
     let Some(status) = v.get("status").and_then(Value::as_str) else {
         return Err(ClientError::Malformed(
             "executions answer has no status".into(),
         ));
     };
-    let empty = Value::Null;
-    let result = v.get("result").unwrap_or(&empty);
+    let status = ExecutionStatus::from_wire(status);
+    let id = v.get("id").and_then(Value::as_str).map(str::to_string);
+    let error = v
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut empty = Value::Null;
+    let result = match v.get_mut("result") {
+        Some(r) => r,
+        None => &mut empty,
+    };
     let (value, images) = outputs_from_wire(result, result.get("executionResult"), form);
     let mut stderr = text(result, "stderr");
-    if let Some(msg) = v.pointer("/error/message").and_then(Value::as_str)
-        && !stderr.contains(msg)
+    if let Some(msg) = error
+        && !stderr.contains(&msg)
     {
         if !stderr.is_empty() && !stderr.ends_with('\n') {
             stderr.push('\n');
         }
-        stderr.push_str(msg);
+        stderr.push_str(&msg);
     }
     Ok(Execution {
-        id: v.get("id").and_then(Value::as_str).map(str::to_string),
-        status: ExecutionStatus::from_wire(status),
+        id,
+        status,
         stdout: text(result, "stdout"),
         stderr,
         result: value,
@@ -324,11 +342,11 @@ mod tests {
     #[test]
     fn family_a_transcript_parses() {
         // Real transcript, aca-api.md §3.1.
-        let v: Value = serde_json::from_str(
+        let mut v: Value = serde_json::from_str(
             r#"{"$id":"1","properties":{"$id":"2","status":"Success","stdout":"Hello from aa!\n","stderr":"","result":"","executionTimeInMilliseconds":10}}"#,
         )
         .unwrap();
-        let e = parse_family_a(&v, ValueForm::default()).unwrap();
+        let e = parse_family_a(&mut v, ValueForm::default()).unwrap();
         assert_eq!(e.status, ExecutionStatus::Succeeded);
         assert_eq!(e.stdout, "Hello from aa!\n");
         assert_eq!(e.result, None);
@@ -336,17 +354,32 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_s_streams_are_moved_out_of_the_tree_not_copied() {
+        let mut b = json!({"id":"e","status":"Succeeded","result":{"stdout":"big\n","stderr":"warn\n","executionResult":""}});
+        let at = b["result"]["stdout"].as_str().unwrap().as_ptr();
+        let e = parse_family_b(&mut b, ValueForm::default()).unwrap();
+        assert_eq!((e.stdout.as_str(), e.stderr.as_str()), ("big\n", "warn\n"));
+        assert_eq!(e.stdout.as_ptr(), at, "the reply's string itself");
+        assert_eq!(b["result"]["stdout"], "");
+        let mut a = json!({"properties":{"status":"Success","stdout":"x\n","stderr":""}});
+        let at = a["properties"]["stdout"].as_str().unwrap().as_ptr();
+        let e = parse_family_a(&mut a, ValueForm::default()).unwrap();
+        assert_eq!(e.stdout.as_ptr(), at);
+        assert_eq!(e.stdout, "x\n");
+    }
+
+    #[test]
     fn family_b_example_parses() {
         // Spec example, aca-api.md §4.2.
-        let v = json!({"id":"testExecutionId","identifier":"testSessionIdentifier","executionType":"Synchronous","status":"Succeeded","result":{"stdout":"63\n","stderr":"","executionResult":42,"executionTimeInMilliseconds":4}});
-        let e = parse_family_b(&v, ValueForm::default()).unwrap();
+        let mut v = json!({"id":"testExecutionId","identifier":"testSessionIdentifier","executionType":"Synchronous","status":"Succeeded","result":{"stdout":"63\n","stderr":"","executionResult":42,"executionTimeInMilliseconds":4}});
+        let e = parse_family_b(&mut v, ValueForm::default()).unwrap();
         assert_eq!(e.id.as_deref(), Some("testExecutionId"));
         assert_eq!(e.result.and_then(|r| r.json), Some(json!(42)));
     }
 
     #[test]
     fn malformed_bodies_are_errors_not_panics() {
-        assert!(parse_family_a(&json!({"x":1}), ValueForm::default()).is_err());
-        assert!(parse_family_b(&json!([1, 2]), ValueForm::default()).is_err());
+        assert!(parse_family_a(&mut json!({"x":1}), ValueForm::default()).is_err());
+        assert!(parse_family_b(&mut json!([1, 2]), ValueForm::default()).is_err());
     }
 }

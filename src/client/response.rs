@@ -80,6 +80,75 @@ pub(crate) async fn json(resp: Response) -> Result<Value, ClientError> {
     })
 }
 
+/// Bytes of a body kept to name in an error about it.
+const HEAD: usize = 200;
+
+/// Reads a JSON body as it arrives, without holding its bytes whole: the
+/// pieces go to a parser on a blocking thread as the pool sends them (an
+/// execution's answer can be megabytes; the parse result alone is held).
+/// Undecodable bodies map to [`ClientError::Malformed`], as with [`json`].
+pub(crate) async fn json_streamed(mut resp: Response) -> Result<Value, ClientError> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
+    let parse = tokio::task::spawn_blocking(move || {
+        let pieces = Pieces {
+            rx,
+            current: bytes::Bytes::new(),
+        };
+        serde_json::from_reader::<_, Value>(std::io::BufReader::with_capacity(64 * 1024, pieces))
+    });
+    let mut head = Vec::new();
+    let mut broke = None;
+    loop {
+        match resp.chunk().await {
+            Ok(Some(piece)) => {
+                if head.len() < HEAD {
+                    head.extend_from_slice(&piece[..piece.len().min(HEAD - head.len())]);
+                }
+                if tx.send(piece).await.is_err() {
+                    // The parser stopped: its error says why.
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                broke = Some(e);
+                break;
+            }
+        }
+    }
+    drop(tx);
+    let parsed = parse
+        .await
+        .map_err(|e| ClientError::Malformed(format!("the answer could not be read: {e}")))?;
+    if let Some(e) = broke {
+        return Err(ClientError::Malformed(e.to_string()));
+    }
+    parsed.map_err(|e| {
+        let head: String = String::from_utf8_lossy(&head).chars().take(HEAD).collect();
+        ClientError::Malformed(format!("{e}; body starts with {head:?}"))
+    })
+}
+
+/// The pieces of a body as a reader, for a parser on a blocking thread.
+struct Pieces {
+    rx: tokio::sync::mpsc::Receiver<bytes::Bytes>,
+    current: bytes::Bytes,
+}
+
+impl std::io::Read for Pieces {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.rx.blocking_recv() {
+                Some(piece) => self.current = piece,
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
+    }
+}
+
 /// A wire timestamp: RFC 3339 (any number of fraction digits, .NET writes 7),
 /// or the same without an offset, read as UTC. `None` when absent or unreadable:
 /// a time is never worth failing a whole answer over.
@@ -120,6 +189,42 @@ mod tests {
         assert_eq!(t("2024-08-06T14:50:38.5"), t("2024-08-06T14:50:38.5Z"));
         assert_eq!(t("yesterday"), None);
         assert_eq!(time(None), None);
+    }
+
+    /// A body read as it arrives parses like the whole body, whatever the
+    /// pieces; a broken body is an error naming its start.
+    #[tokio::test]
+    async fn a_body_read_in_pieces_parses_like_the_whole() {
+        let stdout: String = (0..50_000).map(|i| format!("{i}\n")).collect();
+        let body = serde_json::json!({"status": "Succeeded", "result": {"stdout": stdout}});
+        let text = body.to_string();
+        let served = serve(text.clone()).await;
+        let resp = reqwest::get(&served).await.unwrap();
+        assert_eq!(json_streamed(resp).await.unwrap(), body);
+        let served = serve("{\"status\": [1, 2".into()).await;
+        let resp = reqwest::get(&served).await.unwrap();
+        let err = json_streamed(resp).await.unwrap_err().to_string();
+        assert!(err.contains("body starts with"), "{err}");
+    }
+
+    /// Serves `body` once per request, in pieces, on loopback; returns its URL.
+    async fn serve(body: String) -> String {
+        use axum::body::{Body, Bytes};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new().route(
+            "/",
+            axum::routing::get(move || {
+                let pieces: Vec<Result<Bytes, std::io::Error>> = body
+                    .as_bytes()
+                    .chunks(1000)
+                    .map(|c| Ok(Bytes::copy_from_slice(c)))
+                    .collect();
+                async move { Body::from_stream(futures::stream::iter(pieces)) }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/")
     }
 
     #[test]

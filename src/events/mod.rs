@@ -5,10 +5,13 @@
 //!
 //! # Wire (sessionpad only; no Azure api-version defines it)
 //!
-//! `GET /.sessionpad/events[?identifier=ID]` ([`ROUTE`]), behind the same
+//! `GET /.sessionpad/events[?identifier=ID][&others=true]` ([`ROUTE`]), behind the same
 //! bearer token as the pool's other routes (`Authorization: Bearer <token>`,
 //! 401 in Azure's error shape without it, `aca-api.md` §2 and §6.1). Without
 //! `identifier` every session's events come; with it only that session's.
+//! With `others=true` ([`OTHERS_QUERY`]) the `call` events of calls made with
+//! the subscriber's own `User-Agent` are left out (a notebook has the answers
+//! of its own calls already; a call's output can be megabytes).
 //! The answer is `text/event-stream`: each event has an `event:` name and one
 //! JSON object as `data:`:
 //!
@@ -52,6 +55,11 @@ use crate::ledger::Entry;
 /// `/.sessionpad/`, a path the service never uses, so it cannot shadow an
 /// Azure route.
 pub const ROUTE: &str = "/.sessionpad/events";
+
+/// The query parameter (`others=true`) that leaves out the `call` events of
+/// the subscriber's own calls: those recorded with the `User-Agent` its
+/// subscription carries.
+pub const OTHERS_QUERY: &str = "others";
 
 /// SSE event name of a [`RecordedCall`].
 pub const CALL_EVENT: &str = "call";
@@ -159,29 +167,51 @@ impl PoolEvent {
 
 /// The [`Entry`] a call written to the ledger as row `seq` reads back as (what
 /// `log --json` prints for it), and its images' bytes in base64.
-pub fn recorded_call(call: &crate::ledger::Call, seq: i64) -> RecordedCall {
+pub fn recorded_call(call: crate::ledger::Call, seq: i64) -> RecordedCall {
     use base64::Engine;
     let engine = base64::engine::general_purpose::STANDARD;
-    let out = call.output.as_ref();
+    let crate::ledger::Call {
+        pool,
+        identifier,
+        client,
+        at,
+        duration,
+        kind,
+        execution_id,
+        code,
+        stdin,
+        output,
+        images,
+        file,
+    } = call;
+    let (status, exit_code, stdout, stderr, result) = match output {
+        Some(o) => (
+            Some(o.status),
+            o.exit_code,
+            Some(o.stdout.into_string()),
+            Some(o.stderr.into_string()),
+            o.result,
+        ),
+        None => (None, None, None, None, None),
+    };
     let entry = Entry {
         seq,
         // The ledger keeps milliseconds.
-        at: chrono::DateTime::from_timestamp_millis(call.at.timestamp_millis()).unwrap_or(call.at),
-        duration_ms: i64::try_from(call.duration.as_micros()).unwrap_or(i64::MAX) as f64 / 1000.0,
-        pool: call.pool.clone(),
-        identifier: call.identifier.clone(),
-        client: call.client.clone(),
-        kind: call.kind,
-        execution_id: call.execution_id.clone(),
-        code: call.code.clone(),
-        stdin: call.stdin.clone(),
-        status: out.map(|o| o.status.clone()),
-        exit_code: out.and_then(|o| o.exit_code),
-        stdout: out.map(|o| o.stdout.clone()),
-        stderr: out.map(|o| o.stderr.clone()),
-        result: out.and_then(|o| o.result.clone()),
-        images: call
-            .images
+        at: chrono::DateTime::from_timestamp_millis(at.timestamp_millis()).unwrap_or(at),
+        duration_ms: i64::try_from(duration.as_micros()).unwrap_or(i64::MAX) as f64 / 1000.0,
+        pool,
+        identifier,
+        client,
+        kind,
+        execution_id,
+        code,
+        stdin,
+        status,
+        exit_code,
+        stdout,
+        stderr,
+        result,
+        images: images
             .iter()
             .map(|i| crate::ledger::RecordedImage {
                 format: i.format.clone(),
@@ -189,11 +219,11 @@ pub fn recorded_call(call: &crate::ledger::Call, seq: i64) -> RecordedCall {
                 size: i.data.len() as u64,
             })
             .collect(),
-        file: call.file.clone(),
+        file,
     };
     RecordedCall {
         entry,
-        image_data: call.images.iter().map(|i| engine.encode(&i.data)).collect(),
+        image_data: images.iter().map(|i| engine.encode(&i.data)).collect(),
     }
 }
 

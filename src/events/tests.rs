@@ -22,7 +22,7 @@ fn call() -> Call {
             status: "Succeeded".into(),
             exit_code: None,
             stdout: "1\n".into(),
-            stderr: String::new(),
+            stderr: String::new().into(),
             result: None,
         }),
         images: vec![ExecutionImage {
@@ -35,7 +35,7 @@ fn call() -> Call {
 
 #[test]
 fn a_recorded_call_goes_over_the_wire_and_back_unchanged() {
-    let recorded = recorded_call(&call(), 7);
+    let recorded = recorded_call(call(), 7);
     assert_eq!(recorded.entry.seq, 7);
     assert_eq!(recorded.entry.images[0].size, 3);
     assert_eq!(recorded.image_data, vec!["AQID".to_string()]);

@@ -178,19 +178,124 @@ pub struct RecordedOutput {
     /// that did not finish.
     pub exit_code: Option<i32>,
     /// Everything written to standard output.
-    pub stdout: String,
+    pub stdout: RecordedText,
     /// Everything written to standard error (tracebacks included).
-    pub stderr: String,
+    pub stderr: RecordedText,
     /// The value of the last expression: `{"text": …, "json": …}` as
     /// [`crate::client::ExecutionValue`] serializes; `None` without one.
     pub result: Option<serde_json::Value>,
 }
 
+/// An output stream as recorded: text of its own, or a stream of an
+/// execution shared with whoever else holds it (the local pool keeps each
+/// execution for `GET executions/{id}`), so that recording a cell's
+/// megabytes of output does not copy them. Reads as a `&str`; serialized as a
+/// JSON string, read back as text of its own.
+#[derive(Debug, Clone)]
+pub enum RecordedText {
+    /// Text of its own.
+    Owned(String),
+    /// The standard output of this execution.
+    Stdout(std::sync::Arc<crate::client::Execution>),
+    /// The standard error of this execution.
+    Stderr(std::sync::Arc<crate::client::Execution>),
+}
+
+impl RecordedText {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Owned(s) => s,
+            Self::Stdout(e) => &e.stdout,
+            Self::Stderr(e) => &e.stderr,
+        }
+    }
+
+    /// The text as a `String`: moved when it is its own (or its execution
+    /// is held nowhere else), else copied.
+    pub fn into_string(self) -> String {
+        match self {
+            Self::Owned(s) => s,
+            Self::Stdout(e) => {
+                std::sync::Arc::try_unwrap(e).map_or_else(|e| e.stdout.clone(), |e| e.stdout)
+            }
+            Self::Stderr(e) => {
+                std::sync::Arc::try_unwrap(e).map_or_else(|e| e.stderr.clone(), |e| e.stderr)
+            }
+        }
+    }
+}
+
+impl Default for RecordedText {
+    fn default() -> Self {
+        Self::Owned(String::new())
+    }
+}
+
+impl std::ops::Deref for RecordedText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for RecordedText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl From<String> for RecordedText {
+    fn from(text: String) -> Self {
+        Self::Owned(text)
+    }
+}
+
+impl From<&str> for RecordedText {
+    fn from(text: &str) -> Self {
+        Self::Owned(text.to_string())
+    }
+}
+
+impl Serialize for RecordedText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordedText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Self::Owned)
+    }
+}
+
 impl RecordedOutput {
     /// The outcome of a code execution as the client model reads it (any
     /// api-version family, `aca-api.md` §3.1/§4.2), with the shell command's
-    /// `exit_code` where there is one.
+    /// `exit_code` where there is one. Its streams are copied.
     pub fn of_execution(exec: &crate::client::Execution, exit_code: Option<i32>) -> Self {
+        Self {
+            stdout: exec.stdout.clone().into(),
+            stderr: exec.stderr.clone().into(),
+            ..Self::outcome(exec, exit_code)
+        }
+    }
+
+    /// [`RecordedOutput::of_execution`] of an execution held elsewhere too:
+    /// its streams are shared with it, not copied ([`RecordedText`]).
+    pub fn of_shared(
+        exec: &std::sync::Arc<crate::client::Execution>,
+        exit_code: Option<i32>,
+    ) -> Self {
+        Self {
+            stdout: RecordedText::Stdout(exec.clone()),
+            stderr: RecordedText::Stderr(exec.clone()),
+            ..Self::outcome(exec, exit_code)
+        }
+    }
+
+    /// Status, exit code and value of `exec`, without its streams.
+    fn outcome(exec: &crate::client::Execution, exit_code: Option<i32>) -> Self {
         use crate::client::ExecutionStatus;
         let status = match exec.status {
             ExecutionStatus::Succeeded => "Succeeded",
@@ -201,8 +306,8 @@ impl RecordedOutput {
         Self {
             status: status.to_string(),
             exit_code,
-            stdout: exec.stdout.clone(),
-            stderr: exec.stderr.clone(),
+            stdout: RecordedText::default(),
+            stderr: RecordedText::default(),
             result: exec
                 .result
                 .as_ref()
@@ -221,8 +326,8 @@ impl RecordedOutput {
         Self {
             status,
             exit_code: exec.exit_code,
-            stdout: exec.stdout.clone(),
-            stderr: exec.stderr.clone(),
+            stdout: exec.stdout.clone().into(),
+            stderr: exec.stderr.clone().into(),
             result: None,
         }
     }

@@ -24,8 +24,8 @@ pub(crate) fn call(identifier: &str, at_ms: i64, code: &str) -> Call {
         output: Some(RecordedOutput {
             status: "Succeeded".into(),
             exit_code: None,
-            stdout: format!("out of {code}\n"),
-            stderr: String::new(),
+            stdout: format!("out of {code}\n").into(),
+            stderr: String::new().into(),
             result: Some(serde_json::json!({"text": "42", "json": 42})),
         }),
         images: vec![],
@@ -364,4 +364,39 @@ fn a_version_1_ledger_gets_its_sessions_filled_when_opened() {
         (s.first.timestamp_millis(), s.last.timestamp_millis()),
         (now, now + 1)
     );
+}
+
+/// The local pool records an execution it keeps anyway (for `GET
+/// executions/{id}`): the recorded output shares its streams rather than
+/// copying them, and is written to the ledger and read back as text.
+#[test]
+fn a_shared_execution_is_recorded_without_copying_its_output() {
+    use crate::client::{Execution, ExecutionStatus};
+    let exec = std::sync::Arc::new(Execution {
+        id: Some("e-big".into()),
+        status: ExecutionStatus::Succeeded,
+        stdout: (0..10_000).map(|i| format!("{i}\n")).collect(),
+        stderr: "warn\n".into(),
+        result: None,
+        images: vec![],
+        duration: Duration::from_millis(3),
+    });
+    let output = RecordedOutput::of_shared(&exec, None);
+    assert_eq!(output.stdout.as_ptr(), exec.stdout.as_ptr());
+    assert_eq!(output.stderr.as_ptr(), exec.stderr.as_ptr());
+    assert_eq!(
+        serde_json::to_value(&output).unwrap()["stdout"],
+        exec.stdout.as_str()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    let mut shared = call("big", Utc::now().timestamp_millis(), "print");
+    shared.output = Some(output);
+    rec.record(shared);
+    rec.flush();
+    let conn = open(&path).unwrap();
+    let entries = read::entries(&conn, &Query::default()).unwrap();
+    assert_eq!(entries[0].stdout.as_deref(), Some(exec.stdout.as_str()));
+    assert_eq!(entries[0].stderr.as_deref(), Some("warn\n"));
 }

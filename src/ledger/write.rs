@@ -163,15 +163,15 @@ fn run(conn: &Connection, rx: &Receiver<Job>, path: &Path, limits: Limits, hub: 
             };
         }
         if !calls.is_empty() {
+            let count = calls.len();
             match insert_batch(conn, &calls) {
-                Ok(seqs) => publish(hub, &calls, &seqs),
+                Ok(seqs) => publish(hub, calls, &seqs),
                 Err(e) => tracing::error!(
-                    "ledger {}: {} call(s) not recorded: {e}",
+                    "ledger {}: {count} call(s) not recorded: {e}",
                     path.display(),
-                    calls.len()
                 ),
             }
-            since_prune += calls.len() as u64;
+            since_prune += count as u64;
             if since_prune >= PRUNE_EVERY {
                 since_prune = 0;
                 prune(conn, path, limits);
@@ -212,13 +212,15 @@ fn insert_batch(conn: &Connection, calls: &[Box<Call>]) -> rusqlite::Result<Vec<
 }
 
 /// Publishes written `calls` (rows `seqs`) to `hub`, when anyone listens.
-fn publish(hub: &Hub, calls: &[Box<Call>], seqs: &[i64]) {
-    for (call, &seq) in calls.iter().zip(seqs) {
+/// The calls are moved into the events, not copied (a call's output can be
+/// megabytes).
+fn publish(hub: &Hub, calls: impl IntoIterator<Item = Box<Call>>, seqs: &[i64]) {
+    for (call, &seq) in calls.into_iter().zip(seqs) {
         if !hub.has_subscribers() {
             return;
         }
         hub.publish(PoolEvent::Call(Box::new(crate::events::recorded_call(
-            call, seq,
+            *call, seq,
         ))));
     }
 }

@@ -73,15 +73,31 @@ pub fn to_value(cells: &[Cell], meta: &NotebookMeta) -> Value {
 /// per line of output.
 pub fn to_string(cells: &[Cell], meta: &NotebookMeta) -> String {
     let mut out = Vec::new();
-    let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
-    // Serializing into a `Vec` cannot fail (no I/O, string keys only).
-    if serde::Serialize::serialize(&Doc::new(cells, meta), &mut ser).is_err() {
+    // Writing into a `Vec` cannot fail (no I/O, string keys only).
+    if write(cells, meta, &mut out).is_err() {
         return to_value(cells, meta).to_string();
     }
-    out.push(b'\n');
     // serde_json writes UTF-8 only.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes the notebook's `.ipynb` text ([`to_string`]'s bytes) to `out` as it
+/// is made, so that a notebook of megabytes is never held whole in memory
+/// (the saver writes straight into its file).
+///
+/// # Errors
+///
+/// `out`'s.
+pub fn write(
+    cells: &[Cell],
+    meta: &NotebookMeta,
+    mut out: impl std::io::Write,
+) -> std::io::Result<()> {
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    serde::Serialize::serialize(&Doc::new(cells, meta), &mut ser).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 /// The notebook as a script in its language with `# %%` cell markers (`// %%`
@@ -248,7 +264,7 @@ fn read_output(v: &Value) -> Option<Output> {
                 "stderr" => StreamName::Stderr,
                 _ => StreamName::Stdout,
             },
-            text: multiline(v.get("text"))?,
+            text: multiline(v.get("text"))?.into(),
         }),
         "execute_result" => {
             let data = v.get("data")?;
@@ -318,7 +334,7 @@ fn read_display(data: &Value) -> Option<Output> {
     image.or_else(|| {
         Some(Output::Stream {
             name: StreamName::Stdout,
-            text: multiline(bundle.get("text/plain"))?,
+            text: multiline(bundle.get("text/plain"))?.into(),
         })
     })
 }

@@ -277,7 +277,7 @@ fn a_saved_result_is_the_python_form_of_the_execution() {
         duration: Duration::from_millis(3),
     };
     let mut c = cell("{'a': 1, 'b': None}", 1, vec![], CellStatus::Running);
-    c.outputs = crate::notebook::outputs_from_execution(&exec, 1);
+    c.outputs = crate::notebook::outputs_from_execution(exec, 1);
     let doc = to_value(&[c], &meta());
     let data = &doc["cells"][0]["outputs"][0]["data"];
     assert_eq!(data["text/plain"], json!(["{'a': 1, 'b': None}"]));

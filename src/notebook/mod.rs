@@ -18,7 +18,7 @@ pub mod store;
 
 use std::time::Duration;
 
-pub use output::{Output, StreamName, outputs_from_execution};
+pub use output::{Output, SharedText, StreamName, outputs_from_execution};
 
 use crate::client::{Execution, ExecutionStatus};
 
@@ -86,21 +86,23 @@ impl Cell {
 
     /// Records a finished execution: its outputs, status and duration; with
     /// `exit_code` (a shell command's), its output streams as they are, with
-    /// no traceback to find in them.
-    pub fn finish(&mut self, exec: &Execution, exit_code: Option<i32>) {
+    /// no traceback to find in them. The execution's output moves into the
+    /// cell (megabytes of stdout are not copied).
+    pub fn finish(&mut self, exec: Execution, exit_code: Option<i32>) {
+        let (status, duration) = (exec.status, exec.duration);
         self.outputs = match exit_code {
             Some(_) => output::outputs_from_command(exec),
             None => outputs_from_execution(exec, self.execution_count),
         };
         self.exit_code = exit_code;
-        self.status = match exec.status {
+        self.status = match status {
             ExecutionStatus::Succeeded => CellStatus::Succeeded,
             ExecutionStatus::Canceled => CellStatus::Canceled,
             // A synchronous execution should never come back running; treat it as a
             // failure rather than leave the cell pending forever.
             ExecutionStatus::Failed | ExecutionStatus::Running => CellStatus::Failed,
         };
-        self.duration = Some(exec.duration);
+        self.duration = Some(duration);
     }
 
     /// Records that the execution could not be carried out at all (the pool was
@@ -183,7 +185,7 @@ mod tests {
         let i = nb.push("1/0".into());
         let cell = &mut nb.cells[i];
         cell.finish(
-            &exec(
+            exec(
                 ExecutionStatus::Failed,
                 "",
                 "ZeroDivisionError: division by zero\n",
@@ -197,6 +199,27 @@ mod tests {
         );
     }
 
+    /// The execution's stdout becomes the cell's output itself, not a copy of
+    /// it; a clone of the cell (the saver's) shares it.
+    #[test]
+    fn a_finished_cell_holds_its_stdout_once() {
+        let mut nb = Notebook::default();
+        let i = nb.push("print(1)".into());
+        let e = exec(ExecutionStatus::Succeeded, "1\n2\n", "");
+        let at = e.stdout.as_ptr();
+        nb.cells[i].finish(e, None);
+        let Output::Stream { text, .. } = &nb.cells[i].outputs[0] else {
+            panic!("{:?}", nb.cells[i].outputs);
+        };
+        assert_eq!(text.as_ptr(), at);
+        assert_eq!(*text, "1\n2\n");
+        let saved = nb.cells[i].clone();
+        let Output::Stream { text: copy, .. } = &saved.outputs[0] else {
+            panic!("{:?}", saved.outputs);
+        };
+        assert!(copy.is_shared_with(text));
+    }
+
     /// A shell command that failed keeps its streams as they are (a line
     /// saying `Traceback` is only text) and its exit code.
     #[test]
@@ -205,7 +228,7 @@ mod tests {
         let i = nb.push("grep -c x missing.txt".into());
         let cell = &mut nb.cells[i];
         cell.finish(
-            &exec(
+            exec(
                 ExecutionStatus::Failed,
                 "0\n",
                 "Traceback (most recent call last):\ngrep: missing.txt: No such file\n",

@@ -2,6 +2,8 @@
 //! the session client's [`Execution`] (which carries stdout, stderr, a result value
 //! and images, with the traceback of an exception inside stderr) into them.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::client::{Execution, ExecutionStatus};
@@ -15,6 +17,75 @@ pub enum StreamName {
     Stderr,
 }
 
+/// The text of a stream output, shared rather than copied when a cell is
+/// cloned (the notebook's saver keeps its own copy of every settled cell; a
+/// cell's stdout can be megabytes). Reads as a `&str`; made from a `String`
+/// without copying it.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SharedText(Arc<String>);
+
+impl SharedText {
+    /// The text to append to: the text itself when nothing else shares it
+    /// (a running cell's output as it streams in), else a copy of it first.
+    pub fn make_mut(&mut self) -> &mut String {
+        Arc::make_mut(&mut self.0)
+    }
+
+    /// True when `self` and `other` are the same text in memory, not two
+    /// copies of it.
+    pub fn is_shared_with(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The text as a `&str`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for SharedText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for SharedText {
+    fn from(text: String) -> Self {
+        Self(Arc::new(text))
+    }
+}
+
+impl From<&str> for SharedText {
+    fn from(text: &str) -> Self {
+        Self(Arc::new(text.to_string()))
+    }
+}
+
+impl PartialEq<str> for SharedText {
+    fn eq(&self, other: &str) -> bool {
+        self.0.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for SharedText {
+    fn eq(&self, other: &&str) -> bool {
+        self.0.as_str() == *other
+    }
+}
+
 /// One output of a cell (nbformat v4 `outputs[]`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
@@ -22,8 +93,9 @@ pub enum Output {
     Stream {
         /// Which stream.
         name: StreamName,
-        /// The text, raw from the session (it may hold escape sequences).
-        text: String,
+        /// The text, raw from the session (it may hold escape sequences);
+        /// shared by the cell's clones.
+        text: SharedText,
     },
     /// The value of the cell's last expression (`output_type: "execute_result"`).
     ExecuteResult {
@@ -60,12 +132,14 @@ const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
 
 /// Turns an execution into outputs in the order a notebook shows them: stdout,
 /// stderr, images, the result value, then the error of a failed execution.
-pub fn outputs_from_execution(exec: &Execution, execution_count: u32) -> Vec<Output> {
+/// Its stdout becomes the output's text without a copy.
+pub fn outputs_from_execution(exec: Execution, execution_count: u32) -> Vec<Output> {
+    let mut exec = exec;
     let mut outputs = Vec::new();
     if !exec.stdout.is_empty() {
         outputs.push(Output::Stream {
             name: StreamName::Stdout,
-            text: exec.stdout.clone(),
+            text: std::mem::take(&mut exec.stdout).into(),
         });
     }
     let failed = matches!(
@@ -80,25 +154,22 @@ pub fn outputs_from_execution(exec: &Execution, execution_count: u32) -> Vec<Out
     if !stderr.is_empty() {
         outputs.push(Output::Stream {
             name: StreamName::Stderr,
-            text: stderr.to_string(),
+            text: stderr.into(),
         });
     }
-    for image in &exec.images {
+    for image in std::mem::take(&mut exec.images) {
         outputs.push(Output::DisplayData {
-            format: image.format.clone(),
-            data: image.data.clone(),
+            format: image.format,
+            data: image.data,
         });
     }
-    if let Some(value) = &exec.result {
+    if let Some(value) = exec.result.take() {
         outputs.push(Output::ExecuteResult {
             execution_count,
-            text: value.text.clone(),
+            text: value.text,
             // A string may be the repr of an object that has no JSON form; only
             // structured values are claimed to be JSON.
-            json: value
-                .json
-                .clone()
-                .filter(|j| !j.is_string() && !j.is_null()),
+            json: value.json.filter(|j| !j.is_string() && !j.is_null()),
         });
     }
     outputs.extend(error);
@@ -108,16 +179,16 @@ pub fn outputs_from_execution(exec: &Execution, execution_count: u32) -> Vec<Out
 /// The outputs of a shell command's execution (Shell pools): its standard
 /// output and standard error as streams, in that order; whether it failed is
 /// its exit code's to say, not a traceback's.
-pub fn outputs_from_command(exec: &Execution) -> Vec<Output> {
+pub fn outputs_from_command(exec: Execution) -> Vec<Output> {
     [
-        (StreamName::Stdout, &exec.stdout),
-        (StreamName::Stderr, &exec.stderr),
+        (StreamName::Stdout, exec.stdout),
+        (StreamName::Stderr, exec.stderr),
     ]
     .into_iter()
     .filter(|(_, text)| !text.is_empty())
     .map(|(name, text)| Output::Stream {
         name,
-        text: text.clone(),
+        text: text.into(),
     })
     .collect()
 }
@@ -204,7 +275,7 @@ mod tests {
             format: "png".into(),
             data: vec![1],
         }];
-        let out = outputs_from_execution(&e, 3);
+        let out = outputs_from_execution(e.clone(), 3);
         assert_eq!(
             out,
             vec![
@@ -233,7 +304,7 @@ mod tests {
     fn traceback_becomes_an_error_and_text_before_it_stays_stderr() {
         let mut e = exec(ExecutionStatus::Failed);
         e.stderr = "a warning\nTraceback (most recent call last):\n  File \"<cell>\", line 1, in <module>\nZeroDivisionError: division by zero\n".into();
-        let out = outputs_from_execution(&e, 1);
+        let out = outputs_from_execution(e.clone(), 1);
         assert_eq!(out.len(), 2);
         assert_eq!(
             out[0],
@@ -260,13 +331,13 @@ mod tests {
     fn syntax_error_without_header_is_all_error() {
         let mut e = exec(ExecutionStatus::Failed);
         e.stderr = "  Cell In[1], line 1\n    1/\n      ^\nSyntaxError: invalid syntax\n".into();
-        let out = outputs_from_execution(&e, 1);
+        let out = outputs_from_execution(e.clone(), 1);
         assert!(matches!(&out[..], [Output::Error { ename, .. }] if ename == "SyntaxError"));
     }
 
     #[test]
     fn failure_without_stderr_still_says_so() {
-        let out = outputs_from_execution(&exec(ExecutionStatus::Failed), 1);
+        let out = outputs_from_execution(exec(ExecutionStatus::Failed), 1);
         assert!(matches!(&out[..], [Output::Error { ename, .. }] if ename == "Failed"));
     }
 
@@ -278,7 +349,7 @@ mod tests {
             json: Some(json!("   a\n0  1")),
         });
         assert_eq!(
-            outputs_from_execution(&e, 2),
+            outputs_from_execution(e.clone(), 2),
             vec![Output::ExecuteResult {
                 execution_count: 2,
                 text: "   a\n0  1".into(),

@@ -75,7 +75,7 @@ pub fn cells(
             stdin: e.stdin.clone(),
         };
         let exit_code = (e.kind == CallKind::Shell).then_some(e.exit_code).flatten();
-        cell.finish(&exec, exit_code);
+        cell.finish(exec, exit_code);
         if e.kind == CallKind::Shell && exit_code.is_none() {
             // A command that did not finish (timed out, killed) has no code.
             cell.status = CellStatus::Failed;

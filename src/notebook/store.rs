@@ -86,6 +86,19 @@ pub fn notebook_path(data_dir: &Path, pool: &str, identifier: &str) -> PathBuf {
 ///
 /// The folder cannot be created or written, or the disk is full.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |file| file.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` writes into the temporary file (through a
+/// buffer), so that the file's bytes need not be held whole in memory.
+///
+/// # Errors
+///
+/// See [`write_atomic`]; and `write`'s.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -100,11 +113,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         uuid::Uuid::new_v4().simple()
     ));
     let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&tmp)?;
-        file.write_all(bytes)?;
+        let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, file);
+        write(&mut buffered)?;
+        let file = buffered
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
@@ -126,7 +143,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 ///
 /// See [`write_atomic`].
 pub fn save(path: &Path, cells: &[Cell], meta: &NotebookMeta) -> std::io::Result<()> {
-    write_atomic(path, ipynb::to_string(cells, meta).as_bytes())
+    write_atomic_with(path, |file| ipynb::write(cells, meta, file))
 }
 
 /// Why a stored notebook could not be loaded.
@@ -285,7 +302,7 @@ mod tests {
             execution_count: n,
             outputs: vec![Output::Stream {
                 name: StreamName::Stdout,
-                text: format!("{n}\n"),
+                text: format!("{n}\n").into(),
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(1)),
@@ -356,6 +373,27 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("n.ipynb")]);
+    }
+
+    /// The saver writes the notebook straight into its file: the bytes are
+    /// exactly those of the notebook's text made whole.
+    #[test]
+    fn a_saved_notebook_is_byte_for_byte_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.ipynb");
+        let mut big = cell(2);
+        big.outputs = vec![Output::Stream {
+            name: StreamName::Stdout,
+            text: (0..100_000)
+                .map(|i| format!("{i}\n"))
+                .collect::<String>()
+                .into(),
+        }];
+        let cells = vec![cell(1), big];
+        save(&path, &cells, &meta()).unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(written, ipynb::to_string(&cells, &meta()));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -31,65 +31,83 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub fn routes<S: Clone + Send + Sync + 'static>(hub: Hub) -> Router<S> {
     Router::new().route(
         ROUTE,
-        get(move |Query(query): Query<HashMap<String, String>>| {
-            let hub = hub.clone();
-            async move { subscribe(&hub, &query) }
-        }),
+        get(
+            move |Query(query): Query<HashMap<String, String>>, headers: axum::http::HeaderMap| {
+                let hub = hub.clone();
+                async move { subscribe(&hub, &query, &headers) }
+            },
+        ),
     )
 }
 
 /// `GET /.sessionpad/events`: 400 (Azure's error shape) for an identifier
-/// that breaks the rules (`aca-api.md` §4.5), else the stream.
+/// that breaks the rules (`aca-api.md` §4.5), else the stream. With
+/// `others=true` ([`crate::events::OTHERS_QUERY`]) the `call` events of calls
+/// made with the subscriber's own `User-Agent` are left out.
 fn subscribe(
     hub: &Hub,
     query: &HashMap<String, String>,
+    headers: &axum::http::HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, WireError> {
     let identifier = query.get("identifier").cloned();
     if let Some(id) = &identifier {
         super::server::validate_identifier(id)?;
     }
-    Ok(Sse::new(stream(hub, identifier)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    let others = query
+        .get(crate::events::OTHERS_QUERY)
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let own = others
+        .then(|| headers.get(axum::http::header::USER_AGENT))
+        .flatten()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let filter = Filter { identifier, own };
+    Ok(Sse::new(stream(hub, filter)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
 
-/// The events of `hub` about `identifier` (all without one) as SSE events,
-/// until the hub closes.
-fn stream(
-    hub: &Hub,
+/// Which events a subscriber gets.
+struct Filter {
+    /// Only this session's (all without one).
     identifier: Option<String>,
-) -> impl Stream<Item = Result<Event, Infallible>> + use<> {
+    /// Not the `call` events of calls made with this `User-Agent`.
+    own: Option<String>,
+}
+
+/// The events of `hub` that pass `filter`, as SSE events, until the hub
+/// closes.
+fn stream(hub: &Hub, filter: Filter) -> impl Stream<Item = Result<Event, Infallible>> + use<> {
     let rx = hub.subscribe();
     let hub = hub.clone();
-    futures::stream::unfold(
-        (rx, hub, identifier),
-        |(mut rx, hub, identifier)| async move {
-            loop {
-                let event = tokio::select! {
-                    biased;
-                    () = hub.closed() => return None,
-                    r = rx.recv() => r,
-                };
-                let event = match event {
-                    Ok(e) if wanted(&e, identifier.as_deref()) => e,
-                    Ok(_) => continue,
-                    Err(RecvError::Lagged(missed)) => {
-                        Arc::new(PoolEvent::Lagged(Lagged { missed }))
-                    }
-                    Err(RecvError::Closed) => return None,
-                };
-                match event.to_wire() {
-                    Ok((name, data)) => {
-                        let sse = Event::default().event(name).data(data);
-                        return Some((Ok(sse), (rx, hub, identifier)));
-                    }
-                    Err(e) => tracing::warn!("an event could not be written: {e}"),
+    futures::stream::unfold((rx, hub, filter), |(mut rx, hub, filter)| async move {
+        loop {
+            let event = tokio::select! {
+                biased;
+                () = hub.closed() => return None,
+                r = rx.recv() => r,
+            };
+            let event = match event {
+                Ok(e) if wanted(&e, &filter) => e,
+                Ok(_) => continue,
+                Err(RecvError::Lagged(missed)) => Arc::new(PoolEvent::Lagged(Lagged { missed })),
+                Err(RecvError::Closed) => return None,
+            };
+            match event.to_wire() {
+                Ok((name, data)) => {
+                    let sse = Event::default().event(name).data(data);
+                    return Some((Ok(sse), (rx, hub, filter)));
                 }
+                Err(e) => tracing::warn!("an event could not be written: {e}"),
             }
-        },
-    )
+        }
+    })
 }
 
-fn wanted(event: &PoolEvent, identifier: Option<&str>) -> bool {
-    match (identifier, event.identifier()) {
+fn wanted(event: &PoolEvent, filter: &Filter) -> bool {
+    if let (PoolEvent::Call(call), Some(own)) = (event, &filter.own)
+        && call.entry.client.as_deref() == Some(own.as_str())
+    {
+        return false;
+    }
+    match (filter.identifier.as_deref(), event.identifier()) {
         (None, _) | (_, None) => true,
         (Some(want), Some(got)) => want == got,
     }

@@ -34,11 +34,12 @@ impl SessionHost for PoolHost {
             .session(identifier)
             .map_err(|e| HostError(e.message))?;
         let id = uuid::Uuid::new_v4().to_string();
-        Ok(self
+        let exec = self
             .pool
             .registry
             .execute(&session, &id, code, self.pool.max_execution)
-            .await)
+            .await;
+        Ok(std::sync::Arc::unwrap_or_clone(exec))
     }
 
     fn session_exists(&self, identifier: &str) -> Option<bool> {

@@ -7,6 +7,7 @@
 //! (`serve --upstream`, [`crate::proxy`]) records through the same API, under
 //! its upstream endpoint's pool key ([`Recording::start_in`]).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::http::HeaderMap;
@@ -89,8 +90,9 @@ impl Recording {
     }
 
     /// Records a finished execution of `code` (kind [`CallKind::Code`]) as the
-    /// kernel returned it.
-    pub(crate) fn code(&self, code: &str, exec: &Execution) {
+    /// kernel returned it; the call shares the execution's output
+    /// ([`RecordedOutput::of_shared`]) rather than copying it.
+    pub(crate) fn code(&self, code: &str, exec: &Arc<Execution>) {
         let mut call = self.call(CallKind::Code);
         call.execution_id.clone_from(&exec.id);
         call.code = Some(code.to_string());
@@ -105,7 +107,7 @@ impl Recording {
         &self,
         command: String,
         stdin: Option<String>,
-        exec: &Execution,
+        exec: &Arc<Execution>,
         exit_code: Option<i32>,
     ) {
         let mut call = self.call(CallKind::Shell);
@@ -131,8 +133,8 @@ impl Recording {
     }
 }
 
-fn output(exec: &Execution, exit_code: Option<i32>) -> RecordedOutput {
-    RecordedOutput::of_execution(exec, exit_code)
+fn output(exec: &Arc<Execution>, exit_code: Option<i32>) -> RecordedOutput {
+    RecordedOutput::of_shared(exec, exit_code)
 }
 
 /// Counts and hashes a download's bytes as they go out, and records the call

@@ -6,6 +6,7 @@
 
 pub(crate) mod drain;
 mod node;
+mod reply;
 mod shell;
 
 use std::collections::HashMap;
@@ -29,10 +30,11 @@ use super::record::Recording;
 use super::sessions::{ExecutionRecord, Session, SessionError, SessionRegistry};
 use super::wire_error::WireError;
 use crate::client::api::{
-    AnswerForm, ApiVersion, ExecuteRequest, Family, OUTPUTS_HEADER, family_a_response,
-    family_b_response,
+    AnswerForm, ApiVersion, ExecuteRequest, FAMILY_A_STREAMS, FAMILY_B_STREAMS, Family,
+    OUTPUTS_HEADER, family_a_frame, family_b_frame,
 };
 use crate::client::{ContainerType, Execution, ExecutionStatus};
+use reply::Reply;
 
 /// Most bytes of an execution request body (`code/execute`, `executions`): 2 MiB,
 /// axum's default, made explicit. Larger bodies get 413 `RequestBodyTooLarge`
@@ -460,7 +462,7 @@ async fn execute_a(
     if let Some(r) = &recording {
         r.code(req.code.as_deref().unwrap_or_default(), &exec);
     }
-    let mut body = family_a_response(&exec, version, wants_extras(&headers));
+    let mut body = family_a_frame(&exec, version, wants_extras(&headers));
     // Microsoft's Node.js tutorial shows `executionResult` in 2024-02-02-preview,
     // where Python pools answer `result` (`aca-api.md` §3.1, §13).
     if pool.container_type == ContainerType::NodeLts
@@ -470,7 +472,12 @@ async fn execute_a(
     {
         body["properties"]["executionResult"] = value;
     }
-    Ok(Json(body).into_response())
+    let reply = Reply {
+        frame: body,
+        container: FAMILY_A_STREAMS,
+        exec,
+    };
+    Ok(reply.into_response(StatusCode::OK))
 }
 
 /// `POST executions` (family B, `aca-api.md` §4.2): flat body, 202 up to
@@ -515,7 +522,7 @@ async fn execute_b(
         .execution_type
         .as_deref()
         .is_some_and(|t| t.eq_ignore_ascii_case("asynchronous"));
-    let (status, body) = if asynchronous {
+    let (status, frame, exec) = if asynchronous {
         pool.registry.submitted(&session, &id);
         let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
         let live = super::events::LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
@@ -527,7 +534,7 @@ async fn execute_b(
                 r.code(&sent, &exec);
             }
         });
-        let running = Execution {
+        let running = Arc::new(Execution {
             id: Some(id.clone()),
             status: ExecutionStatus::Running,
             stdout: String::new(),
@@ -535,11 +542,9 @@ async fn execute_b(
             result: None,
             images: vec![],
             duration: Duration::ZERO,
-        };
-        (
-            StatusCode::ACCEPTED,
-            family_b_response(&running, &identifier, "Asynchronous", AnswerForm::default()),
-        )
+        });
+        let frame = family_b_frame(&running, &identifier, "Asynchronous", AnswerForm::default());
+        (StatusCode::ACCEPTED, frame, running)
     } else {
         let live = super::events::LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
         let exec = live
@@ -557,12 +562,15 @@ async fn execute_b(
             jupyter: limits.jupyter,
             extras: wants_extras(&headers),
         };
-        (
-            status,
-            family_b_response(&exec, &identifier, "Synchronous", form),
-        )
+        let frame = family_b_frame(&exec, &identifier, "Synchronous", form);
+        (status, frame, exec)
     };
-    let mut resp = (status, Json(body)).into_response();
+    let reply = Reply {
+        frame,
+        container: FAMILY_B_STREAMS,
+        exec,
+    };
+    let mut resp = reply.into_response(status);
     let location = format!(
         "/executions/{id}?api-version={version}&identifier={}",
         url::form_urlencoded::byte_serialize(identifier.as_bytes()).collect::<String>()
@@ -597,7 +605,7 @@ async fn get_execution(
     let (exec, jupyter) = match record {
         ExecutionRecord::Done { exec, jupyter } => (exec, jupyter),
         ExecutionRecord::Running => (
-            Execution {
+            Arc::new(Execution {
                 id: Some(id.clone()),
                 status: ExecutionStatus::Running,
                 stdout: String::new(),
@@ -605,7 +613,7 @@ async fn get_execution(
                 result: None,
                 images: vec![],
                 duration: Duration::ZERO,
-            },
+            }),
             false,
         ),
     };
@@ -616,5 +624,10 @@ async fn get_execution(
         jupyter,
         extras: wants_extras(&headers),
     };
-    Ok(Json(family_b_response(&exec, &identifier, "Asynchronous", form)).into_response())
+    let reply = Reply {
+        frame: family_b_frame(&exec, &identifier, "Asynchronous", form),
+        container: FAMILY_B_STREAMS,
+        exec,
+    };
+    Ok(reply.into_response(StatusCode::OK))
 }

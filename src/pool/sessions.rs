@@ -42,8 +42,9 @@ pub enum ExecutionRecord {
     Running,
     /// Finished.
     Done {
-        /// What it gave.
-        exec: Execution,
+        /// What it gave, shared with the reply that answers it (a cell's
+        /// megabytes of output are held once, not once per holder).
+        exec: Arc<Execution>,
         /// It was asked for the Jupyter format ([`super::kernel::OutputLimits::jupyter`]),
         /// so `GET executions/{id}` answers the value's `text/plain` form.
         jupyter: bool,
@@ -381,14 +382,15 @@ impl SessionRegistry {
     /// service).
     ///
     /// Always returns an execution: a kernel that cannot start gives a `Failed`
-    /// execution naming why.
+    /// execution naming why. It is the one the session keeps for `GET
+    /// executions/{id}` (shared, not copied).
     pub async fn execute(
         &self,
         session: &Session,
         id: &str,
         code: &str,
         timeout: Duration,
-    ) -> Execution {
+    ) -> Arc<Execution> {
         let mut slot = session.kernel.lock().await;
         if slot.as_mut().is_some_and(Kernel::is_dead) {
             *slot = None;
@@ -397,22 +399,27 @@ impl SessionRegistry {
             *lock(&session.interrupter) = None;
             match Kernel::start(&self.launch(session.folder.clone(), session.uid)).await {
                 Ok(k) => *slot = Some(k),
-                Err(e) => return failed(format!("cannot start a kernel for this session: {e}\n")),
+                Err(e) => {
+                    return Arc::new(failed(format!(
+                        "cannot start a kernel for this session: {e}\n"
+                    )));
+                }
             }
         }
         let Some(kernel) = slot.as_mut() else {
-            return failed("no kernel\n".into());
+            return Arc::new(failed("no kernel\n".into()));
         };
         *lock(&session.interrupter) = Some(kernel.interrupter());
         let mut exec = kernel.execute(code, timeout).await;
         drop(slot);
         session.touch();
         exec.id = Some(id.to_string());
+        let exec = Arc::new(exec);
         let jupyter = super::kernel::OutputLimits::current().jupyter;
         session.record(
             id,
             ExecutionRecord::Done {
-                exec: exec.clone(),
+                exec: Arc::clone(&exec),
                 jupyter,
             },
         );

@@ -131,14 +131,17 @@ fn record(recording: &Recording, sent: &Sent, answer: &Value) {
                 jupyter: *jupyter,
                 python: true,
             };
+            // The parsers take the streams out of the tree: parse a copy (the
+            // proxy answered from its own bytes).
+            let mut answer = answer.clone();
             let exec = if answer.get("properties").is_some() {
-                crate::client::executions::parse_family_a(answer, form)
+                crate::client::executions::parse_family_a(&mut answer, form)
             } else {
-                crate::client::executions::parse_family_b(answer, form)
-                    .or_else(|_| crate::client::executions::parse_family_a(answer, form))
+                crate::client::executions::parse_family_b(&mut answer, form)
+                    .or_else(|_| crate::client::executions::parse_family_a(&mut answer, form))
             };
             if let Ok(exec) = exec {
-                recording.code(code, &exec);
+                recording.code(code, &std::sync::Arc::new(exec));
             }
         }
         Sent::Shell { command, stdin } => {
@@ -146,7 +149,7 @@ fn record(recording: &Recording, sent: &Sent, answer: &Value) {
                 recording.shell(
                     command.clone(),
                     stdin.clone(),
-                    &shell.to_execution(),
+                    &std::sync::Arc::new(shell.to_execution()),
                     shell.exit_code,
                 );
             }

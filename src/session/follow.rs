@@ -159,7 +159,7 @@ async fn follow_one(
     events: &EventSender,
 ) -> Ended {
     use crate::client::ClientError;
-    let mut stream = match client.events(Some(id)).await {
+    let mut stream = match client.events_with(Some(id), true).await {
         Ok(s) => s,
         Err(e @ (ClientError::Unreachable { .. } | ClientError::Timeout(_))) => {
             tracing::debug!("no event stream for {id:?} yet: {e}");

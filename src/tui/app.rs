@@ -596,7 +596,7 @@ impl App {
         };
         match outcome {
             Ok(exec) => {
-                cell.finish(&exec, exit_code);
+                cell.finish(exec, exit_code);
                 self.sessions.record_run(&self.config.identifier);
             }
             Err(failure) => cell.fail(&failure.message),

@@ -167,7 +167,7 @@ impl App {
         if let Some(cell) = self.notebook.cell_mut(index) {
             cell.source = entry.code.clone().unwrap_or_default();
             cell.stdin.clone_from(&entry.stdin);
-            cell.finish(&exec, entry.exit_code);
+            cell.finish(exec, entry.exit_code);
         }
         self.follow.clients.insert(index, client);
         self.show_images(index, images);
@@ -250,11 +250,11 @@ impl App {
         }
         match cell.outputs.last_mut() {
             Some(Output::Stream { name: last, text }) if *last == name => {
-                text.push_str(&chunk.text);
+                text.make_mut().push_str(&chunk.text);
             }
             _ => cell.outputs.push(Output::Stream {
                 name,
-                text: chunk.text,
+                text: chunk.text.into(),
             }),
         }
         self.views.outputs.invalidate(index);

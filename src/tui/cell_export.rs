@@ -23,7 +23,7 @@ pub fn output_text(cell: &Cell) -> String {
     let mut text = String::new();
     for output in &cell.outputs {
         let part = match output {
-            Output::Stream { text, .. } => text.clone(),
+            Output::Stream { text, .. } => text.to_string(),
             Output::ExecuteResult { text, .. } => text.clone(),
             Output::Error {
                 ename,

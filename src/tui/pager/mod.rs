@@ -22,7 +22,7 @@ use crate::tui::keymap::Mode;
 use crate::tui::theme::Theme;
 use crate::tui::ui::Views;
 use crate::tui::ui::long_output::{OutputKey, thousands};
-use crate::tui::ui::text_index::TextIndex;
+use crate::tui::ui::text_index::TextView;
 use crate::tui::ui::wrap::{rows_needed, wrap};
 
 /// The pager's state: which output, where, and the search.
@@ -165,7 +165,7 @@ impl Pager {
 
     /// Moves to the next (or previous) line matching the last search. A fresh
     /// search starts at the top line on screen, which may itself match.
-    pub fn find(&mut self, index: &TextIndex, forward: bool) {
+    pub fn find(&mut self, index: &TextView<'_>, forward: bool) {
         if self.query.is_empty() {
             self.message = Some("no search yet: press / to type one".into());
             return;
@@ -203,7 +203,7 @@ impl Pager {
 
     /// Counts the rows of the lines not counted yet (all of them after a change
     /// of width), keeping the top line in place.
-    fn measure(&mut self, index: &TextIndex, complete: bool, width: u16) {
+    fn measure(&mut self, index: &TextView<'_>, complete: bool, width: u16) {
         let count = index.line_count();
         if width != self.width {
             let anchor = self.line_at(self.top);
@@ -223,7 +223,7 @@ impl Pager {
         self.count_rows(index, count);
     }
 
-    fn count_rows(&mut self, index: &TextIndex, count: usize) {
+    fn count_rows(&mut self, index: &TextView<'_>, count: usize) {
         let mut total = self.offsets.last().copied().unwrap_or(0);
         let width = usize::from(self.width.max(1));
         let ascii = index.is_plain_ascii();
@@ -240,7 +240,7 @@ impl Pager {
     /// Draws the pager over all of `area`.
     pub fn render(
         &mut self,
-        index: &TextIndex,
+        index: &TextView<'_>,
         complete: bool,
         area: Rect,
         buf: &mut Buffer,
@@ -275,7 +275,7 @@ impl Pager {
 
     fn draw_text(
         &self,
-        index: &TextIndex,
+        index: &TextView<'_>,
         first: usize,
         text: Rect,
         gutter_x: u16,
@@ -312,7 +312,7 @@ impl Pager {
 
     fn draw_title(
         &self,
-        index: &TextIndex,
+        index: &TextView<'_>,
         complete: bool,
         first: usize,
         area: Rect,
@@ -382,7 +382,7 @@ pub fn render(frame: &mut Frame<'_>, app: &mut App) -> bool {
         return false;
     };
     pager.render(
-        text.index,
+        &text.index,
         text.complete,
         area,
         frame.buffer_mut(),
@@ -467,9 +467,12 @@ impl Views {
             _ => {}
         }
         if let (Some(forward), Some(pager)) = (search, self.pager.as_mut())
-            && let Some(index) = self.texts.get(pager.key)
+            && let Some(output) = cells
+                .get(pager.key.cell)
+                .and_then(|c| c.outputs.get(pager.key.output))
+            && let Some(index) = self.texts.get(pager.key, output)
         {
-            pager.find(index, forward);
+            pager.find(&index, forward);
         }
     }
 

@@ -672,7 +672,7 @@ impl App {
         {
             cell.outputs.push(Output::Stream {
                 name: StreamName::Stderr,
-                text: format!("[sessionpad] {message}\n"),
+                text: format!("[sessionpad] {message}\n").into(),
             });
             self.views.outputs.invalidate(last);
         }

@@ -418,7 +418,7 @@ mod tests {
             execution_count: 1,
             outputs: vec![Output::Stream {
                 name: StreamName::Stdout,
-                text,
+                text: text.into(),
             }],
             status: CellStatus::Succeeded,
             duration: Some(Duration::from_millis(4)),

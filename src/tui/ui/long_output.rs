@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::text_index::TextIndex;
+use super::text_index::{TextIndex, TextView};
 use super::wrap::{wrap, wrap_at_most};
 use crate::notebook::Output;
 use crate::tui::action::Action;
@@ -60,7 +60,7 @@ struct Entry {
 /// An index as far as it is built.
 pub struct Indexed<'a> {
     /// The lines read so far.
-    pub index: &'a TextIndex,
+    pub index: TextView<'a>,
     /// All of the text is read.
     pub complete: bool,
     /// Bytes of the raw text.
@@ -131,9 +131,15 @@ impl LongTexts {
             .retain(|k, e| k.cell != cell || e.owned.is_none());
     }
 
-    /// The index of `key` as far as it is built, without reading on.
-    pub fn get(&self, key: OutputKey) -> Option<&TextIndex> {
-        self.entries.get(&key).map(|e| &e.index)
+    /// The index of `key` (whose output is `output`) as far as it is built,
+    /// without reading on.
+    pub fn get<'a>(&'a self, key: OutputKey, output: &'a Output) -> Option<TextView<'a>> {
+        let entry = self.entries.get(&key)?;
+        let raw = match &entry.owned {
+            Some(text) => text.as_str(),
+            None => own_text(output)?,
+        };
+        Some(entry.index.view(raw))
     }
 
     /// True when `output` should be collapsed (or is already indexed as long).
@@ -145,7 +151,7 @@ impl LongTexts {
     }
 
     /// The index of `output`, read on as far as this frame's budget allows.
-    pub fn index(&mut self, key: OutputKey, output: &Output) -> Option<Indexed<'_>> {
+    pub fn index<'a>(&'a mut self, key: OutputKey, output: &'a Output) -> Option<Indexed<'a>> {
         let entry = match self.entries.entry(key) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
@@ -172,7 +178,7 @@ impl LongTexts {
         }
         self.pending |= !complete;
         Some(Indexed {
-            index: &entry.index,
+            index: entry.index.view(raw),
             complete,
             total_bytes: raw.len(),
         })
@@ -266,7 +272,7 @@ mod tests {
     fn stdout(text: String) -> Output {
         Output::Stream {
             name: StreamName::Stdout,
-            text,
+            text: text.into(),
         }
     }
 

@@ -11,7 +11,14 @@
 //!
 //! Lines longer than [`LINE_CAP`] bytes are cut into pieces here, so that no
 //! later step (wrapping, styling, searching) ever works on one huge line.
+//!
+//! The index keeps no copy of text that sanitizing left as it was (plain
+//! output, the usual case): it reads such text from the output itself, which
+//! its reader passes in ([`TextIndex::view`]). Only text that sanitizing
+//! changed is kept, sanitized. Line starts are kept as 32-bit offsets (a
+//! million lines cost 4 MB).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use ratatui::style::Style;
@@ -26,18 +33,25 @@ const CHECKPOINT: usize = 256;
 /// Bytes of the raw text compared to tell an appended text from a replaced one.
 const PROBE: usize = 16;
 
-/// Sanitized text indexed by line.
+/// Sanitized text indexed by line. It is read through a [`TextView`] made with
+/// the raw text it indexes ([`TextIndex::view`]).
 #[derive(Debug, Default)]
 pub struct TextIndex {
-    /// The sanitized text (SGR sequences kept in canonical form).
-    clean: String,
-    /// Byte offset in `clean` where each line starts (always starts with 0).
-    starts: Vec<usize>,
+    /// The sanitized text (SGR sequences kept in canonical form), once it
+    /// differs from the raw text; `None` while it is the raw text's first
+    /// `clean_len` bytes themselves.
+    own: Option<String>,
+    /// Bytes of sanitized text indexed.
+    clean_len: usize,
+    /// Byte offset in the sanitized text where each line starts (always
+    /// starts with 0).
+    starts: Vec<u32>,
     /// The style in force at the start of line `k * CHECKPOINT`.
     carry: Vec<Style>,
-    /// `clean` holds an SGR sequence somewhere.
+    /// The sanitized text holds an SGR sequence somewhere.
     has_sgr: bool,
-    /// `clean` may hold a non-ASCII character (false: it surely does not).
+    /// The sanitized text may hold a non-ASCII character (false: it surely
+    /// does not).
     non_ascii: bool,
     /// Where the sanitizer can restart: the raw offset, and the index state there.
     safe: SafePoint,
@@ -53,6 +67,13 @@ struct SafePoint {
     clean: usize,
     lines: usize,
     style: Style,
+}
+
+/// An offset into the sanitized text as kept in the index. Texts are capped
+/// well below 4 GiB (8 MiB per stream on the local pool), so this never
+/// saturates in practice; if it did, lines past it would read empty.
+fn offset(at: usize) -> u32 {
+    u32::try_from(at).unwrap_or(u32::MAX)
 }
 
 impl TextIndex {
@@ -84,7 +105,6 @@ impl TextIndex {
         }
         let restartable =
             raw[..cut].ends_with('\n') && newlines(&raw[from..cut]) == newlines(&segment);
-        self.clean.truncate(self.safe.clean);
         self.starts.truncate(self.safe.lines);
         self.carry.truncate(self.safe.lines.div_ceil(CHECKPOINT));
         if self.starts.is_empty() {
@@ -93,13 +113,35 @@ impl TextIndex {
         }
         self.has_sgr |= segment.contains('\x1b');
         self.non_ascii |= !segment.is_ascii();
-        self.clean.push_str(&segment);
-        let style = self.index_from(self.safe.clean, self.safe.style);
+        match &mut self.own {
+            Some(own) => {
+                own.truncate(self.safe.clean);
+                own.push_str(&segment);
+            }
+            // Sanitizing left the text as it was: keep none of it (while
+            // nothing was kept, `safe.clean == safe.raw == from`).
+            None if segment == raw[from..cut] => {}
+            None => {
+                let mut own = String::with_capacity(self.safe.clean + segment.len());
+                own.push_str(&raw[..self.safe.clean]);
+                own.push_str(&segment);
+                self.own = Some(own);
+            }
+        }
+        self.clean_len = self.safe.clean + segment.len();
+        drop(segment);
+        let own = self.own.take();
+        let text = match &own {
+            Some(own) => own.as_str(),
+            None => &raw[..self.clean_len],
+        };
+        let style = self.index_from(text, self.safe.clean, self.safe.style);
+        self.own = own;
         self.raw_seen = cut;
         if restartable {
             self.safe = SafePoint {
                 raw: cut,
-                clean: self.clean.len(),
+                clean: self.clean_len,
                 lines: self.starts.len(),
                 style,
             };
@@ -123,6 +165,45 @@ impl TextIndex {
         self.safe.lines.saturating_sub(1)
     }
 
+    /// True when the index keeps a sanitized copy of the text (sanitizing
+    /// changed it); false when it reads the raw text itself.
+    pub fn keeps_a_copy(&self) -> bool {
+        self.own.is_some()
+    }
+
+    /// The index read with `raw`, the text it was built from (or that text
+    /// grown since). A `raw` that is not that text (replaced, and not read
+    /// again yet) reads as no lines.
+    pub fn view<'a>(&'a self, raw: &'a str) -> TextView<'a> {
+        static EMPTY: TextIndex = TextIndex {
+            own: None,
+            clean_len: 0,
+            starts: Vec::new(),
+            carry: Vec::new(),
+            has_sgr: false,
+            non_ascii: false,
+            safe: SafePoint {
+                raw: 0,
+                clean: 0,
+                lines: 0,
+                style: Style::new(),
+            },
+            raw_seen: 0,
+            probes: Vec::new(),
+        };
+        let text = match &self.own {
+            Some(own) => Some(own.as_str()),
+            None => raw.get(..self.clean_len),
+        };
+        match text {
+            Some(text) if self.continues(raw) => TextView { index: self, text },
+            _ => TextView {
+                index: &EMPTY,
+                text: "",
+            },
+        }
+    }
+
     /// True when `raw` still starts with the text this index was built from.
     fn continues(&self, raw: &str) -> bool {
         raw.len() >= self.safe.raw
@@ -133,79 +214,124 @@ impl TextIndex {
                 .all(|(at, bytes)| raw.as_bytes().get(*at..*at + bytes.len()) == Some(bytes))
     }
 
-    /// Records the line starts (and style checkpoints) of `clean[from..]`, where
+    /// Records the line starts (and style checkpoints) of `text[from..]`, where
     /// `from` starts a line (already recorded) in `style`. Returns the style at the
     /// start of the last line.
-    fn index_from(&mut self, from: usize, mut style: Style) -> Style {
+    fn index_from(&mut self, text: &str, from: usize, mut style: Style) -> Style {
         let mut line_start = from;
         loop {
-            let newline = self.clean[line_start..].find('\n').map(|i| line_start + i);
-            let end = newline.unwrap_or(self.clean.len());
+            let newline = text[line_start..].find('\n').map(|i| line_start + i);
+            let end = newline.unwrap_or(text.len());
             let mut piece = line_start;
             while end - piece > LINE_CAP {
-                let cut = piece_end(&self.clean, piece + LINE_CAP);
-                style = self.next_line(piece, cut, style);
+                let cut = piece_end(text, piece + LINE_CAP);
+                style = self.next_line(&text[piece..cut], cut, style);
                 piece = cut;
             }
             let Some(newline) = newline else {
                 return style;
             };
-            style = self.next_line(piece, newline + 1, style);
+            style = self.next_line(&text[piece..=newline], newline + 1, style);
             line_start = newline + 1;
         }
     }
 
-    /// Moves the style over `clean[start..next]` and records a line at `next`.
-    fn next_line(&mut self, start: usize, next: usize, style: Style) -> Style {
+    /// Moves the style over `line` and records a line at `next`.
+    fn next_line(&mut self, line: &str, next: usize, style: Style) -> Style {
         let style = if self.has_sgr {
-            sgr::apply(style, &self.clean[start..next])
+            sgr::apply(style, line)
         } else {
             style
         };
         if self.starts.len().is_multiple_of(CHECKPOINT) {
             self.carry.push(style);
         }
-        self.starts.push(next);
+        self.starts.push(offset(next));
         style
+    }
+}
+
+/// A [`TextIndex`] and the sanitized text it indexes: what the collapsed
+/// cell view and the pager read lines from. Cheap to copy.
+#[derive(Debug, Clone, Copy)]
+pub struct TextView<'a> {
+    index: &'a TextIndex,
+    /// The sanitized text: the index's own copy, or the raw text's start.
+    text: &'a str,
+}
+
+impl<'a> TextView<'a> {
+    /// Raw bytes indexed so far.
+    pub fn raw_seen(&self) -> usize {
+        self.index.raw_seen
+    }
+
+    /// Lines that will not change when more text arrives (all but the last).
+    pub fn stable_lines(&self) -> usize {
+        self.index.stable_lines()
+    }
+
+    /// The start of line `n` in the sanitized text.
+    fn start(&self, n: usize) -> usize {
+        self.index
+            .starts
+            .get(n)
+            .map_or(self.text.len(), |&s| s as usize)
     }
 
     /// Number of lines (a final newline does not start another line).
     pub fn line_count(&self) -> usize {
-        match self.starts.last() {
-            Some(&last) if last == self.clean.len() && last > 0 => self.starts.len() - 1,
-            Some(_) => self.starts.len(),
+        let starts = &self.index.starts;
+        match starts.last() {
+            Some(&last) if last as usize == self.text.len() && last > 0 => starts.len() - 1,
+            Some(_) => starts.len(),
             None => 0,
         }
     }
 
     /// The byte range of line `n` in the sanitized text, without its newline.
     fn range(&self, n: usize) -> Range<usize> {
-        let start = self.starts[n];
-        let end = match self.starts.get(n + 1) {
-            Some(&next) if self.clean.as_bytes()[next - 1] == b'\n' => next - 1,
-            Some(&next) => next,
-            None => self.clean.strip_suffix('\n').unwrap_or(&self.clean).len(),
+        let start = self.start(n);
+        let end = match self.index.starts.get(n + 1) {
+            Some(&next) if self.text.as_bytes().get(next as usize - 1) == Some(&b'\n') => {
+                next as usize - 1
+            }
+            Some(&next) => next as usize,
+            None => self.text.strip_suffix('\n').unwrap_or(self.text).len(),
         };
         start..end.max(start)
     }
 
     /// Line `n` as sanitized text (it may hold SGR sequences).
-    pub fn raw_line(&self, n: usize) -> &str {
-        if self.starts.is_empty() || n >= self.line_count() {
-            return "";
+    ///
+    /// Read from the raw text itself (sanitizing left it as it was), a line is
+    /// still checked for control characters: should the text have been
+    /// replaced by one that [`TextIndex::continues`]'s samples did not tell
+    /// apart, such a line is sanitized here, so that no escape sequence
+    /// reaches the terminal whatever the text.
+    pub fn raw_line(&self, n: usize) -> Cow<'a, str> {
+        if self.index.starts.is_empty() || n >= self.line_count() {
+            return Cow::Borrowed("");
         }
-        &self.clean[self.range(n)]
+        let line = self.text.get(self.range(n)).unwrap_or("");
+        if self.index.own.is_none() && line.chars().any(|c| c.is_control() && c != '\x1b') {
+            return Cow::Owned(sanitize::clean(line, true));
+        }
+        Cow::Borrowed(line)
     }
 
     /// True when every line is plain ASCII (no SGR, no wide characters), so a
     /// line's columns are its bytes.
     pub fn is_plain_ascii(&self) -> bool {
-        !self.has_sgr && !self.non_ascii
+        !self.index.has_sgr && !self.index.non_ascii
     }
 
     /// Line `n` as plain text, SGR sequences removed.
-    pub fn plain_line(&self, n: usize) -> std::borrow::Cow<'_, str> {
-        sgr::strip(self.raw_line(n))
+    pub fn plain_line(&self, n: usize) -> Cow<'a, str> {
+        match self.raw_line(n) {
+            Cow::Borrowed(line) => sgr::strip(line),
+            Cow::Owned(line) => Cow::Owned(sgr::strip(&line).into_owned()),
+        }
     }
 
     /// Lines `range` as styled lines.
@@ -216,29 +342,27 @@ impl TextIndex {
         (start..end)
             .map(|n| {
                 let text = self.raw_line(n);
-                let line = sgr::line(style, text);
-                if self.has_sgr {
-                    style = sgr::apply(style, &self.clean[self.starts[n]..self.next_start(n)]);
+                let line = sgr::line(style, &text);
+                if self.index.has_sgr {
+                    let whole = self.text.get(self.start(n)..self.start(n + 1));
+                    style = sgr::apply(style, whole.unwrap_or(""));
                 }
                 line
             })
             .collect()
     }
 
-    fn next_start(&self, n: usize) -> usize {
-        self.starts.get(n + 1).copied().unwrap_or(self.clean.len())
-    }
-
     /// The style in force at the start of line `n`.
     fn style_at(&self, n: usize) -> Style {
-        if !self.has_sgr {
+        if !self.index.has_sgr {
             return Style::new();
         }
-        let k = (n / CHECKPOINT).min(self.carry.len().saturating_sub(1));
-        let style = self.carry.get(k).copied().unwrap_or_default();
-        let from = self.starts.get(k * CHECKPOINT).copied().unwrap_or(0);
-        let to = self.starts.get(n).copied().unwrap_or(self.clean.len());
-        sgr::apply(style, &self.clean[from..to])
+        let carry = &self.index.carry;
+        let k = (n / CHECKPOINT).min(carry.len().saturating_sub(1));
+        let style = carry.get(k).copied().unwrap_or_default();
+        let from = self.start(k * CHECKPOINT).min(self.text.len());
+        let to = self.start(n).min(self.text.len()).max(from);
+        sgr::apply(style, self.text.get(from..to).unwrap_or(""))
     }
 
     /// The next line after `from` (or before it, when `!forward`) whose plain text
@@ -249,7 +373,7 @@ impl TextIndex {
             return None;
         }
         let from = from.min(count - 1);
-        if !self.has_sgr {
+        if !self.index.has_sgr {
             return self.find_plain(query, from, forward);
         }
         let hit = |n: &usize| self.plain_line(*n).contains(query);
@@ -263,19 +387,25 @@ impl TextIndex {
     /// [`Self::find`] over text without SGR: one substring search over the whole
     /// text rather than one per line.
     fn find_plain(&self, query: &str, from: usize, forward: bool) -> Option<usize> {
-        let text = &self.clean;
-        let line_of = |at: usize| self.starts.partition_point(|&s| s <= at) - 1;
-        let after = self.next_start(from);
-        let before = self.starts[from];
+        let text = self.text;
+        let starts = &self.index.starts;
+        let line_of = |at: usize| starts.partition_point(|&s| s as usize <= at) - 1;
+        let after = self.start(from + 1);
+        let before = self.start(from);
+        let (Some(head), Some(tail)) = (text.get(..after), text.get(after..)) else {
+            return None;
+        };
+        let (Some(above), Some(below)) = (text.get(..before), text.get(before..)) else {
+            return None;
+        };
         let hit = if forward {
-            text[after..]
-                .find(query)
+            tail.find(query)
                 .map(|i| after + i)
-                .or_else(|| text[..after].find(query))
+                .or_else(|| head.find(query))
         } else {
-            text[..before]
+            above
                 .rfind(query)
-                .or_else(|| text[before..].rfind(query).map(|i| before + i))
+                .or_else(|| below.rfind(query).map(|i| before + i))
         };
         hit.map(line_of).filter(|&n| n < self.line_count())
     }

@@ -6,9 +6,9 @@ use ratatui::style::Color;
 
 use super::*;
 
-fn text_of(index: &TextIndex) -> Vec<String> {
-    index
-        .lines(0..index.line_count())
+fn text_of(index: &TextIndex, raw: &str) -> Vec<String> {
+    let view = index.view(raw);
+    view.lines(0..view.line_count())
         .iter()
         .map(ToString::to_string)
         .collect()
@@ -33,7 +33,11 @@ const SAMPLES: [&str; 6] = [
 #[test]
 fn reads_like_to_lines() {
     for raw in SAMPLES {
-        assert_eq!(text_of(&TextIndex::build(raw)), reference(raw), "{raw:?}");
+        assert_eq!(
+            text_of(&TextIndex::build(raw), raw),
+            reference(raw),
+            "{raw:?}"
+        );
     }
 }
 
@@ -50,7 +54,7 @@ fn growing_text_reads_like_the_whole() {
                 }
                 while !index.advance(&raw[..end], 2) {}
             }
-            assert_eq!(text_of(&index), reference(raw), "{raw:?} by {step}");
+            assert_eq!(text_of(&index, raw), reference(raw), "{raw:?} by {step}");
         }
     }
 }
@@ -64,22 +68,24 @@ fn small_budgets_take_several_calls() {
         calls += 1;
     }
     assert!(calls > 5, "{calls}");
-    assert_eq!(index.line_count(), 1000);
-    assert_eq!(index.raw_line(999), "line 999");
-    assert_eq!(index.raw_seen(), raw.len());
+    let view = index.view(&raw);
+    assert_eq!(view.line_count(), 1000);
+    assert_eq!(view.raw_line(999), "line 999");
+    assert_eq!(view.raw_seen(), raw.len());
 }
 
 #[test]
 fn a_replaced_text_is_indexed_again() {
     let mut index = TextIndex::build("first text\nhere\n");
     assert!(index.advance("other\n", usize::MAX));
-    assert_eq!(text_of(&index), vec!["other"]);
+    assert_eq!(text_of(&index, "other\n"), vec!["other"]);
 }
 
 #[test]
 fn long_lines_are_cut_into_pieces() {
     let raw = "x".repeat(LINE_CAP * 2 + 10) + "\nend\n";
-    let index = TextIndex::build(&raw);
+    let built = TextIndex::build(&raw);
+    let index = built.view(&raw);
     assert_eq!(index.line_count(), 4);
     assert_eq!(index.raw_line(0).len(), LINE_CAP);
     assert_eq!(index.raw_line(2).len(), 10);
@@ -95,7 +101,8 @@ fn styles_carry_over_checkpoints() {
             raw.push_str("\x1b[0m");
         }
     }
-    let index = TextIndex::build(&raw);
+    let built = TextIndex::build(&raw);
+    let index = built.view(&raw);
     let red = &index.lines(500..501)[0];
     assert_eq!(red.spans[0].style.fg, Some(Color::Red));
     let after = &index.lines(700..701)[0];
@@ -105,7 +112,8 @@ fn styles_carry_over_checkpoints() {
 #[test]
 fn find_walks_forward_and_back_and_wraps() {
     let raw: String = (0..100).map(|i| format!("row {i}\n")).collect();
-    let index = TextIndex::build(&raw);
+    let built = TextIndex::build(&raw);
+    let index = built.view(&raw);
     assert_eq!(index.find("row 5", 0, true), Some(5));
     assert_eq!(index.find("row 5", 5, true), Some(50));
     assert_eq!(index.find("row 5", 59, true), Some(5), "wraps");
@@ -116,7 +124,9 @@ fn find_walks_forward_and_back_and_wraps() {
 
 #[test]
 fn find_ignores_sgr_parameters() {
-    let index = TextIndex::build("\x1b[31mred\x1b[0m\nabc 31\n");
+    let raw = "\x1b[31mred\x1b[0m\nabc 31\n";
+    let built = TextIndex::build(raw);
+    let index = built.view(raw);
     assert_eq!(index.find("31", 1, true), Some(1));
     assert_eq!(index.find("red", 1, true), Some(0));
 }
@@ -125,8 +135,9 @@ fn find_ignores_sgr_parameters() {
 fn no_escape_sequence_reaches_a_span() {
     let hostile = "a\x1b]52;c;aGk=\x07b\x1b]8;;https://x/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x1b[10;5H\x1b[31mred\x1b[0m\u{9b}2J\x1bP1$tx\x1b\\\n";
     let raw = hostile.repeat(5000);
-    let mut index = TextIndex::default();
-    while !index.advance(&raw, 4096) {}
+    let mut built = TextIndex::default();
+    while !built.advance(&raw, 4096) {}
+    let index = built.view(&raw);
     assert_eq!(index.line_count(), 5000);
     for line in index.lines(0..index.line_count()) {
         for span in &line.spans {
@@ -138,4 +149,56 @@ fn no_escape_sequence_reaches_a_span() {
         }
     }
     assert_eq!(index.plain_line(4999), "ablinkred");
+}
+
+/// Plain text (what sanitizing leaves as it is) is read from the output
+/// itself: the index keeps no copy of it, only line starts.
+#[test]
+fn plain_text_is_indexed_without_a_copy() {
+    let raw: String = (0..100_000).map(|i| format!("{i}\n")).collect();
+    let mut index = TextIndex::default();
+    while !index.advance(&raw, 64 * 1024) {}
+    assert!(!index.keeps_a_copy());
+    let view = index.view(&raw);
+    assert_eq!(view.line_count(), 100_000);
+    assert_eq!(view.raw_line(99_999), "99999");
+    assert_eq!(view.find("5000", 0, true), Some(5000));
+    // Growing text (a running cell's) stays without a copy.
+    let more = raw.clone() + "100000\n";
+    assert!(index.advance(&more, usize::MAX));
+    assert!(!index.keeps_a_copy());
+    assert_eq!(index.view(&more).raw_line(100_000), "100000");
+}
+
+/// Text that sanitizing changes is kept sanitized, from the first change on,
+/// and reads like the whole text sanitized at once.
+#[test]
+fn text_that_sanitizing_changes_is_kept_sanitized() {
+    let mut raw: String = (0..5000).map(|i| format!("{i}\n")).collect();
+    raw.push_str("\x1b]52;c;aGk=\x07boom\n");
+    raw.extend((0..5000).map(|i| format!("{i}\n")));
+    let mut index = TextIndex::default();
+    while !index.advance(&raw, 4096) {}
+    assert!(index.keeps_a_copy());
+    assert_eq!(text_of(&index, &raw), reference(&raw));
+}
+
+/// A text replaced by one the samples do not tell apart, whose new lines hold
+/// control characters, still reads without them.
+#[test]
+fn a_line_read_from_raw_text_never_carries_a_control_character() {
+    let raw = "line\n".repeat(1000);
+    let index = TextIndex::build(&raw);
+    assert!(!index.keeps_a_copy());
+    // Line 20 forged, away from the samples, the same length.
+    let forged = format!("{}l\x07\u{9b}\n{}", &raw[..100], &raw[105..]);
+    assert_eq!(forged.len(), raw.len());
+    let view = index.view(&forged);
+    assert_eq!(view.line_count(), 1000);
+    for n in 0..view.line_count() {
+        assert!(!view.raw_line(n).chars().any(char::is_control), "{n}");
+    }
+    assert_eq!(view.raw_line(20), "l");
+    // A text that is not the indexed one at all reads as no lines.
+    assert_eq!(index.view("zz").line_count(), 0);
 }
