@@ -8,7 +8,8 @@ use serde_json::json;
 
 use super::*;
 use crate::client::{Execution, ExecutionStatus};
-use crate::notebook::Output;
+use crate::notebook::{CellStatus, Output};
+use crate::session::SessionEvent;
 
 pub(crate) fn test_app() -> App {
     App::new(
