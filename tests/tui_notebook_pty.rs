@@ -86,15 +86,17 @@ fn a_reopened_notebook_marks_the_new_session_and_replays_it() {
         "no boundary while one session ran every cell:\n{screen}"
     );
     pty.quit_with(pty::CTRL_Q);
+    // The harness stops the pool when a `Pty` is dropped; here the next step
+    // needs it gone for sure.
+    pty::stop_background_pools_checked(data.path());
 
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
     pty.wait_local_ready();
-    // The pool (a new one: the harness stopped the first when the first
-    // notebook's `Pty` was dropped) says it has no such session, which makes
-    // the boundary certain.
+    // The pool (a new one) says it has no such session, which makes the
+    // boundary certain.
     pty.wait_for(
         "the reopened notebook to say its state is gone",
-        Duration::from_secs(20),
+        CELL_DEADLINE,
         |s| {
             s.contains("In [2]: print('x is', x)")
                 && s.contains("new session: the cells above ran in an earlier one; R replays them")

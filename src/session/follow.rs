@@ -175,7 +175,7 @@ async fn follow_one(
         identifier: id.to_string(),
     });
     // The radar's listing before the next call of another client.
-    let mut listing = snapshot(client, id).await;
+    let mut listing = baseline(client, id).await;
     while let Some(event) = stream.next().await {
         match event {
             Ok(PoolEvent::Call(call)) => {
@@ -204,6 +204,21 @@ async fn follow_one(
         "the pool closed its event stream".into(),
     ));
     Ended::Broke
+}
+
+/// The radar's first listing when the stream opens: none of a session the
+/// pool does not have, without listing it (a listing would start the session,
+/// and a reopened notebook learns that its earlier session is gone from the
+/// pool not having it); where the api-version cannot ask, the listing.
+async fn baseline(client: &SessionClient, id: &str) -> Option<Vec<RemoteFile>> {
+    if client.api_version().has_session_management()
+        && let Err(e) = client.pool_session(id).await
+        && super::Failure::from(&e).kind == super::FailureKind::NotFound
+    {
+        // A new session's data root is empty.
+        return Some(Vec::new());
+    }
+    snapshot(client, id).await
 }
 
 /// The data root's listing for the radar, if it answers promptly.

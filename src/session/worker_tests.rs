@@ -278,3 +278,52 @@ async fn a_stop_does_not_wait_for_the_radar_of_a_slow_pool() {
     );
     server.abort();
 }
+
+/// Opening a notebook on a local pool subscribes to its event stream (running
+/// output, following) and takes the radar's first listing; neither may start
+/// the session: a reopened notebook learns that its earlier session is gone
+/// from the pool not having it (a listing of its files would create it).
+#[tokio::test]
+async fn subscribing_to_a_session_does_not_start_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut opts = PoolOptions::embedded();
+    opts.sessions_dir = dir.path().join("sessions");
+    opts.ready_sessions = 0;
+    opts.sandbox = false;
+    let pool = LocalPool::start(opts, &|_| {}).await.expect("pool starts");
+    let token = pool.token().map(str::to_string);
+    let (events, mut rx) = EventSender::channel();
+    let mut config = remote(pool.endpoint(), token.clone(), ApiVersion::V2025_10_02);
+    config.identifier = "never-started-1".into();
+    let worker = SessionWorker::spawn(config, events);
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            match rx.recv().await {
+                Some(SessionEvent::Follow(super::super::FollowNews::Subscribed { .. })) => return,
+                Some(_) => {}
+                None => panic!("the worker ended before subscribing"),
+            }
+        }
+    })
+    .await
+    .expect("subscribed");
+    let client = crate::target::remote_client(
+        &pool.endpoint(),
+        ApiVersion::V2025_10_02,
+        token,
+        None,
+        PoolType::default(),
+    )
+    .expect("client");
+    // The first listing follows the subscription at once: give it ample time.
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let e = client
+            .pool_session("never-started-1")
+            .await
+            .expect_err("no session yet");
+        assert_eq!(Failure::from(&e).kind, FailureKind::NotFound, "{e}");
+    }
+    worker.shutdown(Duration::from_secs(5)).await;
+    pool.shutdown().await;
+}

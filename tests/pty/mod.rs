@@ -264,6 +264,24 @@ pub fn stop_background_pools(data_dir: &Path) {
         .status();
 }
 
+/// As [`stop_background_pools`], asserting that `sessionpad pool stop`
+/// succeeded (every pool it found ended), for a test whose next step needs
+/// no pool running.
+pub fn stop_background_pools_checked(data_dir: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["pool", "stop"])
+        .env("SESSIONPAD_DATA_DIR", data_dir)
+        .env("SESSIONPAD_CONFIG", data_dir.join("no-config.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pool stop failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Sends keys one by one with a pause, so each is read as its own key.
 pub fn keys(pty: &mut Pty, keys: &[&str]) {
     for k in keys {
