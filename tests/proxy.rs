@@ -481,6 +481,43 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The proxy's event stream of identifier `id`, read with the proxy's token.
+async fn follow(
+    endpoint: &str,
+    id: &str,
+) -> futures::stream::BoxStream<
+    'static,
+    Result<sessionpad::events::PoolEvent, sessionpad::client::ClientError>,
+> {
+    let follower = sessionpad::client::SessionClient::new(sessionpad::client::Target {
+        endpoint: endpoint.to_string(),
+        api_version: sessionpad::client::ApiVersion::V2025_10_02,
+        token: Some(PROXY_TOKEN.into()),
+    })
+    .unwrap();
+    follower.events(Some(id)).await.unwrap()
+}
+
+/// The next recorded call on `events` (a test that never gets one fails
+/// after two minutes instead of hanging).
+async fn next_call(
+    events: &mut futures::stream::BoxStream<
+        'static,
+        Result<sessionpad::events::PoolEvent, sessionpad::client::ClientError>,
+    >,
+) -> Box<sessionpad::events::RecordedCall> {
+    tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            if let sessionpad::events::PoolEvent::Call(call) = events.next().await.unwrap().unwrap()
+            {
+                break call;
+            }
+        }
+    })
+    .await
+    .expect("a recorded call is pushed")
+}
+
 /// The proxy pushes each call it records on its own event stream, as the
 /// local pool does (`GET /.sessionpad/events`, behind the proxy's token), so
 /// a notebook or `log --follow` can follow an agent working through it.
@@ -494,13 +531,7 @@ async fn the_proxy_pushes_each_call_it_records_on_its_event_stream() {
     let events_url = format!("{endpoint}/.sessionpad/events?identifier={id}");
     let r = http().get(&events_url).send().await.unwrap();
     assert_eq!(r.status(), 401, "the stream needs the proxy's token");
-    let follower = sessionpad::client::SessionClient::new(sessionpad::client::Target {
-        endpoint: endpoint.clone(),
-        api_version: sessionpad::client::ApiVersion::V2025_10_02,
-        token: Some(PROXY_TOKEN.into()),
-    })
-    .unwrap();
-    let mut events = Box::pin(follower.events(Some(&id)).await.unwrap());
+    let mut events = follow(&endpoint, &id).await;
     let code = "print('through the proxy')";
     let r = post(
         &http(),
@@ -509,16 +540,7 @@ async fn the_proxy_pushes_each_call_it_records_on_its_event_stream() {
     )
     .await;
     assert_eq!(r.status(), 200);
-    let call = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            if let sessionpad::events::PoolEvent::Call(call) = events.next().await.unwrap().unwrap()
-            {
-                break call;
-            }
-        }
-    })
-    .await
-    .expect("the recorded call is pushed");
+    let call = next_call(&mut events).await;
     assert_eq!(call.entry.code.as_deref(), Some(code));
     assert_eq!(call.entry.stdout.as_deref(), Some("through the proxy\n"));
     assert_eq!(call.entry.client.as_deref(), Some(AGENT));
@@ -535,13 +557,7 @@ async fn an_asynchronous_execution_never_polled_is_recorded_once() {
     let (up, up_endpoint) = upstream(up_data.path(), &[]);
     let (px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
     let id = common::identifier();
-    let follower = sessionpad::client::SessionClient::new(sessionpad::client::Target {
-        endpoint: endpoint.clone(),
-        api_version: sessionpad::client::ApiVersion::V2025_10_02,
-        token: Some(PROXY_TOKEN.into()),
-    })
-    .unwrap();
-    let mut events = Box::pin(follower.events(Some(&id)).await.unwrap());
+    let mut events = follow(&endpoint, &id).await;
     let code = "import time\ntime.sleep(0.5)\nprint('nobody polled')";
     let r = post(
         &http(),
@@ -558,16 +574,7 @@ async fn an_asynchronous_execution_never_polled_is_recorded_once() {
     assert_eq!(running["status"], "Running", "{running}");
     let exec_id = running["id"].as_str().unwrap().to_string();
     // Without any poll of the agent's, the call is recorded (and pushed).
-    let call = tokio::time::timeout(Duration::from_secs(120), async {
-        loop {
-            if let sessionpad::events::PoolEvent::Call(call) = events.next().await.unwrap().unwrap()
-            {
-                break call;
-            }
-        }
-    })
-    .await
-    .expect("the unpolled execution is recorded");
+    let call = next_call(&mut events).await;
     assert_eq!(call.entry.code.as_deref(), Some(code));
     assert_eq!(call.entry.stdout.as_deref(), Some("nobody polled\n"));
     assert_eq!(call.entry.client.as_deref(), Some(AGENT));
