@@ -4,6 +4,7 @@
 //! calls of both families (sync, async with polling, files) comes back exactly
 //! from `log --json` of the proxy's ledger; a 100 MB upload and download
 //! through it match byte for byte; 20 agents at once get no error; an
+//! asynchronous execution the agent never polls is recorded once; an
 //! unreachable upstream, a refused token (401, 403) and a token that cannot be
 //! had come back in the service's error shape with a clear message.
 
@@ -480,6 +481,43 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The proxy's event stream of identifier `id`, read with the proxy's token.
+async fn follow(
+    endpoint: &str,
+    id: &str,
+) -> futures::stream::BoxStream<
+    'static,
+    Result<sessionpad::events::PoolEvent, sessionpad::client::ClientError>,
+> {
+    let follower = sessionpad::client::SessionClient::new(sessionpad::client::Target {
+        endpoint: endpoint.to_string(),
+        api_version: sessionpad::client::ApiVersion::V2025_10_02,
+        token: Some(PROXY_TOKEN.into()),
+    })
+    .unwrap();
+    follower.events(Some(id)).await.unwrap()
+}
+
+/// The next recorded call on `events` (a test that never gets one fails
+/// after two minutes instead of hanging).
+async fn next_call(
+    events: &mut futures::stream::BoxStream<
+        'static,
+        Result<sessionpad::events::PoolEvent, sessionpad::client::ClientError>,
+    >,
+) -> Box<sessionpad::events::RecordedCall> {
+    tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            if let sessionpad::events::PoolEvent::Call(call) = events.next().await.unwrap().unwrap()
+            {
+                break call;
+            }
+        }
+    })
+    .await
+    .expect("a recorded call is pushed")
+}
+
 /// The proxy pushes each call it records on its own event stream, as the
 /// local pool does (`GET /.sessionpad/events`, behind the proxy's token), so
 /// a notebook or `log --follow` can follow an agent working through it.
@@ -493,13 +531,7 @@ async fn the_proxy_pushes_each_call_it_records_on_its_event_stream() {
     let events_url = format!("{endpoint}/.sessionpad/events?identifier={id}");
     let r = http().get(&events_url).send().await.unwrap();
     assert_eq!(r.status(), 401, "the stream needs the proxy's token");
-    let follower = sessionpad::client::SessionClient::new(sessionpad::client::Target {
-        endpoint: endpoint.clone(),
-        api_version: sessionpad::client::ApiVersion::V2025_10_02,
-        token: Some(PROXY_TOKEN.into()),
-    })
-    .unwrap();
-    let mut events = Box::pin(follower.events(Some(&id)).await.unwrap());
+    let mut events = follow(&endpoint, &id).await;
     let code = "print('through the proxy')";
     let r = post(
         &http(),
@@ -508,18 +540,64 @@ async fn the_proxy_pushes_each_call_it_records_on_its_event_stream() {
     )
     .await;
     assert_eq!(r.status(), 200);
-    let call = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            if let sessionpad::events::PoolEvent::Call(call) = events.next().await.unwrap().unwrap()
-            {
-                break call;
-            }
-        }
-    })
-    .await
-    .expect("the recorded call is pushed");
+    let call = next_call(&mut events).await;
     assert_eq!(call.entry.code.as_deref(), Some(code));
     assert_eq!(call.entry.stdout.as_deref(), Some("through the proxy\n"));
     assert_eq!(call.entry.client.as_deref(), Some(AGENT));
     assert_eq!(call.entry.pool, up_endpoint.trim_end_matches('/'));
+}
+
+/// An asynchronous execution (`aca-api.md` §4.2) that the agent never polls
+/// is still recorded, once: the proxy polls the upstream itself until the
+/// execution ends; the agent's own polling afterwards records nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asynchronous_execution_never_polled_is_recorded_once() {
+    let up_data = tempfile::tempdir().unwrap();
+    let proxy_data = tempfile::tempdir().unwrap();
+    let (up, up_endpoint) = upstream(up_data.path(), &[]);
+    let (px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let id = common::identifier();
+    let mut events = follow(&endpoint, &id).await;
+    let code = "import time\ntime.sleep(0.5)\nprint('nobody polled')";
+    let r = post(
+        &http(),
+        &format!("{endpoint}/executions?api-version=2024-10-02-preview&identifier={id}"),
+        json!({"codeInputType": "inline", "executionType": "asynchronous", "code": code}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    let location = r.headers()["operation-location"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let running: Value = r.json().await.unwrap();
+    assert_eq!(running["status"], "Running", "{running}");
+    let exec_id = running["id"].as_str().unwrap().to_string();
+    // Without any poll of the agent's, the call is recorded (and pushed).
+    let call = next_call(&mut events).await;
+    assert_eq!(call.entry.code.as_deref(), Some(code));
+    assert_eq!(call.entry.stdout.as_deref(), Some("nobody polled\n"));
+    assert_eq!(call.entry.client.as_deref(), Some(AGENT));
+    // The agent polls now: the finished answer comes through, nothing more
+    // is recorded.
+    let done: Value = http()
+        .get(format!("{endpoint}{location}"))
+        .bearer_auth(PROXY_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(done["status"], "Succeeded", "{done}");
+    // The open event stream would hold the proxy's orderly end.
+    drop(events);
+    px.terminate();
+    up.terminate();
+    let calls = log_json(proxy_data.path(), &[&id]);
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    assert_eq!(calls[0]["kind"], "code");
+    assert_eq!(calls[0]["status"], "Succeeded");
+    assert_eq!(calls[0]["execution_id"], exec_id.as_str());
+    assert_eq!(calls[0]["stdout"], "nobody polled\n");
 }

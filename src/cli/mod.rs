@@ -163,7 +163,8 @@ pub struct ServeOpt {
     /// session pool) instead of a local pool: agents use serve's endpoint and
     /// token, the proxy calls the upstream with the credential of --profile or
     /// --auth (default: az login) and records every call (sessionpad log).
-    #[arg(long, value_name = "ENDPOINT")]
+    /// The local pool's own flags (sandbox, limits, sessions) are refused with it.
+    #[arg(long, value_name = "ENDPOINT", conflicts_with_all = proxy::LOCAL_POOL_ONLY)]
     pub upstream: Option<String>,
     /// Run as the background local pool that commands without an endpoint
     /// start (see `sessionpad pool stop`): published as such, and where no

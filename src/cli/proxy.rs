@@ -13,6 +13,32 @@ use super::target::TargetOpt;
 use crate::client::auth::{AuthConfig, TokenSource};
 use crate::proxy::{Proxy, ProxyOptions};
 
+/// The `serve` flags (their clap ids) of the local pool only, which
+/// `--upstream` refuses with a usage error instead of ignoring them: the
+/// proxy runs no session, so it has no sandbox, limits, Python, cooldown,
+/// ready sessions or MCP key of its own (`/mcp` goes upstream with the
+/// agent's key). `--port`, `--bind`, `--token`, `--no-auth` and
+/// `--no-ledger` apply to the proxy.
+pub const LOCAL_POOL_ONLY: [&str; 17] = [
+    "mcp_key",
+    "python",
+    "cooldown",
+    "max_sessions",
+    "pool_full_status",
+    "ready_sessions",
+    "max_execution",
+    "egress",
+    "no_sandbox",
+    "memory",
+    "processes",
+    "tmp_size",
+    "file_size",
+    "data_size",
+    "cpu_weight",
+    "idle_exit",
+    "background",
+];
+
 /// Runs the proxy until Ctrl+C or SIGTERM, after printing how to reach it.
 ///
 /// # Errors
@@ -92,4 +118,76 @@ fn print_banner(proxy: &Proxy) {
         "\nAgents use the endpoint above with the bearer token above; the proxy calls \
          the upstream with its own credential and records each call (sessionpad log)."
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use clap::error::ErrorKind;
+
+    use super::super::{Cli, Command};
+
+    const UP: &str = "http://127.0.0.1:9";
+
+    #[test]
+    fn the_local_pools_flags_are_refused_with_upstream() {
+        for flag in [
+            &["--mcp-key", "k"][..],
+            &["--python", "/usr/bin/python3"],
+            &["--cooldown", "60"],
+            &["--max-sessions", "3"],
+            &["--pool-full-status", "429"],
+            &["--ready-sessions", "0"],
+            &["--max-execution", "10"],
+            &["--egress"],
+            &["--no-sandbox"],
+            &["--memory", "1GiB"],
+            &["--processes", "64"],
+            &["--tmp-size", "1MiB"],
+            &["--file-size", "1MiB"],
+            &["--data-size", "1MiB"],
+            &["--cpu-weight", "10"],
+            &["--idle-exit", "5"],
+            &["--background"],
+        ] {
+            let args = [&["sessionpad", "serve", "--upstream", UP][..], flag].concat();
+            let err = Cli::try_parse_from(&args).expect_err(flag[0]);
+            assert_eq!(err.kind(), ErrorKind::ArgumentConflict, "{}", flag[0]);
+            let text = err.to_string();
+            assert!(
+                text.contains("--upstream") && text.contains(flag[0]),
+                "{text}"
+            );
+            // Without --upstream the flag is the local pool's, as before.
+            let alone = [&["sessionpad", "serve"][..], flag].concat();
+            assert!(Cli::try_parse_from(&alone).is_ok(), "{}", flag[0]);
+        }
+    }
+
+    #[test]
+    fn the_proxys_own_flags_go_with_upstream() {
+        let cli = Cli::try_parse_from([
+            "sessionpad",
+            "serve",
+            "--upstream",
+            UP,
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--token",
+            "t",
+            "--no-ledger",
+        ])
+        .unwrap();
+        let Some(Command::Serve(opt)) = cli.command else {
+            panic!("not serve");
+        };
+        assert_eq!(opt.upstream.as_deref(), Some(UP));
+        assert_eq!(opt.serve_token.as_deref(), Some("t"));
+        assert!(opt.no_ledger);
+        assert!(
+            Cli::try_parse_from(["sessionpad", "serve", "--upstream", UP, "--no-auth"]).is_ok()
+        );
+    }
 }

@@ -165,11 +165,17 @@ async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, W
             let held = bytes.clone();
             match (op_id(&parts.method, parts.uri.path()), sent) {
                 (Some(id), _) => {
-                    tokio::spawn(async move { record::polled(&id, &held, &pending.pending) });
+                    tokio::spawn(async move {
+                        record::polled(&id, &held, &pending.pending);
+                    });
                 }
                 (None, Some(sent)) => {
+                    let query = parts.uri.query().map(str::to_string);
                     tokio::spawn(async move {
-                        record::answered(recording, sent, &held, &pending.pending);
+                        let running = record::answered(recording, sent, &held, &pending.pending);
+                        if let Some(id) = running {
+                            super::watch::watch(pending, id, query).await;
+                        }
                     });
                 }
                 (None, None) => {}
@@ -219,7 +225,12 @@ fn op_id(method: &Method, path: &str) -> Option<String> {
 }
 
 /// The whole answer of an execution (see [`MAX_EXECUTE_ANSWER`]).
-async fn read_answer(mut upstream: reqwest::Response) -> Result<Bytes, WireError> {
+///
+/// # Errors
+///
+/// A 502 [`WireError`]: the upstream broke off its answer, or it is larger
+/// than [`MAX_EXECUTE_ANSWER`].
+pub(crate) async fn read_answer(mut upstream: reqwest::Response) -> Result<Bytes, WireError> {
     let mut body = Vec::new();
     loop {
         let chunk = upstream.chunk().await.map_err(|e| WireError {
@@ -348,7 +359,7 @@ async fn read_limited(mut upstream: reqwest::Response) -> Vec<u8> {
 
 /// A transport error with its causes (reqwest's own text says only "error
 /// sending request").
-fn describe_transport(e: &reqwest::Error) -> String {
+pub(crate) fn describe_transport(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {

@@ -10,7 +10,9 @@
 //! proxy. Bodies stream both ways (files are never held whole); executions,
 //! uploads, downloads and deletes are recorded in the flight recorder's ledger
 //! through the local pool's [`crate::pool::record::Recording`] API, under the
-//! upstream endpoint as pool key.
+//! upstream endpoint as pool key. An asynchronous execution is recorded when
+//! it finishes, even when the agent never polls it: the proxy polls the
+//! upstream itself ([`watch`]).
 //!
 //! Where the upstream cannot be reached, no token can be had, or the upstream
 //! refuses the proxy's token (401, 403), the agent gets the service's error
@@ -29,6 +31,7 @@ mod forward;
 mod record;
 mod route;
 mod tap;
+mod watch;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;

@@ -3,8 +3,9 @@
 //! held whole): the code or shell command, and the status, outputs, value and
 //! images the client model reads from either family (`aca-api.md` §3.1, §4.2,
 //! §4.7). An asynchronous execution (§4.2) is recorded once, when its polling
-//! (`GET executions/{id}`) first answers a finished status; it stays
-//! [`Pending`] until then.
+//! (`GET executions/{id}`, the agent's or the proxy's own, see
+//! [`super::watch`]) first answers a finished status; it stays [`Pending`]
+//! until then.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -94,34 +95,40 @@ fn state_of(answer: &Value) -> (Option<String>, bool) {
 
 /// Records the execution `sent` with the upstream's 2xx `answer`, or keeps it
 /// in `pending` when the answer says it is still running (the polling will
-/// finish it). An answer that is not JSON, or that neither family's reader
-/// takes, records nothing.
-pub(crate) fn answered(recording: Recording, sent: Sent, answer: &[u8], pending: &PendingMap) {
-    let Ok(answer) = serde_json::from_slice::<Value>(answer) else {
-        return;
-    };
+/// finish it) and returns its execution id then. An answer that is not JSON,
+/// or that neither family's reader takes, records nothing.
+pub(crate) fn answered(
+    recording: Recording,
+    sent: Sent,
+    answer: &[u8],
+    pending: &PendingMap,
+) -> Option<String> {
+    let answer = serde_json::from_slice::<Value>(answer).ok()?;
     let (id, running) = state_of(&answer);
     if running {
-        if let Some(id) = id {
-            pending.insert(id, Pending { recording, sent });
-        }
-        return;
+        let id = id?;
+        pending.insert(id.clone(), Pending { recording, sent });
+        return Some(id);
     }
     record(&recording, &sent, &answer);
+    None
 }
 
 /// A polling answer (`GET executions/{id}`, 2xx) for `id`: records the pending
-/// execution it finishes, once.
-pub(crate) fn polled(id: &str, answer: &[u8], pending: &PendingMap) {
+/// execution it finishes, once (whoever polled: a second finished answer finds
+/// nothing pending). Whether the answer says the execution has finished
+/// (`false` while it runs, or for an answer that is not JSON).
+pub(crate) fn polled(id: &str, answer: &[u8], pending: &PendingMap) -> bool {
     let Ok(answer) = serde_json::from_slice::<Value>(answer) else {
-        return;
+        return false;
     };
     if state_of(&answer).1 {
-        return;
+        return false;
     }
     if let Some(p) = pending.take(id) {
         record(&p.recording, &p.sent, &answer);
     }
+    true
 }
 
 fn record(recording: &Recording, sent: &Sent, answer: &Value) {
@@ -187,7 +194,14 @@ impl PendingMap {
         map.insert(id, p);
     }
 
-    fn take(&self, id: &str) -> Option<Pending> {
+    /// Whether execution `id` still waits for its finished answer.
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.inner.lock().is_ok_and(|g| g.0.contains_key(id))
+    }
+
+    /// Takes execution `id` out (`None` when it is not pending, e.g. already
+    /// recorded).
+    pub(crate) fn take(&self, id: &str) -> Option<Pending> {
         let mut guard = self.inner.lock().ok()?;
         let taken = guard.0.remove(id);
         if guard.0.is_empty() {
