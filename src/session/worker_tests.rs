@@ -173,17 +173,23 @@ async fn invalid_endpoint_reports_pool_failed_and_fails_runs() {
     worker.shutdown(Duration::from_secs(5)).await;
 }
 
+/// An in-process local pool with its sessions in `dir`, no ready kernels and
+/// its sandbox off (the tests ask about the pool, not about isolation).
+async fn unsandboxed_pool(dir: &std::path::Path) -> LocalPool {
+    let mut opts = PoolOptions::embedded();
+    opts.sessions_dir = dir.join("sessions");
+    opts.ready_sessions = 0;
+    opts.sandbox = false;
+    LocalPool::start(opts, &|_| {}).await.expect("pool starts")
+}
+
 /// A worker pointed at a `sessionpad serve` (here an in-process local pool with
 /// its sandbox off) learns from the pool's metadata that its sessions are not
 /// isolated, without a cell being run.
 #[tokio::test]
 async fn a_local_pool_endpoint_reports_its_isolation() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut opts = PoolOptions::embedded();
-    opts.sessions_dir = dir.path().join("sessions");
-    opts.ready_sessions = 0;
-    opts.sandbox = false;
-    let pool = LocalPool::start(opts, &|_| {}).await.expect("pool starts");
+    let pool = unsandboxed_pool(dir.path()).await;
     let (events, mut rx) = EventSender::channel();
     let worker = SessionWorker::spawn(
         // Without `metadata` of its own: the worker asks with one that has it.
@@ -286,11 +292,7 @@ async fn a_stop_does_not_wait_for_the_radar_of_a_slow_pool() {
 #[tokio::test]
 async fn subscribing_to_a_session_does_not_start_it() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut opts = PoolOptions::embedded();
-    opts.sessions_dir = dir.path().join("sessions");
-    opts.ready_sessions = 0;
-    opts.sandbox = false;
-    let pool = LocalPool::start(opts, &|_| {}).await.expect("pool starts");
+    let pool = unsandboxed_pool(dir.path()).await;
     let token = pool.token().map(str::to_string);
     let (events, mut rx) = EventSender::channel();
     let mut config = remote(pool.endpoint(), token.clone(), ApiVersion::V2025_10_02);
