@@ -22,10 +22,7 @@ const AGENT: &str = "ledger-test-agent/1.0 (reqwest)";
 const V: &str = "2025-10-02-preview";
 
 fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .user_agent(AGENT)
-        .build()
-        .unwrap()
+    common::http_as(AGENT)
 }
 
 /// `sessionpad log ARGS` over the ledger of `data_dir`.
@@ -37,33 +34,6 @@ fn log(data_dir: &Path, args: &[&str]) -> std::process::Output {
         .env("SESSIONPAD_CONFIG", data_dir.join("none.toml"))
         .output()
         .unwrap()
-}
-
-/// `log --json ID` as one JSON value per line.
-fn log_json(data_dir: &Path, id: &str) -> Vec<Value> {
-    let out = log(data_dir, &["--json", id]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// Every byte of the ledger's files (the database, its WAL and shared memory).
-fn ledger_bytes(data_dir: &Path) -> Vec<u8> {
-    let mut all = Vec::new();
-    for suffix in ["", "-wal", "-shm"] {
-        let path = data_dir.join(format!("{}{suffix}", ledger::FILE_NAME));
-        if let Ok(bytes) = std::fs::read(path) {
-            all.extend(bytes);
-        }
-    }
-    all
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -143,7 +113,7 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     // The orderly end writes every answered call.
     terminate(&mut child);
 
-    let calls = log_json(data.path(), &id);
+    let calls = common::log_json(data.path(), &[&id]);
     let kinds: Vec<&str> = calls.iter().map(|c| c["kind"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
@@ -248,7 +218,7 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     );
 
     // No token, no Authorization header, anywhere in the files.
-    let bytes = ledger_bytes(data.path());
+    let bytes = common::ledger_bytes(data.path());
     assert!(
         contains(&bytes, b"hello 42"),
         "the grep looks at the right files"
@@ -289,7 +259,7 @@ async fn a_shell_pool_records_commands_with_stdin_and_exit_code() {
         .await;
     assert_eq!(status, 200, "{body}");
     pool.pool.ledger().unwrap().flush();
-    let calls = log_json(data.path(), &id);
+    let calls = common::log_json(data.path(), &[&id]);
     assert_eq!(calls.len(), 1, "{calls:#?}");
     let c = &calls[0];
     assert_eq!(c["kind"], "shell");
@@ -469,7 +439,7 @@ async fn replay_runs_a_recorded_session_again_in_a_fresh_session() {
     }
     // Wait (bounded) until the writer has the four cells.
     for _ in 0..200 {
-        if log_json(data.path(), &id).len() == 4 {
+        if common::log_json(data.path(), &[&id]).len() == 4 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -518,7 +488,7 @@ async fn replay_runs_a_recorded_session_again_in_a_fresh_session() {
     );
     assert_eq!(cells[1]["stdout"], "42\n");
     // The pool recorded the replay under the fresh identifier, as sessionpad.
-    let replayed = log_json(data.path(), &fresh);
+    let replayed = common::log_json(data.path(), &[&fresh]);
     assert_eq!(replayed.len(), 4, "{replayed:?}");
     assert!(
         replayed[0]["client"]

@@ -20,17 +20,13 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use proxy_support::{
-    PROXY_TOKEN, UPSTREAM_TOKEN, contains, ledger_bytes, log_json, proxy, upstream,
-};
+use common::{ledger_bytes, log_json};
+use proxy_support::{PROXY_TOKEN, UPSTREAM_TOKEN, contains, proxy, upstream};
 
 const AGENT: &str = "proxy-test-agent/1.0 (reqwest)";
 
 fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .user_agent(AGENT)
-        .build()
-        .unwrap()
+    common::http_as(AGENT)
 }
 
 async fn post(http: &reqwest::Client, url: &str, body: Value) -> reqwest::Response {

@@ -16,7 +16,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use proxy_support::{PROXY_TOKEN, UPSTREAM_TOKEN, log_json, proxy, upstream};
+use common::log_json;
+use proxy_support::{PROXY_TOKEN, UPSTREAM_TOKEN, proxy, upstream};
 
 /// Runs the client `script` of `tests/compat/` with `python` against a proxy
 /// in front of an upstream serve started with `extra`; asserts it printed

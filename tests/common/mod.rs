@@ -366,3 +366,46 @@ pub fn failing_bwrap() -> tempfile::TempDir {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
+
+/// A reqwest client naming itself `agent` (its `User-Agent`), as an agent's
+/// HTTP client does.
+pub fn http_as(agent: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .user_agent(agent)
+        .build()
+        .unwrap()
+}
+
+/// `sessionpad log --json ARGS` over the ledger in `data`: one JSON value per
+/// recorded call, in recording order.
+pub fn log_json(data: &std::path::Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(["log", "--json"])
+        .args(args)
+        .env("SESSIONPAD_DATA_DIR", data)
+        .env("SESSIONPAD_CONFIG", data.join("none.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every byte of the ledger's files in `data` (database, WAL, shared memory).
+pub fn ledger_bytes(data: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = data.join(format!("{}{suffix}", sessionpad::ledger::FILE_NAME));
+        if let Ok(bytes) = std::fs::read(path) {
+            all.extend(bytes);
+        }
+    }
+    all
+}

@@ -1,7 +1,7 @@
 //! Helpers of the recording proxy's tests: an upstream `sessionpad serve`
 //! standing in for Azure, a `sessionpad serve --upstream` in front of it that
 //! gets the upstream's token from a profile's `token-env`, and the proxy's
-//! ledger read back with `sessionpad log --json`. Included by the test files
+//! ledger read back with `sessionpad log --json` ([`super::common::log_json`]). Included by the test files
 //! that need it with `#[path = "common/proxy.rs"] mod proxy_support;`, next
 //! to `mod common;`.
 
@@ -9,8 +9,6 @@
 
 use std::path::Path;
 use std::process::{Child, Command};
-
-use serde_json::Value;
 
 /// The upstream's bearer token (what Azure would check).
 pub const UPSTREAM_TOKEN: &str = "upstream-entra-stand-in-7d1e0b";
@@ -73,40 +71,6 @@ pub fn proxy(data: &Path, upstream: &str, upstream_token: &str) -> (Running, Str
         .stderr(std::process::Stdio::null());
     let (child, endpoint) = super::common::spawn_serve(cmd);
     (Running(child), endpoint)
-}
-
-/// `sessionpad log --json ARGS` over the ledger in `data`: one JSON value per
-/// recorded call, in recording order.
-pub fn log_json(data: &Path, args: &[&str]) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["log", "--json"])
-        .args(args)
-        .env("SESSIONPAD_DATA_DIR", data)
-        .env("SESSIONPAD_CONFIG", data.join("none.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// Every byte of the ledger's files in `data` (database, WAL, shared memory).
-pub fn ledger_bytes(data: &Path) -> Vec<u8> {
-    let mut all = Vec::new();
-    for suffix in ["", "-wal", "-shm"] {
-        let path = data.join(format!("{}{suffix}", sessionpad::ledger::FILE_NAME));
-        if let Ok(bytes) = std::fs::read(path) {
-            all.extend(bytes);
-        }
-    }
-    all
 }
 
 /// Whether `needle` occurs in `hay`.
