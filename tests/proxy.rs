@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use common::{ledger_bytes, log_json};
-use proxy_support::{PROXY_TOKEN, UPSTREAM_TOKEN, contains, proxy, upstream};
+use proxy_support::{PROXY_TOKEN, UPSTREAM_TOKEN, contains, proxied, proxy};
 
 const AGENT: &str = "proxy-test-agent/1.0 (reqwest)";
 
@@ -40,10 +40,7 @@ async fn post(http: &reqwest::Client, url: &str, body: Value) -> reqwest::Respon
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
-    let up_data = tempfile::tempdir().unwrap();
-    let proxy_data = tempfile::tempdir().unwrap();
-    let (up, up_endpoint) = upstream(up_data.path(), &[]);
-    let (px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let (up_data, proxy_data, (up, up_endpoint), (px, endpoint)) = proxied(&[]);
     let http = http();
     let id = common::identifier();
     let q = |path: &str, v: &str| format!("{endpoint}/{path}?api-version={v}&identifier={id}");
@@ -244,10 +241,7 @@ fn generated(
 async fn a_100_mb_upload_and_download_through_the_proxy_match_byte_for_byte() {
     const CHUNK: usize = 1024 * 1024;
     const CHUNKS: usize = 100;
-    let up_data = tempfile::tempdir().unwrap();
-    let proxy_data = tempfile::tempdir().unwrap();
-    let (_up, up_endpoint) = upstream(up_data.path(), &[]);
-    let (px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let (_up_data, proxy_data, (_up, _up_endpoint), (px, endpoint)) = proxied(&[]);
     let http = http();
     let id = common::identifier();
     let v = "2025-10-02-preview";
@@ -303,10 +297,7 @@ async fn a_100_mb_upload_and_download_through_the_proxy_match_byte_for_byte() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_agents_at_once_through_the_proxy_get_no_error() {
-    let up_data = tempfile::tempdir().unwrap();
-    let proxy_data = tempfile::tempdir().unwrap();
-    let (_up, up_endpoint) = upstream(up_data.path(), &[]);
-    let (px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let (_up_data, proxy_data, (_up, _up_endpoint), (px, endpoint)) = proxied(&[]);
     let agents: Vec<_> = (0..20)
         .map(|n| {
             let endpoint = endpoint.clone();
@@ -519,10 +510,7 @@ async fn next_call(
 /// a notebook or `log --follow` can follow an agent working through it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_proxy_pushes_each_call_it_records_on_its_event_stream() {
-    let up_data = tempfile::tempdir().unwrap();
-    let proxy_data = tempfile::tempdir().unwrap();
-    let (_up, up_endpoint) = upstream(up_data.path(), &[]);
-    let (_px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let (_up_data, _proxy_data, (_up, up_endpoint), (_px, endpoint)) = proxied(&[]);
     let id = common::identifier();
     let events_url = format!("{endpoint}/.sessionpad/events?identifier={id}");
     let r = http().get(&events_url).send().await.unwrap();
@@ -548,10 +536,7 @@ async fn the_proxy_pushes_each_call_it_records_on_its_event_stream() {
 /// execution ends; the agent's own polling afterwards records nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_asynchronous_execution_never_polled_is_recorded_once() {
-    let up_data = tempfile::tempdir().unwrap();
-    let proxy_data = tempfile::tempdir().unwrap();
-    let (up, up_endpoint) = upstream(up_data.path(), &[]);
-    let (px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let (_up_data, proxy_data, (up, _up_endpoint), (px, endpoint)) = proxied(&[]);
     let id = common::identifier();
     let mut events = follow(&endpoint, &id).await;
     let code = "import time\ntime.sleep(0.5)\nprint('nobody polled')";

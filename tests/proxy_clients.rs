@@ -17,16 +17,13 @@ use std::process::Command;
 use serde_json::Value;
 
 use common::log_json;
-use proxy_support::{PROXY_TOKEN, UPSTREAM_TOKEN, proxy, upstream};
+use proxy_support::{PROXY_TOKEN, proxied};
 
 /// Runs the client `script` of `tests/compat/` with `python` against a proxy
 /// in front of an upstream serve started with `extra`; asserts it printed
 /// `ok`; returns its standard output and the proxy's recorded calls.
 fn through_proxy(python: &Path, script: &str, extra: &[&str], ok: &str) -> (String, Vec<Value>) {
-    let up_data = tempfile::tempdir().unwrap();
-    let proxy_data = tempfile::tempdir().unwrap();
-    let (up, up_endpoint) = upstream(up_data.path(), extra);
-    let (px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let (_up_data, proxy_data, (up, up_endpoint), (px, endpoint)) = proxied(extra);
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/compat")
         .join(script);
@@ -176,10 +173,7 @@ fn azure_dynamic_sessions_code_interpreter_works_unchanged_through_the_proxy() {
 fn early_errors_reach_httpx_and_aiohttp_through_the_proxy() {
     let python = common::client_env("http");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/early_errors_client.py");
-    let up_data = tempfile::tempdir().unwrap();
-    let proxy_data = tempfile::tempdir().unwrap();
-    let (_up, up_endpoint) = upstream(up_data.path(), &[]);
-    let (_px, endpoint) = proxy(proxy_data.path(), &up_endpoint, UPSTREAM_TOKEN);
+    let (_up_data, _proxy_data, (_up, _up_endpoint), (_px, endpoint)) = proxied(&[]);
     let mut failures = Vec::new();
     for client in ["httpx", "aiohttp"] {
         let out = Command::new(&python)

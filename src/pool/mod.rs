@@ -285,18 +285,8 @@ impl LocalPool {
         let app = server::router(registry.clone(), &opts, ledger.clone(), hub.clone()).layer(
             axum::middleware::from_fn_with_state(activity.clone(), activity::track),
         );
-        let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
-            let shutdown = async {
-                let _ = stopped.await;
-            };
-            if let Err(e) = axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
-            {
-                tracing::error!("local pool server stopped: {e}");
-            }
-        });
+        let (stop, server) =
+            crate::pool::server::run::serve_until_stopped(listener, app, "local pool server");
         tracing::info!(%addr, "local pool listening");
         Ok(Self {
             addr,

@@ -7,6 +7,7 @@
 pub(crate) mod drain;
 mod node;
 mod reply;
+pub(crate) mod run;
 mod shell;
 
 use std::collections::HashMap;

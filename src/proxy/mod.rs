@@ -165,18 +165,8 @@ impl Proxy {
         let addr = listener
             .local_addr()
             .map_err(|source| ProxyError::Bind { addr, source })?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
-            let shutdown = async {
-                let _ = stopped.await;
-            };
-            if let Err(e) = axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
-            {
-                tracing::error!("recording proxy stopped: {e}");
-            }
-        });
+        let (stop, server) =
+            crate::pool::server::run::serve_until_stopped(listener, app, "recording proxy");
         tracing::info!(%addr, %upstream, "recording proxy listening");
         Ok(Self {
             addr,

@@ -48,6 +48,25 @@ pub fn upstream(data: &Path, extra: &[&str]) -> (Running, String) {
     (Running(child), endpoint)
 }
 
+/// An upstream (with `extra` arguments) and a proxy in front of it, each with
+/// a data folder of its own: (the upstream's folder, the proxy's folder, (the
+/// upstream, its endpoint), (the proxy, its endpoint)). Bound in that order,
+/// the processes end before their folders go.
+pub fn proxied(
+    extra: &[&str],
+) -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    (Running, String),
+    (Running, String),
+) {
+    let up_data = tempfile::tempdir().unwrap();
+    let proxy_data = tempfile::tempdir().unwrap();
+    let up = upstream(up_data.path(), extra);
+    let px = proxy(proxy_data.path(), &up.1, UPSTREAM_TOKEN);
+    (up_data, proxy_data, up, px)
+}
+
 /// `sessionpad serve --upstream ENDPOINT` with [`PROXY_TOKEN`], its ledger in
 /// `data`, the upstream's token `upstream_token` read from [`TOKEN_VAR`]
 /// through a profile `auth = "token-env"` of a config file in `data`.
