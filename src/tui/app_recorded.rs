@@ -61,10 +61,6 @@ pub struct RecordedView {
     pub identifier: String,
     /// The pool key it was recorded under.
     pub pool: String,
-    /// File calls among its recorded calls (not cells).
-    pub file_calls: usize,
-    /// Images the ledger no longer held.
-    pub missing_images: usize,
     /// The live notebook, kept aside.
     live: Live,
     /// News about the live notebook that arrived meanwhile, in order.
@@ -239,8 +235,6 @@ impl App {
         self.recorded.view = Some(RecordedView {
             identifier: request.identifier,
             pool: request.pool.unwrap_or_default(),
-            file_calls: got.file_calls,
-            missing_images: got.missing_images,
             live,
             deferred,
         });
