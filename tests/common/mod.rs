@@ -247,9 +247,33 @@ pub struct Served(pub std::process::Child);
 
 impl Drop for Served {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        end_gracefully(&mut self.0);
     }
+}
+
+/// Ends a `serve` child the way Ctrl+C does (SIGTERM: its kernels end, its
+/// sessions' tmpfs mounts and cgroups go), and kills it only if it is still
+/// there after 15 s: a SIGKILL would leave those behind.
+pub fn end_gracefully(child: &mut std::process::Child) {
+    // Already reaped (its pid may belong to another process by now).
+    if matches!(child.try_wait(), Ok(Some(_))) {
+        return;
+    }
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(15) {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// `sessionpad serve --port 0` with a known token; returns the child and endpoint.

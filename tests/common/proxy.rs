@@ -34,8 +34,7 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        super::common::end_gracefully(&mut self.0);
     }
 }
 
