@@ -9,6 +9,7 @@ pub mod error;
 mod events;
 pub(crate) mod executions;
 mod files;
+mod json_stream;
 mod local_pool;
 pub mod model;
 pub mod python_repr;

@@ -85,7 +85,8 @@ const HEAD: usize = 200;
 
 /// Reads a JSON body as it arrives, without holding its bytes whole: the
 /// pieces go to a parser on a blocking thread as the pool sends them (an
-/// execution's answer can be megabytes; the parse result alone is held).
+/// execution's answer can be megabytes; the parse result alone is held, each
+/// string once: [`super::json_stream`]).
 /// Undecodable bodies map to [`ClientError::Malformed`], as with [`json`].
 pub(crate) async fn json_streamed(mut resp: Response) -> Result<Value, ClientError> {
     let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
@@ -94,7 +95,7 @@ pub(crate) async fn json_streamed(mut resp: Response) -> Result<Value, ClientErr
             rx,
             current: bytes::Bytes::new(),
         };
-        serde_json::from_reader::<_, Value>(std::io::BufReader::with_capacity(64 * 1024, pieces))
+        super::json_stream::read_value(pieces)
     });
     let mut head = Vec::new();
     let mut broke = None;
