@@ -120,6 +120,7 @@ impl App {
         };
         let index = step.cell;
         self.end_notice_about(run);
+        self.follow.live_tail.forget(Some(index));
         let Some(cell) = self.notebook.cell_mut(index) else {
             return;
         };

@@ -45,6 +45,8 @@ pub struct FollowUi {
     /// The ledger `seq`s of the calls shown as cells (followed, or caught up
     /// on when following began), so that none is shown twice.
     pub applied: HashSet<i64>,
+    /// Running cells' streamed output, kept to its tail.
+    pub live_tail: LiveTail,
 }
 
 impl FollowUi {
@@ -54,6 +56,7 @@ impl FollowUi {
         self.clients.clear();
         self.live_cells.clear();
         self.applied.clear();
+        self.live_tail.forget(None);
     }
 
     /// The marks the outputs pane draws above other clients' cells: (cell,
@@ -164,6 +167,7 @@ impl App {
             Some(index) => index,
             None => self.notebook.push(String::new()),
         };
+        self.follow.live_tail.forget(Some(index));
         if let Some(cell) = self.notebook.cell_mut(index) {
             cell.source = entry.code.clone().unwrap_or_default();
             cell.stdin.clone_from(&entry.stdin);
@@ -241,6 +245,7 @@ impl App {
             LiveStream::Stdout => StreamName::Stdout,
             LiveStream::Stderr => StreamName::Stderr,
         };
+        let chunk_len = chunk.text.len();
         let Some(cell) = self.notebook.cell_mut(index) else {
             return;
         };
@@ -257,8 +262,109 @@ impl App {
                 text: chunk.text.into(),
             }),
         }
+        self.follow
+            .live_tail
+            .grew(index, &mut cell.outputs, chunk_len);
         self.views.outputs.invalidate(index);
     }
+}
+
+/// Bytes of a running cell's streamed output kept once it is cut ([`LiveTail`]).
+pub const LIVE_KEEP: usize = 256 * 1024;
+
+/// Bytes a running cell's streamed output may reach before its start is cut.
+pub const LIVE_MAX: usize = 2 * LIVE_KEEP;
+
+/// What one output costs beyond its text, as [`LiveTail`] counts it: a
+/// cell whose stdout and stderr take turns a byte at a time makes an output
+/// per byte, and those are bounded too.
+const OUTPUT_COST: usize = 64;
+
+/// The first output of a running cell whose output was cut.
+pub const LIVE_CUT_MARK: &str =
+    "\u{2026} earlier output shows when the cell ends (a running cell keeps its last 256 KiB)\n";
+
+/// Keeps running cells' streamed outputs (stdout and stderr, as printed) at
+/// most [`LIVE_MAX`] bytes each: past it, the oldest are dropped, and the
+/// oldest kept is cut from a line's start, so that about [`LIVE_KEEP`] bytes
+/// stay, after a first output saying so ([`LIVE_CUT_MARK`]). A cell printing
+/// megabytes, or printing for hours, costs the notebook little while it runs;
+/// the reply, or the followed call, brings the whole output when it ends.
+///
+/// Counts what each running cell took in since it was last cut, so that a
+/// chunk costs its own size, not a pass over the cell's outputs.
+#[derive(Debug, Default)]
+pub struct LiveTail {
+    /// Cell index → bytes counted (at least the cell's streamed bytes).
+    counted: HashMap<usize, usize>,
+}
+
+impl LiveTail {
+    /// `outputs` (of cell `cell`) grew by a chunk of `added` bytes: cuts them
+    /// when they are over [`LIVE_MAX`].
+    pub fn grew(&mut self, cell: usize, outputs: &mut Vec<Output>, added: usize) {
+        let counted = self.counted.entry(cell).or_default();
+        *counted += added + OUTPUT_COST;
+        if *counted > LIVE_MAX {
+            *counted = cut_to_tail(outputs);
+        }
+    }
+
+    /// Forgets cell `cell` (it ended), or every cell (`None`: another notebook).
+    pub fn forget(&mut self, cell: Option<usize>) {
+        match cell {
+            Some(cell) => {
+                self.counted.remove(&cell);
+            }
+            None => self.counted.clear(),
+        }
+    }
+}
+
+/// Cuts `outputs` to their last [`LIVE_KEEP`] bytes or so when they are over
+/// [`LIVE_MAX`]; returns what they count afterwards.
+fn cut_to_tail(outputs: &mut Vec<Output>) -> usize {
+    let is_mark = |o: &Output| matches!(o, Output::Stream { text, .. } if &**text == LIVE_CUT_MARK);
+    let cost = |o: &Output| match o {
+        Output::Stream { text, .. } => text.len() + OUTPUT_COST,
+        _ => OUTPUT_COST,
+    };
+    let marked = outputs.first().is_some_and(is_mark);
+    let first = usize::from(marked);
+    let total: usize = outputs[first..].iter().map(cost).sum();
+    if total <= LIVE_MAX {
+        return total;
+    }
+    let mut excess = total - LIVE_KEEP;
+    let mut drop_to = first;
+    while drop_to + 1 < outputs.len() && cost(&outputs[drop_to]) <= excess {
+        excess -= cost(&outputs[drop_to]);
+        drop_to += 1;
+    }
+    outputs.drain(first..drop_to);
+    if let Some(Output::Stream { text, .. }) = outputs.get_mut(first) {
+        let mut cut = excess.min(text.len());
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        // From the next line's start, unless the rest holds no line break.
+        if let Some(newline) = text[cut..].find('\n')
+            && cut + newline + 1 < text.len()
+        {
+            cut += newline + 1;
+        }
+        *text = text[cut..].into();
+    }
+    if !marked {
+        outputs.insert(
+            0,
+            Output::Stream {
+                name: StreamName::Stdout,
+                text: LIVE_CUT_MARK.into(),
+            },
+        );
+    }
+    outputs[1..].iter().map(cost).sum()
 }
 
 #[cfg(test)]

@@ -162,6 +162,91 @@ fn a_running_cell_shows_its_output_as_printed_and_the_reply_settles_it() {
     );
 }
 
+/// A running cell printing megabytes keeps its last 256 KiB or so, from a
+/// line's start, after a line saying so; the reply brings all of it.
+#[test]
+fn a_running_cell_keeps_the_tail_of_a_huge_output_and_the_reply_brings_it_all() {
+    use super::{LIVE_CUT_MARK, LIVE_KEEP, LIVE_MAX};
+    let mut app = test_app();
+    let now = Instant::now();
+    let run = run(&mut app, "huge()", now);
+    app.handle_event(SessionEvent::ExecutionStarted(run), now);
+    let mut all = String::new();
+    for n in 0..200_000 {
+        let line = format!("line {n}\n");
+        all.push_str(&line);
+        app.handle_event(chunk(&line, "sessionpad/0.1.0 (pid 1)"), now);
+    }
+    let outputs = &app.notebook.cells[0].outputs;
+    let [
+        Output::Stream { text: mark, .. },
+        Output::Stream { text, .. },
+    ] = &outputs[..]
+    else {
+        panic!("a mark and the tail: {:?}", outputs.len());
+    };
+    assert_eq!(&**mark, LIVE_CUT_MARK);
+    assert!(
+        text.len() <= LIVE_MAX && text.len() >= LIVE_KEEP / 2,
+        "{}",
+        text.len()
+    );
+    assert!(text.starts_with("line ") && text.ends_with("line 199999\n"));
+    assert!(all.ends_with(&**text), "the tail as printed");
+    app.handle_event(
+        SessionEvent::ExecutionFinished {
+            run,
+            outcome: Ok(exec(&all, None)),
+            exit_code: None,
+            images: vec![],
+        },
+        now,
+    );
+    assert_eq!(
+        app.notebook.cells[0].outputs,
+        vec![Output::Stream {
+            name: StreamName::Stdout,
+            text: all.into()
+        }]
+    );
+}
+
+/// Streams taking turns (each turn its own output) are bounded together.
+#[test]
+fn interleaved_streams_of_a_running_cell_are_bounded_together() {
+    use super::{LIVE_CUT_MARK, LIVE_MAX, LiveTail};
+    let mut tail = LiveTail::default();
+    let mut outputs = Vec::new();
+    for n in 0..100_000 {
+        let name = if n % 2 == 0 {
+            StreamName::Stdout
+        } else {
+            StreamName::Stderr
+        };
+        outputs.push(Output::Stream {
+            name,
+            text: format!("{n:08}\n").into(),
+        });
+        tail.grew(0, &mut outputs, 9);
+    }
+    let len = |o: &Output| match o {
+        Output::Stream { text, .. } => text.len(),
+        _ => 0,
+    };
+    assert!(matches!(&outputs[0], Output::Stream { text, .. } if &**text == LIVE_CUT_MARK));
+    assert!(outputs[1..].iter().map(len).sum::<usize>() <= LIVE_MAX);
+    assert!(outputs.len() < LIVE_MAX / 64, "{} outputs", outputs.len());
+    assert!(matches!(outputs.last(), Some(Output::Stream { text, .. }) if &**text == "00099999\n"));
+    assert_eq!(
+        outputs
+            .iter()
+            .filter(|o| matches!(o, Output::Stream { text, .. } if &**text == LIVE_CUT_MARK))
+            .count(),
+        1,
+        "one mark"
+    );
+}
+
 #[test]
 fn an_agent_s_running_cell_is_a_placeholder_the_recorded_call_fills_in() {
     let mut app = test_app();
