@@ -126,8 +126,9 @@ impl Stream {
         }
     }
 
-    /// Appends as much of `s` as the caps leave room for and counts the rest.
-    fn push(&mut self, s: &str) {
+    /// Appends as much of `s` as the caps leave room for and counts the rest;
+    /// returns the bytes of `s` kept (its start).
+    fn push(&mut self, s: &str) -> usize {
         let room = MAX_STREAM_BYTES.saturating_sub(self.text.len());
         let mut cut = floor_char_boundary(s, room);
         if let Some(max) = self.max_chars {
@@ -139,6 +140,7 @@ impl Stream {
         }
         self.text.push_str(&s[..cut]);
         self.dropped += (s.len() - cut) as u64;
+        cut
     }
 
     /// True when the last text received ends a line (or there is none).
@@ -247,12 +249,14 @@ impl Run {
                     StreamName::Stdout => crate::events::StreamName::Stdout,
                     StreamName::Stderr => crate::events::StreamName::Stderr,
                 };
-                if let Some(live) = &self.live {
-                    live.publish(name, &s.text);
-                }
-                match s.name {
+                let kept = match s.name {
                     StreamName::Stdout => self.stdout.push(&s.text),
                     StreamName::Stderr => self.stderr.push(&s.text),
+                };
+                // What the caps drop is not streamed either: a cell printing
+                // 200 MB streams what its reply will hold.
+                if let Some(live) = &self.live {
+                    live.publish(name, &s.text[..kept]);
                 }
             }
             JupyterMessageContent::ExecuteResult(r) => self.take_result(&r.data.content),
@@ -432,6 +436,38 @@ mod tests {
         let marker = "\n[output truncated by the local pool: 20.0 MB printed, the first 8 MiB kept]\nRequest timed out\n";
         assert!(out.ends_with(marker), "{:?}", &out[out.len() - 200..]);
         assert_eq!(out.len(), MAX_STREAM_BYTES + marker.len());
+    }
+
+    /// What the cap drops is not streamed live either: a cell printing 20 MB
+    /// streams the 8 MiB its reply holds.
+    #[test]
+    fn only_what_a_stream_keeps_is_streamed_live() {
+        use crate::events::{Hub, PoolEvent};
+        use jupyter_protocol::StreamContent;
+        let hub = Hub::new();
+        let mut rx = hub.subscribe();
+        let mut run = Run {
+            live: Some(crate::pool::events::LiveOutput::new(
+                hub.clone(),
+                "id",
+                "e1",
+                &axum::http::HeaderMap::new(),
+            )),
+            ..Run::default()
+        };
+        let mb = "x".repeat(1_000_000);
+        for _ in 0..20 {
+            run.take(JupyterMessageContent::StreamContent(StreamContent::stdout(
+                &mb,
+            )));
+        }
+        let mut streamed = 0;
+        while let Ok(event) = rx.try_recv() {
+            if let PoolEvent::Output(chunk) = &*event {
+                streamed += chunk.text.len();
+            }
+        }
+        assert_eq!(streamed, MAX_STREAM_BYTES);
     }
 
     #[test]
