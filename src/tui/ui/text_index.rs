@@ -15,8 +15,10 @@
 //! The index keeps no copy of text that sanitizing left as it was (plain
 //! output, the usual case): it reads such text from the output itself, which
 //! its reader passes in ([`TextIndex::view`]). Only text that sanitizing
-//! changed is kept, sanitized. Line starts are kept as 32-bit offsets (a
-//! million lines cost 4 MB).
+//! changed is kept, sanitized. Line starts are kept sparsely: a 32-bit
+//! offset every [`STRIDE`] lines (a million lines cost 250 KB, not 4 MB); a
+//! line between two is found by stepping over at most `STRIDE - 1` lines,
+//! each no longer than [`LINE_CAP`].
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -28,8 +30,11 @@ use super::{sanitize, sgr};
 
 /// Longest line kept whole, in bytes; longer lines become several index lines.
 pub const LINE_CAP: usize = 16 * 1024;
-/// A style checkpoint every this many lines, for styling any line cheaply.
+/// A style checkpoint every this many lines, for styling any line cheaply (a
+/// multiple of [`STRIDE`]).
 const CHECKPOINT: usize = 256;
+/// A line start is kept for every this many lines.
+const STRIDE: usize = 16;
 /// Bytes of the raw text compared to tell an appended text from a replaced one.
 const PROBE: usize = 16;
 
@@ -43,9 +48,13 @@ pub struct TextIndex {
     own: Option<String>,
     /// Bytes of sanitized text indexed.
     clean_len: usize,
-    /// Byte offset in the sanitized text where each line starts (always
-    /// starts with 0).
-    starts: Vec<u32>,
+    /// Lines recorded (a final newline records the empty line after it).
+    lines: usize,
+    /// Byte offset in the sanitized text where line `k * STRIDE` starts
+    /// (always starts with 0).
+    marks: Vec<u32>,
+    /// Where the last line recorded starts.
+    last_start: u32,
     /// The style in force at the start of line `k * CHECKPOINT`.
     carry: Vec<Style>,
     /// The sanitized text holds an SGR sequence somewhere.
@@ -105,11 +114,13 @@ impl TextIndex {
         }
         let restartable =
             raw[..cut].ends_with('\n') && newlines(&raw[from..cut]) == newlines(&segment);
-        self.starts.truncate(self.safe.lines);
-        self.carry.truncate(self.safe.lines.div_ceil(CHECKPOINT));
-        if self.starts.is_empty() {
-            self.starts.push(0);
-            self.carry.push(Style::new());
+        self.lines = self.safe.lines;
+        self.marks.truncate(self.lines.div_ceil(STRIDE));
+        self.carry.truncate(self.lines.div_ceil(CHECKPOINT));
+        // A safe point follows a newline: the last line kept starts there.
+        self.last_start = offset(self.safe.clean);
+        if self.lines == 0 {
+            self.record(0, Style::new());
         }
         self.has_sgr |= segment.contains('\x1b');
         self.non_ascii |= !segment.is_ascii();
@@ -142,7 +153,7 @@ impl TextIndex {
             self.safe = SafePoint {
                 raw: cut,
                 clean: self.clean_len,
-                lines: self.starts.len(),
+                lines: self.lines,
                 style,
             };
             self.probes = probes(raw, cut);
@@ -178,7 +189,9 @@ impl TextIndex {
         static EMPTY: TextIndex = TextIndex {
             own: None,
             clean_len: 0,
-            starts: Vec::new(),
+            lines: 0,
+            marks: Vec::new(),
+            last_start: 0,
             carry: Vec::new(),
             has_sgr: false,
             non_ascii: false,
@@ -243,11 +256,20 @@ impl TextIndex {
         } else {
             style
         };
-        if self.starts.len().is_multiple_of(CHECKPOINT) {
+        self.record(next, style);
+        style
+    }
+
+    /// Records that a line starts at `at` in `style`.
+    fn record(&mut self, at: usize, style: Style) {
+        if self.lines.is_multiple_of(CHECKPOINT) {
             self.carry.push(style);
         }
-        self.starts.push(offset(next));
-        style
+        if self.lines.is_multiple_of(STRIDE) {
+            self.marks.push(offset(at));
+        }
+        self.lines += 1;
+        self.last_start = offset(at);
     }
 }
 
@@ -271,35 +293,58 @@ impl<'a> TextView<'a> {
         self.index.stable_lines()
     }
 
-    /// The start of line `n` in the sanitized text.
+    /// The start of line `n` in the sanitized text (its end past the last line).
     fn start(&self, n: usize) -> usize {
-        self.index
-            .starts
-            .get(n)
-            .map_or(self.text.len(), |&s| s as usize)
+        let marks = &self.index.marks;
+        match marks.get(n / STRIDE) {
+            Some(&mark) if n < self.index.lines => {
+                (0..n % STRIDE).fold(mark as usize, |at, _| next_start(self.text, at))
+            }
+            _ => self.text.len(),
+        }
     }
 
     /// Number of lines (a final newline does not start another line).
     pub fn line_count(&self) -> usize {
-        let starts = &self.index.starts;
-        match starts.last() {
-            Some(&last) if last as usize == self.text.len() && last > 0 => starts.len() - 1,
-            Some(_) => starts.len(),
-            None => 0,
+        let (lines, last) = (self.index.lines, self.index.last_start as usize);
+        if lines > 0 && last == self.text.len() && last > 0 {
+            lines - 1
+        } else {
+            lines
         }
     }
 
     /// The byte range of line `n` in the sanitized text, without its newline.
     fn range(&self, n: usize) -> Range<usize> {
         let start = self.start(n);
-        let end = match self.index.starts.get(n + 1) {
-            Some(&next) if self.text.as_bytes().get(next as usize - 1) == Some(&b'\n') => {
-                next as usize - 1
+        let end = if n + 1 < self.index.lines {
+            let next = next_start(self.text, start);
+            if self.text.as_bytes().get(next.wrapping_sub(1)) == Some(&b'\n') {
+                next - 1
+            } else {
+                next
             }
-            Some(&next) => next as usize,
-            None => self.text.strip_suffix('\n').unwrap_or(self.text).len(),
+        } else {
+            self.text.strip_suffix('\n').unwrap_or(self.text).len()
         };
         start..end.max(start)
+    }
+
+    /// The line holding byte `at` of the sanitized text.
+    fn line_of(&self, at: usize) -> usize {
+        let marks = &self.index.marks;
+        let k = marks
+            .partition_point(|&s| s as usize <= at)
+            .saturating_sub(1);
+        let (mut n, mut start) = (k * STRIDE, marks.get(k).map_or(0, |&s| s as usize));
+        while n + 1 < self.index.lines {
+            let next = next_start(self.text, start);
+            if next > at {
+                break;
+            }
+            (n, start) = (n + 1, next);
+        }
+        n
     }
 
     /// Line `n` as sanitized text (it may hold SGR sequences).
@@ -310,7 +355,7 @@ impl<'a> TextView<'a> {
     /// apart, such a line is sanitized here, so that no escape sequence
     /// reaches the terminal whatever the text.
     pub fn raw_line(&self, n: usize) -> Cow<'a, str> {
-        if self.index.starts.is_empty() || n >= self.line_count() {
+        if self.index.lines == 0 || n >= self.line_count() {
             return Cow::Borrowed("");
         }
         let line = self.text.get(self.range(n)).unwrap_or("");
@@ -388,8 +433,7 @@ impl<'a> TextView<'a> {
     /// text rather than one per line.
     fn find_plain(&self, query: &str, from: usize, forward: bool) -> Option<usize> {
         let text = self.text;
-        let starts = &self.index.starts;
-        let line_of = |at: usize| starts.partition_point(|&s| s as usize <= at) - 1;
+        let line_of = |at: usize| self.line_of(at);
         let after = self.start(from + 1);
         let before = self.start(from);
         let (Some(head), Some(tail)) = (text.get(..after), text.get(after..)) else {
@@ -408,6 +452,20 @@ impl<'a> TextView<'a> {
                 .or_else(|| below.rfind(query).map(|i| before + i))
         };
         hit.map(line_of).filter(|&n| n < self.line_count())
+    }
+}
+
+/// Where the line after the one starting at `at` starts, as
+/// [`TextIndex::index_from`] cut it: just past the next newline, or after
+/// [`LINE_CAP`] bytes when the line is longer ([`piece_end`]), or the end of
+/// `text`. Looks at no more than `LINE_CAP + 1` bytes.
+fn next_start(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let window = &bytes[at.min(bytes.len())..bytes.len().min(at.saturating_add(LINE_CAP + 1))];
+    match memchr::memchr(b'\n', window) {
+        Some(i) => at + i + 1,
+        None if bytes.len() - at.min(bytes.len()) > LINE_CAP => piece_end(text, at + LINE_CAP),
+        None => text.len(),
     }
 }
 

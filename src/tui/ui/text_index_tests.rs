@@ -202,3 +202,58 @@ fn a_line_read_from_raw_text_never_carries_a_control_character() {
     // A text that is not the indexed one at all reads as no lines.
     assert_eq!(index.view("zz").line_count(), 0);
 }
+
+/// Line starts are kept every `STRIDE` lines: every line between two, long
+/// lines cut into pieces among them, reads like the reference, built at once
+/// or grown in pieces; and a search lands on the right line.
+#[test]
+fn sparse_line_starts_read_every_line() {
+    let mut raw = String::new();
+    for i in 0..700 {
+        match i % 97 {
+            5 => raw.push_str(&"y".repeat(LINE_CAP * 2 + 3)),
+            50 => raw.push_str(&"z".repeat(LINE_CAP)),
+            51 => raw.push_str(&"w".repeat(LINE_CAP + 1)),
+            _ => raw.push_str(&format!("line {i}")),
+        }
+        raw.push('\n');
+    }
+    raw.push_str("unterminated");
+    // The reference, with lines over LINE_CAP cut into pieces (ASCII here).
+    let want: Vec<String> = reference(&raw)
+        .iter()
+        .flat_map(|line| {
+            let pieces: Vec<String> = line
+                .as_bytes()
+                .chunks(LINE_CAP)
+                .map(|c| String::from_utf8(c.to_vec()).unwrap())
+                .collect();
+            if pieces.is_empty() {
+                vec![String::new()]
+            } else {
+                pieces
+            }
+        })
+        .collect();
+    let built = TextIndex::build(&raw);
+    assert_eq!(text_of(&built, &raw), want);
+    let mut grown = TextIndex::default();
+    for end in (0..raw.len()).step_by(7919).chain([raw.len()]) {
+        while !grown.advance(&raw[..end], 4096) {}
+    }
+    assert_eq!(text_of(&grown, &raw), want);
+    let view = built.view(&raw);
+    for query in ["line 300", "line 17\n", "unterminated", "line 696"] {
+        let query = query.trim_end();
+        let hit = view.find(query, 0, true).expect(query);
+        assert!(
+            want[hit].contains(query),
+            "{query}: line {hit} is {:?}",
+            want[hit]
+        );
+        assert!(
+            !want[..hit].iter().any(|l| l.contains(query)) || hit == 0,
+            "{query}"
+        );
+    }
+}
