@@ -9,9 +9,12 @@
 # (`sessionpad serve --background`, found through `local-pool.json`). Once the
 # editor is on screen and the pool answers, the script waits 2 s, reads VmRSS
 # of both processes (the front end: the pane's process; the pool: the pid in
-# `local-pool.json`) and resets their peak (`echo 5 > /proc/PID/clear_refs`, so
-# VmHWM starts again from the current RSS); then it types the cell and runs it
-# (F5). The cell also writes the kernel's clock when its loop ended to
+# `local-pool.json`) after typing the cell, and resets their peak (`echo 5 >
+# /proc/PID/clear_refs`, so VmHWM starts again from the current RSS); then it
+# runs the cell (F5). The cell is typed first because the first cell typed
+# loads the syntax highlighter (about 8 MB once per process), which is not
+# the output's cost; until 2026-11-24's fifth session the baseline was read
+# before typing. The cell also writes the kernel's clock when its loop ended to
 # `/mnt/data/bigout-end` (the session's folder below the pool's data folder);
 # one line, so that the editor's indentation cannot change it:
 #
@@ -101,12 +104,14 @@ round() {
   fe=$(tmux -L "$socket" display -p -t big '#{pane_pid}')
   pool=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
     "$SESSIONPAD_DATA_DIR/local-pool.json")
+  # Typing the first cell loads the syntax highlighter (about 8 MB, once per
+  # process, whatever the output): the cell is typed before the baseline.
+  tmux -L "$socket" send-keys -t big -l "$cell"
+  sleep 1
   fe_before=$(kb "$fe" VmRSS)
   pool_before=$(kb "$pool" VmRSS)
   echo 5 >"/proc/$fe/clear_refs"
   echo 5 >"/proc/$pool/clear_refs"
-  tmux -L "$socket" send-keys -t big -l "$cell"
-  sleep 0.3
   tmux -L "$socket" send-keys -t big F5
   t_last=$(wait_screen '(^|[^0-9])999999([^0-9]|$)' 300)
   t_done=$(wait_screen 'done in' 300)
