@@ -8,6 +8,7 @@ pub mod container_type;
 pub mod error;
 mod events;
 pub(crate) mod executions;
+mod file_wire;
 mod files;
 mod json_stream;
 mod local_pool;
