@@ -267,6 +267,42 @@ fn log_text(data_dir: &Path) -> String {
     text
 }
 
+/// A running cell printing more than half a megabyte shows its latest lines
+/// after a line saying the rest comes when it ends (the notebook keeps the
+/// last 256 KiB of a running cell); when it ends, all of it is there: all its
+/// lines counted on screen, every line in the saved notebook.
+#[test]
+fn a_running_cell_shows_the_tail_of_a_huge_output_and_all_of_it_when_it_ends() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    // 30,000 lines of 30 bytes (900 kB), then a pause to look at it running.
+    pty.send(&format!(
+        "exec('import time\\nfor i in range(30000): print(f\"row {{i:06}} \" + \"x\" * 18)\\ntime.sleep(4)'){F5}"
+    ));
+    // While it runs: the latest lines, and fewer than all (the first line
+    // of what is kept says the rest comes at the end; it is above the screen).
+    let running = pty.wait_for("the tail while it runs", CELL_DEADLINE, |s| {
+        s.contains("row 029999") && s.contains(" running ")
+    });
+    assert!(!running.contains("row 000000"), "{running}");
+    assert!(!running.contains("30,000 lines"), "{running}");
+    pty.wait_for("the whole output once it ended", CELL_DEADLINE, |s| {
+        s.contains("done in") && s.contains("… 30,000 lines, 900 kB in all")
+    });
+    quit(pty);
+    let notebook = saved_notebook(data.path());
+    let text: String = notebook["cells"][0]["outputs"][0]["text"]
+        .as_array()
+        .expect("stream text lines")
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(text.lines().count(), 30_000);
+    assert!(text.starts_with("row 000000 ") && text.ends_with("row 029999 xxxxxxxxxxxxxxxxxx\n"));
+}
+
 const CTRL_R: &str = "\x12";
 
 /// True when `needle` occurs in `haystack`.

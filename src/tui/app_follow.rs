@@ -280,14 +280,14 @@ pub const LIVE_MAX: usize = 2 * LIVE_KEEP;
 /// per byte, and those are bounded too.
 const OUTPUT_COST: usize = 64;
 
-/// The first output of a running cell whose output was cut.
+/// The line a running cell's output starts with once it was cut.
 pub const LIVE_CUT_MARK: &str =
     "\u{2026} earlier output shows when the cell ends (a running cell keeps its last 256 KiB)\n";
 
 /// Keeps running cells' streamed outputs (stdout and stderr, as printed) at
 /// most [`LIVE_MAX`] bytes each: past it, the oldest are dropped, and the
 /// oldest kept is cut from a line's start, so that about [`LIVE_KEEP`] bytes
-/// stay, after a first output saying so ([`LIVE_CUT_MARK`]). A cell printing
+/// stay, starting with a line saying so ([`LIVE_CUT_MARK`]). A cell printing
 /// megabytes, or printing for hours, costs the notebook little while it runs;
 /// the reply, or the followed call, brings the whole output when it ends.
 ///
@@ -324,25 +324,22 @@ impl LiveTail {
 /// Cuts `outputs` to their last [`LIVE_KEEP`] bytes or so when they are over
 /// [`LIVE_MAX`]; returns what they count afterwards.
 fn cut_to_tail(outputs: &mut Vec<Output>) -> usize {
-    let is_mark = |o: &Output| matches!(o, Output::Stream { text, .. } if &**text == LIVE_CUT_MARK);
     let cost = |o: &Output| match o {
         Output::Stream { text, .. } => text.len() + OUTPUT_COST,
         _ => OUTPUT_COST,
     };
-    let marked = outputs.first().is_some_and(is_mark);
-    let first = usize::from(marked);
-    let total: usize = outputs[first..].iter().map(cost).sum();
+    let total: usize = outputs.iter().map(cost).sum();
     if total <= LIVE_MAX {
         return total;
     }
     let mut excess = total - LIVE_KEEP;
-    let mut drop_to = first;
+    let mut drop_to = 0;
     while drop_to + 1 < outputs.len() && cost(&outputs[drop_to]) <= excess {
         excess -= cost(&outputs[drop_to]);
         drop_to += 1;
     }
-    outputs.drain(first..drop_to);
-    if let Some(Output::Stream { text, .. }) = outputs.get_mut(first) {
+    outputs.drain(..drop_to);
+    if let Some(Output::Stream { text, .. }) = outputs.first_mut() {
         let mut cut = excess.min(text.len());
         while !text.is_char_boundary(cut) {
             cut += 1;
@@ -353,18 +350,15 @@ fn cut_to_tail(outputs: &mut Vec<Output>) -> usize {
         {
             cut += newline + 1;
         }
-        *text = text[cut..].into();
+        let rest = &text[cut..];
+        if !rest.starts_with(LIVE_CUT_MARK) {
+            let mut kept = String::with_capacity(LIVE_CUT_MARK.len() + rest.len());
+            kept.push_str(LIVE_CUT_MARK);
+            kept.push_str(rest);
+            *text = kept.into();
+        }
     }
-    if !marked {
-        outputs.insert(
-            0,
-            Output::Stream {
-                name: StreamName::Stdout,
-                text: LIVE_CUT_MARK.into(),
-            },
-        );
-    }
-    outputs[1..].iter().map(cost).sum()
+    outputs.iter().map(cost).sum()
 }
 
 #[cfg(test)]

@@ -215,9 +215,11 @@ pub fn collapsed_rows(
     }
     let note = if text.complete {
         format!(
-            "… {} lines, {} in all — {key} opens them in the pager",
+            "… {} {}, {} in all — {key} opens {} in the pager",
             thousands(count),
-            size(text.total_bytes)
+            if count == 1 { "line" } else { "lines" },
+            size(text.total_bytes),
+            if count == 1 { "it" } else { "them" },
         )
     } else {
         format!(
