@@ -146,15 +146,18 @@ pub fn outputs_from_execution(exec: Execution, execution_count: u32) -> Vec<Outp
         exec.status,
         ExecutionStatus::Failed | ExecutionStatus::Canceled
     );
-    let (stderr, error) = if failed {
-        split_traceback(&exec.stderr, exec.status)
+    // A failed execution's stderr is split around its traceback; any other
+    // moves into the cell whole, like stdout (megabytes are not copied).
+    let (stderr, error): (SharedText, _) = if failed {
+        let (stderr, error) = split_traceback(&exec.stderr, exec.status);
+        (stderr.into(), error)
     } else {
-        (exec.stderr.as_str(), None)
+        (std::mem::take(&mut exec.stderr).into(), None)
     };
     if !stderr.is_empty() {
         outputs.push(Output::Stream {
             name: StreamName::Stderr,
-            text: stderr.into(),
+            text: stderr,
         });
     }
     for image in std::mem::take(&mut exec.images) {
@@ -260,6 +263,22 @@ mod tests {
             images: vec![],
             duration: Duration::from_millis(1),
         }
+    }
+
+    /// A succeeded execution's streams move into the cell: the same bytes in
+    /// memory, not copies (megabytes of stderr were copied).
+    #[test]
+    fn streams_move_into_the_outputs_without_a_copy() {
+        let mut e = exec(ExecutionStatus::Succeeded);
+        e.stdout = "out\n".repeat(1000);
+        e.stderr = "warning\n".repeat(1000);
+        let (out_at, err_at) = (e.stdout.as_ptr(), e.stderr.as_ptr());
+        let outputs = outputs_from_execution(e, 1);
+        let at = |n: usize| match &outputs[n] {
+            Output::Stream { text, .. } => text.as_ptr(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!((at(0), at(1)), (out_at, err_at));
     }
 
     #[test]
