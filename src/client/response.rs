@@ -83,13 +83,18 @@ pub(crate) async fn json(resp: Response) -> Result<Value, ClientError> {
 /// Bytes of a body kept to name in an error about it.
 const HEAD: usize = 200;
 
+/// Most bytes handed to the parser at once.
+const PIECE: usize = 64 * 1024;
+
 /// Reads a JSON body as it arrives, without holding its bytes whole: the
 /// pieces go to a parser on a blocking thread as the pool sends them (an
 /// execution's answer can be megabytes; the parse result alone is held, each
 /// string once: [`super::json_stream`]).
 /// Undecodable bodies map to [`ClientError::Malformed`], as with [`json`].
 pub(crate) async fn json_streamed(mut resp: Response) -> Result<Value, ClientError> {
-    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
+    // One piece of at most PIECE bytes waits for the parser: HTTP reads can
+    // be hundreds of kilobytes each, and a deeper queue held megabytes.
+    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(1);
     let parse = tokio::task::spawn_blocking(move || {
         let pieces = Pieces {
             rx,
@@ -101,12 +106,17 @@ pub(crate) async fn json_streamed(mut resp: Response) -> Result<Value, ClientErr
     let mut broke = None;
     loop {
         match resp.chunk().await {
-            Ok(Some(piece)) => {
+            Ok(Some(mut piece)) => {
                 if head.len() < HEAD {
                     head.extend_from_slice(&piece[..piece.len().min(HEAD - head.len())]);
                 }
-                if tx.send(piece).await.is_err() {
+                let mut stopped = false;
+                while !piece.is_empty() && !stopped {
+                    let part = piece.split_to(piece.len().min(PIECE));
                     // The parser stopped: its error says why.
+                    stopped = tx.send(part).await.is_err();
+                }
+                if stopped {
                     break;
                 }
             }

@@ -105,12 +105,18 @@ impl TextIndex {
         }
         let from = self.safe.raw;
         let mut cut = cut_after_newline(raw, from.saturating_add(budget));
-        let mut segment = sanitize::clean(&raw[from..cut], true);
+        // Printable ASCII and newlines (most output) are what sanitizing
+        // leaves as they are: no cleaned copy is made of them.
+        let mut segment: Cow<'_, str> = if is_printable_ascii(&raw[from..cut]) {
+            Cow::Borrowed(&raw[from..cut])
+        } else {
+            Cow::Owned(sanitize::clean(&raw[from..cut], true))
+        };
         if cut < raw.len() && newlines(&raw[from..cut]) != newlines(&segment) {
             // A newline went into an escape string that may end further on: the
             // sanitizer cannot restart inside it, so take the rest in one go.
             cut = raw.len();
-            segment = sanitize::clean(&raw[from..], true);
+            segment = Cow::Owned(sanitize::clean(&raw[from..], true));
         }
         let restartable =
             raw[..cut].ends_with('\n') && newlines(&raw[from..cut]) == newlines(&segment);
@@ -493,6 +499,13 @@ fn piece_end(text: &str, at: usize) -> usize {
         Some(esc) if !window[esc..].contains('m') => cut - (window.len() - esc),
         _ => cut,
     }
+}
+
+/// True when `text` holds only printable ASCII and newlines, which
+/// sanitizing leaves as they are (no tab, carriage return, escape or other
+/// control; no character beyond ASCII).
+fn is_printable_ascii(text: &str) -> bool {
+    text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n'))
 }
 
 fn newlines(text: &str) -> usize {

@@ -257,3 +257,15 @@ fn sparse_line_starts_read_every_line() {
         );
     }
 }
+
+/// What the index takes without sanitizing (printable ASCII and newlines)
+/// is what sanitizing leaves as it is.
+#[test]
+fn printable_ascii_is_what_sanitizing_leaves_alone() {
+    let all: String = (b' '..=b'~').map(char::from).chain(['\n']).collect();
+    assert!(is_printable_ascii(&all));
+    assert_eq!(sanitize::clean(&all, true), all);
+    for other in ["\t", "\r", "\x1b[0m", "\x7f", "é", "\u{9b}"] {
+        assert!(!is_printable_ascii(other), "{other:?}");
+    }
+}
