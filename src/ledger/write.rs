@@ -226,12 +226,14 @@ fn publish(hub: &Hub, calls: impl IntoIterator<Item = Box<Call>>, seqs: &[i64]) 
 }
 
 /// Writes one call (and its images, each stored once by hash) in the
-/// connection's current transaction; returns its row id.
+/// connection's current transaction; returns its row id. Big outputs are
+/// written in place, without SQLite copying them ([`super::in_place`]).
 ///
 /// # Errors
 ///
 /// SQLite's error.
 pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
+    let outputs = super::in_place::Outputs::of(call.output.as_ref());
     let out = call.output.as_ref();
     let file = call.file.as_ref();
     let mut stmt = conn.prepare_cached(
@@ -251,15 +253,16 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
         call.stdin,
         out.map(|o| o.status.as_str()),
         out.and_then(|o| o.exit_code),
-        out.map(|o| o.stdout.as_str()),
-        out.map(|o| o.stderr.as_str()),
-        out.and_then(|o| o.result.as_ref()).map(ToString::to_string),
+        outputs.stdout(),
+        outputs.stderr(),
+        outputs.result(),
         file.map(|f| f.name.as_str()),
         file.and_then(|f| f.size)
             .and_then(|s| i64::try_from(s).ok()),
         file.and_then(|f| f.sha256.as_deref()),
     ])?;
     let id = conn.last_insert_rowid();
+    outputs.fill(conn, id)?;
     for (seq, image) in call.images.iter().enumerate() {
         let hash = super::sha256_hex(&image.data);
         conn.prepare_cached(
