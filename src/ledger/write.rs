@@ -211,13 +211,14 @@ fn insert_batch(conn: &Connection, calls: &[Box<Call>]) -> rusqlite::Result<Vec<
     Ok(seqs)
 }
 
-/// Publishes written `calls` (rows `seqs`) to `hub`, when anyone listens.
-/// The calls are moved into the events, not copied (a call's output can be
-/// megabytes).
+/// Publishes written `calls` (rows `seqs`) to `hub`, each only when a
+/// subscriber wants it ([`Hub::wants_call`]): a call's output can be
+/// megabytes, and the event holds a copy of a stream the pool's session
+/// keeps too. The calls are moved into the events.
 fn publish(hub: &Hub, calls: impl IntoIterator<Item = Box<Call>>, seqs: &[i64]) {
     for (call, &seq) in calls.into_iter().zip(seqs) {
-        if !hub.has_subscribers() {
-            return;
+        if !hub.wants_call(&call.identifier, call.client.as_deref()) {
+            continue;
         }
         hub.publish(PoolEvent::Call(Box::new(crate::events::recorded_call(
             *call, seq,
