@@ -4,7 +4,8 @@
 //! own (`src/ledger/in_place.rs`).
 //!
 //! A test binary of its own: the second test reads SQLite's process-wide
-//! memory high-water mark, which no other test's SQLite work may move.
+//! memory high-water mark, which only the first test's small SQLite work
+//! may move (its pool's writer holds no copy either).
 
 #![allow(clippy::unwrap_used)]
 
@@ -12,31 +13,33 @@ mod common;
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use sessionpad::ledger::{self, Call, CallKind, RecordedOutput};
+use serde_json::json;
+use sessionpad::ledger::{self, Call, CallKind, LedgerOptions, RecordedOutput};
 
-const TOKEN: &str = "ledger-big-output-test-token-91d0";
 const V: &str = "2025-10-02-preview";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_big_output_is_recorded_whole_and_log_gives_it_back() {
     let data = tempfile::tempdir().unwrap();
-    let (mut child, endpoint) = common::serve(data.path(), TOKEN);
+    let path = data.path().join(ledger::FILE_NAME);
+    let pool = common::TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.ledger = Some(LedgerOptions {
+            path: path.clone(),
+            limits: ledger::LedgerConfig::default().limits(),
+        });
+    })
+    .await;
     let id = common::identifier();
     let code = "import sys\nfor i in range(300000): print(i, 'é')\n\
                 print('warn ⚠', file=sys.stderr)\n{'n': 300000, 'last': 'é' * 3}";
-    let reply: Value = common::http_as("big-output-test/1.0")
-        .post(format!(
-            "{endpoint}/executions?api-version={V}&identifier={id}"
-        ))
-        .bearer_auth(TOKEN)
-        .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (status, _, reply) = common::Raw::new(&pool)
+        .post_json(
+            &format!("/executions?api-version={V}&identifier={id}"),
+            json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}),
+        )
+        .await;
+    assert_eq!(status, 200);
     let result = &reply["result"];
     let stdout = result["stdout"].as_str().unwrap();
     assert!(stdout.len() > 2_000_000, "{}", stdout.len());
@@ -46,7 +49,7 @@ async fn a_big_output_is_recorded_whole_and_log_gives_it_back() {
         &stdout[stdout.len() - 40..]
     );
     assert_eq!(result["stderr"], "warn ⚠\n");
-    common::end_gracefully(&mut child);
+    pool.pool.ledger().unwrap().flush();
 
     let calls = common::log_json(data.path(), &[&id]);
     assert_eq!(calls.len(), 1);
@@ -58,7 +61,7 @@ async fn a_big_output_is_recorded_whole_and_log_gives_it_back() {
     assert_eq!(c["stderr"], result["stderr"]);
     assert_eq!(c["result"]["json"], json!({"n": 300000, "last": "ééé"}));
     // It went the in-place way: stored as a BLOB of its UTF-8.
-    let conn = ledger::open(&data.path().join(ledger::FILE_NAME)).unwrap();
+    let conn = ledger::open(&path).unwrap();
     let kind: String = conn
         .query_row("SELECT typeof(stdout) FROM calls", [], |r| r.get(0))
         .unwrap();
