@@ -59,7 +59,7 @@ async fn a_big_output_is_recorded_whole_and_log_gives_it_back() {
         "the recorded stdout differs"
     );
     assert_eq!(c["stderr"], result["stderr"]);
-    assert_eq!(c["result"]["json"], json!({"n": 300000, "last": "ééé"}));
+    assert_eq!(c["result"]["json"], json!({"n": 300_000, "last": "ééé"}));
     // It went the in-place way: stored as a BLOB of its UTF-8.
     let conn = ledger::open(&path).unwrap();
     let kind: String = conn

@@ -132,6 +132,7 @@ impl std::fmt::Debug for Hub {
         f.debug_struct("Hub")
             .field("subscribers", &self.tx.receiver_count())
             .field("closed", &self.closed.is_cancelled())
+            .field("interests", &lock(&self.interests).by_key.len())
             .finish()
     }
 }
