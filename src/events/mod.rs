@@ -48,7 +48,7 @@ pub mod hub;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::hub::Hub;
+pub use self::hub::{Hub, Interest, Subscription};
 use crate::ledger::Entry;
 
 /// The path of the event stream, below the pool's endpoint. It starts with

@@ -6,12 +6,14 @@
 //! a [`Call`] has no field that could hold one.
 //!
 //! One concept per file: [`schema`] (opening, the schema version and its
-//! migrations), [`write`] (the writer thread the pool records through), [`read`]
+//! migrations), [`write`] (the writer thread the pool records through),
+//! [`in_place`] (big outputs written without SQLite's copies), [`read`]
 //! (what `sessionpad log` prints) and [`retention`] (pruning by age and size).
 //!
 //! It knows no HTTP and no terminal: the pool hands it finished [`Call`]s, the
 //! command line reads [`read::Entry`]s back.
 
+pub mod in_place;
 pub mod read;
 pub mod retention;
 pub mod schema;

@@ -8,7 +8,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 
-use super::{CallKind, RecordedFile, RecordedImage};
+use super::{CallKind, RecordedFile, RecordedImage, in_place};
 
 /// Which calls to read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -303,7 +303,7 @@ fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
         )
     })?;
     let at_ms: i64 = r.get(1)?;
-    let result: Option<String> = r.get(14)?;
+    let result = in_place::text(r, 14)?;
     let file_name: Option<String> = r.get(15)?;
     let file_size: Option<i64> = r.get(16)?;
     let file_sha256: Option<String> = r.get(17)?;
@@ -320,8 +320,8 @@ fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
         stdin: r.get(9)?,
         status: r.get(10)?,
         exit_code: r.get(11)?,
-        stdout: r.get(12)?,
-        stderr: r.get(13)?,
+        stdout: in_place::text(r, 12)?,
+        stderr: in_place::text(r, 13)?,
         result: result.and_then(|t| serde_json::from_str(&t).ok()),
         images: Vec::new(),
         file: file_name.map(|name| RecordedFile {

@@ -21,7 +21,7 @@ use futures::Stream;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::wire_error::WireError;
-use crate::events::{Hub, Lagged, OutputChunk, PoolEvent, ROUTE, StreamName};
+use crate::events::{Hub, Interest, Lagged, OutputChunk, PoolEvent, ROUTE, StreamName};
 
 /// How often an idle stream carries a keep-alive comment.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -56,28 +56,24 @@ fn subscribe(
     let others = query
         .get(crate::events::OTHERS_QUERY)
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    let own = others
+    let not_client = others
         .then(|| headers.get(axum::http::header::USER_AGENT))
         .flatten()
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let filter = Filter { identifier, own };
-    Ok(Sse::new(stream(hub, filter)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    let interest = Interest {
+        identifier,
+        not_client,
+    };
+    Ok(Sse::new(stream(hub, interest)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
 
-/// Which events a subscriber gets.
-struct Filter {
-    /// Only this session's (all without one).
-    identifier: Option<String>,
-    /// Not the `call` events of calls made with this `User-Agent`.
-    own: Option<String>,
-}
-
-/// The events of `hub` that pass `filter`, as SSE events, until the hub
-/// closes.
-fn stream(hub: &Hub, filter: Filter) -> impl Stream<Item = Result<Event, Infallible>> + use<> {
-    let rx = hub.subscribe();
+/// The events of `hub` that `interest` wants, as SSE events, until the hub
+/// closes. The hub knows the interest while the stream lives, so a call
+/// nobody wants is not made into an event ([`Hub::wants_call`]).
+fn stream(hub: &Hub, interest: Interest) -> impl Stream<Item = Result<Event, Infallible>> + use<> {
+    let rx = hub.subscribe_to(interest);
     let hub = hub.clone();
-    futures::stream::unfold((rx, hub, filter), |(mut rx, hub, filter)| async move {
+    futures::stream::unfold((rx, hub), |(mut rx, hub)| async move {
         loop {
             let event = tokio::select! {
                 biased;
@@ -85,32 +81,19 @@ fn stream(hub: &Hub, filter: Filter) -> impl Stream<Item = Result<Event, Infalli
                 r = rx.recv() => r,
             };
             let event = match event {
-                Ok(e) if wanted(&e, &filter) => e,
-                Ok(_) => continue,
+                Ok(e) => e,
                 Err(RecvError::Lagged(missed)) => Arc::new(PoolEvent::Lagged(Lagged { missed })),
                 Err(RecvError::Closed) => return None,
             };
             match event.to_wire() {
                 Ok((name, data)) => {
                     let sse = Event::default().event(name).data(data);
-                    return Some((Ok(sse), (rx, hub, filter)));
+                    return Some((Ok(sse), (rx, hub)));
                 }
                 Err(e) => tracing::warn!("an event could not be written: {e}"),
             }
         }
     })
-}
-
-fn wanted(event: &PoolEvent, filter: &Filter) -> bool {
-    if let (PoolEvent::Call(call), Some(own)) = (event, &filter.own)
-        && call.entry.client.as_deref() == Some(own.as_str())
-    {
-        return false;
-    }
-    match (filter.identifier.as_deref(), event.identifier()) {
-        (None, _) | (_, None) => true,
-        (Some(want), Some(got)) => want == got,
-    }
 }
 
 tokio::task_local! {
