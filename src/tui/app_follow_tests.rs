@@ -8,7 +8,7 @@ use super::super::tests::{exec, run, test_app};
 use super::*;
 use crate::events::StreamName as LiveStream;
 use crate::ledger::Entry;
-use crate::session::SessionEvent;
+use crate::session::{RunId, SessionEvent};
 
 /// LangChain's `User-Agent`, with an escape sequence in it.
 const LANGCHAIN: &str = "langchain-azure-dynamic-sessions/1.0.4 (Language=\u{1b}[31mPython)";
@@ -69,6 +69,27 @@ fn chunk(text: &str, client: &str) -> SessionEvent {
             text: text.into(),
         },
     }
+}
+
+/// The reply to `run`: succeeded, with `text` on stdout.
+fn reply(app: &mut App, run: RunId, text: &str, now: Instant) {
+    app.handle_event(
+        SessionEvent::ExecutionFinished {
+            run,
+            outcome: Ok(exec(text, None)),
+            exit_code: None,
+            images: vec![],
+        },
+        now,
+    );
+}
+
+/// A cell's outputs when it printed `text` on stdout alone.
+fn stdout(text: &str) -> Vec<Output> {
+    vec![Output::Stream {
+        name: StreamName::Stdout,
+        text: text.into(),
+    }]
 }
 
 #[test]
@@ -143,21 +164,10 @@ fn a_running_cell_shows_its_output_as_printed_and_the_reply_settles_it() {
     // Not following: another client's running output is not shown.
     app.handle_event(chunk("theirs\n", "agent/1"), now);
     assert_eq!(app.notebook.cells.len(), 1);
-    app.handle_event(
-        SessionEvent::ExecutionFinished {
-            run,
-            outcome: Ok(exec("first\nsecond\nthird\n", None)),
-            exit_code: None,
-            images: vec![],
-        },
-        now,
-    );
+    reply(&mut app, run, "first\nsecond\nthird\n", now);
     assert_eq!(
         app.notebook.cells[0].outputs,
-        vec![Output::Stream {
-            name: StreamName::Stdout,
-            text: "first\nsecond\nthird\n".into()
-        }],
+        stdout("first\nsecond\nthird\n"),
         "the reply's outputs, not the streamed ones twice"
     );
 }
@@ -189,22 +199,8 @@ fn a_running_cell_keeps_the_tail_of_a_huge_output_and_the_reply_brings_it_all() 
     );
     assert!(tail.starts_with("line ") && tail.ends_with("line 199999\n"));
     assert!(all.ends_with(tail), "the tail as printed");
-    app.handle_event(
-        SessionEvent::ExecutionFinished {
-            run,
-            outcome: Ok(exec(&all, None)),
-            exit_code: None,
-            images: vec![],
-        },
-        now,
-    );
-    assert_eq!(
-        app.notebook.cells[0].outputs,
-        vec![Output::Stream {
-            name: StreamName::Stdout,
-            text: all.into()
-        }]
-    );
+    reply(&mut app, run, &all, now);
+    assert_eq!(app.notebook.cells[0].outputs, stdout(&all));
 }
 
 /// Streams taking turns (each turn its own output) are bounded together.
