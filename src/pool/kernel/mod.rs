@@ -26,8 +26,12 @@ use super::sandbox::{Jail, Sandbox};
 use crate::client::{ContainerType, Execution};
 
 mod outputs;
+mod relay;
+mod zmtp;
 use outputs::Run;
 pub use outputs::{MAX_IMAGE_BYTES, MAX_RESULT_BYTES, MAX_STREAM_BYTES, OutputLimits};
+pub use relay::MAX_KERNEL_MESSAGE_BYTES;
+use relay::{Relay, Tripped};
 
 /// The private MIME type under which the kernel start-up script publishes the
 /// JSON-typed value of a cell's last expression (`assets/python/kernel_startup.py`).
@@ -174,6 +178,9 @@ pub struct Kernel {
     dead: bool,
     /// The kernel's cgroup and rlimits (the cgroup goes when the kernel does).
     limits: KernelLimits,
+    /// Between the pool's sockets and the kernel's: stops a message over
+    /// [`MAX_KERNEL_MESSAGE_BYTES`].
+    relay: Relay,
 }
 
 impl Kernel {
@@ -271,6 +278,14 @@ impl Kernel {
     ) -> Result<Self, KernelError> {
         let session_id = uuid::Uuid::new_v4().to_string();
         let not_ready = |e: jupyter_zmq_client::RuntimeError| KernelError::NotReady(e.to_string());
+        // The pool's sockets reach the kernel's through the relay, in a folder
+        // beside the runtime folder (which the sandbox binds; this one it does not).
+        let relay_dir = PathBuf::from(format!("{}.relay", runtime_dir.display()));
+        let (relay, info) = Relay::start(info, &relay_dir).map_err(|source| KernelError::Io {
+            path: relay_dir.clone(),
+            source,
+        })?;
+        let info = &info;
         // The kernel binds its sockets a moment after it starts; connecting to an
         // IPC path that does not exist yet fails, so retry until the socket file
         // appears or the process exits.
@@ -305,6 +320,7 @@ impl Kernel {
             runtime_dir,
             dead: false,
             limits,
+            relay,
         })
     }
 
@@ -351,8 +367,13 @@ impl Kernel {
             .hit_process_limit(|| super::process::tree_size(pid))
     }
 
-    /// True once the kernel process has exited or been killed.
+    /// True once the kernel process has exited or been killed, or sent a
+    /// message over [`MAX_KERNEL_MESSAGE_BYTES`] (it is then killed: its
+    /// channel was cut).
     pub fn is_dead(&mut self) -> bool {
+        if !self.dead && self.relay.tripped_now().is_some() {
+            self.kill();
+        }
         if !self.dead && self.process.try_wait().is_some() {
             self.dead = true;
         }
@@ -397,6 +418,7 @@ impl Kernel {
                 run.out_of_memory(self.limits.memory_bytes());
             }
             Collect::Died => run.died(),
+            Collect::Refused(tripped) => self.refused(&mut run, tripped),
             Collect::TimedOut => {
                 run.timed_out();
                 self.interrupt().await;
@@ -412,10 +434,22 @@ impl Kernel {
         }
         // The execute_reply on shell belongs to this request; drain it so the next
         // execution does not read a stale reply.
-        if !self.is_dead() {
+        if !self.dead {
             let _ = tokio::time::timeout(Duration::from_millis(200), self.shell.read()).await;
         }
+        // A message over the cap on another channel (shell, control) ends it too.
+        if let (false, Some(tripped)) = (self.dead, self.relay.tripped_now()) {
+            self.refused(&mut run, tripped);
+        }
         run.finish(started)
+    }
+
+    /// The kernel sent a message over [`MAX_KERNEL_MESSAGE_BYTES`] (or broke
+    /// the framing): the relay cut that channel, so the kernel is killed and
+    /// the execution fails saying why.
+    fn refused(&mut self, run: &mut Run, tripped: Tripped) {
+        run.aborted(&tripped.explain());
+        self.kill();
     }
 
     /// Reads IOPub until the kernel reports idle for `msg_id`, the deadline
@@ -439,6 +473,9 @@ impl Kernel {
                     Ok(_) => {}
                     Err(e) => {
                         tracing::warn!("iopub read failed: {e}");
+                        if let Some(tripped) = self.relay.tripped_now() {
+                            return Collect::Refused(tripped);
+                        }
                         if self.is_dead() {
                             return Collect::Died;
                         }
@@ -448,6 +485,7 @@ impl Kernel {
                     self.dead = true;
                     return Collect::Died;
                 }
+                tripped = self.relay.tripped() => return Collect::Refused(tripped),
                 () = tokio::time::sleep_until(deadline) => return Collect::TimedOut,
             }
         }
@@ -532,6 +570,8 @@ enum Collect {
     Idle,
     Died,
     TimedOut,
+    /// The relay stopped a channel ([`Relay::tripped`]).
+    Refused(Tripped),
 }
 
 fn parent_id(msg: &JupyterMessage) -> Option<&str> {
