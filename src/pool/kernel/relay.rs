@@ -258,3 +258,81 @@ async fn guarded_copy(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jupyter_protocol::connection_info::Transport;
+
+    /// A kernel's connection whose sockets are plain listeners in `dir`.
+    fn kernel_in(dir: &Path) -> (ConnectionInfo, Vec<UnixListener>) {
+        let ip = dir.join("k").to_string_lossy().into_owned();
+        let listeners = [1, 2, 4]
+            .iter()
+            .map(|port| UnixListener::bind(format!("{ip}-{port}")).unwrap())
+            .collect();
+        let info = ConnectionInfo {
+            ip,
+            transport: Transport::IPC,
+            shell_port: 1,
+            iopub_port: 2,
+            stdin_port: 3,
+            control_port: 4,
+            hb_port: 5,
+            key: "k".into(),
+            signature_scheme: "hmac-sha256".into(),
+            kernel_name: None,
+        };
+        (info, listeners)
+    }
+
+    #[tokio::test]
+    async fn bytes_pass_both_ways_until_a_message_over_the_cap_stops_the_channel() {
+        let dir = tempfile::tempdir().unwrap();
+        let (info, listeners) = kernel_in(dir.path());
+        let (mut relay, pool_info) = Relay::start(&info, &dir.path().join("k.relay")).unwrap();
+        assert_eq!(pool_info.key, info.key);
+        assert_ne!(pool_info.iopub_url(), info.iopub_url());
+        let mut pool = UnixStream::connect(format!("{}-2", pool_info.ip))
+            .await
+            .unwrap();
+        let (mut kernel, _) = listeners[1].accept().await.unwrap();
+
+        // The pool's bytes reach the kernel as they are.
+        pool.write_all(b"\xff pool greeting").await.unwrap();
+        let mut got = [0u8; 15];
+        kernel.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"\xff pool greeting");
+
+        // The kernel's greeting and a small message reach the pool.
+        let mut ok = vec![0xff; 64];
+        ok.extend_from_slice(&[0x00, 3, b'a', b'b', b'c']);
+        kernel.write_all(&ok).await.unwrap();
+        let mut got = vec![0u8; ok.len()];
+        pool.read_exact(&mut got).await.unwrap();
+        assert_eq!(got, ok);
+        assert_eq!(relay.tripped_now(), None);
+
+        // A frame declaring more than the cap: the channel stops before its header.
+        let mut huge = vec![0x02];
+        huge.extend_from_slice(&(MAX_KERNEL_MESSAGE_BYTES + 1).to_be_bytes());
+        kernel.write_all(&huge).await.unwrap();
+        let tripped = tokio::time::timeout(Duration::from_secs(10), relay.tripped())
+            .await
+            .unwrap();
+        assert_eq!(tripped.channel, "iopub");
+        assert!(
+            matches!(tripped.why, Refused::TooLarge { declared } if declared > MAX_KERNEL_MESSAGE_BYTES)
+        );
+        assert!(tripped.explain().starts_with(
+            "Execution aborted: the kernel sent a message of at least 16 MiB on its iopub channel"
+        ));
+        let mut rest = Vec::new();
+        pool.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty(), "{rest:?}");
+
+        // Dropped, the relay takes its folder along.
+        drop(relay);
+        assert!(!dir.path().join("k.relay").exists());
+    }
+}
