@@ -434,7 +434,7 @@ impl Kernel {
         }
         // The execute_reply on shell belongs to this request; drain it so the next
         // execution does not read a stale reply.
-        if !self.dead {
+        if self.relay.tripped_now().is_none() && !self.is_dead() {
             let _ = tokio::time::timeout(Duration::from_millis(200), self.shell.read()).await;
         }
         // A message over the cap on another channel (shell, control) ends it too.
