@@ -210,18 +210,10 @@ impl Kernel {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
                 .map_err(|e| io(dir, e))?;
         }
-        let info = ConnectionInfo {
-            ip: dir.join("k").to_string_lossy().into_owned(),
-            transport: Transport::IPC,
-            shell_port: 1,
-            iopub_port: 2,
-            stdin_port: 3,
-            control_port: 4,
-            hb_port: 5,
-            key: uuid::Uuid::new_v4().simple().to_string(),
-            signature_scheme: "hmac-sha256".into(),
-            kernel_name: Some("python3".into()),
-        };
+        let info = ipc_connection(
+            dir.join("k").to_string_lossy().into_owned(),
+            uuid::Uuid::new_v4().simple().to_string(),
+        );
         let conn_file = dir.join("connection.json");
         let json = serde_json::to_vec(&info).map_err(|e| io(&conn_file, e.into()))?;
         std::fs::write(&conn_file, json).map_err(|e| io(&conn_file, e))?;
@@ -572,6 +564,23 @@ enum Collect {
     TimedOut,
     /// The relay stopped a channel ([`Relay::tripped`]).
     Refused(Tripped),
+}
+
+/// A kernel's connection over IPC: its sockets are `<ip>-1` (shell) to
+/// `<ip>-5` (heartbeat), messages signed with HMAC-SHA256 and `key`.
+fn ipc_connection(ip: String, key: String) -> ConnectionInfo {
+    ConnectionInfo {
+        ip,
+        transport: Transport::IPC,
+        shell_port: 1,
+        iopub_port: 2,
+        stdin_port: 3,
+        control_port: 4,
+        hb_port: 5,
+        key,
+        signature_scheme: "hmac-sha256".into(),
+        kernel_name: Some("python3".into()),
+    }
 }
 
 fn parent_id(msg: &JupyterMessage) -> Option<&str> {

@@ -262,7 +262,6 @@ async fn guarded_copy(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jupyter_protocol::connection_info::Transport;
 
     /// A kernel's connection whose sockets are plain listeners in `dir`.
     fn kernel_in(dir: &Path) -> (ConnectionInfo, Vec<UnixListener>) {
@@ -271,18 +270,7 @@ mod tests {
             .iter()
             .map(|port| UnixListener::bind(format!("{ip}-{port}")).unwrap())
             .collect();
-        let info = ConnectionInfo {
-            ip,
-            transport: Transport::IPC,
-            shell_port: 1,
-            iopub_port: 2,
-            stdin_port: 3,
-            control_port: 4,
-            hb_port: 5,
-            key: "k".into(),
-            signature_scheme: "hmac-sha256".into(),
-            kernel_name: None,
-        };
+        let info = super::super::ipc_connection(ip, "k".into());
         (info, listeners)
     }
 
