@@ -28,8 +28,7 @@ fn langchain_against_serve(script: &str, extra: &[&str], ok: &str) {
         .env("TOKEN", token)
         .output()
         .unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
+    common::end_gracefully(&mut server);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -70,8 +69,7 @@ fn early_errors(program: &Path, script: &str, client: Option<&str>) -> (bool, St
         cmd.env("CLIENT", client);
     }
     let out = cmd.output().unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
+    common::end_gracefully(&mut server);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

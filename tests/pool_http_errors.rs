@@ -147,7 +147,7 @@ fn the_request_log_escapes_what_the_client_sent() {
     conn.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let _ = child.kill();
+    common::end_gracefully(&mut child);
     let out = child.wait_with_output().unwrap();
     let log = String::from_utf8_lossy(&out.stderr);
     eprintln!("{log}");

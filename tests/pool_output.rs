@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Raw, TestPool, identifier, serve};
+use common::{Raw, TestPool, identifier, proc_status_bytes, serve};
 use serde_json::json;
 
 const B10: &str = "2025-10-02-preview";
@@ -54,21 +54,6 @@ async fn a_cell_printing_200_mb_gets_a_capped_reply_with_a_marker() {
     assert_eq!(v["result"]["stdout"], "next\n");
 }
 
-/// Reads a `/proc/PID/status` field (kB) as bytes.
-fn proc_status_bytes(pid: u32, field: &str) -> u64 {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with(field))
-        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"));
-    let kb: u64 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap();
-    kb * 1024
-}
-
 #[tokio::test]
 async fn serve_grows_by_less_than_64_mb_when_a_cell_prints_200_mb() {
     let data = tempfile::tempdir().unwrap();
@@ -95,8 +80,7 @@ async fn serve_grows_by_less_than_64_mb_when_a_cell_prints_200_mb() {
     let body = resp.bytes().await.unwrap();
     let hwm_after = proc_status_bytes(pid, "VmHWM:");
     let rss_after = proc_status_bytes(pid, "VmRSS:");
-    let _ = child.kill();
-    let _ = child.wait();
+    common::end_gracefully(&mut child);
     let growth = hwm_after.saturating_sub(rss_before);
     eprintln!(
         "serve: VmRSS before {:.1} MB, VmHWM after {:.1} MB, VmRSS after {:.1} MB, peak growth {:.1} MB, reply {:.1} MB",

@@ -433,3 +433,47 @@ pub fn ledger_bytes(data: &std::path::Path) -> Vec<u8> {
     }
     all
 }
+
+/// A `/proc/PID/status` field given in kB (`VmRSS:`, `VmHWM:`), as bytes.
+pub fn proc_status_bytes(pid: u32, field: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(field))
+        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"));
+    let kb: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// Panics when the pool of process `pid` (a `serve` that has ended) left a
+/// session's tmpfs mount (`…/pool-<pid>-<tag>/<identifier>`, root pools) or a
+/// cgroup (`sessionpad-<pid>-<tag>`, v1 controllers or v2) behind.
+pub fn assert_pool_left_nothing(pid: u32) {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let folder = format!("/pool-{pid}-");
+    let left: Vec<&str> = mounts.lines().filter(|l| l.contains(&folder)).collect();
+    assert!(left.is_empty(), "mounts left behind: {left:#?}");
+    let cgroup = format!("sessionpad-{pid}-");
+    let root = std::path::Path::new("/sys/fs/cgroup");
+    let mut dirs = vec![root.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(root) {
+        dirs.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.starts_with(&cgroup),
+                "cgroup left behind: {}",
+                e.path().display()
+            );
+        }
+    }
+}

@@ -26,8 +26,12 @@ use super::sandbox::{Jail, Sandbox};
 use crate::client::{ContainerType, Execution};
 
 mod outputs;
+mod relay;
+mod zmtp;
 use outputs::Run;
 pub use outputs::{MAX_IMAGE_BYTES, MAX_RESULT_BYTES, MAX_STREAM_BYTES, OutputLimits};
+pub use relay::MAX_KERNEL_MESSAGE_BYTES;
+use relay::{Relay, Tripped};
 
 /// The private MIME type under which the kernel start-up script publishes the
 /// JSON-typed value of a cell's last expression (`assets/python/kernel_startup.py`).
@@ -174,6 +178,9 @@ pub struct Kernel {
     dead: bool,
     /// The kernel's cgroup and rlimits (the cgroup goes when the kernel does).
     limits: KernelLimits,
+    /// Between the pool's sockets and the kernel's: stops a message over
+    /// [`MAX_KERNEL_MESSAGE_BYTES`].
+    relay: Relay,
 }
 
 impl Kernel {
@@ -203,18 +210,10 @@ impl Kernel {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
                 .map_err(|e| io(dir, e))?;
         }
-        let info = ConnectionInfo {
-            ip: dir.join("k").to_string_lossy().into_owned(),
-            transport: Transport::IPC,
-            shell_port: 1,
-            iopub_port: 2,
-            stdin_port: 3,
-            control_port: 4,
-            hb_port: 5,
-            key: uuid::Uuid::new_v4().simple().to_string(),
-            signature_scheme: "hmac-sha256".into(),
-            kernel_name: Some("python3".into()),
-        };
+        let info = ipc_connection(
+            dir.join("k").to_string_lossy().into_owned(),
+            uuid::Uuid::new_v4().simple().to_string(),
+        );
         let conn_file = dir.join("connection.json");
         let json = serde_json::to_vec(&info).map_err(|e| io(&conn_file, e.into()))?;
         std::fs::write(&conn_file, json).map_err(|e| io(&conn_file, e))?;
@@ -271,6 +270,14 @@ impl Kernel {
     ) -> Result<Self, KernelError> {
         let session_id = uuid::Uuid::new_v4().to_string();
         let not_ready = |e: jupyter_zmq_client::RuntimeError| KernelError::NotReady(e.to_string());
+        // The pool's sockets reach the kernel's through the relay, in a folder
+        // beside the runtime folder (which the sandbox binds; this one it does not).
+        let relay_dir = PathBuf::from(format!("{}.relay", runtime_dir.display()));
+        let (relay, info) = Relay::start(info, &relay_dir).map_err(|source| KernelError::Io {
+            path: relay_dir.clone(),
+            source,
+        })?;
+        let info = &info;
         // The kernel binds its sockets a moment after it starts; connecting to an
         // IPC path that does not exist yet fails, so retry until the socket file
         // appears or the process exits.
@@ -305,6 +312,7 @@ impl Kernel {
             runtime_dir,
             dead: false,
             limits,
+            relay,
         })
     }
 
@@ -351,8 +359,13 @@ impl Kernel {
             .hit_process_limit(|| super::process::tree_size(pid))
     }
 
-    /// True once the kernel process has exited or been killed.
+    /// True once the kernel process has exited or been killed, or sent a
+    /// message over [`MAX_KERNEL_MESSAGE_BYTES`] (it is then killed: its
+    /// channel was cut).
     pub fn is_dead(&mut self) -> bool {
+        if !self.dead && self.relay.tripped_now().is_some() {
+            self.kill();
+        }
         if !self.dead && self.process.try_wait().is_some() {
             self.dead = true;
         }
@@ -397,6 +410,7 @@ impl Kernel {
                 run.out_of_memory(self.limits.memory_bytes());
             }
             Collect::Died => run.died(),
+            Collect::Refused(tripped) => self.refused(&mut run, tripped),
             Collect::TimedOut => {
                 run.timed_out();
                 self.interrupt().await;
@@ -412,10 +426,22 @@ impl Kernel {
         }
         // The execute_reply on shell belongs to this request; drain it so the next
         // execution does not read a stale reply.
-        if !self.is_dead() {
+        if self.relay.tripped_now().is_none() && !self.is_dead() {
             let _ = tokio::time::timeout(Duration::from_millis(200), self.shell.read()).await;
         }
+        // A message over the cap on another channel (shell, control) ends it too.
+        if let (false, Some(tripped)) = (self.dead, self.relay.tripped_now()) {
+            self.refused(&mut run, tripped);
+        }
         run.finish(started)
+    }
+
+    /// The kernel sent a message over [`MAX_KERNEL_MESSAGE_BYTES`] (or broke
+    /// the framing): the relay cut that channel, so the kernel is killed and
+    /// the execution fails saying why.
+    fn refused(&mut self, run: &mut Run, tripped: Tripped) {
+        run.aborted(&tripped.explain());
+        self.kill();
     }
 
     /// Reads IOPub until the kernel reports idle for `msg_id`, the deadline
@@ -439,6 +465,9 @@ impl Kernel {
                     Ok(_) => {}
                     Err(e) => {
                         tracing::warn!("iopub read failed: {e}");
+                        if let Some(tripped) = self.relay.tripped_now() {
+                            return Collect::Refused(tripped);
+                        }
                         if self.is_dead() {
                             return Collect::Died;
                         }
@@ -448,6 +477,7 @@ impl Kernel {
                     self.dead = true;
                     return Collect::Died;
                 }
+                tripped = self.relay.tripped() => return Collect::Refused(tripped),
                 () = tokio::time::sleep_until(deadline) => return Collect::TimedOut,
             }
         }
@@ -532,6 +562,25 @@ enum Collect {
     Idle,
     Died,
     TimedOut,
+    /// The relay stopped a channel ([`Relay::tripped`]).
+    Refused(Tripped),
+}
+
+/// A kernel's connection over IPC: its sockets are `<ip>-1` (shell) to
+/// `<ip>-5` (heartbeat), messages signed with HMAC-SHA256 and `key`.
+fn ipc_connection(ip: String, key: String) -> ConnectionInfo {
+    ConnectionInfo {
+        ip,
+        transport: Transport::IPC,
+        shell_port: 1,
+        iopub_port: 2,
+        stdin_port: 3,
+        control_port: 4,
+        hb_port: 5,
+        key,
+        signature_scheme: "hmac-sha256".into(),
+        kernel_name: Some("python3".into()),
+    }
 }
 
 fn parent_id(msg: &JupyterMessage) -> Option<&str> {

@@ -362,6 +362,13 @@ impl Run {
         );
     }
 
+    /// The pool ended the execution and says why in `text` (one line, ending
+    /// with a newline): the execution fails.
+    pub(super) fn aborted(&mut self, text: &str) {
+        self.failed = true;
+        self.stderr.notice(text);
+    }
+
     /// The code could not be sent to the kernel (`why`): the execution fails.
     pub(super) fn not_sent(&mut self, why: &str) {
         self.failed = true;
