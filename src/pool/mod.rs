@@ -17,6 +17,7 @@ mod manage;
 mod mcp_host;
 pub mod process;
 pub(crate) mod record;
+mod remembered;
 pub mod runtime;
 pub mod sandbox;
 pub mod server;
