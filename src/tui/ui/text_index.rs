@@ -439,7 +439,6 @@ impl<'a> TextView<'a> {
     /// text rather than one per line.
     fn find_plain(&self, query: &str, from: usize, forward: bool) -> Option<usize> {
         let text = self.text;
-        let line_of = |at: usize| self.line_of(at);
         let after = self.start(from + 1);
         let before = self.start(from);
         let (Some(head), Some(tail)) = (text.get(..after), text.get(after..)) else {
@@ -457,7 +456,8 @@ impl<'a> TextView<'a> {
                 .rfind(query)
                 .or_else(|| below.rfind(query).map(|i| before + i))
         };
-        hit.map(line_of).filter(|&n| n < self.line_count())
+        hit.map(|at| self.line_of(at))
+            .filter(|&n| n < self.line_count())
     }
 }
 
