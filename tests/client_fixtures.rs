@@ -789,7 +789,7 @@ async fn uploads_over_128_mib_are_refused_before_sending() {
             .client(v)
             .upload_file(ID, &local, "big.bin", None, &no_progress)
             .await;
-        assert!(matches!(r, Err(ClientError::TooLarge)), "{r:?}");
+        assert!(matches!(r, Err(ClientError::TooLarge { .. })), "{r:?}");
         assert!(rec.requests().is_empty());
     }
     let rec = Recorder::start(vec![]).await;
@@ -1107,7 +1107,7 @@ async fn the_services_413_is_too_large() {
         .client(ApiVersion::V2024_02_02)
         .upload_file(ID, &local, "x.bin", None, &no_progress)
         .await;
-    assert!(matches!(r, Err(ClientError::TooLarge)), "{r:?}");
+    assert!(matches!(r, Err(ClientError::TooLarge { .. })), "{r:?}");
 }
 
 #[tokio::test]

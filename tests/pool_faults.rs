@@ -147,7 +147,7 @@ async fn sandboxed_sessions_have_no_network_and_a_read_only_root() {
     assert_eq!(home.status, ExecutionStatus::Succeeded, "{}", home.stderr);
     let session = pool.pool.registry().get(&id).unwrap();
     assert_eq!(
-        std::fs::read_to_string(session.folder.join("a.txt")).unwrap(),
+        std::fs::read_to_string(pool.pool.registry().files_of(&session).join("a.txt")).unwrap(),
         "hi"
     );
 }
@@ -173,7 +173,7 @@ async fn without_a_sandbox_mnt_data_maps_to_the_session_folder() {
     );
     let session = pool.pool.registry().get(&id).unwrap();
     assert_eq!(
-        std::fs::read_to_string(session.folder.join("sub/x.txt")).unwrap(),
+        std::fs::read_to_string(pool.pool.registry().files_of(&session).join("sub/x.txt")).unwrap(),
         "mapped"
     );
 }

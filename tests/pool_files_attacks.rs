@@ -145,7 +145,7 @@ fn session_folder(pool: &TestPool, marker: &str) -> PathBuf {
         .registry()
         .list()
         .into_iter()
-        .map(|s| s.folder.clone())
+        .map(|s| pool.pool.registry().files_of(&s))
         .find(|p| p.join(marker).exists() || std::fs::symlink_metadata(p.join(marker)).is_ok())
         .unwrap_or_else(|| panic!("no session folder holds {marker}"))
 }

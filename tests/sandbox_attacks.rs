@@ -224,7 +224,16 @@ async fn another_sessions_folder_and_kernel_are_out_of_reach() {
     )
     .await;
     let session = pool.pool.registry().get(&victim).expect("victim session");
-    let mut paths = vec![session.folder.join("victim.txt"), session.folder.clone()];
+    // Where the files are (a holder's view when a tmpfs in the pool's user
+    // namespace holds them), and the folder's own path on the host.
+    let view = pool.pool.registry().files_of(&session);
+    assert!(view.join("victim.txt").exists());
+    let mut paths = vec![
+        view.join("victim.txt"),
+        view,
+        session.folder.join("victim.txt"),
+        session.folder.clone(),
+    ];
     // The victim's kernel runtime folders (connection file with its key).
     let runtime: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
         .unwrap()
@@ -362,7 +371,7 @@ async fn sessions_never_act_as_host_root() {
     all_blocked(&out);
     assert!(!out.contains("uid 0\n"), "{out}");
     let session = pool.pool.registry().get(&id).unwrap();
-    let meta = std::fs::metadata(session.folder.join("mine.txt")).unwrap();
+    let meta = std::fs::metadata(pool.pool.registry().files_of(&session).join("mine.txt")).unwrap();
     assert_ne!(
         std::os::unix::fs::MetadataExt::uid(&meta),
         0,
@@ -386,7 +395,8 @@ async fn memory_over_the_limit_fails_the_cell_and_the_pool_lives_on() {
     assert_eq!(e.status, ExecutionStatus::Failed, "{e:?}");
     // The attack ran up to the allocation (its output may die with the kernel,
     // so it leaves a mark in its folder instead).
-    let folder = pool.pool.registry().get(&hog).unwrap().folder.clone();
+    let registry = pool.pool.registry();
+    let folder = registry.files_of(&registry.get(&hog).unwrap());
     assert!(folder.join("hog-started").exists(), "{e:?}");
     assert!(!e.stdout.contains("LEAKED"));
     // cgroups: the kernel is killed and Azure's "Execution aborted"; rlimits: a
@@ -461,51 +471,89 @@ print("children", children, "refused", refused, flush=True)
 async fn tmp_data_and_file_sizes_are_limited() {
     let Some(pool) = pool().await else { return };
     let client = pool.client(ApiVersion::V2025_10_02);
+    // One file past /tmp's size and past /mnt/data's; then /mnt/data's total:
+    // files of 20 MiB each, every one under the 64 MiB file limit.
     let code = r#"
 import os
-def fill(path, total):
-    print("trying", path)
+def fill(path, total, ok=False):
+    print("writing" if ok else "trying", path)
     written = 0
     try:
         with open(path, "wb") as f:
             while written < total:
                 f.write(b"z" * (1024 * 1024))
                 written += 1024 * 1024
-        print("LEAKED", path, written)
+        print("wrote" if ok else "LEAKED", path, written // (1024*1024), "MiB")
     except OSError as e:
         print(f"blocked {path}: {e} after {written // (1024*1024)} MiB")
 fill("/tmp/big", 100 * 1024 * 1024)
+os.remove("/tmp/big")  # IPython keeps its history below /tmp (HOME)
 fill("/mnt/data/big", 100 * 1024 * 1024)
+os.remove("/mnt/data/big")
+fill("/mnt/data/a", 20 * 1024 * 1024, ok=True)
+fill("/mnt/data/b", 20 * 1024 * 1024, ok=True)
+fill("/mnt/data/c", 20 * 1024 * 1024)
 "#;
-    let out = run_ok(&client, &identifier(), code).await;
+    let id = identifier();
+    let out = run_ok(&client, &id, code).await;
     all_blocked(&out);
+    let blocked_after = |path: &str| -> u64 {
+        out.lines()
+            .find_map(|l| {
+                l.strip_prefix(&format!(
+                    "blocked {path}: [Errno 28] No space left on device after "
+                ))
+            })
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{path} was not full:\n{out}"))
+    };
     // /tmp: 32 MiB of tmpfs (the kernel keeps a little there itself).
-    let tmp_mib: u64 = out
-        .lines()
-        .find_map(|l| l.strip_prefix("blocked /tmp/big: [Errno 28] No space left on device after "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("/tmp was not full:\n{out}"));
-    assert!((24..=32).contains(&tmp_mib), "{out}");
-    // /mnt/data: a 48 MiB tmpfs where the pool runs as root, else files of at
-    // most 64 MiB.
-    let data_fs = pool
+    assert!((24..=32).contains(&blocked_after("/tmp/big")), "{out}");
+    // /mnt/data: a 48 MiB tmpfs, on the host where the pool runs as root, else
+    // in the pool's user namespace. One file stops at 48 MiB, before its 64 MiB
+    // file limit; and the third 20 MiB file stops at what the first two left.
+    let mechanism = pool
         .pool
         .isolation()
         .limits
         .iter()
-        .any(|l| l.what == "/mnt/data" && l.mechanism == "tmpfs");
-    if data_fs {
-        assert!(
-            out.contains("blocked /mnt/data/big: [Errno 28] No space left on device after 48 MiB"),
-            "{out}"
-        );
-    } else {
-        assert!(
-            out.contains("blocked /mnt/data/big: [Errno 27] File too large after 64 MiB"),
-            "{out}"
-        );
-    }
+        .find(|l| l.what == "/mnt/data")
+        .map(|l| l.mechanism.clone())
+        .unwrap_or_default();
+    assert!(mechanism.starts_with("tmpfs"), "{mechanism}");
+    assert_eq!(blocked_after("/mnt/data/big"), 48, "{out}");
+    assert!(out.contains("wrote /mnt/data/a 20 MiB"), "{out}");
+    assert!(out.contains("wrote /mnt/data/b 20 MiB"), "{out}");
+    assert!((7..=8).contains(&blocked_after("/mnt/data/c")), "{out}");
+    // The pool sees the session's files (the same tmpfs), and an upload that
+    // does not fit gets a clear 413, not a half-written file.
+    let names: Vec<String> = client
+        .list_files(&id, None, false)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| f.name)
+        .collect();
+    assert!(
+        names.contains(&"a".to_string()) && names.contains(&"b".to_string()),
+        "{names:?}"
+    );
+    let local = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(local.path(), vec![1u8; 16 * 1024 * 1024]).unwrap();
+    let err = client
+        .upload_file(&id, local.path(), "big-upload.bin", None, &|_, _| {})
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("413") && text.contains("is full"), "{text}");
+    let after = run_ok(
+        &client,
+        &id,
+        "import os\nprint(sorted(os.listdir('/mnt/data')))",
+    )
+    .await;
+    assert!(!after.contains("big-upload"), "{after}");
 }
 
 #[tokio::test]
@@ -595,7 +643,12 @@ async fn shell_commands_see_no_host_files() {
     std::fs::write(&cached, "TOPSECRET").unwrap();
     let victim = identifier();
     shell_ok(&client, &victim, "echo VICTIM-DATA > /mnt/data/victim.txt").await;
-    let folder = pool.pool.registry().get(&victim).unwrap().folder.clone();
+    let session = pool.pool.registry().get(&victim).unwrap();
+    let (folder, view) = (
+        session.folder.clone(),
+        pool.pool.registry().files_of(&session),
+    );
+    assert!(view.join("victim.txt").exists());
     let paths = vec![
         secret.clone(),
         cached.clone(),
@@ -605,6 +658,8 @@ async fn shell_commands_see_no_host_files() {
         home.join(".config"),
         folder.join("victim.txt"),
         folder,
+        view.join("victim.txt"),
+        view,
         pool.dir.path().join("sessions"),
     ];
     let out = shell_ok(&client, &identifier(), &shell_read_each(&paths)).await;
@@ -653,7 +708,7 @@ done"#,
     all_blocked(&out);
     assert!(!out.contains("uid 0 "), "{out}");
     let session = pool.pool.registry().get(&id).unwrap();
-    let meta = std::fs::metadata(session.folder.join("mine.txt")).unwrap();
+    let meta = std::fs::metadata(pool.pool.registry().files_of(&session).join("mine.txt")).unwrap();
     assert_ne!(std::os::unix::fs::MetadataExt::uid(&meta), 0);
 }
 

@@ -68,9 +68,14 @@ pub enum ClientError {
         /// `folder NAME`, relative to `/mnt/data`.
         missing: Option<String>,
     },
-    /// HTTP 413: an upload over the 128 MB limit.
-    #[error("413: the file is larger than the pool accepts (128 MB)")]
-    TooLarge,
+    /// HTTP 413: an upload over the 128 MB limit (`aca-api.md` §6.2), or, from
+    /// the local pool, one the session's `/mnt/data` has no room for (its
+    /// message says which).
+    #[error("413: {}", .message.as_deref().unwrap_or("the file is larger than the pool accepts (128 MB)"))]
+    TooLarge {
+        /// The service's message, if any.
+        message: Option<String>,
+    },
     /// HTTP 429: too many requests or sessions; retry after the given delay.
     #[error("429 Too Many Requests{}", retry_after.map(|d| format!(": retry after {} s", d.as_secs())).unwrap_or_default())]
     TooManyRequests {

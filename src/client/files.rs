@@ -207,7 +207,7 @@ impl SessionClient {
             .map_err(|e| local_err("read", e))?
             .len();
         if total > MAX_UPLOAD {
-            return Err(ClientError::TooLarge);
+            return Err(ClientError::TooLarge { message: None });
         }
         let (tx, mut sent_rx) = tokio::sync::watch::channel(0u64);
         let mut sent = 0u64;

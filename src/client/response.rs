@@ -36,7 +36,7 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
             code: body_code.or(header_code),
             missing: None,
         },
-        StatusCode::PAYLOAD_TOO_LARGE => ClientError::TooLarge,
+        StatusCode::PAYLOAD_TOO_LARGE => ClientError::TooLarge { message },
         StatusCode::TOO_MANY_REQUESTS => ClientError::TooManyRequests { retry_after },
         _ => ClientError::Service {
             status: status.as_u16(),

@@ -100,7 +100,7 @@ async fn open(pool: &Pool, query: &HashMap<String, String>) -> Result<Ctx, WireE
         .registry
         .get_or_create(&identifier)
         .map_err(|e| internal(format!("cannot create the session folder: {e}")))?;
-    let folder = session.folder.clone();
+    let folder = pool.registry.files_of(&session);
     let root = blocking(move || Root::open(&folder))
         .await?
         .map_err(|e| internal(format!("cannot open the session folder: {e}")))?;

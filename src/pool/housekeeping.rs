@@ -55,7 +55,7 @@ pub fn sweep(sessions_dir: &Path, runtime_parent: &Path) -> usize {
             // Session folders may be tmpfs mount points (root pools).
             if let Ok(entries) = std::fs::read_dir(&path) {
                 for e in entries.flatten() {
-                    super::data_fs::unmount(&e.path());
+                    super::data_fs::host::unmount(&e.path());
                 }
             }
             match std::fs::remove_dir_all(&path) {
@@ -98,7 +98,7 @@ fn sweep_mounts() -> usize {
         };
         let is_session = leaf.len() == 32 && leaf.bytes().all(|b| b.is_ascii_hexdigit());
         if is_session && owner(parent, "pool-").is_some_and(|pid| !alive(pid)) {
-            super::data_fs::unmount(path);
+            super::data_fs::host::unmount(path);
             n += 1;
         }
     }

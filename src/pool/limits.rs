@@ -45,7 +45,8 @@ pub struct Limits {
     /// Largest file the session may write in `/mnt/data`, bytes (default 1 GiB).
     pub file_bytes: u64,
     /// Size of `/mnt/data`, bytes (default 1 GiB), where the pool can give each
-    /// session a file system of its own (root; see `data_fs`).
+    /// session a file system of its own (a sandbox and, without root, user
+    /// namespaces; see `data_fs`).
     pub data_bytes: u64,
     /// CPU weight relative to other sessions, 1–10000 (default 100, an equal
     /// share; cgroup v1 `cpu.shares` = weight × 1024 / 100).
@@ -172,9 +173,10 @@ impl Enforcer {
         self.limits
     }
 
-    /// Each limit and what enforces it, for the pool's info; `data_fs` says
-    /// whether session folders are file systems of their own (root pools).
-    pub fn report(&self, data_fs: bool) -> Vec<Limit> {
+    /// Each limit and what enforces it, for the pool's info; `data_fs` is what
+    /// gives session folders a size ([`super::data_fs::DataFs::mechanism`]), if
+    /// anything does.
+    pub fn report(&self, data_fs: Option<&str>) -> Vec<Limit> {
         let l = self.limits;
         let cg = self.pool.as_ref().map(|p| {
             if p.v2 {
@@ -206,19 +208,23 @@ impl Enforcer {
             }
         }
         out.push(limit("/tmp", human_bytes(l.tmp_bytes), "tmpfs"));
-        if data_fs {
+        if let Some(mechanism) = data_fs {
+            // A tmpfs page is charged to the cgroup of the process that writes it.
+            let counted = if cg.is_some() {
+                "counted in the session's memory"
+            } else {
+                "held in memory"
+            };
             out.push(limit(
                 "/mnt/data",
-                format!(
-                    "{}, counted in the session's memory",
-                    human_bytes(l.data_bytes)
-                ),
-                "tmpfs",
+                format!("{}, {counted}", human_bytes(l.data_bytes)),
+                mechanism,
             ));
         } else {
             out.push(limit(
                 "/mnt/data",
-                "not limited in total (the pool needs root to give it a size)".to_string(),
+                "not limited in total (no sandbox, or no user namespace to give it a size)"
+                    .to_string(),
                 "none",
             ));
         }
@@ -464,7 +470,7 @@ mod tests {
             pool: None,
             next: AtomicU64::new(0),
         };
-        let report = e.report(false);
+        let report = e.report(None);
         assert!(report.iter().all(|l| !l.mechanism.is_empty()));
         assert!(
             report

@@ -260,15 +260,16 @@ impl LocalPool {
             None => Vec::new(),
         };
         let enforcer = limits::Enforcer::new(opts.limits, &format!("sessionpad-{tag}"));
+        let data_fs = data_fs::DataFs::detect(sandbox.as_ref());
         let isolation = match &sandbox {
             Some(s) => Isolation {
                 unsandboxed: None,
-                limits: enforcer.report(s.drops_root()),
+                limits: enforcer.report(data_fs.mechanism()),
                 notes: s.notes(),
             },
             None => Isolation {
                 unsandboxed: warnings.last().cloned(),
-                limits: enforcer.report(false),
+                limits: enforcer.report(None),
                 notes: Vec::new(),
             },
         };
@@ -276,6 +277,7 @@ impl LocalPool {
             sandbox,
             python_dirs,
             enforcer,
+            data_fs,
             isolation,
             tag,
         };

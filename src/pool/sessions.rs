@@ -14,6 +14,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 
 use super::PoolOptions;
+use super::data_fs::DataFs;
 use super::image::PythonEnv;
 use super::kernel::{Interrupter, Kernel, KernelLaunch};
 use super::limits::Enforcer;
@@ -103,6 +104,8 @@ pub struct Confinement {
     pub python_dirs: Vec<PathBuf>,
     /// The per-session limits and their mechanism.
     pub enforcer: Enforcer,
+    /// What gives session folders their size.
+    pub data_fs: DataFs,
     /// What is in force, for people.
     pub isolation: super::Isolation,
     /// A name unique among live pools ([`super::housekeeping::pool_tag`]).
@@ -116,8 +119,10 @@ pub struct SessionRegistry {
     isolation: super::Isolation,
     python_dirs: Arc<Vec<PathBuf>>,
     enforcer: Arc<Enforcer>,
-    /// Session folders that are tmpfs mount points, unmounted when the pool goes
-    /// even without [`SessionRegistry::shutdown`].
+    /// What gives session folders their size.
+    data_fs: DataFs,
+    /// Session folders that are tmpfs mount points on the host, unmounted when
+    /// the pool goes even without [`SessionRegistry::shutdown`].
     mounts: StdMutex<std::collections::HashSet<PathBuf>>,
     /// The session uids handed out so far (see [`SESSION_UID_BASE`]).
     next_uid: std::sync::atomic::AtomicU32,
@@ -148,6 +153,7 @@ impl SessionRegistry {
             sandbox,
             python_dirs,
             enforcer,
+            data_fs,
             isolation,
             tag,
         } = confinement;
@@ -157,6 +163,7 @@ impl SessionRegistry {
             isolation,
             python_dirs: Arc::new(python_dirs),
             enforcer: Arc::new(enforcer),
+            data_fs,
             mounts: StdMutex::new(std::collections::HashSet::new()),
             // Pools start at a random uid so that two pools rarely share one.
             next_uid: std::sync::atomic::AtomicU32::new(rand::RngExt::random_range(
@@ -209,6 +216,7 @@ impl SessionRegistry {
             sandbox: self.sandbox.clone(),
             uid,
             enforcer: self.enforcer.clone(),
+            holder: self.data_fs.holder().cloned(),
             processes: self.processes.clone(),
             container_type: self.container_type,
         }
@@ -221,8 +229,8 @@ impl SessionRegistry {
 
     /// Creates a new session folder and the uid it belongs to: with a sandbox that
     /// drops root, the folder is given to a session uid of its own (mode 0700), so
-    /// the kernel can write it and no other session can, and it is a tmpfs of the
-    /// session's data size ([`super::data_fs`]).
+    /// the kernel can write it and no other session can. It is a tmpfs of the
+    /// session's data size where the pool can mount one ([`DataFs`]).
     fn new_folder(&self) -> std::io::Result<(uuid::Uuid, PathBuf, u32)> {
         let guid = uuid::Uuid::new_v4();
         let folder = self.sessions_dir.join(guid.simple().to_string());
@@ -233,18 +241,31 @@ impl SessionRegistry {
             use std::os::unix::fs::PermissionsExt;
             std::os::unix::fs::chown(&folder, Some(uid), Some(uid))?;
             std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700))?;
-            if let Err(e) = super::data_fs::mount(&folder, self.enforcer.limits().data_bytes, uid) {
-                let _ = std::fs::remove_dir(&folder);
-                return Err(e);
-            }
+        }
+        if let Err(e) = self
+            .data_fs
+            .mount(&folder, self.enforcer.limits().data_bytes, uid)
+        {
+            let _ = std::fs::remove_dir(&folder);
+            return Err(e);
+        }
+        if matches!(self.data_fs, DataFs::Host) {
             lock(&self.mounts).insert(folder.clone());
         }
         Ok((guid, folder, uid))
     }
 
+    /// Where the pool reaches the files of `session`'s `/mnt/data` (for the file
+    /// routes): its folder, or the folder's tmpfs as the pool's namespace sees it
+    /// ([`DataFs::view`]).
+    pub fn files_of(&self, session: &Session) -> PathBuf {
+        self.data_fs.view(&session.folder)
+    }
+
     /// Removes a session folder (unmounting its tmpfs first, if it has one).
     fn remove_folder(&self, folder: &std::path::Path) {
-        super::data_fs::remove(folder);
+        self.data_fs.unmount(folder);
+        let _ = std::fs::remove_dir_all(folder);
         lock(&self.mounts).remove(folder);
     }
 
@@ -484,7 +505,7 @@ impl SessionRegistry {
         self.processes.close();
         lock(&self.refills).abort_all();
         for folder in lock(&self.mounts).drain() {
-            super::data_fs::unmount(&folder);
+            super::data_fs::host::unmount(&folder);
         }
     }
 }

@@ -87,7 +87,7 @@ impl From<&ClientError> for Failure {
             }
             ClientError::Forbidden { .. } => FailureKind::Forbidden,
             ClientError::NotFound { .. } => FailureKind::NotFound,
-            ClientError::TooLarge
+            ClientError::TooLarge { .. }
             | ClientError::TooManyRequests { .. }
             | ClientError::NotSupported { .. }
             | ClientError::InvalidArgument(_) => FailureKind::Refused,

@@ -439,7 +439,7 @@ impl Ctx {
             };
             match outcome {
                 Ok(_) => sent.push(format!("{name} ({})", human_size(size))),
-                Err(ClientError::TooLarge) => {
+                Err(ClientError::TooLarge { message: None }) => {
                     return format!("{name} is too large for the pool (over 128 MiB)");
                 }
                 Err(e) => return format!("cannot upload {name}: {e}"),

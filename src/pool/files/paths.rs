@@ -251,13 +251,37 @@ impl FsError {
             FsError::Unsupported(p, what) => invalid(format!(
                 "{p} is {what}; only regular files and folders can be read or written"
             )),
-            FsError::Io(p, e) => WireError {
+            FsError::Io(p, e) => no_room(&p, &e).unwrap_or_else(|| WireError {
                 status: StatusCode::INTERNAL_SERVER_ERROR,
                 code: "InternalServerError",
                 message: format!("cannot access {p}: {e}"),
-            },
+            }),
         }
     }
+}
+
+/// 413 when `e` says the session's `/mnt/data` has no room for what was being
+/// written to `p`: `InsufficientStorage` when it is full (`ENOSPC`, `EDQUOT`; its
+/// size is in the pool's info), `FileTooLarge` past the largest file a session may
+/// write (`EFBIG`). `None` for any other error. Nothing half-written is kept: an
+/// upload is written to a temporary file that goes on failure.
+pub(crate) fn no_room(p: &str, e: &io::Error) -> Option<WireError> {
+    let (code, why) = match e.raw_os_error()? {
+        libc::ENOSPC | libc::EDQUOT => (
+            "InsufficientStorage",
+            "the session's /mnt/data is full (its size is in the pool's info)",
+        ),
+        libc::EFBIG => (
+            "FileTooLarge",
+            "it is larger than the largest file a session may write (in the pool's info)",
+        ),
+        _ => return None,
+    };
+    Some(WireError {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code,
+        message: format!("{p} was not written: {why}"),
+    })
 }
 
 #[cfg(test)]

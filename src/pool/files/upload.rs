@@ -287,10 +287,10 @@ impl TempFile {
 
     /// Appends `bytes` (buffered).
     async fn write(&mut self, bytes: &[u8]) -> Result<(), WireError> {
-        self.file
-            .write_all(bytes)
-            .await
-            .map_err(|e| internal(format!("cannot write the upload file: {e}")))
+        self.file.write_all(bytes).await.map_err(|e| {
+            super::paths::no_room(&self.rel.display(), &e)
+                .unwrap_or_else(|| internal(format!("cannot write the upload file: {e}")))
+        })
     }
 
     /// Flushes, renames to the upload's name within its folder (replacing a file

@@ -106,6 +106,10 @@ pub struct KernelLaunch {
     pub uid: u32,
     /// The per-session limits and how they are enforced here.
     pub enforcer: Arc<Enforcer>,
+    /// The namespace holding the session folders' tmpfs, which a sandboxed
+    /// kernel starts in (a pool that does not run as root; see
+    /// [`super::data_fs::namespace`]).
+    pub holder: Option<Arc<super::data_fs::Holder>>,
     /// The pool's kernel processes, which the new one joins as soon as it exists.
     pub processes: Arc<Processes>,
     /// What the pool's sessions run: a Shell pool's kernel also loads the shell
@@ -147,6 +151,9 @@ impl KernelLaunch {
                     .map_err(|e| io(&self.runtime_dir, e))?;
                 let mut cmd = built.command;
                 cmd.env_clear().envs(kernel_env(python_bin, None));
+                if let Some(holder) = &self.holder {
+                    holder.enter(&mut cmd);
+                }
                 (cmd, built.inherited)
             }
             None => {

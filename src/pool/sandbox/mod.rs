@@ -35,6 +35,7 @@ use std::sync::Arc;
 use tokio::process::Command;
 
 use self::binds::Bind;
+use super::data_fs::Holder;
 
 /// The uid and gid sessions have inside the sandbox when the pool does not run as
 /// root (a user namespace maps it to the pool's own uid).
@@ -159,18 +160,34 @@ impl Sandbox {
             seccomp: Arc::new(seccomp),
             system: Arc::new(binds::system(egress)),
         };
-        sandbox.probe()?;
+        sandbox.probe(None)?;
         Ok(sandbox)
     }
 
+    /// Whether kernels can start in `holder`'s namespaces (a bubblewrap of
+    /// their own inside, binding a tmpfs mounted there): runs `true` so.
+    ///
+    /// # Errors
+    ///
+    /// Why they cannot (e.g. nested user namespaces are refused).
+    pub fn works_in(&self, holder: &Arc<Holder>) -> Result<(), NoSandbox> {
+        self.probe(Some(holder))
+    }
+
     /// Runs `true` in a sandbox built like a kernel's (without the Python
-    /// environment), to find out whether this machine lets bubblewrap do it.
-    fn probe(&self) -> Result<(), NoSandbox> {
+    /// environment), to find out whether this machine lets bubblewrap do it;
+    /// inside `holder`'s namespaces with its data folder a tmpfs there, if given.
+    fn probe(&self, holder: Option<&Arc<Holder>>) -> Result<(), NoSandbox> {
         let dir = tempfile::tempdir().map_err(|e| NoSandbox::Unusable(e.to_string()))?;
         let folder = dir.path().join("data");
         let runtime = dir.path().join("run");
         for d in [&folder, &runtime] {
             std::fs::create_dir(d).map_err(|e| NoSandbox::Unusable(e.to_string()))?;
+        }
+        if let Some(holder) = holder {
+            holder
+                .mount(&folder, 1 << 20)
+                .map_err(|e| NoSandbox::Unusable(format!("tmpfs in a user namespace: {e}")))?;
         }
         let uid = SESSION_UID_BASE;
         if self.setpriv.is_some() {
@@ -191,12 +208,20 @@ impl Sandbox {
         let built = self
             .command(&jail)
             .map_err(|e| NoSandbox::Unusable(e.to_string()))?;
-        let mut cmd = built.command.into_std();
+        let mut cmd = built.command;
+        if let Some(holder) = holder {
+            holder.enter(&mut cmd);
+        }
         let out = cmd
+            .into_std()
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| NoSandbox::Unusable(e.to_string()))?;
+            .map_err(|e| NoSandbox::Unusable(e.to_string()));
         drop(built.inherited);
+        if let Some(holder) = holder {
+            holder.unmount(&folder);
+        }
+        let out = out?;
         if !out.status.success() {
             let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
             return Err(NoSandbox::Unusable(if msg.is_empty() {

@@ -1,10 +1,5 @@
-//! A session folder of its own size: when the pool runs as root with a sandbox,
-//! each session's `/mnt/data` is a tmpfs mounted on its folder, limited to
-//! [`super::limits::Limits::data_bytes`], owned by the session's uid. Its pages
-//! live in memory, and what the session itself writes counts against its memory
-//! limit too. Without root a pool cannot mount, and the folder is an ordinary
-//! one (each file limited by `RLIMIT_FSIZE`; the total is not limited: the pool's
-//! info says so).
+//! Sized `/mnt/data` folders for a pool that runs as root: a tmpfs mounted on the
+//! host, on the session folder.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -48,10 +43,4 @@ pub fn unmount(folder: &Path) {
     let Ok(target) = c_path(folder) else { return };
     // SAFETY: `target` is a valid NUL-terminated string.
     unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
-}
-
-/// Removes a session folder: unmounts its tmpfs first, if it has one.
-pub fn remove(folder: &Path) {
-    unmount(folder);
-    let _ = std::fs::remove_dir_all(folder);
 }
