@@ -11,9 +11,9 @@
 //!   namespaces just before bubblewrap runs), so the sandbox's `--bind` of the
 //!   folder binds the tmpfs. It cannot be bound from outside: the kernel refuses a
 //!   bind of another mount namespace's mount;
-//! - the file routes reach the same files through the holder's root,
-//!   `/proc/<holder>/root/<folder>` ([`Holder::view`]), and resolve every name
-//!   beneath that folder as they do for any session folder;
+//! - the file routes reach the same files through the holder's root (a handle on
+//!   `/proc/<holder>/root` taken at its start; [`Holder::view`]), and resolve every
+//!   name beneath that folder as they do for any session folder;
 //! - the mounts die with the namespace: the holder is `cat` reading a pipe of the
 //!   pool's, so when the pool ends (even by `SIGKILL`) the holder sees end of file
 //!   and exits, and once its kernels are gone too, so are the tmpfs and their pages.
@@ -23,7 +23,7 @@
 //! session's memory limit; the pool's info says so.
 
 use std::ffi::CString;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -43,6 +43,9 @@ pub struct Holder {
     user_ns: OwnedFd,
     /// `/proc/<holder>/ns/mnt`, open.
     mount_ns: OwnedFd,
+    /// `/proc/<holder>/root`, open (`O_PATH`): the root of its mount namespace,
+    /// whatever later becomes of the holder's pid.
+    root: OwnedFd,
     /// The pool's uid and gid, which own the tmpfs.
     uid: u32,
     gid: u32,
@@ -122,12 +125,21 @@ impl Holder {
             )
             .map_err(std::io::Error::from)
         };
-        let opened = ns("user").and_then(|user| Ok((user, ns("mnt")?)));
+        let root = || {
+            rustix::fs::open(
+                format!("/proc/{}/root", child.id()),
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(std::io::Error::from)
+        };
+        let opened = ns("user").and_then(|user| Ok((user, ns("mnt")?, root()?)));
         match opened {
-            Ok((user_ns, mount_ns)) => Ok(Self {
+            Ok((user_ns, mount_ns, root)) => Ok(Self {
                 child,
                 user_ns,
                 mount_ns,
+                root,
                 uid,
                 gid,
             }),
@@ -227,11 +239,13 @@ impl Holder {
         }
     }
 
-    /// Where the pool itself reaches `folder` as the holder's namespace sees it
-    /// (its tmpfs): `/proc/<holder pid>/root/<folder>`.
+    /// Where this process reaches `folder` as the holder's namespace sees it (its
+    /// tmpfs): `/proc/self/fd/<root>/<folder>`, through the handle of the
+    /// holder's root taken at its start, so a pid reused after the holder's end
+    /// never leads elsewhere. Valid in this process only.
     pub fn view(&self, folder: &Path) -> PathBuf {
         let inside = folder.strip_prefix("/").unwrap_or(folder);
-        PathBuf::from(format!("/proc/{}/root", self.child.id())).join(inside)
+        PathBuf::from(format!("/proc/self/fd/{}", self.root.as_raw_fd())).join(inside)
     }
 
     /// Makes `cmd` start inside the holder's namespaces (its pre-exec step, after
