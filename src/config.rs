@@ -116,7 +116,7 @@ pub struct PoolLimits {
     pub tmp_size: Option<bytesize::ByteSize>,
     /// Largest file a session may write.
     pub file_size: Option<bytesize::ByteSize>,
-    /// Size of a session's `/mnt/data` (where the pool runs as root).
+    /// Size of a session's `/mnt/data` (a tmpfs of its own, where the sandbox runs).
     pub data_size: Option<bytesize::ByteSize>,
     /// CPU weight against other sessions, 1–10000 (100 is an equal share).
     pub cpu_weight: Option<u64>,

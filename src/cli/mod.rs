@@ -148,7 +148,7 @@ pub struct ServeOpt {
     /// Largest file a session may write (default 1 GiB; `[pool] file_size`).
     #[arg(long, value_name = "SIZE")]
     pub file_size: Option<bytesize::ByteSize>,
-    /// Size of each session's /mnt/data where the pool runs as root (default 1 GiB;
+    /// Size of each session's /mnt/data, a tmpfs of its own (default 1 GiB;
     /// `[pool] data_size`).
     #[arg(long, value_name = "SIZE")]
     pub data_size: Option<bytesize::ByteSize>,

@@ -49,6 +49,8 @@ pub struct Holder {
     /// The pool's uid and gid, which own the tmpfs.
     uid: u32,
     gid: u32,
+    /// `true`, the program of the short-lived processes that mount and unmount.
+    true_program: PathBuf,
 }
 
 fn c_path(path: &Path) -> std::io::Result<CString> {
@@ -89,12 +91,13 @@ impl Holder {
     ///
     /// The OS's: typically `EPERM` or `ENOSPC` where user namespaces are turned
     /// off or exhausted (`/proc/sys/user/max_user_namespaces`), `ENOENT` without
-    /// `cat`.
+    /// `cat` or `true`.
     pub fn start() -> std::io::Result<Self> {
         let uid = rustix::process::geteuid().as_raw();
         let gid = rustix::process::getegid().as_raw();
         let uid_map = format!("{uid} {uid} 1\n").into_bytes();
         let gid_map = format!("{gid} {gid} 1\n").into_bytes();
+        let true_program = program("true")?;
         let mut cmd = std::process::Command::new(program("cat")?);
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -142,6 +145,7 @@ impl Holder {
                 root,
                 uid,
                 gid,
+                true_program,
             }),
             Err(e) => {
                 let _ = child.kill();
@@ -173,7 +177,7 @@ impl Holder {
         op: impl Fn() -> std::io::Result<()> + Send + Sync + 'static,
     ) -> std::io::Result<()> {
         let me = self.clone();
-        let mut cmd = std::process::Command::new(program("true")?);
+        let mut cmd = std::process::Command::new(&self.true_program);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
