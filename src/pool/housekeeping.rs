@@ -139,13 +139,22 @@ fn sweep_cgroups() -> usize {
             }
         }
     }
+    // A user's pools on cgroup v2 put theirs in the user's delegated subtree.
+    if let Some(base) = super::cgroup_base::base(hier.v2())
+        && !base.is_empty()
+    {
+        for name in stale(&root.join(&base), "sessionpad-") {
+            names.push(super::cgroup_base::join(&base, &name));
+        }
+    }
     names
         .into_iter()
         .filter(|name| remove_cgroup_tree(name))
         .count()
 }
 
-/// Removes the pool cgroup `name` (e.g. `sessionpad-<pid>-<tag>`) and its
+/// Removes the pool cgroup `name` (e.g. `sessionpad-<pid>-<tag>`, a path relative
+/// to the hierarchy's root) and its
 /// kernels' cgroups, killing any process left in them; true when it is gone.
 /// One try: a cgroup whose processes are not reaped yet stays (call again).
 pub fn remove_cgroup_tree(name: &str) -> bool {

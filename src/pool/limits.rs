@@ -1,9 +1,10 @@
 //! Per-session resource limits of the local pool: memory, processes, file sizes,
 //! `/tmp` and a CPU share.
 //!
-//! Where the pool may create control groups (as root with cgroup v1 or v2, or in
-//! a delegated v2 subtree), each kernel runs in a cgroup of its own below one
-//! cgroup of the pool (`sessionpad-<pid>-<n>`), which itself is limited to three
+//! Where the pool may create control groups (as root with cgroup v1 or v2, or as a
+//! user in the subtree systemd delegates to it on v2; see `cgroup_base`), each
+//! kernel runs in a cgroup of its own below one cgroup of the pool
+//! (`sessionpad-<pid>-<n>`), which itself is limited to three
 //! quarters of the machine's memory so that many sessions together cannot take
 //! the machine down. Memory over a session's limit wakes the kernel's OOM killer
 //! inside that cgroup only; the pool notices ([`KernelLimits::oom_killed`]),
@@ -17,6 +18,7 @@
 //! (see `sandbox`). [`Enforcer::report`] says which are in force.
 
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cgroups_rs::fs::cgroup_builder::CgroupBuilder;
@@ -32,6 +34,10 @@ const GIB: u64 = 1024 * MIB;
 
 /// The controllers the pool uses.
 const CONTROLLERS: &[&str] = &["memory", "pids", "cpu"];
+
+/// The controllers the pool cannot do without (`cpu` is optional: systemd does
+/// not always delegate it to users on cgroup v2).
+const REQUIRED: &[&str] = &["memory", "pids"];
 
 /// The limits of one session, set by `serve` flags and the config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +95,23 @@ pub struct Enforcer {
 
 struct PoolCgroup {
     cgroup: Cgroup,
+    /// Its path relative to the hierarchy's root (`sessionpad-<tag>`, or below
+    /// the user's delegated subtree; see `cgroup_base`).
     name: String,
     v2: bool,
+    /// Whether the `cpu` controller is there (kernels get a CPU weight).
+    cpu: bool,
+}
+
+impl PoolCgroup {
+    /// The controllers its kernels' cgroups get.
+    fn controllers(&self) -> Vec<String> {
+        CONTROLLERS
+            .iter()
+            .filter(|c| self.cpu || **c != "cpu")
+            .map(ToString::to_string)
+            .collect()
+    }
 }
 
 impl std::fmt::Debug for Enforcer {
@@ -142,29 +163,49 @@ impl Enforcer {
     fn pool_cgroup(name: &str) -> Result<PoolCgroup, String> {
         let hier = hierarchies::auto();
         let v2 = hier.v2();
-        let mut builder = CgroupBuilder::new(name)
+        let base = super::cgroup_base::base(v2)
+            .ok_or("no cgroup subtree is delegated to this user (cgroup v2)")?;
+        let name = super::cgroup_base::join(&base, name);
+        let mut builder = CgroupBuilder::new(&name)
             .set_specified_controllers(CONTROLLERS.iter().map(ToString::to_string).collect());
         if let Some(total) = machine_memory() {
             let cap = i64::try_from(total / 4 * 3).unwrap_or(i64::MAX);
             builder = builder.memory().memory_hard_limit(cap).done();
         }
         let cgroup = builder.build(hier).map_err(|e| e.to_string())?;
-        // Every controller must be there, or limits would silently not hold.
-        let have: Vec<String> = cgroup
-            .subsystems()
-            .iter()
-            .map(cgroups_rs::fs::Subsystem::controller_name)
-            .collect();
-        for c in CONTROLLERS {
+        // The controllers the pool's cgroup really has: on v2 those its parent
+        // enabled for it (a delegation may lack some), on v1 the hierarchies.
+        let have: Vec<String> = if v2 {
+            std::fs::read_to_string(
+                Path::new(super::cgroup_base::V2_MOUNT)
+                    .join(&name)
+                    .join("cgroup.controllers"),
+            )
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+        } else {
+            cgroup
+                .subsystems()
+                .iter()
+                .map(cgroups_rs::fs::Subsystem::controller_name)
+                .collect()
+        };
+        // Every required controller must be there, or limits would silently
+        // not hold.
+        for c in REQUIRED {
             if !have.iter().any(|h| h == c) {
                 let _ = cgroup.delete();
                 return Err(format!("the {c} controller is not available"));
             }
         }
+        let cpu = have.iter().any(|h| h == "cpu");
         Ok(PoolCgroup {
             cgroup,
-            name: name.to_string(),
+            name,
             v2,
+            cpu,
         })
     }
 
@@ -195,7 +236,15 @@ impl Enforcer {
             Some(m) => {
                 out.push(limit("memory", human_bytes(l.memory_bytes), m));
                 out.push(limit("processes", l.processes.to_string(), m));
-                out.push(limit("cpu", format!("weight {}", l.cpu_weight), m));
+                if self.pool.as_ref().is_some_and(|p| p.cpu) {
+                    out.push(limit("cpu", format!("weight {}", l.cpu_weight), m));
+                } else {
+                    out.push(limit(
+                        "cpu",
+                        "not limited".to_string(),
+                        "no cpu controller delegated",
+                    ));
+                }
             }
             None => {
                 out.push(limit(
@@ -262,18 +311,19 @@ impl Enforcer {
         } else {
             (weight * 1024 / 100).max(2)
         };
-        let cgroup = CgroupBuilder::new(&format!("{}/k{n}", pool.name))
-            .set_specified_controllers(CONTROLLERS.iter().map(ToString::to_string).collect())
+        let mut builder = CgroupBuilder::new(&format!("{}/k{n}", pool.name))
+            .set_specified_controllers(pool.controllers())
             .memory()
             .memory_hard_limit(mem)
             .memory_swap_limit(mem)
             .done()
             .pid()
             .maximum_number_of_processes(MaxValue::Value(pids))
-            .done()
-            .cpu()
-            .shares(cpu)
-            .done()
+            .done();
+        if pool.cpu {
+            builder = builder.cpu().shares(cpu).done();
+        }
+        let cgroup = builder
             .build(hierarchies::auto())
             .map_err(|e| format!("cannot create the kernel's cgroup: {e}"))?;
         let mut dirs: Vec<std::path::PathBuf> = cgroup

@@ -4,6 +4,7 @@
 //! It knows nothing of the terminal.
 
 pub mod activity;
+pub mod cgroup_base;
 pub mod data_fs;
 pub mod events;
 mod files;

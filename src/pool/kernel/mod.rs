@@ -151,9 +151,6 @@ impl KernelLaunch {
                     .map_err(|e| io(&self.runtime_dir, e))?;
                 let mut cmd = built.command;
                 cmd.env_clear().envs(kernel_env(python_bin, None));
-                if let Some(holder) = &self.holder {
-                    holder.enter(&mut cmd);
-                }
                 (cmd, built.inherited)
             }
             None => {
@@ -165,6 +162,10 @@ impl KernelLaunch {
             }
         };
         limits.apply_to(&mut command);
+        // Last: the cgroup is joined with the pool's own credentials first.
+        if let (Some(_), Some(holder)) = (&self.sandbox, &self.holder) {
+            holder.enter(&mut command);
+        }
         Ok(Launched {
             command,
             _inherited: inherited,
