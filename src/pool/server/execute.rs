@@ -59,6 +59,12 @@ fn parse_json(body: Result<Bytes, BytesRejection>) -> Result<Value, WireError> {
     })
 }
 
+/// The execute request in an execution body's JSON (family A's `properties`
+/// or family B's flat body, `aca-api.md` §3.1, §4.2), its `code` decoded when
+/// `codeInputType` is `InlineBase64`. Errors: 400
+/// `SessionRequestValidationFailed` for a body without `code` (naming Shell
+/// pools when it carries a shell command), one that does not read as a
+/// request, or base64 code that does not decode to UTF-8 text.
 fn request_from(value: Value) -> Result<ExecuteRequest, WireError> {
     if value.get("code").is_none()
         && ["shellCommand", "execCommandAndArgs"]
@@ -150,6 +156,8 @@ fn wants_extras(headers: &HeaderMap) -> bool {
 }
 
 impl Pool {
+    /// The execution limit of a request: its `timeoutInSeconds`, the pool's
+    /// `max_execution` when absent, kept between 1 s and `max_execution`.
     fn timeout(&self, req: &ExecuteRequest) -> Duration {
         req.timeout_in_seconds
             .map_or(self.max_execution, Duration::from_secs)
