@@ -42,8 +42,8 @@ impl Served {
         }
     }
 
-    /// `sessionpad ARGS` pointed at this pool with flags.
-    fn run(&self, identifier: &str, args: &[&str]) -> Output {
+    /// `args` after the flags that point at this pool and session `identifier`.
+    fn with_pool<'a>(&'a self, identifier: &'a str, args: &[&'a str]) -> Vec<&'a str> {
         let mut all = vec![
             "--endpoint",
             &self.endpoint,
@@ -53,20 +53,35 @@ impl Served {
             identifier,
         ];
         all.extend_from_slice(args);
-        self.bare(&all, Path::new("."))
+        all
+    }
+
+    /// `sessionpad ARGS` pointed at this pool with flags.
+    fn run(&self, identifier: &str, args: &[&str]) -> Output {
+        self.bare(&self.with_pool(identifier, args), Path::new("."))
+    }
+
+    /// [`Served::run`], which must succeed: its stdout.
+    fn run_ok(&self, identifier: &str, args: &[&str]) -> String {
+        self.bare_ok(&self.with_pool(identifier, args), Path::new("."))
+    }
+
+    /// `sessionpad ARGS` in `cwd` with no pool flags, sharing the serve's
+    /// data directory.
+    fn bare_command(&self, args: &[&str], cwd: &Path) -> Command {
+        let mut cmd = common::sessionpad_command(self.data.path());
+        cmd.args(args).current_dir(cwd);
+        cmd
     }
 
     /// `sessionpad ARGS` with no pool flags, sharing the serve's data directory.
     fn bare(&self, args: &[&str], cwd: &Path) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-            .args(args)
-            .current_dir(cwd)
-            .env("SESSIONPAD_DATA_DIR", self.data.path())
-            .env("SESSIONPAD_CONFIG", self.data.path().join("none.toml"))
-            .env_remove("POOL_MANAGEMENT_ENDPOINT")
-            .env_remove("SESSIONPAD_TOKEN")
-            .output()
-            .unwrap()
+        self.bare_command(args, cwd).output().unwrap()
+    }
+
+    /// [`Served::bare`], which must succeed: its stdout.
+    fn bare_ok(&self, args: &[&str], cwd: &Path) -> String {
+        common::stdout_ok(&mut self.bare_command(args, cwd))
     }
 }
 
@@ -87,8 +102,7 @@ fn text(b: &[u8]) -> String {
 fn exec_keeps_state_across_calls_and_sets_exit_codes() {
     let pool = Served::start();
     let id = "cli-exec-1";
-    let set = pool.run(id, &["exec", "-c", "x = 6*7"]);
-    assert!(set.status.success(), "{}", text(&set.stderr));
+    pool.run_ok(id, &["exec", "-c", "x = 6*7"]);
     let printed = pool.run(id, &["exec", "-c", "print(x)"]);
     assert_eq!(text(&printed.stdout), "42\n");
     let value = pool.run(id, &["exec", "-c", "x"]);
@@ -195,9 +209,8 @@ fn exec_reads_files_and_stdin_and_speaks_json() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("s.py");
     std::fs::write(&script, "y = [1, 2]\ny").unwrap();
-    let out = pool.run("cli-exec-2", &["--json", "exec", script.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = pool.run_ok("cli-exec-2", &["--json", "exec", script.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["status"], "Succeeded");
     assert_eq!(v["result"], serde_json::json!([1, 2]));
     assert_eq!(v["identifier"], "cli-exec-2");
@@ -228,7 +241,7 @@ fn exec_saves_images_without_overwriting() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("image-1.png"), b"keep me").unwrap();
     let plot = "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()";
-    let out = pool.run(
+    pool.run_ok(
         "cli-img",
         &[
             "exec",
@@ -238,7 +251,6 @@ fn exec_saves_images_without_overwriting() {
             dir.path().to_str().unwrap(),
         ],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         std::fs::read(dir.path().join("image-1.png")).unwrap(),
         b"keep me"
@@ -258,9 +270,8 @@ fn exec_shows_results_as_python_and_every_figure_next_to_a_value() {
         ("float('nan')", "nan\n"),
         ("[True, None]", "[True, None]\n"),
     ] {
-        let out = pool.run(id, &["exec", "-c", code]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        assert_eq!(text(&out.stdout), shown, "{code}");
+        let out = pool.run_ok(id, &["exec", "-c", code]);
+        assert_eq!(out, shown, "{code}");
     }
     // An older api-version has no Jupyter format: the JSON, read as Python.
     let out = pool.run(
@@ -282,7 +293,7 @@ fn exec_shows_results_as_python_and_every_figure_next_to_a_value() {
     // A figure shown, then a value: both come back.
     let dir = tempfile::tempdir().unwrap();
     let plot = "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.show(); 5";
-    let out = pool.run(
+    let out = pool.run_ok(
         id,
         &[
             "exec",
@@ -292,8 +303,7 @@ fn exec_shows_results_as_python_and_every_figure_next_to_a_value() {
             dir.path().to_str().unwrap(),
         ],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "5\n");
+    assert_eq!(out, "5\n");
     let png = std::fs::read(dir.path().join("image-1.png")).expect("the figure is saved");
     assert!(image::load_from_memory(&png).is_ok());
     let out = pool.run(id, &["--json", "exec", "-c", "plt.plot([1, 4, 9])"]);
@@ -313,8 +323,7 @@ fn without_an_endpoint_commands_find_the_running_serve() {
     let cwd = tempfile::tempdir().unwrap();
     // No --endpoint, no --identifier: the serve's discovery file and this
     // directory's stable identifier, so state carries across calls.
-    let set = pool.bare(&["exec", "-c", "z = 'kept'"], cwd.path());
-    assert!(set.status.success(), "{}", text(&set.stderr));
+    pool.bare_ok(&["exec", "-c", "z = 'kept'"], cwd.path());
     let get = pool.bare(&["exec", "-c", "z"], cwd.path());
     assert_eq!(text(&get.stdout), "'kept'\n", "{}", text(&get.stderr));
     let other = tempfile::tempdir().unwrap();
@@ -401,8 +410,7 @@ fn files_put_ls_get_rm_round_trip_byte_identical() {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13).to_le_bytes()[0])
         .collect();
     std::fs::write(&local, &bytes).unwrap();
-    let put = pool.run(id, &["files", "put", local.to_str().unwrap()]);
-    assert!(put.status.success(), "{}", text(&put.stderr));
+    pool.run_ok(id, &["files", "put", local.to_str().unwrap()]);
     let ls = pool.run(id, &["files", "ls"]);
     assert!(
         text(&ls.stdout).contains("blob #1 ü.bin"),
@@ -413,11 +421,10 @@ fn files_put_ls_get_rm_round_trip_byte_identical() {
     let v: serde_json::Value = serde_json::from_slice(&ls_json.stdout).unwrap();
     assert_eq!(v[0]["size"], 300_000);
     let out = dir.path().join("back");
-    let get = pool.run(
+    pool.run_ok(
         id,
         &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()],
     );
-    assert!(get.status.success(), "{}", text(&get.stderr));
     assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), bytes);
     // No overwrite without --force, and the existing file is untouched.
     std::fs::write(out.join("blob #1 ü.bin"), b"mine").unwrap();
@@ -451,8 +458,7 @@ fn files_put_ls_get_rm_round_trip_byte_identical() {
     let stat = pool.run(id, &["--json", "files", "stat", "made.txt"]);
     let v: serde_json::Value = serde_json::from_slice(&stat.stdout).unwrap();
     assert_eq!(v["size"], 2);
-    let rm = pool.run(id, &["files", "rm", "made.txt"]);
-    assert!(rm.status.success(), "{}", text(&rm.stderr));
+    pool.run_ok(id, &["files", "rm", "made.txt"]);
     let ls = pool.run(id, &["files", "ls"]);
     assert!(!text(&ls.stdout).contains("made.txt"));
 }
@@ -467,8 +473,7 @@ fn sessions_ls_show_rm_and_pool_info() {
     let show = pool.run(id, &["--json", "sessions", "show"]);
     let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(v["identifier"], id);
-    let rm = pool.run(id, &["sessions", "rm"]);
-    assert!(rm.status.success(), "{}", text(&rm.stderr));
+    pool.run_ok(id, &["sessions", "rm"]);
     let ls = pool.run(id, &["sessions", "ls"]);
     assert!(!text(&ls.stdout).contains(id));
     let gone = pool.run(id, &["sessions", "show"]);
@@ -582,27 +587,16 @@ fn files_get_name_dir_downloads_into_dir() {
     let src = tempfile::tempdir().unwrap();
     for name in ["a.txt", "b.txt"] {
         std::fs::write(src.path().join(name), name).unwrap();
-        let put = pool.run(
+        pool.run_ok(
             id,
             &["files", "put", src.path().join(name).to_str().unwrap()],
         );
-        assert!(put.status.success(), "{}", text(&put.stderr));
     }
     let cwd = tempfile::tempdir().unwrap();
-    let with = |args: &[&str]| {
-        let mut all = vec![
-            "--endpoint",
-            &pool.endpoint,
-            "--token",
-            TOKEN,
-            "--identifier",
-            id,
-        ];
-        all.extend_from_slice(args);
-        pool.bare(&all, cwd.path())
-    };
-    let out = with(&["files", "get", "a.txt", "into"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // `sessionpad ARGS` on this session, run in `cwd`.
+    let with = |args: &[&str]| pool.bare(&pool.with_pool(id, args), cwd.path());
+    let with_ok = |args: &[&str]| pool.bare_ok(&pool.with_pool(id, args), cwd.path());
+    with_ok(&["files", "get", "a.txt", "into"]);
     assert_eq!(
         std::fs::read(cwd.path().join("into/a.txt")).unwrap(),
         b"a.txt"
@@ -612,12 +606,10 @@ fn files_get_name_dir_downloads_into_dir() {
         "not into the current folder"
     );
     // Several names, then the folder.
-    let out = with(&["files", "get", "a.txt", "b.txt", "both"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    with_ok(&["files", "get", "a.txt", "b.txt", "both"]);
     assert!(cwd.path().join("both/a.txt").exists() && cwd.path().join("both/b.txt").exists());
     // One name alone: the current folder.
-    let out = with(&["files", "get", "b.txt"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    with_ok(&["files", "get", "b.txt"]);
     assert_eq!(std::fs::read(cwd.path().join("b.txt")).unwrap(), b"b.txt");
     // A local file is no folder: refused, nothing written.
     std::fs::write(cwd.path().join("plain"), b"mine").unwrap();
@@ -630,8 +622,7 @@ fn files_get_name_dir_downloads_into_dir() {
     );
     assert_eq!(std::fs::read(cwd.path().join("plain")).unwrap(), b"mine");
     // With -o every argument is a name.
-    let out = with(&["files", "get", "a.txt", "b.txt", "-o", "named"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    with_ok(&["files", "get", "a.txt", "b.txt", "-o", "named"]);
     assert!(cwd.path().join("named/a.txt").exists() && cwd.path().join("named/b.txt").exists());
 }
 
@@ -673,7 +664,7 @@ fn pool_options_are_accepted_after_the_subcommand() {
     let pool = Served::start();
     let id = "cli-after";
     let cwd = tempfile::tempdir().unwrap();
-    let out = pool.bare(
+    let out = pool.bare_ok(
         &[
             "exec",
             "-c",
@@ -687,9 +678,8 @@ fn pool_options_are_accepted_after_the_subcommand() {
         ],
         cwd.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "42\n");
-    let out = pool.bare(
+    assert_eq!(out, "42\n");
+    let out = pool.bare_ok(
         &[
             "sessions",
             "ls",
@@ -701,13 +691,12 @@ fn pool_options_are_accepted_after_the_subcommand() {
         ],
         cwd.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(
         v.as_array().unwrap().iter().any(|s| s["identifier"] == id),
         "{v}"
     );
-    let out = pool.bare(
+    pool.bare_ok(
         &[
             "files",
             "ls",
@@ -720,5 +709,4 @@ fn pool_options_are_accepted_after_the_subcommand() {
         ],
         cwd.path(),
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
 }

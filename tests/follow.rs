@@ -230,12 +230,9 @@ async fn a_subscriber_can_leave_out_its_own_calls() {
 
 /// `sessionpad log ARGS` over `data_dir`'s ledger, its stdout piped.
 fn log_command(data_dir: &std::path::Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessionpad"));
+    let mut cmd = common::sessionpad_command(data_dir);
     cmd.arg("log")
         .args(args)
-        .env("SESSIONPAD_DATA_DIR", data_dir)
-        .env("SESSIONPAD_CONFIG", data_dir.join("none.toml"))
-        .env_remove("POOL_MANAGEMENT_ENDPOINT")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd

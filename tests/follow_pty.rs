@@ -20,7 +20,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use pty::{CELL_DEADLINE, F5, Pty};
-use serde_json::Value;
 
 const TOKEN: &str = "follow-pty-secret-token-1c2d";
 /// The agent's client installs and starts on a loaded machine: a deadline
@@ -137,18 +136,7 @@ fn the_notebook_follows_a_langchain_agent_and_the_person_takes_over() {
 
     // The ledger holds exactly what the client sent, in order, and the
     // person's cell as sessionpad's.
-    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["log", "--json", &session])
-        .env("SESSIONPAD_DATA_DIR", data.path())
-        .env("SESSIONPAD_CONFIG", data.path().join("none.toml"))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let calls: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let calls = common::log_json(data.path(), &[&session]);
     let by = |prefix: &str| -> Vec<String> {
         calls
             .iter()

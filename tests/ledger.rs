@@ -10,7 +10,6 @@ mod common;
 mod nbformat;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -27,11 +26,9 @@ fn http() -> reqwest::Client {
 
 /// `sessionpad log ARGS` over the ledger of `data_dir`.
 fn log(data_dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+    common::sessionpad_command(data_dir)
         .arg("log")
         .args(args)
-        .env("SESSIONPAD_DATA_DIR", data_dir)
-        .env("SESSIONPAD_CONFIG", data_dir.join("none.toml"))
         .output()
         .unwrap()
 }
@@ -187,17 +184,10 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     // Exported as a notebook: the agent's two cells with their outputs, valid
     // to the real nbformat package.
     let nb = data.path().join("agent.ipynb");
-    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["export", "--recorded", &id, "-o"])
-        .arg(&nb)
-        .env("SESSIONPAD_DATA_DIR", data.path())
-        .env("SESSIONPAD_CONFIG", data.path().join("none.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::stdout_ok(
+        common::sessionpad_command(data.path())
+            .args(["export", "--recorded", &id, "-o"])
+            .arg(&nb),
     );
     let summary = nbformat::validate(&nb);
     let exported: Vec<_> = summary["cells"]
@@ -445,11 +435,9 @@ async fn replay_runs_a_recorded_session_again_in_a_fresh_session() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let replay = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        common::sessionpad_command(data.path())
             .args(["--endpoint", &endpoint, "--token", TOKEN])
             .args(args)
-            .env("SESSIONPAD_DATA_DIR", data.path())
-            .env("SESSIONPAD_CONFIG", data.path().join("none.toml"))
             .output()
             .unwrap()
     };

@@ -38,6 +38,36 @@ async fn post(http: &reqwest::Client, url: &str, body: Value) -> reqwest::Respon
         .unwrap()
 }
 
+/// `GET url` with the proxy's token: the answer's JSON.
+async fn get_json(http: &reqwest::Client, url: &str) -> Value {
+    http.get(url)
+        .bearer_auth(PROXY_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Sends `code` inline to `POST executions` (`aca-api.md` §4.2) of session
+/// `id` through the proxy at `endpoint`, in api-version `version` with
+/// `executionType` `execution_type` (`synchronous` or `asynchronous`).
+async fn execute(
+    endpoint: &str,
+    version: &str,
+    id: &str,
+    execution_type: &str,
+    code: &str,
+) -> reqwest::Response {
+    post(
+        &http(),
+        &format!("{endpoint}/executions?api-version={version}&identifier={id}"),
+        json!({"codeInputType": "inline", "executionType": execution_type, "code": code}),
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     let (up_data, proxy_data, (up, up_endpoint), (px, endpoint)) = proxied(&[]);
@@ -63,12 +93,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
         "x + 1",
         "import time\ntime.sleep(0.3)\nprint('later')",
     ];
-    let r = post(
-        &http,
-        &q("executions", b),
-        json!({"codeInputType": "inline", "executionType": "synchronous", "code": sent_cells[0]}),
-    )
-    .await;
+    let r = execute(&endpoint, b, &id, "synchronous", sent_cells[0]).await;
     assert_eq!(r.status(), 200);
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["result"]["stdout"], "hello 42\n", "{v}");
@@ -82,10 +107,12 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["properties"]["result"], 43, "{v}");
     // 3. Family B, asynchronous, polled through the proxy until it is done.
-    let r = post(
-        &http,
-        &q("executions", "2024-10-02-preview"),
-        json!({"codeInputType": "inline", "executionType": "asynchronous", "code": sent_cells[2]}),
+    let r = execute(
+        &endpoint,
+        "2024-10-02-preview",
+        &id,
+        "asynchronous",
+        sent_cells[2],
     )
     .await;
     assert_eq!(r.status(), 202);
@@ -97,15 +124,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     let running: Value = r.json().await.unwrap();
     let exec_id = running["id"].as_str().unwrap().to_string();
     let done = loop {
-        let v: Value = http
-            .get(format!("{endpoint}{location}"))
-            .bearer_auth(PROXY_TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let v = get_json(&http, &format!("{endpoint}{location}")).await;
         if v["status"] != "Running" {
             break v;
         }
@@ -152,15 +171,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
         .await
         .unwrap();
     assert_eq!(got.as_ref(), content.as_slice());
-    let listing: Value = http
-        .get(q("files", b))
-        .bearer_auth(PROXY_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listing = get_json(&http, &q("files", b)).await;
     assert_eq!(listing["value"][0]["name"], "notes.csv", "{listing}");
     let r = http
         .delete(q("files/notes.csv", b))
@@ -356,10 +367,12 @@ async fn refusing(status: u16, message: &'static str) -> String {
 
 /// The error answer of the proxy to one execution: status, code, message.
 async fn error_of(endpoint: &str) -> (u16, String, String) {
-    let r = post(
-        &http(),
-        &format!("{endpoint}/executions?api-version=2025-10-02-preview&identifier=err-test"),
-        json!({"codeInputType": "inline", "executionType": "synchronous", "code": "1"}),
+    let r = execute(
+        endpoint,
+        "2025-10-02-preview",
+        "err-test",
+        "synchronous",
+        "1",
     )
     .await;
     let status = r.status().as_u16();
@@ -505,6 +518,14 @@ async fn next_call(
     .expect("a recorded call is pushed")
 }
 
+/// Asserts that `call` is the agent's execution of `code`, which printed
+/// `stdout`.
+fn assert_agents_code(call: &sessionpad::events::RecordedCall, code: &str, stdout: &str) {
+    assert_eq!(call.entry.code.as_deref(), Some(code));
+    assert_eq!(call.entry.stdout.as_deref(), Some(stdout));
+    assert_eq!(call.entry.client.as_deref(), Some(AGENT));
+}
+
 /// The proxy pushes each call it records on its own event stream, as the
 /// local pool does (`GET /.sessionpad/events`, behind the proxy's token), so
 /// a notebook or `log --follow` can follow an agent working through it.
@@ -517,17 +538,10 @@ async fn the_proxy_pushes_each_call_it_records_on_its_event_stream() {
     assert_eq!(r.status(), 401, "the stream needs the proxy's token");
     let mut events = follow(&endpoint, &id).await;
     let code = "print('through the proxy')";
-    let r = post(
-        &http(),
-        &format!("{endpoint}/executions?api-version=2025-10-02-preview&identifier={id}"),
-        json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}),
-    )
-    .await;
+    let r = execute(&endpoint, "2025-10-02-preview", &id, "synchronous", code).await;
     assert_eq!(r.status(), 200);
     let call = next_call(&mut events).await;
-    assert_eq!(call.entry.code.as_deref(), Some(code));
-    assert_eq!(call.entry.stdout.as_deref(), Some("through the proxy\n"));
-    assert_eq!(call.entry.client.as_deref(), Some(AGENT));
+    assert_agents_code(&call, code, "through the proxy\n");
     assert_eq!(call.entry.pool, up_endpoint.trim_end_matches('/'));
 }
 
@@ -540,12 +554,7 @@ async fn an_asynchronous_execution_never_polled_is_recorded_once() {
     let id = common::identifier();
     let mut events = follow(&endpoint, &id).await;
     let code = "import time\ntime.sleep(0.5)\nprint('nobody polled')";
-    let r = post(
-        &http(),
-        &format!("{endpoint}/executions?api-version=2024-10-02-preview&identifier={id}"),
-        json!({"codeInputType": "inline", "executionType": "asynchronous", "code": code}),
-    )
-    .await;
+    let r = execute(&endpoint, "2024-10-02-preview", &id, "asynchronous", code).await;
     assert_eq!(r.status(), 202);
     let location = r.headers()["operation-location"]
         .to_str()
@@ -556,20 +565,10 @@ async fn an_asynchronous_execution_never_polled_is_recorded_once() {
     let exec_id = running["id"].as_str().unwrap().to_string();
     // Without any poll of the agent's, the call is recorded (and pushed).
     let call = next_call(&mut events).await;
-    assert_eq!(call.entry.code.as_deref(), Some(code));
-    assert_eq!(call.entry.stdout.as_deref(), Some("nobody polled\n"));
-    assert_eq!(call.entry.client.as_deref(), Some(AGENT));
+    assert_agents_code(&call, code, "nobody polled\n");
     // The agent polls now: the finished answer comes through, nothing more
     // is recorded.
-    let done: Value = http()
-        .get(format!("{endpoint}{location}"))
-        .bearer_auth(PROXY_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let done = get_json(&http(), &format!("{endpoint}{location}")).await;
     assert_eq!(done["status"], "Succeeded", "{done}");
     // The open event stream would hold the proxy's orderly end.
     drop(events);

@@ -174,19 +174,11 @@ fn a_session_stopped_from_the_pane_is_gone_from_sessions_ls() {
     });
     println!("{screen}");
 
-    let ls = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(pool_args)
-        .args(["--json", "sessions", "ls"])
-        .env("SESSIONPAD_DATA_DIR", data.path())
-        .env("SESSIONPAD_CONFIG", data.path().join("no-config.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        ls.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ls.stderr)
+    let listed = common::stdout_ok(
+        common::sessionpad_command(data.path())
+            .args(pool_args)
+            .args(["--json", "sessions", "ls"]),
     );
-    let listed = String::from_utf8_lossy(&ls.stdout);
     assert!(!listed.contains(id), "{listed}");
 
     pty.send(CTRL_Q);

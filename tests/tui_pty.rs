@@ -8,11 +8,11 @@
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use expectrl::WaitStatus;
 
+mod common;
 mod pty;
 
 use pty::*;
@@ -156,16 +156,12 @@ fn the_notebook_is_reloaded_after_a_restart_and_exports_as_valid_ipynb() {
 
     // `sessionpad export` in that folder writes a notebook nbformat accepts.
     let exported = work.path().join("exported.ipynb");
-    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["export", "-o"])
-        .arg(&exported)
-        .current_dir(work.path())
-        .env("SESSIONPAD_DATA_DIR", data.path())
-        .env("SESSIONPAD_CONFIG", data.path().join("no-config.toml"))
-        .env_remove("POOL_MANAGEMENT_ENDPOINT")
-        .output()
-        .expect("run sessionpad export");
-    assert!(out.status.success(), "export failed: {out:?}");
+    common::stdout_ok(
+        common::sessionpad_command(data.path())
+            .args(["export", "-o"])
+            .arg(&exported)
+            .current_dir(work.path()),
+    );
     let summary = nbformat::validate(&exported);
     let cells: Vec<(String, String)> = summary["cells"]
         .as_array()

@@ -5,9 +5,9 @@
 //! the same.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
-use std::process::Command;
 use std::time::Duration;
 
+mod common;
 mod nbformat;
 mod pty;
 
@@ -93,16 +93,12 @@ fn results_read_as_python_with_their_figures_and_tables_in_line() {
     // The saved notebook, exported: text/plain is the Python form, and every
     // figure is a display_data beside its value.
     let exported = work.path().join("results.ipynb");
-    let out = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["export", "-o"])
-        .arg(&exported)
-        .current_dir(work.path())
-        .env("SESSIONPAD_DATA_DIR", data.path())
-        .env("SESSIONPAD_CONFIG", data.path().join("no-config.toml"))
-        .env_remove("POOL_MANAGEMENT_ENDPOINT")
-        .output()
-        .expect("run sessionpad export");
-    assert!(out.status.success(), "export failed: {out:?}");
+    common::stdout_ok(
+        common::sessionpad_command(data.path())
+            .args(["export", "-o"])
+            .arg(&exported)
+            .current_dir(work.path()),
+    );
     nbformat::validate(&exported);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&exported).expect("read the export"))

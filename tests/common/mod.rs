@@ -400,23 +400,44 @@ pub fn http_as(agent: &str) -> reqwest::Client {
         .unwrap()
 }
 
+/// The `sessionpad` binary over the data folder `data`
+/// (`SESSIONPAD_DATA_DIR`), with no configuration file (a `none.toml` that
+/// does not exist) and no endpoint or token from the environment: a command
+/// for a test to add its arguments (and folder, pipes) to.
+pub fn sessionpad_command(data: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"));
+    cmd.env("SESSIONPAD_DATA_DIR", data)
+        .env("SESSIONPAD_CONFIG", data.join("none.toml"))
+        .env_remove("POOL_MANAGEMENT_ENDPOINT")
+        .env_remove("SESSIONPAD_TOKEN");
+    cmd
+}
+
+/// Runs `cmd` to its end and returns its stdout as text; panics, naming the
+/// command, its exit status and its stderr, when it did not succeed.
+pub fn stdout_ok(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().expect("run sessionpad");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// `sessionpad ARGS` over the data folder `data` ([`sessionpad_command`]),
+/// which must succeed ([`stdout_ok`]): its stdout.
+pub fn sessionpad_ok(data: &std::path::Path, args: &[&str]) -> String {
+    stdout_ok(sessionpad_command(data).args(args))
+}
+
 /// `sessionpad log --json ARGS` over the ledger in `data`: one JSON value per
 /// recorded call, in recording order.
 pub fn log_json(data: &std::path::Path, args: &[&str]) -> Vec<serde_json::Value> {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["log", "--json"])
-        .args(args)
-        .env("SESSIONPAD_DATA_DIR", data)
-        .env("SESSIONPAD_CONFIG", data.join("none.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
+    let mut all = vec!["log", "--json"];
+    all.extend_from_slice(args);
+    sessionpad_ok(data, &all)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
