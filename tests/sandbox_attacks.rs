@@ -172,7 +172,7 @@ async fn host_folders_and_secrets_are_not_visible() {
     // data and cache folders, next to the session folders.
     let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
     let secret_name = format!("sessionpad-test-secret-{}", uuid::Uuid::new_v4().simple());
-    let mut planted = vec![];
+    let mut planted = Planted::default();
     for dir in [
         home.clone(),
         sessionpad::dirs::data_dir(),
@@ -182,12 +182,12 @@ async fn host_folders_and_secrets_are_not_visible() {
         if std::fs::create_dir_all(&dir).is_ok() {
             let p = dir.join(&secret_name);
             if std::fs::write(&p, "TOPSECRET").is_ok() {
-                planted.push(p);
+                planted.0.push(p);
             }
         }
     }
-    assert!(!planted.is_empty());
-    let mut paths = planted.clone();
+    assert!(!planted.0.is_empty());
+    let mut paths = planted.0.clone();
     paths.extend(
         [
             "/etc/shadow",
@@ -207,8 +207,17 @@ async fn host_folders_and_secrets_are_not_visible() {
     let out = run_ok(&client, &identifier(), &read_each(&paths)).await;
     all_blocked(&out);
     assert!(!out.contains("TOPSECRET"));
-    for p in planted {
-        let _ = std::fs::remove_file(p);
+}
+
+/// Secrets a test planted, removed when it ends, even by a failed assertion.
+#[derive(Default)]
+struct Planted(Vec<PathBuf>);
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 

@@ -282,6 +282,30 @@ impl Enforcer {
             format!("{} per file", human_bytes(l.file_bytes)),
             "rlimit",
         ));
+        // What all sessions may hold together: the pool's cgroup caps them;
+        // without one nothing does, and people should know it.
+        match (&cg, machine_memory()) {
+            (Some(m), Some(total)) => out.push(limit(
+                "all sessions",
+                format!(
+                    "{} of memory together (three quarters of this machine)",
+                    human_bytes(total / 4 * 3)
+                ),
+                m,
+            )),
+            (Some(m), None) => out.push(limit("all sessions", "not bounded together".into(), m)),
+            (None, _) => {
+                let data = if data_fs.is_some() { l.data_bytes } else { 0 };
+                out.push(limit(
+                    "all sessions",
+                    format!(
+                        "not bounded together: each may hold {} in memory",
+                        human_bytes(l.memory_bytes + l.tmp_bytes + data)
+                    ),
+                    "no cgroup",
+                ));
+            }
+        }
         out
     }
 
@@ -526,6 +550,22 @@ mod tests {
             report
                 .iter()
                 .any(|l| l.what == "memory" && l.mechanism == "rlimit")
+        );
+        // Without a cgroup, the info says that sessions together are not bounded,
+        // and what each may hold: memory, /tmp and a /mnt/data tmpfs.
+        let together = |data_fs| {
+            e.report(data_fs)
+                .into_iter()
+                .find(|l| l.what == "all sessions")
+                .map(|l| l.value)
+        };
+        assert_eq!(
+            together(Some("tmpfs in the pool's user namespace")).as_deref(),
+            Some("not bounded together: each may hold 3.5 GiB in memory")
+        );
+        assert_eq!(
+            together(None).as_deref(),
+            Some("not bounded together: each may hold 2.5 GiB in memory")
         );
     }
 }
