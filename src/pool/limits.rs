@@ -288,8 +288,8 @@ impl Enforcer {
             (Some(m), Some(total)) => out.push(limit(
                 "all sessions",
                 format!(
-                    "{} of memory together (three quarters of this machine)",
-                    human_bytes(total / 4 * 3)
+                    "{:.1} GiB of memory together (three quarters of this machine)",
+                    (total / 4 * 3) as f64 / GIB as f64
                 ),
                 m,
             )),
