@@ -289,13 +289,7 @@ async fn files_uploaded_are_seen_by_commands_and_files_written_are_listed() {
         .unwrap();
     let e = run(&c, &id, "wc -l < in.txt > out.txt && cat out.txt").await;
     assert_eq!((e.exit_code, e.stdout.trim()), (Some(0), "2"), "{e:?}");
-    let names: Vec<String> = c
-        .list_files(&id, None, false)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|f| f.name)
-        .collect();
+    let names = common::file_names(&c, &id).await;
     assert!(names.contains(&"out.txt".to_string()), "{names:?}");
     let mut out = Vec::new();
     c.download_file(&id, "out.txt", &mut out, &|_, _| {})

@@ -537,13 +537,7 @@ fill("/mnt/data/c", 20 * 1024 * 1024)
     assert!((7..=8).contains(&blocked_after("/mnt/data/c")), "{out}");
     // The pool sees the session's files (the same tmpfs), and an upload that
     // does not fit gets a clear 413, not a half-written file.
-    let names: Vec<String> = client
-        .list_files(&id, None, false)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|f| f.name)
-        .collect();
+    let names = common::file_names(&client, &id).await;
     assert!(
         names.contains(&"a".to_string()) && names.contains(&"b".to_string()),
         "{names:?}"

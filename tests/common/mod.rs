@@ -70,6 +70,17 @@ pub fn identifier() -> String {
     format!("test-{}", uuid::Uuid::new_v4().simple())
 }
 
+/// The names of the files in the top folder of `identifier`'s `/mnt/data`.
+pub async fn file_names(client: &SessionClient, identifier: &str) -> Vec<String> {
+    client
+        .list_files(identifier, None, false)
+        .await
+        .expect("list the session's files")
+        .into_iter()
+        .map(|f| f.name)
+        .collect()
+}
+
 /// Raw HTTP access to a pool, for checking wire shapes exactly.
 pub struct Raw {
     pub http: reqwest::Client,

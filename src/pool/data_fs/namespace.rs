@@ -82,6 +82,17 @@ fn program(name: &str) -> std::io::Result<PathBuf> {
         })
 }
 
+/// `program` with no input, output or environment, started in `/`.
+fn quiet(program: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .current_dir("/")
+        .env_clear();
+    cmd
+}
+
 impl Holder {
     /// Starts the holder: `cat` in a new user namespace (the pool's uid and gid
     /// mapped to themselves, no supplementary groups) and a new mount namespace
@@ -98,12 +109,8 @@ impl Holder {
         let uid_map = format!("{uid} {uid} 1\n").into_bytes();
         let gid_map = format!("{gid} {gid} 1\n").into_bytes();
         let true_program = program("true")?;
-        let mut cmd = std::process::Command::new(program("cat")?);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .current_dir("/")
-            .env_clear();
+        let mut cmd = quiet(&program("cat")?);
+        cmd.stdin(Stdio::piped());
         // SAFETY: the closure makes system calls only (unshare, open, write,
         // mount), on data prepared before the fork; nothing allocates or locks.
         unsafe {
@@ -177,12 +184,7 @@ impl Holder {
         op: impl Fn() -> std::io::Result<()> + Send + Sync + 'static,
     ) -> std::io::Result<()> {
         let me = self.clone();
-        let mut cmd = std::process::Command::new(&self.true_program);
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .current_dir("/")
-            .env_clear();
+        let mut cmd = quiet(&self.true_program);
         // SAFETY: `join` and `op` make system calls only, on data prepared before
         // the fork.
         unsafe {
