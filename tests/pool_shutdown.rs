@@ -8,7 +8,7 @@
 //! pools on this machine do not count.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use sessionpad::pool::{LocalPool, PoolOptions};
@@ -154,6 +154,12 @@ fn rounds(sandbox: bool, multi_thread: bool) {
         mounts.is_empty(),
         "session folders still mounted: {mounts:?}"
     );
+    // However it ended, a pool takes its session folders along.
+    let folders: Vec<PathBuf> = (0..24)
+        .filter_map(|round| std::fs::read_dir(root.path().join(round.to_string())).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .collect();
+    assert!(folders.is_empty(), "pool folders left: {folders:?}");
 }
 
 fn bwrap_installed() -> bool {

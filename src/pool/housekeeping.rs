@@ -32,6 +32,19 @@ fn owner(name: &str, prefix: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
+/// Whether this process may clean up `path`: it runs as root, or `path` is its
+/// user's.
+fn ours(path: &Path) -> bool {
+    may_clean(path, rustix::process::geteuid().as_raw())
+}
+
+/// Whether a process of effective uid `uid` may clean up `path` (see [`ours`]).
+fn may_clean(path: &Path, uid: u32) -> bool {
+    uid == 0
+        || std::fs::symlink_metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == uid)
+}
+
 /// The names in `dir` of the form `<prefix><pid>-<tag>` whose pid is gone.
 fn stale(dir: &Path, prefix: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -52,6 +65,12 @@ pub fn sweep(sessions_dir: &Path, runtime_parent: &Path) -> usize {
     for (dir, prefix) in [(sessions_dir, "pool-"), (runtime_parent, "sp-")] {
         for name in stale(dir, prefix) {
             let path = dir.join(&name);
+            if !ours(&path) {
+                // Another user's pool (root's, in a shared /tmp): not ours to
+                // remove, and not worth a warning at every start.
+                tracing::debug!("left alone: {} (another user's)", path.display());
+                continue;
+            }
             // Session folders may be tmpfs mount points (root pools).
             if let Ok(entries) = std::fs::read_dir(&path) {
                 for e in entries.flatten() {
@@ -201,6 +220,17 @@ pub fn kill_all_in(cg: &Cgroup) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_user_cleans_up_only_what_is_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let me = rustix::process::geteuid().as_raw();
+        assert!(may_clean(dir.path(), me));
+        assert!(may_clean(dir.path(), 0), "root cleans up anything");
+        let other = if me == 65534 { 65533 } else { 65534 };
+        assert!(!may_clean(dir.path(), other));
+        assert!(!may_clean(&dir.path().join("gone"), other));
+    }
 
     #[test]
     fn mount_paths_are_unescaped() {

@@ -256,12 +256,18 @@ impl LocalPool {
             }
         };
         let tag = housekeeping::pool_tag();
+        // The holder's check (a sandboxed `true` in its namespace, as a user)
+        // runs while Python reports its folders.
+        let data_fs = tokio::task::spawn_blocking({
+            let sandbox = sandbox.clone();
+            move || data_fs::DataFs::detect(sandbox.as_ref())
+        });
         let python_dirs = match &sandbox {
             Some(_) => sandbox::binds::python_dirs(&env.prefixes().await?),
             None => Vec::new(),
         };
         let enforcer = limits::Enforcer::new(opts.limits, &format!("sessionpad-{tag}"));
-        let data_fs = data_fs::DataFs::detect(sandbox.as_ref());
+        let data_fs = data_fs.await.unwrap_or(data_fs::DataFs::Plain);
         let isolation = match &sandbox {
             Some(s) => Isolation {
                 unsandboxed: None,

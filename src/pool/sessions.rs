@@ -500,13 +500,17 @@ impl SessionRegistry {
 
     /// Kills every kernel process at once without waiting (for `Drop`): those of
     /// sessions, busy or not, of ready kernels and of kernels still starting. No
-    /// kernel starts afterwards.
+    /// kernel starts afterwards. Then removes the pool's session and runtime
+    /// folders (the sessions' files go with the pool, as after
+    /// [`SessionRegistry::shutdown`]).
     pub fn kill_all(&self) {
         self.processes.close();
         lock(&self.refills).abort_all();
         for folder in lock(&self.mounts).drain() {
             super::data_fs::host::unmount(&folder);
         }
+        let _ = std::fs::remove_dir_all(&self.runtime_root);
+        let _ = std::fs::remove_dir_all(&self.sessions_dir);
     }
 }
 
