@@ -15,19 +15,19 @@ use jupyter_zmq_client::{
     create_client_control_connection, create_client_iopub_connection,
     create_client_shell_connection_with_identity, peer_identity_for_session,
 };
-use tokio::process::Command;
 use tokio::sync::Mutex;
 
-use super::image::PythonEnv;
-use super::limits::{Enforcer, KernelLimits};
+use super::limits::KernelLimits;
 use super::process::{KernelProcess, Processes};
-use super::sandbox::env::kernel_env;
-use super::sandbox::{Jail, Sandbox};
+use super::sandbox::Sandbox;
 use crate::client::{ContainerType, Execution};
 
+mod launch;
 mod outputs;
 mod relay;
 mod zmtp;
+pub use launch::KernelLaunch;
+use launch::Launched;
 use outputs::Run;
 pub use outputs::{MAX_IMAGE_BYTES, MAX_RESULT_BYTES, MAX_STREAM_BYTES, OutputLimits};
 pub use relay::MAX_KERNEL_MESSAGE_BYTES;
@@ -81,97 +81,6 @@ pub enum KernelError {
     /// The kernel's limits could not be set up (its cgroup); the text says why.
     #[error("cannot limit the kernel: {0}")]
     Limits(String),
-}
-
-/// How a kernel is launched: the interpreter, the working folder, where its IPC
-/// sockets go, and the sandbox and limits it runs under.
-#[derive(Debug, Clone)]
-pub struct KernelLaunch {
-    /// The Python environment to run `-m ipykernel_launcher` with.
-    pub env: PythonEnv,
-    /// The folders of that environment a sandbox binds read-only
-    /// ([`super::sandbox::binds::python_dirs`]).
-    pub python_dirs: Arc<Vec<PathBuf>>,
-    /// The session's `/mnt/data` folder on this machine; the kernel's working
-    /// directory.
-    pub workdir: PathBuf,
-    /// A short folder for the connection file and IPC sockets (socket paths must
-    /// stay under about 100 bytes).
-    pub runtime_dir: PathBuf,
-    /// Run under bubblewrap when `Some`; otherwise unisolated with `/mnt/data`
-    /// mapped to `workdir` by the start-up script.
-    pub sandbox: Option<Sandbox>,
-    /// The session's host uid (and gid) when the sandbox drops root
-    /// ([`Sandbox::drops_root`]); the runtime folder is given to it.
-    pub uid: u32,
-    /// The per-session limits and how they are enforced here.
-    pub enforcer: Arc<Enforcer>,
-    /// The namespace holding the session folders' tmpfs, which a sandboxed
-    /// kernel starts in (a pool that does not run as root; see
-    /// [`super::data_fs::namespace`]).
-    pub holder: Option<Arc<super::data_fs::Holder>>,
-    /// The pool's kernel processes, which the new one joins as soon as it exists.
-    pub processes: Arc<Processes>,
-    /// What the pool's sessions run: a Shell pool's kernel also loads the shell
-    /// runner (`assets/python/shell_session.py`), a NodeLTS pool's starts the
-    /// session's Node.js process (`assets/python/node_session.py`); the pool
-    /// calls them once per command or cell.
-    pub container_type: ContainerType,
-}
-
-/// A kernel's command and what must live until it is spawned (inherited fds) or
-/// as long as it runs (its limits).
-struct Launched {
-    command: Command,
-    _inherited: Vec<std::os::fd::OwnedFd>,
-    limits: KernelLimits,
-}
-
-impl KernelLaunch {
-    fn command(&self) -> Result<Launched, KernelError> {
-        let io = |path: &Path, source| KernelError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let limits = self.enforcer.prepare().map_err(KernelError::Limits)?;
-        let python_bin = self.env.python.parent();
-        let (mut command, inherited) = match &self.sandbox {
-            Some(sandbox) => {
-                let jail = Jail {
-                    program: &self.env.python,
-                    folder: &self.workdir,
-                    runtime_dir: &self.runtime_dir,
-                    python_dirs: &self.python_dirs,
-                    uid: self.uid,
-                    tmp_bytes: self.enforcer.limits().tmp_bytes,
-                    prlimit: &limits.prlimit_args(),
-                };
-                let built = sandbox
-                    .command(&jail)
-                    .map_err(|e| io(&self.runtime_dir, e))?;
-                let mut cmd = built.command;
-                cmd.env_clear().envs(kernel_env(python_bin, None));
-                (cmd, built.inherited)
-            }
-            None => {
-                let mut cmd = Command::new(&self.env.python);
-                cmd.current_dir(&self.workdir)
-                    .env_clear()
-                    .envs(kernel_env(python_bin, Some(&self.workdir)));
-                (cmd, Vec::new())
-            }
-        };
-        limits.apply_to(&mut command);
-        // Last: the cgroup is joined with the pool's own credentials first.
-        if let (Some(_), Some(holder)) = (&self.sandbox, &self.holder) {
-            holder.enter(&mut command);
-        }
-        Ok(Launched {
-            command,
-            _inherited: inherited,
-            limits,
-        })
-    }
 }
 
 /// A running IPython kernel.

@@ -1,0 +1,106 @@
+//! How a kernel is launched: its command, inside the sandbox (and the holder's
+//! namespace of sized `/mnt/data` folders) or not, with its limits.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::process::Command;
+
+use super::KernelError;
+use crate::client::ContainerType;
+use crate::pool::image::PythonEnv;
+use crate::pool::limits::{Enforcer, KernelLimits};
+use crate::pool::process::Processes;
+use crate::pool::sandbox::env::kernel_env;
+use crate::pool::sandbox::{Jail, Sandbox};
+
+/// How a kernel is launched: the interpreter, the working folder, where its IPC
+/// sockets go, and the sandbox and limits it runs under.
+#[derive(Debug, Clone)]
+pub struct KernelLaunch {
+    /// The Python environment to run `-m ipykernel_launcher` with.
+    pub env: PythonEnv,
+    /// The folders of that environment a sandbox binds read-only
+    /// ([`crate::pool::sandbox::binds::python_dirs`]).
+    pub python_dirs: Arc<Vec<PathBuf>>,
+    /// The session's `/mnt/data` folder on this machine; the kernel's working
+    /// directory.
+    pub workdir: PathBuf,
+    /// A short folder for the connection file and IPC sockets (socket paths must
+    /// stay under about 100 bytes).
+    pub runtime_dir: PathBuf,
+    /// Run under bubblewrap when `Some`; otherwise unisolated with `/mnt/data`
+    /// mapped to `workdir` by the start-up script.
+    pub sandbox: Option<Sandbox>,
+    /// The session's host uid (and gid) when the sandbox drops root
+    /// ([`Sandbox::drops_root`]); the runtime folder is given to it.
+    pub uid: u32,
+    /// The per-session limits and how they are enforced here.
+    pub enforcer: Arc<Enforcer>,
+    /// The namespace holding the session folders' tmpfs, which a sandboxed
+    /// kernel starts in (a pool that does not run as root; see
+    /// [`crate::pool::data_fs::namespace`]).
+    pub holder: Option<Arc<crate::pool::data_fs::Holder>>,
+    /// The pool's kernel processes, which the new one joins as soon as it exists.
+    pub processes: Arc<Processes>,
+    /// What the pool's sessions run: a Shell pool's kernel also loads the shell
+    /// runner (`assets/python/shell_session.py`), a NodeLTS pool's starts the
+    /// session's Node.js process (`assets/python/node_session.py`); the pool
+    /// calls them once per command or cell.
+    pub container_type: ContainerType,
+}
+
+/// A kernel's command and what must live until it is spawned (inherited fds) or
+/// as long as it runs (its limits).
+pub(super) struct Launched {
+    pub(super) command: Command,
+    pub(super) _inherited: Vec<std::os::fd::OwnedFd>,
+    pub(super) limits: KernelLimits,
+}
+
+impl KernelLaunch {
+    pub(super) fn command(&self) -> Result<Launched, KernelError> {
+        let io = |path: &Path, source| KernelError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let limits = self.enforcer.prepare().map_err(KernelError::Limits)?;
+        let python_bin = self.env.python.parent();
+        let (mut command, inherited) = match &self.sandbox {
+            Some(sandbox) => {
+                let jail = Jail {
+                    program: &self.env.python,
+                    folder: &self.workdir,
+                    runtime_dir: &self.runtime_dir,
+                    python_dirs: &self.python_dirs,
+                    uid: self.uid,
+                    tmp_bytes: self.enforcer.limits().tmp_bytes,
+                    prlimit: &limits.prlimit_args(),
+                };
+                let built = sandbox
+                    .command(&jail)
+                    .map_err(|e| io(&self.runtime_dir, e))?;
+                let mut cmd = built.command;
+                cmd.env_clear().envs(kernel_env(python_bin, None));
+                (cmd, built.inherited)
+            }
+            None => {
+                let mut cmd = Command::new(&self.env.python);
+                cmd.current_dir(&self.workdir)
+                    .env_clear()
+                    .envs(kernel_env(python_bin, Some(&self.workdir)));
+                (cmd, Vec::new())
+            }
+        };
+        limits.apply_to(&mut command);
+        // Last: the cgroup is joined with the pool's own credentials first.
+        if let (Some(_), Some(holder)) = (&self.sandbox, &self.holder) {
+            holder.enter(&mut command);
+        }
+        Ok(Launched {
+            command,
+            _inherited: inherited,
+            limits,
+        })
+    }
+}
