@@ -252,6 +252,14 @@ impl SessionRegistry {
         if matches!(self.data_fs, DataFs::Host) {
             lock(&self.mounts).insert(folder.clone());
         }
+        // The pool may have ended meanwhile (`kill_all` on another thread,
+        // after it removed the folders): take this one, and the pool's folder it
+        // made again, along.
+        if self.processes.is_closed() {
+            self.remove_folder(&folder);
+            let _ = std::fs::remove_dir(&self.sessions_dir);
+            return Err(std::io::Error::other("the pool is ending"));
+        }
         Ok((guid, folder, uid))
     }
 
