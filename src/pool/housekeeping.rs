@@ -72,12 +72,7 @@ pub fn sweep(sessions_dir: &Path, runtime_parent: &Path) -> usize {
                 continue;
             }
             // Session folders may be tmpfs mount points (root pools).
-            if let Ok(entries) = std::fs::read_dir(&path) {
-                for e in entries.flatten() {
-                    super::data_fs::host::unmount(&e.path());
-                }
-            }
-            match std::fs::remove_dir_all(&path) {
+            match super::data_fs::host::remove_pool_folder(&path) {
                 Ok(()) => n += 1,
                 Err(e) => tracing::warn!("cannot remove {}: {e}", path.display()),
             }

@@ -121,9 +121,6 @@ pub struct SessionRegistry {
     enforcer: Arc<Enforcer>,
     /// What gives session folders their size.
     data_fs: DataFs,
-    /// Session folders that are tmpfs mount points on the host, unmounted when
-    /// the pool goes even without [`SessionRegistry::shutdown`].
-    mounts: StdMutex<std::collections::HashSet<PathBuf>>,
     /// The session uids handed out so far (see [`SESSION_UID_BASE`]).
     next_uid: std::sync::atomic::AtomicU32,
     sessions_dir: PathBuf,
@@ -164,7 +161,6 @@ impl SessionRegistry {
             python_dirs: Arc::new(python_dirs),
             enforcer: Arc::new(enforcer),
             data_fs,
-            mounts: StdMutex::new(std::collections::HashSet::new()),
             // Pools start at a random uid so that two pools rarely share one.
             next_uid: std::sync::atomic::AtomicU32::new(rand::RngExt::random_range(
                 &mut rand::rng(),
@@ -249,9 +245,6 @@ impl SessionRegistry {
             let _ = std::fs::remove_dir(&folder);
             return Err(e);
         }
-        if matches!(self.data_fs, DataFs::Host) {
-            lock(&self.mounts).insert(folder.clone());
-        }
         // The pool may have ended meanwhile (`kill_all` on another thread,
         // after it removed the folders): take this one, and the pool's folder it
         // made again, along.
@@ -274,7 +267,6 @@ impl SessionRegistry {
     fn remove_folder(&self, folder: &std::path::Path) {
         self.data_fs.unmount(folder);
         let _ = std::fs::remove_dir_all(folder);
-        lock(&self.mounts).remove(folder);
     }
 
     /// Starts kernels in the background until `ready_sessions` are waiting (none
@@ -501,7 +493,7 @@ impl SessionRegistry {
             self.remove_folder(&r.folder);
         }
         let _ = std::fs::remove_dir_all(&self.runtime_root);
-        let _ = std::fs::remove_dir_all(&self.sessions_dir);
+        let _ = super::data_fs::host::remove_pool_folder(&self.sessions_dir);
         let enforcer = self.enforcer.clone();
         let _ = tokio::task::spawn_blocking(move || enforcer.close()).await;
     }
@@ -514,11 +506,8 @@ impl SessionRegistry {
     pub fn kill_all(&self) {
         self.processes.close();
         lock(&self.refills).abort_all();
-        for folder in lock(&self.mounts).drain() {
-            super::data_fs::host::unmount(&folder);
-        }
         let _ = std::fs::remove_dir_all(&self.runtime_root);
-        let _ = std::fs::remove_dir_all(&self.sessions_dir);
+        let _ = super::data_fs::host::remove_pool_folder(&self.sessions_dir);
     }
 }
 

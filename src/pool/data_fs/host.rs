@@ -2,13 +2,9 @@
 //! host, on the session folder.
 
 use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-fn c_path(path: &Path) -> std::io::Result<CString> {
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in a path"))
-}
+use rustix::mount::{MountFlags, UnmountFlags};
 
 /// Mounts a tmpfs of `bytes` on `folder` (an empty folder), owned by `uid`:`uid`
 /// with mode 0700, without set-uid programs or devices.
@@ -17,30 +13,36 @@ fn c_path(path: &Path) -> std::io::Result<CString> {
 ///
 /// The OS's (`EPERM` without root).
 pub fn mount(folder: &Path, bytes: u64, uid: u32) -> std::io::Result<()> {
-    let target = c_path(folder)?;
     let options = CString::new(format!("size={bytes},mode=0700,uid={uid},gid={uid}"))
         .map_err(|_| std::io::Error::other("bad tmpfs options"))?;
-    // SAFETY: every pointer is a valid NUL-terminated string that outlives the call.
-    let r = unsafe {
-        libc::mount(
-            c"tmpfs".as_ptr(),
-            target.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            options.as_ptr().cast(),
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    rustix::mount::mount(
+        c"tmpfs",
+        folder,
+        c"tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV,
+        Some(options.as_c_str()),
+    )?;
+    Ok(())
 }
 
-/// Detaches whatever is mounted on `folder`, if anything (`EINVAL`, not a mount
-/// point, and `ENOENT` are not errors), so the folder can be removed.
+/// Detaches whatever is mounted on `folder`, if anything (not a mount point, or
+/// no such folder, is not an error), so the folder can be removed.
 pub fn unmount(folder: &Path) {
-    let Ok(target) = c_path(folder) else { return };
-    // SAFETY: `target` is a valid NUL-terminated string.
-    unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+    let _ = rustix::mount::unmount(folder, UnmountFlags::DETACH);
+}
+
+/// Removes `dir`, a pool's folder of session folders, with everything in it:
+/// first detaches whatever is mounted on each session folder (root pools'
+/// tmpfs; nothing for others).
+///
+/// # Errors
+///
+/// Those of removing the folder.
+pub fn remove_pool_folder(dir: &Path) -> std::io::Result<()> {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            unmount(&e.path());
+        }
+    }
+    std::fs::remove_dir_all(dir)
 }
