@@ -4,27 +4,45 @@
 //! (`image_protocol`) or `SESSIONPAD_IMAGE_PROTOCOL` (`auto`, `kitty`, `sixel`,
 //! `iterm2`, `halfblocks`).
 //!
-//! The question is ratatui-image's own (kitty graphics query, device
-//! attributes for sixel, cell size in pixels, ended by a status report that
-//! every terminal answers), parsed by its parser. The answer is read here rather
-//! than by `Picker::from_query_stdio`, whose reader thread stays blocked on
-//! standard input when a terminal never answers and then swallows the first
-//! keys typed. This one reads a separate, non-blocking handle on `/dev/tty` and
-//! gives up after [`PROBE_TIMEOUT`], leaving nothing behind; no answer means
-//! half-blocks.
+//! The question is the terminal's name and version (XTVERSION, `CSI > 0 q`)
+//! followed by ratatui-image's own (kitty graphics query, device attributes
+//! for sixel, cell size in pixels, ended by a status report that every
+//! terminal answers), parsed by its parser and, for XTVERSION's `DCS > |`
+//! reply, by vte. The answer is read here rather than by
+//! `Picker::from_query_stdio`, whose reader thread stays blocked on standard
+//! input when a terminal never answers and then swallows the first keys typed.
+//! This one reads a separate, non-blocking handle on `/dev/tty` and gives up
+//! after [`PROBE_TIMEOUT`], leaving nothing behind; no answer means half-blocks,
+//! said in the log with the variable that forces a protocol.
+//!
+//! A protocol is taken only where the terminal can show it: kitty's graphics
+//! are drawn with Unicode placeholders, which kitty has only since 0.28, so an
+//! older kitty (Debian 12's 0.26.5 answers the graphics query yet shows every
+//! placeholder as an empty box) gets sixel if it reports it, else half-blocks.
 
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
+use ratatui_image::FontSize;
 use ratatui_image::picker::cap_parser::{Parser, QueryStdioOptions, Response};
 use ratatui_image::picker::{Picker, ProtocolType};
 
 use crate::config::ImageProtocol;
 
 /// How long the terminal gets to answer. A terminal answers in a few
-/// milliseconds (a status report is as old as the VT100); what does not answer
-/// within this is taken to have no graphics.
-pub const PROBE_TIMEOUT: Duration = Duration::from_millis(150);
+/// milliseconds (a status report is as old as the VT100), but a busy one takes
+/// longer: kitty drawing with software OpenGL under Xvfb took 92 ms. What does
+/// not answer within this is taken to have no graphics, and the log says so.
+/// Only a terminal that never answers waits this long, and the first frame is
+/// on screen meanwhile (keys typed are kept).
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// An answer slower than this is logged as late (it still counts).
+const PROBE_SLOW: Duration = Duration::from_millis(150);
+/// The first kitty release that shows images placed with Unicode placeholders,
+/// which ratatui-image's kitty protocol uses (kitty's changelog, 0.28.0).
+const KITTY_PLACEHOLDERS: (u32, u32, u32) = (0, 28, 0);
+/// XTVERSION: asks the terminal's name and version (`DCS > | name(version) ST`).
+const XTVERSION: &str = "[>0q";
 /// The environment variable that overrides the config file.
 pub const ENV: &str = "SESSIONPAD_IMAGE_PROTOCOL";
 
@@ -59,20 +77,33 @@ pub fn picker(choice: ImageProtocol) -> (Picker, Vec<crossterm::event::Event>) {
     let started = Instant::now();
     let mut typed = Vec::new();
     let answer = ask(PROBE_TIMEOUT, &mut typed);
-    let mut picker = match &answer {
+    let took = started.elapsed();
+    let (mut picker, why) = match &answer {
         Ok(answer) => answer.picker(),
         Err(e) => {
-            tracing::info!("the terminal did not tell its graphics ({e}): half-blocks");
-            Picker::halfblocks()
+            tracing::warn!(
+                "the terminal did not say what graphics it has within {PROBE_TIMEOUT:?} ({e}): \
+                 half-blocks; {ENV}=kitty, sixel or iterm2 forces a protocol"
+            );
+            (Picker::halfblocks(), "no answer".to_string())
         }
     };
-    if let Some(protocol) = forced {
-        picker.set_protocol_type(protocol);
+    if took > PROBE_SLOW && answer.is_ok() {
+        tracing::warn!("the terminal answered the graphics probe late, in {took:?}");
     }
+    let why = match forced {
+        Some(protocol) => {
+            picker.set_protocol_type(protocol);
+            format!("{ENV} or the config chose it ({why})")
+        }
+        None => why,
+    };
     tracing::info!(
         protocol = ?picker.protocol_type(),
         font = ?picker.font_size(),
-        took = ?started.elapsed(),
+        terminal = answer.as_ref().ok().and_then(|a| a.terminal.as_deref()).unwrap_or("?"),
+        why,
+        took = ?took,
         typed = typed.len(),
         "image protocol"
     );
@@ -85,6 +116,9 @@ struct Answer {
     kitty: bool,
     sixel: bool,
     cell: Option<(u16, u16)>,
+    /// Its name and version from XTVERSION, as sent (`kitty(0.26.5)`,
+    /// `XTerm(379)`, `tmux 3.3a`).
+    terminal: Option<String>,
 }
 
 impl Answer {
@@ -97,27 +131,96 @@ impl Answer {
         }
     }
 
-    /// The picker the answer makes: kitty over sixel (except on terminals known
-    /// to implement them badly, as ratatui-image does), else what the
-    /// environment suggests (iTerm2, tmux); half-blocks without a cell size.
-    fn picker(&self) -> Picker {
+    /// Whether kitty graphics can be drawn: the terminal answered the kitty
+    /// query, and is not a kitty older than [`KITTY_PLACEHOLDERS`] (other
+    /// terminals that answer it, such as ghostty, have placeholders).
+    fn kitty_placeholders(&self) -> Result<(), String> {
+        if !self.kitty {
+            return Err("no kitty graphics".into());
+        }
+        match self.terminal.as_deref().and_then(kitty_version) {
+            Some(v) if v < KITTY_PLACEHOLDERS => Err(format!(
+                "kitty {}.{}.{} has kitty graphics but no Unicode placeholders (0.28 and later)",
+                v.0, v.1, v.2
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The picker the answer makes, and why: kitty over sixel (except on
+    /// terminals known to implement them badly, as ratatui-image does, and on
+    /// kittens without placeholders), else what the environment suggests
+    /// (iTerm2, tmux); half-blocks without a cell size.
+    fn picker(&self) -> (Picker, String) {
         let Some(cell) = self.cell.or_else(cell_from_window) else {
-            return Picker::halfblocks();
+            return (Picker::halfblocks(), "no cell size in pixels".into());
         };
         // The constructor that takes a known cell size; it also reads the
         // environment for iTerm2 and tmux.
         #[allow(deprecated)]
-        let mut picker = Picker::from_fontsize(cell);
+        let mut picker = Picker::from_fontsize(FontSize::from(cell));
         let set = |v: &str| std::env::var(v).is_ok_and(|s| !s.is_empty());
-        let unreliable = set("WEZTERM_EXECUTABLE") || set("KONSOLE_VERSION");
-        if !unreliable {
-            if self.kitty {
-                picker.set_protocol_type(ProtocolType::Kitty);
-            } else if self.sixel {
-                picker.set_protocol_type(ProtocolType::Sixel);
-            }
+        if set("WEZTERM_EXECUTABLE") || set("KONSOLE_VERSION") {
+            return (
+                picker,
+                "WezTerm or Konsole: their kitty and sixel are unreliable".into(),
+            );
         }
-        picker
+        let kitty = self.kitty_placeholders();
+        let why = match (&kitty, self.sixel) {
+            (Ok(()), _) => {
+                picker.set_protocol_type(ProtocolType::Kitty);
+                "kitty graphics with Unicode placeholders".to_string()
+            }
+            (Err(no), true) => {
+                picker.set_protocol_type(ProtocolType::Sixel);
+                format!("sixel ({no})")
+            }
+            (Err(no), false) => format!("{no}, no sixel"),
+        };
+        (picker, why)
+    }
+}
+
+/// kitty's version from its XTVERSION reply (`kitty(0.26.5)`).
+fn kitty_version(terminal: &str) -> Option<(u32, u32, u32)> {
+    let version = terminal.strip_prefix("kitty(")?.strip_suffix(')')?;
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+/// Collects the text of an XTVERSION reply (`DCS > | text ST`) from the bytes
+/// vte parses.
+#[derive(Default)]
+struct XtVersion {
+    /// Inside a `DCS > |` string.
+    open: bool,
+    text: Vec<u8>,
+    done: Option<String>,
+}
+
+impl vte::Perform for XtVersion {
+    fn hook(&mut self, _params: &vte::Params, intermediates: &[u8], _ignore: bool, action: char) {
+        self.open = action == '|' && intermediates == b">";
+        self.text.clear();
+    }
+
+    fn put(&mut self, byte: u8) {
+        // A name and version is short; more is not an XTVERSION reply.
+        if self.open && self.text.len() < 256 {
+            self.text.push(byte);
+        }
+    }
+
+    fn unhook(&mut self) {
+        if std::mem::take(&mut self.open) {
+            let text = String::from_utf8_lossy(&self.text);
+            self.done = Some(crate::text::sanitize::plain(&text).trim().to_string());
+        }
     }
 }
 
@@ -135,6 +238,8 @@ fn cell_from_window() -> Option<(u16, u16)> {
 /// byte read (answers and typed keys alike) is appended to `seen`.
 fn read_answer(input: &mut impl Read, deadline: Instant, seen: &mut Vec<u8>) -> io::Result<Answer> {
     let mut parser = Parser::new();
+    let mut dcs = vte::Parser::new();
+    let mut version = XtVersion::default();
     let mut answer = Answer::default();
     let mut buf = [0u8; 256];
     loop {
@@ -142,6 +247,10 @@ fn read_answer(input: &mut impl Read, deadline: Instant, seen: &mut Vec<u8>) -> 
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => {
                 seen.extend_from_slice(&buf[..n]);
+                dcs.advance(&mut version, &buf[..n]);
+                if let Some(terminal) = version.done.take() {
+                    answer.terminal = Some(terminal);
+                }
                 for byte in &buf[..n] {
                     for response in parser.push(char::from(*byte)) {
                         if response == Response::Status {
@@ -163,6 +272,16 @@ fn read_answer(input: &mut impl Read, deadline: Instant, seen: &mut Vec<u8>) -> 
     }
 }
 
+/// The bytes that ask the terminal: XTVERSION, then ratatui-image's query
+/// (which ends with the status report that ends the answer); wrapped for
+/// tmux's passthrough inside tmux, as ratatui-image wraps its own.
+fn question(tmux: bool) -> String {
+    let (start, escape, end) = Parser::tmux_start_escape_end(tmux);
+    let mut question = format!("{start}{escape}{XTVERSION}{end}");
+    question.push_str(&Parser::query(tmux, QueryStdioOptions::default()));
+    question
+}
+
 /// Writes the question and reads the answer within `timeout`; the bytes read
 /// go to `seen`.
 #[cfg(unix)]
@@ -176,7 +295,7 @@ fn ask(timeout: Duration, seen: &mut Vec<u8>) -> io::Result<Answer> {
         .custom_flags(libc::O_NONBLOCK)
         .open("/dev/tty")?;
     let tmux = std::env::var("TMUX").is_ok_and(|s| !s.is_empty());
-    let question = Parser::query(tmux, QueryStdioOptions::default());
+    let question = question(tmux);
     let mut out = io::stdout();
     out.write_all(question.as_bytes())?;
     out.flush()?;
@@ -206,26 +325,87 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_kitty_answer_with_a_cell_size() {
-        let answer = read_answer(
-            &mut Chunks(vec![
-                b"\x1b_Gi=31;OK\x1b\\\x1b[?62;4;22c".to_vec(),
-                b"\x1b[6;20;10t\x1b[0n".to_vec(),
-            ]),
+    fn read(chunks: &[&[u8]]) -> Answer {
+        read_answer(
+            &mut Chunks(chunks.iter().map(|c| c.to_vec()).collect()),
             Instant::now() + Duration::from_secs(1),
             &mut Vec::new(),
-        );
-        let answer = answer.expect("an answer");
+        )
+        .expect("an answer")
+    }
+
+    #[test]
+    fn a_kitty_answer_with_a_cell_size() {
+        let answer = read(&[
+            b"\x1b_Gi=31;OK\x1b\\\x1b[?62;4;22c",
+            b"\x1b[6;20;10t\x1b[0n",
+        ]);
         assert_eq!(
             answer,
             Answer {
                 kitty: true,
                 sixel: true,
-                cell: Some((10, 20))
+                cell: Some((10, 20)),
+                terminal: None,
             }
         );
-        assert_eq!(answer.picker().font_size(), (10, 20));
+        let (picker, _) = answer.picker();
+        assert_eq!(
+            (picker.font_size().width, picker.font_size().height),
+            (10, 20)
+        );
+        assert_eq!(picker.protocol_type(), ProtocolType::Kitty);
+    }
+
+    /// Debian 12's kitty answers the graphics query but has no Unicode
+    /// placeholders (issue 23: every plot was rows of empty boxes); a newer
+    /// kitty, and a terminal that does not say its version, get kitty.
+    #[test]
+    fn a_kitty_without_placeholders_is_not_given_kitty_graphics() {
+        let kitty = |version: &str| {
+            let reply = format!("\x1bP>|kitty({version})\x1b\\");
+            read(&[
+                reply.as_bytes(),
+                b"\x1b_Gi=31;OK\x1b\\\x1b[?62;c\x1b[6;20;10t\x1b[0n",
+            ])
+        };
+        let old = kitty("0.26.5");
+        assert_eq!(old.terminal.as_deref(), Some("kitty(0.26.5)"));
+        let (picker, why) = old.picker();
+        assert_eq!(picker.protocol_type(), ProtocolType::Halfblocks, "{why}");
+        assert!(why.contains("0.26.5"), "{why}");
+        assert_eq!(
+            kitty("0.28.0").picker().0.protocol_type(),
+            ProtocolType::Kitty
+        );
+        assert_eq!(
+            kitty("0.43.1").picker().0.protocol_type(),
+            ProtocolType::Kitty
+        );
+        let unnamed = read(&[b"\x1b_Gi=31;OK\x1b\\\x1b[6;20;10t\x1b[0n"]);
+        assert_eq!(unnamed.picker().0.protocol_type(), ProtocolType::Kitty);
+    }
+
+    /// xterm as a VT340 (`-ti vt340`): XTVERSION, sixel in its device
+    /// attributes, its cell size.
+    #[test]
+    fn xterm_as_a_vt340_gets_sixel() {
+        let answer = read(&[
+            b"\x1bP>|XTerm(379)\x1b\\",
+            b"\x1b[?63;1;2;4;6;9;15;16;22;28c\x1b[6;17;9t",
+            b"\x1b[0n",
+        ]);
+        assert_eq!(answer.terminal.as_deref(), Some("XTerm(379)"));
+        let (picker, why) = answer.picker();
+        assert_eq!(picker.protocol_type(), ProtocolType::Sixel, "{why}");
+    }
+
+    #[test]
+    fn kitty_versions_are_read_from_xtversion() {
+        assert_eq!(kitty_version("kitty(0.26.5)"), Some((0, 26, 5)));
+        assert_eq!(kitty_version("kitty(0.28)"), Some((0, 28, 0)));
+        assert_eq!(kitty_version("XTerm(379)"), None);
+        assert_eq!(kitty_version("kitty(x.y)"), None);
     }
 
     #[test]

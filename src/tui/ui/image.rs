@@ -27,13 +27,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use image::DynamicImage;
 use image::imageops::FilterType;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Rect, Size};
 use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 use ratatui_image::picker::{Picker, ProtocolType};
 use ratatui_image::protocol::Protocol;
-use ratatui_image::{Image, Resize};
+use ratatui_image::{FontSize, Image, Resize};
 
 use crate::session::DecodedImage;
 use crate::tui::event::AppEventSender;
@@ -175,7 +175,7 @@ fn encode(
     width: u16,
     max_rows: u16,
 ) -> Result<Protocol, String> {
-    let size = Rect::new(0, 0, width.max(1), max_rows.max(1));
+    let size = Size::new(width.max(1), max_rows.max(1));
     picker
         .new_protocol(image, size, Resize::Fit(Some(FilterType::Triangle)))
         .map_err(|e| e.to_string())
@@ -184,8 +184,8 @@ fn encode(
 /// Rows an image of `w` x `h` pixels takes, fitted (never enlarged) into `width`
 /// columns and `max_rows` rows of `font` (cell width, height) pixels, the way
 /// ratatui-image fits it (up to rounding).
-fn estimate_rows(w: u32, h: u32, font: (u16, u16), width: u16, max_rows: u16) -> u16 {
-    let (fw, fh) = (f64::from(font.0.max(1)), f64::from(font.1.max(1)));
+fn estimate_rows(w: u32, h: u32, font: FontSize, width: u16, max_rows: u16) -> u16 {
+    let (fw, fh) = (f64::from(font.width.max(1)), f64::from(font.height.max(1)));
     let (w, h) = (f64::from(w.max(1)), f64::from(h.max(1)));
     let max_rows = max_rows.max(1);
     let box_w = f64::from(width.max(1)) * fw;
@@ -346,7 +346,7 @@ impl ImageStore {
             && whole
             && let Slot::Ready(protocol) = &sized.main
         {
-            let size = protocol.area();
+            let size = protocol.size();
             let at = Rect::new(area.x, area.y, size.width.min(area.width), size.height);
             Image::new(protocol).render(at, buf);
             return;
@@ -449,7 +449,7 @@ fn fill(sized: &mut Sized, encoding: Encoding, result: Result<Protocol, String>)
     let slot = match result {
         Ok(protocol) => {
             if encoding == Encoding::Main {
-                sized.rows = protocol.area().height.max(1);
+                sized.rows = protocol.size().height.max(1);
             }
             Slot::Ready(protocol)
         }
@@ -463,7 +463,7 @@ fn fill(sized: &mut Sized, encoding: Encoding, result: Result<Protocol, String>)
 
 /// Copies rows `first..` of a half-blocks protocol into `area`.
 fn copy_rows(protocol: &Protocol, first: u16, area: Rect, buf: &mut Buffer) {
-    let size = protocol.area();
+    let size = protocol.size();
     let full = Rect::new(0, 0, size.width, size.height);
     let mut scratch = Buffer::empty(full);
     Image::new(protocol).render(full, &mut scratch);

@@ -91,7 +91,7 @@ fn the_estimate_matches_what_ratatui_image_makes() {
     ] {
         let image = DynamicImage::ImageRgba8(RgbaImage::new(w, h));
         let made =
-            encode(&Picker::halfblocks(), image, width, MAX_IMAGE_ROWS).map(|p| p.area().height);
+            encode(&Picker::halfblocks(), image, width, MAX_IMAGE_ROWS).map(|p| p.size().height);
         let estimate = estimate_rows(
             w,
             h,
@@ -187,4 +187,48 @@ async fn encodings_are_made_off_the_ui_task_and_stale_ones_dropped() {
         row_text(&buf, 0).starts_with(PLACEHOLDER),
         "still to be made"
     );
+}
+
+/// Two frames through ratatui's diff, as a terminal receives them (issue 23):
+/// a graphics-protocol image keeps its escape sequence in one cell, and the
+/// text drawn after it (to its right, and in the rows below) must still reach
+/// the terminal on the next frame, whatever the protocol.
+#[test]
+fn text_after_a_graphics_image_reaches_the_terminal_on_later_frames() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    for protocol in [
+        ProtocolType::Sixel,
+        ProtocolType::Kitty,
+        ProtocolType::Iterm2,
+    ] {
+        let mut store = ImageStore::default();
+        let mut picker = Picker::halfblocks();
+        picker.set_protocol_type(protocol);
+        store.set_picker(picker);
+        store.insert(KEY, Ok(sample()));
+        let n = rows(store.layout(KEY, 10));
+        let mut terminal = Terminal::new(TestBackend::new(30, n + 2)).expect("a test terminal");
+        for text in ["first", "second", "third"] {
+            terminal
+                .draw(|f| {
+                    let buf = f.buffer_mut();
+                    store.render_rows(KEY, 0, Rect::new(0, 0, 10, n), buf);
+                    buf.set_string(12, 0, text, Style::new());
+                    buf.set_string(0, n + 1, text, Style::new());
+                })
+                .expect("a frame");
+            let shown = terminal.backend().buffer();
+            assert_eq!(
+                row_text(shown, n + 1).trim_end(),
+                text,
+                "{protocol:?}: the row under the image"
+            );
+            assert!(
+                row_text(shown, 0).contains(text),
+                "{protocol:?}: the text beside the image"
+            );
+        }
+    }
 }
