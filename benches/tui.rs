@@ -5,6 +5,10 @@
 //! - keystroke to frame (`App::update` + draw) with a 10 MB output in the
 //!   notebook, in the frame the output arrives in and in a frame while it is
 //!   still being read;
+//! - keystroke to frame with a plot on screen (issue 23), with each image
+//!   protocol: through `TestBackend`, and through crossterm's backend into a
+//!   byte counter (what a terminal would receive; the image's escape sequence
+//!   must not be sent again for a keystroke);
 //! - the first frame: building the `App` and drawing it (warm, and once cold at
 //!   the start of the run, printed);
 //! - the sanitizer (`sanitize::clean`) on 1 MB of coloured output and on 10 MB of
@@ -21,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
+use ratatui_image::picker::{Picker, ProtocolType};
 use ratatui_textarea::{Input, Key};
 use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
 use sessionpad::session::{RunId, SessionEvent};
@@ -222,6 +227,130 @@ fn keystroke_10mb(c: &mut Criterion) {
     group.finish();
 }
 
+/// A 640x480 picture like a matplotlib plot: white, a frame, a blue line.
+fn plot_picture() -> image::DynamicImage {
+    let mut picture = image::RgbImage::from_pixel(640, 480, image::Rgb([255, 255, 255]));
+    for x in 80..576 {
+        for y in [57, 427] {
+            picture.put_pixel(x, y, image::Rgb([0, 0, 0]));
+        }
+        let t = f64::from(x - 80) / 496.0;
+        // In range: 57 + up to 370.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let y = 427 - (t * t * 370.0) as u32;
+        for dy in 0..3 {
+            picture.put_pixel(x, (y + dy).min(479), image::Rgb([31, 119, 180]));
+        }
+    }
+    image::DynamicImage::ImageRgb8(picture)
+}
+
+/// An app with one cell that showed `plot_picture`, drawn with `protocol`
+/// (encoded inline: the bench's store has no sender).
+fn app_with_plot(protocol: ProtocolType, terminal: &mut Terminal<impl Backend>) -> App {
+    let mut app = new_app();
+    let mut picker = Picker::halfblocks();
+    picker.set_protocol_type(protocol);
+    app.views.images.set_picker(picker);
+    let run = queue_cell(&mut app);
+    app.handle_event(SessionEvent::ExecutionStarted(run), Instant::now());
+    let picture = plot_picture();
+    let mut png = Vec::new();
+    picture
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .expect("encode the PNG");
+    let SessionEvent::ExecutionFinished {
+        run,
+        outcome: Ok(mut execution),
+        exit_code,
+        ..
+    } = finished(run, String::new())
+    else {
+        unreachable!()
+    };
+    execution.images = vec![sessionpad::client::ExecutionImage {
+        format: "png".into(),
+        data: png,
+    }];
+    app.handle_event(
+        SessionEvent::ExecutionFinished {
+            run,
+            outcome: Ok(execution),
+            exit_code,
+            images: vec![Ok(picture)],
+        },
+        Instant::now(),
+    );
+    terminal
+        .draw(|f| draw(f, &mut app, Instant::now()))
+        .expect("draw");
+    app
+}
+
+/// Counts the bytes a terminal would receive (shared: the backend owns its
+/// writer).
+#[derive(Default, Clone)]
+struct Counter(std::rc::Rc<std::cell::Cell<usize>>);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.set(self.0.get() + buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn keystroke_with_a_plot(c: &mut Criterion) {
+    let mut group = c.benchmark_group("keystroke to frame, a plot on screen");
+    for protocol in [
+        ProtocolType::Halfblocks,
+        ProtocolType::Sixel,
+        ProtocolType::Kitty,
+        ProtocolType::Iterm2,
+    ] {
+        let mut term = terminal();
+        let mut app = app_with_plot(protocol, &mut term);
+        let mut typed = false;
+        group.bench_function(format!("{protocol:?}, TestBackend"), |b| {
+            b.iter(|| {
+                app.update(if typed { backspace() } else { key('x') }, Instant::now());
+                typed = !typed;
+                frame(&mut term, &mut app);
+            });
+        });
+        let sent = Counter::default();
+        let mut term = Terminal::with_options(
+            CrosstermBackend::new(sent.clone()),
+            ratatui::TerminalOptions {
+                viewport: ratatui::Viewport::Fixed(ratatui::layout::Rect::new(0, 0, WIDTH, HEIGHT)),
+            },
+        )
+        .expect("terminal");
+        let mut app = app_with_plot(protocol, &mut term);
+        let first = sent.0.get();
+        for _ in 0..2 {
+            app.update(if typed { backspace() } else { key('x') }, Instant::now());
+            typed = !typed;
+            term.draw(|f| draw(f, &mut app, Instant::now())).expect("draw");
+        }
+        eprintln!(
+            "{protocol:?}: the frame with the plot sent {first} bytes; two keystrokes after it {} bytes",
+            sent.0.get() - first
+        );
+        group.bench_function(format!("{protocol:?}, crossterm into a byte counter"), |b| {
+            b.iter(|| {
+                app.update(if typed { backspace() } else { key('x') }, Instant::now());
+                typed = !typed;
+                term.draw(|f| draw(f, &mut app, Instant::now())).expect("draw");
+            });
+        });
+    }
+    group.finish();
+}
+
 fn first_frame(c: &mut Criterion) {
     c.bench_function("first frame: App::new + draw (160x48)", |b| {
         b.iter(|| {
@@ -308,6 +437,7 @@ fn benches(c: &mut Criterion) {
     first_frame(c);
     million_lines(c);
     keystroke_10mb(c);
+    keystroke_with_a_plot(c);
     sanitizer(c);
 }
 
