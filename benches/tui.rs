@@ -334,19 +334,24 @@ fn keystroke_with_a_plot(c: &mut Criterion) {
         for _ in 0..2 {
             app.update(if typed { backspace() } else { key('x') }, Instant::now());
             typed = !typed;
-            term.draw(|f| draw(f, &mut app, Instant::now())).expect("draw");
+            term.draw(|f| draw(f, &mut app, Instant::now()))
+                .expect("draw");
         }
         eprintln!(
             "{protocol:?}: the frame with the plot sent {first} bytes; two keystrokes after it {} bytes",
             sent.0.get() - first
         );
-        group.bench_function(format!("{protocol:?}, crossterm into a byte counter"), |b| {
-            b.iter(|| {
-                app.update(if typed { backspace() } else { key('x') }, Instant::now());
-                typed = !typed;
-                term.draw(|f| draw(f, &mut app, Instant::now())).expect("draw");
-            });
-        });
+        group.bench_function(
+            format!("{protocol:?}, crossterm into a byte counter"),
+            |b| {
+                b.iter(|| {
+                    app.update(if typed { backspace() } else { key('x') }, Instant::now());
+                    typed = !typed;
+                    term.draw(|f| draw(f, &mut app, Instant::now()))
+                        .expect("draw");
+                });
+            },
+        );
     }
     group.finish();
 }

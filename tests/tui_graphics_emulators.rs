@@ -3,7 +3,8 @@
 //! screenshots by OCR (`tesseract`) and by counting the plot's pixels.
 //!
 //! In each: a plot (also saved as `p.png`), then text typed in the editor, the
-//! next cell and its output, PageUp back to the whole plot, a resize that hides
+//! next cell and its output, PageUp back to the whole plot, the help opened over
+//! it and closed (nothing of it left), a resize that hides
 //! it and one that brings it back, and the files pane's preview of `p.png`,
 //! all on screen. Where the terminal got a pixel protocol, the plot is drawn at
 //! full resolution each time it is whole on screen; where it did not (kitty
@@ -33,8 +34,7 @@ const STEP_DEADLINE: Duration = Duration::from_secs(30);
 /// rows shows about 1,500; half-blocks show next to none).
 const DRAWN: usize = 400;
 
-const PLOT: &str =
-    "import matplotlib.pyplot as plt; plt.plot([1, 4, 9, 16]); plt.savefig('p.png'); plt.show(); 42";
+const PLOT: &str = "import matplotlib.pyplot as plt; plt.plot([1, 4, 9, 16]); plt.savefig('p.png'); plt.show(); 42";
 const TYPED: &str = "print('typed after the plot')";
 
 /// What the log says the probe chose (`protocol=Sixel`), and the whole line.
@@ -173,7 +173,11 @@ fn run_in(mut w: Window<'_>, data: &Path) {
     let (path, _, image) = w.wait_for("the plot and Out 1", POOL_DEADLINE, |text, image| {
         text.contains("out142") && drawn(image)
     });
-    println!("{name}: the plot, {} plot pixels: {}", plot_blue(&image), path.display());
+    println!(
+        "{name}: the plot, {} plot pixels: {}",
+        plot_blue(&image),
+        path.display()
+    );
 
     // 2. Text typed after it shows in the editor.
     w.type_text(TYPED);
@@ -191,8 +195,21 @@ fn run_in(mut w: Window<'_>, data: &Path) {
     // 4. PageUp: the whole plot again, drawn with the protocol, no ghost of
     // the text that was over it.
     w.key("Prior");
-    w.wait_for("the whole plot after PageUp", STEP_DEADLINE, |text, image| {
-        text.contains("out142") && drawn(image)
+    w.wait_for(
+        "the whole plot after PageUp",
+        STEP_DEADLINE,
+        |text, image| text.contains("out142") && drawn(image),
+    );
+
+    // The help over the plot, then closed: the plot whole again, none of the
+    // help left over it.
+    w.key("F1");
+    w.wait_for("the help over the plot", STEP_DEADLINE, |text, _| {
+        text.contains("celleditor") && text.contains("runthecell")
+    });
+    w.key("Escape");
+    w.wait_for("the plot after the help", STEP_DEADLINE, |text, image| {
+        !text.contains("runthecell") && text.contains("out142") && drawn(image)
     });
 
     // 5. A window too short for the plot, then tall again: the protocol comes
@@ -202,14 +219,18 @@ fn run_in(mut w: Window<'_>, data: &Path) {
         (image.width(), image.height())
     };
     w.resize(width, height / 2);
-    w.wait_for("the plot cut by a short window", STEP_DEADLINE, |_, image| {
-        image.height() < height && (!pixels || plot_blue(image) < DRAWN)
-    });
+    w.wait_for(
+        "the plot cut by a short window",
+        STEP_DEADLINE,
+        |_, image| image.height() < height && (!pixels || plot_blue(image) < DRAWN),
+    );
     w.resize(width, height);
     w.key("Prior");
-    w.wait_for("the plot back in a tall window", STEP_DEADLINE, |text, image| {
-        image.height() == height && text.contains("out142") && drawn(image)
-    });
+    w.wait_for(
+        "the plot back in a tall window",
+        STEP_DEADLINE,
+        |text, image| image.height() == height && text.contains("out142") && drawn(image),
+    );
 
     // 6. The files pane previews p.png as an image.
     w.key("F2");

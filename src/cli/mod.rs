@@ -23,12 +23,25 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use self::target::TargetOpt;
 
+/// The environment variables `--help` lists under its options.
+const ENVIRONMENT: &str = "\
+Environment:
+  SESSIONPAD_IMAGE_PROTOCOL  kitty, sixel, iterm2 or halfblocks: draw plots with
+                             this protocol instead of the one the terminal's
+                             answer chose (auto); the log says which and why
+  SESSIONPAD_LOG             the log's filter (default info; debug), written to
+                             <data dir>/logs/sessionpad.log
+  SESSIONPAD_CONFIG          the config file (else ~/.config/sessionpad/config.toml)
+  SESSIONPAD_DATA_DIR        notebooks, the flight recorder, logs
+  SESSIONPAD_CACHE_DIR       the local pool's Python environment
+  SESSIONPAD_BASE_PYTHON     the interpreter that environment is built from";
+
 /// sessionpad: a terminal notebook for Azure Container Apps dynamic sessions.
 ///
 /// With no endpoint configured it runs on the local pool (real IPython kernels on
 /// this machine), started in the background when none runs.
 #[derive(Debug, Parser)]
-#[command(name = "sessionpad", version, about)]
+#[command(name = "sessionpad", version, about, after_help = ENVIRONMENT)]
 pub struct Cli {
     /// What to run; the notebook when omitted.
     #[command(subcommand)]
@@ -230,6 +243,18 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 23: `--help` says how to force an image protocol when the
+    /// terminal's answer chose none (or a wrong one).
+    #[test]
+    fn help_says_how_to_force_an_image_protocol() {
+        let help = Cli::command().render_help().to_string();
+        assert!(help.contains("SESSIONPAD_IMAGE_PROTOCOL"), "{help}");
+        assert!(
+            help.contains("kitty, sixel, iterm2 or halfblocks"),
+            "{help}"
+        );
+    }
 
     #[test]
     fn the_command_line_is_consistent() {

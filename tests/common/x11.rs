@@ -29,9 +29,8 @@ pub fn missing_tools() -> Vec<&'static str> {
 
 /// Whether `program` is on `PATH`.
 pub fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| dir.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
 /// A virtual X server, ended when dropped.
@@ -46,7 +45,15 @@ impl Xvfb {
     /// 1280x800 screen of 24-bit colour.
     pub fn start() -> Self {
         let mut child = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -145,8 +152,7 @@ impl<'x> Window<'x> {
     /// Types `text` as keystrokes, to the focused window (xterm ignores the
     /// synthetic events `xdotool --window` sends).
     pub fn type_text(&self, text: &str) {
-        self.x
-            .xdotool(&["type", "--delay", "12", "--", text]);
+        self.x.xdotool(&["type", "--delay", "12", "--", text]);
     }
 
     /// Presses `key` (an X keysym name: `F5`, `Prior`, `ctrl+q`).
@@ -176,9 +182,7 @@ impl<'x> Window<'x> {
             .status()
             .expect("run import");
         assert!(status.success(), "import failed");
-        let image = image::open(&path)
-            .expect("read the screenshot")
-            .to_rgb8();
+        let image = image::open(&path).expect("read the screenshot").to_rgb8();
         (path, image)
     }
 
@@ -189,7 +193,9 @@ impl<'x> Window<'x> {
     pub fn ocr(&self, screenshot: &Path) -> String {
         let prepared = screenshot.with_extension("ocr.png");
         let mut convert = Command::new("convert");
-        convert.arg(screenshot).args(["-colorspace", "Gray", "-resize", "200%"]);
+        convert
+            .arg(screenshot)
+            .args(["-colorspace", "Gray", "-resize", "200%"]);
         if self.dark {
             convert.arg("-negate");
         }

@@ -20,13 +20,13 @@
 //!
 //! [`AppEvent::ImageEncoded`]: crate::tui::event::AppEvent::ImageEncoded
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use image::DynamicImage;
 use image::imageops::FilterType;
-use ratatui::buffer::Buffer;
+use ratatui::buffer::{Buffer, CellDiffOption};
 use ratatui::layout::{Rect, Size};
 use ratatui::style::Style;
 use ratatui::text::Line;
@@ -109,6 +109,10 @@ struct Sized {
     rows: u16,
     main: Slot,
     half: Slot,
+    /// Whether the first cell of the image's graphics starts with
+    /// [`RESEND`]: flipped each time the image must be sent to the terminal
+    /// again (see [`ImageStore::settle`]), and kept until the next time.
+    resend: bool,
 }
 
 enum Entry {
@@ -145,6 +149,11 @@ pub struct ImageStore {
     /// Where results go; `None`: encode inline.
     sender: Option<AppEventSender>,
     requests: Vec<Request>,
+    /// The images drawn with a graphics protocol in the frame being composed,
+    /// and where.
+    drawn: Vec<(ImageKey, Rect)>,
+    /// The images something else was drawn over in the last frame.
+    covered: HashSet<ImageKey>,
 }
 
 impl std::fmt::Debug for ImageStore {
@@ -164,6 +173,8 @@ impl Default for ImageStore {
             next_generation: 0,
             sender: None,
             requests: Vec::new(),
+            drawn: Vec::new(),
+            covered: HashSet::new(),
         }
     }
 }
@@ -297,6 +308,7 @@ impl ImageStore {
                     rows: estimate_rows(image.width(), image.height(), font, width, max_rows),
                     main: Slot::Missing,
                     half: Slot::Missing,
+                    resend: false,
                 });
                 sizes.len() - 1
             }
@@ -349,6 +361,10 @@ impl ImageStore {
             let size = protocol.size();
             let at = Rect::new(area.x, area.y, size.width.min(area.width), size.height);
             Image::new(protocol).render(at, buf);
+            if sized.resend {
+                flip_resend(at, buf);
+            }
+            self.drawn.push((key, at));
             return;
         }
         // Half-blocks: the main encoding when that is what the picker makes,
@@ -478,6 +494,59 @@ fn copy_rows(protocol: &Protocol, first: u16, area: Rect, buf: &mut Buffer) {
                 buf.cell_mut((area.x + dx, area.y + dy)),
             ) {
                 *dst = src.clone();
+            }
+        }
+    }
+}
+
+/// A no-op (save the cursor, restore it) put before an image's escape
+/// sequence to make its first cell differ from the last frame's, so that
+/// ratatui's diff sends the image again.
+const RESEND: &str = "\x1b7\x1b8";
+
+/// Puts [`RESEND`] before the escape sequence in the first cell of the image
+/// drawn at `area`, or takes it away. The cell keeps its diff option (one
+/// column wide).
+fn flip_resend(area: Rect, buf: &mut Buffer) {
+    let Some(cell) = buf.cell_mut((area.x, area.y)) else {
+        return;
+    };
+    let symbol = match cell.symbol().strip_prefix(RESEND) {
+        Some(rest) => rest.to_string(),
+        None => format!("{RESEND}{}", cell.symbol()),
+    };
+    cell.set_symbol(&symbol);
+}
+
+impl ImageStore {
+    /// Called once the whole frame is composed, overlays included, before
+    /// ratatui's diff: sends again each image that something was drawn over in
+    /// the last frame and nothing is now.
+    ///
+    /// ratatui-image marks the cells an image covers, but its first, to be
+    /// skipped by the diff (the terminal keeps the picture there), so what an
+    /// overlay drew over part of an image stays on the terminal when the
+    /// overlay closes, as long as the image's first cell is unchanged: the help
+    /// stayed over a sixel plot in xterm (issue 23). An image is covered when
+    /// any of its cells was written since it was drawn (a widget that writes a
+    /// cell resets it first, as `Clear` and blocks do).
+    pub fn settle(&mut self, buf: &mut Buffer) {
+        let covered_before = std::mem::take(&mut self.covered);
+        for (key, area) in std::mem::take(&mut self.drawn) {
+            let intact = area.positions().all(|at| {
+                buf.cell(at)
+                    .is_some_and(|c| c.diff_option != CellDiffOption::None)
+            });
+            if !intact {
+                self.covered.insert(key);
+            } else if covered_before.contains(&key) {
+                if let Some(Entry::Decoded { sizes, current, .. }) = self.entries.get_mut(&key)
+                    && let Some(sized) =
+                        sizes.iter_mut().find(|s| (s.width, s.max_rows) == *current)
+                {
+                    sized.resend = !sized.resend;
+                }
+                flip_resend(area, buf);
             }
         }
     }

@@ -73,7 +73,15 @@ pub struct Areas {
 
 /// Draws the whole screen: outputs on top, the editor under them, the status line
 /// at the bottom. `now` is the clock the elapsed times are measured against.
+/// Images an overlay covered in the last frame and no longer does are sent to
+/// the terminal again ([`ImageStore::settle`]).
 pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
+    compose(frame, app, now);
+    app.views.images.settle(frame.buffer_mut());
+}
+
+/// Every pane and overlay of the screen, in drawing order.
+fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     let area = frame.area();
     app.views.texts.begin_frame();
     if pager::render(frame, app) {
