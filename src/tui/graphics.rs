@@ -88,9 +88,6 @@ pub fn picker(choice: ImageProtocol) -> (Picker, Vec<crossterm::event::Event>) {
             (Picker::halfblocks(), "no answer".to_string())
         }
     };
-    if took > PROBE_SLOW && answer.is_ok() {
-        tracing::warn!("the terminal answered the graphics probe late, in {took:?}");
-    }
     let why = match forced {
         Some(protocol) => {
             picker.set_protocol_type(protocol);
@@ -234,13 +231,32 @@ fn cell_from_window() -> Option<(u16, u16)> {
     Some((size.width / size.columns, size.height / size.rows))
 }
 
-/// Reads answers from `input` until the status report or `deadline`; every
-/// byte read (answers and typed keys alike) is appended to `seen`.
-fn read_answer(input: &mut impl Read, deadline: Instant, seen: &mut Vec<u8>) -> io::Result<Answer> {
+/// How the answer ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ending {
+    /// At the status report that ends the question.
+    Status,
+    /// Inside tmux: tmux answers the status report sent outside its
+    /// passthrough at once; the terminal outside tmux answers the one inside
+    /// it, or never when passthrough is off. After tmux's, the outer one gets
+    /// this long.
+    Tmux(Duration),
+}
+
+/// Reads answers from `input` until the status report ([`Ending`]) or
+/// `deadline`; every byte read (answers and typed keys alike) is appended to
+/// `seen`.
+fn read_answer(
+    input: &mut impl Read,
+    mut deadline: Instant,
+    ending: Ending,
+    seen: &mut Vec<u8>,
+) -> io::Result<Answer> {
     let mut parser = Parser::new();
     let mut dcs = vte::Parser::new();
     let mut version = XtVersion::default();
     let mut answer = Answer::default();
+    let mut statuses = 0;
     let mut buf = [0u8; 256];
     loop {
         match input.read(&mut buf) {
@@ -254,7 +270,14 @@ fn read_answer(input: &mut impl Read, deadline: Instant, seen: &mut Vec<u8>) -> 
                 for byte in &buf[..n] {
                     for response in parser.push(char::from(*byte)) {
                         if response == Response::Status {
-                            return Ok(answer);
+                            statuses += 1;
+                            match ending {
+                                Ending::Status => return Ok(answer),
+                                Ending::Tmux(_) if statuses == 2 => return Ok(answer),
+                                Ending::Tmux(grace) => {
+                                    deadline = deadline.min(Instant::now() + grace);
+                                }
+                            }
                         }
                         answer.take(&response);
                     }
@@ -262,7 +285,12 @@ fn read_answer(input: &mut impl Read, deadline: Instant, seen: &mut Vec<u8>) -> 
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 if Instant::now() >= deadline {
-                    return Err(io::ErrorKind::TimedOut.into());
+                    // tmux answered; what is outside it did not.
+                    return if statuses > 0 {
+                        Ok(answer)
+                    } else {
+                        Err(io::ErrorKind::TimedOut.into())
+                    };
                 }
                 std::thread::sleep(Duration::from_millis(3));
             }
@@ -274,11 +302,15 @@ fn read_answer(input: &mut impl Read, deadline: Instant, seen: &mut Vec<u8>) -> 
 
 /// The bytes that ask the terminal: XTVERSION, then ratatui-image's query
 /// (which ends with the status report that ends the answer); wrapped for
-/// tmux's passthrough inside tmux, as ratatui-image wraps its own.
+/// tmux's passthrough inside tmux, as ratatui-image wraps its own, and then
+/// a status report for tmux itself (see [`Ending::Tmux`]).
 fn question(tmux: bool) -> String {
     let (start, escape, end) = Parser::tmux_start_escape_end(tmux);
     let mut question = format!("{start}{escape}{XTVERSION}{end}");
     question.push_str(&Parser::query(tmux, QueryStdioOptions::default()));
+    if tmux {
+        question.push_str("\x1b[5n");
+    }
     question
 }
 
@@ -295,11 +327,34 @@ fn ask(timeout: Duration, seen: &mut Vec<u8>) -> io::Result<Answer> {
         .custom_flags(libc::O_NONBLOCK)
         .open("/dev/tty")?;
     let tmux = std::env::var("TMUX").is_ok_and(|s| !s.is_empty());
+    if tmux {
+        // What ratatui-image's own probe does: the question and the images
+        // reach the terminal outside tmux only through passthrough (off by
+        // default since tmux 3.3). Only this pane's option is set.
+        let passthrough = std::process::Command::new("tmux")
+            .args(["set", "-p", "allow-passthrough", "on"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        tracing::info!("tmux: allow-passthrough on for this pane ({passthrough:?})");
+    }
     let question = question(tmux);
     let mut out = io::stdout();
     out.write_all(question.as_bytes())?;
     out.flush()?;
-    read_answer(&mut tty, Instant::now() + timeout, seen)
+    let ending = if tmux {
+        Ending::Tmux(PROBE_SLOW)
+    } else {
+        Ending::Status
+    };
+    let started = Instant::now();
+    let answer = read_answer(&mut tty, started + timeout, ending, seen);
+    let took = started.elapsed();
+    if ending == Ending::Status && took > PROBE_SLOW && answer.is_ok() {
+        tracing::warn!("the terminal answered the graphics probe late, in {took:?}");
+    }
+    answer
 }
 
 #[cfg(not(unix))]
@@ -329,6 +384,7 @@ mod tests {
         read_answer(
             &mut Chunks(chunks.iter().map(|c| c.to_vec()).collect()),
             Instant::now() + Duration::from_secs(1),
+            Ending::Status,
             &mut Vec::new(),
         )
         .expect("an answer")
@@ -400,6 +456,35 @@ mod tests {
         assert_eq!(picker.protocol_type(), ProtocolType::Sixel, "{why}");
     }
 
+    /// Inside tmux: tmux's own status report comes first; the terminal
+    /// outside answers through passthrough, or never when passthrough is off
+    /// (then the answer is tmux's alone, after a short wait, not the whole
+    /// timeout).
+    #[test]
+    fn inside_tmux_the_outer_terminal_gets_a_short_wait() {
+        let outer = read_answer(
+            &mut Chunks(vec![
+                b"\x1b[0n".to_vec(),
+                b"\x1bP>|kitty(0.43.1)\x1b\\\x1b_Gi=31;OK\x1b\\\x1b[6;20;10t\x1b[0n".to_vec(),
+            ]),
+            Instant::now() + Duration::from_secs(1),
+            Ending::Tmux(Duration::from_millis(100)),
+            &mut Vec::new(),
+        )
+        .expect("an answer");
+        assert!(outer.kitty && outer.terminal.as_deref() == Some("kitty(0.43.1)"));
+        let started = Instant::now();
+        let alone = read_answer(
+            &mut Chunks(vec![b"\x1b[0n".to_vec()]),
+            started + Duration::from_secs(5),
+            Ending::Tmux(Duration::from_millis(100)),
+            &mut Vec::new(),
+        )
+        .expect("tmux's answer");
+        assert_eq!(alone, Answer::default());
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
     #[test]
     fn kitty_versions_are_read_from_xtversion() {
         assert_eq!(kitty_version("kitty(0.26.5)"), Some((0, 26, 5)));
@@ -414,6 +499,7 @@ mod tests {
         let answer = read_answer(
             &mut Chunks(vec![]),
             started + Duration::from_millis(50),
+            Ending::Status,
             &mut Vec::new(),
         );
         assert_eq!(answer.map_err(|e| e.kind()), Err(io::ErrorKind::TimedOut));

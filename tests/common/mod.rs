@@ -358,11 +358,30 @@ pub fn rerun_as_nobody(skip: &str) {
         .args(["-R", "65534:65534"])
         .arg(&home)
         .status();
+    // How this machine reaches PyPI (a mirror, a proxy and its certificate)
+    // stays: the re-run builds its own Python environment from there.
+    let network = std::env::vars().filter(|(k, _)| {
+        k.starts_with("PIP_")
+            || k.starts_with("UV_")
+            || matches!(
+                k.as_str(),
+                "SSL_CERT_FILE"
+                    | "SSL_CERT_DIR"
+                    | "REQUESTS_CA_BUNDLE"
+                    | "HTTPS_PROXY"
+                    | "HTTP_PROXY"
+                    | "NO_PROXY"
+                    | "https_proxy"
+                    | "http_proxy"
+                    | "no_proxy"
+            )
+    });
     let out = std::process::Command::new("/usr/bin/setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(&exe)
         .args(["--test-threads=2", "--nocapture", "--skip", skip])
         .env_clear()
+        .envs(network)
         .env(NESTED, "1")
         .env("HOME", &home)
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")

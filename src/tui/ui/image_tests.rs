@@ -189,6 +189,18 @@ async fn encodings_are_made_off_the_ui_task_and_stale_ones_dropped() {
     );
 }
 
+/// A store drawing with `protocol` that holds `sample()` laid out 10 columns
+/// wide, and the rows it takes.
+fn drawing_with(protocol: ProtocolType) -> (ImageStore, u16) {
+    let mut store = ImageStore::default();
+    let mut picker = Picker::halfblocks();
+    picker.set_protocol_type(protocol);
+    store.set_picker(picker);
+    store.insert(KEY, Ok(sample()));
+    let n = rows(store.layout(KEY, 10));
+    (store, n)
+}
+
 /// Two frames through ratatui's diff, as a terminal receives them (issue 23):
 /// a graphics-protocol image keeps its escape sequence in one cell, and the
 /// text drawn after it (to its right, and in the rows below) must still reach
@@ -203,12 +215,7 @@ fn text_after_a_graphics_image_reaches_the_terminal_on_later_frames() {
         ProtocolType::Kitty,
         ProtocolType::Iterm2,
     ] {
-        let mut store = ImageStore::default();
-        let mut picker = Picker::halfblocks();
-        picker.set_protocol_type(protocol);
-        store.set_picker(picker);
-        store.insert(KEY, Ok(sample()));
-        let n = rows(store.layout(KEY, 10));
+        let (mut store, n) = drawing_with(protocol);
         let mut terminal = Terminal::new(TestBackend::new(30, n + 2)).expect("a test terminal");
         for text in ["first", "second", "third"] {
             terminal
@@ -263,12 +270,7 @@ fn an_image_uncovered_by_an_overlay_is_sent_again_once() {
         (ProtocolType::Sixel, &b"\x1bP"[..]),
         (ProtocolType::Iterm2, &b"\x1b]1337"[..]),
     ] {
-        let mut store = ImageStore::default();
-        let mut picker = Picker::halfblocks();
-        picker.set_protocol_type(protocol);
-        store.set_picker(picker);
-        store.insert(KEY, Ok(sample()));
-        let n = rows(store.layout(KEY, 10));
+        let (mut store, n) = drawing_with(protocol);
         let sent = Sent::default();
         let mut terminal = Terminal::with_options(
             CrosstermBackend::new(sent.clone()),
