@@ -3,7 +3,7 @@
 //! screenshots by OCR (`tesseract`) and by counting the plot's pixels.
 //!
 //! In each: a plot (also saved as `p.png`), then text typed in the editor, the
-//! next cell and its output, PageUp back to the whole plot, the help opened over
+//! next cell and its output, `PageUp` back to the whole plot, the help opened over
 //! it and closed (nothing of it left), a resize that hides
 //! it and one that brings it back, and the files pane's preview of `p.png`,
 //! all on screen. Where the terminal got a pixel protocol, the plot is drawn at

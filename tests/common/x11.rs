@@ -1,6 +1,6 @@
 //! Real terminal emulators under a virtual X server, for the graphics tests
 //! (issue 23): Debian's `Xvfb`, `xterm` and `kitty`, driven with `xdotool`,
-//! read from screenshots (ImageMagick's `import`) by OCR (`tesseract`) and by
+//! read from screenshots (`import` of `ImageMagick`) by OCR (`tesseract`) and by
 //! counting pixels. Nothing here leaves the machine: the X server listens on
 //! a Unix socket only (`-nolisten tcp`).
 //!
