@@ -146,7 +146,7 @@ impl Answer {
 
     /// The picker the answer makes, and why: kitty over sixel (except on
     /// terminals known to implement them badly, as ratatui-image does, and on
-    /// kittens without placeholders), else what the environment suggests
+    /// a kitty without placeholders), else what the environment suggests
     /// (iTerm2, tmux); half-blocks without a cell size.
     fn picker(&self) -> (Picker, String) {
         let Some(cell) = self.cell.or_else(cell_from_window) else {
