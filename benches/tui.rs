@@ -81,6 +81,26 @@ fn queue_cell(app: &mut App) -> RunId {
 }
 
 fn finished(run: RunId, stdout: String) -> SessionEvent {
+    finished_with(run, stdout, None)
+}
+
+/// As [`finished`], the cell also showing `picture` (the pool's PNG, and the
+/// image the session decoded from it) when given.
+fn finished_with(run: RunId, stdout: String, picture: Option<image::DynamicImage>) -> SessionEvent {
+    let (images, decoded) = match picture {
+        Some(picture) => {
+            let mut png = Vec::new();
+            picture
+                .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+                .expect("encode the PNG");
+            let image = sessionpad::client::ExecutionImage {
+                format: "png".into(),
+                data: png,
+            };
+            (vec![image], vec![Ok(picture)])
+        }
+        None => (vec![], vec![]),
+    };
     SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
@@ -89,11 +109,11 @@ fn finished(run: RunId, stdout: String) -> SessionEvent {
             stdout,
             stderr: String::new(),
             result: None,
-            images: vec![],
+            images,
             duration: Duration::from_millis(1500),
         }),
         exit_code: None,
-        images: vec![],
+        images: decoded,
     }
 }
 
@@ -254,31 +274,8 @@ fn app_with_plot(protocol: ProtocolType, terminal: &mut Terminal<impl Backend>) 
     app.views.images.set_picker(picker);
     let run = queue_cell(&mut app);
     app.handle_event(SessionEvent::ExecutionStarted(run), Instant::now());
-    let picture = plot_picture();
-    let mut png = Vec::new();
-    picture
-        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
-        .expect("encode the PNG");
-    let SessionEvent::ExecutionFinished {
-        run,
-        outcome: Ok(mut execution),
-        exit_code,
-        ..
-    } = finished(run, String::new())
-    else {
-        unreachable!()
-    };
-    execution.images = vec![sessionpad::client::ExecutionImage {
-        format: "png".into(),
-        data: png,
-    }];
     app.handle_event(
-        SessionEvent::ExecutionFinished {
-            run,
-            outcome: Ok(execution),
-            exit_code,
-            images: vec![Ok(picture)],
-        },
+        finished_with(run, String::new(), Some(plot_picture())),
         Instant::now(),
     );
     terminal
