@@ -7,6 +7,9 @@ use sessionpad::cli::{self, Cli, Command};
 use sessionpad::tui;
 
 fn main() -> ExitCode {
+    // Started by a local pool to build a session's sandbox: do only that.
+    sessionpad::pool::sandbox::helper::run_if_helper();
+    sessionpad::pool::sandbox::helper::set_program("/proc/self/exe".into());
     tune_allocator();
     let cli = Cli::parse();
     let _log = match cli.command {

@@ -274,14 +274,14 @@ mod tests {
         };
         assert_eq!(
             isolation_report(&iso),
-            "isolation of each session:\n  sandbox: bubblewrap\n  memory:  2 GiB (cgroup v2)\n           no network"
+            "isolation of each session:\n  sandbox: built in\n  memory:  2 GiB (cgroup v2)\n           no network"
         );
     }
 
     #[test]
     fn a_refusal_says_why_and_how_to_run_anyway() {
-        let msg = refusal(&NoSandbox::NotInstalled.to_string());
-        assert!(msg.contains("not installed") && msg.contains("--no-sandbox"));
+        let msg = refusal(&NoSandbox::Unusable("user namespaces are off".into()).to_string());
+        assert!(msg.contains("user namespaces are off") && msg.contains("--no-sandbox"));
         assert!(msg.contains("NOT isolated"));
     }
 }

@@ -64,7 +64,7 @@ impl Isolation {
         let mut out = vec![(
             "sandbox".to_string(),
             match &self.unsandboxed {
-                None => "bubblewrap".to_string(),
+                None => "built in".to_string(),
                 Some(why) => format!("none: {why}"),
             },
         )];

@@ -11,7 +11,7 @@
 //! answers Azure's "Execution aborted" and starts a fresh kernel. A fork bomb stops
 //! at `pids.max`. Elsewhere rlimits stand in: `RLIMIT_DATA` (heap and private mappings) for memory (a
 //! `MemoryError` in Python rather than a killed kernel) and `RLIMIT_NPROC` for
-//! processes, set inside the sandbox's user namespace by `prlimit` (util-linux)
+//! processes, set inside the sandbox's user namespace by the sandbox helper
 //! so it counts that session's processes only. Every kernel also gets
 //! `RLIMIT_FSIZE` (the largest file it may write, bytes), no core files, and a
 //! bounded number of open files. The private `/tmp` is a tmpfs of its own size
@@ -443,15 +443,10 @@ impl KernelLimits {
         }
     }
 
-    /// The `prlimit` arguments that limit the number of processes inside the
-    /// sandbox (only when no cgroup does), e.g. `["--nproc=512"]`; empty
-    /// otherwise.
-    pub fn prlimit_args(&self) -> Vec<String> {
-        if self.cgroup.is_some() {
-            Vec::new()
-        } else {
-            vec![format!("--nproc={}", self.limits.processes)]
-        }
+    /// The `RLIMIT_NPROC` the sandbox sets inside its user namespace (only when
+    /// no cgroup limits processes); `None` otherwise.
+    pub fn nproc(&self) -> Option<u64> {
+        self.cgroup.is_none().then_some(self.limits.processes)
     }
 
     /// Whether the OOM killer has killed a process of this kernel's cgroup (the

@@ -29,7 +29,7 @@ pub struct KernelLaunch {
     /// A short folder for the connection file and IPC sockets (socket paths must
     /// stay under about 100 bytes).
     pub runtime_dir: PathBuf,
-    /// Run under bubblewrap when `Some`; otherwise unisolated with `/mnt/data`
+    /// Run in the sandbox when `Some`; otherwise unisolated with `/mnt/data`
     /// mapped to `workdir` by the start-up script.
     pub sandbox: Option<Sandbox>,
     /// The session's host uid (and gid) when the sandbox drops root
@@ -59,7 +59,8 @@ pub(super) struct Launched {
 }
 
 impl KernelLaunch {
-    pub(super) fn command(&self) -> Result<Launched, KernelError> {
+    /// The kernel's command with `args` after the interpreter.
+    pub(super) fn command(&self, args: &[String]) -> Result<Launched, KernelError> {
         let io = |path: &Path, source| KernelError::Io {
             path: path.to_path_buf(),
             source,
@@ -68,25 +69,27 @@ impl KernelLaunch {
         let python_bin = self.env.python.parent();
         let (mut command, inherited) = match &self.sandbox {
             Some(sandbox) => {
+                let env = kernel_env(python_bin, None);
                 let jail = Jail {
                     program: &self.env.python,
+                    args,
+                    env: &env,
                     folder: &self.workdir,
                     runtime_dir: &self.runtime_dir,
                     python_dirs: &self.python_dirs,
                     uid: self.uid,
                     tmp_bytes: self.enforcer.limits().tmp_bytes,
-                    prlimit: &limits.prlimit_args(),
+                    nproc: limits.nproc(),
                 };
                 let built = sandbox
                     .command(&jail)
                     .map_err(|e| io(&self.runtime_dir, e))?;
-                let mut cmd = built.command;
-                cmd.env_clear().envs(kernel_env(python_bin, None));
-                (cmd, built.inherited)
+                (built.command, built.inherited)
             }
             None => {
                 let mut cmd = Command::new(&self.env.python);
-                cmd.current_dir(&self.workdir)
+                cmd.args(args)
+                    .current_dir(&self.workdir)
                     .env_clear()
                     .envs(kernel_env(python_bin, Some(&self.workdir)));
                 (cmd, Vec::new())

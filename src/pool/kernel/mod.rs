@@ -151,19 +151,21 @@ impl Kernel {
             }
         }
 
+        let args = [
+            "-m".to_string(),
+            "ipykernel_launcher".to_string(),
+            "-f".to_string(),
+            conn_file.to_string_lossy().into_owned(),
+            "--InteractiveShell.colors=nocolor".to_string(),
+            "--InteractiveShell.xmode=Plain".to_string(),
+            format!("--IPKernelApp.exec_files={}", py_list(&exec_files)),
+        ];
         let Launched {
             command: mut cmd,
             _inherited: inherited,
             limits,
-        } = launch.command()?;
-        cmd.arg("-m")
-            .arg("ipykernel_launcher")
-            .arg("-f")
-            .arg(&conn_file)
-            .arg("--InteractiveShell.colors=nocolor")
-            .arg("--InteractiveShell.xmode=Plain")
-            .arg(format!("--IPKernelApp.exec_files={}", py_list(&exec_files)))
-            .stdin(Stdio::null())
+        } = launch.command(&args)?;
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let process = launch
@@ -416,7 +418,7 @@ impl Kernel {
         }
     }
 
-    /// Kills the kernel's processes (under bubblewrap, the sandbox too) at once.
+    /// Kills the kernel's processes (in the sandbox, its init too) at once.
     pub fn kill(&mut self) {
         self.process.kill();
         self.dead = true;

@@ -1,15 +1,12 @@
-//! The allow-list of what a sandboxed kernel sees of the host, as bubblewrap
-//! arguments: the system folders (read-only binds, or the symbolic links a
-//! merged-`/usr` system has at the root), a few files of `/etc` that programs
-//! need (the dynamic loader's cache, certificates, time zone, fonts, name
-//! service and MIME tables), and the folders made on the way to a bind (mode
-//! 0755, so an unprivileged session can pass through, e.g., a bound `/root/…`).
-//! Nothing is chosen by leaving it out: what is not listed is not there.
+//! The allow-list of what a sandboxed kernel sees of the host: the system
+//! folders (read-only binds, or the symbolic links a merged-`/usr` system has at
+//! the root) and a few files of `/etc` that programs need (the dynamic loader's
+//! cache, certificates, time zone, fonts, name service and MIME tables). The
+//! folders on the way to a bind are made mode 0755 by the sandbox's init, so an
+//! unprivileged session can pass through, e.g., a bound `/root/…`. Nothing is
+//! chosen by leaving it out: what is not listed is not there.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-
-use tokio::process::Command;
 
 /// Top-level system folders bound read-only (or linked, where they are links).
 const SYSTEM_DIRS: &[&str] = &[
@@ -65,36 +62,6 @@ impl Bind {
             Bind::ReadOnly(p) => p,
             Bind::Symlink { link, .. } => link,
         }
-    }
-
-    /// Appends this entry to a bubblewrap command line, after the folders on the
-    /// way to it (each made once: `made` remembers them).
-    pub fn add_to(&self, cmd: &mut Command, made: &mut HashSet<PathBuf>) {
-        parents(cmd, self.path(), made);
-        match self {
-            Bind::ReadOnly(p) => {
-                cmd.arg("--ro-bind").arg(p).arg(p);
-            }
-            Bind::Symlink { target, link } => {
-                cmd.arg("--symlink").arg(target).arg(link);
-            }
-        }
-        made.insert(self.path().to_path_buf());
-    }
-}
-
-/// Appends `--perms 0755 --dir D` for each folder above `path` (not `/`) that is
-/// not yet made or bound, outermost first.
-#[allow(clippy::implicit_hasher)] // one caller, with the default hasher
-pub fn parents(cmd: &mut Command, path: &Path, made: &mut HashSet<PathBuf>) {
-    let mut above: Vec<&Path> = path.ancestors().skip(1).collect();
-    above.reverse();
-    for dir in above {
-        if dir == Path::new("/") || made.contains(dir) {
-            continue;
-        }
-        cmd.args(["--perms", "0755", "--dir"]).arg(dir);
-        made.insert(dir.to_path_buf());
     }
 }
 

@@ -1,29 +1,33 @@
-//! Isolation of local-pool kernels with bubblewrap (`bwrap`), so that a session
-//! sees a small Linux system and nothing else of the host, as Azure's sandboxes
-//! promise (`design.md`, the local pool):
+//! Isolation of local-pool kernels by a sandbox built into the sessionpad binary
+//! (the [`helper`]; no system package is needed), so that a session sees a small
+//! Linux system and nothing else of the host, as Azure's sandboxes promise
+//! (`design.md`, the local pool):
 //!
-//! - **Files:** an empty root on which only an allow-list is bound read-only: the
-//!   system folders (`/usr` and its merged-`/usr` links, a few files of `/etc`; see
-//!   [`binds`]), the Python environment's own folders (nothing else of the cache,
-//!   home or data folders), a private `/tmp` of limited size, the session's folder at
-//!   `/mnt/data`, the kernel's runtime folder (its IPC sockets), and `/etc/passwd`
-//!   and `/etc/group` naming the session user.
-//! - **Privileges:** no capabilities in the host's user namespace, `no_new_privs`
-//!   (bubblewrap sets it), and the seccomp filter of [`seccomp`]. When the pool runs
-//!   as root, bubblewrap builds the sandbox as root (so it can bind the Python
-//!   environment from below `/root`) without a user namespace, and `setpriv`
-//!   (util-linux) drops to the session's own unprivileged uid, with every
-//!   capability and the bounding set cleared, before the kernel starts. Otherwise
-//!   bubblewrap runs as the user in a new user namespace, as uid 1000 inside.
-//! - **Namespaces:** pid, IPC, UTS, cgroup, mount, and network unless egress is
-//!   allowed (Azure's default is egress disabled).
+//! - **Files:** an empty, read-only root on which only an allow-list is bound
+//!   read-only: the system folders (`/usr` and its merged-`/usr` links, a few
+//!   files of `/etc`; see [`binds`]), the Python environment's own folders
+//!   (nothing else of the cache, home or data folders), a private `/tmp`, a
+//!   private `/dev` with a private `/dev/shm`, each tmpfs of limited size and
+//!   number of files, the session's folder at `/mnt/data`, the kernel's runtime
+//!   folder (its IPC sockets), and `/etc/passwd` and `/etc/group` naming the
+//!   session user ([`mounts`]).
+//! - **Privileges:** no capabilities (bounding and ambient sets cleared),
+//!   `no_new_privs`, and the seccomp filter of [`seccomp`]. When the pool runs as
+//!   root, sessions run as their own unprivileged host uids (no user namespace);
+//!   otherwise as uid 1000 in a user namespace that maps it to the pool's uid.
+//! - **Namespaces:** user (a pool that is not root), pid (the sandbox's pid 1 is
+//!   a short, non-dumpable init), IPC, UTS, cgroup, mount, and network unless
+//!   egress is allowed (Azure's default is egress disabled).
 //!
-//! Without a usable bubblewrap kernels run unisolated ([`NoSandbox`]), and
-//! `/mnt/data/...` paths are mapped to the session folder by the kernel start-up
-//! script.
+//! Without a working sandbox kernels run unisolated ([`NoSandbox`]) only when
+//! the user allowed it, and `/mnt/data/...` paths are mapped to the session
+//! folder by the kernel start-up script.
 
 pub mod binds;
 pub mod env;
+pub mod helper;
+pub mod mounts;
+pub mod plan;
 pub mod seccomp;
 
 use std::io::{Seek, Write};
@@ -35,6 +39,7 @@ use std::sync::Arc;
 use tokio::process::Command;
 
 use self::binds::Bind;
+use self::plan::{Mount, Plan, User};
 use super::data_fs::Holder;
 
 /// The uid and gid sessions have inside the sandbox when the pool does not run as
@@ -50,15 +55,24 @@ pub const SESSION_UID_BASE: u32 = 1_900_000_000;
 /// How many distinct session uids the pool hands out before reusing one.
 pub const SESSION_UIDS: u32 = 1_000_000;
 
-/// A usable bubblewrap and everything a sandboxed kernel's command needs.
+/// The size of each session's private `/dev/shm`, bytes (Docker's default).
+pub const SHM_BYTES: u64 = 64 << 20;
+
+/// How many files (inodes) a tmpfs of `bytes` may hold: one per 16 KiB, at
+/// least 256. Each costs about a kilobyte of kernel memory that no limit counts,
+/// so a session cannot pin gigabytes with empty files.
+pub fn inodes_for(bytes: u64) -> u64 {
+    (bytes / (16 << 10)).max(256)
+}
+
+/// A working sandbox and everything a sandboxed kernel's command needs.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    bwrap: PathBuf,
+    /// The sessionpad binary, started as the sandbox helper.
+    helper: PathBuf,
     egress: bool,
-    /// `setpriv`, when the pool runs as root (see the module doc).
-    setpriv: Option<PathBuf>,
-    /// The two seccomp programs ([`seccomp::programs`]).
-    seccomp: Arc<[Vec<u8>; 2]>,
+    /// Whether the pool runs as root (sessions get host uids of their own).
+    drops_root: bool,
     /// The system part of the allow-list, as found on this machine.
     system: Arc<Vec<Bind>>,
 }
@@ -68,9 +82,7 @@ pub struct Sandbox {
 pub enum NoSandbox {
     /// Turned off by the user.
     Disabled,
-    /// `bwrap` is not on PATH.
-    NotInstalled,
-    /// `bwrap` is there but cannot create the sandbox here; the text says why.
+    /// The machine refuses what the sandbox needs; the text says why.
     Unusable(String),
 }
 
@@ -81,14 +93,9 @@ impl std::fmt::Display for NoSandbox {
                 f,
                 "sandbox disabled: sessions are NOT isolated from this machine"
             ),
-            Self::NotInstalled => write!(
-                f,
-                "bubblewrap (bwrap) is not installed: sessions are NOT isolated from this machine \
-                 and have network access (install the `bubblewrap` package to sandbox them)"
-            ),
             Self::Unusable(why) => write!(
                 f,
-                "bubblewrap cannot create a sandbox here ({why}): sessions are NOT isolated"
+                "the sandbox cannot be built here ({why}): sessions are NOT isolated"
             ),
         }
     }
@@ -99,6 +106,10 @@ impl std::fmt::Display for NoSandbox {
 pub struct Jail<'a> {
     /// The program to run (the Python interpreter), by its path on the host.
     pub program: &'a Path,
+    /// Its arguments, after its name.
+    pub args: &'a [String],
+    /// Its whole environment (see [`env::kernel_env`]).
+    pub env: &'a [(String, String)],
     /// The session's folder, mounted read-write at `/mnt/data` (also the working
     /// directory).
     pub folder: &'a Path,
@@ -112,60 +123,52 @@ pub struct Jail<'a> {
     pub uid: u32,
     /// The size of the private `/tmp`, in bytes.
     pub tmp_bytes: u64,
-    /// Arguments of `prlimit` (util-linux) run inside the sandbox just before the
-    /// program, e.g. `["--nproc=512"]` (limits that must count inside the
-    /// sandbox's user namespace); none runs it when empty.
-    pub prlimit: &'a [String],
+    /// `RLIMIT_NPROC` set inside the sandbox (so it counts that session's
+    /// processes only), where no cgroup limits processes.
+    pub nproc: Option<u64>,
 }
 
 /// A kernel's command and the files it must inherit: keep both until the command
 /// is spawned.
 pub struct SandboxCommand {
-    /// `bwrap … -- [setpriv …] program`; the caller adds the program's arguments.
+    /// The helper, to be spawned as is (its plan holds the program's arguments
+    /// and environment).
     pub command: Command,
-    /// The seccomp programs, inherited by bubblewrap as file descriptors.
+    /// The plan's file, inherited by the helper.
     pub inherited: Vec<OwnedFd>,
 }
 
 impl Sandbox {
-    /// Finds bubblewrap (and `setpriv` when running as root), compiles the seccomp
-    /// filter, lists the system folders to bind, and checks all of it works on
-    /// this machine with one short sandboxed `true` (a few milliseconds). `egress`
-    /// keeps the network namespace shared.
+    /// Finds the helper (the sessionpad binary), lists the system folders to
+    /// bind, and checks all of it works on this machine with one short sandboxed
+    /// `true` (a few milliseconds). `egress` keeps the host's network.
     ///
     /// # Errors
     ///
-    /// The reason kernels will run unsandboxed.
+    /// The reason kernels cannot be sandboxed.
     pub fn detect(enabled: bool, egress: bool) -> Result<Self, NoSandbox> {
         if !enabled {
             return Err(NoSandbox::Disabled);
         }
-        let bwrap = find_on_path("bwrap").ok_or(NoSandbox::NotInstalled)?;
-        let setpriv = if is_root() {
-            Some(find_on_path("setpriv").ok_or_else(|| {
-                NoSandbox::Unusable(
-                    "the pool runs as root and `setpriv` (util-linux) is not installed to \
-                     drop sessions to an unprivileged user"
-                        .into(),
-                )
-            })?)
-        } else {
-            None
-        };
-        let seccomp = seccomp::programs().map_err(|e| NoSandbox::Unusable(e.to_string()))?;
+        let helper = helper::program().ok_or_else(|| {
+            NoSandbox::Unusable(
+                "the sandbox helper, the sessionpad binary, was not found beside this program"
+                    .into(),
+            )
+        })?;
+        seccomp::filters().map_err(|e| NoSandbox::Unusable(e.to_string()))?;
         let sandbox = Self {
-            bwrap,
+            helper,
             egress,
-            setpriv,
-            seccomp: Arc::new(seccomp),
+            drops_root: is_root(),
             system: Arc::new(binds::system(egress)),
         };
         sandbox.probe(None)?;
         Ok(sandbox)
     }
 
-    /// Whether kernels can start in `holder`'s namespaces (a bubblewrap of
-    /// their own inside, binding a tmpfs mounted there): runs `true` so.
+    /// Whether kernels can start in `holder`'s namespaces (a sandbox of their
+    /// own inside, binding a tmpfs mounted there): runs `true` so.
     ///
     /// # Errors
     ///
@@ -175,14 +178,15 @@ impl Sandbox {
     }
 
     /// Runs `true` in a sandbox built like a kernel's (without the Python
-    /// environment), to find out whether this machine lets bubblewrap do it;
-    /// inside `holder`'s namespaces with its data folder a tmpfs there, if given.
+    /// environment), to find out whether this machine lets us build it; inside
+    /// `holder`'s namespaces with its data folder a tmpfs there, if given.
     fn probe(&self, holder: Option<&Arc<Holder>>) -> Result<(), NoSandbox> {
-        let dir = tempfile::tempdir().map_err(|e| NoSandbox::Unusable(e.to_string()))?;
+        let unusable = |e: std::io::Error| NoSandbox::Unusable(e.to_string());
+        let dir = tempfile::tempdir().map_err(unusable)?;
         let folder = dir.path().join("data");
         let runtime = dir.path().join("run");
         for d in [&folder, &runtime] {
-            std::fs::create_dir(d).map_err(|e| NoSandbox::Unusable(e.to_string()))?;
+            std::fs::create_dir(d).map_err(unusable)?;
         }
         if let Some(holder) = holder {
             holder
@@ -190,24 +194,23 @@ impl Sandbox {
                 .map_err(|e| NoSandbox::Unusable(format!("tmpfs in a user namespace: {e}")))?;
         }
         let uid = SESSION_UID_BASE;
-        if self.setpriv.is_some() {
+        if self.drops_root {
             for d in [&folder, &runtime] {
-                std::os::unix::fs::chown(d, Some(uid), Some(uid))
-                    .map_err(|e| NoSandbox::Unusable(e.to_string()))?;
+                std::os::unix::fs::chown(d, Some(uid), Some(uid)).map_err(unusable)?;
             }
         }
         let jail = Jail {
             program: Path::new("/bin/true"),
+            args: &[],
+            env: &[],
             folder: &folder,
             runtime_dir: &runtime,
             python_dirs: &[],
             uid,
             tmp_bytes: 1 << 20,
-            prlimit: &["--nproc=64".to_string()],
+            nproc: Some(64),
         };
-        let built = self
-            .command(&jail)
-            .map_err(|e| NoSandbox::Unusable(e.to_string()))?;
+        let built = self.command(&jail).map_err(unusable)?;
         let mut cmd = built.command;
         if let Some(holder) = holder {
             holder.enter(&mut cmd);
@@ -216,7 +219,7 @@ impl Sandbox {
             .into_std()
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| NoSandbox::Unusable(e.to_string()));
+            .map_err(unusable);
         drop(built.inherited);
         if let Some(holder) = holder {
             holder.unmount(&folder);
@@ -224,10 +227,11 @@ impl Sandbox {
         let out = out?;
         if !out.status.success() {
             let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            let msg = msg.strip_prefix("sessionpad sandbox: ").unwrap_or(&msg);
             return Err(NoSandbox::Unusable(if msg.is_empty() {
                 out.status.to_string()
             } else {
-                msg
+                msg.to_string()
             }));
         }
         Ok(())
@@ -241,7 +245,7 @@ impl Sandbox {
     /// Whether sessions run as their own host uids (the pool runs as root), rather
     /// than as the pool's uid in a user namespace.
     pub fn drops_root(&self) -> bool {
-        self.setpriv.is_some()
+        self.drops_root
     }
 
     /// Facts of this sandbox for the pool's info, one short sentence each.
@@ -257,11 +261,14 @@ impl Sandbox {
                 )
             },
             format!(
-                "seccomp: {} system calls denied, clone without new namespaces",
+                "seccomp: {} system calls denied, clone without new namespaces, sockets of \
+                 unix, inet, inet6 and netlink (route) only",
                 seccomp::denied_count()
             ),
-            "files: system folders and the Python environment read-only, a private /tmp, \
-             the session's own /mnt/data"
+            "namespaces: user (unless root), mount, pid, IPC, UTS, cgroup, network (unless egress)"
+                .to_string(),
+            "files: a read-only root with system folders and the Python environment, a private \
+             /tmp and /dev/shm, the session's own /mnt/data"
                 .to_string(),
         ];
         notes.push(if self.egress {
@@ -272,119 +279,113 @@ impl Sandbox {
         notes
     }
 
-    /// The command that runs `jail.program` inside the sandbox (see the module doc).
-    /// Its environment is left to the caller, who should clear it and set the
-    /// allow-list of [`env::kernel_env`]; bubblewrap passes it on.
+    /// The plan of `jail`'s sandbox (see [`plan`]).
+    fn plan(&self, jail: &Jail<'_>) -> Plan {
+        let mut mounts = vec![
+            Mount::Tmpfs {
+                path: "/tmp".into(),
+                bytes: jail.tmp_bytes,
+                inodes: inodes_for(jail.tmp_bytes),
+                mode: 0o1777,
+            },
+            Mount::Proc {
+                path: "/proc".into(),
+            },
+            Mount::Dev {
+                path: "/dev".into(),
+                shm_bytes: SHM_BYTES,
+                shm_inodes: inodes_for(SHM_BYTES),
+            },
+        ];
+        let bound = self
+            .system
+            .iter()
+            .cloned()
+            .chain(jail.python_dirs.iter().cloned().map(Bind::ReadOnly));
+        mounts.extend(bound.map(|b| match b {
+            Bind::ReadOnly(p) => Mount::ReadOnly {
+                source: p.clone(),
+                path: p,
+            },
+            Bind::Symlink { target, link } => Mount::Symlink { target, link },
+        }));
+        mounts.push(Mount::ReadWrite {
+            source: jail.folder.to_path_buf(),
+            path: "/mnt/data".into(),
+        });
+        mounts.push(Mount::ReadWrite {
+            source: jail.runtime_dir.to_path_buf(),
+            path: jail.runtime_dir.to_path_buf(),
+        });
+        let (user, uid) = if self.drops_root {
+            (User::Host { uid: jail.uid }, jail.uid)
+        } else {
+            let outer_uid = rustix::process::geteuid().as_raw();
+            let outer_gid = rustix::process::getegid().as_raw();
+            (
+                User::Namespace {
+                    inner: INNER_UID,
+                    outer_uid,
+                    outer_gid,
+                },
+                INNER_UID,
+            )
+        };
+        mounts.push(Mount::File {
+            path: "/etc/passwd".into(),
+            contents: format!(
+                "root:x:0:0:root:/root:/usr/sbin/nologin\nsession:x:{uid}:{uid}:session:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+            ),
+        });
+        mounts.push(Mount::File {
+            path: "/etc/group".into(),
+            contents: format!("root:x:0:\nsession:x:{uid}:\nnogroup:x:65534:\n"),
+        });
+        Plan {
+            user,
+            egress: self.egress,
+            mounts,
+            hostname: "sandbox".into(),
+            workdir: "/mnt/data".into(),
+            nproc: jail.nproc,
+            program: jail.program.to_path_buf(),
+            args: jail.args.to_vec(),
+            env: jail.env.to_vec(),
+        }
+    }
+
+    /// The command that runs `jail.program` inside the sandbox (see the module
+    /// doc): the helper, with the plan in a file it inherits. Its environment
+    /// holds only the plan's descriptor; the program's is in the plan.
     ///
     /// # Errors
     ///
-    /// The seccomp programs cannot be written to a temporary file.
+    /// The plan cannot be written to a temporary file.
     pub fn command(&self, jail: &Jail<'_>) -> std::io::Result<SandboxCommand> {
-        let mut cmd = Command::new(&self.bwrap);
-        let mut inherited = Vec::new();
-        if self.drops_root() {
-            // Root builds the sandbox without a user namespace; setpriv drops to
-            // the session's uid below.
-            cmd.args(["--unshare-ipc", "--unshare-pid", "--unshare-uts"])
-                .arg("--unshare-cgroup-try");
-            if !self.egress {
-                cmd.arg("--unshare-net");
-            }
-        } else {
-            cmd.args(["--unshare-all", "--unshare-user", "--disable-userns"])
-                .args(["--uid", &INNER_UID.to_string()])
-                .args(["--gid", &INNER_UID.to_string()])
-                .args(["--cap-drop", "ALL"]);
-            if self.egress {
-                cmd.arg("--share-net");
-            }
-        }
-        // --die-with-parent covers the sandbox's init only once its setup is
-        // done; `process.rs` kills the whole tree for the moments before.
-        cmd.args(["--die-with-parent", "--new-session"]);
-        // The private /tmp first: binds below it (a Python environment or the
-        // runtime folder under the host's /tmp) must go on top of it, not under.
-        let mut made = std::collections::HashSet::new();
-        for mounted in ["/proc", "/dev", "/tmp"] {
-            made.insert(PathBuf::from(mounted));
-        }
-        cmd.args(["--proc", "/proc", "--dev", "/dev"])
-            .args(["--perms", "1777", "--size"])
-            .arg(jail.tmp_bytes.to_string())
-            .args(["--tmpfs", "/tmp"]);
-        for bind in self.system.iter() {
-            bind.add_to(&mut cmd, &mut made);
-        }
-        for dir in jail.python_dirs {
-            Bind::ReadOnly(dir.clone()).add_to(&mut cmd, &mut made);
-        }
-        binds::parents(&mut cmd, Path::new("/mnt/data"), &mut made);
-        cmd.arg("--bind").arg(jail.folder).arg("/mnt/data");
-        binds::parents(&mut cmd, jail.runtime_dir, &mut made);
-        cmd.arg("--bind")
-            .arg(jail.runtime_dir)
-            .arg(jail.runtime_dir);
-        let (uid, name) = if self.drops_root() {
-            (jail.uid, "session")
-        } else {
-            (INNER_UID, "session")
-        };
-        let etc = jail.runtime_dir.join("etc");
-        std::fs::create_dir_all(&etc)?;
-        std::fs::write(
-            etc.join("passwd"),
-            format!(
-                "root:x:0:0:root:/root:/usr/sbin/nologin\n{name}:x:{uid}:{uid}:session:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-            ),
-        )?;
-        std::fs::write(
-            etc.join("group"),
-            format!("root:x:0:\n{name}:x:{uid}:\nnogroup:x:65534:\n"),
-        )?;
-        cmd.arg("--ro-bind")
-            .arg(etc.join("passwd"))
-            .arg("/etc/passwd");
-        cmd.arg("--ro-bind")
-            .arg(etc.join("group"))
-            .arg("/etc/group");
-        cmd.args(["--chdir", "/mnt/data"]);
-        for program in self.seccomp.iter() {
-            let mut file = tempfile::tempfile()?;
-            file.write_all(program)?;
-            file.rewind()?;
-            let fd = OwnedFd::from(file);
-            cmd.arg("--add-seccomp-fd").arg(fd.as_raw_fd().to_string());
-            inherited.push(fd);
-        }
-        let raw: Vec<i32> = inherited.iter().map(AsRawFd::as_raw_fd).collect();
-        // SAFETY: fcntl(2) is async-signal-safe and touches only the fds we own
+        let plan = serde_json::to_vec(&self.plan(jail)).map_err(std::io::Error::other)?;
+        let mut file = tempfile::tempfile()?;
+        file.write_all(&plan)?;
+        file.rewind()?;
+        let fd = OwnedFd::from(file);
+        let raw = fd.as_raw_fd();
+        let mut cmd = Command::new(&self.helper);
+        cmd.arg0(helper::ARG0)
+            .env_clear()
+            .env(helper::PLAN_FD_VAR, raw.to_string())
+            .current_dir("/");
+        // SAFETY: fcntl(2) is async-signal-safe and touches only the fd we own
         // and keep open until the spawn returns.
         unsafe {
             cmd.pre_exec(move || {
-                for &fd in &raw {
-                    if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                if libc::fcntl(raw, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             });
         }
-        cmd.arg("--");
-        if let Some(setpriv) = &self.setpriv {
-            let id = jail.uid.to_string();
-            cmd.arg(setpriv)
-                .arg(format!("--reuid={id}"))
-                .arg(format!("--regid={id}"))
-                .args(["--clear-groups", "--inh-caps=-all", "--bounding-set=-all"])
-                .args(["--no-new-privs", "--"]);
-        }
-        if !jail.prlimit.is_empty() {
-            cmd.arg("/usr/bin/prlimit").args(jail.prlimit).arg("--");
-        }
-        cmd.arg(jail.program);
         Ok(SandboxCommand {
             command: cmd,
-            inherited,
+            inherited: vec![fd],
         })
     }
 }
@@ -393,12 +394,4 @@ impl Sandbox {
 pub fn is_root() -> bool {
     // SAFETY: geteuid(2) cannot fail and has no memory effects.
     unsafe { libc::geteuid() == 0 }
-}
-
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    })
 }

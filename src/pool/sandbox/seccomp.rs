@@ -5,8 +5,12 @@
 //! `clone` with a namespace flag fails with `EPERM`, `clone3` with `ENOSYS` (so C
 //! libraries fall back to `clone`, whose flags the filter can read, as Docker
 //! does), and the terminal-injecting `ioctl`s `TIOCSTI` and `TIOCLINUX` with
-//! `EPERM`. The filter is compiled by `seccompiler` (rust-vmm) into a classic BPF
-//! program that bubblewrap loads (`--seccomp FD`) just before it starts the kernel.
+//! `EPERM`; and sockets of any family but `AF_UNIX`, `AF_INET`, `AF_INET6` and
+//! `AF_NETLINK` with `NETLINK_ROUTE` (what Python, glibc and Node.js use) fail with
+//! `EPERM` too, so `AF_VSOCK` (the host of a virtual machine), `AF_PACKET`,
+//! Bluetooth, `AF_ALG` and the rest are out of reach. The filter is compiled by
+//! `seccompiler` (rust-vmm) into two classic BPF programs that the sandbox helper
+//! loads just before it executes the kernel.
 
 use std::collections::BTreeMap;
 
@@ -144,6 +148,47 @@ fn eperm_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, SeccompError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_ioctl, ioctl);
+    // socket(domain, type, protocol) and socketpair(...): families not allowed.
+    rules.insert(libc::SYS_socket, socket_rules()?);
+    rules.insert(libc::SYS_socketpair, socket_rules()?);
+    Ok(rules)
+}
+
+/// The socket families a session may use.
+pub const ALLOWED_FAMILIES: &[libc::c_int] = &[
+    libc::AF_UNIX,
+    libc::AF_INET,
+    libc::AF_INET6,
+    libc::AF_NETLINK,
+];
+
+/// Rules (ORed) that match a `socket` call of a family not in
+/// [`ALLOWED_FAMILIES`], or a netlink socket of another protocol than
+/// `NETLINK_ROUTE`.
+fn socket_rules() -> Result<Vec<SeccompRule>, SeccompError> {
+    let dword = |arg: u8, op, value: libc::c_int| {
+        let value = u64::try_from(value).map_err(err)?;
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(err)
+    };
+    let mut allowed: Vec<libc::c_int> = ALLOWED_FAMILIES.to_vec();
+    allowed.sort_unstable();
+    let mut rules = Vec::new();
+    // The gaps between allowed families, then everything above the last.
+    let mut next = 0;
+    for &family in &allowed {
+        if family > next {
+            rules.push(rule(vec![
+                dword(0, SeccompCmpOp::Ge, next)?,
+                dword(0, SeccompCmpOp::Lt, family)?,
+            ])?);
+        }
+        next = family + 1;
+    }
+    rules.push(rule(vec![dword(0, SeccompCmpOp::Ge, next)?])?);
+    rules.push(rule(vec![
+        dword(0, SeccompCmpOp::Eq, libc::AF_NETLINK)?,
+        dword(2, SeccompCmpOp::Ne, libc::NETLINK_ROUTE)?,
+    ])?);
     Ok(rules)
 }
 
@@ -162,33 +207,25 @@ fn compile(
     filter.try_into().map_err(err)
 }
 
-/// The filter as two programs in the bytes bubblewrap's `--add-seccomp-fd FD`
-/// reads: each an array of `struct sock_filter` (8 bytes each, native byte
-/// order). The first fails `clone3` with `ENOSYS`, the second fails everything
-/// else listed with `EPERM`; the kernel runs both and the error wins over
-/// "allow".
+/// The filter, as two programs for `seccompiler::apply_filter`, loaded in
+/// this order: the first fails `clone3` with `ENOSYS`, the second fails
+/// everything else listed with `EPERM`; the kernel runs both and the error wins
+/// over "allow".
+pub type Filters = [BpfProgram; 2];
+
+/// Compiles the filter for this machine's architecture (well under a
+/// millisecond).
 ///
 /// # Errors
 ///
 /// [`SeccompError`] on an architecture seccompiler does not know.
-pub fn programs() -> Result<[Vec<u8>; 2], SeccompError> {
+pub fn filters() -> Result<Filters, SeccompError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(err)?;
     let mut nosys = BTreeMap::new();
     nosys.insert(libc::SYS_clone3, vec![]);
     let first = compile(nosys, libc::ENOSYS.unsigned_abs(), arch)?;
     let second = compile(eperm_rules()?, libc::EPERM.unsigned_abs(), arch)?;
-    Ok([to_bytes(&first), to_bytes(&second)])
-}
-
-fn to_bytes(program: &BpfProgram) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(program.len() * 8);
-    for ins in program {
-        bytes.extend_from_slice(&ins.code.to_ne_bytes());
-        bytes.push(ins.jt);
-        bytes.push(ins.jf);
-        bytes.extend_from_slice(&ins.k.to_ne_bytes());
-    }
-    bytes
+    Ok([first, second])
 }
 
 #[cfg(test)]
@@ -197,10 +234,9 @@ mod tests {
 
     #[test]
     fn the_filter_compiles_for_this_machine() {
-        for bytes in programs().expect("filter") {
-            assert_eq!(bytes.len() % 8, 0);
+        for program in filters().expect("filter") {
             // Classic BPF programs are limited to 4096 instructions.
-            assert!(bytes.len() / 8 < 4096, "{} instructions", bytes.len() / 8);
+            assert!(program.len() < 4096, "{} instructions", program.len());
         }
         assert!(denied_count() > 40);
     }

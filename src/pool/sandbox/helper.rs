@@ -1,0 +1,318 @@
+//! The sandbox helper: the sessionpad binary itself, started by the pool with
+//! `argv[0]` = [`ARG0`] and a [`Plan`] in an inherited file, builds one sandbox
+//! and starts the sandboxed program in it. It is a fresh, single-threaded
+//! process (not a fork of the pool's many threads), so it may allocate and
+//! report errors in words; the pool's own command line and memory never enter
+//! the sandbox.
+//!
+//! Three processes, as bubblewrap has:
+//!
+//! 1. **The helper** (a child of the pool, in the host's process namespace; the
+//!    pid the pool waits for and kills): makes the user namespace (a pool that is
+//!    not root) and the other namespaces (mount, pid, IPC, UTS, cgroup, and
+//!    network unless egress is allowed), forks the sandbox's init, and exits with
+//!    its status.
+//! 2. **The init** (pid 1 inside): builds the file view on an empty tmpfs root,
+//!    `pivot_root`s into it, detaches the host's root, makes the root read-only,
+//!    brings up `lo`, becomes non-dumpable (so the session cannot read its
+//!    memory, environment or files in `/proc/1`), forks the program and reaps
+//!    every process orphaned in the sandbox; it ends, and with it every process
+//!    inside, when the program does.
+//! 3. **The program**: drops to the session's uid (a root pool), clears every
+//!    capability (bounding and ambient sets too), sets `no_new_privs`, its
+//!    process limit and the seccomp filter, and executes the kernel with the
+//!    plan's arguments and environment.
+//!
+//! Each process dies with its parent (`PR_SET_PDEATHSIG`). A failed step is said
+//! on standard error as `sessionpad sandbox: STEP: ERROR` with exit status
+//! [`SETUP_FAILED`].
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::FromRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use rustix::process::{Pid, Signal, WaitOptions};
+use rustix::thread::UnshareFlags;
+
+use super::mounts;
+use super::plan::{Plan, User};
+use super::seccomp;
+
+/// The helper's `argv[0]`, also what the sandbox's pid 1 shows as its command
+/// line.
+pub const ARG0: &str = "sessionpad-sandbox";
+
+/// The environment variable that carries the number of the file descriptor the
+/// plan (JSON) is read from.
+pub const PLAN_FD_VAR: &str = "SESSIONPAD_SANDBOX_PLAN_FD";
+
+/// The exit status of a helper whose sandbox could not be built.
+pub const SETUP_FAILED: i32 = 125;
+
+static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// Runs the helper and exits if this process was started as one (`argv[0]` is
+/// [`ARG0`] and [`PLAN_FD_VAR`] is set); returns at once otherwise. The
+/// `sessionpad` binary calls it first thing in `main`.
+pub fn run_if_helper() {
+    if std::env::args_os().next().as_deref() != Some(OsStr::new(ARG0)) {
+        return;
+    }
+    let Some(fd) = std::env::var_os(PLAN_FD_VAR) else {
+        return;
+    };
+    let code = match helper(&fd) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("sessionpad sandbox: {e}");
+            SETUP_FAILED
+        }
+    };
+    std::process::exit(code);
+}
+
+/// Sets the program the pool starts as the helper: the `sessionpad` binary
+/// (`/proc/self/exe` in it; a test's path to it elsewhere). The first call wins.
+pub fn set_program(path: PathBuf) {
+    let _ = PROGRAM.set(path);
+}
+
+/// The program to start as the helper: the one [`set_program`] gave, else a
+/// `sessionpad` binary beside this executable or one folder up (where cargo
+/// puts test and benchmark binaries), else `None`.
+pub fn program() -> Option<PathBuf> {
+    if let Some(p) = PROGRAM.get() {
+        return Some(p.clone());
+    }
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_name() == Some(OsStr::new("sessionpad")) {
+        return Some(exe);
+    }
+    let dir = exe.parent()?;
+    [dir.join("sessionpad"), dir.parent()?.join("sessionpad")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// A failed step and the OS's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{step}: {source}")]
+pub struct StepError {
+    /// What was being done, e.g. `bind /usr`.
+    pub step: String,
+    /// The OS's error.
+    pub source: std::io::Error,
+}
+
+/// Names the step of an OS error.
+pub trait Step<T> {
+    /// `self`'s error with `step` in front.
+    ///
+    /// # Errors
+    ///
+    /// `self`'s.
+    fn step(self, step: impl FnOnce() -> String) -> Result<T, StepError>;
+}
+
+impl<T, E: Into<std::io::Error>> Step<T> for Result<T, E> {
+    fn step(self, step: impl FnOnce() -> String) -> Result<T, StepError> {
+        self.map_err(|e| StepError {
+            step: step(),
+            source: e.into(),
+        })
+    }
+}
+
+fn read_plan(fd: &OsStr) -> Result<Plan, StepError> {
+    let n: i32 = fd
+        .to_str()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other("not a file descriptor"))
+        .step(|| format!("{PLAN_FD_VAR}"))?;
+    // SAFETY: the pool passed this descriptor for us alone; nothing else in
+    // this fresh process uses it.
+    let mut file = unsafe { std::fs::File::from_raw_fd(n) };
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .step(|| "read the plan".into())?;
+    serde_json::from_str(&text)
+        .map_err(std::io::Error::other)
+        .step(|| "parse the plan".into())
+}
+
+fn die_with_parent() -> Result<(), StepError> {
+    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
+        .step(|| "die with the parent".into())
+}
+
+/// The helper's part (see the module doc); the exit status to end with.
+fn helper(fd: &OsStr) -> Result<i32, StepError> {
+    let plan = read_plan(fd)?;
+    die_with_parent()?;
+    let filter = seccomp::filters()
+        .map_err(std::io::Error::other)
+        .step(|| "seccomp filter".into())?;
+    if let User::Namespace {
+        inner,
+        outer_uid,
+        outer_gid,
+    } = plan.user
+    {
+        // SAFETY: this process is single-threaded.
+        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER) }
+            .step(|| "new user namespace".into())?;
+        std::fs::write("/proc/self/setgroups", "deny").step(|| "setgroups deny".into())?;
+        std::fs::write("/proc/self/uid_map", format!("{inner} {outer_uid} 1\n"))
+            .step(|| "uid map".into())?;
+        std::fs::write("/proc/self/gid_map", format!("{inner} {outer_gid} 1\n"))
+            .step(|| "gid map".into())?;
+    }
+    let mut flags =
+        UnshareFlags::NEWNS | UnshareFlags::NEWPID | UnshareFlags::NEWIPC | UnshareFlags::NEWUTS;
+    if !plan.egress {
+        flags |= UnshareFlags::NEWNET;
+    }
+    // SAFETY: as above. A kernel without cgroup namespaces (before 4.6) goes on
+    // without one, as bubblewrap's --unshare-cgroup-try does.
+    let unshared = unsafe { rustix::thread::unshare_unsafe(flags | UnshareFlags::NEWCGROUP) };
+    if unshared.is_err() {
+        // SAFETY: as above.
+        unsafe { rustix::thread::unshare_unsafe(flags) }.step(|| "new namespaces".into())?;
+    }
+    let init = fork().step(|| "fork the sandbox's init".into())?;
+    match init {
+        None => {
+            let code = match init_process(&plan, &filter) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("sessionpad sandbox: {e}");
+                    SETUP_FAILED
+                }
+            };
+            std::process::exit(code)
+        }
+        Some(pid) => Ok(wait_for(pid)),
+    }
+}
+
+/// `fork(2)`: `None` in the child, the child's pid in the parent.
+fn fork() -> std::io::Result<Option<Pid>> {
+    // SAFETY: the helper is single-threaded, so the child may do anything.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => Err(std::io::Error::last_os_error()),
+        0 => Ok(None),
+        pid => Ok(Pid::from_raw(pid)),
+    }
+}
+
+/// Waits for `pid`, reaping any other child on the way; its exit status (128 +
+/// the signal when a signal ended it).
+fn wait_for(pid: Pid) -> i32 {
+    loop {
+        match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some((p, status))) if p == pid => {
+                return status
+                    .exit_status()
+                    .or_else(|| status.terminating_signal().map(|s| 128 + s))
+                    .unwrap_or(SETUP_FAILED);
+            }
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return SETUP_FAILED,
+        }
+    }
+}
+
+/// The init's part: builds the sandbox, starts the program, reaps until it ends.
+fn init_process(plan: &Plan, filter: &seccomp::Filters) -> Result<i32, StepError> {
+    die_with_parent()?;
+    mounts::build(plan)?;
+    rustix::system::sethostname(plan.hostname.as_bytes()).step(|| "host name".into())?;
+    if !plan.egress {
+        mounts::loopback_up().step(|| "bring up lo".into())?;
+    }
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+        .step(|| "not dumpable".into())?;
+    match fork().step(|| "fork the program".into())? {
+        None => {
+            let e = start_program(plan, filter);
+            eprintln!("sessionpad sandbox: {e}");
+            std::process::exit(SETUP_FAILED)
+        }
+        Some(pid) => Ok(wait_for(pid)),
+    }
+}
+
+/// The program's part: drops every privilege and executes the program. Returns
+/// only on failure.
+fn start_program(plan: &Plan, filter: &seccomp::Filters) -> StepError {
+    match drop_privileges(plan, filter) {
+        Ok(()) => {
+            let e = std::process::Command::new(&plan.program)
+                .args(&plan.args)
+                .env_clear()
+                .envs(plan.env.iter().map(|(k, v)| (k, v)))
+                .current_dir(&plan.workdir)
+                .exec();
+            StepError {
+                step: format!("execute {}", plan.program.display()),
+                source: e,
+            }
+        }
+        Err(e) => e,
+    }
+}
+
+fn drop_privileges(plan: &Plan, filter: &seccomp::Filters) -> Result<(), StepError> {
+    die_with_parent()?;
+    rustix::process::setsid().step(|| "new session".into())?;
+    if let Some(n) = plan.nproc {
+        let limit = rustix::process::Rlimit {
+            current: Some(n),
+            maximum: Some(n),
+        };
+        rustix::process::setrlimit(rustix::process::Resource::Nproc, limit)
+            .step(|| "process limit".into())?;
+    }
+    // The bounding set first: dropping from it needs CAP_SETPCAP, which goes
+    // with the uid change below.
+    for cap in 0..64 {
+        // SAFETY: prctl(2) with plain integer arguments.
+        let r = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                break; // past the last capability this kernel has
+            }
+            return Err(e).step(|| format!("drop capability {cap} from the bounding set"));
+        }
+    }
+    if let User::Host { uid } = plan.user {
+        let id = rustix::process::Gid::from_raw(uid);
+        rustix::thread::set_thread_groups(&[]).step(|| "clear groups".into())?;
+        rustix::thread::set_thread_res_gid(id, id, id).step(|| format!("gid {uid}"))?;
+        let id = rustix::process::Uid::from_raw(uid);
+        rustix::thread::set_thread_res_uid(id, id, id).step(|| format!("uid {uid}"))?;
+    }
+    rustix::thread::clear_ambient_capability_set().step(|| "clear ambient capabilities".into())?;
+    let none = rustix::thread::CapabilitySet::empty();
+    rustix::thread::set_capabilities(
+        None,
+        rustix::thread::CapabilitySets {
+            effective: none,
+            permitted: none,
+            inheritable: none,
+        },
+    )
+    .step(|| "clear capabilities".into())?;
+    rustix::thread::set_no_new_privs(true).step(|| "no_new_privs".into())?;
+    for program in filter.iter() {
+        seccompiler::apply_filter(program)
+            .map_err(std::io::Error::other)
+            .step(|| "load the seccomp filter".into())?;
+    }
+    Ok(())
+}
