@@ -108,7 +108,7 @@ async fn main() {
     println!(
         "sandbox: {}",
         if sandbox.is_some() {
-            "bubblewrap"
+            "built in"
         } else {
             "none"
         }
@@ -129,8 +129,12 @@ async fn main() {
         if sandbox.as_ref().is_some_and(Sandbox::drops_root) {
             std::os::unix::fs::chown(&folder, Some(uid), Some(uid)).unwrap();
         }
-        let holder = sandbox.as_ref().and(holder.clone());
-        if let Some(h) = &holder {
+        let fs = if sandbox.is_some() {
+            data_fs.clone()
+        } else {
+            DataFs::Plain
+        };
+        if let Some(h) = sandbox.as_ref().and(holder.as_ref()) {
             h.mount(&folder, 1 << 30).unwrap();
         }
         KernelLaunch {
@@ -141,7 +145,7 @@ async fn main() {
             sandbox,
             uid,
             enforcer,
-            holder,
+            data_fs: fs,
             processes: Arc::default(),
             container_type: ContainerType::PythonLts,
         }

@@ -3,9 +3,9 @@
 //! on an unsandboxed pool (a serve, or the background pool it starts itself), and the discovery file belongs to the serve
 //! that wrote it.
 //!
-//! "No sandbox" is forced through PATH, where the pool looks for bubblewrap:
-//! either a PATH without it, or a `bwrap` first on PATH that always fails (as
-//! it does where user namespaces are forbidden).
+//! "No sandbox" is caused for real ([`common::forbid_sandbox`]): as root, a
+//! process without `CAP_SYS_ADMIN` (a container started without it); as a user,
+//! a user namespace where no more user namespaces may be made.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
@@ -26,23 +26,20 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// PATH with `first` in front of this process's PATH.
-fn path_with(first: &Path) -> String {
-    let rest = std::env::var("PATH").unwrap_or_default();
-    format!("{}:{rest}", first.display())
-}
-
-/// Whether bubblewrap works here (the sandboxed halves of the tests need it).
+/// Whether the sandbox works here (the sandboxed halves of the tests need it).
 fn sandbox_works() -> bool {
     sessionpad::pool::Sandbox::detect(true, false).is_ok()
 }
 
 /// `sessionpad ARGS` with its own data directory and no config file or
-/// endpoint from the environment.
-fn sessionpad(data: &Path, path: &str, args: &[&str]) -> Command {
+/// endpoint from the environment; where the machine refuses a sandbox if
+/// `forbid`.
+fn sessionpad(data: &Path, forbid: bool, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessionpad"));
+    if forbid {
+        common::forbid_sandbox(&mut cmd);
+    }
     cmd.args(args)
-        .env("PATH", path)
         .env("SESSIONPAD_DATA_DIR", data)
         .env("SESSIONPAD_CONFIG", data.join("none.toml"))
         .env_remove("POOL_MANAGEMENT_ENDPOINT")
@@ -88,10 +85,10 @@ struct Serve {
 }
 
 impl Serve {
-    fn start(data: &Path, path: &str, extra: &[&str]) -> Self {
+    fn start(data: &Path, forbid: bool, extra: &[&str]) -> Self {
         let mut args = vec!["serve", "--port", "0", "--ready-sessions", "0"];
         args.extend_from_slice(extra);
-        let mut child = sessionpad(data, path, &args)
+        let mut child = sessionpad(data, forbid, &args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -165,13 +162,15 @@ impl Drop for Serve {
 #[test]
 fn serve_refuses_to_start_without_a_sandbox() {
     let data = tempfile::tempdir().unwrap();
-    let fake = common::failing_bwrap();
-    for (path, why) in [
-        ("/nonexistent".to_string(), "not installed"),
-        (path_with(fake.path()), "No permissions"),
-    ] {
+    // The cause, named (see `sandbox::diagnose`).
+    let why = if common::is_root() {
+        "CAP_SYS_ADMIN"
+    } else {
+        "user.max_user_namespaces"
+    };
+    {
         let out = run_to_end(
-            sessionpad(data.path(), &path, &["serve", "--port", "0"]),
+            sessionpad(data.path(), true, &["serve", "--port", "0"]),
             REFUSE,
         );
         let err = text(&out.stderr);
@@ -196,8 +195,7 @@ fn serve_refuses_to_start_without_a_sandbox() {
 #[test]
 fn serve_with_no_sandbox_starts_and_says_sessions_are_not_isolated() {
     let data = tempfile::tempdir().unwrap();
-    let fake = common::failing_bwrap();
-    let serve = Serve::start(data.path(), &path_with(fake.path()), &["--no-sandbox"]);
+    let serve = Serve::start(data.path(), true, &["--no-sandbox"]);
     let out = serve.out();
     assert!(
         out.lines()
@@ -210,16 +208,16 @@ fn serve_with_no_sandbox_starts_and_says_sessions_are_not_isolated() {
 #[test]
 fn serve_with_a_sandbox_prints_its_isolation() {
     if !sandbox_works() {
-        eprintln!("bubblewrap does not work here: skipped");
+        common::sandbox_tests_skipped("the sandbox does not work here");
         return;
     }
     let data = tempfile::tempdir().unwrap();
-    let path = std::env::var("PATH").unwrap_or_default();
-    let serve = Serve::start(data.path(), &path, &[]);
+    let path = false;
+    let serve = Serve::start(data.path(), path, &[]);
     let out = serve.out();
     assert!(
         out.lines()
-            .any(|l| l.trim_start().starts_with("sandbox") && l.contains("bubblewrap")),
+            .any(|l| l.trim_start().starts_with("sandbox") && l.contains("built in")),
         "the isolation lines name the sandbox:\n{out}"
     );
     serve.stop();
@@ -239,8 +237,8 @@ struct StopsBackground<'a>(&'a Path);
 
 impl Drop for StopsBackground<'_> {
     fn drop(&mut self) {
-        let path = std::env::var("PATH").unwrap_or_default();
-        let _ = run_to_end(sessionpad(self.0, &path, &["pool", "stop"]), REFUSE);
+        let path = false;
+        let _ = run_to_end(sessionpad(self.0, path, &["pool", "stop"]), REFUSE);
     }
 }
 
@@ -248,11 +246,10 @@ impl Drop for StopsBackground<'_> {
 fn exec_on_an_unsandboxed_background_pool_warns_once() {
     let data = tempfile::tempdir().unwrap();
     let _stops = StopsBackground(data.path());
-    let fake = common::failing_bwrap();
     let out = run_to_end(
         sessionpad(
             data.path(),
-            &path_with(fake.path()),
+            true,
             &["--identifier", "iso-1", "exec", "-c", "print(6*7)"],
         ),
         START,
@@ -266,7 +263,7 @@ fn exec_on_an_unsandboxed_background_pool_warns_once() {
     let out = run_to_end(
         sessionpad(
             data.path(),
-            &std::env::var("PATH").unwrap_or_default(),
+            false,
             &["--identifier", "iso-1", "exec", "-c", "print(7)"],
         ),
         START,
@@ -276,13 +273,13 @@ fn exec_on_an_unsandboxed_background_pool_warns_once() {
     assert_eq!(warnings(&err).len(), 1, "one warning line:\n{err}");
 
     if sandbox_works() {
-        let path = std::env::var("PATH").unwrap_or_default();
-        let stop = run_to_end(sessionpad(data.path(), &path, &["pool", "stop"]), REFUSE);
+        let path = false;
+        let stop = run_to_end(sessionpad(data.path(), path, &["pool", "stop"]), REFUSE);
         assert!(stop.status.success(), "{}", text(&stop.stderr));
         let out = run_to_end(
             sessionpad(
                 data.path(),
-                &path,
+                path,
                 &["--identifier", "iso-2", "exec", "-c", "print(1)"],
             ),
             START,
@@ -299,14 +296,13 @@ fn exec_on_an_unsandboxed_background_pool_warns_once() {
 #[test]
 fn exec_on_an_unsandboxed_serve_warns_once() {
     let data = tempfile::tempdir().unwrap();
-    let fake = common::failing_bwrap();
-    let path = path_with(fake.path());
-    let serve = Serve::start(data.path(), &path, &["--no-sandbox"]);
+    let path = true;
+    let serve = Serve::start(data.path(), path, &["--no-sandbox"]);
     // Found through the discovery file.
     let cwd = tempfile::tempdir().unwrap();
     let out = run_to_end(
         {
-            let mut cmd = sessionpad(data.path(), &path, &["exec", "-c", "print(6*7)"]);
+            let mut cmd = sessionpad(data.path(), path, &["exec", "-c", "print(6*7)"]);
             cmd.current_dir(cwd.path());
             cmd
         },
@@ -327,7 +323,7 @@ fn exec_on_an_unsandboxed_serve_warns_once() {
     let out = run_to_end(
         sessionpad(
             data.path(),
-            &path,
+            path,
             &[
                 "--endpoint",
                 &endpoint,
@@ -348,7 +344,7 @@ fn exec_on_an_unsandboxed_serve_warns_once() {
     // `pool info` shows the isolation first.
     let out = run_to_end(
         {
-            let mut cmd = sessionpad(data.path(), &path, &["pool", "info"]);
+            let mut cmd = sessionpad(data.path(), path, &["pool", "info"]);
             cmd.current_dir(cwd.path());
             cmd
         },
@@ -381,9 +377,8 @@ fn a_second_serve_leaves_the_first_ones_discovery_file() {
     use std::os::unix::fs::PermissionsExt;
     let data = tempfile::tempdir().unwrap();
     // Both serves run unsandboxed, so the test runs where bubblewrap does not.
-    let fake = common::failing_bwrap();
-    let path = path_with(fake.path());
-    let first = Serve::start(data.path(), &path, &["--no-sandbox"]);
+    let path = true;
+    let first = Serve::start(data.path(), path, &["--no-sandbox"]);
     let first_pid = u64::from(first.child.id());
     assert_eq!(publisher(data.path()), Some(first_pid));
     let mode = std::fs::metadata(discovery_file(data.path()))
@@ -392,7 +387,7 @@ fn a_second_serve_leaves_the_first_ones_discovery_file() {
         .mode();
     assert_eq!(mode & 0o777, 0o600, "the file holds a bearer token");
 
-    let second = Serve::start(data.path(), &path, &["--no-sandbox"]);
+    let second = Serve::start(data.path(), path, &["--no-sandbox"]);
     let out = second.out();
     assert!(
         out.contains("another sessionpad serve") && out.contains(&first_pid.to_string()),
@@ -425,8 +420,7 @@ fn a_stale_discovery_file_is_replaced() {
         r#"{"endpoint":"http://127.0.0.1:9","token":"old","pid":4194999}"#,
     )
     .unwrap();
-    let fake = common::failing_bwrap();
-    let serve = Serve::start(data.path(), &path_with(fake.path()), &["--no-sandbox"]);
+    let serve = Serve::start(data.path(), true, &["--no-sandbox"]);
     let pid = u64::from(serve.child.id());
     assert_eq!(publisher(data.path()), Some(pid), "{}", serve.out());
     serve.stop();
@@ -442,7 +436,7 @@ fn a_stale_discovery_file_is_replaced() {
         ),
     )
     .unwrap();
-    let serve = Serve::start(data.path(), &path_with(fake.path()), &["--no-sandbox"]);
+    let serve = Serve::start(data.path(), true, &["--no-sandbox"]);
     let pid = u64::from(serve.child.id());
     let published = publisher(data.path());
     let _ = other.kill();

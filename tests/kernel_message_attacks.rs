@@ -42,7 +42,7 @@ struct Pool {
 impl Pool {
     fn start() -> Option<Self> {
         if let Err(e) = sessionpad::pool::Sandbox::detect(true, false) {
-            eprintln!("skipped: no sandbox here: {e}");
+            common::sandbox_tests_skipped(&format!("no sandbox here: {e}"));
             return None;
         }
         let data = tempfile::tempdir().unwrap();

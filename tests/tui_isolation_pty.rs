@@ -1,6 +1,5 @@
 //! End to end: the notebook on a local pool that cannot sandbox its
-//! kernels (a `bwrap` first on PATH that always fails, as where user namespaces
-//! are forbidden) says so in the status line from its first frame, and the pool
+//! kernels (the machine refuses it for real: [`common::forbid_sandbox`]) says so in the status line from its first frame, and the pool
 //! info (`F3`, `i`) says why.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
@@ -17,13 +16,7 @@ const F3: &str = "\x1bOR";
 fn an_unsandboxed_local_pool_is_flagged_from_the_first_frame() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let fake = common::failing_bwrap();
-    let path = format!(
-        "{}:{}",
-        fake.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut pty = Pty::spawn_with(data.path(), work.path(), &[], &[("PATH", &path)]);
+    let mut pty = Pty::spawn_adjusted(data.path(), work.path(), &[], &[], common::forbid_sandbox);
 
     // The first screen with a status line: it is drawn in one pass, left to
     // right, so once the api-version after the warning is there, so is the
@@ -67,7 +60,7 @@ fn an_unsandboxed_local_pool_is_flagged_from_the_first_frame() {
     assert!(
         screen
             .lines()
-            .any(|l| l.contains("sandbox ") && l.contains(" none: bubblewrap cannot")),
+            .any(|l| l.contains("sandbox ") && l.contains(" none: the sandbox cannot be built")),
         "{screen}"
     );
 }

@@ -41,7 +41,7 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
         let egress = opt.egress;
         let detected = tokio::task::spawn_blocking(move || Sandbox::detect(true, egress)).await?;
         if let Err(why) = detected {
-            bail!(refusal(&why.to_string()));
+            bail!(refusal(&why.to_string(), why.fix()));
         }
     }
     let no_sandbox = opt.no_sandbox;
@@ -59,7 +59,7 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
     {
         // Detection passed a moment ago but the pool's own failed: still refuse.
         pool.shutdown().await;
-        bail!(refusal(&why));
+        bail!(refusal(&why, None));
     }
     // Before the discovery file is written and "Press Ctrl+C" printed: a signal
     // that came before the handlers would end the process without removing it.
@@ -155,13 +155,17 @@ fn pool_options(opt: ServeOpt, limits: crate::pool::limits::Limits) -> PoolOptio
 }
 
 /// The one message of a refused start: why there is no sandbox (a sentence of
-/// `NoSandbox`, which says sessions are not isolated) and what `--no-sandbox`
-/// means.
-fn refusal(why: &str) -> String {
+/// `NoSandbox`, which says sessions are not isolated), how to fix it where the
+/// cause is known, and what `--no-sandbox` means.
+fn refusal(why: &str, fix: Option<&str>) -> String {
+    let fix = fix.map_or_else(
+        || "make the sandbox work, ".to_string(),
+        |fix| format!("to fix it, {fix}\n"),
+    );
     format!(
         "refusing to serve without a sandbox: {why}. Agents pointed at this pool run \
-         their code on this machine; make bubblewrap work, or pass --no-sandbox to run \
-         sessions NOT isolated anyway"
+         their code on this machine; {fix}or pass --no-sandbox to run sessions NOT \
+         isolated anyway"
     )
 }
 
@@ -280,8 +284,17 @@ mod tests {
 
     #[test]
     fn a_refusal_says_why_and_how_to_run_anyway() {
-        let msg = refusal(&NoSandbox::Unusable("user namespaces are off".into()).to_string());
-        assert!(msg.contains("user namespaces are off") && msg.contains("--no-sandbox"));
+        let why = NoSandbox::Unusable {
+            error: "new user namespace: No space left on device".into(),
+            cause: Some(crate::pool::sandbox::diagnose::Cause {
+                what: "user namespaces are switched off".into(),
+                fix: "run `sysctl -w user.max_user_namespaces=15000`".into(),
+            }),
+        };
+        let msg = refusal(&why.to_string(), why.fix());
+        assert!(msg.contains("user namespaces are switched off (new user namespace: No space"));
+        assert!(msg.contains("to fix it, run `sysctl -w user.max_user_namespaces=15000`\n"));
+        assert!(msg.contains("--no-sandbox"), "{msg}");
         assert!(msg.contains("NOT isolated"));
     }
 }

@@ -58,6 +58,22 @@ impl Isolation {
             .map(|why| format!("local pool: {why}"))
     }
 
+    /// The status line's words for a sandboxed pool: `sandboxed · no network`,
+    /// or `sandboxed · network on` where egress is allowed; `None` when
+    /// sessions are not isolated (then [`Isolation::warning`] speaks).
+    pub fn badge(&self) -> Option<&'static str> {
+        if !self.is_sandboxed() {
+            return None;
+        }
+        Some(
+            if self.notes.iter().any(|n| n.starts_with("network: allowed")) {
+                "sandboxed · network on"
+            } else {
+                "sandboxed · no network"
+            },
+        )
+    }
+
     /// `(label, value)` lines for the pool's info: the sandbox, each limit with
     /// its mechanism, then the notes.
     pub fn lines(&self) -> Vec<(String, String)> {
@@ -99,6 +115,7 @@ mod tests {
             Some("local pool: bubblewrap is not installed")
         );
         assert_eq!(iso.lines()[0].1, "none: bubblewrap is not installed");
+        assert_eq!(iso.badge(), None);
     }
 
     #[test]
@@ -122,6 +139,7 @@ mod tests {
             notes: vec!["no network".into()],
         };
         assert!(iso.warning().is_none());
+        assert_eq!(iso.badge(), Some("sandboxed · no network"));
         let lines = iso.lines();
         assert_eq!(lines[1], ("memory".into(), "2 GiB (cgroup v1)".into()));
         assert_eq!(lines[2].1, "no network");

@@ -251,6 +251,9 @@ impl LocalPool {
             Ok(s) => Some(s),
             Err(why) => {
                 tracing::warn!("{why}");
+                if let Some(fix) = why.fix() {
+                    tracing::warn!("to fix it, {fix}");
+                }
                 warnings.push(why.to_string());
                 None
             }

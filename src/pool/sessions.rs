@@ -212,7 +212,7 @@ impl SessionRegistry {
             sandbox: self.sandbox.clone(),
             uid,
             enforcer: self.enforcer.clone(),
-            holder: self.data_fs.holder().cloned(),
+            data_fs: self.data_fs.clone(),
             processes: self.processes.clone(),
             container_type: self.container_type,
         }

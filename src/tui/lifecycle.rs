@@ -99,7 +99,13 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     // worker asks for.
     if t.endpoint.is_none() {
         app.isolation = match crate::background::find(t.container_type) {
-            Some(found) => found.isolation,
+            Some(found) => {
+                let unsandboxed = found.isolation.as_ref().is_some_and(|i| !i.is_sandboxed());
+                if unsandboxed && expected_isolation().await.is_some_and(|i| i.is_sandboxed()) {
+                    app.notice = Some(RESTART_TO_SANDBOX.to_string());
+                }
+                found.isolation
+            }
             None => expected_isolation().await,
         };
     }
@@ -166,14 +172,23 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     })
 }
 
+/// Said when the running background pool has no sandbox but this machine can
+/// build one now (it was fixed, or the pool was started with `--no-sandbox`).
+pub const RESTART_TO_SANDBOX: &str = "the background pool runs sessions NOT isolated, but this \
+     machine can sandbox them now: `sessionpad pool stop`, then start sessionpad again";
+
 /// What the background local pool about to be started will say of its
-/// isolation when it cannot sandbox its kernels (it detects the same way as it
-/// starts). `None` when bubblewrap works: the limits are known once the pool
-/// runs.
+/// isolation (it detects the same way as it starts), so the first frame says
+/// whether sessions are sandboxed; the limits are known once the pool runs and
+/// reports its own.
 async fn expected_isolation() -> Option<Isolation> {
     let detected = tokio::task::spawn_blocking(|| Sandbox::detect(true, false)).await;
     match detected {
-        Ok(Ok(_)) => None,
+        Ok(Ok(sandbox)) => Some(Isolation {
+            unsandboxed: None,
+            limits: Vec::new(),
+            notes: sandbox.notes(),
+        }),
         Ok(Err(why)) => Some(Isolation::unsandboxed(why.to_string())),
         Err(e) => {
             tracing::error!("sandbox detection failed: {e}");

@@ -288,7 +288,7 @@ pub fn end_gracefully(child: &mut std::process::Child) {
 }
 
 /// `sessionpad serve --port 0` with a known token; returns the child and endpoint.
-/// Where bubblewrap does not work, with `--no-sandbox` (serve refuses otherwise).
+/// Where the sandbox does not work, with `--no-sandbox` (serve refuses otherwise).
 pub fn serve(data_dir: &std::path::Path, token: &str) -> (std::process::Child, String) {
     let mut cmd = serve_command(data_dir, token, 1);
     cmd.stderr(std::process::Stdio::null());
@@ -333,12 +333,12 @@ pub fn spawn_serve(mut cmd: std::process::Command) -> (std::process::Child, Stri
 pub const NESTED: &str = "SESSIONPAD_SANDBOX_TESTS_NESTED";
 
 /// Runs every test of the current test binary but those matching `skip` again as
-/// `nobody`, when this process runs as root and the machine can switch users
-/// (`setpriv`, and `/usr/bin/python3` to build a Python environment nobody can
-/// read): the local pool then sandboxes with user namespaces and limits with
+/// `nobody`, when this process runs as root (and `/usr/bin/python3` is there
+/// to build a Python environment nobody can read): the local pool then sandboxes with user namespaces and limits with
 /// rlimits. Does nothing in the re-run itself or when not root. Panics when the
 /// re-run fails or finds no usable sandbox.
 pub fn rerun_as_nobody(skip: &str) {
+    use std::os::unix::process::CommandExt;
     use std::path::{Path, PathBuf};
     // SAFETY: geteuid(2) cannot fail.
     if std::env::var_os(NESTED).is_some() || unsafe { libc::geteuid() } != 0 {
@@ -347,8 +347,8 @@ pub fn rerun_as_nobody(skip: &str) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    if !Path::new("/usr/bin/setpriv").exists() || !Path::new("/usr/bin/python3").exists() {
-        eprintln!("skipped: no setpriv or /usr/bin/python3 to run as nobody");
+    if !Path::new("/usr/bin/python3").exists() {
+        eprintln!("skipped: no /usr/bin/python3 to run as nobody");
         return;
     }
     // A home of its own, outside anything root keeps private.
@@ -376,9 +376,10 @@ pub fn rerun_as_nobody(skip: &str) {
                     | "no_proxy"
             )
     });
-    let out = std::process::Command::new("/usr/bin/setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(&exe)
+    // std drops the supplementary groups too when root changes the uid.
+    let out = std::process::Command::new(&exe)
+        .uid(65534)
+        .gid(65534)
         .args(["--test-threads=2", "--nocapture", "--skip", skip])
         .env_clear()
         .envs(network)
@@ -406,19 +407,68 @@ pub fn rerun_as_nobody(skip: &str) {
     );
 }
 
-/// A folder holding a `bwrap` that fails as bubblewrap does where it cannot
-/// create namespaces.
-pub fn failing_bwrap() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bwrap");
-    std::fs::write(
-        &path,
-        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
+/// Whether this test process runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid(2) cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Says why a sandbox test did not attack. Under CI (`CI` set) that is a
+/// failure: CI must prove the sandbox, not skip it.
+pub fn sandbox_tests_skipped(why: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "the sandbox tests cannot run on this CI machine: {why}"
+    );
+    eprintln!("skipped: {why}");
+}
+
+/// Makes `cmd` start where the machine refuses a sandbox, for real: as root,
+/// without `CAP_SYS_ADMIN` in its bounding set (as in a container started
+/// without it); as a user, in a user namespace of its own (ids mapped to
+/// themselves) whose `user.max_user_namespaces` is 0, so no more can be made.
+pub fn forbid_sandbox(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let root = is_root();
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let uid_map = format!("{uid} {uid} 1\n").into_bytes();
+    let gid_map = format!("{gid} {gid} 1\n").into_bytes();
+    let write = |path: &std::ffi::CStr, data: &[u8]| -> std::io::Result<()> {
+        // SAFETY: open/write/close on a valid C string and buffer.
+        unsafe {
+            let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let n = libc::write(fd, data.as_ptr().cast(), data.len());
+            libc::close(fd);
+            if n < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: system calls only, on data prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if root {
+                // CAP_SYS_ADMIN is capability 21.
+                if libc::prctl(libc::PR_CAPBSET_DROP, 21, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else {
+                if libc::unshare(libc::CLONE_NEWUSER) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                write(c"/proc/self/setgroups", b"deny")?;
+                write(c"/proc/self/uid_map", &uid_map)?;
+                write(c"/proc/self/gid_map", &gid_map)?;
+                write(c"/proc/sys/user/max_user_namespaces", b"0")?;
+            }
+            Ok(())
+        });
+    }
 }
 
 /// A reqwest client naming itself `agent` (its `User-Agent`), as an agent's

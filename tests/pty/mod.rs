@@ -65,7 +65,20 @@ impl Pty {
         args: &[&str],
         envs: &[(&str, &str)],
     ) -> Self {
+        Self::spawn_adjusted(data_dir, work_dir, args, envs, |_| {})
+    }
+
+    /// [`Pty::spawn_with`], after `adjust` changed the command (e.g. how it
+    /// starts).
+    pub fn spawn_adjusted(
+        data_dir: &Path,
+        work_dir: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+        adjust: impl FnOnce(&mut Command),
+    ) -> Self {
         let mut cmd = Command::new("sh");
+        adjust(&mut cmd);
         cmd.envs(envs.iter().copied());
         cmd.arg("-c")
             .arg(format!(

@@ -6,15 +6,21 @@ use std::path::Path;
 
 use rustix::mount::{MountFlags, UnmountFlags};
 
+use crate::pool::sandbox::inodes_for;
+
 /// Mounts a tmpfs of `bytes` on `folder` (an empty folder), owned by `uid`:`uid`
-/// with mode 0700, without set-uid programs or devices.
+/// with mode 0700, without set-uid programs or devices, holding at most
+/// [`inodes_for`]`(bytes)` files.
 ///
 /// # Errors
 ///
 /// The OS's (`EPERM` without root).
 pub fn mount(folder: &Path, bytes: u64, uid: u32) -> std::io::Result<()> {
-    let options = CString::new(format!("size={bytes},mode=0700,uid={uid},gid={uid}"))
-        .map_err(|_| std::io::Error::other("bad tmpfs options"))?;
+    let inodes = inodes_for(bytes);
+    let options = CString::new(format!(
+        "size={bytes},nr_inodes={inodes},mode=0700,uid={uid},gid={uid}"
+    ))
+    .map_err(|_| std::io::Error::other("bad tmpfs options"))?;
     rustix::mount::mount(
         c"tmpfs",
         folder,

@@ -8,7 +8,7 @@
 //! namespace. Then:
 //!
 //! - kernels start inside it ([`Holder::enter`]: `setns` into its user and mount
-//!   namespaces just before bubblewrap runs), so the sandbox's `--bind` of the
+//!   namespaces just before the sandbox helper runs), so the sandbox's bind of the
 //!   folder binds the tmpfs. It cannot be bound from outside: the kernel refuses a
 //!   bind of another mount namespace's mount;
 //! - the file routes reach the same files through the holder's root (a handle on
@@ -203,7 +203,8 @@ impl Holder {
 
     /// Mounts a tmpfs of `bytes` on `folder` (an empty folder the pool made)
     /// inside the holder's namespace, owned by the pool's uid and gid, mode 0700,
-    /// without set-uid programs or devices.
+    /// without set-uid programs or devices, holding at most
+    /// [`crate::pool::sandbox::inodes_for`]`(bytes)` files.
     ///
     /// # Errors
     ///
@@ -211,8 +212,10 @@ impl Holder {
     pub fn mount(self: &Arc<Self>, folder: &Path, bytes: u64) -> std::io::Result<()> {
         let target = c_path(folder)?;
         let options = CString::new(format!(
-            "size={bytes},mode=0700,uid={},gid={}",
-            self.uid, self.gid
+            "size={bytes},nr_inodes={},mode=0700,uid={},gid={}",
+            crate::pool::sandbox::inodes_for(bytes),
+            self.uid,
+            self.gid
         ))
         .map_err(|_| std::io::Error::other("bad tmpfs options"))?;
         self.run_inside(move || {
@@ -256,8 +259,8 @@ impl Holder {
 
     /// Makes `cmd` start inside the holder's namespaces (its pre-exec step, after
     /// those added before). The program runs as the pool's uid there, with no
-    /// capabilities once it is executed; bubblewrap then builds the sandbox as it
-    /// would on the host, and its `--bind` of a session folder binds its tmpfs.
+    /// capabilities once it is executed; the sandbox helper then builds the sandbox as it
+    /// would on the host, and its bind of a session folder binds its tmpfs.
     pub fn enter(self: &Arc<Self>, cmd: &mut tokio::process::Command) {
         let me = self.clone();
         // SAFETY: `join` makes system calls only.

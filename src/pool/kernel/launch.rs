@@ -8,6 +8,7 @@ use tokio::process::Command;
 
 use super::KernelError;
 use crate::client::ContainerType;
+use crate::pool::data_fs::DataFs;
 use crate::pool::image::PythonEnv;
 use crate::pool::limits::{Enforcer, KernelLimits};
 use crate::pool::process::Processes;
@@ -37,10 +38,11 @@ pub struct KernelLaunch {
     pub uid: u32,
     /// The per-session limits and how they are enforced here.
     pub enforcer: Arc<Enforcer>,
-    /// The namespace holding the session folders' tmpfs, which a sandboxed
-    /// kernel starts in (a pool that does not run as root; see
-    /// [`crate::pool::data_fs::namespace`]).
-    pub holder: Option<Arc<crate::pool::data_fs::Holder>>,
+    /// How the pool gives folders a size: the session folders' tmpfs and the
+    /// runtime folder's small one, mounted on the host (a root pool) or in the
+    /// holder's namespace, which a sandboxed kernel then starts in (see
+    /// [`crate::pool::data_fs`]).
+    pub data_fs: DataFs,
     /// The pool's kernel processes, which the new one joins as soon as it exists.
     pub processes: Arc<Processes>,
     /// What the pool's sessions run: a Shell pool's kernel also loads the shell
@@ -97,7 +99,7 @@ impl KernelLaunch {
         };
         limits.apply_to(&mut command);
         // Last: the cgroup is joined with the pool's own credentials first.
-        if let (Some(_), Some(holder)) = (&self.sandbox, &self.holder) {
+        if let (Some(_), Some(holder)) = (&self.sandbox, self.data_fs.holder()) {
             holder.enter(&mut command);
         }
         Ok(Launched {

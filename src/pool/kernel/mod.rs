@@ -17,6 +17,7 @@ use jupyter_zmq_client::{
 };
 use tokio::sync::Mutex;
 
+use super::data_fs::DataFs;
 use super::limits::KernelLimits;
 use super::process::{KernelProcess, Processes};
 use super::sandbox::Sandbox;
@@ -91,7 +92,8 @@ pub struct Kernel {
     /// Shared with [`Interrupter`]s, which reach it while an execution holds the
     /// kernel itself.
     control: Arc<Mutex<ClientControlConnection>>,
-    runtime_dir: PathBuf,
+    /// Unmounted and removed when the kernel goes (held for its `Drop`).
+    _runtime: RuntimeFolder,
     dead: bool,
     /// The kernel's cgroup and rlimits (the cgroup goes when the kernel does).
     limits: KernelLimits,
@@ -118,6 +120,15 @@ impl Kernel {
             source,
         };
         std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let sandboxed = launch.sandbox.is_some();
+        let runtime = RuntimeFolder {
+            dir: dir.clone(),
+            fs: if sandboxed {
+                launch.data_fs.clone()
+            } else {
+                DataFs::Plain
+            },
+        };
         if launch.sandbox.as_ref().is_some_and(Sandbox::drops_root) {
             // Only the session's uid (and the pool) may enter: the connection
             // file holds the kernel's key.
@@ -127,15 +138,23 @@ impl Kernel {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
                 .map_err(|e| io(dir, e))?;
         }
+        // A sandboxed kernel writes its sockets in a tmpfs of its own size, so
+        // no session can fill the host's disk through it.
+        runtime
+            .fs
+            .mount(dir, RUNTIME_BYTES, launch.uid)
+            .map_err(|e| io(dir, e))?;
+        // Where the pool reaches that folder (the holder's view, or itself).
+        let pool_dir = runtime.fs.view(dir);
         let info = ipc_connection(
             dir.join("k").to_string_lossy().into_owned(),
             uuid::Uuid::new_v4().simple().to_string(),
         );
         let conn_file = dir.join("connection.json");
         let json = serde_json::to_vec(&info).map_err(|e| io(&conn_file, e.into()))?;
-        std::fs::write(&conn_file, json).map_err(|e| io(&conn_file, e))?;
+        std::fs::write(pool_dir.join("connection.json"), json).map_err(|e| io(&conn_file, e))?;
         let startup = dir.join("startup.py");
-        std::fs::write(&startup, STARTUP_PY).map_err(|e| io(&startup, e))?;
+        std::fs::write(pool_dir.join("startup.py"), STARTUP_PY).map_err(|e| io(&startup, e))?;
         let mut exec_files = vec![startup];
         // (file name, text, whether the kernel runs it at start)
         let extra: &[(&str, &str, bool)] = match launch.container_type {
@@ -145,7 +164,7 @@ impl Kernel {
         };
         for &(name, text, run) in extra {
             let path = dir.join(name);
-            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+            std::fs::write(pool_dir.join(name), text).map_err(|e| io(&path, e))?;
             if run {
                 exec_files.push(path);
             }
@@ -176,7 +195,11 @@ impl Kernel {
                 source,
             })?;
         drop(inherited);
-        let mut kernel = Self::connect(process, limits, &info, dir.clone()).await?;
+        // The pool's side of the kernel's sockets: the same files, through the
+        // pool's view of the runtime folder.
+        let mut pool_info = info.clone();
+        pool_info.ip = pool_dir.join("k").to_string_lossy().into_owned();
+        let mut kernel = Self::connect(process, limits, &pool_info, runtime).await?;
         kernel.wait_ready().await?;
         Ok(kernel)
     }
@@ -185,13 +208,13 @@ impl Kernel {
         mut process: KernelProcess,
         limits: KernelLimits,
         info: &ConnectionInfo,
-        runtime_dir: PathBuf,
+        runtime: RuntimeFolder,
     ) -> Result<Self, KernelError> {
         let session_id = uuid::Uuid::new_v4().to_string();
         let not_ready = |e: jupyter_zmq_client::RuntimeError| KernelError::NotReady(e.to_string());
         // The pool's sockets reach the kernel's through the relay, in a folder
         // beside the runtime folder (which the sandbox binds; this one it does not).
-        let relay_dir = PathBuf::from(format!("{}.relay", runtime_dir.display()));
+        let relay_dir = PathBuf::from(format!("{}.relay", runtime.dir.display()));
         let (relay, info) = Relay::start(info, &relay_dir).map_err(|source| KernelError::Io {
             path: relay_dir.clone(),
             source,
@@ -228,7 +251,7 @@ impl Kernel {
             shell,
             iopub,
             control: Arc::new(Mutex::new(control)),
-            runtime_dir,
+            _runtime: runtime,
             dead: false,
             limits,
             relay,
@@ -434,7 +457,25 @@ impl Kernel {
 impl Drop for Kernel {
     fn drop(&mut self) {
         self.process.kill();
-        let _ = std::fs::remove_dir_all(&self.runtime_dir);
+    }
+}
+
+/// The size of a sandboxed kernel's runtime folder (its connection file,
+/// start-up scripts and IPC sockets), bytes.
+pub const RUNTIME_BYTES: u64 = 1 << 20;
+
+/// A kernel's runtime folder: on the host, a tmpfs of [`RUNTIME_BYTES`] on it
+/// for a sandboxed kernel; unmounted and removed when dropped (a kernel that
+/// ends, or one that failed to start).
+struct RuntimeFolder {
+    dir: PathBuf,
+    fs: DataFs,
+}
+
+impl Drop for RuntimeFolder {
+    fn drop(&mut self) {
+        self.fs.unmount(&self.dir);
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -24,6 +24,7 @@
 //! folder by the kernel start-up script.
 
 pub mod binds;
+pub mod diagnose;
 pub mod env;
 pub mod helper;
 pub mod mounts;
@@ -82,8 +83,41 @@ pub struct Sandbox {
 pub enum NoSandbox {
     /// Turned off by the user.
     Disabled,
-    /// The machine refuses what the sandbox needs; the text says why.
-    Unusable(String),
+    /// The machine refuses what the sandbox needs: the step that failed with
+    /// the OS's error, and the cause with its fix where one is known
+    /// ([`diagnose`]).
+    Unusable {
+        /// The failed step, e.g. `new user namespace: No space left on device`.
+        error: String,
+        /// What in the machine is in the way, and how to fix it.
+        cause: Option<diagnose::Cause>,
+    },
+}
+
+impl NoSandbox {
+    /// An unusable sandbox for `error`, with its cause named from this
+    /// machine's `/proc`.
+    pub fn unusable(error: impl Into<String>) -> Self {
+        let program = helper::program()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .unwrap_or_else(|| PathBuf::from("/usr/local/bin/sessionpad"));
+        let euid = rustix::process::geteuid().as_raw();
+        Self::Unusable {
+            error: error.into(),
+            cause: diagnose::diagnose(Path::new("/proc"), euid, &program),
+        }
+    }
+
+    /// How to fix it, possibly several lines (commands, a profile); `None` when
+    /// disabled or the cause is not known.
+    pub fn fix(&self) -> Option<&str> {
+        match self {
+            Self::Unusable {
+                cause: Some(cause), ..
+            } => Some(&cause.fix),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for NoSandbox {
@@ -93,9 +127,17 @@ impl std::fmt::Display for NoSandbox {
                 f,
                 "sandbox disabled: sessions are NOT isolated from this machine"
             ),
-            Self::Unusable(why) => write!(
+            Self::Unusable {
+                error,
+                cause: Some(cause),
+            } => write!(
                 f,
-                "the sandbox cannot be built here ({why}): sessions are NOT isolated"
+                "the sandbox cannot be built here: {} ({error}): sessions are NOT isolated",
+                cause.what
+            ),
+            Self::Unusable { error, cause: None } => write!(
+                f,
+                "the sandbox cannot be built here ({error}): sessions are NOT isolated"
             ),
         }
     }
@@ -151,12 +193,11 @@ impl Sandbox {
             return Err(NoSandbox::Disabled);
         }
         let helper = helper::program().ok_or_else(|| {
-            NoSandbox::Unusable(
-                "the sandbox helper, the sessionpad binary, was not found beside this program"
-                    .into(),
+            NoSandbox::unusable(
+                "the sandbox helper, the sessionpad binary, was not found beside this program",
             )
         })?;
-        seccomp::filters().map_err(|e| NoSandbox::Unusable(e.to_string()))?;
+        seccomp::filters().map_err(|e| NoSandbox::unusable(e.to_string()))?;
         let sandbox = Self {
             helper,
             egress,
@@ -181,7 +222,7 @@ impl Sandbox {
     /// environment), to find out whether this machine lets us build it; inside
     /// `holder`'s namespaces with its data folder a tmpfs there, if given.
     fn probe(&self, holder: Option<&Arc<Holder>>) -> Result<(), NoSandbox> {
-        let unusable = |e: std::io::Error| NoSandbox::Unusable(e.to_string());
+        let unusable = |e: std::io::Error| NoSandbox::unusable(e.to_string());
         let dir = tempfile::tempdir().map_err(unusable)?;
         let folder = dir.path().join("data");
         let runtime = dir.path().join("run");
@@ -191,7 +232,7 @@ impl Sandbox {
         if let Some(holder) = holder {
             holder
                 .mount(&folder, 1 << 20)
-                .map_err(|e| NoSandbox::Unusable(format!("tmpfs in a user namespace: {e}")))?;
+                .map_err(|e| NoSandbox::unusable(format!("tmpfs in a user namespace: {e}")))?;
         }
         let uid = SESSION_UID_BASE;
         if self.drops_root {
@@ -228,7 +269,7 @@ impl Sandbox {
         if !out.status.success() {
             let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
             let msg = msg.strip_prefix("sessionpad sandbox: ").unwrap_or(&msg);
-            return Err(NoSandbox::Unusable(if msg.is_empty() {
+            return Err(NoSandbox::unusable(if msg.is_empty() {
                 out.status.to_string()
             } else {
                 msg.to_string()

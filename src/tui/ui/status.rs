@@ -83,7 +83,8 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
 /// Draws the status line into `area` (one row), blanked first.
 ///
 /// Layout, left to right: the pool, then [`NOT_ISOLATED`] when the local pool's
-/// sessions are not isolated (right after the pool, so it is never cut off),
+/// sessions are not isolated, or what isolates them when they are
+/// (`sandboxed · no network`; right after the pool, so it is never cut off),
 /// the identifier, the api-version and the run state; on the right a notice
 /// (the Ctrl+C warning, or the app's one-off notice), else the session's idle
 /// countdown. Parts are never drawn over each other: when the row is too
@@ -108,6 +109,10 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             format!(" {NOT_ISOLATED}"),
             theme.status.patch(theme.error),
         ));
+    } else if let Some(badge) = app.isolation.as_ref().and_then(|i| i.badge()) {
+        // Said, not left to be inferred from a missing warning: a demo's
+        // audience should see it.
+        head.push(Span::styled(format!(" {badge}"), theme.status));
     }
     let notice = if app.quit_armed_until.is_some_and(|t| now < t) {
         Some(QUIT_NOTICE.to_string())

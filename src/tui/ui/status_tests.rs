@@ -29,7 +29,7 @@ fn app(isolation: Option<Isolation>) -> App {
 
 fn unsandboxed() -> Isolation {
     Isolation::unsandboxed(
-        "bubblewrap (bwrap) is not installed: sessions are NOT isolated from this machine",
+        "the sandbox cannot be built here: user namespaces are switched off (user.max_user_namespaces = 0) (new user namespace: No space left on device (os error 28)): sessions are NOT isolated",
     )
 }
 
@@ -77,15 +77,25 @@ fn a_notice_never_covers_the_warning() {
 
 #[test]
 fn isolated_or_unknown_pools_show_no_warning() {
-    let sandboxed = Isolation {
+    let sandboxed = |network: &str| Isolation {
         unsandboxed: None,
         limits: Vec::new(),
-        notes: Vec::new(),
+        notes: vec![format!("network: {network}")],
     };
-    for isolation in [None, Some(sandboxed)] {
+    for (isolation, head) in [
+        (None, " local │ sp-0123456789abcdef │"),
+        (
+            Some(sandboxed("none")),
+            " local sandboxed · no network │ sp-0123456789abcdef │",
+        ),
+        (
+            Some(sandboxed("allowed (--egress)")),
+            " local sandboxed · network on │ sp-0123456789abcdef │",
+        ),
+    ] {
         let (at80, _) = line(&app(isolation), 80);
         assert!(!at80.contains(NOT_ISOLATED), "{at80}");
-        assert!(at80.starts_with(" local │ sp-0123456789abcdef │"), "{at80}");
+        assert!(at80.starts_with(head), "{at80}");
     }
 }
 
