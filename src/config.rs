@@ -120,6 +120,10 @@ pub struct PoolLimits {
     pub data_size: Option<bytesize::ByteSize>,
     /// CPU weight against other sessions, 1–10000 (100 is an equal share).
     pub cpu_weight: Option<u64>,
+    /// `false` is the opt-in to sessions NOT isolated where the sandbox cannot
+    /// be built (as `serve --no-sandbox`): the notebook's background pool,
+    /// `exec`, `files` and `mcp` refuse otherwise. Unset or `true`: sandboxed.
+    pub sandbox: Option<bool>,
 }
 
 impl PoolLimits {

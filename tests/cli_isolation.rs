@@ -243,9 +243,28 @@ impl Drop for StopsBackground<'_> {
 }
 
 #[test]
-fn exec_on_an_unsandboxed_background_pool_warns_once() {
+fn exec_on_an_unsandboxed_background_pool_refuses_unless_opted_in_then_warns_once() {
     let data = tempfile::tempdir().unwrap();
     let _stops = StopsBackground(data.path());
+    // Not opted in: the background pool refuses, and exec says why and how.
+    let out = run_to_end(
+        sessionpad(
+            data.path(),
+            true,
+            &["--identifier", "iso-0", "exec", "-c", "print(6*7)"],
+        ),
+        START,
+    );
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(text(&out.stdout), "", "nothing ran:\n{err}");
+    assert!(
+        err.contains("refusing to serve without a sandbox") && err.contains("sandbox = false"),
+        "{err}"
+    );
+    // Opted in with the config file's key.
+    let config = data.path().join("none.toml");
+    std::fs::write(&config, "[pool]\nsandbox = false\n").unwrap();
     let out = run_to_end(
         sessionpad(
             data.path(),
@@ -272,6 +291,7 @@ fn exec_on_an_unsandboxed_background_pool_warns_once() {
     assert_eq!(text(&out.stdout), "7\n", "{err}");
     assert_eq!(warnings(&err).len(), 1, "one warning line:\n{err}");
 
+    std::fs::remove_file(&config).unwrap();
     if sandbox_works() {
         let path = false;
         let stop = run_to_end(sessionpad(data.path(), path, &["pool", "stop"]), REFUSE);

@@ -1,6 +1,8 @@
-//! End to end: the notebook on a local pool that cannot sandbox its
-//! kernels (the machine refuses it for real: [`common::forbid_sandbox`]) says so in the status line from its first frame, and the pool
-//! info (`F3`, `i`) says why.
+//! End to end: on a machine that refuses the sandbox for real
+//! ([`common::forbid_sandbox`]), the notebook's local pool refuses to run
+//! sessions NOT isolated and the notebook says why and how to opt in; opted in
+//! (`[pool] sandbox = false`), the status line flags it from its first frame and
+//! the pool info (`F3`, `i`) says so.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
@@ -13,9 +15,28 @@ use pty::*;
 const F3: &str = "\x1bOR";
 
 #[test]
+fn without_the_opt_in_the_local_pool_refuses_and_the_notebook_says_why() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut pty = Pty::spawn_adjusted(data.path(), work.path(), &[], &[], common::forbid_sandbox);
+    let screen = pty.wait_for("the refusal", POOL_DEADLINE, |s| {
+        s.contains("refusing to serve without a sandbox")
+    });
+    assert!(screen.contains(NOT_ISOLATED), "{screen}");
+    let log = std::fs::read_to_string(data.path().join("logs/local-pool.log")).unwrap_or_default();
+    assert!(log.contains("sandbox = false"), "{log}");
+}
+
+#[test]
 fn an_unsandboxed_local_pool_is_flagged_from_the_first_frame() {
     let data = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
+    // Opted in.
+    std::fs::write(
+        data.path().join("no-config.toml"),
+        "[pool]\nsandbox = false\n",
+    )
+    .unwrap();
     let mut pty = Pty::spawn_adjusted(data.path(), work.path(), &[], &[], common::forbid_sandbox);
 
     // The first screen with a status line: it is drawn in one pass, left to
@@ -60,7 +81,7 @@ fn an_unsandboxed_local_pool_is_flagged_from_the_first_frame() {
     assert!(
         screen
             .lines()
-            .any(|l| l.contains("sandbox ") && l.contains(" none: the sandbox cannot be built")),
+            .any(|l| l.contains("sandbox ") && l.contains(" none: sandbox disabled")),
         "{screen}"
     );
 }

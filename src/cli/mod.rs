@@ -141,8 +141,8 @@ pub struct ServeOpt {
     /// Let sandboxed sessions reach the network.
     #[arg(long)]
     pub egress: bool,
-    /// Run sessions NOT isolated (no bubblewrap). Without it, serve refuses to
-    /// start where bubblewrap is missing or cannot create a sandbox.
+    /// Run sessions NOT isolated where the sandbox cannot be built (also
+    /// `[pool] sandbox = false`). Without it, serve refuses to start there.
     #[arg(long)]
     pub no_sandbox: bool,
     /// Record nothing in the flight recorder's ledger (`sessionpad log`); also
@@ -180,9 +180,8 @@ pub struct ServeOpt {
     #[arg(long, value_name = "ENDPOINT", conflicts_with_all = proxy::LOCAL_POOL_ONLY)]
     pub upstream: Option<String>,
     /// Run as the background local pool that commands without an endpoint
-    /// start (see `sessionpad pool stop`): published as such, and where no
-    /// sandbox works it serves anyway, NOT isolated, as the embedded pool does
-    /// (commands then warn), for it only ever runs this user's own commands.
+    /// start (see `sessionpad pool stop`): published as such; like any serve
+    /// it refuses to run sessions NOT isolated unless the user opted in.
     #[arg(long, hide = true)]
     pub background: bool,
 }
@@ -197,6 +196,7 @@ impl ServeOpt {
             file_size: self.file_size.or(config.file_size),
             data_size: self.data_size.or(config.data_size),
             cpu_weight: self.cpu_weight.or(config.cpu_weight),
+            sandbox: config.sandbox,
         }
         .over(crate::pool::limits::Limits::default())
     }

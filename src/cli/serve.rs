@@ -28,16 +28,20 @@ const IDLE_GRACE: Duration = Duration::from_secs(2);
 /// environment is prepared, and again on the started pool); the pool cannot
 /// start (environment, address taken); the signal handlers cannot be set up; a
 /// broken config file.
-pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Result<()> {
+pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Result<()> {
     if let Some(upstream) = opt.upstream.clone() {
         return super::proxy::run(opt, upstream, target).await;
     }
     let (_, config) = target.load_config()?;
     let limits = opt.limits(&config.pool);
+    // The opt-in to sessions NOT isolated: the flag, or `[pool] sandbox = false`
+    // (which the background pool, started by the notebook and the commands,
+    // reads from the same config file).
+    opt.no_sandbox |= config.pool.sandbox == Some(false);
     let (background, idle_exit) = (opt.background, opt.idle_exit.map(Duration::from_secs));
-    // The background pool serves this user's own commands, as the embedded
-    // pool did: without a sandbox it says so (commands warn) instead of refusing.
-    if !opt.no_sandbox && !background {
+    // Every serve, the background one too, refuses to run sessions unisolated
+    // unless the user opted in.
+    if !opt.no_sandbox {
         let egress = opt.egress;
         let detected = tokio::task::spawn_blocking(move || Sandbox::detect(true, egress)).await?;
         if let Err(why) = detected {
@@ -54,9 +58,7 @@ pub async fn run(opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow::Re
     options.ledger = ledger;
     options.container_type = target.container_type.unwrap_or_default();
     let pool = LocalPool::start(options, &|line| eprintln!("{line}")).await?;
-    if let (false, false, Some(why)) =
-        (no_sandbox, background, pool.isolation().unsandboxed.clone())
-    {
+    if let (false, Some(why)) = (no_sandbox, pool.isolation().unsandboxed.clone()) {
         // Detection passed a moment ago but the pool's own failed: still refuse.
         pool.shutdown().await;
         bail!(refusal(&why, None));
@@ -164,8 +166,8 @@ fn refusal(why: &str, fix: Option<&str>) -> String {
     );
     format!(
         "refusing to serve without a sandbox: {why}. Agents pointed at this pool run \
-         their code on this machine; {fix}or pass --no-sandbox to run sessions NOT \
-         isolated anyway"
+         their code on this machine; {fix}or pass --no-sandbox (or set `sandbox = false` \
+         under [pool] in the config file) to run sessions NOT isolated anyway"
     )
 }
 

@@ -68,7 +68,9 @@ pub struct PoolOptions {
     pub pool_full_status: u16,
     /// Kernels kept started ahead of need (`--ready-sessions`, default 2).
     pub ready_sessions: usize,
-    /// Run kernels under bubblewrap when it is usable (default true).
+    /// Run kernels in the sandbox (default true): then [`LocalPool::start`]
+    /// fails with [`PoolError::NoSandbox`] where it cannot be built. `false` is
+    /// the user's opt-in to kernels NOT isolated (`--no-sandbox`).
     pub sandbox: bool,
     /// Let sandboxed kernels reach the network (`--egress`; default off, like a
     /// pool with egress disabled).
@@ -144,6 +146,12 @@ pub enum PoolError {
     /// The ledger could not be opened (damaged, of a newer schema, …).
     #[error(transparent)]
     Ledger(#[from] crate::ledger::LedgerError),
+    /// Sessions would run NOT isolated and the user did not allow it
+    /// ([`PoolOptions::sandbox`] is true): the sandbox cannot be built here.
+    #[error(
+        "{0}; set `sandbox = false` under [pool] in the config file (or `serve --no-sandbox`) to run them anyway"
+    )]
+    NoSandbox(sandbox::NoSandbox),
     /// A folder the pool needs could not be created.
     #[error("cannot create {path}: {source}")]
     Folder {
@@ -249,6 +257,13 @@ impl LocalPool {
         let mut warnings = Vec::new();
         let sandbox = match Sandbox::detect(opts.sandbox, opts.egress) {
             Ok(s) => Some(s),
+            // Never unisolated unless the user said so.
+            Err(why) if opts.sandbox => {
+                if let Some(fix) = why.fix() {
+                    tracing::warn!("to fix it, {fix}");
+                }
+                return Err(PoolError::NoSandbox(why));
+            }
             Err(why) => {
                 tracing::warn!("{why}");
                 if let Some(fix) = why.fix() {

@@ -5,7 +5,7 @@
 //!   namespaces and mounts need it;
 //! - a seccomp filter on sessionpad itself (a container's default profile,
 //!   Docker's among them, refuses `unshare` and `mount`);
-//! - Ubuntu 23.10+/24.04's AppArmor restriction of unprivileged user namespaces
+//! - Ubuntu 23.10+/24.04's `AppArmor` restriction of unprivileged user namespaces
 //!   (`kernel.apparmor_restrict_unprivileged_userns = 1`): a profile for the
 //!   sessionpad binary that allows them, and the commands to load it;
 //! - user namespaces switched off: `user.max_user_namespaces = 0`, or Debian's
@@ -45,7 +45,7 @@ fn status(proc: &Path, field: &str) -> Option<String> {
     })
 }
 
-/// The AppArmor profile that lets `program` make user namespaces (Ubuntu's own
+/// The `AppArmor` profile that lets `program` make user namespaces (Ubuntu's own
 /// form for such programs), and the commands that load it.
 pub fn apparmor_fix(program: &Path) -> String {
     let path = program.display();

@@ -131,7 +131,7 @@ fn read_plan(fd: &OsStr) -> Result<Plan, StepError> {
         .to_str()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| std::io::Error::other("not a file descriptor"))
-        .step(|| format!("{PLAN_FD_VAR}"))?;
+        .step(|| PLAN_FD_VAR.to_string())?;
     // SAFETY: the pool passed this descriptor for us alone; nothing else in
     // this fresh process uses it.
     let mut file = unsafe { std::fs::File::from_raw_fd(n) };
@@ -309,7 +309,7 @@ fn drop_privileges(plan: &Plan, filter: &seccomp::Filters) -> Result<(), StepErr
     )
     .step(|| "clear capabilities".into())?;
     rustix::thread::set_no_new_privs(true).step(|| "no_new_privs".into())?;
-    for program in filter.iter() {
+    for program in filter {
         seccompiler::apply_filter(program)
             .map_err(std::io::Error::other)
             .step(|| "load the seccomp filter".into())?;

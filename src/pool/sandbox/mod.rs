@@ -361,13 +361,11 @@ impl Sandbox {
         let (user, uid) = if self.drops_root {
             (User::Host { uid: jail.uid }, jail.uid)
         } else {
-            let outer_uid = rustix::process::geteuid().as_raw();
-            let outer_gid = rustix::process::getegid().as_raw();
             (
                 User::Namespace {
                     inner: INNER_UID,
-                    outer_uid,
-                    outer_gid,
+                    outer_uid: rustix::process::geteuid().as_raw(),
+                    outer_gid: rustix::process::getegid().as_raw(),
                 },
                 INNER_UID,
             )

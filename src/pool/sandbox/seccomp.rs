@@ -162,7 +162,7 @@ pub const ALLOWED_FAMILIES: &[libc::c_int] = &[
     libc::AF_NETLINK,
 ];
 
-/// Rules (ORed) that match a `socket` call of a family not in
+/// Rules (`ORed`) that match a `socket` call of a family not in
 /// [`ALLOWED_FAMILIES`], or a netlink socket of another protocol than
 /// `NETLINK_ROUTE`.
 fn socket_rules() -> Result<Vec<SeccompRule>, SeccompError> {

@@ -109,7 +109,11 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             format!(" {NOT_ISOLATED}"),
             theme.status.patch(theme.error),
         ));
-    } else if let Some(badge) = app.isolation.as_ref().and_then(|i| i.badge()) {
+    } else if let Some(badge) = app
+        .isolation
+        .as_ref()
+        .and_then(crate::pool::Isolation::badge)
+    {
         // Said, not left to be inferred from a missing warning: a demo's
         // audience should see it.
         head.push(Span::styled(format!(" {badge}"), theme.status));
