@@ -3,7 +3,7 @@
 //! `initialize`, `tools/list` and `tools/call`, environments that get their
 //! session on the first command and are gone after the cooldown, and the
 //! session an environment used, visible by its identifier through the REST
-//! API. Real kernels in the pool's sandbox (where bubblewrap works).
+//! API. Real kernels in the pool's sandbox.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
@@ -151,6 +151,40 @@ async fn an_environment_gets_its_session_on_its_first_command_and_keeps_its_stat
         "20",
         "the REST call sees the state"
     );
+}
+
+#[tokio::test]
+async fn results_say_when_sessions_are_not_isolated_and_only_then() {
+    // Opted out of the sandbox: every result says so, after its JSON.
+    let pool = TestPool::start_with(|o| o.sandbox = false).await;
+    let mcp = Mcp::new(&pool);
+    let env = mcp.launch().await;
+    let run = mcp
+        .tool(
+            "runPythonCodeInRemoteEnvironment",
+            json!({"environmentId": env, "pythonCode": "print(1)"}),
+        )
+        .await;
+    assert_eq!(run["structuredContent"]["stdout"], "1\n", "{run}");
+    let notice = run["content"][1]["text"].as_str().unwrap_or_default();
+    assert!(
+        notice.starts_with("warning: local pool: ") && notice.contains("NOT isolated"),
+        "{run}"
+    );
+    // Sandboxed: the JSON alone.
+    let pool = TestPool::start().await;
+    if !pool.pool.isolation().is_sandboxed() {
+        return common::sandbox_tests_skipped("no sandbox here");
+    }
+    let mcp = Mcp::new(&pool);
+    let env = mcp.launch().await;
+    let run = mcp
+        .tool(
+            "runPythonCodeInRemoteEnvironment",
+            json!({"environmentId": env, "pythonCode": "print(1)"}),
+        )
+        .await;
+    assert_eq!(run["content"].as_array().map(Vec::len), Some(1), "{run}");
 }
 
 #[tokio::test]

@@ -24,7 +24,7 @@ use crate::pool::Isolation;
 /// How long `exec` waits for a local pool's metadata to learn whether its
 /// sessions are isolated (beside the execution, so this is only ever extra when
 /// the execution is faster).
-const ISOLATION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(super) const ISOLATION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Options of `sessionpad exec`.
 #[derive(Debug, Args)]

@@ -40,6 +40,15 @@ pub async fn run(target: &TargetOpt) -> anyhow::Result<()> {
         .is_none()
         .then(|| conn.client.container_type());
     eprintln!("{}", banner(&conn.label, &endpoint, local));
+    // Sessions NOT isolated (the user opted in) are said at start, and in every
+    // command's result.
+    let notice = conn
+        .local_isolation(super::exec::ISOLATION_WAIT)
+        .await
+        .and_then(|i| i.warning());
+    if let Some(line) = &notice {
+        eprintln!("warning: {line}");
+    }
     let mut host = ClientHost::new(conn.client, settings.timeout, cooldown);
     if settings.endpoint.is_none() {
         // The background pool ends after its idle period: the next command
@@ -56,6 +65,7 @@ pub async fn run(target: &TargetOpt) -> anyhow::Result<()> {
         }));
     }
     let service = SessionTools::new(Arc::new(host))
+        .with_notice(notice)
         .serve(rmcp::transport::stdio())
         .await?;
     service.waiting().await?;

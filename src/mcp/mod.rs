@@ -73,6 +73,9 @@ pub struct SessionTools {
     host: Arc<dyn SessionHost>,
     environments: Arc<Environments>,
     tool_router: ToolRouter<Self>,
+    /// A sentence added to every command's result, e.g. that the sessions are
+    /// NOT isolated (a local pool the user opted out of the sandbox for).
+    notice: Option<Arc<str>>,
 }
 
 impl SessionTools {
@@ -82,7 +85,18 @@ impl SessionTools {
             host,
             environments: Arc::default(),
             tool_router: Self::tool_router(),
+            notice: None,
         }
+    }
+
+    /// These tools, with `notice` (one sentence, e.g. `local pool: sandbox
+    /// disabled: sessions are NOT isolated from this machine`) added as a text
+    /// block to the result of every command, so the model and the person
+    /// reading its transcript both see it.
+    #[must_use]
+    pub fn with_notice(mut self, notice: Option<String>) -> Self {
+        self.notice = notice.map(Arc::from);
+        self
     }
 
     /// Runs `run` with the session identifier of `environment`; an unknown or
@@ -93,10 +107,16 @@ impl SessionTools {
         environment: &str,
         run: impl AsyncFnOnce(String) -> Result<CallToolResult, HostError>,
     ) -> CallToolResult {
-        match self.environments.command(environment, &*self.host) {
+        let mut result = match self.environments.command(environment, &*self.host) {
             Ok(identifier) => run(identifier).await.unwrap_or_else(|e| tool_error(e.0)),
             Err(why) => tool_error(why),
+        };
+        if let Some(notice) = &self.notice {
+            result
+                .content
+                .push(ContentBlock::text(format!("warning: {notice}")));
         }
+        result
     }
 
     fn launch(&self) -> CallToolResult {

@@ -110,8 +110,12 @@ pub fn router(
         ledger,
         hub: hub.clone(),
     };
+    // An agent on a pool without a sandbox (the user opted in) reads so in
+    // every result.
+    let notice = pool.registry.isolation().warning();
     let tools =
-        crate::mcp::SessionTools::new(Arc::new(super::mcp_host::PoolHost::new(pool.clone())));
+        crate::mcp::SessionTools::new(Arc::new(super::mcp_host::PoolHost::new(pool.clone())))
+            .with_notice(notice);
     let mcp = crate::mcp::http::router(MCP_ROUTE, tools, !opts.bind.is_loopback()).layer(
         middleware::from_fn_with_state(opts.mcp_key.clone().map(Arc::new), mcp_auth),
     );
