@@ -7,6 +7,8 @@
 //! - a kernel start (spawn to ready) unsandboxed, sandboxed with rlimits, and
 //!   sandboxed with cgroups (root), p50 over 10 starts each, and the cost of a
 //!   kernel's cgroup and of a session's tmpfs alone (issue 10);
+//! - the built-in sandbox alone (issue 24): the helper's start, and `/bin/true`
+//!   in the sandbox with and without a network namespace, p50 of 30 each;
 //! - container types (issue 12): `1+1` on the Python pool, `true` on a Shell
 //!   pool and `1+1` on a Node.js pool through HTTP, p50/p99 over 500 runs each
 //!   in the same run, and a new Shell or Node.js session's first command with
@@ -91,6 +93,67 @@ fn mount_cost(dir: &Path, holder: Option<&Arc<Holder>>) {
     }
     println!(
         "a session's /mnt/data tmpfs in the pool's user namespace (mount + unmount): p50 {}",
+        ms(percentile(&mut took, 0.5))
+    );
+}
+
+/// The sandbox alone: `/bin/true` run in it 30 times (spawn to exit: the
+/// helper's start, the namespaces, the file view, the program's start and the
+/// teardown), p50.
+fn sandbox_alone(sandbox: &Sandbox, dir: &Path, what: &str) {
+    use sessionpad::pool::sandbox::Jail;
+    let folder = dir.join("alone-data");
+    let runtime = dir.join("alone-run");
+    for d in [&folder, &runtime] {
+        std::fs::create_dir_all(d).unwrap();
+        if sandbox.drops_root() {
+            std::os::unix::fs::chown(d, Some(SESSION_UID_BASE), Some(SESSION_UID_BASE)).unwrap();
+        }
+    }
+    let mut took = Vec::new();
+    for _ in 0..30 {
+        let jail = Jail {
+            program: Path::new("/bin/true"),
+            args: &[],
+            env: &[],
+            folder: &folder,
+            runtime_dir: &runtime,
+            python_dirs: &[],
+            uid: SESSION_UID_BASE,
+            tmp_bytes: 1 << 20,
+            nproc: Some(64),
+        };
+        let t = Instant::now();
+        let built = sandbox.command(&jail).unwrap();
+        let status = built.command.into_std().status().unwrap();
+        took.push(t.elapsed());
+        assert!(status.success(), "{status}");
+    }
+    println!(
+        "the sandbox alone (/bin/true in it, spawn to exit), {what}: p50 {}",
+        ms(percentile(&mut took, 0.5))
+    );
+}
+
+/// The sandbox helper's own start: the sessionpad binary executed as the helper
+/// with a plan it cannot read, so it exits at once; 30 times, p50.
+fn helper_start_alone() {
+    use sessionpad::pool::sandbox::helper;
+    use std::os::unix::process::CommandExt;
+    let mut took = Vec::new();
+    for _ in 0..30 {
+        let t = Instant::now();
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+            .arg0(helper::ARG0)
+            .env(helper::PLAN_FD_VAR, "987")
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        took.push(t.elapsed());
+        assert_eq!(status.code(), Some(helper::SETUP_FAILED));
+    }
+    println!(
+        "the sandbox helper's start alone (exec of sessionpad, exit): p50 {}",
         ms(percentile(&mut took, 0.5))
     );
 }
@@ -181,6 +244,13 @@ async fn main() {
         }
     }
     mount_cost(dir.path(), data_fs.holder());
+    if let Some(sandbox) = &sandbox {
+        helper_start_alone();
+        sandbox_alone(sandbox, dir.path(), "no network (a network namespace)");
+        if let Ok(open) = Sandbox::detect(true, true) {
+            sandbox_alone(&open, dir.path(), "egress (the host's network)");
+        }
+    }
 
     // Bare kernel round trip (same launch as the pool's kernels).
     let enforcer = if cgroups.uses_cgroups() {

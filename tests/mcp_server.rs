@@ -153,37 +153,30 @@ async fn an_environment_gets_its_session_on_its_first_command_and_keeps_its_stat
     );
 }
 
+/// `print(1)` in a new environment of `pool`, through its MCP server: the
+/// tool's result.
+async fn print_one(pool: &TestPool) -> serde_json::Value {
+    let mcp = Mcp::new(pool);
+    let env = mcp.launch().await;
+    mcp.tool(
+        "runPythonCodeInRemoteEnvironment",
+        json!({"environmentId": env, "pythonCode": "print(1)"}),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn results_say_when_sessions_are_not_isolated_and_only_then() {
     // Opted out of the sandbox: every result says so, after its JSON.
-    let pool = TestPool::start_with(|o| o.sandbox = false).await;
-    let mcp = Mcp::new(&pool);
-    let env = mcp.launch().await;
-    let run = mcp
-        .tool(
-            "runPythonCodeInRemoteEnvironment",
-            json!({"environmentId": env, "pythonCode": "print(1)"}),
-        )
-        .await;
+    let run = print_one(&TestPool::start_with(|o| o.sandbox = false).await).await;
     assert_eq!(run["structuredContent"]["stdout"], "1\n", "{run}");
     let notice = run["content"][1]["text"].as_str().unwrap_or_default();
     assert!(
         notice.starts_with("warning: local pool: ") && notice.contains("NOT isolated"),
         "{run}"
     );
-    // Sandboxed: the JSON alone.
-    let pool = TestPool::start().await;
-    if !pool.pool.isolation().is_sandboxed() {
-        return common::sandbox_tests_skipped("no sandbox here");
-    }
-    let mcp = Mcp::new(&pool);
-    let env = mcp.launch().await;
-    let run = mcp
-        .tool(
-            "runPythonCodeInRemoteEnvironment",
-            json!({"environmentId": env, "pythonCode": "print(1)"}),
-        )
-        .await;
+    // Sandboxed (the pool refuses to start otherwise): the JSON alone.
+    let run = print_one(&TestPool::start().await).await;
     assert_eq!(run["content"].as_array().map(Vec::len), Some(1), "{run}");
 }
 

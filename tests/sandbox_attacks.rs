@@ -77,6 +77,25 @@ async fn run_ok(client: &SessionClient, id: &str, code: &str) -> String {
     ran_to_its_end(e.stdout, &e.stderr)
 }
 
+/// Python that defines `fill(path, total, ok=False)`: writes `path` a MiB at a
+/// time up to `total` bytes, and prints `blocked PATH: ERROR after N MiB` where
+/// the file system (or a limit) stops it, else `wrote` (when `ok`) or `LEAKED`.
+const FILL_PY: &str = r#"
+import os
+def fill(path, total, ok=False):
+    print("writing" if ok else "trying", path)
+    written = 0
+    try:
+        with open(path, "wb") as f:
+            while written < total:
+                f.write(b"z" * (1024 * 1024))
+                f.flush()
+                written += 1024 * 1024
+        print("wrote" if ok else "LEAKED", path, written // (1024 * 1024), "MiB")
+    except OSError as e:
+        print(f"blocked {path}: {e} after {written // (1024 * 1024)} MiB")
+"#;
+
 /// What every session's environment may hold (the kernel's allow-list, and
 /// `PWD`, which shells and Python's `os` may set).
 const SESSION_ENV: [&str; 7] = [
@@ -482,19 +501,8 @@ async fn tmp_data_and_file_sizes_are_limited() {
     let client = pool.client(ApiVersion::V2025_10_02);
     // One file past /tmp's size and past /mnt/data's; then /mnt/data's total:
     // files of 20 MiB each, every one under the 64 MiB file limit.
-    let code = r#"
-import os
-def fill(path, total, ok=False):
-    print("writing" if ok else "trying", path)
-    written = 0
-    try:
-        with open(path, "wb") as f:
-            while written < total:
-                f.write(b"z" * (1024 * 1024))
-                written += 1024 * 1024
-        print("wrote" if ok else "LEAKED", path, written // (1024*1024), "MiB")
-    except OSError as e:
-        print(f"blocked {path}: {e} after {written // (1024*1024)} MiB")
+    let code = FILL_PY.to_string()
+        + r#"
 fill("/tmp/big", 100 * 1024 * 1024)
 os.remove("/tmp/big")  # IPython keeps its history below /tmp (HOME)
 fill("/mnt/data/big", 100 * 1024 * 1024)
@@ -504,7 +512,7 @@ fill("/mnt/data/b", 20 * 1024 * 1024, ok=True)
 fill("/mnt/data/c", 20 * 1024 * 1024)
 "#;
     let id = identifier();
-    let out = run_ok(&client, &id, code).await;
+    let out = run_ok(&client, &id, &code).await;
     all_blocked(&out);
     let blocked_after = |path: &str| -> u64 {
         out.lines()
@@ -685,23 +693,11 @@ async fn every_writable_file_system_is_bounded_in_bytes_and_files() {
     let Some(pool) = pool().await else { return };
     let client = pool.client(ApiVersion::V2025_10_02);
     // The kernel's runtime folder (its sockets) is on its command line.
-    let code = r#"
-import os
+    let code = FILL_PY.to_string()
+        + r#"
 argv = open("/proc/self/cmdline").read().split("\0")
 runtime = os.path.dirname(argv[argv.index("-f") + 1])
 print("runtime", runtime)
-def fill(path, total, ok=False):
-    print("writing" if ok else "trying", path)
-    written = 0
-    try:
-        with open(path, "wb") as f:
-            while written < total:
-                f.write(b"z" * (1024 * 1024))
-                f.flush()
-                written += 1024 * 1024
-        print("wrote" if ok else "LEAKED", path, written // (1024 * 1024), "MiB")
-    except OSError as e:
-        print(f"blocked {path}: {e} after {written // (1024 * 1024)} MiB")
 def files(folder, most):
     print("trying", folder + "/files")
     os.makedirs(folder + "/many", exist_ok=True)
@@ -733,7 +729,7 @@ for target in ["/x", "/dev/x", "/etc/x", "/usr/x", "/mnt/x", "/proc/sys/kernel/h
 for folder in ["/tmp", "/dev/shm", "/mnt/data", runtime]:
     files(folder, 100000)
 "#;
-    let out = run_ok(&client, &identifier(), code).await;
+    let out = run_ok(&client, &identifier(), &code).await;
     all_blocked(&out);
     let after = |what: &str, unit: &str| -> u64 {
         let line = out
@@ -791,6 +787,21 @@ for folder in ["/tmp", "/dev/shm", "/mnt/data", runtime]:
     // The pool answers throughout.
     let again = run_ok(&client, &identifier(), "print(1 + 1)").await;
     assert!(again.contains('2'), "{again}");
+    // And leaves no mount on the host (its sessions' and kernels' tmpfs).
+    let common::TestPool { pool, dir } = pool;
+    pool.shutdown().await;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let runtime_parent = std::path::Path::new(&runtime)
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    for left in [runtime_parent, dir.path().to_string_lossy().into_owned()] {
+        assert!(
+            !mounts.contains(&left),
+            "a mount under {left} is left:\n{mounts}"
+        );
+    }
 }
 
 // ---- a Shell pool's commands ------------------------------------------------------

@@ -9,9 +9,9 @@
 //! discovery file (in the foreground, or the background one), else starts
 //! `sessionpad serve --background --container-type …` detached from the
 //! terminal (its own session, its output in `<data dir>/logs/local-pool.log`,
-//! `local-pool-shell.log`, …). That serve is sandboxed as
-//! any serve is where bubblewrap works (and says so where it does not, as the
-//! embedded pool does: commands then warn), and ends by itself after an idle
+//! `local-pool-shell.log`, …). That serve is sandboxed as any serve is, and
+//! refuses to start where the sandbox cannot be built unless the user opted in
+//! (`[pool] sandbox = false`: then commands warn), and ends by itself after an idle
 //! period (`[background_pool] idle_exit`, 15 minutes), removing its discovery
 //! file first. Commands starting at once take a lock file, so one pool of a
 //! type starts. [`stop`] ends one, [`stop_all`] every one (`sessionpad pool

@@ -4,14 +4,15 @@
 //! a pool that goes away without [`super::LocalPool::shutdown`] can still kill, at
 //! once and without a runtime, kernels that are starting or busy.
 //!
-//! Why the tree and not the one pid tokio knows: under bubblewrap that pid is the
-//! outer `bwrap`, which clones the sandbox's init and lets it set up the mounts;
-//! only when done does the init ask to die with its parent. A SIGKILL to the outer
-//! `bwrap` during those milliseconds (a pool dropped while ready kernels start, as
-//! at the end of every test) left the init running forever under pid 1, stuck or
-//! with python under it. Until `--new-session` makes it call `setsid`, the init is
-//! in the outer `bwrap`'s process group; after that it is listed among its
-//! children. This module must not know about Jupyter.
+//! Why the tree and not the one pid tokio knows: in the sandbox that pid is the
+//! sandbox helper, which forks the sandbox's init (pid 1 of its own pid
+//! namespace), which forks the kernel. With bubblewrap, which the pool used
+//! before, a SIGKILL to the outer `bwrap` while its init set up the mounts left
+//! that init running forever. The helper and its init stay in the group the
+//! pool made, so killing the group and the helper's children ends the sandbox at
+//! whatever step it is, and the init's end ends every process of its pid
+//! namespace (the kernel and what it started, which `setsid` took out of the
+//! group). This module must not know about Jupyter.
 
 use std::collections::HashSet;
 use std::process::ExitStatus;
@@ -42,9 +43,9 @@ impl Processes {
     /// Starts `cmd` as the leader of a new process group and registers it; the
     /// returned process kills its tree when dropped.
     ///
-    /// Call it from a runtime's task, not from `spawn_blocking`: bubblewrap's
-    /// `--die-with-parent` (`PR_SET_PDEATHSIG`) fires when the *thread* that
-    /// spawned it ends, and blocking-pool threads end after a few idle seconds,
+    /// Call it from a runtime's task, not from `spawn_blocking`: the sandbox
+    /// helper dies with its parent (`PR_SET_PDEATHSIG`), which fires when the
+    /// *thread* that spawned it ends, and blocking-pool threads end after a few idle seconds,
     /// while a runtime's own threads live as long as the runtime.
     ///
     /// # Errors

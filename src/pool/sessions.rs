@@ -187,7 +187,7 @@ impl SessionRegistry {
         self.cooldown
     }
 
-    /// Whether kernels run under bubblewrap.
+    /// Whether kernels run in the sandbox.
     pub fn sandboxed(&self) -> bool {
         self.sandbox.is_some()
     }

@@ -198,6 +198,32 @@ fn helper(fd: &OsStr) -> Result<i32, StepError> {
     }
 }
 
+/// Closes every file descriptor above standard error, so the program inherits
+/// nothing of the pool's by mistake (a descriptor opened without `O_CLOEXEC`).
+fn close_inherited() -> std::io::Result<()> {
+    // SAFETY: close_range(2) with plain integer arguments; the process owns
+    // every descriptor it closes and uses none of them afterwards.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::ENOSYS) {
+        return Err(e);
+    }
+    // Linux before 5.9: each open descriptor, as /proc lists them.
+    let open: Vec<i32> = std::fs::read_dir("/proc/self/fd")?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in open {
+        // SAFETY: as above; the directory's own descriptor is already closed.
+        unsafe { libc::close(fd) };
+    }
+    Ok(())
+}
+
 /// `fork(2)`: `None` in the child, the child's pid in the parent.
 fn fork() -> std::io::Result<Option<Pid>> {
     // SAFETY: the helper is single-threaded, so the child may do anything.
@@ -268,6 +294,7 @@ fn start_program(plan: &Plan, filter: &seccomp::Filters) -> StepError {
 
 fn drop_privileges(plan: &Plan, filter: &seccomp::Filters) -> Result<(), StepError> {
     die_with_parent()?;
+    close_inherited().step(|| "close inherited files".into())?;
     rustix::process::setsid().step(|| "new session".into())?;
     if let Some(n) = plan.nproc {
         let limit = rustix::process::Rlimit {
