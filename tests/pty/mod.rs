@@ -310,12 +310,12 @@ pub fn has_line(screen: &str, text: &str) -> bool {
 }
 
 /// The status line's warning when the local pool's sessions are not isolated
-/// (where bubblewrap does not work).
+/// (where the user opted in to that).
 pub const NOT_ISOLATED: &str = "⚠ not isolated";
 
 /// Whether the screen's status line names the local pool (with what it runs
-/// when that is not Python, and with its warning on machines where bubblewrap
-/// does not work).
+/// when that is not Python, and with its warning where sessions are not
+/// isolated).
 pub fn shows_local(screen: &str) -> bool {
     ["", " shell", " javascript"].iter().any(|kind| {
         screen.contains(&format!(" local{kind} │ "))

@@ -83,13 +83,13 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
 /// Draws the status line into `area` (one row), blanked first.
 ///
 /// Layout, left to right: the pool, then [`NOT_ISOLATED`] when the local pool's
-/// sessions are not isolated, or what isolates them when they are
-/// (`sandboxed · no network`; right after the pool, so it is never cut off),
-/// the identifier, the api-version and the run state; on the right a notice
+/// sessions are not isolated (right after the pool, so it is never cut off),
+/// the identifier, the api-version, the run state and what isolates the
+/// sessions when they are (`sandboxed · no network`); on the right a notice
 /// (the Ctrl+C warning, or the app's one-off notice), else the session's idle
 /// countdown. Parts are never drawn over each other: when the row is too
 /// narrow, whole parts give way, the api-version first, then the countdown,
-/// the identifier and the run state; a notice gives way to nothing but the
+/// what isolates the sessions, the identifier and the run state; a notice gives way to nothing but the
 /// pool and its warning (it is cut instead).
 pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
@@ -109,14 +109,6 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             format!(" {NOT_ISOLATED}"),
             theme.status.patch(theme.error),
         ));
-    } else if let Some(badge) = app
-        .isolation
-        .as_ref()
-        .and_then(crate::pool::Isolation::badge)
-    {
-        // Said, not left to be inferred from a missing warning: a demo's
-        // audience should see it.
-        head.push(Span::styled(format!(" {badge}"), theme.status));
     }
     let notice = if app.quit_armed_until.is_some_and(|t| now < t) {
         Some(QUIT_NOTICE.to_string())
@@ -127,13 +119,22 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     };
     // (rank, span): the lowest rank gives way first.
     let mut parts: Vec<(u8, Span<'static>)> = vec![
-        (2, Span::styled(identifier_text(app), theme.status_accent)),
+        (3, Span::styled(identifier_text(app), theme.status_accent)),
         (
             0,
             Span::styled(app.config.api_version.as_str(), theme.status),
         ),
-        (3, Span::styled(state, theme.status.patch(state_style))),
+        (4, Span::styled(state, theme.status.patch(state_style))),
     ];
+    // Said, not left to be inferred from a missing warning (a demo's audience
+    // should see it); on a narrow line it gives way before the identifier.
+    if let Some(badge) = app
+        .isolation
+        .as_ref()
+        .and_then(crate::pool::Isolation::badge)
+    {
+        parts.push((2, Span::styled(badge, theme.status)));
+    }
     let right = match notice {
         Some(text) => Some((
             u8::MAX,
