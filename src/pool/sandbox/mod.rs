@@ -170,6 +170,26 @@ pub struct Jail<'a> {
     pub nproc: Option<u64>,
 }
 
+impl<'a> Jail<'a> {
+    /// A jail that runs `/bin/true` (no arguments, environment or Python
+    /// environment; a 1 MiB `/tmp`, 64 processes) with `folder` as `/mnt/data`
+    /// and `runtime_dir`, as `uid` where the pool runs as root: what checks that
+    /// the sandbox can be built here, and what its benchmark times.
+    pub fn true_in(folder: &'a Path, runtime_dir: &'a Path, uid: u32) -> Self {
+        Self {
+            program: Path::new("/bin/true"),
+            args: &[],
+            env: &[],
+            folder,
+            runtime_dir,
+            python_dirs: &[],
+            uid,
+            tmp_bytes: 1 << 20,
+            nproc: Some(64),
+        }
+    }
+}
+
 /// A kernel's command and the files it must inherit: keep both until the command
 /// is spawned.
 pub struct SandboxCommand {
@@ -240,18 +260,9 @@ impl Sandbox {
                 std::os::unix::fs::chown(d, Some(uid), Some(uid)).map_err(unusable)?;
             }
         }
-        let jail = Jail {
-            program: Path::new("/bin/true"),
-            args: &[],
-            env: &[],
-            folder: &folder,
-            runtime_dir: &runtime,
-            python_dirs: &[],
-            uid,
-            tmp_bytes: 1 << 20,
-            nproc: Some(64),
-        };
-        let built = self.command(&jail).map_err(unusable)?;
+        let built = self
+            .command(&Jail::true_in(&folder, &runtime, uid))
+            .map_err(unusable)?;
         let mut cmd = built.command;
         if let Some(holder) = holder {
             holder.enter(&mut cmd);
