@@ -163,6 +163,34 @@ pub enum PoolError {
     },
 }
 
+/// This machine's sandbox for a pool with `opts`: `None` when the user turned
+/// it off (said in `warnings`).
+///
+/// # Errors
+///
+/// [`PoolError::NoSandbox`] when it cannot be built and the user did not opt
+/// in to sessions NOT isolated (the cause and its fix are logged).
+fn detect_sandbox(
+    opts: &PoolOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Sandbox>, PoolError> {
+    match Sandbox::detect(opts.sandbox, opts.egress) {
+        Ok(s) => Ok(Some(s)),
+        Err(why) => {
+            tracing::warn!("{why}");
+            if let Some(fix) = why.fix() {
+                tracing::warn!("to fix it, {fix}");
+            }
+            // Never unisolated unless the user said so.
+            if opts.sandbox {
+                return Err(PoolError::NoSandbox(why));
+            }
+            warnings.push(why.to_string());
+            Ok(None)
+        }
+    }
+}
+
 /// A running local pool. Dropping it (or calling [`LocalPool::shutdown`]) stops the
 /// server and ends every kernel.
 pub struct LocalPool {
@@ -255,24 +283,7 @@ impl LocalPool {
             tracing::info!("removed {swept} folder(s) and cgroup(s) left by pools that are gone");
         }
         let mut warnings = Vec::new();
-        let sandbox = match Sandbox::detect(opts.sandbox, opts.egress) {
-            Ok(s) => Some(s),
-            // Never unisolated unless the user said so.
-            Err(why) if opts.sandbox => {
-                if let Some(fix) = why.fix() {
-                    tracing::warn!("to fix it, {fix}");
-                }
-                return Err(PoolError::NoSandbox(why));
-            }
-            Err(why) => {
-                tracing::warn!("{why}");
-                if let Some(fix) = why.fix() {
-                    tracing::warn!("to fix it, {fix}");
-                }
-                warnings.push(why.to_string());
-                None
-            }
-        };
+        let sandbox = detect_sandbox(&opts, &mut warnings)?;
         let tag = housekeeping::pool_tag();
         // The holder's check (a sandboxed `true` in its namespace, as a user)
         // runs while Python reports its folders.

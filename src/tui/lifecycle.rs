@@ -98,16 +98,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     // report replaces this one). A serve says in its metadata, which the
     // worker asks for.
     if t.endpoint.is_none() {
-        app.isolation = match crate::background::find(t.container_type) {
-            Some(found) => {
-                let unsandboxed = found.isolation.as_ref().is_some_and(|i| !i.is_sandboxed());
-                if unsandboxed && expected_isolation().await.is_some_and(|i| i.is_sandboxed()) {
-                    app.notice = Some(RESTART_TO_SANDBOX.to_string());
-                }
-                found.isolation
-            }
-            None => expected_isolation().await,
-        };
+        (app.isolation, app.notice) = local_isolation(t.container_type).await;
     }
     app.execution_limit = Some(t.timeout);
     // Only the local pool's kernels can be interrupted; the service cannot.
@@ -176,6 +167,21 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
 /// build one now (it was fixed, or the pool was started with `--no-sandbox`).
 pub const RESTART_TO_SANDBOX: &str = "the background pool runs sessions NOT isolated, but this \
      machine can sandbox them now: `sessionpad pool stop`, then start sessionpad again";
+
+/// The local pool's isolation for the first frame (the running pool's, else
+/// what the one about to be started will say), and [`RESTART_TO_SANDBOX`]
+/// when the running one has no sandbox but this machine can build one now.
+async fn local_isolation(
+    container_type: crate::client::ContainerType,
+) -> (Option<Isolation>, Option<String>) {
+    let Some(found) = crate::background::find(container_type) else {
+        return (expected_isolation().await, None);
+    };
+    let unsandboxed = found.isolation.as_ref().is_some_and(|i| !i.is_sandboxed());
+    let notice = (unsandboxed && expected_isolation().await.is_some_and(|i| i.is_sandboxed()))
+        .then(|| RESTART_TO_SANDBOX.to_string());
+    (found.isolation, notice)
+}
 
 /// What the background local pool about to be started will say of its
 /// isolation (it detects the same way as it starts), so the first frame says
