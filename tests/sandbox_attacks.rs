@@ -568,6 +568,60 @@ fill("/mnt/data/c", 20 * 1024 * 1024)
 }
 
 #[tokio::test]
+async fn the_hosts_udp_ipv6_and_abstract_unix_sockets_are_out_of_reach() {
+    use std::os::linux::net::SocketAddrExt;
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    // Listeners of this (host) process: UDP on loopback, TCP on IPv6's
+    // loopback, and an abstract Unix socket (no file: only the network
+    // namespace separates it).
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let udp_port = udp.local_addr().unwrap().port();
+    let tcp6 = std::net::TcpListener::bind("[::1]:0").ok();
+    let tcp6_port = tcp6.as_ref().map_or(0, |l| l.local_addr().unwrap().port());
+    let name = format!("sessionpad-attack-{}", uuid::Uuid::new_v4().simple());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let _abstract = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    let code = format!(
+        r#"
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# Into the sandbox's own loopback: sent, and it must not arrive on the host's.
+s.sendto(b"LEAK", ("127.0.0.1", {udp_port}))
+print("sent udp to 127.0.0.1")
+print("trying udp out")
+try:
+    s.sendto(b"LEAK", ("10.0.0.1", 9))
+    print("LEAKED udp out")
+except OSError as e:
+    print(f"blocked udp out: {{e}}")
+if {tcp6_port}:
+    print("trying tcp6")
+    try:
+        socket.create_connection(("::1", {tcp6_port}), timeout=3)
+        print("LEAKED tcp6")
+    except OSError as e:
+        print(f"blocked tcp6: {{e}}")
+print("trying abstract")
+try:
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    u.connect("\0{name}")
+    print("LEAKED abstract")
+except OSError as e:
+    print(f"blocked abstract: {{e}}")
+"#
+    );
+    let out = run_ok(&client, &identifier(), &code).await;
+    all_blocked(&out);
+    assert!(out.contains("sent udp to 127.0.0.1"), "{out}");
+    // Nothing the session sent reached the host's UDP socket.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut buf = [0u8; 16];
+    assert!(udp.recv_from(&mut buf).is_err(), "a datagram arrived");
+}
+
+#[tokio::test]
 async fn no_network_without_egress() {
     let Some(pool) = pool().await else { return };
     let client = pool.client(ApiVersion::V2025_10_02);
