@@ -72,6 +72,17 @@ impl Default for Limits {
     }
 }
 
+/// The one fix for a reason the pool has no cgroups, where it is known: cgroup
+/// v2 without a subtree delegated to this user (`cgroup_base`), which systemd
+/// gives a user service or scope started with `Delegate=yes`.
+pub fn cgroup_fix(why: &str) -> Option<&'static str> {
+    why.contains("delegated").then_some(
+        "start sessionpad in a systemd user scope that delegates cgroups: \
+         `systemd-run --user --scope -p Delegate=yes sessionpad serve` (or a user service \
+         with `Delegate=yes`)",
+    )
+}
+
 /// A size for people: `2 GiB`, `512 MiB`, `100 KiB`, `12 bytes`.
 pub fn human_bytes(n: u64) -> String {
     if n >= GIB && n.is_multiple_of(GIB / 4) {
@@ -90,6 +101,8 @@ pub struct Enforcer {
     limits: Limits,
     /// The pool's own cgroup when the machine lets the pool create them.
     pool: Option<PoolCgroup>,
+    /// Why there is none, when there is none.
+    no_cgroups: Option<String>,
     next: AtomicU64,
 }
 
@@ -136,18 +149,30 @@ impl Enforcer {
     /// (rlimits otherwise; never an error). `name` must be unique among pools
     /// alive on this machine (e.g. `sessionpad-<pid>-<n>`).
     pub fn new(limits: Limits, name: &str) -> Self {
-        let pool = match Self::pool_cgroup(name) {
-            Ok(p) => Some(p),
+        let (pool, no_cgroups) = match Self::pool_cgroup(name) {
+            Ok(p) => (Some(p), None),
             Err(why) => {
                 tracing::info!("no cgroups for sessions ({why}); rlimits stand in");
-                None
+                (None, Some(why))
             }
         };
         Self {
             limits,
             pool,
+            no_cgroups,
             next: AtomicU64::new(0),
         }
+    }
+
+    /// Why sessions are limited by rlimits rather than cgroups, with the fix
+    /// where it is cgroup v2 without a subtree delegated to this user (see
+    /// [`cgroup_fix`]); `None` with cgroups.
+    pub fn no_cgroups_note(&self) -> Option<String> {
+        let why = self.no_cgroups.as_deref()?;
+        Some(match cgroup_fix(why) {
+            Some(fix) => format!("no cgroups ({why}): rlimits stand in; to fix it, {fix}"),
+            None => format!("no cgroups ({why}): rlimits stand in"),
+        })
     }
 
     /// Enforcement by rlimits alone, even where cgroups could be had (for
@@ -156,6 +181,7 @@ impl Enforcer {
         Self {
             limits,
             pool: None,
+            no_cgroups: None,
             next: AtomicU64::new(0),
         }
     }
@@ -522,6 +548,30 @@ fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Resul
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cgroup_v2_without_delegation_gets_its_fix() {
+        let fix = cgroup_fix("no cgroup subtree is delegated to this user (cgroup v2)").unwrap();
+        assert!(
+            fix.contains("systemd-run --user --scope -p Delegate=yes"),
+            "{fix}"
+        );
+        assert_eq!(cgroup_fix("permission denied"), None);
+        let mut enforcer = Enforcer::rlimits_only(Limits::default());
+        enforcer.no_cgroups =
+            Some("no cgroup subtree is delegated to this user (cgroup v2)".into());
+        let note = enforcer.no_cgroups_note().unwrap();
+        assert!(
+            note.starts_with("no cgroups (no cgroup subtree is delegated"),
+            "{note}"
+        );
+        assert!(note.contains("to fix it, start sessionpad"), "{note}");
+        assert_eq!(
+            Enforcer::rlimits_only(Limits::default()).no_cgroups_note(),
+            None
+        );
+    }
+
     use super::*;
 
     #[test]
@@ -537,6 +587,7 @@ mod tests {
         let e = Enforcer {
             limits: Limits::default(),
             pool: None,
+            no_cgroups: None,
             next: AtomicU64::new(0),
         };
         let report = e.report(None);

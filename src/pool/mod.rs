@@ -301,7 +301,11 @@ impl LocalPool {
             Some(s) => Isolation {
                 unsandboxed: None,
                 limits: enforcer.report(data_fs.mechanism()),
-                notes: s.notes(),
+                notes: s
+                    .notes()
+                    .into_iter()
+                    .chain(enforcer.no_cgroups_note())
+                    .collect(),
             },
             None => Isolation {
                 unsandboxed: warnings.last().cloned(),
