@@ -290,6 +290,10 @@ fn exec_on_an_unsandboxed_background_pool_refuses_unless_opted_in_then_warns_onc
     let err = text(&out.stderr);
     assert_eq!(text(&out.stdout), "7\n", "{err}");
     assert_eq!(warnings(&err).len(), 1, "one warning line:\n{err}");
+    // This command is not forbidden a sandbox: the line says how to get one.
+    if sandbox_works() {
+        assert!(warnings(&err)[0].contains("can sandbox them now"), "{err}");
+    }
 
     std::fs::remove_file(&config).unwrap();
     if sandbox_works() {

@@ -66,7 +66,7 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
             .execute(&settings.identifier, &code, settings.timeout)
     );
     if let Some(line) = isolation.as_ref().and_then(warning_line) {
-        eprintln!("{line}");
+        eprintln!("{line}{}", restart_hint(&conn).await);
     }
     let exec = exec?;
     let saved = match &opt.save_images {
@@ -113,7 +113,7 @@ async fn run_shell(
         conn.client.execute_shell(&settings.identifier, &request)
     );
     if let Some(line) = isolation.as_ref().and_then(warning_line) {
-        eprintln!("{line}");
+        eprintln!("{line}{}", restart_hint(conn).await);
     }
     let exec = exec?;
     if target.json {
@@ -147,6 +147,21 @@ fn shell_json(exec: &ShellExecution, identifier: &str) -> Value {
         "stderr": exec.stderr,
         "durationMs": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
     })
+}
+
+/// Added to the warning line when the pool is the background one and this
+/// machine can sandbox its sessions now (it was fixed, or the pool was started
+/// opted out): how to restart it. Empty otherwise.
+async fn restart_hint(conn: &super::target::Connection) -> &'static str {
+    if !conn.background {
+        return "";
+    }
+    let now = tokio::task::spawn_blocking(|| crate::pool::Sandbox::detect(true, false).is_ok());
+    if now.await.unwrap_or(false) {
+        " (this machine can sandbox them now: drop `sandbox = false` from [pool] if set, then `sessionpad pool stop`)"
+    } else {
+        ""
+    }
 }
 
 /// The one stderr line of a local pool whose sessions are not isolated; the

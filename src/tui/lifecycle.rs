@@ -166,7 +166,8 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
 /// Said when the running background pool has no sandbox but this machine can
 /// build one now (it was fixed, or the pool was started with `--no-sandbox`).
 pub const RESTART_TO_SANDBOX: &str = "the background pool runs sessions NOT isolated, but this \
-     machine can sandbox them now: `sessionpad pool stop`, then start sessionpad again";
+     machine can sandbox them now: drop `sandbox = false` from [pool] if set, `sessionpad pool \
+     stop`, then start sessionpad again";
 
 /// The local pool's isolation for the first frame (the running pool's, else
 /// what the one about to be started will say), and [`RESTART_TO_SANDBOX`]
