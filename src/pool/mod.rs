@@ -163,6 +163,33 @@ pub enum PoolError {
     },
 }
 
+/// What keeps the pool's sessions isolated, as in force: the sandbox's notes
+/// (and why there are no cgroups, with its fix) and each limit's mechanism; or,
+/// without a sandbox, the last of `warnings` (why not).
+fn isolation(
+    sandbox: Option<&Sandbox>,
+    enforcer: &limits::Enforcer,
+    data_fs: &data_fs::DataFs,
+    warnings: &[String],
+) -> Isolation {
+    match sandbox {
+        Some(s) => Isolation {
+            unsandboxed: None,
+            limits: enforcer.report(data_fs.mechanism()),
+            notes: s
+                .notes()
+                .into_iter()
+                .chain(enforcer.no_cgroups_note())
+                .collect(),
+        },
+        None => Isolation {
+            unsandboxed: warnings.last().cloned(),
+            limits: enforcer.report(None),
+            notes: Vec::new(),
+        },
+    }
+}
+
 /// This machine's sandbox for a pool with `opts`: `None` when the user turned
 /// it off (said in `warnings`).
 ///
@@ -297,22 +324,7 @@ impl LocalPool {
         };
         let enforcer = limits::Enforcer::new(opts.limits, &format!("sessionpad-{tag}"));
         let data_fs = data_fs.await.unwrap_or(data_fs::DataFs::Plain);
-        let isolation = match &sandbox {
-            Some(s) => Isolation {
-                unsandboxed: None,
-                limits: enforcer.report(data_fs.mechanism()),
-                notes: s
-                    .notes()
-                    .into_iter()
-                    .chain(enforcer.no_cgroups_note())
-                    .collect(),
-            },
-            None => Isolation {
-                unsandboxed: warnings.last().cloned(),
-                limits: enforcer.report(None),
-                notes: Vec::new(),
-            },
-        };
+        let isolation = isolation(sandbox.as_ref(), &enforcer, &data_fs, &warnings);
         let confinement = sessions::Confinement {
             sandbox,
             python_dirs,
