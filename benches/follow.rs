@@ -20,10 +20,11 @@ mod common;
 use std::time::Instant;
 
 use futures::StreamExt;
-use sessionpad::client::{ApiVersion, SessionClient, Target};
-use sessionpad::events::PoolEvent;
+use sessionpad::client::{SessionClient, Target};
 use sessionpad::ledger::{self, LedgerOptions};
 use sessionpad::pool::{LocalPool, PoolOptions};
+use sessionpad::protocol::ApiVersion;
+use sessionpad::protocol::events::PoolEvent;
 
 use common::{ms, percentile};
 

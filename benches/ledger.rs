@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use criterion::Criterion;
-use sessionpad::client::{ApiVersion, SessionClient, Target};
-use sessionpad::ledger::{self, Call, CallKind, LedgerOptions, Query, RecordedOutput};
+use sessionpad::client::{SessionClient, Target};
+use sessionpad::ledger::{self, LedgerOptions, Query};
 use sessionpad::pool::{LocalPool, PoolOptions};
+use sessionpad::protocol::ApiVersion;
+use sessionpad::protocol::record::{Call, CallKind, RecordedOutput};
 
 const RUNS: usize = 400;
 const ROWS: usize = 1_000_000;

@@ -22,15 +22,18 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sessionpad::client::{ApiVersion, ContainerType, SessionClient, ShellRequest, Target};
+use sessionpad::client::{SessionClient, ShellRequest, Target};
+
+use sessionpad::protocol::{ApiVersion, ContainerType};
 use std::sync::Arc;
 
 use common::{ms, percentile};
 use sessionpad::pool::data_fs::{self, DataFs, Holder};
 use sessionpad::pool::kernel::{Kernel, KernelLaunch};
-use sessionpad::pool::limits::{Enforcer, Limits};
+use sessionpad::pool::limits::Enforcer;
 use sessionpad::pool::sandbox::{SESSION_UID_BASE, binds};
 use sessionpad::pool::{LocalPool, PoolOptions, Sandbox, image};
+use sessionpad::protocol::limits::Limits;
 
 const RUNS: usize = 500;
 

@@ -23,9 +23,10 @@ use common::{ms, percentile};
 use criterion::Criterion;
 use futures::StreamExt;
 use sessionpad::client::auth::{AuthConfig, TokenSource};
-use sessionpad::client::{ApiVersion, SessionClient, Target};
+use sessionpad::client::{SessionClient, Target};
 use sessionpad::ledger::{self, LedgerOptions};
 use sessionpad::pool::{LocalPool, PoolOptions};
+use sessionpad::protocol::ApiVersion;
 use sessionpad::proxy::{Proxy, ProxyOptions};
 
 const RUNS: usize = 400;

@@ -28,7 +28,7 @@ use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use ratatui_image::picker::{Picker, ProtocolType};
 use ratatui_textarea::{Input, Key};
-use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
+use sessionpad::protocol::{ApiVersion, Execution, ExecutionStatus};
 use sessionpad::session::{RunId, SessionEvent};
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::{App, AppConfig, PoolState};
@@ -93,7 +93,7 @@ fn finished_with(run: RunId, stdout: String, picture: Option<image::DynamicImage
             picture
                 .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
                 .expect("encode the PNG");
-            let image = sessionpad::client::ExecutionImage {
+            let image = sessionpad::protocol::ExecutionImage {
                 format: "png".into(),
                 data: png,
             };

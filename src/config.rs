@@ -128,8 +128,8 @@ pub struct PoolLimits {
 
 impl PoolLimits {
     /// The limits given here over `base`.
-    pub fn over(&self, base: crate::pool::limits::Limits) -> crate::pool::limits::Limits {
-        crate::pool::limits::Limits {
+    pub fn over(&self, base: crate::protocol::limits::Limits) -> crate::protocol::limits::Limits {
+        crate::protocol::limits::Limits {
             memory_bytes: self.memory.map_or(base.memory_bytes, |b| b.as_u64()),
             processes: self.processes.unwrap_or(base.processes),
             tmp_bytes: self.tmp_size.map_or(base.tmp_bytes, |b| b.as_u64()),
@@ -175,12 +175,12 @@ pub struct Profile {
     pub identifier: Option<String>,
     /// `code-interpreter` (default) or `custom-container`: how sessions are
     /// listed and ended (`DELETE session` or `.management/stopSession`).
-    pub pool_type: Option<crate::client::PoolType>,
+    pub pool_type: Option<crate::protocol::PoolType>,
     /// The pool's container type (`PythonLTS` default, `Shell`, `NodeLTS`,
     /// `CustomContainer`, `GpuBase`, or a short name: `shell`, `node`…): what
     /// executions send; for a profile without an endpoint, what the embedded
     /// local pool runs.
-    pub container_type: Option<crate::client::ContainerType>,
+    pub container_type: Option<crate::protocol::ContainerType>,
 }
 
 /// The authentication methods a profile can name.
@@ -308,7 +308,7 @@ mod tests {
             "[pool]\nmemory = \"1 GiB\"\nprocesses = 64\ntmp_size = \"64MiB\"\nfile_size = 1048576\n",
         )
         .unwrap();
-        let l = c.pool.over(crate::pool::limits::Limits::default());
+        let l = c.pool.over(crate::protocol::limits::Limits::default());
         assert_eq!(l.memory_bytes, 1 << 30);
         assert_eq!(l.processes, 64);
         assert_eq!(l.tmp_bytes, 64 << 20);

@@ -20,6 +20,7 @@ pub mod localname;
 pub mod mcp;
 pub mod notebook;
 pub mod pool;
+pub mod protocol;
 pub mod proxy;
 pub mod session;
 pub mod target;

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use crate::client::auth::{AuthConfig, TokenSource};
-use crate::client::{ApiVersion, ClientError, ContainerType, PoolType, SessionClient, Target};
-
+use crate::client::{ClientError, SessionClient, Target};
+use crate::protocol::{ApiVersion, ContainerType, PoolType};
 /// How to reach one pool, resolved from a profile or the command line: what
 /// the notebook's pool chooser holds and what both the notebook and the
 /// command line connect with.

@@ -17,10 +17,10 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use sessionpad::client::{
-    ApiVersion, ClientError, ContainerType, Execution, ExecutionStatus, FileKind, KernelInfo,
-    NameVersion, PoolMetadata, RemoteFile, SessionClient, SessionInfo, ShellCommand,
-    ShellExecution, ShellRequest, Target,
+use sessionpad::client::{ClientError, SessionClient, ShellRequest, Target};
+use sessionpad::protocol::{
+    ApiVersion, ContainerType, Execution, ExecutionStatus, FileKind, KernelInfo, NameVersion,
+    PoolMetadata, RemoteFile, SessionInfo, ShellCommand, ShellExecution,
 };
 use tokio_util::sync::CancellationToken;
 

@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use common::{LIMIT, TestPool, identifier};
 use serde_json::json;
-use sessionpad::client::{
-    ApiVersion, ClientError, ExecutionStatus, FileKind, RemoteFile, SessionClient,
-};
+use sessionpad::client::{ClientError, SessionClient};
+use sessionpad::protocol::{ApiVersion, ExecutionStatus, FileKind, RemoteFile};
 use tokio_util::sync::CancellationToken;
 
 const FAMILY_A: [ApiVersion; 2] = [ApiVersion::V2024_02_02, ApiVersion::V2024_08_02];
@@ -295,7 +294,7 @@ async fn asynchronous_executions_run_and_can_be_abandoned() {
         let c = pool.client(v);
         let id = identifier();
         let running = Mutex::new(0);
-        let progress = |e: &sessionpad::client::Execution| {
+        let progress = |e: &sessionpad::protocol::Execution| {
             assert_eq!(e.status, ExecutionStatus::Running);
             *running.lock().unwrap() += 1;
         };

@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use sessionpad::client::ApiVersion;
-use sessionpad::events::{PoolEvent, StreamName};
 use sessionpad::ledger::{self, LedgerOptions};
+use sessionpad::protocol::ApiVersion;
+use sessionpad::protocol::events::{PoolEvent, StreamName};
 
 const V: &str = "2025-10-02-preview";
 /// How long any one event may take on a loaded machine (a deadline against

@@ -22,8 +22,9 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use sessionpad::client::{ApiVersion, ClientError, RemoteFile, SessionClient, Target};
+use sessionpad::client::{ClientError, SessionClient, Target};
 use sessionpad::localname;
+use sessionpad::protocol::{ApiVersion, RemoteFile};
 
 const ID: &str = "hostile-id";
 

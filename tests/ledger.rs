@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sessionpad::client::ContainerType;
 use sessionpad::ledger::{self, LedgerOptions};
+use sessionpad::protocol::ContainerType;
 
 const TOKEN: &str = "ledger-test-secret-token-4f1c9e";
 const AGENT: &str = "ledger-test-agent/1.0 (reqwest)";
@@ -134,7 +134,7 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
             .unwrap()
             .contains("ZeroDivisionError")
     );
-    let hash = ledger::sha256_hex(&content);
+    let hash = sessionpad::protocol::record::sha256_hex(&content);
     for c in &calls[2..4] {
         assert_eq!(c["file"]["name"], "notes.csv", "{c}");
         assert_eq!(c["file"]["size"], content.len());

@@ -14,8 +14,8 @@ mod common;
 use std::time::Duration;
 
 use serde_json::json;
-use sessionpad::ledger::{self, Call, CallKind, LedgerOptions, RecordedOutput};
-
+use sessionpad::ledger::{self, LedgerOptions};
+use sessionpad::protocol::record::{Call, CallKind, RecordedOutput};
 const V: &str = "2025-10-02-preview";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,14 +11,15 @@
 mod common;
 
 use common::{LIMIT, TestPool, identifier};
-use sessionpad::client::{ApiVersion, recording};
-use sessionpad::ledger::{self, CallKind, LedgerConfig, LedgerOptions, Query};
-
+use sessionpad::client::recording;
+use sessionpad::ledger::{self, LedgerConfig, LedgerOptions, Query};
+use sessionpad::protocol::ApiVersion;
+use sessionpad::protocol::record::CallKind;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clients_own_calls_are_recorded_with_outputs_hashes_and_its_user_agent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(ledger::FILE_NAME);
-    recording::install(Some(LedgerOptions {
+    sessionpad::cli::target::record_own_calls(Some(LedgerOptions {
         path: path.clone(),
         limits: LedgerConfig::default().limits(),
     }));
@@ -74,7 +75,7 @@ async fn a_clients_own_calls_are_recorded_with_outputs_hashes_and_its_user_agent
     assert_eq!(code.stdout.as_deref(), Some("hi\n"));
     assert_eq!(code.status.as_deref(), Some("Succeeded"));
     assert_eq!(code.result.as_ref().unwrap()["text"], "42");
-    let abc = ledger::sha256_hex(b"abc");
+    let abc = sessionpad::protocol::record::sha256_hex(b"abc");
     for e in &entries[1..3] {
         let file = e.file.as_ref().unwrap();
         assert_eq!(

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::{Mcp, TestPool};
 use serde_json::json;
-use sessionpad::client::ApiVersion;
+use sessionpad::protocol::ApiVersion;
 
 fn initialize() -> serde_json::Value {
     json!({"jsonrpc": "2.0", "id": "1", "method": "initialize"})

@@ -6,10 +6,8 @@ mod common;
 
 use common::{LIMIT, TestPool, identifier};
 use serde_json::json;
-use sessionpad::client::{
-    ApiVersion, ClientError, Execution, ExecutionStatus, SessionClient, Target,
-};
-
+use sessionpad::client::{ClientError, SessionClient, Target};
+use sessionpad::protocol::{ApiVersion, Execution, ExecutionStatus};
 const VERSIONS: [ApiVersion; 2] = [ApiVersion::V2024_02_02, ApiVersion::V2025_10_02];
 
 /// The value's text (what Python shows) and JSON (when the reply was typed).

@@ -10,7 +10,7 @@ use std::path::Path;
 use common::{LIMIT, TestPool, identifier};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use sessionpad::client::{ApiVersion, ExecutionStatus};
+use sessionpad::protocol::{ApiVersion, ExecutionStatus};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use url::Url;
 

@@ -17,7 +17,7 @@ use common::{LIMIT, TestPool, identifier};
 use futures::StreamExt;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use sessionpad::client::{ApiVersion, ExecutionStatus};
+use sessionpad::protocol::{ApiVersion, ExecutionStatus};
 use url::Url;
 
 const B: ApiVersion = ApiVersion::V2025_10_02;

@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::{TestPool, identifier};
 use serde_json::json;
-use sessionpad::client::{ApiVersion, ExecutionStatus};
-
+use sessionpad::protocol::{ApiVersion, ExecutionStatus};
 #[tokio::test]
 async fn interrupt_stops_the_running_cell_and_keeps_the_state() {
     let pool = TestPool::start().await;

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use common::{LIMIT, Raw, TestPool, identifier};
 use serde_json::json;
-use sessionpad::client::{ApiVersion, ContainerType, Execution, ExecutionStatus, SessionClient};
-
+use sessionpad::client::SessionClient;
+use sessionpad::protocol::{ApiVersion, ContainerType, Execution, ExecutionStatus};
 async fn node_pool() -> TestPool {
     TestPool::start_as(ContainerType::NodeLts).await
 }

@@ -12,10 +12,8 @@ use std::time::Duration;
 
 use common::{LIMIT, Raw, TestPool, identifier};
 use serde_json::{Value, json};
-use sessionpad::client::{
-    ApiVersion, ContainerType, SessionClient, ShellCommand, ShellExecution, ShellRequest,
-};
-
+use sessionpad::client::{SessionClient, ShellRequest};
+use sessionpad::protocol::{ApiVersion, ContainerType, ShellCommand, ShellExecution};
 async fn shell_pool() -> TestPool {
     TestPool::start_as(ContainerType::Shell).await
 }

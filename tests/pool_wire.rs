@@ -348,12 +348,12 @@ async fn metadata_says_how_sessions_are_isolated() {
     let iso = pool.pool.isolation();
     assert!(!iso.is_sandboxed());
     assert_eq!(
-        m[sessionpad::pool::isolation::METADATA_FIELD],
+        m[sessionpad::protocol::isolation::METADATA_FIELD],
         serde_json::to_value(iso).unwrap()
     );
     // An api-version without `metadata` asks with one that has it.
     let read = pool
-        .client(sessionpad::client::ApiVersion::V2024_08_02)
+        .client(sessionpad::protocol::ApiVersion::V2024_08_02)
         .local_pool_isolation()
         .await
         .unwrap();

@@ -206,7 +206,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     assert_eq!(calls[2]["stdout"], "later\n");
     assert_eq!(calls[2]["status"], "Succeeded");
     assert_eq!(calls[2]["execution_id"], exec_id.as_str());
-    let hash = sessionpad::ledger::sha256_hex(&content);
+    let hash = sessionpad::protocol::record::sha256_hex(&content);
     for c in &calls[3..5] {
         assert_eq!(
             c["file"],
@@ -487,11 +487,11 @@ async fn follow(
     id: &str,
 ) -> futures::stream::BoxStream<
     'static,
-    Result<sessionpad::events::PoolEvent, sessionpad::client::ClientError>,
+    Result<sessionpad::protocol::events::PoolEvent, sessionpad::client::ClientError>,
 > {
     let follower = sessionpad::client::SessionClient::new(sessionpad::client::Target {
         endpoint: endpoint.to_string(),
-        api_version: sessionpad::client::ApiVersion::V2025_10_02,
+        api_version: sessionpad::protocol::ApiVersion::V2025_10_02,
         token: Some(PROXY_TOKEN.into()),
     })
     .unwrap();
@@ -503,12 +503,13 @@ async fn follow(
 async fn next_call(
     events: &mut futures::stream::BoxStream<
         'static,
-        Result<sessionpad::events::PoolEvent, sessionpad::client::ClientError>,
+        Result<sessionpad::protocol::events::PoolEvent, sessionpad::client::ClientError>,
     >,
-) -> Box<sessionpad::events::RecordedCall> {
+) -> Box<sessionpad::protocol::events::RecordedCall> {
     tokio::time::timeout(Duration::from_secs(120), async {
         loop {
-            if let sessionpad::events::PoolEvent::Call(call) = events.next().await.unwrap().unwrap()
+            if let sessionpad::protocol::events::PoolEvent::Call(call) =
+                events.next().await.unwrap().unwrap()
             {
                 break call;
             }
@@ -520,7 +521,7 @@ async fn next_call(
 
 /// Asserts that `call` is the agent's execution of `code`, which printed
 /// `stdout`.
-fn assert_agents_code(call: &sessionpad::events::RecordedCall, code: &str, stdout: &str) {
+fn assert_agents_code(call: &sessionpad::protocol::events::RecordedCall, code: &str, stdout: &str) {
     assert_eq!(call.entry.code.as_deref(), Some(code));
     assert_eq!(call.entry.stdout.as_deref(), Some(stdout));
     assert_eq!(call.entry.client.as_deref(), Some(AGENT));

@@ -24,10 +24,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{TestPool, identifier};
-use sessionpad::client::{
-    ApiVersion, ContainerType, Execution, ExecutionStatus, SessionClient, ShellRequest,
-};
-use sessionpad::pool::limits::Limits;
+use sessionpad::client::{SessionClient, ShellRequest};
+use sessionpad::protocol::limits::Limits;
+use sessionpad::protocol::{ApiVersion, ContainerType, Execution, ExecutionStatus};
 
 const MIB: u64 = 1024 * 1024;
 

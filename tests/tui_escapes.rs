@@ -20,7 +20,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use ratatui_textarea::{Input, Key};
-use sessionpad::client::{ApiVersion, Execution, ExecutionStatus};
+use sessionpad::protocol::{ApiVersion, Execution, ExecutionStatus};
 use sessionpad::session::SessionEvent;
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::{App, AppConfig, PoolState};
@@ -121,7 +121,7 @@ fn app_with_a_hostile_cell() -> App {
                 status: ExecutionStatus::Failed,
                 stdout: hostile("out"),
                 stderr: traceback,
-                result: Some(sessionpad::client::ExecutionValue::text(hostile("res"))),
+                result: Some(sessionpad::protocol::ExecutionValue::text(hostile("res"))),
                 images: vec![],
                 duration: Duration::from_millis(3),
             }),

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::client::ContainerType;
-use crate::pool::{Isolation, LocalPool};
-
+use crate::pool::LocalPool;
+use crate::protocol::ContainerType;
+use crate::protocol::Isolation;
 /// The stem of the local pool's files for `container_type` (its discovery
 /// file, lock and log): `local-pool` for Python, else `local-pool-` and the
 /// short name (`shell`, `node`, `custom-container`, `gpu`).

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use self::discovery::{Discovery, DiscoveryGuard, NotPublished};
-use crate::client::ContainerType;
-use crate::pool::Isolation;
+use crate::protocol::ContainerType;
+use crate::protocol::Isolation;
 
 /// The container types the local pool runs, so the ones a background pool
 /// can be started for, in the order [`stop_all`] goes through them.
@@ -417,4 +417,46 @@ fn running(pid: u32) -> bool {
         stat.rsplit_once(')')
             .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
     })
+}
+
+/// The local pool's isolation for a first frame: the running background
+/// pool's, else what the one about to be started will say
+/// ([`expected_isolation`]); and whether the running one has no sandbox but
+/// this machine can build one now (it was fixed, or the pool was started with
+/// `--no-sandbox`), so that the front end can say how to restart it.
+pub async fn isolation_for(container_type: ContainerType) -> (Option<Isolation>, bool) {
+    let Some(found) = find(container_type) else {
+        return (expected_isolation().await, false);
+    };
+    let unsandboxed = found.isolation.as_ref().is_some_and(|i| !i.is_sandboxed());
+    let could = unsandboxed && can_sandbox_now().await;
+    (found.isolation, could)
+}
+
+/// Whether this machine can sandbox a local pool's sessions now (the same
+/// detection a pool runs as it starts; a few ms, on a blocking thread).
+pub async fn can_sandbox_now() -> bool {
+    tokio::task::spawn_blocking(|| crate::pool::Sandbox::detect(true, false).is_ok())
+        .await
+        .unwrap_or(false)
+}
+
+/// What a background local pool started now will say of its isolation (it
+/// detects the same way as it starts), so a first frame says whether sessions
+/// are sandboxed; the limits are known once the pool runs and reports its own.
+/// `None` when the detection itself failed (logged).
+pub async fn expected_isolation() -> Option<Isolation> {
+    let detected = tokio::task::spawn_blocking(|| crate::pool::Sandbox::detect(true, false)).await;
+    match detected {
+        Ok(Ok(sandbox)) => Some(Isolation {
+            unsandboxed: None,
+            limits: Vec::new(),
+            notes: sandbox.notes(),
+        }),
+        Ok(Err(why)) => Some(Isolation::unsandboxed(why.to_string())),
+        Err(e) => {
+            tracing::error!("sandbox detection failed: {e}");
+            None
+        }
+    }
 }

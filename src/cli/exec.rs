@@ -18,8 +18,9 @@ use serde_json::{Value, json};
 
 use super::output;
 use super::target::{TargetOpt, connect};
-use crate::client::{Execution, ExecutionImage, ShellExecution, ShellRequest};
-use crate::pool::Isolation;
+use crate::client::ShellRequest;
+use crate::protocol::Isolation;
+use crate::protocol::{Execution, ExecutionImage, ShellExecution};
 
 /// How long `exec` waits for a local pool's metadata to learn whether its
 /// sessions are isolated (beside the execution, so this is only ever extra when
@@ -156,8 +157,7 @@ async fn restart_hint(conn: &super::target::Connection) -> &'static str {
     if !conn.background {
         return "";
     }
-    let now = tokio::task::spawn_blocking(|| crate::pool::Sandbox::detect(true, false).is_ok());
-    if now.await.unwrap_or(false) {
+    if crate::background::can_sandbox_now().await {
         " (this machine can sandbox them now: drop `sandbox = false` from [pool] if set, then `sessionpad pool stop`)"
     } else {
         ""

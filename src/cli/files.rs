@@ -11,8 +11,9 @@ use serde_json::json;
 
 use super::output;
 use super::target::{TargetOpt, connect};
-use crate::client::{FileKind, RemoteFile, SessionClient};
+use crate::client::SessionClient;
 use crate::localname;
+use crate::protocol::{FileKind, RemoteFile};
 use crate::text::sanitize;
 
 /// File commands.

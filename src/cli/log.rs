@@ -15,7 +15,8 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 
 use super::target::TargetOpt;
-use crate::ledger::{self, CallKind, Entry, Query};
+use crate::ledger::{self, Query};
+use crate::protocol::record::{CallKind, Entry};
 use crate::text::sanitize::plain;
 
 /// Options of `sessionpad log`.

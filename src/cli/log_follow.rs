@@ -18,9 +18,9 @@ use futures::StreamExt;
 use super::{LogOpt, render};
 use crate::cli::target::TargetOpt;
 use crate::client::SessionClient;
-use crate::events::PoolEvent;
-use crate::ledger::{self, Entry, Query};
-
+use crate::ledger::{self, Query};
+use crate::protocol::events::PoolEvent;
+use crate::protocol::record::Entry;
 /// Runs `log --follow` for `identifier` (every identifier when `None`):
 /// prints the recorded calls `opt` selects, then each new one as it is
 /// recorded, flushing after each. Returns exit 0 when the pool ends the stream.
@@ -152,7 +152,7 @@ mod tests {
             pool: "local".into(),
             identifier: "agent".into(),
             client: None,
-            kind: ledger::CallKind::Code,
+            kind: crate::protocol::record::CallKind::Code,
             execution_id: None,
             code: Some(format!("x = {seq}")),
             stdin: None,

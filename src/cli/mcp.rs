@@ -76,7 +76,7 @@ pub async fn run(target: &TargetOpt) -> anyhow::Result<()> {
 /// run on, and how a person opens an environment's session. `local` is the
 /// container type of the local pool reached without an endpoint (its discovery
 /// file holds the token), `None` for a pool given by endpoint or profile.
-fn banner(label: &str, endpoint: &str, local: Option<crate::client::ContainerType>) -> String {
+fn banner(label: &str, endpoint: &str, local: Option<crate::protocol::ContainerType>) -> String {
     let how = if let Some(container_type) = local {
         format!(
             "sessionpad exec|files --identifier <environmentId> reach it as they are; the \
@@ -104,7 +104,7 @@ mod tests {
         let local = banner(
             "local (serve, pid 7)",
             "http://127.0.0.1:8330",
-            Some(crate::client::ContainerType::PythonLts),
+            Some(crate::protocol::ContainerType::PythonLts),
         );
         assert!(local.contains("http://127.0.0.1:8330") && local.contains("local-pool.json"));
         assert!(local.contains("--identifier <environmentId>"));

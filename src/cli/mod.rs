@@ -188,7 +188,7 @@ pub struct ServeOpt {
 
 impl ServeOpt {
     /// The per-session limits: these flags over the config file's `[pool]`.
-    pub fn limits(&self, config: &crate::config::PoolLimits) -> crate::pool::limits::Limits {
+    pub fn limits(&self, config: &crate::config::PoolLimits) -> crate::protocol::limits::Limits {
         crate::config::PoolLimits {
             memory: self.memory.or(config.memory),
             processes: self.processes.or(config.processes),
@@ -198,7 +198,7 @@ impl ServeOpt {
             cpu_weight: self.cpu_weight.or(config.cpu_weight),
             sandbox: config.sandbox,
         }
-        .over(crate::pool::limits::Limits::default())
+        .over(crate::protocol::limits::Limits::default())
     }
 }
 

@@ -20,7 +20,8 @@ use serde_json::json;
 use super::output;
 use super::target::{TargetOpt, connect};
 use crate::client::ShellRequest;
-use crate::ledger::{self, CallKind, Entry};
+use crate::ledger;
+use crate::protocol::record::{CallKind, Entry};
 use crate::text::sanitize::plain;
 
 /// Options of `sessionpad replay`.

@@ -11,9 +11,9 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use super::ServeOpt;
 use crate::background::{Discovery, DiscoveryGuard, NotPublished};
-use crate::client::ContainerType;
-use crate::pool::{Isolation, LocalPool, PoolOptions, Sandbox};
-
+use crate::pool::{LocalPool, PoolOptions, Sandbox};
+use crate::protocol::ContainerType;
+use crate::protocol::Isolation;
 /// After the discovery file is removed for an idle exit, how long the pool
 /// keeps answering: a command that read the file just before still gets its
 /// answer, and one that comes in this time puts the file back.
@@ -132,7 +132,7 @@ async fn idle_end(
     }
 }
 
-fn pool_options(opt: ServeOpt, limits: crate::pool::limits::Limits) -> PoolOptions {
+fn pool_options(opt: ServeOpt, limits: crate::protocol::limits::Limits) -> PoolOptions {
     let mut pool_opts = PoolOptions::embedded();
     pool_opts.limits = limits;
     pool_opts.bind = opt.bind;
@@ -264,8 +264,8 @@ fn isolation_report(iso: &Isolation) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::isolation::Limit;
     use crate::pool::sandbox::NoSandbox;
+    use crate::protocol::isolation::Limit;
 
     #[test]
     fn the_report_lists_the_sandbox_limits_and_notes() {

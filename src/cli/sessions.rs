@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::output;
 use super::target::{TargetOpt, connect};
-use crate::client::SessionInfo;
-use crate::pool::Isolation;
+use crate::protocol::Isolation;
+use crate::protocol::SessionInfo;
 use crate::text::sanitize;
 
 /// Session commands.
@@ -128,7 +128,10 @@ pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCo
 /// given on the command line (`--container-type`), else every one (Python,
 /// Shell, Node.js), and says which. A serve run in the foreground is left alone
 /// and named in an error (exit 2), after the others are stopped.
-async fn stop(named: Option<crate::client::ContainerType>, json: bool) -> anyhow::Result<ExitCode> {
+async fn stop(
+    named: Option<crate::protocol::ContainerType>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let outcomes = match named {
         Some(container_type) => vec![(
             container_type,
@@ -153,7 +156,7 @@ async fn stop(named: Option<crate::client::ContainerType>, json: bool) -> anyhow
         // `stopped` keeps its old meaning (the Python pool's pid, or null).
         let python = stopped
             .iter()
-            .find(|(t, _)| *t == crate::client::ContainerType::PythonLts)
+            .find(|(t, _)| *t == crate::protocol::ContainerType::PythonLts)
             .map(|(_, pid)| *pid);
         output::json(&json!({ "stopped": python, "pools": list }));
     } else {

@@ -6,6 +6,8 @@
 //! directory), else the background local pool, started for the purpose and kept
 //! for the next commands ([`crate::background`]).
 
+use crate::client::recording::CallSink;
+use crate::ledger::ProcessSink;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,10 +16,11 @@ use clap::Args;
 use sha2::{Digest, Sha256};
 
 use crate::background::kind_word;
+use crate::client::SessionClient;
 use crate::client::auth::AuthConfig;
-use crate::client::{ApiVersion, ContainerType, PoolType, SessionClient};
 use crate::config::{AuthKind, Config, Profile};
-use crate::pool::Isolation;
+use crate::protocol::Isolation;
+use crate::protocol::{ApiVersion, ContainerType, PoolType};
 
 /// Options that choose the session pool, the session and how to authenticate.
 /// Each is global: accepted before or after the subcommand, as az and kubectl
@@ -96,7 +99,7 @@ pub struct Settings {
     /// What the terminal UI takes from the config file (theme, keys, images).
     pub ui: crate::tui::UiConfig,
     /// Per-session limits of an embedded local pool (`[pool]`).
-    pub pool_limits: crate::pool::limits::Limits,
+    pub pool_limits: crate::protocol::limits::Limits,
     /// Where an embedded local pool records its calls (`[ledger]`); `None`
     /// when recording is off.
     pub ledger: Option<crate::ledger::LedgerOptions>,
@@ -126,7 +129,7 @@ impl TargetOpt {
         let settings = self.settings_with(&config, &path)?;
         // This process's own calls to pools that do not record are recorded
         // (see `client::recording`).
-        crate::client::recording::install(settings.ledger.clone());
+        record_own_calls(settings.ledger.clone());
         Ok(settings)
     }
 
@@ -191,7 +194,7 @@ impl TargetOpt {
                     message,
                 }
             })?,
-            pool_limits: config.pool.over(crate::pool::limits::Limits::default()),
+            pool_limits: config.pool.over(crate::protocol::limits::Limits::default()),
             ledger: crate::ledger::LedgerOptions::from_config(&config.ledger),
             background: crate::background::StartOptions {
                 config: self.config.clone(),
@@ -282,7 +285,7 @@ impl Connection {
         if let Some(known) = &self.isolation {
             return Some(known.clone());
         }
-        if !crate::pool::isolation::may_report(self.client.endpoint()) {
+        if !crate::protocol::isolation::may_report(self.client.endpoint()) {
             return None;
         }
         match tokio::time::timeout(wait, self.client.local_pool_isolation()).await {
@@ -309,7 +312,7 @@ pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
     let may_say = settings
         .endpoint
         .as_deref()
-        .is_none_or(crate::pool::isolation::may_report);
+        .is_none_or(crate::protocol::isolation::may_report);
     let container_type = match (settings.container_type_given, may_say) {
         (false, true) => learned_container_type(&conn.client)
             .await
@@ -366,7 +369,7 @@ impl Settings {
         let Some(endpoint) = self.endpoint.as_deref() else {
             return;
         };
-        if self.container_type_given || !crate::pool::isolation::may_report(endpoint) {
+        if self.container_type_given || !crate::protocol::isolation::may_report(endpoint) {
             return;
         }
         if let Ok(client) = self.endpoint_client(endpoint)
@@ -535,4 +538,24 @@ pub fn pool_choices(
         });
     }
     (choices, current)
+}
+
+/// Turns on the recording of this process's own calls into the ledger
+/// `options` names (`None`: recording is off): the ledger's [`ProcessSink`]
+/// installed as the client's [`CallSink`]. Joined here, above both, so that the
+/// client never imports the ledger nor the ledger the client.
+pub fn record_own_calls(options: Option<crate::ledger::LedgerOptions>) {
+    crate::client::recording::install(
+        options.map(|o| Box::new(ProcessSink::new(o)) as Box<dyn CallSink>),
+    );
+}
+
+impl CallSink for ProcessSink {
+    fn record(&self, call: crate::protocol::record::Call) {
+        ProcessSink::record(self, call);
+    }
+
+    fn flush(&self) {
+        ProcessSink::flush(self);
+    }
 }

@@ -12,7 +12,7 @@ use futures::stream::BoxStream;
 use super::SessionClient;
 use super::error::ClientError;
 use super::response::{check, transport};
-use crate::events::PoolEvent;
+use crate::protocol::events::PoolEvent;
 
 /// How long connecting and getting the stream's headers may take.
 const CONNECT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -39,7 +39,7 @@ impl SessionClient {
 
     /// [`SessionClient::events`], and with `others` without the `call` events
     /// of this client's own calls (those made with its `User-Agent`,
-    /// [`crate::client::user_agent`]; [`crate::events::OTHERS_QUERY`]): the
+    /// [`crate::client::user_agent`]; [`crate::protocol::events::OTHERS_QUERY`]): the
     /// notebook has their answers already, and a call's output can be
     /// megabytes.
     ///
@@ -54,7 +54,7 @@ impl SessionClient {
         let mut url = self.url(".sessionpad/events", identifier)?;
         if others {
             url.query_pairs_mut()
-                .append_pair(crate::events::OTHERS_QUERY, "true");
+                .append_pair(crate::protocol::events::OTHERS_QUERY, "true");
         }
         let req = self
             .authorize(

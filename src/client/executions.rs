@@ -8,13 +8,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::api::{ExecuteRequest, Family, OUTPUTS_HEADER, ValueForm, outputs_from_wire};
 use super::files::unsupported;
-use super::model::PoolType;
-use super::model::{Execution, ExecutionStatus};
 use super::response::{json, json_streamed};
 use super::retry::{CALL_TIMEOUT, Limit};
 use super::{ClientError, SessionClient};
+use crate::protocol::api::{ExecuteRequest, Family, OUTPUTS_HEADER, ValueForm, outputs_from_wire};
+use crate::protocol::model::{Execution, ExecutionStatus, PoolType};
 
 /// Extra time the HTTP request may take beyond the execution limit: the pool needs
 /// time to start a session and send the answer.
@@ -30,7 +29,7 @@ impl SessionClient {
         ValueForm {
             jupyter: request.wants_jupyter_format(self.api_version),
             python: self.pool_type == PoolType::CodeInterpreter
-                && self.container_type != super::ContainerType::NodeLts,
+                && self.container_type != crate::protocol::ContainerType::NodeLts,
         }
     }
 
@@ -40,7 +39,7 @@ impl SessionClient {
     /// value in Jupyter's `text/plain` form (`returnJupyterFormatExecutionResult`),
     /// and every request asks a local pool for what the service's fields cannot
     /// carry: all of the cell's images, and the value's JSON beside its text
-    /// ([`super::api::OUTPUTS_HEADER`]).
+    /// ([`crate::protocol::api::OUTPUTS_HEADER`]).
     ///
     /// Returns the [`Execution`] whatever the code did: an exception is a
     /// `Failed` execution, not an error. Executions are never retried.

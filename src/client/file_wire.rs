@@ -6,9 +6,9 @@
 use serde_json::Value;
 
 use super::ClientError;
-use super::api::Family;
-use super::model::{FileKind, RemoteFile};
 use super::response::{count, string, time};
+use crate::protocol::api::Family;
+use crate::protocol::model::{FileKind, RemoteFile};
 
 /// The folder every session's files live in (§7); names and `path`s may start
 /// with it.

@@ -26,16 +26,16 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::io::ReaderStream;
 use url::Url;
 
-use super::api::{ApiVersion, Family};
 use super::file_wire::{
     below_root, is_data_root, name_segments, parse_a_upload, parse_b_file, parse_entry,
     request_segments, split_folder,
 };
-use super::model::RemoteFile;
 use super::response::{json, transport};
 use super::retry::{CALL_TIMEOUT, IDLE_TIMEOUT, Limit};
 use super::{ClientError, SessionClient};
-use crate::ledger::CallKind;
+use crate::protocol::api::{ApiVersion, Family};
+use crate::protocol::model::RemoteFile;
+use crate::protocol::record::CallKind;
 
 /// Largest file an upload may carry, in bytes: 128 MiB (`aca-api.md` §3.2, §7;
 /// the service answers 413 above it).
@@ -272,7 +272,7 @@ impl SessionClient {
             let sha = h
                 .lock()
                 .ok()
-                .map(|h| crate::ledger::hex(&h.clone().finalize()));
+                .map(|h| crate::protocol::record::hex(&h.clone().finalize()));
             let name = match &folder {
                 Some(f) => format!("{f}/{file_name}"),
                 None => file_name,
@@ -350,7 +350,7 @@ impl SessionClient {
         }
         dest.flush().await.map_err(write_err)?;
         if let (Some(r), Some(h)) = (&self.recording, hasher) {
-            let sha = crate::ledger::hex(&h.finalize());
+            let sha = crate::protocol::record::hex(&h.finalize());
             let name = segments.join("/");
             let duration = started.elapsed();
             r.file(

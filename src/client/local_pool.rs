@@ -4,7 +4,8 @@
 
 use super::response::json;
 use super::retry::{CALL_TIMEOUT, Limit, empty_body};
-use super::{ApiVersion, ClientError, SessionClient};
+use super::{ClientError, SessionClient};
+use crate::protocol::ApiVersion;
 
 impl SessionClient {
     /// Asks a sessionpad local pool to interrupt the code session `identifier`
@@ -27,7 +28,7 @@ impl SessionClient {
         if !client.api_version.has_session_management() {
             client.api_version = ApiVersion::V2025_10_02;
         }
-        let path = crate::pool::interrupt::INTERRUPT_ROUTE.trim_start_matches('/');
+        let path = crate::protocol::routes::INTERRUPT_ROUTE.trim_start_matches('/');
         let url = client.url(path, Some(identifier))?;
         let resp = client
             .send_once(

@@ -2,9 +2,7 @@
 //! (`aca-api.md`). It talks to Azure session pools and to sessionpad's local pool
 //! with the same code. It knows nothing of the terminal.
 
-pub mod api;
 pub mod auth;
-pub mod container_type;
 pub mod error;
 mod events;
 pub(crate) mod executions;
@@ -12,8 +10,6 @@ mod file_wire;
 mod files;
 mod json_stream;
 mod local_pool;
-pub mod model;
-pub mod python_repr;
 pub mod recording;
 mod response;
 mod retry;
@@ -22,15 +18,12 @@ pub mod shell;
 
 use std::time::Duration;
 
-pub use api::{ApiVersion, Family};
-pub use container_type::ContainerType;
+use crate::protocol::ApiVersion;
+use crate::protocol::ContainerType;
+use crate::protocol::PoolType;
 pub use error::ClientError;
 pub use files::MAX_UPLOAD;
-pub use model::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
-pub use model::{
-    FileKind, KernelInfo, NameVersion, PoolMetadata, PoolType, RemoteFile, SessionInfo,
-};
-pub use shell::{ShellCommand, ShellExecution, ShellRequest};
+pub use shell::ShellRequest;
 use url::Url;
 
 /// The `User-Agent` every request of this process sends:

@@ -3,15 +3,17 @@
 //! session of a pool that does not record (Azure's), next to what agents ran
 //! through the local pool or the recording proxy.
 //!
-//! A process turns it on once ([`install`], from the config's `[ledger]`); from
+//! A process turns it on once ([`install`], with a [`CallSink`]: the ledger's
+//! `crate::ledger::ProcessSink`, from the config's `[ledger]`); from
 //! then on every [`super::SessionClient`] built for an `https` endpoint records
 //! its finished executions (code and shell commands, with outputs and images)
 //! and its file uploads, downloads and deletes (name, size, SHA-256). A client
 //! of an `http` endpoint records nothing: that is a sessionpad pool or
 //! recording proxy on loopback, which records the same call itself (a second
-//! record would be a duplicate). The ledger is opened at the first record, by
-//! one writer thread per process ([`crate::ledger::Recorder`]), which never
-//! blocks a call; [`flush`] waits for it before the process ends.
+//! record would be a duplicate). The sink must never block a call (the
+//! ledger's is one writer thread per process, opened at the first record);
+//! [`flush`] waits for it before the process ends. The client knows the sink
+//! only by this trait: it never imports the ledger.
 //!
 //! Every request of a [`super::SessionClient`] carries the `User-Agent`
 //! [`super::user_agent`] (`sessionpad/<version> (pid N)`), which is also the
@@ -23,53 +25,43 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{Execution, ShellExecution, ShellRequest};
-use crate::ledger::{Call, CallKind, LedgerOptions, RecordedFile, RecordedOutput, Recorder};
+use super::ShellRequest;
+use crate::protocol::record::{Call, CallKind, RecordedFile, RecordedOutput};
+use crate::protocol::{Execution, ShellExecution};
 
-/// The ledger this process records into, once [`install`]ed.
-struct Process {
-    options: LedgerOptions,
-    recorder: OnceLock<Option<Recorder>>,
+/// Where a process's own calls are recorded: the ledger implements it
+/// (`crate::ledger::ProcessSink`); tests may record into memory.
+pub trait CallSink: Send + Sync {
+    /// Takes one finished call. Must not block on I/O: a call's answer waits
+    /// for it.
+    fn record(&self, call: Call);
+    /// Waits until every call taken so far is stored. May block: for the end
+    /// of a process, not for a task.
+    fn flush(&self);
 }
 
-static PROCESS: OnceLock<Process> = OnceLock::new();
+static PROCESS: OnceLock<Box<dyn CallSink>> = OnceLock::new();
 
-/// Turns recording of this process's own calls on, into the ledger `options`
-/// name; `None` (recording off in the config) leaves it off. The first call
-/// decides: later ones change nothing (one ledger per process).
-pub fn install(options: Option<LedgerOptions>) {
-    if let Some(options) = options {
-        let _ = PROCESS.set(Process {
-            options,
-            recorder: OnceLock::new(),
-        });
+/// Turns recording of this process's own calls on, into `sink`; `None`
+/// (recording off in the config) leaves it off. The first call decides: later
+/// ones change nothing (one sink per process).
+pub fn install(sink: Option<Box<dyn CallSink>>) {
+    if let Some(sink) = sink {
+        let _ = PROCESS.set(sink);
     }
 }
 
-/// Waits until every call this process recorded is written (nothing when
+/// Waits until every call this process recorded is stored (nothing when
 /// nothing was recorded). Blocks: for the end of a command, not for a task.
 pub fn flush() {
-    if let Some(Some(recorder)) = PROCESS.get().and_then(|p| p.recorder.get()) {
-        recorder.flush();
+    if let Some(sink) = PROCESS.get() {
+        sink.flush();
     }
 }
 
-/// The process's recorder, started at the first record; `None` when
-/// recording is off or the ledger cannot be opened (said once in the log).
-fn recorder() -> Option<&'static Recorder> {
-    let process = PROCESS.get()?;
-    process
-        .recorder
-        .get_or_init(
-            || match Recorder::start(&process.options.path, process.options.limits) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    tracing::error!("ledger: this process's own calls are not recorded: {e}");
-                    None
-                }
-            },
-        )
-        .as_ref()
+/// The process's sink, when recording is on.
+fn recorder() -> Option<&'static dyn CallSink> {
+    PROCESS.get().map(Box::as_ref)
 }
 
 /// How one client records its calls: under the pool key of its endpoint.
@@ -144,7 +136,9 @@ impl CallRecording {
         let Some(recorder) = recorder() else { return };
         let mut call = self.call(identifier, at, duration, CallKind::Shell);
         call.execution_id.clone_from(&exec.id);
-        call.code = Some(crate::ledger::shell_command_text(&request.command));
+        call.code = Some(crate::protocol::record::shell_command_text(
+            &request.command,
+        ));
         call.stdin.clone_from(&request.stdin);
         call.output = Some(RecordedOutput::of_shell(exec));
         recorder.record(call);

@@ -8,10 +8,11 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::files::unsupported;
-use super::model::{KernelInfo, NameVersion, PoolMetadata, PoolType, SessionInfo};
 use super::response::{json, string, time};
 use super::retry::{CALL_TIMEOUT, Limit, empty_body};
-use super::{ApiVersion, ClientError, SessionClient};
+use super::{ClientError, SessionClient};
+use crate::protocol::ApiVersion;
+use crate::protocol::model::{KernelInfo, NameVersion, PoolMetadata, PoolType, SessionInfo};
 
 impl SessionClient {
     /// Every session of the pool, the way its [`PoolType`] lists them:
@@ -153,7 +154,7 @@ impl SessionClient {
     }
 
     /// What a sessionpad local pool says of itself: `GET metadata` with
-    /// [`super::api::METADATA_HEADER`]` = brief`, which it answers at once with
+    /// [`crate::protocol::api::METADATA_HEADER`]` = brief`, which it answers at once with
     /// only `sessionpadIsolation` and `sessionpadContainerType` (§4.4 and
     /// sessionpad's own fields). Asked with 2025-10-02-preview when this client
     /// speaks an api-version without `metadata` (the local pool speaks them
@@ -174,7 +175,7 @@ impl SessionClient {
                 Ok(client
                     .http
                     .get(url.clone())
-                    .header(super::api::METADATA_HEADER, "brief"))
+                    .header(crate::protocol::api::METADATA_HEADER, "brief"))
             })
             .await?;
         parse_metadata(&json(resp).await?)
@@ -189,7 +190,7 @@ impl SessionClient {
     /// As [`SessionClient::pool_metadata`].
     pub async fn local_pool_isolation(
         &self,
-    ) -> Result<Option<crate::pool::Isolation>, ClientError> {
+    ) -> Result<Option<crate::protocol::Isolation>, ClientError> {
         Ok(self.local_pool_facts().await?.isolation)
     }
 
@@ -338,10 +339,10 @@ fn parse_metadata(v: &Value) -> Result<PoolMetadata, ClientError> {
         created: time(v.get("createdAt")),
         updated: time(v.get("lastUpdatedAt")),
         isolation: v
-            .get(crate::pool::isolation::METADATA_FIELD)
+            .get(crate::protocol::isolation::METADATA_FIELD)
             .and_then(|i| serde_json::from_value(i.clone()).ok()),
         container_type: v
-            .get(super::container_type::METADATA_FIELD)
+            .get(crate::protocol::container_type::METADATA_FIELD)
             .and_then(Value::as_str)
             .and_then(|t| t.parse().ok()),
     })

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::PoolEvent;
+use crate::protocol::events::PoolEvent;
 
 /// Events kept for subscribers that are behind; past it the slowest lose the
 /// oldest (and are told).

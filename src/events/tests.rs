@@ -4,9 +4,15 @@ use chrono::Utc;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::client::ExecutionImage;
-use crate::ledger::{Call, CallKind, RecordedOutput};
-
+use crate::protocol::ExecutionImage;
+use crate::protocol::events::CALL_EVENT;
+use crate::protocol::events::Lagged;
+use crate::protocol::events::OUTPUT_EVENT;
+use crate::protocol::events::OutputChunk;
+use crate::protocol::events::PoolEvent;
+use crate::protocol::events::StreamName;
+use crate::protocol::events::recorded_call;
+use crate::protocol::record::{Call, CallKind, RecordedOutput};
 fn call() -> Call {
     Call {
         pool: "local".into(),

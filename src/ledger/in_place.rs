@@ -24,7 +24,7 @@ use std::io::Write;
 use rusqlite::types::{ToSqlOutput, Type, ValueRef};
 use rusqlite::{Connection, Row};
 
-use super::RecordedOutput;
+use crate::protocol::record::RecordedOutput;
 
 /// The smallest total of `stdout`, `stderr` and `result` (bytes of UTF-8,
 /// `result` as its JSON text) written in place; below it the columns are

@@ -6,8 +6,8 @@ use rusqlite::{Connection, params};
 
 use super::IN_PLACE_FROM;
 use crate::ledger::tests::call;
-use crate::ledger::{Call, Query, RecordedOutput, Recorder, open, read, retention};
-
+use crate::ledger::{Query, Recorder, open, read, retention};
+use crate::protocol::record::{Call, RecordedOutput};
 const LOOSE: retention::Limits = retention::Limits {
     days: 36500,
     max_bytes: u64::MAX,

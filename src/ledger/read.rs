@@ -6,9 +6,10 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, Row, params};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::{CallKind, RecordedFile, RecordedImage, in_place};
+use super::in_place;
+use crate::protocol::record::{CallKind, Entry, RecordedFile, RecordedImage};
 
 /// Which calls to read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -19,93 +20,6 @@ pub struct Query {
     pub since: Option<DateTime<Utc>>,
     /// Only the last this many of them (still printed oldest first).
     pub tail: Option<usize>,
-}
-
-/// One recorded call as `log --json` prints it: exactly what was recorded.
-/// Fields without a value (a file call's code, an execution's file) are left
-/// out (and read back as absent: the event stream carries entries too,
-/// [`crate::events::RecordedCall`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-    /// The record's number in the ledger (increasing in recording order).
-    pub seq: i64,
-    /// When the call arrived (RFC 3339, UTC, milliseconds).
-    pub at: DateTime<Utc>,
-    /// How long the pool took to answer it, in milliseconds.
-    pub duration_ms: f64,
-    /// The pool key (`local`, or the endpoint).
-    pub pool: String,
-    /// The session identifier.
-    pub identifier: String,
-    /// The client's `User-Agent`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client: Option<String>,
-    /// What kind of call.
-    pub kind: CallKind,
-    /// The execution id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub execution_id: Option<String>,
-    /// The code or shell command.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    /// A shell command's standard input.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stdin: Option<String>,
-    /// The execution's status (`Succeeded`, `Failed`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
-    /// A shell command's exit code.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-    /// Standard output.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stdout: Option<String>,
-    /// Standard error.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stderr: Option<String>,
-    /// The last expression's value (`{"text": …, "json": …}`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<serde_json::Value>,
-    /// The images displayed, in order (bytes stay in the ledger).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub images: Vec<RecordedImage>,
-    /// The file an upload, download or delete touched.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<RecordedFile>,
-}
-
-impl Entry {
-    /// The [`crate::client::Execution`] a recorded code or shell call stands
-    /// for, with `images` (the recorded images' bytes, from wherever the caller
-    /// has them); `None` for a file call. A status other than `Succeeded`,
-    /// `Canceled` or `Running` (a Shell pool's own, a missing one) is `Failed`.
-    pub fn execution(
-        &self,
-        images: Vec<crate::client::ExecutionImage>,
-    ) -> Option<crate::client::Execution> {
-        use crate::client::{Execution, ExecutionStatus, ExecutionValue};
-        if !matches!(self.kind, CallKind::Code | CallKind::Shell) {
-            return None;
-        }
-        let status = match self.status.as_deref() {
-            Some("Succeeded") => ExecutionStatus::Succeeded,
-            Some("Canceled") => ExecutionStatus::Canceled,
-            Some("Running") => ExecutionStatus::Running,
-            _ => ExecutionStatus::Failed,
-        };
-        Some(Execution {
-            id: self.execution_id.clone(),
-            status,
-            stdout: self.stdout.clone().unwrap_or_default(),
-            stderr: self.stderr.clone().unwrap_or_default(),
-            result: self
-                .result
-                .clone()
-                .and_then(|v| serde_json::from_value::<ExecutionValue>(v).ok()),
-            images,
-            duration: std::time::Duration::from_secs_f64((self.duration_ms / 1000.0).max(0.0)),
-        })
-    }
 }
 
 const COLUMNS: &str = "id, at_ms, duration_us, pool, identifier, client, kind, execution_id, code,

@@ -6,7 +6,12 @@ use chrono::{TimeZone, Utc};
 
 use super::retention::{self, Limits};
 use super::*;
-use crate::client::ExecutionImage;
+use crate::protocol::ExecutionImage;
+use crate::protocol::record::Call;
+use crate::protocol::record::CallKind;
+use crate::protocol::record::RecordedFile;
+use crate::protocol::record::RecordedOutput;
+use crate::protocol::record::sha256_hex;
 
 /// A recorded execution of `code` in `identifier` at `at_ms` (UTC
 /// milliseconds) by `test-agent/1.0`, with a line of stdout and a value.
@@ -371,7 +376,7 @@ fn a_version_1_ledger_gets_its_sessions_filled_when_opened() {
 /// copying them, and is written to the ledger and read back as text.
 #[test]
 fn a_shared_execution_is_recorded_without_copying_its_output() {
-    use crate::client::{Execution, ExecutionStatus};
+    use crate::protocol::{Execution, ExecutionStatus};
     let exec = std::sync::Arc::new(Execution {
         id: Some("e-big".into()),
         status: ExecutionStatus::Succeeded,

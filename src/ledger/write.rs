@@ -18,10 +18,11 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use rusqlite::{Connection, params};
 
+use super::LedgerError;
 use super::retention::{self, Limits};
-use super::{Call, LedgerError};
-use crate::events::{Hub, PoolEvent};
-
+use crate::events::Hub;
+use crate::protocol::events::PoolEvent;
+use crate::protocol::record::Call;
 /// Calls queued for the writer at most; more are dropped (and counted).
 pub const QUEUE: usize = 4096;
 
@@ -229,9 +230,9 @@ fn publish(hub: &Hub, calls: impl IntoIterator<Item = Box<Call>>, seqs: &[i64]) 
         if !hub.wants_call(&call.identifier, call.client.as_deref()) {
             continue;
         }
-        hub.publish(PoolEvent::Call(Box::new(crate::events::recorded_call(
-            *call, seq,
-        ))));
+        hub.publish(PoolEvent::Call(Box::new(
+            crate::protocol::events::recorded_call(*call, seq),
+        )));
     }
 }
 
@@ -274,7 +275,7 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
     let id = conn.last_insert_rowid();
     outputs.fill(conn, id)?;
     for (seq, image) in call.images.iter().enumerate() {
-        let hash = super::sha256_hex(&image.data);
+        let hash = crate::protocol::record::sha256_hex(&image.data);
         conn.prepare_cached(
             "INSERT OR IGNORE INTO images (sha256, format, data) VALUES (?1, ?2, ?3)",
         )?
@@ -283,4 +284,53 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
             .execute(params![id, i64::try_from(seq).unwrap_or(i64::MAX), hash])?;
     }
     Ok(id)
+}
+
+/// The ledger as the sink of a process's own calls (the command line
+/// installs it as the client's `CallSink`): opened at the first record, by one
+/// [`Recorder`] (a writer thread) per process, so that a process that records
+/// nothing never opens the database. A ledger that cannot be opened is said
+/// once in the log and its calls are dropped.
+pub struct ProcessSink {
+    options: super::LedgerOptions,
+    recorder: std::sync::OnceLock<Option<Recorder>>,
+}
+
+impl ProcessSink {
+    /// The sink of the ledger `options` name.
+    pub fn new(options: super::LedgerOptions) -> Self {
+        Self {
+            options,
+            recorder: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Records `call` (opening the ledger at the first one); never blocks.
+    pub fn record(&self, call: Call) {
+        if let Some(r) = self.recorder() {
+            r.record(call);
+        }
+    }
+
+    /// Waits until every call recorded so far is written (nothing when the
+    /// ledger was never opened).
+    pub fn flush(&self) {
+        if let Some(Some(r)) = self.recorder.get() {
+            r.flush();
+        }
+    }
+
+    fn recorder(&self) -> Option<&Recorder> {
+        self.recorder
+            .get_or_init(
+                || match Recorder::start(&self.options.path, self.options.limits) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        tracing::error!("ledger: this process's own calls are not recorded: {e}");
+                        None
+                    }
+                },
+            )
+            .as_ref()
+    }
 }

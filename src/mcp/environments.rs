@@ -104,8 +104,8 @@ mod tests {
     use async_trait::async_trait;
 
     use super::*;
-    use crate::client::Execution;
     use crate::mcp::host::HostError;
+    use crate::protocol::Execution;
 
     /// A host whose sessions exist or not as the test says (0 unknown, 1 yes,
     /// 2 no), with a chosen cooldown; it runs nothing.
@@ -143,7 +143,7 @@ mod tests {
         let envs = Environments::default();
         let h = host(2, Duration::from_secs(300));
         let id = envs.launch(h.cooldown());
-        crate::pool::server::validate_identifier(&id).unwrap();
+        crate::protocol::identifier::check(&id).unwrap();
         // No session yet, within the cooldown: the first command is taken.
         assert_eq!(envs.command(&id, &h), Ok(id.clone()));
         h.exists.store(1, Ordering::SeqCst);

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 
 use super::shell::{ShellCommand, ShellRun};
-use crate::client::{ClientError, Execution, SessionClient};
-
+use crate::client::{ClientError, SessionClient};
+use crate::protocol::Execution;
 /// The service's default cooldown of a session pool (`aca-api.md` §7): idle
 /// time after which a session ends, used where the pool does not say.
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(300);

@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 pub use self::environments::Environments;
 pub use self::host::{ClientHost, HostError, SessionHost};
 pub use self::shell::{ShellCommand, ShellRun};
-use crate::client::Execution;
+use crate::protocol::Execution;
 
 /// `serverInfo.name` of the service's MCP server (`aca-api.md` §13).
 pub const SERVER_NAME: &str = "Microsoft Container Apps MCP Server";

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use super::host::HostError;
-use crate::client::Execution;
+use crate::protocol::Execution;
 
 /// A shell command as the MCP tool (and the Shell pools' `executions` body)
 /// gives it.
@@ -140,8 +140,7 @@ impl ShellRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{ExecutionStatus, ExecutionValue};
-
+    use crate::protocol::{ExecutionStatus, ExecutionValue};
     #[test]
     fn exactly_one_form_of_command_is_taken() {
         assert_eq!(

@@ -277,10 +277,10 @@ fn read_output(v: &Value) -> Option<Output> {
                 (Some(text), Some(json))
                     if serde_json::to_string(json).is_ok_and(|j| j == text) =>
                 {
-                    crate::client::python_repr::python_literal(json)
+                    crate::protocol::python_repr::python_literal(json)
                 }
                 (Some(text), _) => text,
-                (None, Some(json)) => crate::client::python_repr::python_literal(json),
+                (None, Some(json)) => crate::protocol::python_repr::python_literal(json),
                 (None, None) => String::new(),
             };
             let execution_count = v

@@ -257,12 +257,12 @@ fn a_hostile_identifier_cannot_leave_the_header_comment() {
 
 #[test]
 fn a_saved_result_is_the_python_form_of_the_execution() {
-    use crate::client::{Execution, ExecutionStatus};
+    use crate::protocol::{Execution, ExecutionStatus};
     // A reply without the Jupyter format: the JSON of `{'a': 1, 'b': None}`,
     // read from a Python pool.
-    let (value, _) = crate::client::api::result_from_wire(
+    let (value, _) = crate::protocol::api::result_from_wire(
         Some(&json!({"a": 1, "b": null})),
-        crate::client::api::ValueForm {
+        crate::protocol::api::ValueForm {
             jupyter: false,
             python: true,
         },

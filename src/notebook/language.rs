@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::client::ContainerType;
+use crate::protocol::ContainerType;
 
 /// The language of a notebook's cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]

@@ -20,8 +20,7 @@ use std::time::Duration;
 
 pub use output::{Output, SharedText, StreamName, outputs_from_execution};
 
-use crate::client::{Execution, ExecutionStatus};
-
+use crate::protocol::{Execution, ExecutionStatus};
 /// Where a cell is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CellStatus {

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::client::{Execution, ExecutionStatus};
-
+use crate::protocol::{Execution, ExecutionStatus};
 /// Which standard stream a [`Output::Stream`] came from (nbformat `name`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamName {
@@ -103,7 +102,7 @@ pub enum Output {
         execution_count: u32,
         /// The value as Python shows it (`text/plain`): Jupyter's form, or the
         /// Python literal of the JSON the pool returned
-        /// ([`crate::client::ExecutionValue::text`]); raw from the session (it
+        /// ([`crate::protocol::ExecutionValue::text`]); raw from the session (it
         /// may hold escape sequences).
         text: String,
         /// The value's JSON when the session returned it typed and it is not a
@@ -251,7 +250,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::client::ExecutionImage;
+    use crate::protocol::ExecutionImage;
 
     fn exec(status: ExecutionStatus) -> Execution {
         Execution {
@@ -286,7 +285,7 @@ mod tests {
         let mut e = exec(ExecutionStatus::Succeeded);
         e.stdout = "42\n".into();
         e.stderr = "warn\n".into();
-        e.result = Some(crate::client::ExecutionValue {
+        e.result = Some(crate::protocol::ExecutionValue {
             text: "42".into(),
             json: Some(json!(42)),
         });
@@ -363,7 +362,7 @@ mod tests {
     #[test]
     fn a_string_value_is_never_claimed_to_be_json() {
         let mut e = exec(ExecutionStatus::Succeeded);
-        e.result = Some(crate::client::ExecutionValue {
+        e.result = Some(crate::protocol::ExecutionValue {
             text: "   a\n0  1".into(),
             json: Some(json!("   a\n0  1")),
         });

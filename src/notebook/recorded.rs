@@ -8,9 +8,8 @@
 
 use super::language::Language;
 use super::{Cell, CellStatus};
-use crate::client::ExecutionImage;
-use crate::ledger::{CallKind, Entry, RecordedImage};
-
+use crate::protocol::ExecutionImage;
+use crate::protocol::record::{CallKind, Entry, RecordedImage};
 /// The cells of a recorded session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordedCells {

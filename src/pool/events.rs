@@ -3,7 +3,7 @@
 //! output ([`LiveOutput`]).
 //!
 //! The route is sessionpad's own, outside the Azure API: `GET
-//! /.sessionpad/events[?identifier=ID]` ([`crate::events::ROUTE`]). It takes
+//! /.sessionpad/events[?identifier=ID]` ([`crate::protocol::events::ROUTE`]). It takes
 //! no api-version. The caller mounts it behind its bearer-token check (the
 //! local pool puts it beside its other routes), so it answers 401 without the
 //! token like them.
@@ -21,8 +21,8 @@ use futures::Stream;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::wire_error::WireError;
-use crate::events::{Hub, Interest, Lagged, OutputChunk, PoolEvent, ROUTE, StreamName};
-
+use crate::events::{Hub, Interest};
+use crate::protocol::events::{Lagged, OutputChunk, PoolEvent, ROUTE, StreamName};
 /// How often an idle stream carries a keep-alive comment.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
@@ -42,7 +42,7 @@ pub fn routes<S: Clone + Send + Sync + 'static>(hub: Hub) -> Router<S> {
 
 /// `GET /.sessionpad/events`: 400 (Azure's error shape) for an identifier
 /// that breaks the rules (`aca-api.md` §4.5), else the stream. With
-/// `others=true` ([`crate::events::OTHERS_QUERY`]) the `call` events of calls
+/// `others=true` ([`crate::protocol::events::OTHERS_QUERY`]) the `call` events of calls
 /// made with the subscriber's own `User-Agent` are left out.
 fn subscribe(
     hub: &Hub,
@@ -54,7 +54,7 @@ fn subscribe(
         super::server::validate_identifier(id)?;
     }
     let others = query
-        .get(crate::events::OTHERS_QUERY)
+        .get(crate::protocol::events::OTHERS_QUERY)
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let not_client = others
         .then(|| headers.get(axum::http::header::USER_AGENT))

@@ -46,8 +46,8 @@ use self::paths::{FsError, RelPath, percent_decode};
 use super::record::{DownloadTap, Recording};
 use super::server::{Pool, target};
 use super::wire_error::WireError;
-use crate::client::api::{ApiVersion, Family};
-use crate::ledger::CallKind;
+use crate::protocol::api::{ApiVersion, Family};
+use crate::protocol::record::CallKind;
 
 /// Chunk size of downloads, in bytes.
 const READ_CHUNK: usize = 64 * 1024;

@@ -15,8 +15,7 @@ use serde_json::{Value, json};
 use super::server::{Pool, target};
 use super::wire_error::WireError;
 
-/// The route's path below the pool management endpoint.
-pub const INTERRUPT_ROUTE: &str = "/.sessionpad/interrupt";
+use crate::protocol::routes::INTERRUPT_ROUTE;
 
 /// The interrupt route, merged into the pool's router.
 pub(crate) fn routes() -> Router<Pool> {

@@ -116,7 +116,7 @@ fn require_version(query: &HashMap<String, String>) -> Result<(), WireError> {
     let v = query.get("api-version").ok_or_else(|| {
         WireError::bad_request("SessionRequestValidationFailed", "api-version is required")
     })?;
-    v.parse::<crate::client::ApiVersion>()
+    v.parse::<crate::protocol::ApiVersion>()
         .map(|_| ())
         .map_err(|e| WireError::bad_request("SessionRequestValidationFailed", e.to_string()))
 }
@@ -199,16 +199,19 @@ async fn metadata(
             doc.as_object_mut(),
             serde_json::to_value(pool.registry.isolation()),
         ) {
-            fields.insert(super::isolation::METADATA_FIELD.to_string(), isolation);
             fields.insert(
-                crate::client::container_type::METADATA_FIELD.to_string(),
+                crate::protocol::isolation::METADATA_FIELD.to_string(),
+                isolation,
+            );
+            fields.insert(
+                crate::protocol::container_type::METADATA_FIELD.to_string(),
                 json!(pool.registry.container_type().arm_name()),
             );
         }
         doc
     };
     let brief = headers
-        .get(crate::client::api::METADATA_HEADER)
+        .get(crate::protocol::api::METADATA_HEADER)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"brief"));
     if brief {
         return Ok(Json(ours(json!({}))).into_response());

@@ -9,8 +9,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::server::Pool;
-use crate::client::Execution;
 use crate::mcp::{HostError, SessionHost};
+use crate::protocol::Execution;
 
 /// The local pool's sessions, for its `/mcp` route.
 pub(crate) struct PoolHost {

@@ -11,7 +11,6 @@ mod files;
 pub mod housekeeping;
 pub mod image;
 pub mod interrupt;
-pub mod isolation;
 pub mod kernel;
 pub mod limits;
 mod manage;
@@ -33,8 +32,8 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+use crate::protocol::Isolation;
 pub use image::{ImageError, PythonEnv};
-pub use isolation::Isolation;
 pub use sandbox::Sandbox;
 pub use sessions::SessionRegistry;
 
@@ -76,13 +75,13 @@ pub struct PoolOptions {
     /// pool with egress disabled).
     pub egress: bool,
     /// Per-session memory, process, `/tmp`, file size and CPU limits.
-    pub limits: limits::Limits,
+    pub limits: crate::protocol::limits::Limits,
     /// What the sessions run (`--container-type`): `PythonLTS` (an IPython
     /// kernel per session), `Shell` (shell commands, run by the same sandboxed
     /// kernel, see `assets/python/shell_session.py`) or `NodeLTS` (JavaScript
     /// in one `vm` context per session, a Node.js process the same kernel
     /// starts, see `assets/python/node_session.py`).
-    pub container_type: crate::client::ContainerType,
+    pub container_type: crate::protocol::ContainerType,
     /// Where the pool records every execution and file call of its clients
     /// (the flight recorder's ledger, [`crate::ledger`]); `None` records
     /// nothing. [`PoolOptions::embedded`] leaves it `None`: the front ends set
@@ -109,8 +108,8 @@ impl PoolOptions {
             ready_sessions: 2,
             sandbox: true,
             egress: false,
-            limits: limits::Limits::default(),
-            container_type: crate::client::ContainerType::PythonLts,
+            limits: crate::protocol::limits::Limits::default(),
+            container_type: crate::protocol::ContainerType::PythonLts,
             ledger: None,
         }
     }
@@ -142,7 +141,7 @@ pub enum PoolError {
     #[error(
         "the local pool runs PythonLTS, Shell and NodeLTS sessions, not {0} (use --container-type python, shell or node)"
     )]
-    ContainerType(crate::client::ContainerType),
+    ContainerType(crate::protocol::ContainerType),
     /// The ledger could not be opened (damaged, of a newer schema, …).
     #[error(transparent)]
     Ledger(#[from] crate::ledger::LedgerError),
@@ -275,7 +274,7 @@ impl LocalPool {
         opts: PoolOptions,
         progress: &(dyn Fn(&str) + Send + Sync),
     ) -> Result<Self, PoolError> {
-        use crate::client::ContainerType;
+        use crate::protocol::ContainerType;
         if !matches!(
             opts.container_type,
             ContainerType::PythonLts | ContainerType::Shell | ContainerType::NodeLts
@@ -409,7 +408,7 @@ impl LocalPool {
     /// The pool's MCP endpoint (JSON-RPC over HTTP POST, `aca-api.md` §8),
     /// e.g. `http://127.0.0.1:41234/mcp`.
     pub fn mcp_endpoint(&self) -> String {
-        format!("{}{}", self.endpoint(), server::MCP_ROUTE)
+        format!("{}{}", self.endpoint(), crate::protocol::routes::MCP_ROUTE)
     }
 
     /// The API key MCP clients must send in `x-ms-apikey`, or `None` without

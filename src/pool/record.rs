@@ -14,12 +14,10 @@ use axum::http::HeaderMap;
 use axum::http::header::USER_AGENT;
 use chrono::{DateTime, Utc};
 
-use crate::client::Execution;
-use crate::ledger::{Call, CallKind, RecordedFile, RecordedOutput, Recorder};
-
-/// The pool key the local pool's calls are recorded under (as the sessions
-/// store names the local pool).
-pub const POOL_KEY: &str = "local";
+use crate::ledger::Recorder;
+use crate::protocol::Execution;
+use crate::protocol::record::POOL_KEY;
+use crate::protocol::record::{Call, CallKind, RecordedFile, RecordedOutput};
 
 /// A call being answered, to be recorded when its reply is known.
 #[derive(Debug, Clone)]
@@ -182,7 +180,8 @@ impl Drop for DownloadTap {
     fn drop(&mut self) {
         use sha2::Digest;
         let hash = std::mem::take(&mut self.hasher).finalize();
-        let sha = (self.complete || self.sent == self.expected).then(|| crate::ledger::hex(&hash));
+        let sha = (self.complete || self.sent == self.expected)
+            .then(|| crate::protocol::record::hex(&hash));
         self.recording.file(
             CallKind::Download,
             std::mem::take(&mut self.name),

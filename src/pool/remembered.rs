@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::client::Execution;
+use crate::protocol::Execution;
 
 /// How many finished executions a session remembers for `GET executions/{id}`.
 const KEPT_EXECUTIONS: usize = 64;
@@ -76,7 +76,7 @@ impl ExecutionRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::ExecutionStatus;
+    use crate::protocol::ExecutionStatus;
 
     fn done(stdout_bytes: usize) -> ExecutionRecord {
         ExecutionRecord::Done {

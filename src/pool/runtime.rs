@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 use super::image::{ImageError, PythonEnv};
-use crate::client::ContainerType;
+use crate::protocol::ContainerType;
 
 /// Why a runtime's version could not be read.
 #[derive(Debug, thiserror::Error)]

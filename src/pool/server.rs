@@ -29,8 +29,8 @@ use serde_json::Value;
 use super::PoolOptions;
 use super::sessions::{Session, SessionError, SessionRegistry};
 use super::wire_error::WireError;
-use crate::client::ContainerType;
-use crate::client::api::ApiVersion;
+use crate::protocol::ContainerType;
+use crate::protocol::api::ApiVersion;
 use execute::{execute_a, execute_b, get_execution};
 
 /// Most bytes of an execution request body (`code/execute`, `executions`): 2 MiB,
@@ -86,7 +86,7 @@ impl Pool {
 /// pool's `mcpServerEndpoint`, which `mcp-overview.md` describes as "the
 /// session pool's `/mcp` endpoint" (`aca-api.md` §8); so the local pool's MCP
 /// endpoint is its pool management endpoint followed by `/mcp`.
-pub const MCP_ROUTE: &str = "/mcp";
+use crate::protocol::routes::MCP_ROUTE;
 
 /// The router of the local pool: every route of `aca-api.md` behind bearer-token
 /// authentication (`opts.token`, none when `None`), the MCP server at
@@ -263,7 +263,7 @@ pub(crate) fn target(query: &HashMap<String, String>) -> Result<(ApiVersion, Str
     let version: ApiVersion =
         version
             .parse()
-            .map_err(|e: crate::client::api::UnknownApiVersion| {
+            .map_err(|e: crate::protocol::api::UnknownApiVersion| {
                 WireError::bad_request("SessionRequestValidationFailed", e.to_string())
             })?;
     let identifier = query.get("identifier").ok_or_else(|| {
@@ -280,19 +280,6 @@ pub(crate) fn target(query: &HashMap<String, String>) -> Result<(ApiVersion, Str
 /// A 400 `SessionRequestValidationFailed` `WireError` (`aca-api.md` §6) naming
 /// the identifier and the rule.
 pub fn validate_identifier(id: &str) -> Result<(), WireError> {
-    const EXTRA: &str = "_|}{[]:\"';<>?/.,@#$%^&*()-+=!~`";
-    let len = id.chars().count();
-    let ok_chars = id
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || EXTRA.contains(c));
-    if (4..=128).contains(&len) && ok_chars {
-        Ok(())
-    } else {
-        Err(WireError::bad_request(
-            "SessionRequestValidationFailed",
-            format!(
-                "identifier {id:?} is invalid: it must be 4 to 128 characters, letters, digits or {EXTRA}"
-            ),
-        ))
-    }
+    crate::protocol::identifier::check(id)
+        .map_err(|message| WireError::bad_request("SessionRequestValidationFailed", message))
 }

@@ -22,8 +22,7 @@ use super::process::Processes;
 pub use super::remembered::ExecutionRecord;
 use super::remembered::remember;
 use super::sandbox::{SESSION_UID_BASE, SESSION_UIDS, Sandbox};
-use crate::client::{ContainerType, Execution, ExecutionStatus};
-
+use crate::protocol::{ContainerType, Execution, ExecutionStatus};
 /// Why a session could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -107,7 +106,7 @@ pub struct Confinement {
     /// What gives session folders their size.
     pub data_fs: DataFs,
     /// What is in force, for people.
-    pub isolation: super::Isolation,
+    pub isolation: crate::protocol::Isolation,
     /// A name unique among live pools ([`super::housekeeping::pool_tag`]).
     pub tag: String,
 }
@@ -116,7 +115,7 @@ pub struct Confinement {
 pub struct SessionRegistry {
     env: PythonEnv,
     sandbox: Option<Sandbox>,
-    isolation: super::Isolation,
+    isolation: crate::protocol::Isolation,
     python_dirs: Arc<Vec<PathBuf>>,
     enforcer: Arc<Enforcer>,
     /// What gives session folders their size.
@@ -193,7 +192,7 @@ impl SessionRegistry {
     }
 
     /// What keeps the sessions isolated (sandbox, limits), as in force.
-    pub fn isolation(&self) -> &super::Isolation {
+    pub fn isolation(&self) -> &crate::protocol::Isolation {
         &self.isolation
     }
 

@@ -194,7 +194,7 @@ async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, W
                     if let Ok(Some(part)) = part.await {
                         let name = route::below_data(query_path.as_deref(), &[&part.file_name]);
                         recording.file(
-                            crate::ledger::CallKind::Upload,
+                            crate::protocol::record::CallKind::Upload,
                             name,
                             Some(part.size),
                             Some(part.sha256),
@@ -205,7 +205,7 @@ async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, W
             Body::from_stream(upstream.bytes_stream())
         }
         (Op::Delete(name), Some(recording)) if ok => {
-            recording.file(crate::ledger::CallKind::Delete, name, None, None);
+            recording.file(crate::protocol::record::CallKind::Delete, name, None, None);
             Body::from_stream(upstream.bytes_stream())
         }
         _ => Body::from_stream(upstream.bytes_stream()),

@@ -271,7 +271,7 @@ fn router(shared: Arc<Shared>, token: Option<String>, hub: crate::events::Hub) -
 
 async fn check_token(token: Option<Arc<String>>, req: Request, next: Next) -> Response {
     let path = req.uri().path().trim_start_matches('/');
-    let mcp = crate::pool::server::MCP_ROUTE.trim_start_matches('/');
+    let mcp = crate::protocol::routes::MCP_ROUTE.trim_start_matches('/');
     if path == mcp || path.starts_with(&format!("{mcp}/")) {
         return next.run(req).await;
     }

@@ -12,10 +12,11 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::client::ExecutionStatus;
-use crate::client::api::ValueForm;
-use crate::client::shell::{ShellRequestBody, parse_shell_reply};
+use crate::client::shell::parse_shell_reply;
 use crate::pool::record::Recording;
+use crate::protocol::ExecutionStatus;
+use crate::protocol::api::ValueForm;
+use crate::protocol::shell::ShellRequestBody;
 
 /// Asynchronous executions waiting for a finished answer, at most this many
 /// (the oldest is forgotten past it: a client that never polls leaves nothing

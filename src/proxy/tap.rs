@@ -120,7 +120,7 @@ async fn parse(rx: mpsc::Receiver<Bytes>, boundary: String) -> Option<UploadedPa
         return Some(UploadedPart {
             file_name,
             size,
-            sha256: crate::ledger::hex(&hasher.finalize()),
+            sha256: crate::protocol::record::hex(&hasher.finalize()),
         });
     }
     None
@@ -194,7 +194,11 @@ mod tests {
             let part = part.await.unwrap().unwrap();
             assert_eq!(part.file_name, "data.bin");
             assert_eq!(part.size, content.len() as u64, "{size}");
-            assert_eq!(part.sha256, crate::ledger::sha256_hex(&content), "{size}");
+            assert_eq!(
+                part.sha256,
+                crate::protocol::record::sha256_hex(&content),
+                "{size}"
+            );
         }
     }
 

@@ -34,7 +34,7 @@ pub(super) async fn connect(
             )
             .map_err(Failure::from)?
             .with_container_type(config.container_type);
-            if crate::pool::isolation::may_report(endpoint) {
+            if crate::protocol::isolation::may_report(endpoint) {
                 learn_isolation(client.clone(), events.clone());
             }
             return Ok((client, None));

@@ -14,9 +14,9 @@ use super::failure::Failure;
 use super::files::FileEvent;
 use super::follow::{FollowNews, Followed};
 use super::sessions::SessionsEvent;
-use crate::client::Execution;
-use crate::events::OutputChunk;
-use crate::pool::Isolation;
+use crate::protocol::Execution;
+use crate::protocol::Isolation;
+use crate::protocol::events::OutputChunk;
 
 /// Identifies one requested execution, so that a reply can be matched to the cell
 /// that asked for it and a reply nobody waits for is dropped.

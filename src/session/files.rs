@@ -23,7 +23,8 @@ use tokio_util::sync::CancellationToken;
 use super::event::EventSender;
 use super::failure::Failure;
 use super::head::read_head;
-use crate::client::{ClientError, MAX_UPLOAD, RemoteFile, SessionClient};
+use crate::client::{ClientError, MAX_UPLOAD, SessionClient};
+use crate::protocol::RemoteFile;
 use crate::text::{human_size, sanitize};
 
 /// What a front end asks of the file work.

@@ -27,7 +27,7 @@ async fn file_pool() -> (SessionClient, JoinHandle<()>) {
     });
     let client = SessionClient::new(crate::client::Target {
         endpoint: format!("http://{addr}"),
-        api_version: crate::client::ApiVersion::V2025_10_02,
+        api_version: crate::protocol::ApiVersion::V2025_10_02,
         token: Some("t".into()),
     })
     .expect("client");

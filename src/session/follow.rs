@@ -23,9 +23,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::event::{DecodedImage, EventSender};
-use crate::client::{Execution, ExecutionImage, RemoteFile, SessionClient};
-use crate::events::{PoolEvent, RecordedCall};
-use crate::ledger::Entry;
+use crate::client::SessionClient;
+use crate::protocol::events::{PoolEvent, RecordedCall};
+use crate::protocol::record::Entry;
+use crate::protocol::{Execution, ExecutionImage, RemoteFile};
 
 /// How long the subscription waits before subscribing again after the stream
 /// broke or the pool could not be reached (the pool restarting, say); it
@@ -94,7 +95,7 @@ pub fn spawn(
     identifier: watch::Receiver<String>,
     events: EventSender,
 ) -> Option<JoinHandle<()>> {
-    if !crate::pool::isolation::may_report(client.endpoint()) {
+    if !crate::protocol::isolation::may_report(client.endpoint()) {
         return None;
     }
     Some(tokio::spawn(run(client, own_agent, identifier, events)))
@@ -291,9 +292,9 @@ pub fn short_agent(agent: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::ExecutionStatus;
-    use crate::ledger::CallKind;
-    use crate::ledger::RecordedImage;
+    use crate::protocol::ExecutionStatus;
+    use crate::protocol::record::CallKind;
+    use crate::protocol::record::RecordedImage;
 
     fn entry() -> Entry {
         Entry {

@@ -1,9 +1,8 @@
 //! The history read from a real ledger file.
 
 use super::*;
-use crate::client::ExecutionImage;
-use crate::ledger::{Call, CallKind, RecordedFile};
-
+use crate::protocol::ExecutionImage;
+use crate::protocol::record::{Call, CallKind, RecordedFile};
 fn call(identifier: &str, client: &str, at_ms: i64, code: &str) -> Box<Call> {
     Box::new(Call {
         client: Some(client.into()),

@@ -8,8 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::client::{FileKind, RemoteFile};
-
+use crate::protocol::{FileKind, RemoteFile};
 /// How a file differs from the listing before the cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Change {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::event::EventSender;
 use super::files::FileEvent;
 use super::sessions;
-use crate::client::{RemoteFile, SessionClient};
-
+use crate::client::SessionClient;
+use crate::protocol::RemoteFile;
 /// The longest the radar's listing before a cell may hold up its start.
 pub const BEFORE_WAIT: Duration = Duration::from_secs(2);
 /// The longest the radar's listing after a cell may take (it holds up the next

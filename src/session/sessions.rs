@@ -8,8 +8,9 @@
 use super::event::EventSender;
 use super::failure::Failure;
 use super::history::{self, RecordedNotebook, RecordedRequest};
-use crate::client::{PoolMetadata, SessionClient, SessionInfo};
+use crate::client::SessionClient;
 use crate::ledger::read::RecordedSession;
+use crate::protocol::{PoolMetadata, SessionInfo};
 
 /// What a front end asks of the pool's sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]

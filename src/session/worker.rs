@@ -28,8 +28,9 @@ use super::queue::Queue;
 use super::radar_listing;
 use super::sessions::SessionsCommand;
 use super::side::{Side, SideWork};
-use crate::client::{ApiVersion, ContainerType, Execution, SessionClient, ShellRequest};
+use crate::client::{SessionClient, ShellRequest};
 use crate::pool::{LocalPool, SessionRegistry};
+use crate::protocol::{ApiVersion, ContainerType, Execution};
 
 /// How long the embedded pool gets to stop its kernels before it is dropped
 /// (dropping kills them).
@@ -68,9 +69,9 @@ pub struct WorkerConfig {
     /// Execution limit sent with each run.
     pub timeout: Duration,
     /// How the pool's sessions are listed, read and ended.
-    pub pool_type: crate::client::PoolType,
+    pub pool_type: crate::protocol::PoolType,
     /// Per-session limits when the worker starts the embedded local pool.
-    pub pool_limits: crate::pool::limits::Limits,
+    pub pool_limits: crate::protocol::limits::Limits,
     /// Where the embedded local pool records its calls; `None` records nothing.
     pub ledger: Option<crate::ledger::LedgerOptions>,
     /// What the pool runs: cells are shell commands on a Shell pool (and the

@@ -2,9 +2,9 @@
 //! decoding.
 
 use super::*;
-use crate::client::PoolType;
 use crate::pool::PoolOptions;
-use crate::pool::limits::Limits;
+use crate::protocol::PoolType;
+use crate::protocol::limits::Limits;
 use crate::session::event::SessionEvent;
 use crate::session::failure::FailureKind;
 
@@ -27,7 +27,7 @@ fn remote(
         pool_type: PoolType::default(),
         pool_limits: Limits::default(),
         ledger: None,
-        container_type: crate::client::ContainerType::PythonLts,
+        container_type: crate::protocol::ContainerType::PythonLts,
     }
 }
 
@@ -117,13 +117,13 @@ async fn images_decode_in_order_and_bad_ones_say_why() {
     image::DynamicImage::new_rgb8(3, 2)
         .write_to(&mut png, image::ImageFormat::Png)
         .expect("encode png");
-    let image = |data: Vec<u8>| crate::client::ExecutionImage {
+    let image = |data: Vec<u8>| crate::protocol::ExecutionImage {
         format: "png".into(),
         data,
     };
     let exec = Execution {
         id: None,
-        status: crate::client::ExecutionStatus::Succeeded,
+        status: crate::protocol::ExecutionStatus::Succeeded,
         stdout: String::new(),
         stderr: String::new(),
         result: None,

@@ -15,9 +15,9 @@ use super::runs::Runs;
 use super::theme::Theme;
 use super::ui::image::ImageKey;
 use super::ui::{Views, editor};
-use crate::client::ApiVersion;
 use crate::notebook::store::Saver;
 use crate::notebook::{Cell, Notebook};
+use crate::protocol::ApiVersion;
 use crate::session::{DecodedImage, RunId};
 
 /// How long a first Ctrl+C waits for the second.
@@ -96,7 +96,7 @@ pub struct App {
     /// What keeps the sessions isolated when the pool is a sessionpad local
     /// pool and that is known (`None` for Azure's pools, or not yet known); the
     /// status line warns from it when they are not.
-    pub isolation: Option<crate::pool::Isolation>,
+    pub isolation: Option<crate::protocol::Isolation>,
     /// The cells run so far.
     pub notebook: Notebook,
     /// The cell being typed.

@@ -9,7 +9,7 @@ use ratatui::backend::TestBackend;
 
 use super::super::tests::test_app;
 use super::*;
-use crate::client::{Execution, ExecutionStatus};
+use crate::protocol::{Execution, ExecutionStatus};
 use crate::session::SessionEvent;
 
 fn run(app: &mut App, code: &str) -> RunId {

@@ -110,7 +110,7 @@ impl App {
     fn finish(
         &mut self,
         run: RunId,
-        outcome: Result<crate::client::Execution, Failure>,
+        outcome: Result<crate::protocol::Execution, Failure>,
         exit_code: Option<i32>,
         images: Vec<DecodedImage>,
     ) {

@@ -22,9 +22,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::App;
-use crate::events::{OutputChunk, StreamName as LiveStream};
-use crate::ledger::CallKind;
 use crate::notebook::{CellStatus, Output, StreamName};
+use crate::protocol::events::{OutputChunk, StreamName as LiveStream};
+use crate::protocol::record::CallKind;
 use crate::session::{FollowNews, Followed};
 use crate::tui::action::Effect;
 use crate::tui::ui::image::ImageKey;

@@ -6,8 +6,8 @@ use pretty_assertions::assert_eq;
 
 use super::super::tests::{exec, run, test_app};
 use super::*;
-use crate::events::StreamName as LiveStream;
-use crate::ledger::Entry;
+use crate::protocol::events::StreamName as LiveStream;
+use crate::protocol::record::Entry;
 use crate::session::{RunId, SessionEvent};
 
 /// LangChain's `User-Agent`, with an escape sequence in it.
@@ -46,7 +46,7 @@ fn followed(code: &str, stdout: &str) -> SessionEvent {
 
 /// The worker's news of another client's recorded call `entry`.
 pub(crate) fn followed_entry(entry: Entry) -> SessionEvent {
-    let call = crate::events::RecordedCall {
+    let call = crate::protocol::events::RecordedCall {
         entry,
         image_data: vec![],
     };
@@ -266,6 +266,6 @@ fn a_service_pool_s_running_cell_says_its_output_comes_at_the_end() {
     let mut remote = test_app();
     remote.config.pool_label = "eastus.dynamicsessions.io".into();
     assert!(remote.output_arrives_at_end());
-    remote.isolation = Some(crate::pool::Isolation::unsandboxed("test"));
+    remote.isolation = Some(crate::protocol::Isolation::unsandboxed("test"));
     assert!(!remote.output_arrives_at_end(), "a serve says it is local");
 }

@@ -10,7 +10,7 @@ use ratatui_textarea::{Input, Key};
 
 use super::super::tests::test_app;
 use super::*;
-use crate::client::{Execution, ExecutionImage, ExecutionStatus};
+use crate::protocol::{Execution, ExecutionImage, ExecutionStatus};
 use crate::session::SessionEvent;
 
 fn key(app: &mut App, key: Key) -> Vec<Effect> {

@@ -46,8 +46,8 @@ impl App {
 mod tests {
     use ratatui_image::picker::{Picker, ProtocolType};
 
-    use crate::client::ApiVersion;
     use crate::notebook::language::Language;
+    use crate::protocol::ApiVersion;
     use crate::tui::app::{App, AppConfig, PoolState};
 
     #[test]

@@ -7,8 +7,8 @@ use ratatui_textarea::{Input, Key};
 use serde_json::json;
 
 use super::*;
-use crate::client::{Execution, ExecutionStatus};
 use crate::notebook::{CellStatus, Output};
+use crate::protocol::{Execution, ExecutionStatus};
 use crate::session::SessionEvent;
 
 pub(crate) fn test_app() -> App {
@@ -59,8 +59,8 @@ pub(crate) fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution
         status: ExecutionStatus::Succeeded,
         stdout: stdout.into(),
         stderr: String::new(),
-        result: result.map(|json| crate::client::ExecutionValue {
-            text: crate::client::python_repr::python_literal(&json),
+        result: result.map(|json| crate::protocol::ExecutionValue {
+            text: crate::protocol::python_repr::python_literal(&json),
             json: Some(json),
         }),
         images: vec![],
@@ -194,7 +194,7 @@ fn images_are_keyed_by_their_output() {
     let now = Instant::now();
     let r = run(&mut app, "plot()", now);
     let mut e = exec("hi\n", None);
-    e.images = vec![crate::client::ExecutionImage {
+    e.images = vec![crate::protocol::ExecutionImage {
         format: "png".into(),
         data: vec![0],
     }];

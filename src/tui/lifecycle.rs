@@ -15,7 +15,6 @@ use super::pools::{PoolChoice, PoolsUi};
 use super::terminal::Tui;
 use super::{TuiOptions, attach_sessions_store, host_of, ui};
 use crate::notebook::store::SaverThread;
-use crate::pool::{Isolation, Sandbox};
 use crate::session::{Connection, SessionWorker, WorkerConfig};
 
 /// What moves from one pool's run to the next.
@@ -98,7 +97,9 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     // report replaces this one). A serve says in its metadata, which the
     // worker asks for.
     if t.endpoint.is_none() {
-        (app.isolation, app.notice) = local_isolation(t.container_type).await;
+        let (isolation, could_sandbox) = crate::background::isolation_for(t.container_type).await;
+        app.isolation = isolation;
+        app.notice = could_sandbox.then(|| RESTART_TO_SANDBOX.to_string());
     }
     app.execution_limit = Some(t.timeout);
     // Only the local pool's kernels can be interrupted; the service cannot.
@@ -136,7 +137,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
             pool_type: t.pool_type,
             // The background local pool reads the config file's `[pool]` and
             // `[ledger]` itself when it starts.
-            pool_limits: crate::pool::limits::Limits::default(),
+            pool_limits: crate::protocol::limits::Limits::default(),
             ledger: None,
             container_type: t.container_type,
         },
@@ -168,41 +169,6 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
 pub const RESTART_TO_SANDBOX: &str = "the background pool runs sessions NOT isolated, but this \
      machine can sandbox them now: drop `sandbox = false` from [pool] if set, `sessionpad pool \
      stop`, then start sessionpad again";
-
-/// The local pool's isolation for the first frame (the running pool's, else
-/// what the one about to be started will say), and [`RESTART_TO_SANDBOX`]
-/// when the running one has no sandbox but this machine can build one now.
-async fn local_isolation(
-    container_type: crate::client::ContainerType,
-) -> (Option<Isolation>, Option<String>) {
-    let Some(found) = crate::background::find(container_type) else {
-        return (expected_isolation().await, None);
-    };
-    let unsandboxed = found.isolation.as_ref().is_some_and(|i| !i.is_sandboxed());
-    let notice = (unsandboxed && expected_isolation().await.is_some_and(|i| i.is_sandboxed()))
-        .then(|| RESTART_TO_SANDBOX.to_string());
-    (found.isolation, notice)
-}
-
-/// What the background local pool about to be started will say of its
-/// isolation (it detects the same way as it starts), so the first frame says
-/// whether sessions are sandboxed; the limits are known once the pool runs and
-/// reports its own.
-async fn expected_isolation() -> Option<Isolation> {
-    let detected = tokio::task::spawn_blocking(|| Sandbox::detect(true, false)).await;
-    match detected {
-        Ok(Ok(sandbox)) => Some(Isolation {
-            unsandboxed: None,
-            limits: Vec::new(),
-            notes: sandbox.notes(),
-        }),
-        Ok(Err(why)) => Some(Isolation::unsandboxed(why.to_string())),
-        Err(e) => {
-            tracing::error!("sandbox detection failed: {e}");
-            None
-        }
-    }
-}
 
 /// Ends `run`: stops its worker (the background local pool it talks to keeps
 /// running, for the next run and the command line), applies the news that came

@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use super::app::App;
 use super::ui::image::ImageKey;
-use crate::client::ApiVersion;
 use crate::notebook::Cell;
 use crate::notebook::ipynb::NotebookMeta;
 use crate::notebook::language::Language;
 use crate::notebook::store::{self, SaverThread};
+use crate::protocol::ApiVersion;
 use crate::session::DecodedImage;
 
 /// Where the notebook lives and what it says about itself.
@@ -153,8 +153,8 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::client::{Execution, ExecutionStatus};
     use crate::notebook::{CellStatus, Output, StreamName};
+    use crate::protocol::{Execution, ExecutionStatus};
     use crate::session::{RunId, SessionEvent};
     use crate::tui::action::{Action, Effect};
     use crate::tui::app::{AppConfig, PoolState};

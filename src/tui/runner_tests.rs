@@ -9,7 +9,7 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::*;
-use crate::client::{ApiVersion, Execution, ExecutionStatus};
+use crate::protocol::{ApiVersion, Execution, ExecutionStatus};
 use crate::session::SessionEvent;
 use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};

@@ -6,8 +6,10 @@
 use std::io::BufRead;
 use std::time::Duration;
 
-use sessionpad::client::{ApiVersion, SessionClient, Target};
+use sessionpad::client::{SessionClient, Target};
+
 use sessionpad::pool::{LocalPool, PoolOptions};
+use sessionpad::protocol::ApiVersion;
 
 /// A local pool on an ephemeral port with its session folders in a temp dir.
 pub struct TestPool {
@@ -33,7 +35,7 @@ impl TestPool {
     }
 
     /// A pool whose sessions run `container_type`, with one ready session.
-    pub async fn start_as(container_type: sessionpad::client::ContainerType) -> Self {
+    pub async fn start_as(container_type: sessionpad::protocol::ContainerType) -> Self {
         Self::start_with(|o| {
             o.container_type = container_type;
             o.ready_sessions = 1;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::beneath::{Kind, MAX_DEPTH, Meta, Root, lstat_child, open_child_dir, read_names};
 use super::paths::{FsError, RelPath};
 use super::upload::TEMP_PREFIX;
-use crate::client::api::ApiVersion;
+use crate::protocol::api::ApiVersion;
 
 /// One file or folder of a session.
 #[derive(Debug, Clone)]

@@ -204,7 +204,7 @@ async fn store(
     }
     let meta = temp.persist().await.map_err(|e| e.into_wire(false))?;
     tracing::debug!(file = %rel.display(), size, "upload stored");
-    let sha256 = hasher.map(|h| crate::ledger::hex(&h.finalize()));
+    let sha256 = hasher.map(|h| crate::protocol::record::hex(&h.finalize()));
     Ok((Entry::new(&rel, base, &meta), size, sha256))
 }
 

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use tokio::process::Command;
 
 use super::KernelError;
-use crate::client::ContainerType;
 use crate::pool::data_fs::DataFs;
 use crate::pool::image::PythonEnv;
 use crate::pool::limits::{Enforcer, KernelLimits};
 use crate::pool::process::Processes;
 use crate::pool::sandbox::env::kernel_env;
 use crate::pool::sandbox::{Jail, Sandbox};
+use crate::protocol::ContainerType;
 
 /// How a kernel is launched: the interpreter, the working folder, where its IPC
 /// sockets go, and the sandbox and limits it runs under.

@@ -21,8 +21,7 @@ use super::data_fs::DataFs;
 use super::limits::KernelLimits;
 use super::process::{KernelProcess, Processes};
 use super::sandbox::Sandbox;
-use crate::client::{ContainerType, Execution};
-
+use crate::protocol::{ContainerType, Execution};
 mod launch;
 mod outputs;
 mod relay;

@@ -8,8 +8,7 @@ use base64::Engine;
 use jupyter_protocol::{ExecutionState, JupyterMessageContent, MediaType, Stdio as StreamName};
 
 use super::VALUE_MIME;
-use crate::client::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
-
+use crate::protocol::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
 /// Most bytes of stdout, and separately of stderr, that one execution keeps: 8 MiB.
 ///
 /// Applies to every api-version (the service's own cap is only known for
@@ -246,8 +245,8 @@ impl Run {
         match content {
             JupyterMessageContent::StreamContent(s) => {
                 let name = match s.name {
-                    StreamName::Stdout => crate::events::StreamName::Stdout,
-                    StreamName::Stderr => crate::events::StreamName::Stderr,
+                    StreamName::Stdout => crate::protocol::events::StreamName::Stdout,
+                    StreamName::Stderr => crate::protocol::events::StreamName::Stderr,
                 };
                 let kept = match s.name {
                     StreamName::Stdout => self.stdout.push(&s.text),
@@ -315,7 +314,7 @@ impl Run {
             (None, None) => None,
         };
         if let (Some(v), None) = (&self.result_json, &self.result_text) {
-            self.result_text = Some(crate::client::python_repr::python_literal(v));
+            self.result_text = Some(crate::protocol::python_repr::python_literal(v));
         }
     }
 
@@ -383,7 +382,7 @@ impl Run {
         self.stderr.notice(&format!(
             "Execution aborted: the session went over its memory limit of {}; \
              the next execution starts a fresh session state.\n",
-            crate::pool::limits::human_bytes(limit)
+            crate::protocol::limits::human_bytes(limit)
         ));
     }
 
@@ -449,7 +448,8 @@ mod tests {
     /// streams the 8 MiB its reply holds.
     #[test]
     fn only_what_a_stream_keeps_is_streamed_live() {
-        use crate::events::{Hub, PoolEvent};
+        use crate::events::Hub;
+        use crate::protocol::events::PoolEvent;
         use jupyter_protocol::StreamContent;
         let hub = Hub::new();
         let mut rx = hub.subscribe();

@@ -67,9 +67,9 @@ impl Tripped {
             Refused::TooLarge { declared } => format!(
                 "the kernel sent a message of at least {} on its {} channel, over the local \
                  pool's limit of {} for one message (print large output in parts)",
-                crate::pool::limits::human_bytes(declared),
+                crate::protocol::limits::human_bytes(declared),
                 self.channel,
-                crate::pool::limits::human_bytes(MAX_KERNEL_MESSAGE_BYTES),
+                crate::protocol::limits::human_bytes(MAX_KERNEL_MESSAGE_BYTES),
             ),
             Refused::BadFlags(flags) => format!(
                 "the kernel broke the ZeroMQ framing on its {} channel (flags {flags:#04x})",

@@ -20,16 +20,16 @@ use serde_json::Value;
 
 use super::reply::Reply;
 use super::{MAX_EXECUTE_BODY, Pool, node, shell, target};
-use crate::client::api::{
-    AnswerForm, ApiVersion, ExecuteRequest, FAMILY_A_STREAMS, FAMILY_B_STREAMS, Family,
-    OUTPUTS_HEADER, family_a_frame, family_b_frame,
-};
-use crate::client::{ContainerType, Execution, ExecutionStatus};
 use crate::pool::events::LiveOutput;
 use crate::pool::kernel::OutputLimits;
 use crate::pool::record::Recording;
 use crate::pool::sessions::ExecutionRecord;
 use crate::pool::wire_error::WireError;
+use crate::protocol::api::{
+    AnswerForm, ApiVersion, ExecuteRequest, FAMILY_A_STREAMS, FAMILY_B_STREAMS, Family,
+    OUTPUTS_HEADER, family_a_frame, family_b_frame,
+};
+use crate::protocol::{ContainerType, Execution, ExecutionStatus};
 
 /// The JSON of an execution request body. Errors: 413 `RequestBodyTooLarge` past
 /// [`MAX_EXECUTE_BODY`], 400 `SessionRequestValidationFailed` for a body that

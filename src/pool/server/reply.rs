@@ -4,7 +4,7 @@
 //! with the session's record ([`super::super::sessions::ExecutionRecord`]);
 //! `stdout` and `stderr` are written from the execution itself as the frame is
 //! serialized. The bytes are those of serializing the whole
-//! [`crate::client::api::family_a_response`] / `family_b_response` tree (the
+//! [`crate::protocol::api::family_a_response`] / `family_b_response` tree (the
 //! same members in the same order), so the reply is exactly the service's
 //! shape (`aca-api.md` §3.1, §4.2).
 //!
@@ -15,8 +15,8 @@
 //! counted first (a serialization that keeps nothing), so the answer still
 //! carries `Content-Length`.
 //!
-//! [`family_a_frame`]: crate::client::api::family_a_frame
-//! [`family_b_frame`]: crate::client::api::family_b_frame
+//! [`family_a_frame`]: crate::protocol::api::family_a_frame
+//! [`family_b_frame`]: crate::protocol::api::family_b_frame
 
 use std::io::Write;
 use std::sync::Arc;
@@ -27,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::client::Execution;
+use crate::protocol::Execution;
 
 /// Output (stdout and stderr, bytes) above which an answer is streamed: 256 KiB.
 pub const STREAM_FROM: usize = 256 * 1024;
@@ -44,7 +44,7 @@ pub struct Reply {
     /// The wire body without the streams (`stdout` and `stderr` empty).
     pub frame: Value,
     /// The member of `frame` holding the streams
-    /// ([`crate::client::api::FAMILY_A_STREAMS`] or `FAMILY_B_STREAMS`).
+    /// ([`crate::protocol::api::FAMILY_A_STREAMS`] or `FAMILY_B_STREAMS`).
     pub container: &'static str,
     /// The execution, shared with the session's record.
     pub exec: Arc<Execution>,
@@ -204,12 +204,11 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::client::ExecutionStatus;
-    use crate::client::api::{
+    use crate::protocol::ExecutionStatus;
+    use crate::protocol::api::{
         AnswerForm, ApiVersion, FAMILY_A_STREAMS, FAMILY_B_STREAMS, family_a_frame,
         family_a_response, family_b_frame, family_b_response,
     };
-
     fn exec(stdout: String) -> Arc<Execution> {
         Arc::new(Execution {
             id: Some("e-1".into()),

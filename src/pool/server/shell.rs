@@ -15,11 +15,11 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::{Pool, WireError};
-use crate::client::api::ApiVersion;
-use crate::client::shell::{ShellCommand, ShellExecution, ShellRequestBody, shell_response};
-use crate::client::{Execution, ExecutionStatus};
 use crate::pool::kernel::OutputLimits;
 use crate::pool::record::Recording;
+use crate::protocol::api::ApiVersion;
+use crate::protocol::shell::{ShellCommand, ShellExecution, ShellRequestBody, shell_response};
+use crate::protocol::{Execution, ExecutionStatus};
 
 /// The Python call that runs `command` with `stdin` in a Shell pool's kernel:
 /// the request travels as base64 JSON, so no part of it is read as Python.
@@ -106,7 +106,7 @@ pub(super) async fn execute(
     let outcome = outcome(&exec);
     if let Some(r) = recording {
         r.shell(
-            crate::ledger::shell_command_text(&command),
+            crate::protocol::record::shell_command_text(&command),
             body.stdin,
             &exec,
             outcome.exit_code,
@@ -133,7 +133,7 @@ pub(super) fn recorded(exec: &Execution, identifier: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::ExecutionValue;
+    use crate::protocol::ExecutionValue;
 
     #[test]
     fn the_call_carries_the_request_as_base64_json_only() {

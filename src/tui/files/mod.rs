@@ -21,7 +21,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::client::{FileKind, MAX_UPLOAD, RemoteFile};
+use crate::client::MAX_UPLOAD;
+
+use crate::protocol::{FileKind, RemoteFile};
 use crate::session::radar::{self, Radar};
 use crate::session::{FileCommand, FileEvent, FileHead, HeadRequest};
 use crate::tui::action::Effect;

@@ -17,7 +17,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
-use crate::client::{FileKind, RemoteFile};
+use crate::protocol::{FileKind, RemoteFile};
 use crate::session::radar::{Change, Radar, content_type_essence, extension};
 use crate::tui::theme::Theme;
 use crate::tui::ui::fit;

@@ -12,7 +12,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::client::ApiVersion;
+use crate::protocol::ApiVersion;
 use crate::session::{HeadRequest, SessionEvent};
 use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};

@@ -12,7 +12,7 @@ use ratatui::style::Modifier;
 use ratatui_textarea::{Input, Key};
 
 use super::*;
-use crate::client::{ApiVersion, Execution, ExecutionStatus};
+use crate::protocol::{ApiVersion, Execution, ExecutionStatus};
 use crate::session::SessionEvent;
 use crate::tui::action::Effect;
 use crate::tui::app::{AppConfig, PoolState};

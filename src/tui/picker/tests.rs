@@ -12,7 +12,7 @@ use pretty_assertions::assert_eq;
 use tempfile::TempDir;
 
 use super::*;
-use crate::client::ApiVersion;
+use crate::protocol::ApiVersion;
 use crate::session::FileCommand;
 use crate::tui::app::{AppConfig, PoolState};
 use crate::tui::files::FilesPrompt;

@@ -13,7 +13,7 @@ use ratatui_textarea::{Input, Key};
 
 pub mod view;
 
-use crate::client::PoolType;
+use crate::protocol::PoolType;
 use crate::tui::action::Effect;
 use crate::tui::app::App;
 
@@ -154,7 +154,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::client::ApiVersion;
+    use crate::protocol::ApiVersion;
     use crate::session::{RunId, SessionEvent};
     use crate::tui::app::{AppConfig, PoolState};
 
@@ -167,7 +167,7 @@ mod tests {
             identifier: "sp-1".into(),
             timeout: Duration::from_secs(220),
             pool_type: PoolType::CodeInterpreter,
-            container_type: crate::client::ContainerType::default(),
+            container_type: crate::protocol::ContainerType::default(),
         }
     }
 

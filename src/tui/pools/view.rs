@@ -89,7 +89,7 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::client::{ApiVersion, PoolType};
+    use crate::protocol::{ApiVersion, PoolType};
     use crate::tui::pools::{PoolChoice, PoolTarget, PoolsMenu};
 
     fn target(endpoint: Option<&str>, pool_type: PoolType) -> PoolTarget {
@@ -101,7 +101,7 @@ mod tests {
             identifier: "sp-1".into(),
             timeout: Duration::from_secs(220),
             pool_type,
-            container_type: crate::client::ContainerType::default(),
+            container_type: crate::protocol::ContainerType::default(),
         }
     }
 

@@ -53,7 +53,7 @@ impl RecordedList {
 pub fn ledger_pool_key(endpoint: Option<&str>) -> String {
     match endpoint.map(str::trim) {
         Some(e) if !e.starts_with("http://") => e.trim_end_matches('/').to_string(),
-        _ => crate::pool::record::POOL_KEY.to_string(),
+        _ => crate::protocol::record::POOL_KEY.to_string(),
     }
 }
 

@@ -31,10 +31,10 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use crate::client::{ApiVersion, PoolMetadata, SessionInfo};
 use crate::notebook::CellInput;
 use crate::notebook::sessions_store::{SessionsStore, StoreWriter};
 use crate::notebook::store::SaverThread;
+use crate::protocol::{ApiVersion, PoolMetadata, SessionInfo};
 use crate::session::{Failure, SessionsCommand};
 use crate::tui::action::Effect;
 use crate::tui::app::Then;

@@ -26,9 +26,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 use super::history::{self, RecordedList};
-use crate::client::SessionInfo;
 use crate::ledger::read::RecordedSession;
 use crate::notebook::sessions_store::SessionEntry;
+use crate::protocol::SessionInfo;
 use crate::tui::theme::Theme;
 use crate::tui::ui::fit;
 
@@ -140,7 +140,7 @@ impl SessionsPaneState {
             local: Vec::new(),
             pool_list: PoolList::Loading,
             recorded: RecordedList::Loading,
-            ledger_pool: crate::pool::record::POOL_KEY.to_string(),
+            ledger_pool: crate::protocol::record::POOL_KEY.to_string(),
             selected: 0,
             scroll: 0,
             focused: false,

@@ -12,9 +12,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::client::{Execution, ExecutionStatus, KernelInfo, NameVersion};
 use crate::notebook::sessions_store::SessionEntry;
 use crate::notebook::{Output, StreamName};
+use crate::protocol::{Execution, ExecutionStatus, KernelInfo, NameVersion};
 use crate::session::{Failure, FailureKind, RunId, SessionEvent, SessionsCommand, SessionsEvent};
 use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};

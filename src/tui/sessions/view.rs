@@ -12,8 +12,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-use crate::client::PoolMetadata;
-use crate::pool::Isolation;
+use crate::protocol::Isolation;
+use crate::protocol::PoolMetadata;
 use crate::tui::app::App;
 use crate::tui::sessions::pane::{self, SessionRow};
 use crate::tui::theme::Theme;

@@ -59,7 +59,7 @@ fn snapshot_pool_info() {
 /// could not be read).
 #[test]
 fn snapshot_pool_info_with_isolation() {
-    use crate::pool::isolation::{Isolation, Limit};
+    use crate::protocol::isolation::{Isolation, Limit};
     let mut app = with_pane();
     press(&mut app, KeyCode::Char('i'));
     let limit = |what: &str, value: &str, mechanism: &str| Limit {

@@ -268,7 +268,7 @@ mod tests {
             AppConfig {
                 pool_label: "local".into(),
                 identifier: "sessionpad-0badc0de".into(),
-                api_version: crate::client::ApiVersion::V2025_10_02,
+                api_version: crate::protocol::ApiVersion::V2025_10_02,
                 language: crate::notebook::language::Language::Python,
             },
             PoolState::Ready,

@@ -131,7 +131,7 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     if let Some(badge) = app
         .isolation
         .as_ref()
-        .and_then(crate::pool::Isolation::badge)
+        .and_then(crate::protocol::Isolation::badge)
     {
         parts.push((2, Span::styled(badge, theme.status)));
     }

@@ -9,8 +9,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::*;
-use crate::client::ApiVersion;
-use crate::pool::Isolation;
+use crate::protocol::ApiVersion;
+use crate::protocol::Isolation;
 use crate::tui::app::AppConfig;
 
 fn app(isolation: Option<Isolation>) -> App {

@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use serde_json::json;
 
 use super::*;
-use crate::client::{Execution, ExecutionStatus};
+use crate::protocol::{Execution, ExecutionStatus};
 use crate::session::{RunId, SessionEvent};
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{AppConfig, PoolState};
@@ -21,7 +21,7 @@ fn app(pool: PoolState) -> App {
         AppConfig {
             pool_label: "local".into(),
             identifier: "sessionpad-0badc0de".into(),
-            api_version: crate::client::ApiVersion::V2025_10_02,
+            api_version: crate::protocol::ApiVersion::V2025_10_02,
             language: crate::notebook::language::Language::Python,
         },
         pool,
@@ -56,8 +56,8 @@ fn done(stdout: &str, result: Option<serde_json::Value>, ms: u64) -> Execution {
         status: ExecutionStatus::Succeeded,
         stdout: stdout.into(),
         stderr: String::new(),
-        result: result.map(|json| crate::client::ExecutionValue {
-            text: crate::client::python_repr::python_literal(&json),
+        result: result.map(|json| crate::protocol::ExecutionValue {
+            text: crate::protocol::python_repr::python_literal(&json),
             json: Some(json),
         }),
         images: vec![],
@@ -68,7 +68,7 @@ fn done(stdout: &str, result: Option<serde_json::Value>, ms: u64) -> Execution {
 /// A finished execution whose value came in Jupyter's `text/plain` form.
 fn done_text(text: &str, ms: u64) -> Execution {
     Execution {
-        result: Some(crate::client::ExecutionValue::text(text)),
+        result: Some(crate::protocol::ExecutionValue::text(text)),
         ..done("", None, ms)
     }
 }
@@ -164,7 +164,7 @@ async fn whole_screen_with_an_image_in_half_blocks() {
         bytes
     };
     let mut exec = done("", None, 40);
-    exec.images = vec![crate::client::ExecutionImage {
+    exec.images = vec![crate::protocol::ExecutionImage {
         format: "png".into(),
         data: png,
     }];

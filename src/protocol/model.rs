@@ -76,7 +76,7 @@ pub struct ExecutionImage {
 /// [`ExecutionValue::text`] as it is; any other reply carries the value's JSON,
 /// kept in [`ExecutionValue::json`], and [`ExecutionValue::text`] is then the
 /// Python literal it came from on a Python pool
-/// ([`crate::client::python_repr::display_text`]), or the JSON itself on a pool
+/// ([`crate::protocol::python_repr::display_text`]), or the JSON itself on a pool
 /// not known to run Python. Built by the local pool's kernel with both forms:
 /// `text/plain` and the JSON-typed value of the start-up script.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -246,7 +246,7 @@ pub struct PoolMetadata {
     /// sessionpad's local pool only (Azure's pools do not), so `None` there, and
     /// when the field cannot be read.
     #[serde(default)]
-    pub isolation: Option<crate::pool::Isolation>,
+    pub isolation: Option<crate::protocol::Isolation>,
     /// What the pool runs, from `sessionpadContainerType`: sent by sessionpad's
     /// local pool only, so `None` from Azure's pools (their data plane does
     /// not say) and when the field cannot be read.

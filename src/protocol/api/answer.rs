@@ -9,8 +9,7 @@
 use serde_json::{Value, json};
 
 use super::ApiVersion;
-use crate::client::model::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
-
+use crate::protocol::model::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
 /// The member of an execution's `result` (family B) or `properties` (family A)
 /// that lists every image the cell displayed, in order, each as
 /// `{"type":"image","format":"png","base64_data":…}` (the §3.1 image shape).
@@ -88,7 +87,7 @@ pub struct ValueForm {
     pub jupyter: bool,
     /// The pool runs Python (a code-interpreter pool), so a JSON value is shown
     /// as the Python literal it came from
-    /// ([`crate::client::python_repr::display_text`]); otherwise as JSON.
+    /// ([`crate::protocol::python_repr::display_text`]); otherwise as JSON.
     pub python: bool,
 }
 
@@ -124,7 +123,7 @@ pub fn result_from_wire(
             Some(img) => (None, vec![img]),
             None => (
                 Some(ExecutionValue {
-                    text: crate::client::python_repr::display_text(v, form.python),
+                    text: crate::protocol::python_repr::display_text(v, form.python),
                     json: Some(v.clone()),
                 }),
                 vec![],

@@ -1,0 +1,32 @@
+//! The wire and domain types of the dynamic-sessions data plane, with no I/O:
+//! executions and their outputs and images, files, sessions and pool metadata
+//! (`aca-api.md` §4), api-versions and their families (§1.2), container types,
+//! the Python literal form of results, shell executions (§4.7), the isolation a
+//! local pool reports and its per-session limits, sessionpad's own routes and
+//! event-stream wire, and the flight recorder's record of a call.
+//!
+//! The ground floor: every other part depends on it (the client, the local
+//! pool, the ledger, the event hub, the MCP server, the recording proxy, the
+//! notebook model) and it depends on none of them, so that each of those can
+//! speak the same types without importing each other. See `ARCHITECTURE.md`.
+
+pub mod api;
+pub mod container_type;
+pub mod events;
+pub mod identifier;
+pub mod isolation;
+pub mod limits;
+pub mod model;
+pub mod python_repr;
+pub mod record;
+pub mod routes;
+pub mod shell;
+
+pub use api::{ApiVersion, Family};
+pub use container_type::ContainerType;
+pub use isolation::Isolation;
+pub use model::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
+pub use model::{
+    FileKind, KernelInfo, NameVersion, PoolMetadata, PoolType, RemoteFile, SessionInfo,
+};
+pub use shell::{ShellCommand, ShellExecution};

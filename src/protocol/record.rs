@@ -1,0 +1,416 @@
+//! The flight recorder's record of one data-plane call, as the ledger keeps it
+//! and `sessionpad log --json` and the event stream carry it: what kind of call,
+//! the code or command, the outcome, the images by content hash, the file
+//! touched. Pure data, no I/O: the client builds [`Call`]s of its own calls, the
+//! local pool and the recording proxy of theirs, and the ledger
+//! ([`crate::ledger`]) stores them and reads them back as [`Entry`]s. Never a
+//! token or an `Authorization` header: a [`Call`] has no field that could hold
+//! one.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The pool key a local pool's calls are recorded under (as the sessions
+/// store names the local pool); other pools' calls go under their endpoint.
+pub const POOL_KEY: &str = "local";
+
+/// What kind of data-plane call a [`Call`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// Code run in the session's language (`code/execute`, `POST executions`).
+    Code,
+    /// A shell command (`POST executions` on a Shell pool, `aca-api.md` §4.7).
+    Shell,
+    /// A file stored into `/mnt/data` (`files/upload`, `POST files`).
+    Upload,
+    /// A file's content read (`GET files/{name}/content`, `files/content/{name}`).
+    Download,
+    /// A file removed (`DELETE files/{name}`).
+    Delete,
+}
+
+impl CallKind {
+    /// The name stored in the database and printed by `log --json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Code => "code",
+            Self::Shell => "shell",
+            Self::Upload => "upload",
+            Self::Download => "download",
+            Self::Delete => "delete",
+        }
+    }
+
+    /// Reads [`CallKind::as_str`] back; `None` for an unknown name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "code" => Self::Code,
+            "shell" => Self::Shell,
+            "upload" => Self::Upload,
+            "download" => Self::Download,
+            "delete" => Self::Delete,
+            _ => return None,
+        })
+    }
+}
+
+/// An image a cell displayed, as recorded: its bytes are stored once per
+/// content hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedImage {
+    /// The wire's format name (`png`, `jpeg`, `gif`).
+    pub format: String,
+    /// The SHA-256 of the bytes, lowercase hex (64 characters).
+    pub sha256: String,
+    /// The bytes' length.
+    pub size: u64,
+}
+
+/// A file an upload, download or delete touched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedFile {
+    /// The path below `/mnt/data` as the pool resolved it (`report.csv`,
+    /// `sub/x.txt`).
+    pub name: String,
+    /// Bytes stored or sent; `None` for a delete.
+    pub size: Option<u64>,
+    /// SHA-256 of those bytes, lowercase hex; `None` for a delete, or a
+    /// download the client broke off (then `size` is what was sent).
+    pub sha256: Option<String>,
+}
+
+/// The outcome of an execution as recorded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordedOutput {
+    /// The execution's status as the client model names it (`Succeeded`,
+    /// `Failed`, `Canceled`, `Running`).
+    pub status: String,
+    /// The shell command's exit code (Shell pools); `None` for code, or a command
+    /// that did not finish.
+    pub exit_code: Option<i32>,
+    /// Everything written to standard output.
+    pub stdout: RecordedText,
+    /// Everything written to standard error (tracebacks included).
+    pub stderr: RecordedText,
+    /// The value of the last expression: `{"text": …, "json": …}` as
+    /// [`crate::protocol::ExecutionValue`] serializes; `None` without one.
+    pub result: Option<serde_json::Value>,
+}
+
+/// An output stream as recorded: text of its own, or a stream of an
+/// execution shared with whoever else holds it (the local pool keeps each
+/// execution for `GET executions/{id}`), so that recording a cell's
+/// megabytes of output does not copy them. Reads as a `&str`; serialized as a
+/// JSON string, read back as text of its own.
+#[derive(Debug, Clone)]
+pub enum RecordedText {
+    /// Text of its own.
+    Owned(String),
+    /// The standard output of this execution.
+    Stdout(std::sync::Arc<crate::protocol::Execution>),
+    /// The standard error of this execution.
+    Stderr(std::sync::Arc<crate::protocol::Execution>),
+}
+
+impl RecordedText {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Owned(s) => s,
+            Self::Stdout(e) => &e.stdout,
+            Self::Stderr(e) => &e.stderr,
+        }
+    }
+
+    /// The text as a `String`: moved when it is its own (or its execution
+    /// is held nowhere else), else copied.
+    pub fn into_string(self) -> String {
+        match self {
+            Self::Owned(s) => s,
+            Self::Stdout(e) => {
+                std::sync::Arc::try_unwrap(e).map_or_else(|e| e.stdout.clone(), |e| e.stdout)
+            }
+            Self::Stderr(e) => {
+                std::sync::Arc::try_unwrap(e).map_or_else(|e| e.stderr.clone(), |e| e.stderr)
+            }
+        }
+    }
+}
+
+impl Default for RecordedText {
+    fn default() -> Self {
+        Self::Owned(String::new())
+    }
+}
+
+impl std::ops::Deref for RecordedText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for RecordedText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl From<String> for RecordedText {
+    fn from(text: String) -> Self {
+        Self::Owned(text)
+    }
+}
+
+impl From<&str> for RecordedText {
+    fn from(text: &str) -> Self {
+        Self::Owned(text.to_string())
+    }
+}
+
+impl Serialize for RecordedText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordedText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Self::Owned)
+    }
+}
+
+impl RecordedOutput {
+    /// The outcome of a code execution as the client model reads it (any
+    /// api-version family, `aca-api.md` §3.1/§4.2), with the shell command's
+    /// `exit_code` where there is one. Its streams are copied.
+    pub fn of_execution(exec: &crate::protocol::Execution, exit_code: Option<i32>) -> Self {
+        Self {
+            stdout: exec.stdout.clone().into(),
+            stderr: exec.stderr.clone().into(),
+            ..Self::outcome(exec, exit_code)
+        }
+    }
+
+    /// [`RecordedOutput::of_execution`] of an execution held elsewhere too:
+    /// its streams are shared with it, not copied ([`RecordedText`]).
+    pub fn of_shared(
+        exec: &std::sync::Arc<crate::protocol::Execution>,
+        exit_code: Option<i32>,
+    ) -> Self {
+        Self {
+            stdout: RecordedText::Stdout(exec.clone()),
+            stderr: RecordedText::Stderr(exec.clone()),
+            ..Self::outcome(exec, exit_code)
+        }
+    }
+
+    /// Status, exit code and value of `exec`, without its streams.
+    fn outcome(exec: &crate::protocol::Execution, exit_code: Option<i32>) -> Self {
+        use crate::protocol::ExecutionStatus;
+        let status = match exec.status {
+            ExecutionStatus::Succeeded => "Succeeded",
+            ExecutionStatus::Failed => "Failed",
+            ExecutionStatus::Canceled => "Canceled",
+            ExecutionStatus::Running => "Running",
+        };
+        Self {
+            status: status.to_string(),
+            exit_code,
+            stdout: RecordedText::default(),
+            stderr: RecordedText::default(),
+            result: exec
+                .result
+                .as_ref()
+                .and_then(|v| serde_json::to_value(v).ok()),
+        }
+    }
+
+    /// The outcome of a shell command as a Shell pool answered it (§4.7):
+    /// `Succeeded` for exit code 0, else the wire's own state or `Failed`.
+    pub fn of_shell(exec: &crate::protocol::ShellExecution) -> Self {
+        let status = if exec.succeeded() {
+            "Succeeded".to_string()
+        } else {
+            exec.state.clone().unwrap_or_else(|| "Failed".to_string())
+        };
+        Self {
+            status,
+            exit_code: exec.exit_code,
+            stdout: exec.stdout.clone().into(),
+            stderr: exec.stderr.clone().into(),
+            result: None,
+        }
+    }
+}
+
+/// How a shell command is recorded in [`Call::code`]: the command line as
+/// sent (`shellCommand`), or the argv as its JSON array (`execCommandAndArgs`).
+pub fn shell_command_text(command: &crate::protocol::ShellCommand) -> String {
+    match command {
+        crate::protocol::ShellCommand::Line(line) => line.clone(),
+        crate::protocol::ShellCommand::Argv(argv) => {
+            serde_json::to_string(argv).unwrap_or_default()
+        }
+    }
+}
+
+/// One data-plane call to record: everything the ledger keeps of it. It has no
+/// header map and no token field by design (see the module's doc).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The pool key: `local` for the local pool (as the sessions store names
+    /// it), else the endpoint.
+    pub pool: String,
+    /// The session identifier (4–128 characters, `aca-api.md` §4.5).
+    pub identifier: String,
+    /// The client's `User-Agent` header, as sent (`None` when absent).
+    pub client: Option<String>,
+    /// When the call arrived (UTC, millisecond precision kept).
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// How long the pool took to answer it, wall clock.
+    pub duration: std::time::Duration,
+    /// What kind of call it was.
+    pub kind: CallKind,
+    /// The execution id (family B `id` / `operation-id`), when there is one.
+    pub execution_id: Option<String>,
+    /// The code, or the shell command line (an argv as its JSON array).
+    pub code: Option<String>,
+    /// Standard input given to a shell command.
+    pub stdin: Option<String>,
+    /// The execution's outcome (executions only).
+    pub output: Option<RecordedOutput>,
+    /// The images the execution displayed, with their bytes (stored once per
+    /// hash; [`RecordedImage`] is what reading gives back).
+    pub images: Vec<crate::protocol::ExecutionImage>,
+    /// The file touched (file calls only).
+    pub file: Option<RecordedFile>,
+}
+
+impl Call {
+    /// A call of `kind` about `identifier` on pool key `pool`, made by
+    /// `client` at `at` and answered in `duration`, with nothing else filled
+    /// in (the caller adds the code, outputs, images or file).
+    pub fn new(
+        pool: String,
+        identifier: String,
+        client: Option<String>,
+        at: chrono::DateTime<chrono::Utc>,
+        duration: std::time::Duration,
+        kind: CallKind,
+    ) -> Self {
+        Self {
+            pool,
+            identifier,
+            client,
+            at,
+            duration,
+            kind,
+            execution_id: None,
+            code: None,
+            stdin: None,
+            output: None,
+            images: Vec::new(),
+            file: None,
+        }
+    }
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Lowercase hex of a digest.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One recorded call as `log --json` prints it: exactly what was recorded.
+/// Fields without a value (a file call's code, an execution's file) are left
+/// out (and read back as absent: the event stream carries entries too,
+/// [`crate::protocol::events::RecordedCall`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The record's number in the ledger (increasing in recording order).
+    pub seq: i64,
+    /// When the call arrived (RFC 3339, UTC, milliseconds).
+    pub at: DateTime<Utc>,
+    /// How long the pool took to answer it, in milliseconds.
+    pub duration_ms: f64,
+    /// The pool key (`local`, or the endpoint).
+    pub pool: String,
+    /// The session identifier.
+    pub identifier: String,
+    /// The client's `User-Agent`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// What kind of call.
+    pub kind: CallKind,
+    /// The execution id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution_id: Option<String>,
+    /// The code or shell command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// A shell command's standard input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
+    /// The execution's status (`Succeeded`, `Failed`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// A shell command's exit code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Standard output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+    /// Standard error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    /// The last expression's value (`{"text": …, "json": …}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    /// The images displayed, in order (bytes stay in the ledger).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<RecordedImage>,
+    /// The file an upload, download or delete touched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<RecordedFile>,
+}
+
+impl Entry {
+    /// The [`crate::protocol::Execution`] a recorded code or shell call stands
+    /// for, with `images` (the recorded images' bytes, from wherever the caller
+    /// has them); `None` for a file call. A status other than `Succeeded`,
+    /// `Canceled` or `Running` (a Shell pool's own, a missing one) is `Failed`.
+    pub fn execution(
+        &self,
+        images: Vec<crate::protocol::ExecutionImage>,
+    ) -> Option<crate::protocol::Execution> {
+        use crate::protocol::{Execution, ExecutionStatus, ExecutionValue};
+        if !matches!(self.kind, CallKind::Code | CallKind::Shell) {
+            return None;
+        }
+        let status = match self.status.as_deref() {
+            Some("Succeeded") => ExecutionStatus::Succeeded,
+            Some("Canceled") => ExecutionStatus::Canceled,
+            Some("Running") => ExecutionStatus::Running,
+            _ => ExecutionStatus::Failed,
+        };
+        Some(Execution {
+            id: self.execution_id.clone(),
+            status,
+            stdout: self.stdout.clone().unwrap_or_default(),
+            stderr: self.stderr.clone().unwrap_or_default(),
+            result: self
+                .result
+                .clone()
+                .and_then(|v| serde_json::from_value::<ExecutionValue>(v).ok()),
+            images,
+            duration: std::time::Duration::from_secs_f64((self.duration_ms / 1000.0).max(0.0)),
+        })
+    }
+}

@@ -1,0 +1,12 @@
+//! The local pool's routes of its own, outside the Azure data-plane API: each
+//! starts with `/.sessionpad/` (a path the service never uses, so none can
+//! shadow an Azure route) or is the MCP server's `/mcp`. The event stream's
+//! route and wire are in [`super::events`].
+
+/// `POST /.sessionpad/interrupt?identifier=ID`: interrupts the execution
+/// running in a local-pool session (the kernel's `interrupt_request`); the
+/// service has no such call.
+pub const INTERRUPT_ROUTE: &str = "/.sessionpad/interrupt";
+
+/// Where the local pool serves its MCP server (streamable HTTP).
+pub const MCP_ROUTE: &str = "/mcp";

@@ -1,0 +1,300 @@
+//! The import rules of `ARCHITECTURE.md`, checked on the source so that they
+//! stay true: the layers of `src/` import downwards only (so the lower modules
+//! form no cycle), and the named rules a newcomer can check with grep hold.
+//!
+//! Only code counts: comments (doc links name modules of any layer) and test
+//! code (`tests.rs`, `*_tests.rs`, an inline `#[cfg(test)] mod … {`) are left
+//! out, since a test may drive its module with a higher layer's parts.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first: a module may import modules of its own layer's
+/// lower layers only (never its own layer's siblings, never a higher layer).
+/// Kept in the same order as the picture in `ARCHITECTURE.md`.
+const LAYERS: &[&[&str]] = &[
+    &["protocol", "text", "dirs", "localname"],
+    &["events"],
+    &["ledger"],
+    &["client"],
+    &["mcp"],
+    &["pool"],
+    &["proxy"],
+    &["notebook", "config", "target"],
+    &["background"],
+    &["session"],
+    &["tui"],
+    &["cli"],
+];
+
+/// One source file of the library, its top-level module and its code lines
+/// (comments and test code removed), numbered as in the file.
+struct Source {
+    path: PathBuf,
+    module: String,
+    lines: Vec<(usize, String)>,
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn is_test_file(path: &Path) -> bool {
+    let name = path.file_name().unwrap().to_string_lossy();
+    name == "tests.rs" || name.ends_with("_tests.rs")
+}
+
+/// The code lines of `text`: without comment lines, trailing `//` comments
+/// and an inline test module (from `#[cfg(test)]` before `mod … {` to the end).
+fn code_lines(text: &str) -> Vec<(usize, String)> {
+    let all: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in all.iter().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[cfg(test)]")
+            && all[i + 1..]
+                .iter()
+                .take(2)
+                .any(|l| l.trim_start().contains("mod ") && l.trim_end().ends_with('{'))
+        {
+            break;
+        }
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        let code = match line.find(" // ") {
+            Some(at) if !line[..at].contains('"') => &line[..at],
+            _ => line,
+        };
+        out.push((i + 1, code.to_string()));
+    }
+    out
+}
+
+fn sources() -> Vec<Source> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = src();
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter(|p| !is_test_file(p))
+        .filter_map(|path| {
+            let rel = path.strip_prefix(&root).unwrap().to_path_buf();
+            let first = rel.components().next()?.as_os_str().to_string_lossy();
+            let module = first.trim_end_matches(".rs").to_string();
+            if module == "lib" || module == "main" {
+                return None;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            Some(Source {
+                path: rel,
+                module,
+                lines: code_lines(&text),
+            })
+        })
+        .collect()
+}
+
+/// The top-level modules a line names as `crate::X`.
+fn crate_paths(line: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().last();
+        let tail = &rest[at + "crate::".len()..];
+        rest = tail;
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue; // `sessionpad_crate::…` or the like
+        }
+        let name: String = tail
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            found.push(name);
+        }
+    }
+    found
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let modules: BTreeSet<String> = sources().into_iter().map(|s| s.module).collect();
+    let missing: Vec<&String> = modules.iter().filter(|m| layer_of(m).is_none()).collect();
+    assert!(
+        missing.is_empty(),
+        "modules with no layer in LAYERS (and ARCHITECTURE.md): {missing:?}"
+    );
+}
+
+#[test]
+fn layers_import_downwards_only() {
+    let mut breaches = Vec::new();
+    for s in sources() {
+        let Some(own) = layer_of(&s.module) else {
+            continue;
+        };
+        for (n, line) in &s.lines {
+            for target in crate_paths(line) {
+                if target == s.module {
+                    continue;
+                }
+                match layer_of(&target) {
+                    Some(t) if t < own => {}
+                    _ => breaches.push(format!(
+                        "src/{}:{n}: {} imports crate::{target}",
+                        s.path.display(),
+                        s.module
+                    )),
+                }
+            }
+        }
+    }
+    assert!(
+        breaches.is_empty(),
+        "imports against the layers (a module may use lower layers only; ARCHITECTURE.md):\n{}",
+        breaches.join("\n")
+    );
+}
+
+/// The lower modules form no cycle: the graph of top-level modules below the
+/// front ends (`session`, `tui`, `cli`) has a topological order. Implied by
+/// the layers, and checked on its own so that a change of `LAYERS` cannot
+/// hide a cycle.
+#[test]
+fn the_lower_modules_form_no_cycle() {
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in sources() {
+        for (_, line) in &s.lines {
+            for target in crate_paths(line) {
+                if target != s.module {
+                    edges.entry(s.module.clone()).or_default().insert(target);
+                }
+            }
+        }
+    }
+    let front = ["session", "tui", "cli"];
+    let mut left: BTreeSet<String> = edges
+        .keys()
+        .chain(edges.values().flatten())
+        .filter(|m| !front.contains(&m.as_str()))
+        .cloned()
+        .collect();
+    loop {
+        let leaf = left
+            .iter()
+            .find(|m| {
+                edges
+                    .get(*m)
+                    .is_none_or(|to| to.iter().all(|t| !left.contains(t)))
+            })
+            .cloned();
+        match leaf {
+            Some(m) => {
+                left.remove(&m);
+            }
+            None => break,
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "these modules import each other in a cycle: {left:?}"
+    );
+}
+
+/// A named rule: no line of code under `under` names `forbidden`.
+fn assert_no(under: &str, forbidden: &str) {
+    let mut hits = Vec::new();
+    for s in sources() {
+        let path = s.path.to_string_lossy().replace('\\', "/");
+        if !(path == under || path.starts_with(&format!("{under}/"))) {
+            continue;
+        }
+        for (n, line) in &s.lines {
+            if line.contains(forbidden) {
+                hits.push(format!("src/{path}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "`{forbidden}` in src/{under} (ARCHITECTURE.md forbids it):\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn client_tui_and_config_know_no_pool_internals() {
+    for under in ["client", "tui", "config.rs"] {
+        assert_no(under, "crate::pool");
+    }
+}
+
+#[test]
+fn the_client_records_through_its_sink_and_never_imports_the_ledger() {
+    assert_no("client", "crate::ledger");
+}
+
+#[test]
+fn the_ledger_stores_protocol_types_and_never_imports_the_client() {
+    assert_no("ledger", "crate::client");
+}
+
+#[test]
+fn the_protocol_does_no_io() {
+    for io in [
+        "tokio::",
+        "reqwest",
+        "axum",
+        "rusqlite",
+        "std::fs",
+        "std::net",
+        "std::process",
+    ] {
+        assert_no("protocol", io);
+    }
+}
+
+#[test]
+fn the_rules_find_what_they_look_for() {
+    // The checks above would pass on anything if the reading were wrong: the
+    // reader must see the imports that are there.
+    let all = sources();
+    let tui_uses_session = all
+        .iter()
+        .filter(|s| s.module == "tui")
+        .flat_map(|s| s.lines.iter())
+        .any(|(_, l)| crate_paths(l).contains(&"session".to_string()));
+    assert!(
+        tui_uses_session,
+        "the tui's imports of the session worker are not seen"
+    );
+    assert_eq!(
+        crate_paths("use crate::protocol::{Execution}; crate::client::SessionClient"),
+        ["protocol", "client"]
+    );
+    let lines = code_lines(
+        "use a;\n// crate::pool\nuse b; // crate::x\n#[cfg(test)]\nmod tests {\nuse crate::cli;\n}\n",
+    );
+    assert_eq!(
+        lines,
+        [(1, "use a;".to_string()), (3, "use b;".to_string())]
+    );
+}
