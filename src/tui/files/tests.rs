@@ -13,9 +13,12 @@ use ratatui::backend::TestBackend;
 
 use super::*;
 use crate::protocol::ApiVersion;
+use crate::protocol::FileKind;
+use crate::session::FileEvent;
 use crate::session::{HeadRequest, SessionEvent};
 use crate::tui::action::Action;
-use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::app::{App, AppConfig, PoolState};
+use crate::tui::files::preview::Body;
 use crate::tui::files::preview::PreviewRequest;
 use crate::tui::local_paths::wildcard;
 

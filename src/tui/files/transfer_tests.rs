@@ -5,6 +5,9 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::session::FileEvent;
+use crate::tui::app::App;
+use crate::tui::local_paths::expand_paths;
 #[test]
 fn download_never_replaces_without_a_yes() {
     let mut app = after_a_cell();

@@ -28,8 +28,6 @@ use ratatui_textarea::{Input, Key};
 pub mod view;
 
 use crate::client::MAX_UPLOAD;
-use crate::tui::action::{Action, Effect};
-use crate::tui::app::App;
 use crate::tui::ui::fit::human_size;
 
 /// What a key did to the picker, for [`App::picker_action`].
@@ -356,7 +354,7 @@ impl FilePicker {
 
 /// A path for a notice: its last component (the title shows the folder), or
 /// the whole path at the root. The view sanitises it.
-fn shown(path: &Path) -> String {
+pub(crate) fn shown(path: &Path) -> String {
     path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -370,45 +368,6 @@ fn too_big(path: &Path, size: u64) -> String {
         human_size(size),
         human_size(MAX_UPLOAD)
     )
-}
-
-impl App {
-    /// Opens the picker in `dir` when it is a folder, else in the working
-    /// directory. A folder that cannot be listed becomes a notice.
-    pub fn open_picker(&mut self, dir: Option<PathBuf>) {
-        let dir = dir
-            .filter(|d| d.is_dir())
-            .unwrap_or_else(|| PathBuf::from("."));
-        match FilePicker::open(&dir) {
-            Ok(picker) => self.files.picker = Some(picker),
-            Err(e) => self.notice = Some(format!("cannot list {}: {e}", shown(&dir))),
-        }
-    }
-
-    /// A key (or paste, resize…) while the picker is open: keys go to
-    /// [`FilePicker::key`]; anything else leaves it as it is. An upload that
-    /// `App::upload` refuses (too big, a transfer under way) keeps the picker
-    /// and its marks open, with the reason.
-    pub fn picker_action(&mut self, action: Action) -> Vec<Effect> {
-        let Some(mut picker) = self.files.picker.take() else {
-            return Vec::new();
-        };
-        if let Action::Edit(input) = action {
-            match picker.key(&input) {
-                PickerKey::Stay => {}
-                PickerKey::Close => return Vec::new(),
-                PickerKey::Upload(paths) => {
-                    let effects = self.upload(paths);
-                    if !effects.is_empty() {
-                        return effects;
-                    }
-                    picker.notice.clone_from(&self.notice);
-                }
-            }
-        }
-        self.files.picker = Some(picker);
-        Vec::new()
-    }
 }
 
 #[cfg(test)]

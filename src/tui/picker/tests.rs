@@ -14,6 +14,8 @@ use tempfile::TempDir;
 use super::*;
 use crate::protocol::ApiVersion;
 use crate::session::FileCommand;
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::App;
 use crate::tui::app::{AppConfig, PoolState};
 use crate::tui::files::FilesPrompt;
 

@@ -5,6 +5,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::ledger::read::RecordedSession;
+use crate::tui::app::App;
 use crate::tui::sessions::history::{RecordedList, ledger_pool_key, state_of};
 use crate::tui::sessions::pane::SessionRow;
 

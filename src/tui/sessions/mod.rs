@@ -22,7 +22,6 @@
 //! small and written at once.
 
 pub mod history;
-mod news;
 pub mod pane;
 pub mod view;
 
@@ -37,11 +36,6 @@ use crate::notebook::store::SaverThread;
 use crate::protocol::{ApiVersion, PoolMetadata, SessionInfo};
 use crate::session::{Failure, SessionsCommand};
 use crate::tui::action::Effect;
-use crate::tui::app::Then;
-use crate::tui::app::{App, SidePane};
-use crate::tui::persist::Place;
-use crate::tui::prompt::{Answer, Prompt, Purpose, Question};
-use crate::tui::sessions::pane::SessionRow;
 use crate::tui::sessions::pane::{PoolList, SessionsPaneState};
 
 /// A key of the sessions pane (`run = "sessions down"`).
@@ -87,7 +81,7 @@ pub enum SessionsAction {
 /// previous refresh).
 pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
 /// Rows a page key moves.
-const PAGE: isize = 10;
+pub(crate) const PAGE: isize = 10;
 
 /// What the sessions pane asks on the bottom row (a [`Prompt`]'s purpose).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,11 +146,11 @@ pub struct SessionsUi {
     /// A `listSessions` is under way (no second one is sent meanwhile).
     listing: bool,
     /// The flight recorder's sessions are being read (no second read meanwhile).
-    reading_recorded: bool,
+    pub(crate) reading_recorded: bool,
     /// When the open pane refreshes next (`None` while a listing is under way).
     next_refresh: Option<Instant>,
     /// When the countdown's text changes next.
-    countdown_wake: Option<Instant>,
+    pub(crate) countdown_wake: Option<Instant>,
     /// The savers of notebooks loaded by switching (finished when quitting).
     savers: Vec<SaverThread>,
 }
@@ -263,7 +257,7 @@ impl SessionsUi {
     /// unless a listing is under way, and the flight recorder for its
     /// sessions unless a read is. The lists on screen stay until the new
     /// ones arrive.
-    fn refresh(&mut self, now: Instant) -> Vec<Effect> {
+    pub(crate) fn refresh(&mut self, now: Instant) -> Vec<Effect> {
         self.reload_local();
         self.pane.now = Utc::now();
         let mut effects = Vec::new();
@@ -289,7 +283,7 @@ impl SessionsUi {
 
     /// The pool's list arrived (or did not): shown, and the next refresh
     /// planned [`REFRESH_EVERY`] from `now`.
-    fn listed(&mut self, result: Result<Vec<SessionInfo>, Failure>, now: Instant) {
+    pub(crate) fn listed(&mut self, result: Result<Vec<SessionInfo>, Failure>, now: Instant) {
         self.listing = false;
         self.pane.now = Utc::now();
         self.pane.set_pool_list(match result {
@@ -340,242 +334,6 @@ impl SessionsUi {
         let (at, wall) = current.at;
         let elapsed = chrono::Duration::from_std(now.saturating_duration_since(at)).ok()?;
         Some((expires - (wall + elapsed)).num_seconds())
-    }
-}
-
-impl App {
-    /// Shows the sessions pane with the focus, or hides it (F3).
-    pub fn toggle_sessions(&mut self) -> Vec<Effect> {
-        if self.pane_focused(SidePane::Sessions) {
-            self.hide_pane();
-            return Vec::new();
-        }
-        self.show_pane(SidePane::Sessions);
-        self.sessions.refresh(Instant::now())
-    }
-
-    /// A key of the sessions pane.
-    pub fn sessions_action(&mut self, action: SessionsAction) -> Vec<Effect> {
-        let s = &mut self.sessions;
-        match action {
-            SessionsAction::Down
-            | SessionsAction::Up
-            | SessionsAction::PageDown
-            | SessionsAction::PageUp => {
-                let delta = match action {
-                    SessionsAction::Down => 1,
-                    SessionsAction::Up => -1,
-                    SessionsAction::PageDown => PAGE,
-                    _ => -PAGE,
-                };
-                if s.pool_info.is_some() {
-                    s.pool_info_scroll = s.pool_info_scroll.saturating_add_signed(delta);
-                } else {
-                    s.pane.move_selection(delta);
-                }
-            }
-            SessionsAction::Refresh => return s.refresh(Instant::now()),
-            SessionsAction::Pools => self.open_pools(),
-            SessionsAction::PoolInfo => {
-                s.pool_info = Some(Err("loading…".into()));
-                s.pool_info_scroll = 0;
-                return vec![Effect::Sessions(SessionsCommand::PoolInfo)];
-            }
-            SessionsAction::New => {
-                let id = crate::tui::random_identifier();
-                self.ask(Prompt::line(
-                    Purpose::Sessions(SessionsPrompt::New),
-                    "New session identifier:",
-                    &id,
-                ));
-            }
-            SessionsAction::Attach => {
-                self.ask(Prompt::line(
-                    Purpose::Sessions(SessionsPrompt::Attach),
-                    "Attach to identifier:",
-                    "",
-                ));
-            }
-            SessionsAction::Switch => match s.pane.selected_row() {
-                Some(SessionRow::Recorded(recorded)) => {
-                    let recorded = recorded.clone();
-                    return self.read_recorded(&recorded, Then::View);
-                }
-                Some(row) => {
-                    let id = row.identifier().to_string();
-                    if self.recorded.view.is_some() && id == self.config.identifier {
-                        self.notice = Some(format!("back to {id}"));
-                        return self.leave_recorded(Instant::now());
-                    }
-                    return self.switch_session(&id);
-                }
-                None => {}
-            },
-            SessionsAction::Export | SessionsAction::Replay => {
-                let then = if action == SessionsAction::Export {
-                    Then::Export
-                } else {
-                    Then::Replay
-                };
-                match s.pane.selected_row() {
-                    Some(SessionRow::Recorded(recorded)) => {
-                        let recorded = recorded.clone();
-                        return self.read_recorded(&recorded, then);
-                    }
-                    _ => {
-                        self.notice = Some(
-                            "select a session under Recorded: those are the ones the flight recorder holds"
-                                .into(),
-                        );
-                    }
-                }
-            }
-            SessionsAction::Follow => {
-                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
-                    if id == self.config.identifier {
-                        let on = !self.follow.following;
-                        return self.set_following(on);
-                    }
-                    let mut effects = self.switch_session(&id);
-                    if self.config.identifier == id {
-                        effects.extend(self.set_following(true));
-                    }
-                    return effects;
-                }
-            }
-            SessionsAction::End => {
-                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
-                    let question = Question::new(
-                        "End session ",
-                        id.clone(),
-                        "? Its state and files are lost.",
-                    );
-                    self.ask(Prompt::question(
-                        Purpose::Sessions(SessionsPrompt::End(id)),
-                        question,
-                    ));
-                }
-            }
-            SessionsAction::Back => {
-                if s.pool_info.take().is_none() {
-                    self.focus = crate::tui::app::Focus::Editor;
-                }
-            }
-        }
-        Vec::new()
-    }
-
-    /// Starts using session `identifier`: the worker runs the next cells there
-    /// and the loop loads its notebook ([`Effect::LoadNotebook`]).
-    pub fn switch_session(&mut self, identifier: &str) -> Vec<Effect> {
-        let identifier = identifier.trim();
-        if identifier.is_empty() {
-            self.notice = Some("no identifier given".into());
-            return Vec::new();
-        }
-        if identifier == self.config.identifier {
-            self.notice = Some(format!("already in {identifier}"));
-            return Vec::new();
-        }
-        if self.pending() > 0 {
-            self.notice = Some("a cell is still running: wait for it or stop it first".into());
-            return Vec::new();
-        }
-        let mut effects = self.leave_recorded(Instant::now());
-        effects.extend(self.begin_session(identifier));
-        let s = &mut self.sessions;
-        s.current = None;
-        s.pane.current = identifier.to_string();
-        s.record_use(identifier);
-        let place = Place::new(
-            s.endpoint.as_deref(),
-            identifier,
-            self.config.api_version,
-            self.config.language,
-        );
-        self.notice = Some(format!("switched to {identifier}"));
-        effects.push(Effect::SwitchSession {
-            identifier: identifier.to_string(),
-        });
-        effects.push(Effect::LoadNotebook(place));
-        if self.sessions.can_list {
-            effects.push(Effect::Sessions(SessionsCommand::Info {
-                identifier: identifier.to_string(),
-            }));
-        }
-        effects
-    }
-
-    /// The answer to a sessions prompt: the identifier to switch to, or
-    /// whether to end a session or replay cells.
-    pub(crate) fn sessions_answer(&mut self, asked: SessionsPrompt, answer: Answer) -> Vec<Effect> {
-        match (asked, answer) {
-            (SessionsPrompt::New | SessionsPrompt::Attach, Answer::Text(id)) => {
-                return self.switch_session(&id);
-            }
-            (SessionsPrompt::End(id), Answer::Yes) => {
-                return vec![Effect::Sessions(SessionsCommand::End { identifier: id })];
-            }
-            (SessionsPrompt::End(id), _) => self.notice = Some(format!("{id} keeps running")),
-            (SessionsPrompt::Replay(sources), Answer::Yes) => return self.replay(sources),
-            (SessionsPrompt::Replay(_), _) => {
-                self.notice = Some("not replayed: Up recalls earlier cells".into());
-            }
-            (
-                SessionsPrompt::ExportRecorded {
-                    identifier,
-                    cells,
-                    bytes,
-                },
-                Answer::Text(typed),
-            ) => {
-                if typed.trim().is_empty() {
-                    self.notice = Some("not exported: no file name".into());
-                    return Vec::new();
-                }
-                return vec![Effect::Local(crate::tui::local::LocalWork::Save(
-                    crate::tui::local::SaveRequest {
-                        path: crate::tui::local::resolve(&typed),
-                        bytes,
-                        overwrite: false,
-                        what: format!(
-                            "recorded session {} ({cells} cells)",
-                            crate::tui::ui::sanitize::plain(&identifier)
-                        ),
-                    },
-                ))];
-            }
-            (SessionsPrompt::ExportRecorded { .. }, _) => {
-                self.notice = Some("not exported".into());
-            }
-            (SessionsPrompt::ReplayRecorded { identifier, cells }, Answer::Yes) => {
-                let mut effects = self.switch_session(&identifier);
-                if self.config.identifier == identifier {
-                    effects.extend(self.replay(cells));
-                }
-                return effects;
-            }
-            (SessionsPrompt::ReplayRecorded { .. }, _) => {
-                self.notice = Some("not replayed".into());
-            }
-            // A line given up (Esc).
-            (SessionsPrompt::New | SessionsPrompt::Attach, _) => {}
-        }
-        Vec::new()
-    }
-
-    /// Runs `cells` again, in order, as new cells (each with its standard
-    /// input, if it had one).
-    pub(crate) fn replay(&mut self, cells: Vec<CellInput>) -> Vec<Effect> {
-        let draft = self.editor.lines().join("\n");
-        let mut effects = Vec::new();
-        for cell in cells {
-            crate::tui::ui::editor::replace_text(&mut self.editor, &cell.source);
-            effects.extend(self.run_cell(cell.stdin));
-        }
-        crate::tui::ui::editor::replace_text(&mut self.editor, &draft);
-        self.notice = Some(format!("replaying {} cells", effects.len()));
-        effects
     }
 }
 

@@ -17,6 +17,7 @@ use crate::notebook::{Output, StreamName};
 use crate::protocol::{Execution, ExecutionStatus, KernelInfo, NameVersion};
 use crate::session::{Failure, FailureKind, RunId, SessionEvent, SessionsCommand, SessionsEvent};
 use crate::tui::action::Action;
+use crate::tui::app::{App, SidePane};
 use crate::tui::app::{AppConfig, PoolState};
 use crate::tui::sessions::pane::{CURRENT_MARK, RowKind, SELECTION_MARK};
 

@@ -6,6 +6,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::tui::app::App;
 #[test]
 fn snapshot_sessions_pane() {
     let mut app = with_pane();

@@ -300,5 +300,5 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "app_modal_tests.rs"]
+#[path = "modal_tests.rs"]
 mod tests;

@@ -362,5 +362,5 @@ fn cut_to_tail(outputs: &mut Vec<Output>) -> usize {
 }
 
 #[cfg(test)]
-#[path = "app_follow_tests.rs"]
+#[path = "follow_tests.rs"]
 pub(crate) mod tests;

@@ -213,5 +213,5 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "app_cells_tests.rs"]
+#[path = "cells_tests.rs"]
 mod tests;

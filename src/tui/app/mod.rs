@@ -492,20 +492,18 @@ fn clean_paste(text: &str) -> String {
     super::ui::sanitize::plain(&text.replace('\t', "    "))
 }
 
-#[path = "app_cells.rs"]
 mod cells;
-#[path = "app_events.rs"]
 mod events;
-#[path = "app_focus.rs"]
+mod files;
 mod focus;
-#[path = "app_follow.rs"]
 mod follow;
-#[path = "app_modal.rs"]
 mod modal;
-#[path = "app_recorded.rs"]
+mod picker;
+mod pools;
+mod prompt;
 mod recorded;
-#[path = "app_session.rs"]
 mod session;
+mod sessions;
 
 pub use self::focus::{Focus, Overlay, SidePane};
 pub use self::follow::FollowUi;
@@ -513,5 +511,4 @@ pub use self::modal::{Modal, NotebookPrompt};
 pub use self::recorded::{RecordedUi, RecordedView, Then};
 
 #[cfg(test)]
-#[path = "app_tests.rs"]
 mod tests;

@@ -378,5 +378,5 @@ impl App {
 }
 
 #[cfg(test)]
-#[path = "app_recorded_tests.rs"]
+#[path = "recorded_tests.rs"]
 mod tests;

@@ -1,0 +1,49 @@
+//! The notebook-level routing of the picker feature: what [`App`] does with its
+//! keys, actions and events (moved out of `tui/picker/` so that `impl App`
+//! lives only in `tui/app/`).
+
+use super::App;
+use crate::tui::action::Action;
+use crate::tui::action::Effect;
+use crate::tui::picker::shown;
+use crate::tui::picker::*;
+use std::path::PathBuf;
+
+impl App {
+    /// Opens the picker in `dir` when it is a folder, else in the working
+    /// directory. A folder that cannot be listed becomes a notice.
+    pub fn open_picker(&mut self, dir: Option<PathBuf>) {
+        let dir = dir
+            .filter(|d| d.is_dir())
+            .unwrap_or_else(|| PathBuf::from("."));
+        match FilePicker::open(&dir) {
+            Ok(picker) => self.files.picker = Some(picker),
+            Err(e) => self.notice = Some(format!("cannot list {}: {e}", shown(&dir))),
+        }
+    }
+
+    /// A key (or paste, resize…) while the picker is open: keys go to
+    /// [`FilePicker::key`]; anything else leaves it as it is. An upload that
+    /// `App::upload` refuses (too big, a transfer under way) keeps the picker
+    /// and its marks open, with the reason.
+    pub fn picker_action(&mut self, action: Action) -> Vec<Effect> {
+        let Some(mut picker) = self.files.picker.take() else {
+            return Vec::new();
+        };
+        if let Action::Edit(input) = action {
+            match picker.key(&input) {
+                PickerKey::Stay => {}
+                PickerKey::Close => return Vec::new(),
+                PickerKey::Upload(paths) => {
+                    let effects = self.upload(paths);
+                    if !effects.is_empty() {
+                        return effects;
+                    }
+                    picker.notice.clone_from(&self.notice);
+                }
+            }
+        }
+        self.files.picker = Some(picker);
+        Vec::new()
+    }
+}

@@ -1,0 +1,117 @@
+//! The notebook-level routing of the prompt feature: what [`App`] does with its
+//! keys, actions and events (moved out of `tui/prompt/` so that `impl App`
+//! lives only in `tui/app/`).
+
+use super::App;
+use crate::tui::action::Action;
+use crate::tui::action::Effect;
+use crate::tui::app::NotebookPrompt;
+use crate::tui::files::FilesPrompt;
+use crate::tui::prompt::line::PromptKey;
+use crate::tui::prompt::*;
+use crate::tui::sessions::SessionsPrompt;
+use ratatui_textarea::Key;
+
+impl App {
+    /// Opens `prompt` (replacing any other).
+    pub fn ask(&mut self, prompt: Prompt) {
+        self.prompt = Some(prompt);
+    }
+
+    /// The open prompt's purpose when the files pane asked.
+    pub fn files_prompt(&self) -> Option<&FilesPrompt> {
+        match &self.prompt {
+            Some(Prompt {
+                purpose: Purpose::Files(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The open prompt's purpose when the sessions pane asked.
+    pub fn sessions_prompt(&self) -> Option<&SessionsPrompt> {
+        match &self.prompt {
+            Some(Prompt {
+                purpose: Purpose::Sessions(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The open prompt's purpose when the notebook asked.
+    pub fn notebook_prompt(&self) -> Option<&NotebookPrompt> {
+        match &self.prompt {
+            Some(Prompt {
+                purpose: Purpose::Notebook(p),
+                ..
+            }) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// A key or paste while a prompt is open: it edits the line (Tab completes
+    /// a path where the purpose does; Ctrl+O in the upload prompt opens the
+    /// picker there), or answers, and the answer goes to the feature that
+    /// asked. Ctrl+Q still quits.
+    pub fn prompt_action(&mut self, action: Action) -> Vec<Effect> {
+        let Some(mut prompt) = self.prompt.take() else {
+            return Vec::new();
+        };
+        let completion = prompt.completion();
+        let answer = match (&mut prompt.ask, action) {
+            (_, Action::Quit) => {
+                self.should_quit = true;
+                return Vec::new();
+            }
+            (Ask::YesNo(_), Action::Edit(input)) => {
+                if matches!(input.key, Key::Char('y' | 'Y')) {
+                    Answer::Yes
+                } else {
+                    Answer::No
+                }
+            }
+            (Ask::Line(line), Action::Edit(input)) if input.key == Key::Tab => {
+                if let Some(complete) = completion {
+                    **line = line.with_text(&complete(line.text()));
+                }
+                self.prompt = Some(prompt);
+                return Vec::new();
+            }
+            (Ask::Line(line), Action::Edit(input))
+                if input.ctrl
+                    && input.key == Key::Char('o')
+                    && matches!(prompt.purpose, Purpose::Files(FilesPrompt::Upload)) =>
+            {
+                // The picker starts in the folder typed so far, if it is one.
+                let start = crate::tui::local::resolve(line.text());
+                self.open_picker(Some(start));
+                return Vec::new();
+            }
+            (Ask::Line(line), Action::Edit(input)) => match line.key(input) {
+                PromptKey::Typing => {
+                    self.prompt = Some(prompt);
+                    return Vec::new();
+                }
+                PromptKey::Cancel => Answer::Cancelled,
+                PromptKey::Accept(text) => Answer::Text(text),
+            },
+            (Ask::Line(line), Action::Paste(text)) => {
+                line.paste(&text);
+                self.prompt = Some(prompt);
+                return Vec::new();
+            }
+            // Anything else (a resize, the mouse) leaves the prompt as it is.
+            _ => {
+                self.prompt = Some(prompt);
+                return Vec::new();
+            }
+        };
+        match prompt.purpose {
+            Purpose::Notebook(asked) => self.notebook_answer(asked, answer),
+            Purpose::Files(asked) => self.files_answer(asked, answer),
+            Purpose::Sessions(asked) => self.sessions_answer(asked, answer),
+        }
+    }
+}
