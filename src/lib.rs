@@ -1,13 +1,15 @@
 //! sessionpad: a terminal notebook for Azure Container Apps dynamic sessions, with a
 //! local pool that speaks the same data-plane API on loopback.
 //!
-//! Parts (`design.md`): [`client`] (the session client, no terminal code),
-//! [`pool`] (the local pool: HTTP server + IPython kernels, no terminal code),
-//! [`session`] (the session worker a front end hands commands to: executions,
-//! files, sessions; typed events back, no terminal code), [`mcp`] (the pool's
-//! MCP server, over HTTP in the pool and over stdio as `sessionpad mcp`, no
-//! terminal code), [`notebook`] (cells and outputs), [`tui`] (the terminal UI)
-//! and [`cli`].
+//! Parts, lowest layer first (`ARCHITECTURE.md` has the picture and the
+//! import rules, which `tests/architecture.rs` checks): [`protocol`] (wire and
+//! domain types, no I/O), [`events`] (the hub of recorded calls and live
+//! output), [`ledger`] (the flight recorder's database), [`client`] (the
+//! session client, no terminal code), [`mcp`] (the MCP server's tools),
+//! [`pool`] (the local pool: HTTP server, sandboxed kernels), [`proxy`] (the
+//! recording proxy), [`notebook`] (cells and outputs), [`config`], [`target`],
+//! [`background`] (the background local pool), [`session`] (the worker a front
+//! end hands commands to), [`tui`] (the terminal UI) and [`cli`].
 
 pub mod background;
 pub mod cli;

@@ -298,3 +298,78 @@ fn the_rules_find_what_they_look_for() {
         [(1, "use a;".to_string()), (3, "use b;".to_string())]
     );
 }
+
+#[test]
+fn impl_app_lives_only_in_tui_app() {
+    let mut hits = Vec::new();
+    for s in sources() {
+        let path = s.path.to_string_lossy().replace('\\', "/");
+        if path.starts_with("tui/app/") {
+            continue;
+        }
+        for (n, line) in &s.lines {
+            let t = line.trim_start();
+            if t.starts_with("impl App ") || t.starts_with("impl App{") || t == "impl App" {
+                hits.push(format!("src/{path}:{n}"));
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "`impl App` outside src/tui/app/ (ARCHITECTURE.md: a pane's App-level code goes in tui/app/<pane>.rs):\n{}",
+        hits.join("\n")
+    );
+}
+
+/// The TUI's feature folders.
+const FEATURES: &[&str] = &["files", "sessions", "pools", "picker", "pager", "prompt"];
+
+/// The imports between feature folders still there (issue 25 removes them):
+/// `(file below src/tui/, feature it imports)`. A ratchet: a new one fails
+/// the test, and so does a listed one that is gone (delete it here).
+const FEATURE_IMPORTS_LEFT: &[(&str, &str)] = &[
+    // The files pane holds the upload picker's state (to become one overlay
+    // field of App).
+    ("files/mod.rs", "picker"),
+    // A prompt's purpose names the pane that asked.
+    ("prompt/mod.rs", "files"),
+    ("prompt/mod.rs", "sessions"),
+];
+
+#[test]
+fn a_feature_folder_imports_no_other_feature() {
+    let mut found: BTreeSet<(String, String)> = BTreeSet::new();
+    for s in sources() {
+        let path = s.path.to_string_lossy().replace('\\', "/");
+        let Some(rest) = path.strip_prefix("tui/") else {
+            continue;
+        };
+        let Some(own) = FEATURES.iter().find(|f| rest.starts_with(&format!("{f}/"))) else {
+            continue;
+        };
+        for (_, line) in &s.lines {
+            for other in FEATURES.iter().filter(|f| *f != own) {
+                if line.contains(&format!("crate::tui::{other}::"))
+                    || line.contains(&format!("crate::tui::{other};"))
+                    || line.contains(&format!("super::super::{other}"))
+                {
+                    found.insert((rest.to_string(), (*other).to_string()));
+                }
+            }
+        }
+    }
+    let listed: BTreeSet<(String, String)> = FEATURE_IMPORTS_LEFT
+        .iter()
+        .map(|(f, o)| ((*f).to_string(), (*o).to_string()))
+        .collect();
+    let new: Vec<_> = found.difference(&listed).collect();
+    let gone: Vec<_> = listed.difference(&found).collect();
+    assert!(
+        new.is_empty(),
+        "a feature folder imports another feature (ARCHITECTURE.md): {new:?}"
+    );
+    assert!(
+        gone.is_empty(),
+        "these feature imports are gone: delete them from FEATURE_IMPORTS_LEFT: {gone:?}"
+    );
+}

@@ -58,15 +58,6 @@ pub fn split(app: &App, area: Rect) -> (Rect, Option<Rect>) {
     }
 }
 
-/// Draws the side pane: the sessions pane when it is open, else the files pane.
-pub fn render_side(app: &mut App, area: Rect, buf: &mut Buffer) {
-    if app.pane_open(SidePane::Sessions) {
-        crate::tui::sessions::view::render(app, area, buf);
-    } else {
-        render(app, area, buf);
-    }
-}
-
 /// Draws the files pane (listing, preview, gauge) in `area`.
 pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
     Clear.render(area, buf);

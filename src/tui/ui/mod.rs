@@ -141,7 +141,12 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             .render(&notebook.cells, outputs_area, frame.buffer_mut(), &mut ctx);
     }
     if let Some(files_area) = files_area {
-        crate::tui::files::view::render_side(app, files_area, frame.buffer_mut());
+        // The side pane: the sessions pane when it is open, else the files pane.
+        if app.pane_open(crate::tui::app::SidePane::Sessions) {
+            crate::tui::sessions::view::render(app, files_area, frame.buffer_mut());
+        } else {
+            crate::tui::files::view::render(app, files_area, frame.buffer_mut());
+        }
         crate::tui::sessions::view::render_pool_info_over(app, notebook_area, frame.buffer_mut());
     }
     if let Some(picker) = app.files.picker.as_mut() {
