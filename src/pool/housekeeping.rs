@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use cgroups_rs::fs::{Cgroup, hierarchies};
+use super::cgroup::{Cgroup, Hierarchy};
 
 /// A name unique among the pools alive on this machine: `<pid>-<8 hex>`.
 pub fn pool_tag() -> String {
@@ -121,7 +121,7 @@ fn sweep_mounts() -> usize {
 
 /// A mount point as `/proc/self/mountinfo` writes it, with `\ooo` octal escapes
 /// (space, tab, newline, backslash) decoded.
-fn unescape_mount_path(raw: &str) -> String {
+pub(super) fn unescape_mount_path(raw: &str) -> String {
     let bytes = raw.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -143,73 +143,40 @@ fn unescape_mount_path(raw: &str) -> String {
 /// Removes the cgroups `sessionpad-<pid>-<tag>` (and their kernels' cgroups) of
 /// pools that are gone, killing any process left in them.
 fn sweep_cgroups() -> usize {
-    let hier = hierarchies::auto();
-    let root = hier.root();
+    let hier = Hierarchy::detect();
+    // A user's pools on cgroup v2 put theirs in the user's delegated subtree.
+    let base = super::cgroup_base::base(hier.is_v2()).filter(|b| !b.is_empty());
     let mut names: Vec<String> = Vec::new();
-    for sub in ["memory", "pids", "cpu", ""] {
-        for name in stale(&root.join(sub), "sessionpad-") {
+    for root in hier.roots() {
+        for name in stale(&root, "sessionpad-") {
             if !names.contains(&name) {
                 names.push(name);
             }
         }
-    }
-    // A user's pools on cgroup v2 put theirs in the user's delegated subtree.
-    if let Some(base) = super::cgroup_base::base(hier.v2())
-        && !base.is_empty()
-    {
-        for name in stale(&root.join(&base), "sessionpad-") {
-            names.push(super::cgroup_base::join(&base, &name));
+        if let Some(base) = &base {
+            for name in stale(&root.join(base), "sessionpad-") {
+                names.push(super::cgroup_base::join(base, &name));
+            }
         }
     }
     names
         .into_iter()
-        .filter(|name| remove_cgroup_tree(name))
+        .filter(|name| remove_cgroup_tree(&hier, name))
         .count()
 }
 
-/// Removes the pool cgroup `name` (e.g. `sessionpad-<pid>-<tag>`, a path relative
-/// to the hierarchy's root) and its
-/// kernels' cgroups, killing any process left in them; true when it is gone.
-/// One try: a cgroup whose processes are not reaped yet stays (call again).
-pub fn remove_cgroup_tree(name: &str) -> bool {
-    let root = hierarchies::auto().root();
-    let pool = Cgroup::load(hierarchies::auto(), name);
-    let mut kernels: Vec<String> = Vec::new();
-    for sub in ["memory", "pids", "cpu", ""] {
-        if let Ok(entries) = std::fs::read_dir(root.join(sub).join(name)) {
-            for e in entries.flatten() {
-                if e.path().is_dir()
-                    && let Ok(k) = e.file_name().into_string()
-                    && !kernels.contains(&k)
-                {
-                    kernels.push(k);
-                }
-            }
-        }
+/// Removes the pool cgroup `name` of `hier` (e.g. `sessionpad-<pid>-<tag>`, a
+/// path relative to the hierarchy's root) and its kernels' cgroups, killing any
+/// process left in them; true when it is gone. One try: a cgroup whose
+/// processes are not reaped yet stays (call again).
+pub(super) fn remove_cgroup_tree(hier: &Hierarchy, name: &str) -> bool {
+    let pool = Cgroup::open(hier, name);
+    for kernel in pool.children() {
+        kernel.kill_all();
+        let _ = kernel.remove();
     }
-    for k in kernels {
-        let cg = Cgroup::load(hierarchies::auto(), format!("{name}/{k}").as_str());
-        kill_all_in(&cg);
-        let _ = cg.delete();
-    }
-    let _ = pool.delete();
+    let _ = pool.remove();
     !pool.exists()
-}
-
-/// SIGKILLs every process of the session cgroup `cg`. Never a pid of 0 or 1
-/// (which `kill` would take as this process group or init), whatever the cgroup
-/// file held.
-pub fn kill_all_in(cg: &Cgroup) {
-    for pid in cg.procs() {
-        if let Ok(pid) = libc::pid_t::try_from(pid.pid)
-            && pid > 1
-            && u32::try_from(pid).is_ok_and(|p| p != std::process::id())
-        {
-            // SAFETY: kill(2) has no memory effects; these are processes of a
-            // session cgroup.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
 }
 
 #[cfg(test)]

@@ -18,23 +18,16 @@
 //! (see `sandbox`). [`Enforcer::report`] says which are in force.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cgroups_rs::fs::cgroup_builder::CgroupBuilder;
-use cgroups_rs::fs::memory::MemController;
-use cgroups_rs::fs::pid::PidController;
-use cgroups_rs::fs::{Cgroup, MaxValue, hierarchies};
 use tokio::process::Command;
 
+use super::cgroup::{CONTROLLERS, Cgroup, CgroupLimits, Hierarchy};
 use crate::protocol::isolation::Limit;
 use crate::protocol::limits::{Limits, human_bytes};
 
 const MIB: u64 = 1024 * 1024;
 const GIB: u64 = 1024 * MIB;
-
-/// The controllers the pool uses.
-const CONTROLLERS: &[&str] = &["memory", "pids", "cpu"];
 
 /// The controllers the pool cannot do without (`cpu` is optional: systemd does
 /// not always delegate it to users on cgroup v2).
@@ -62,22 +55,21 @@ pub struct Enforcer {
 }
 
 struct PoolCgroup {
+    /// The pool's cgroup: `sessionpad-<tag>` at the hierarchy's root, or below
+    /// the user's delegated subtree (see `cgroup_base`).
     cgroup: Cgroup,
-    /// Its path relative to the hierarchy's root (`sessionpad-<tag>`, or below
-    /// the user's delegated subtree; see `cgroup_base`).
-    name: String,
-    v2: bool,
+    /// Where this machine's cgroups are (v1 or v2).
+    hier: Hierarchy,
     /// Whether the `cpu` controller is there (kernels get a CPU weight).
     cpu: bool,
 }
 
 impl PoolCgroup {
     /// The controllers its kernels' cgroups get.
-    fn controllers(&self) -> Vec<String> {
+    fn controllers(&self) -> Vec<&'static str> {
         CONTROLLERS
-            .iter()
-            .filter(|c| self.cpu || **c != "cpu")
-            .map(ToString::to_string)
+            .into_iter()
+            .filter(|c| self.cpu || *c != "cpu")
             .collect()
     }
 }
@@ -86,7 +78,7 @@ impl std::fmt::Debug for Enforcer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Enforcer")
             .field("limits", &self.limits)
-            .field("cgroup", &self.pool.as_ref().map(|p| &p.name))
+            .field("cgroup", &self.pool.as_ref().map(|p| p.cgroup.path()))
             .finish_non_exhaustive()
     }
 }
@@ -142,52 +134,30 @@ impl Enforcer {
     }
 
     fn pool_cgroup(name: &str) -> Result<PoolCgroup, String> {
-        let hier = hierarchies::auto();
-        let v2 = hier.v2();
-        let base = super::cgroup_base::base(v2)
+        let hier = Hierarchy::detect();
+        let base = super::cgroup_base::base(hier.is_v2())
             .ok_or("no cgroup subtree is delegated to this user (cgroup v2)")?;
         let name = super::cgroup_base::join(&base, name);
-        let mut builder = CgroupBuilder::new(&name)
-            .set_specified_controllers(CONTROLLERS.iter().map(ToString::to_string).collect());
-        if let Some(total) = machine_memory() {
-            let cap = i64::try_from(total / 4 * 3).unwrap_or(i64::MAX);
-            builder = builder.memory().memory_hard_limit(cap).done();
-        }
-        let cgroup = builder.build(hier).map_err(|e| e.to_string())?;
+        let cgroup = Cgroup::create(&hier, &name, &CONTROLLERS)?;
         // The controllers the pool's cgroup really has: on v2 those its parent
         // enabled for it (a delegation may lack some), on v1 the hierarchies.
-        let have: Vec<String> = if v2 {
-            std::fs::read_to_string(
-                Path::new(super::cgroup_base::V2_MOUNT)
-                    .join(&name)
-                    .join("cgroup.controllers"),
-            )
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
-        } else {
-            cgroup
-                .subsystems()
-                .iter()
-                .map(cgroups_rs::fs::Subsystem::controller_name)
-                .collect()
-        };
+        let have = cgroup.controllers();
         // Every required controller must be there, or limits would silently
-        // not hold.
-        for c in REQUIRED {
-            if !have.iter().any(|h| h == c) {
-                let _ = cgroup.delete();
-                return Err(format!("the {c} controller is not available"));
-            }
+        // not hold; then all sessions together get three quarters of the
+        // machine's memory.
+        let capped = match REQUIRED.iter().find(|c| !have.contains(c)) {
+            Some(c) => Err(format!("the {c} controller is not available")),
+            None => cgroup.set_limits(&CgroupLimits {
+                memory_bytes: machine_memory().map(|total| total / 4 * 3),
+                ..CgroupLimits::default()
+            }),
+        };
+        if let Err(why) = capped {
+            let _ = cgroup.remove();
+            return Err(why);
         }
-        let cpu = have.iter().any(|h| h == "cpu");
-        Ok(PoolCgroup {
-            cgroup,
-            name,
-            v2,
-            cpu,
-        })
+        let cpu = have.contains(&"cpu");
+        Ok(PoolCgroup { cgroup, hier, cpu })
     }
 
     /// The limits being enforced.
@@ -201,7 +171,7 @@ impl Enforcer {
     pub fn report(&self, data_fs: Option<&str>) -> Vec<Limit> {
         let l = self.limits;
         let cg = self.pool.as_ref().map(|p| {
-            if p.v2 {
+            if p.hier.is_v2() {
                 "cgroup v2".to_string()
             } else {
                 "cgroup v1".to_string()
@@ -308,42 +278,25 @@ impl Enforcer {
         let Some(pool) = &self.pool else {
             return Ok(kernel);
         };
-        let mem = i64::try_from(self.limits.memory_bytes).unwrap_or(i64::MAX);
-        let pids = i64::try_from(self.limits.processes).unwrap_or(i64::MAX);
-        let weight = self.limits.cpu_weight.clamp(1, 10_000);
-        let cpu = if pool.v2 {
-            weight
-        } else {
-            (weight * 1024 / 100).max(2)
+        let path = format!("{}/k{n}", pool.cgroup.path());
+        let limits = CgroupLimits {
+            memory_bytes: Some(self.limits.memory_bytes),
+            swap_bytes: Some(self.limits.memory_bytes),
+            processes: Some(self.limits.processes),
+            cpu_weight: pool.cpu.then_some(self.limits.cpu_weight.clamp(1, 10_000)),
         };
-        let mut builder = CgroupBuilder::new(&format!("{}/k{n}", pool.name))
-            .set_specified_controllers(pool.controllers())
-            .memory()
-            .memory_hard_limit(mem)
-            .memory_swap_limit(mem)
-            .done()
-            .pid()
-            .maximum_number_of_processes(MaxValue::Value(pids))
-            .done();
-        if pool.cpu {
-            builder = builder.cpu().shares(cpu).done();
-        }
-        let cgroup = builder
-            .build(hierarchies::auto())
+        let cgroup = Cgroup::create(&pool.hier, &path, &pool.controllers())
             .map_err(|e| format!("cannot create the kernel's cgroup: {e}"))?;
-        let mut dirs: Vec<std::path::PathBuf> = cgroup
-            .subsystems()
-            .iter()
-            .map(|s| s.to_controller().path().to_path_buf())
-            .collect();
-        dirs.sort();
-        dirs.dedup();
-        for dir in dirs {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(dir.join("cgroup.procs"))
-                .map_err(|e| format!("cannot open {}/cgroup.procs: {e}", dir.display()))?;
-            kernel.procs.push(OwnedFd::from(file));
+        // A cgroup without its limits, or that the kernel cannot join, goes.
+        match cgroup
+            .set_limits(&limits)
+            .and_then(|()| cgroup.open_procs())
+        {
+            Ok(procs) => kernel.procs = procs,
+            Err(e) => {
+                let _ = cgroup.remove();
+                return Err(format!("cannot create the kernel's cgroup: {e}"));
+            }
         }
         kernel.cgroup = Some(cgroup);
         Ok(kernel)
@@ -355,12 +308,12 @@ impl Enforcer {
     pub fn close(&self) {
         let Some(pool) = &self.pool else { return };
         for _ in 0..80 {
-            if super::housekeeping::remove_cgroup_tree(&pool.name) {
+            if super::housekeeping::remove_cgroup_tree(&pool.hier, pool.cgroup.path()) {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(25));
         }
-        tracing::warn!("could not remove the pool's cgroup {}", pool.name);
+        tracing::warn!("could not remove the pool's cgroup {}", pool.cgroup.path());
     }
 
     /// Whether limits are enforced by cgroups (else rlimits).
@@ -370,9 +323,17 @@ impl Enforcer {
 }
 
 impl Drop for Enforcer {
+    /// Removes the pool's cgroup if [`Enforcer::close`] has not, with a few
+    /// quick retries (10 to 80 ms apart) while its last processes are reaped.
     fn drop(&mut self) {
         if let Some(pool) = &self.pool {
-            let _ = pool.cgroup.delete();
+            for ms in [10, 20, 40, 80] {
+                if pool.cgroup.remove().is_ok() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
+            let _ = pool.cgroup.remove();
         }
     }
 }
@@ -433,11 +394,9 @@ impl KernelLimits {
     /// Whether the OOM killer has killed a process of this kernel's cgroup (the
     /// session went over its memory limit). False without a cgroup.
     pub fn oom_killed(&self) -> bool {
-        let Some(cg) = &self.cgroup else {
-            return false;
-        };
-        cg.controller_of::<MemController>()
-            .is_some_and(|m| m.memory_stat().oom_control.oom_kill > 0)
+        self.cgroup
+            .as_ref()
+            .is_some_and(|cg| cg.oom_kills().is_ok_and(|n| n > 0))
     }
 
     /// Whether a process of this kernel was refused because the session reached
@@ -446,10 +405,7 @@ impl KernelLimits {
     /// within a few of the limit.
     pub fn hit_process_limit(&self, tree_size: impl FnOnce() -> usize) -> bool {
         match &self.cgroup {
-            Some(cg) => cg
-                .controller_of::<PidController>()
-                .and_then(|p| p.get_pid_events().ok())
-                .is_some_and(|n| n > 0),
+            Some(cg) => cg.process_limit_hits().is_ok_and(|n| n > 0),
             None => {
                 let n = u64::try_from(tree_size()).unwrap_or(u64::MAX);
                 n + 8 >= self.limits.processes
@@ -476,8 +432,8 @@ impl Drop for KernelLimits {
         if let Some(cg) = self.cgroup.take() {
             std::thread::spawn(move || {
                 for _ in 0..100 {
-                    super::housekeeping::kill_all_in(&cg);
-                    if cg.delete().is_ok() && !cg.exists() {
+                    cg.kill_all();
+                    if cg.remove().is_ok() && !cg.exists() {
                         return;
                     }
                     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -528,6 +484,61 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_kernels_cgroup_holds_its_limits_where_the_pool_has_cgroups() {
+        let limits = Limits {
+            memory_bytes: 256 * MIB,
+            processes: 64,
+            cpu_weight: 50,
+            ..Limits::default()
+        };
+        let name = format!("sessionpad-{}", super::super::housekeeping::pool_tag());
+        let enforcer = Enforcer::new(limits, &name);
+        let Some(pool) = &enforcer.pool else {
+            eprintln!("skipped: no cgroups here ({:?})", enforcer.no_cgroups);
+            return;
+        };
+        let kernel = enforcer.prepare().unwrap();
+        let path = kernel.cgroup.as_ref().unwrap().path().to_string();
+        assert_eq!(path, format!("{name}/k0"));
+        let read = |controller: &str, file: &str| {
+            let dir = match &pool.hier {
+                Hierarchy::V2(mount) => mount.clone(),
+                Hierarchy::V1(mounts) => mounts
+                    .iter()
+                    .find(|(c, _)| *c == controller)
+                    .unwrap()
+                    .1
+                    .clone(),
+            };
+            std::fs::read_to_string(dir.join(&path).join(file))
+                .unwrap()
+                .trim()
+                .to_string()
+        };
+        let bytes = (256 * MIB).to_string();
+        if pool.hier.is_v2() {
+            assert_eq!(read("memory", "memory.max"), bytes);
+            assert_eq!(read("pids", "pids.max"), "64");
+            if pool.cpu {
+                assert_eq!(read("cpu", "cpu.weight"), "50");
+            }
+        } else {
+            assert_eq!(read("memory", "memory.limit_in_bytes"), bytes);
+            assert_eq!(read("pids", "pids.max"), "64");
+            if pool.cpu {
+                assert_eq!(read("cpu", "cpu.shares"), "512");
+            }
+        }
+        assert_eq!(kernel.procs.len(), pool.cgroup.open_procs().unwrap().len());
+        assert!(!kernel.oom_killed());
+        assert!(!kernel.hit_process_limit(|| 0));
+        assert_eq!(kernel.nproc(), None, "no RLIMIT_NPROC with a cgroup");
+        drop(kernel);
+        enforcer.close();
+        assert!(!pool.cgroup.exists());
+    }
 
     #[test]
     fn sizes_read_as_people_write_them() {

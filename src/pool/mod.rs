@@ -4,6 +4,7 @@
 //! It knows nothing of the terminal.
 
 pub mod activity;
+mod cgroup;
 pub mod cgroup_base;
 pub mod data_fs;
 pub mod events;
