@@ -10,8 +10,11 @@
 //! hybrid machine (v1 controllers beside an empty v2 hierarchy at
 //! `/sys/fs/cgroup/unified`) counts as v1.
 //!
-//! The files written, and their order, are those of the `cgroups-rs` crate
-//! (0.5) that did this before: see [`Cgroup::create`] and [`Cgroup::set_limits`].
+//! The files written, and their order, are those the `cgroups-rs` crate (0.5)
+//! wrote before (see [`Cgroup::create`] and [`Cgroup::set_limits`]), except
+//! that a memory limit that cannot be written is an error (cgroups-rs went on
+//! without it), and that cgroup v2's OOM kills are read from `memory.events`
+//! (cgroups-rs always said none there).
 
 use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind, Write};
@@ -104,8 +107,8 @@ pub struct CgroupLimits {
     /// `memory.max` (v2).
     pub memory_bytes: Option<u64>,
     /// Swap, bytes: `memory.memsw.limit_in_bytes` (v1: memory and swap
-    /// together), `memory.swap.max` (v2: swap alone). Skipped where the file
-    /// does not exist (no swap accounting).
+    /// together), `memory.swap.max` (v2: swap alone, on top of the memory
+    /// limit). Skipped where the file does not exist (no swap accounting).
     pub swap_bytes: Option<u64>,
     /// Processes and threads: `pids.max`.
     pub processes: Option<u64>,
@@ -749,8 +752,20 @@ mod tests {
     fn join_kill_remove(hier: &Hierarchy, controllers: &[&'static str]) {
         use std::os::fd::AsRawFd;
         use std::os::unix::process::CommandExt;
+        /// Removes the test's cgroups even when an assertion fails.
+        struct Cleanup(Cgroup);
+        impl Drop for Cleanup {
+            fn drop(&mut self) {
+                for k in self.0.children() {
+                    k.kill_all();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let _ = self.0.remove();
+            }
+        }
         let name = format!("sessionpad-{}", super::super::housekeeping::pool_tag());
         let pool = Cgroup::create(hier, &name, controllers).unwrap();
+        let _cleanup = Cleanup(pool.clone());
         let cg = Cgroup::create(hier, &format!("{name}/k0"), controllers).unwrap();
         if controllers.contains(&"memory") {
             cg.set_limits(&CgroupLimits {
