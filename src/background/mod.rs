@@ -89,6 +89,43 @@ pub struct Found {
 }
 
 impl Found {
+    /// What the pool is, for messages: `local (background, pid N)`, or
+    /// `local (serve, pid N)` for a serve run in the foreground (with the
+    /// container type's word, `local shell (background, pid N)`).
+    pub fn label(&self) -> String {
+        let kind = kind_word(self.container_type);
+        let how = if self.background {
+            "background"
+        } else {
+            "serve"
+        };
+        format!("local {kind}({how}, pid {})", self.pid)
+    }
+
+    /// The line a front end says when it reached this pool: that it started it
+    /// (with its pid, and how it ends: after `idle_exit` without a request, or
+    /// on `sessionpad pool stop`), or attached to it. The command line and the
+    /// notebook say the same words.
+    pub fn reached_line(&self, idle_exit: Duration) -> String {
+        let kind = kind_word(self.container_type);
+        let what = if self.background {
+            format!("background local {kind}pool")
+        } else {
+            format!("local {kind}pool (a sessionpad serve)")
+        };
+        if self.started {
+            format!(
+                "started the {what} (pid {}): it keeps sessions between commands and after \
+                 the notebook quits, and ends after {} without a request, or on `sessionpad \
+                 pool stop`",
+                self.pid,
+                human_duration(idle_exit)
+            )
+        } else {
+            format!("attached to the {what} (pid {})", self.pid)
+        }
+    }
+
     fn from(d: Discovery, started: bool) -> Self {
         Self {
             endpoint: d.endpoint,
@@ -458,5 +495,13 @@ pub async fn expected_isolation() -> Option<Isolation> {
             tracing::error!("sandbox detection failed: {e}");
             None
         }
+    }
+}
+
+/// A duration for people: `15 min`, `90 s`.
+pub fn human_duration(d: Duration) -> String {
+    match d.as_secs() {
+        s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
     }
 }

@@ -15,7 +15,6 @@ use anyhow::{Context, bail};
 use clap::Args;
 use sha2::{Digest, Sha256};
 
-use crate::background::kind_word;
 use crate::client::SessionClient;
 use crate::client::auth::AuthConfig;
 use crate::config::{AuthKind, Config, Profile};
@@ -253,14 +252,6 @@ fn profile_token(profile: &Profile) -> anyhow::Result<Option<String>> {
     }
 }
 
-/// `15 min`, `90 s`: a period as a person reads it.
-fn humantime_secs(d: Duration) -> String {
-    match d.as_secs() {
-        s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
-        s => format!("{s} s"),
-    }
-}
-
 /// A connected client: the session client, with what is known of the pool.
 pub struct Connection {
     /// The client.
@@ -380,60 +371,39 @@ impl Settings {
     }
 }
 
+/// Reaches the pool through the one connect path ([`crate::session::connect::reach`]):
+/// the endpoint's client, or the background local pool found or started, its
+/// progress and its start said on standard error.
 async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
-    if let Some(endpoint) = &settings.endpoint {
-        let client = settings.endpoint_client(endpoint)?;
-        let label = url::Url::parse(endpoint)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_else(|| endpoint.clone());
-        return Ok(Connection {
-            client,
-            label,
-            background: false,
-            isolation: None,
-        });
-    }
-    let found =
-        crate::background::find_or_start(&settings.background, settings.container_type, &|line| {
-            eprintln!("{line}");
-        })
-        .await
-        .context("reaching the local pool")?;
-    let client = crate::target::remote_client(
-        &found.endpoint,
-        settings.api_version,
-        found.token.clone(),
-        None,
-        settings.pool_type,
-    )?;
-    if found.started {
-        eprintln!(
-            "started the background local {}pool (pid {}): it keeps sessions between commands \
-             and ends after {} without a request, or on `sessionpad pool stop`",
-            kind_word(found.container_type),
-            found.pid,
-            humantime_secs(settings.background.idle_exit)
-        );
-    }
-    let label = if found.background {
-        format!(
-            "local {}(background, pid {})",
-            kind_word(found.container_type),
-            found.pid
-        )
-    } else {
-        format!(
-            "local {}(serve, pid {})",
-            kind_word(found.container_type),
-            found.pid
-        )
+    let how = match &settings.endpoint {
+        Some(endpoint) => crate::session::Connection::Remote {
+            endpoint: endpoint.clone(),
+            token: settings.token.clone(),
+            auth: settings.auth.clone(),
+        },
+        None => crate::session::Connection::Background(settings.background.clone()),
     };
+    let dial = crate::session::connect::Dial {
+        api_version: settings.api_version,
+        pool_type: settings.pool_type,
+        container_type: settings.container_type,
+        pool_limits: settings.pool_limits,
+        ledger: None,
+    };
+    let progress = |line: &str| eprintln!("{line}");
+    let reached = match crate::session::connect::reach(&how, None, dial, &progress).await {
+        Ok(reached) => reached,
+        Err(crate::session::connect::ReachError::Client(e)) => return Err(e.into()),
+        Err(e) => return Err(anyhow::Error::new(e).context("reaching the local pool")),
+    };
+    if let Some(found) = reached.found.as_ref().filter(|f| f.started) {
+        eprintln!("{}", found.reached_line(settings.background.idle_exit));
+    }
     Ok(Connection {
-        client,
-        label,
-        background: found.background,
-        isolation: found.isolation,
+        background: reached.background(),
+        isolation: reached.isolation(),
+        label: reached.label,
+        client: reached.client,
     })
 }
 

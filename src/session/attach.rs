@@ -5,7 +5,7 @@
 //! notebook then runs on a pool that outlives it, with ready kernels waiting,
 //! instead of starting a pool in its own process on every launch.
 
-use crate::background::{Found, StartOptions, kind_word};
+use crate::background::{Found, StartOptions};
 use crate::client::{ClientError, SessionClient};
 
 use super::event::{EventSender, RunId};
@@ -33,52 +33,22 @@ pub(super) async fn background(
     opts: &StartOptions,
     events: &EventSender,
 ) -> Result<SessionClient, Failure> {
-    let found = match crate::background::find(config.container_type) {
-        Some(found) => found,
-        None => {
-            events.pool_progress(&format!(
-                "starting the background local {}pool",
-                kind_word(config.container_type)
-            ));
-            let progress_events = events.clone();
-            let progress = move |line: &str| progress_events.pool_progress(line);
-            crate::background::find_or_start(opts, config.container_type, &progress)
-                .await
-                .map_err(|e| {
-                    Failure::unreachable(format!("the background local pool did not start: {e}"))
-                })?
-        }
-    };
-    announce(&found, events);
-    crate::target::remote_client(
-        &found.endpoint,
-        config.api_version,
-        found.token.clone(),
-        None,
-        config.pool_type,
-    )
-    .map(|client| client.with_container_type(config.container_type))
-    .map_err(Failure::from)
+    let progress_events = events.clone();
+    let progress = move |line: &str| progress_events.pool_progress(line);
+    let how = super::worker::Connection::Background(opts.clone());
+    let reached = super::connect::reach(&how, None, super::connect::dial(config), &progress)
+        .await
+        .map_err(super::connect::failure)?;
+    if let Some(found) = &reached.found {
+        announce(found, opts.idle_exit, events);
+    }
+    Ok(reached.client)
 }
 
 /// Reports what is known of `found` at once: that this notebook started it
-/// (with its pid, and how it ends), and its isolation.
-fn announce(found: &Found, events: &EventSender) {
-    let kind = kind_word(found.container_type);
-    let what = if found.background {
-        format!("background local {kind}pool")
-    } else {
-        format!("local {kind}pool (a sessionpad serve)")
-    };
-    let line = if found.started {
-        format!(
-            "started the {what} (pid {}): it keeps sessions after the notebook quits, until \
-             it has been idle for a while or `sessionpad pool stop`",
-            found.pid
-        )
-    } else {
-        format!("attached to the {what} (pid {})", found.pid)
-    };
+/// or attached to it ([`Found::reached_line`]), and its isolation.
+pub(super) fn announce(found: &Found, idle_exit: std::time::Duration, events: &EventSender) {
+    let line = found.reached_line(idle_exit);
     tracing::info!("{line}");
     events.pool_progress(&line);
     if let Some(isolation) = &found.isolation {

@@ -1,22 +1,107 @@
-//! Connecting the session worker to its pool: the embedded local pool
-//! (started in the process, or kept from an earlier worker), the background
-//! local pool ([`super::attach`]), or a remote endpoint (a client built for
-//! it; a `sessionpad serve` among them is asked how its sessions are
-//! isolated, on a task of its own).
+//! The one connect path to a pool, for the command line and the session
+//! worker alike ([`reach`]): a remote endpoint (Azure, or `sessionpad serve`:
+//! a client built for it), the background local pool (found through its
+//! discovery file, or started, [`crate::background`]), or the embedded local
+//! pool (started in this process, or kept from an earlier worker). Each caller
+//! says what it reached in its own place (the command line on standard error,
+//! the notebook through worker events); the words for the background pool are
+//! [`crate::background::Found::reached_line`]'s.
 
 use super::event::EventSender;
 use super::failure::Failure;
 use super::worker::{Connection, WorkerConfig};
-use crate::client::SessionClient;
-use crate::pool::{LocalPool, PoolOptions};
+use crate::background::{BackgroundError, Found, kind_word};
+use crate::client::{ClientError, SessionClient};
+use crate::ledger::LedgerOptions;
+use crate::pool::{LocalPool, PoolError, PoolOptions};
+use crate::protocol::limits::Limits;
+use crate::protocol::{ApiVersion, ContainerType, Isolation, PoolType};
 
-/// Connects to the pool: starts the embedded one, or builds a client for a remote.
-pub(super) async fn connect(
-    config: &WorkerConfig,
+/// What [`reach`] needs besides where the pool is: how to speak to it and, for
+/// an embedded pool, how to start it.
+#[derive(Debug, Clone, Copy)]
+pub struct Dial<'a> {
+    /// The api-version every request names.
+    pub api_version: ApiVersion,
+    /// How the pool's sessions are listed, read and ended.
+    pub pool_type: PoolType,
+    /// What the pool runs, which decides what executions send.
+    pub container_type: ContainerType,
+    /// An embedded pool's per-session limits.
+    pub pool_limits: Limits,
+    /// Where an embedded pool records its calls (`None`: it does not).
+    pub ledger: Option<&'a LedgerOptions>,
+}
+
+/// A pool reached: its client and what is known of the pool without asking.
+#[derive(Debug)]
+pub struct Reached {
+    /// The client, with the dial's pool type and container type.
+    pub client: SessionClient,
+    /// What the pool is, for messages: the host of a remote endpoint,
+    /// `local (background, pid N)`, `local (serve, pid N)` or `local (embedded)`.
+    pub label: String,
+    /// The local pool found or started through its discovery file (the
+    /// background pool, or a `serve` in the foreground).
+    pub found: Option<Found>,
+    /// The embedded pool, which lives as long as this value (or is kept for
+    /// the next worker).
+    pub pool: Option<LocalPool>,
+}
+
+impl Reached {
+    /// Whether the pool is the background local pool (its sessions' cooldown is
+    /// its idle period).
+    pub fn background(&self) -> bool {
+        self.found.as_ref().is_some_and(|f| f.background)
+    }
+
+    /// The isolation of a local pool's sessions when known without asking:
+    /// the embedded pool's, or the one a serve wrote into its discovery file.
+    pub fn isolation(&self) -> Option<Isolation> {
+        match (&self.pool, &self.found) {
+            (Some(pool), _) => Some(pool.isolation().clone()),
+            (None, Some(found)) => found.isolation.clone(),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Why a pool could not be reached.
+#[derive(Debug, thiserror::Error)]
+pub enum ReachError {
+    /// The endpoint or credential is unusable (no request was made).
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The background local pool could not be found or started.
+    #[error(transparent)]
+    Background(#[from] BackgroundError),
+    /// The embedded local pool did not start.
+    #[error(transparent)]
+    Embedded(#[from] PoolError),
+}
+
+/// Reaches the pool `how` names: builds the client of a remote endpoint (no
+/// request is made), finds or starts the background local pool (saying
+/// "starting the background local pool" and each step of a first Python
+/// environment build through `progress`), or starts the embedded pool (unless
+/// `kept` holds one from an earlier worker, whose sessions carry on).
+///
+/// # Errors
+///
+/// [`ReachError`]: an invalid endpoint or credential, a background pool that
+/// cannot be found or started, an embedded pool that does not start.
+pub async fn reach(
+    how: &Connection,
     kept: Option<LocalPool>,
-    events: &EventSender,
-) -> Result<(SessionClient, Option<LocalPool>), Failure> {
-    let pool = match (&config.connection, kept) {
+    dial: Dial<'_>,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<Reached, ReachError> {
+    let client_of = |endpoint: &str, token: Option<String>, auth| {
+        crate::target::remote_client(endpoint, dial.api_version, token, auth, dial.pool_type)
+            .map(|c| c.with_container_type(dial.container_type))
+    };
+    match (how, kept) {
         (
             Connection::Remote {
                 endpoint,
@@ -24,51 +109,105 @@ pub(super) async fn connect(
                 auth,
             },
             _,
-        ) => {
-            let client = crate::target::remote_client(
-                endpoint,
-                config.api_version,
-                token.clone(),
-                auth.as_ref(),
-                config.pool_type,
-            )
-            .map_err(Failure::from)?
-            .with_container_type(config.container_type);
-            if crate::protocol::isolation::may_report(endpoint) {
-                learn_isolation(client.clone(), events.clone());
-            }
-            return Ok((client, None));
-        }
+        ) => Ok(Reached {
+            client: client_of(endpoint, token.clone(), auth.as_ref())?,
+            label: url::Url::parse(endpoint)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+                .unwrap_or_else(|| endpoint.clone()),
+            found: None,
+            pool: None,
+        }),
         (Connection::Background(opts), _) => {
-            return super::attach::background(config, opts, events)
-                .await
-                .map(|client| (client, None));
+            let found = match crate::background::find(dial.container_type) {
+                Some(found) => found,
+                None => {
+                    progress(&format!(
+                        "starting the background local {}pool",
+                        kind_word(dial.container_type)
+                    ));
+                    crate::background::find_or_start(opts, dial.container_type, progress).await?
+                }
+            };
+            Ok(Reached {
+                client: client_of(&found.endpoint, found.token.clone(), None)?,
+                label: found.label(),
+                found: Some(found),
+                pool: None,
+            })
         }
-        // The embedded pool kept from an earlier worker: its sessions carry on.
-        (Connection::Embedded, Some(pool)) => pool,
-        (Connection::Embedded, None) => {
-            let progress_events = events.clone();
-            let progress = move |line: &str| progress_events.pool_progress(line);
-            let mut opts = PoolOptions::embedded();
-            opts.limits = config.pool_limits;
-            opts.ledger.clone_from(&config.ledger);
-            opts.container_type = config.container_type;
-            LocalPool::start(opts, &progress)
-                .await
-                .map_err(|e| Failure::unreachable(format!("the local pool did not start: {e}")))?
+        (Connection::Embedded, kept) => {
+            let pool = match kept {
+                Some(pool) => pool,
+                None => {
+                    let mut opts = PoolOptions::embedded();
+                    opts.limits = dial.pool_limits;
+                    opts.ledger = dial.ledger.cloned();
+                    opts.container_type = dial.container_type;
+                    LocalPool::start(opts, progress).await?
+                }
+            };
+            Ok(Reached {
+                client: client_of(&pool.endpoint(), pool.token().map(str::to_string), None)?,
+                label: "local (embedded)".to_string(),
+                found: None,
+                pool: Some(pool),
+            })
         }
-    };
-    events.pool_isolation(pool.isolation().clone());
-    let client = crate::target::remote_client(
-        &pool.endpoint(),
-        config.api_version,
-        pool.token().map(str::to_string),
-        None,
-        config.pool_type,
-    )
-    .map_err(Failure::from)?
-    .with_container_type(config.container_type);
-    Ok((client, Some(pool)))
+    }
+}
+
+/// The worker's dial: its api-version, pool type, container type, and the
+/// embedded pool's limits and ledger.
+pub(super) fn dial(config: &WorkerConfig) -> Dial<'_> {
+    Dial {
+        api_version: config.api_version,
+        pool_type: config.pool_type,
+        container_type: config.container_type,
+        pool_limits: config.pool_limits,
+        ledger: config.ledger.as_ref(),
+    }
+}
+
+/// The worker's failure for `error`, in the words the notebook shows.
+pub(super) fn failure(error: ReachError) -> Failure {
+    match error {
+        ReachError::Client(e) => Failure::from(e),
+        ReachError::Background(e) => {
+            Failure::unreachable(format!("the background local pool did not start: {e}"))
+        }
+        ReachError::Embedded(e) => {
+            Failure::unreachable(format!("the local pool did not start: {e}"))
+        }
+    }
+}
+
+/// Connects the worker to its pool through [`reach`], reporting progress and
+/// what is known at once (the embedded pool's isolation, the background
+/// pool's start or attach, and, for an endpoint that may be a `sessionpad
+/// serve`, its isolation asked on a task of its own).
+pub(super) async fn connect(
+    config: &WorkerConfig,
+    kept: Option<LocalPool>,
+    events: &EventSender,
+) -> Result<(SessionClient, Option<LocalPool>), Failure> {
+    let progress_events = events.clone();
+    let progress = move |line: &str| progress_events.pool_progress(line);
+    let reached = reach(&config.connection, kept, dial(config), &progress)
+        .await
+        .map_err(failure)?;
+    if let Some(found) = &reached.found {
+        let idle_exit = match &config.connection {
+            Connection::Background(opts) => opts.idle_exit,
+            _ => std::time::Duration::ZERO,
+        };
+        super::attach::announce(found, idle_exit, events);
+    } else if let Some(isolation) = reached.isolation() {
+        events.pool_isolation(isolation);
+    } else if crate::protocol::isolation::may_report(reached.client.endpoint()) {
+        learn_isolation(reached.client.clone(), events.clone());
+    }
+    Ok((reached.client, reached.pool))
 }
 
 /// Asks a pool that may be a `sessionpad serve` how its sessions are isolated,

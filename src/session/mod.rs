@@ -8,7 +8,7 @@
 //! something drawn.
 
 mod attach;
-mod connect;
+pub mod connect;
 pub mod event;
 pub mod failure;
 pub mod files;
