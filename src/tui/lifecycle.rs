@@ -51,6 +51,9 @@ pub struct Run {
     pub sender: AppEventSender,
     /// The notebook's saver.
     saver: Option<SaverThread>,
+    /// Effects of the start that only the loop can carry out (it takes them
+    /// first).
+    pub pending: Vec<super::action::Effect>,
 }
 
 /// Builds the app for the pool `opts` names and starts its worker. Without an
@@ -143,11 +146,12 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         },
         sender.session(),
     );
-    for effect in follow_effects {
-        if let super::action::Effect::Sessions(command) = effect {
-            worker.sessions(command);
-        }
-    }
+    // The effects of the start go where every effect goes: the worker's to
+    // it now, the loop's to the loop's queue (`pending`).
+    let pending = follow_effects
+        .into_iter()
+        .filter_map(|effect| super::runner::offload_to(&worker, &sender, effect))
+        .collect();
     // Whether the reopened notebook's session still runs on the pool: the
     // answer says whether its boundary is certain.
     if app.loaded_cells > 0 && app.sessions.can_list {
@@ -161,6 +165,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         events,
         sender,
         saver,
+        pending,
     })
 }
 

@@ -143,6 +143,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             &run.worker,
             &run.sender,
             typed,
+            std::mem::take(&mut run.pending),
         )
         .await;
         let Ok(runner::LoopEnd::SwitchPool(choice)) = result else {

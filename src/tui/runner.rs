@@ -94,7 +94,9 @@ pub enum LoopEnd {
 
 /// Runs until the user quits (or the process is told to terminate) or
 /// switches pools. `typed` are keys read before the loop started (by the
-/// graphics probe), handled before anything crossterm reads.
+/// graphics probe), handled before anything crossterm reads; `pending` are
+/// effects of the run's start that only the loop can carry out, carried out
+/// first.
 ///
 /// # Errors
 ///
@@ -106,8 +108,35 @@ pub async fn run_loop(
     worker: &SessionWorker,
     ui_events: &AppEventSender,
     typed: Vec<Event>,
+    pending: Vec<Effect>,
 ) -> anyhow::Result<LoopEnd> {
-    let mut offload = |effect| match effect {
+    let mut offload = |effect| {
+        if let Some(other) = offload_to(worker, ui_events, effect) {
+            // The loop carries out the others itself (`drive`).
+            tracing::error!(?other, "not an effect to carry out off the loop");
+        }
+    };
+    let typed = std::cell::RefCell::new(typed);
+    // The first input stream starts with the typed keys; one made again after
+    // `$EDITOR` had the terminal has none left to give.
+    let input = || {
+        let first = std::mem::take(&mut *typed.borrow_mut());
+        futures::stream::iter(first.into_iter().map(Ok)).chain(EventStream::new())
+    };
+    drive(terminal, app, events, input, &mut offload, pending).await
+}
+
+/// Carries out `effect` off the loop when it is the session worker's (sent to
+/// it) or blocking work (spawned); gives it back when the loop itself must
+/// carry it out (it owns the terminal: the external editor, the clipboard, a
+/// pool switch). The one mapping of effects to the worker, for the loop and
+/// for the effects of a run's start (`lifecycle`).
+pub(crate) fn offload_to(
+    worker: &SessionWorker,
+    ui_events: &AppEventSender,
+    effect: Effect,
+) -> Option<Effect> {
+    match effect {
         Effect::Execute { run, code, stdin } => worker.execute(
             run,
             crate::session::Cell {
@@ -121,17 +150,9 @@ pub async fn run_loop(
         Effect::Sessions(command) => worker.sessions(command),
         Effect::SwitchSession { identifier } => worker.switch(identifier),
         Effect::BuildPreview(job) => build_preview(job, ui_events.clone()),
-        // The loop carries out the others itself (`drive`).
-        other => tracing::error!(?other, "not an effect to carry out off the loop"),
-    };
-    let typed = std::cell::RefCell::new(typed);
-    // The first input stream starts with the typed keys; one made again after
-    // `$EDITOR` had the terminal has none left to give.
-    let input = || {
-        let first = std::mem::take(&mut *typed.borrow_mut());
-        futures::stream::iter(first.into_iter().map(Ok)).chain(EventStream::new())
-    };
-    drive(terminal, app, events, input, &mut offload).await
+        other => return Some(other),
+    }
+    None
 }
 
 /// Builds a file's preview on a blocking thread and hands it back as
@@ -160,6 +181,7 @@ pub(crate) async fn drive<S, I>(
     events: &mut UnboundedReceiver<AppEvent>,
     input: impl Fn() -> I,
     offload: &mut impl FnMut(Effect),
+    pending: Vec<Effect>,
 ) -> anyhow::Result<LoopEnd>
 where
     S: Screen,
@@ -173,8 +195,40 @@ where
     let mut key_pending = false;
     let terminated = termination();
     tokio::pin!(terminated);
-    let mut effects = VecDeque::new();
+    let mut effects: VecDeque<Effect> = pending.into();
     loop {
+        while let Some(effect) = effects.pop_front() {
+            match effect {
+                Effect::Execute { .. }
+                | Effect::Interrupt { .. }
+                | Effect::Abandon { .. }
+                | Effect::Files(_)
+                | Effect::Sessions(_)
+                | Effect::SwitchSession { .. }
+                | Effect::BuildPreview(_) => offload(effect),
+                Effect::EditExternally { source, language } => {
+                    // The editor reads the keys while it runs: stop reading them here.
+                    drop(input);
+                    let outcome = screen.edit_externally(&source, language).await?;
+                    input = new_input();
+                    app.finish_external_edit(outcome);
+                }
+                // A switched session's notebook loads off this task (it is awaited).
+                Effect::LoadNotebook(place) => {
+                    let thread = super::persist::attach(app, place).await;
+                    app.sessions.keep_saver(thread);
+                }
+                Effect::Local(work) => {
+                    let outcome = local::perform(screen, work).await;
+                    app.finish_local_work(outcome);
+                }
+                // The caller builds the app again for the chosen pool.
+                Effect::SwitchPool(choice) => return Ok(LoopEnd::SwitchPool(choice)),
+            }
+        }
+        if app.should_quit {
+            return Ok(LoopEnd::Quit);
+        }
         if terminal::panicked() {
             anyhow::bail!("a task panicked; see the log");
         }
@@ -213,38 +267,6 @@ where
         }
         drain(app, &mut effects, &mut input, events).await?;
         effects.extend(app.tick(self::now()));
-        while let Some(effect) = effects.pop_front() {
-            match effect {
-                Effect::Execute { .. }
-                | Effect::Interrupt { .. }
-                | Effect::Abandon { .. }
-                | Effect::Files(_)
-                | Effect::Sessions(_)
-                | Effect::SwitchSession { .. }
-                | Effect::BuildPreview(_) => offload(effect),
-                Effect::EditExternally { source, language } => {
-                    // The editor reads the keys while it runs: stop reading them here.
-                    drop(input);
-                    let outcome = screen.edit_externally(&source, language).await?;
-                    input = new_input();
-                    app.finish_external_edit(outcome);
-                }
-                // A switched session's notebook loads off this task (it is awaited).
-                Effect::LoadNotebook(place) => {
-                    let thread = super::persist::attach(app, place).await;
-                    app.sessions.keep_saver(thread);
-                }
-                Effect::Local(work) => {
-                    let outcome = local::perform(screen, work).await;
-                    app.finish_local_work(outcome);
-                }
-                // The caller builds the app again for the chosen pool.
-                Effect::SwitchPool(choice) => return Ok(LoopEnd::SwitchPool(choice)),
-            }
-        }
-        if app.should_quit {
-            return Ok(LoopEnd::Quit);
-        }
     }
 }
 

@@ -70,7 +70,7 @@ async fn run_for(
 ) {
     let mut execute = |e| effects.push(e);
     let input = || futures::stream::pending::<io::Result<Event>>();
-    let run = drive(screen, app, events, input, &mut execute);
+    let run = drive(screen, app, events, input, &mut execute, Vec::new());
     let outcome = tokio::time::timeout(duration, run).await;
     assert!(outcome.is_err(), "the loop ended: {outcome:?}");
 }
