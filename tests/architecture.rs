@@ -331,9 +331,6 @@ const FEATURE_IMPORTS_LEFT: &[(&str, &str)] = &[
     // The files pane holds the upload picker's state (to become one overlay
     // field of App).
     ("files/mod.rs", "picker"),
-    // A prompt's purpose names the pane that asked.
-    ("prompt/mod.rs", "files"),
-    ("prompt/mod.rs", "sessions"),
 ];
 
 #[test]

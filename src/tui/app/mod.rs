@@ -126,7 +126,7 @@ pub struct App {
     pub modal: Option<Modal>,
     /// The prompt or question on the bottom row (`prompt/`), which takes the
     /// keys while it is open.
-    pub prompt: Option<super::prompt::Prompt>,
+    pub prompt: Option<AppPrompt>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// View state and caches (scroll, highlighted lines, images).
@@ -500,7 +500,7 @@ mod follow;
 mod modal;
 mod picker;
 mod pools;
-mod prompt;
+pub(crate) mod prompt;
 mod recorded;
 mod session;
 mod sessions;
@@ -508,6 +508,7 @@ mod sessions;
 pub use self::focus::{Focus, Overlay, SidePane};
 pub use self::follow::FollowUi;
 pub use self::modal::{Modal, NotebookPrompt};
+pub use self::prompt::{AppPrompt, Purpose};
 pub use self::recorded::{RecordedUi, RecordedView, Then};
 
 #[cfg(test)]

@@ -3,18 +3,44 @@
 //! lives only in `tui/app/`).
 
 use super::App;
+use super::NotebookPrompt;
 use crate::tui::action::Action;
 use crate::tui::action::Effect;
-use crate::tui::app::NotebookPrompt;
 use crate::tui::files::FilesPrompt;
 use crate::tui::prompt::line::PromptKey;
 use crate::tui::prompt::*;
 use crate::tui::sessions::SessionsPrompt;
 use ratatui_textarea::Key;
 
+/// Which feature asked, and what for.
+#[derive(Debug)]
+pub enum Purpose {
+    /// The notebook: saving a cell's output.
+    Notebook(NotebookPrompt),
+    /// The files pane.
+    Files(FilesPrompt),
+    /// The sessions pane.
+    Sessions(SessionsPrompt),
+}
+
+impl Purposeful for Purpose {
+    fn completion(&self) -> Option<fn(&str) -> String> {
+        match self {
+            Purpose::Notebook(NotebookPrompt::SavePath { .. }) => {
+                Some(crate::tui::local_paths::complete_one)
+            }
+            Purpose::Files(FilesPrompt::Upload) => Some(crate::tui::local_paths::complete_path),
+            _ => None,
+        }
+    }
+}
+
+/// The prompt of the app: its purpose names the pane that asked.
+pub type AppPrompt = Prompt<Purpose>;
+
 impl App {
     /// Opens `prompt` (replacing any other).
-    pub fn ask(&mut self, prompt: Prompt) {
+    pub fn ask(&mut self, prompt: AppPrompt) {
         self.prompt = Some(prompt);
     }
 

@@ -59,7 +59,7 @@ fn download_never_replaces_without_a_yes() {
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
     assert!(app.prompt.is_none());
     app.ask(crate::tui::prompt::Prompt::question(
-        crate::tui::prompt::Purpose::Files(FilesPrompt::Overwrite(
+        crate::tui::app::Purpose::Files(FilesPrompt::Overwrite(
             expected[1..].to_vec(),
             String::new(),
         )),

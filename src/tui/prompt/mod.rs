@@ -15,9 +15,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use self::line::LinePrompt;
-use crate::tui::app::NotebookPrompt;
-use crate::tui::files::FilesPrompt;
-use crate::tui::sessions::SessionsPrompt;
 use crate::tui::theme::Theme;
 use crate::tui::ui::fit;
 
@@ -65,15 +62,12 @@ impl Question {
 /// The answers a question takes, as drawn after it.
 const ANSWERS: &str = "y/N";
 
-/// Which feature asked, and what for.
-#[derive(Debug)]
-pub enum Purpose {
-    /// The notebook: saving a cell's output.
-    Notebook(NotebookPrompt),
-    /// The files pane.
-    Files(FilesPrompt),
-    /// The sessions pane.
-    Sessions(SessionsPrompt),
+/// What a prompt's answer is for, as far as the prompt needs to know: how
+/// Tab completes the typed text. The app's purposes (`tui::app::Purpose`)
+/// name the pane that asked; the prompt knows no pane.
+pub trait Purposeful {
+    /// How Tab completes the typed text for this purpose, if it does.
+    fn completion(&self) -> Option<fn(&str) -> String>;
 }
 
 /// How a prompt was answered.
@@ -91,16 +85,16 @@ pub enum Answer {
 
 /// A prompt on the bottom row.
 #[derive(Debug)]
-pub struct Prompt {
+pub struct Prompt<P> {
     /// What is asked.
     pub ask: Ask,
     /// What the answer is for.
-    pub purpose: Purpose,
+    pub purpose: P,
 }
 
-impl Prompt {
+impl<P: Purposeful> Prompt<P> {
     /// A line to type for `purpose`, labelled `label`, holding `initial`.
-    pub fn line(purpose: Purpose, label: &str, initial: &str) -> Self {
+    pub fn line(purpose: P, label: &str, initial: &str) -> Self {
         Self {
             ask: Ask::Line(Box::new(LinePrompt::new(label, initial))),
             purpose,
@@ -108,7 +102,7 @@ impl Prompt {
     }
 
     /// A yes/no `question` for `purpose`.
-    pub fn question(purpose: Purpose, question: Question) -> Self {
+    pub fn question(purpose: P, question: Question) -> Self {
         Self {
             ask: Ask::YesNo(question),
             purpose,
@@ -125,19 +119,13 @@ impl Prompt {
 
     /// How Tab completes the typed text, if it does for this purpose.
     pub(crate) fn completion(&self) -> Option<fn(&str) -> String> {
-        match &self.purpose {
-            Purpose::Notebook(NotebookPrompt::SavePath { .. }) => {
-                Some(crate::tui::local_paths::complete_one)
-            }
-            Purpose::Files(FilesPrompt::Upload) => Some(crate::tui::local_paths::complete_path),
-            _ => None,
-        }
+        self.purpose.completion()
     }
 }
 
 /// Draws `prompt` on the bottom row `area` (blanked first): a line with its
 /// label and cursor, or a question with its answers.
-pub fn render(prompt: &Prompt, area: Rect, buf: &mut Buffer, theme: &Theme) {
+pub fn render<P>(prompt: &Prompt<P>, area: Rect, buf: &mut Buffer, theme: &Theme) {
     match &prompt.ask {
         Ask::Line(line) => line.render(area, buf, theme),
         Ask::YesNo(question) => line::render_question(
