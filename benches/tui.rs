@@ -31,8 +31,9 @@ use ratatui_textarea::{Input, Key};
 use sessionpad::protocol::{ApiVersion, Execution, ExecutionStatus};
 use sessionpad::session::{RunId, SessionEvent};
 use sessionpad::tui::action::{Action, Effect};
+use sessionpad::tui::app::view::draw;
 use sessionpad::tui::app::{App, AppConfig, PoolState};
-use sessionpad::tui::ui::{draw, sanitize};
+use sessionpad::tui::widgets::sanitize;
 
 const WIDTH: u16 = 160;
 const HEIGHT: u16 = 48;

@@ -322,7 +322,9 @@ fn impl_app_lives_only_in_tui_app() {
 }
 
 /// The TUI's feature folders.
-const FEATURES: &[&str] = &["files", "sessions", "pools", "picker", "pager", "prompt"];
+const FEATURES: &[&str] = &[
+    "notebook", "files", "sessions", "pools", "picker", "pager", "prompt", "help",
+];
 
 /// The imports between feature folders still there (issue 25 removes them):
 /// `(file below src/tui/, feature it imports)`. A ratchet: a new one fails
@@ -369,4 +371,12 @@ fn a_feature_folder_imports_no_other_feature() {
         gone.is_empty(),
         "these feature imports are gone: delete them from FEATURE_IMPORTS_LEFT: {gone:?}"
     );
+}
+
+#[test]
+fn widgets_import_no_feature_and_not_the_app() {
+    for feature in FEATURES.iter().chain(&["app"]) {
+        assert_no("tui/widgets", &format!("crate::tui::{feature}::"));
+        assert_no("tui/widgets", &format!("crate::tui::{feature};"));
+    }
 }

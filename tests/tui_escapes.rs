@@ -23,8 +23,8 @@ use ratatui_textarea::{Input, Key};
 use sessionpad::protocol::{ApiVersion, Execution, ExecutionStatus};
 use sessionpad::session::SessionEvent;
 use sessionpad::tui::action::{Action, Effect};
+use sessionpad::tui::app::view::draw;
 use sessionpad::tui::app::{App, AppConfig, PoolState};
-use sessionpad::tui::ui::draw;
 
 const OSC52: &str = "\x1b]52;c;aGk=\x07";
 const OSC8: &str = "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\";

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::ui::sanitize;
 use crate::notebook::{Cell, Output};
+use crate::tui::widgets::sanitize;
 
 /// File extensions saved as an image, with the output format each one means.
 const IMAGE_EXTENSIONS: [(&str, &str); 4] = [

@@ -9,8 +9,8 @@
 use tokio::sync::mpsc;
 
 use super::files::preview::Preview;
-use super::ui::image::Encoded;
 use crate::session::{EventSender, SessionEvent};
+use crate::tui::widgets::image::Encoded;
 
 /// An event for the UI task.
 #[derive(Debug)]

@@ -13,9 +13,10 @@ use super::event::{AppEvent, AppEventSender};
 use super::persist;
 use super::pools::{PoolChoice, PoolsUi};
 use super::terminal::Tui;
-use super::{TuiOptions, attach_sessions_store, host_of, ui};
+use super::{TuiOptions, attach_sessions_store, host_of};
 use crate::notebook::store::SaverThread;
 use crate::session::{Connection, SessionWorker, WorkerConfig};
+use crate::tui::app::view as ui;
 
 /// What moves from one pool's run to the next.
 #[derive(Debug, Default)]
@@ -119,7 +120,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     attach_sessions_store(&mut app, t.endpoint.as_deref(), &identifier).await;
     app.queue_sources(carry.queued);
     if let Some(draft) = carry.draft {
-        ui::editor::replace_text(&mut app.editor, &draft);
+        crate::tui::notebook::editor::replace_text(&mut app.editor, &draft);
     }
     app.notice = carry.notice;
     // Following from the start: the calls an agent made before are read from

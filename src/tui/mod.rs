@@ -15,10 +15,12 @@ pub mod event;
 pub mod external_editor;
 pub mod files;
 pub mod graphics;
+pub mod help;
 pub mod keymap;
 mod lifecycle;
 pub mod local;
 pub mod local_paths;
+pub mod notebook;
 pub mod pager;
 pub mod persist;
 pub mod picker;
@@ -30,8 +32,8 @@ pub mod sessions;
 pub mod terminal;
 pub mod theme;
 pub mod typeahead;
-pub mod ui;
 pub mod ui_config;
+pub mod widgets;
 
 use std::time::Duration;
 
@@ -125,9 +127,9 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             None => {
                 // The first frame, before the terminal is asked anything.
                 run.app.dirty = true;
-                guard
-                    .terminal_mut()
-                    .draw(|frame| ui::draw(frame, &mut run.app, std::time::Instant::now()))?;
+                guard.terminal_mut().draw(|frame| {
+                    app::view::draw(frame, &mut run.app, std::time::Instant::now())
+                })?;
                 let (probed, keys) = probe_graphics(&current).await;
                 typed = keys;
                 picker.insert(probed)
@@ -208,7 +210,7 @@ fn apply_ui(app: &mut App, ui: &UiConfig) -> anyhow::Result<()> {
     let name = ui.theme.as_deref().unwrap_or(theme::DEFAULT_THEME);
     app.theme =
         theme::Theme::named(name, theme::no_color_from_env()).map_err(anyhow::Error::msg)?;
-    ui::highlight::set_theme(&app.theme.syntax).map_err(anyhow::Error::msg)?;
+    widgets::highlight::set_theme(&app.theme.syntax).map_err(anyhow::Error::msg)?;
     app.keymap = keymap::Keymap::with_overrides(&ui.keys)
         .map_err(|e| anyhow::anyhow!("keys: {}", e.message))?;
     Ok(())

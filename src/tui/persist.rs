@@ -10,13 +10,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::app::App;
-use super::ui::image::ImageKey;
 use crate::notebook::Cell;
 use crate::notebook::ipynb::NotebookMeta;
 use crate::notebook::language::Language;
 use crate::notebook::store::{self, SaverThread};
 use crate::protocol::ApiVersion;
 use crate::session::DecodedImage;
+use crate::tui::widgets::image::ImageKey;
 
 /// Where the notebook lives and what it says about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]

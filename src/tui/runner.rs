@@ -23,13 +23,13 @@ use tokio::time::sleep_until;
 
 use super::action::Effect;
 use super::app::App;
+use super::app::view as ui;
 use super::event::{AppEvent, AppEventSender};
 use super::external_editor;
 use super::keymap::action_for_event;
 use super::local;
 use super::pools::PoolChoice;
 use super::terminal::{self, Tui};
-use super::ui;
 use crate::notebook::language::Language;
 use crate::session::SessionWorker;
 

@@ -246,7 +246,7 @@ impl Theme {
             status: reversed,
             status_accent: reversed.add_modifier(Modifier::BOLD),
             colors: false,
-            syntax: super::ui::highlight::DEFAULT_THEME.to_string(),
+            syntax: crate::tui::widgets::highlight::DEFAULT_THEME.to_string(),
         }
     }
 }
@@ -282,7 +282,7 @@ mod tests {
         for name in names() {
             let t = theme(name, false);
             assert!(
-                crate::tui::ui::highlight::has_theme(&t.syntax),
+                crate::tui::widgets::highlight::has_theme(&t.syntax),
                 "{name}: {}",
                 t.syntax
             );

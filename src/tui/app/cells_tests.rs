@@ -185,7 +185,7 @@ fn draw(
     terminal: &mut Terminal<TestBackend>,
 ) -> Vec<(String, ratatui::style::Style)> {
     let now = Instant::now();
-    if let Err(never) = terminal.draw(|f| crate::tui::ui::draw(f, app, now)) {
+    if let Err(never) = terminal.draw(|f| crate::tui::app::view::draw(f, app, now)) {
         match never {}
     }
     let buf = terminal.backend().buffer();

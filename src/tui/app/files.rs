@@ -27,7 +27,7 @@ use crate::tui::local_paths::pasted_paths;
 use crate::tui::prompt::Answer;
 use crate::tui::prompt::Prompt;
 use crate::tui::prompt::Question;
-use crate::tui::ui::fit::human_size;
+use crate::tui::widgets::fit::human_size;
 use std::path::PathBuf;
 
 impl App {

@@ -27,7 +27,7 @@ use crate::protocol::events::{OutputChunk, StreamName as LiveStream};
 use crate::protocol::record::CallKind;
 use crate::session::{FollowNews, Followed};
 use crate::tui::action::Effect;
-use crate::tui::ui::image::ImageKey;
+use crate::tui::widgets::image::ImageKey;
 
 /// The notebook's following state.
 #[derive(Debug, Default)]
@@ -141,7 +141,7 @@ impl App {
         }
         let identifier = self.config.identifier.clone();
         self.sessions.record_followed(&identifier, entry.seq);
-        let client = super::super::ui::sanitize::plain(&crate::session::follow::short_agent(
+        let client = crate::tui::widgets::sanitize::plain(&crate::session::follow::short_agent(
             entry.client.as_deref(),
         ));
         let Some(exec) = execution else {
@@ -154,7 +154,7 @@ impl App {
                 };
                 self.notice = Some(format!(
                     "{client} {verb} {}",
-                    super::super::ui::sanitize::plain(&file.name)
+                    crate::tui::widgets::sanitize::plain(&file.name)
                 ));
             }
             return Vec::new();
@@ -230,7 +230,7 @@ impl App {
                     let client = crate::session::follow::short_agent(chunk.client.as_deref());
                     self.follow.clients.insert(
                         index,
-                        super::super::ui::sanitize::plain(&format!(
+                        crate::tui::widgets::sanitize::plain(&format!(
                             "{client} (its code shows when it ends)"
                         )),
                     );

@@ -9,16 +9,17 @@ use std::time::{Duration, Instant};
 
 use ratatui_textarea::{CursorMove, TextArea};
 
+use self::view::Views;
 use super::action::{Action, Effect};
 use super::keymap::Keymap;
 use super::runs::Runs;
 use super::theme::Theme;
-use super::ui::image::ImageKey;
-use super::ui::{Views, editor};
 use crate::notebook::store::Saver;
 use crate::notebook::{Cell, Notebook};
 use crate::protocol::ApiVersion;
 use crate::session::{DecodedImage, RunId};
+use crate::tui::notebook::editor;
+use crate::tui::widgets::image::ImageKey;
 
 /// How long a first Ctrl+C waits for the second.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -489,7 +490,7 @@ impl App {
 /// spaces, other control characters (escape sequences included) dropped.
 fn clean_paste(text: &str) -> String {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    super::ui::sanitize::plain(&text.replace('\t', "    "))
+    crate::tui::widgets::sanitize::plain(&text.replace('\t', "    "))
 }
 
 mod cells;
@@ -504,6 +505,8 @@ pub(crate) mod prompt;
 mod recorded;
 mod session;
 mod sessions;
+pub mod status;
+pub mod view;
 
 pub use self::focus::{Focus, Overlay, SidePane};
 pub use self::follow::FollowUi;

@@ -12,10 +12,10 @@ use crate::tui::action::{Action, Effect};
 use crate::tui::app::Purpose;
 use crate::tui::cell_export;
 use crate::tui::local::{self, CLIPBOARD_LIMIT, LocalOutcome, LocalWork, SaveRequest};
+use crate::tui::notebook::editor;
+use crate::tui::notebook::history_search::{HistorySearch, SearchKey};
 use crate::tui::prompt::{Answer, Prompt, Question};
-use crate::tui::ui::editor;
-use crate::tui::ui::fit::human_size;
-use crate::tui::ui::history_search::{HistorySearch, SearchKey};
+use crate::tui::widgets::fit::human_size;
 
 /// An overlay of the notebook that takes the keys.
 #[derive(Debug)]

@@ -7,9 +7,9 @@ use super::NotebookPrompt;
 use crate::tui::action::Action;
 use crate::tui::action::Effect;
 use crate::tui::files::FilesPrompt;
-use crate::tui::prompt::line::PromptKey;
 use crate::tui::prompt::*;
 use crate::tui::sessions::SessionsPrompt;
+use crate::tui::widgets::line_prompt::PromptKey;
 use ratatui_textarea::Key;
 
 /// Which feature asked, and what for.

@@ -30,8 +30,8 @@ use crate::tui::action::Effect;
 use crate::tui::app::Purpose;
 use crate::tui::prompt::{Prompt, Question};
 use crate::tui::sessions::SessionsPrompt;
-use crate::tui::ui::image::ImageKey;
-use crate::tui::ui::sanitize;
+use crate::tui::widgets::image::ImageKey;
+use crate::tui::widgets::sanitize;
 
 /// What to do with a recorded session's cells once they are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,10 +72,10 @@ pub struct RecordedView {
 #[derive(Debug)]
 struct Live {
     notebook: Notebook,
-    outputs: crate::tui::ui::outputs::OutputsView,
-    images: crate::tui::ui::image::ImageStore,
-    texts: crate::tui::ui::long_output::LongTexts,
-    highlighter: crate::tui::ui::highlight::Highlighter,
+    outputs: crate::tui::notebook::outputs::OutputsView,
+    images: crate::tui::widgets::image::ImageStore,
+    texts: crate::tui::widgets::long_output::LongTexts,
+    highlighter: crate::tui::widgets::highlight::Highlighter,
     clients: HashMap<usize, String>,
     selected: Option<usize>,
     boundaries: Vec<SessionBoundary>,

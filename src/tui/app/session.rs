@@ -5,8 +5,8 @@
 
 use super::App;
 use crate::notebook::Notebook;
+use crate::tui::app::view::Views;
 use crate::tui::files::FilesUi;
-use crate::tui::ui::Views;
 
 impl App {
     /// Forgets the current session's notebook and views and makes `identifier`

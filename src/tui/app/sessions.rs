@@ -64,7 +64,7 @@ impl App {
             }
             SessionsEvent::Ended { identifier, result } => {
                 self.notice = Some(match result {
-                    Ok(message) => crate::tui::ui::sanitize::plain(&message),
+                    Ok(message) => crate::tui::widgets::sanitize::plain(&message),
                     Err(e) if e.kind == FailureKind::NotFound => {
                         format!("{identifier} was not running: the pool has no such session")
                     }
@@ -347,7 +347,7 @@ impl App {
                         overwrite: false,
                         what: format!(
                             "recorded session {} ({cells} cells)",
-                            crate::tui::ui::sanitize::plain(&identifier)
+                            crate::tui::widgets::sanitize::plain(&identifier)
                         ),
                     },
                 ))];
@@ -377,10 +377,10 @@ impl App {
         let draft = self.editor.lines().join("\n");
         let mut effects = Vec::new();
         for cell in cells {
-            crate::tui::ui::editor::replace_text(&mut self.editor, &cell.source);
+            crate::tui::notebook::editor::replace_text(&mut self.editor, &cell.source);
             effects.extend(self.run_cell(cell.stdin));
         }
-        crate::tui::ui::editor::replace_text(&mut self.editor, &draft);
+        crate::tui::notebook::editor::replace_text(&mut self.editor, &draft);
         self.notice = Some(format!("replaying {} cells", effects.len()));
         effects
     }

@@ -211,7 +211,7 @@ fn images_are_keyed_by_their_output() {
     let key = ImageKey { cell: 0, output: 1 };
     assert!(matches!(
         app.views.images.layout(key, 40),
-        super::super::ui::image::ImageLayout::Rows(_)
+        crate::tui::widgets::image::ImageLayout::Rows(_)
     ));
 }
 

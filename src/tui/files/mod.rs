@@ -27,7 +27,7 @@ use crate::session::{FileCommand, FileHead, HeadRequest};
 use crate::tui::action::Effect;
 use crate::tui::files::pane::FilesPaneState;
 use crate::tui::files::preview::{Preview, PreviewJob, head_limit};
-use crate::tui::ui::image::ImageKey;
+use crate::tui::widgets::image::ImageKey;
 
 /// The session's data folder.
 pub const DATA_ROOT: &str = "/mnt/data";

@@ -20,7 +20,7 @@ use ratatui::widgets::{Block, Widget};
 use crate::protocol::{FileKind, RemoteFile};
 use crate::session::radar::{Change, Radar, content_type_essence, extension};
 use crate::tui::theme::Theme;
-use crate::tui::ui::fit;
+use crate::tui::widgets::fit;
 
 /// Width of the size column (`1023 KiB`).
 const SIZE_COLUMNS: usize = 8;

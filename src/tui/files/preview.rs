@@ -23,8 +23,8 @@ use ratatui::widgets::{Block, Paragraph, Widget};
 use crate::session::FileHead;
 use crate::session::radar::{ArtifactKind, content_type_essence, extension, kind_of};
 use crate::tui::theme::Theme;
-use crate::tui::ui::fit::{self, human_size};
-use crate::tui::ui::sanitize;
+use crate::tui::widgets::fit::{self, human_size};
+use crate::tui::widgets::sanitize;
 
 /// The most of a file a text, table or hex preview looks at: 64 KiB.
 pub const PREVIEW_BYTES: usize = 64 * 1024;
@@ -369,7 +369,7 @@ fn text_lines(
     if all > rows {
         notes.push(format!("first {rows} lines shown"));
     }
-    if colors && let Some(lines) = crate::tui::ui::highlight::highlight_as(&kept, ext) {
+    if colors && let Some(lines) = crate::tui::widgets::highlight::highlight_as(&kept, ext) {
         return lines;
     }
     kept.into_iter().map(Line::raw).collect()

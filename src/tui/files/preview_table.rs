@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use super::TablePreview;
 use crate::tui::theme::Theme;
-use crate::tui::ui::{fit, sanitize};
+use crate::tui::widgets::{fit, sanitize};
 
 /// Widest a table column gets before the table is fitted to the width.
 const MAX_COLUMN: usize = 40;

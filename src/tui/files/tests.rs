@@ -358,7 +358,7 @@ fn preview_of(name: &str, bytes: &[u8]) -> Preview {
 fn screen(app: &mut App, width: u16, height: u16) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|f| crate::tui::ui::draw(f, app, Instant::now()))
+        .draw(|f| crate::tui::app::view::draw(f, app, Instant::now()))
         .unwrap();
     terminal.backend().clone()
 }

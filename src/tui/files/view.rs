@@ -18,8 +18,8 @@ use crate::tui::files::PREVIEW_IMAGE;
 use crate::tui::files::pane;
 use crate::tui::files::preview::Body;
 use crate::tui::keymap::Mode;
-use crate::tui::ui::fit::{self, human_size};
-use crate::tui::ui::image::ImageLayout;
+use crate::tui::widgets::fit::{self, human_size};
+use crate::tui::widgets::image::ImageLayout;
 
 /// Narrowest terminal that shows the files pane beside the outputs.
 pub const SIDE_BY_SIDE: u16 = 100;

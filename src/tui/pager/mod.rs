@@ -18,12 +18,12 @@ use ratatui_textarea::{Input, Key};
 use crate::notebook::{Cell, Output, StreamName};
 use crate::tui::action::Action;
 use crate::tui::app::App;
+use crate::tui::app::view::Views;
 use crate::tui::keymap::Mode;
 use crate::tui::theme::Theme;
-use crate::tui::ui::Views;
-use crate::tui::ui::long_output::{OutputKey, thousands};
-use crate::tui::ui::text_index::TextView;
-use crate::tui::ui::wrap::{rows_needed, wrap};
+use crate::tui::widgets::long_output::{OutputKey, thousands};
+use crate::tui::widgets::text_index::TextView;
+use crate::tui::widgets::wrap::{rows_needed, wrap};
 
 /// The pager's state: which output, where, and the search.
 #[derive(Debug)]
@@ -159,7 +159,7 @@ impl Pager {
     pub fn paste(&mut self, text: &str) {
         if let Some(typed) = self.typing.as_mut() {
             let line = text.lines().next().unwrap_or_default();
-            typed.push_str(&crate::tui::ui::sanitize::plain(line));
+            typed.push_str(&crate::tui::widgets::sanitize::plain(line));
         }
     }
 

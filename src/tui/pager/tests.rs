@@ -15,8 +15,8 @@ use super::*;
 use crate::protocol::{ApiVersion, Execution, ExecutionStatus};
 use crate::session::SessionEvent;
 use crate::tui::action::Effect;
+use crate::tui::app::view::draw;
 use crate::tui::app::{AppConfig, PoolState};
-use crate::tui::ui::draw;
 
 fn app() -> App {
     App::new(
@@ -256,8 +256,8 @@ fn highlight_splits_spans_at_matches() {
 #[test]
 fn the_pager_opens_the_selected_cell_else_the_last_one() {
     use crate::notebook::{CellStatus, StreamName};
-    use crate::tui::ui::long_output::LongTexts;
-    use crate::tui::ui::outputs::OutputsView;
+    use crate::tui::notebook::outputs::OutputsView;
+    use crate::tui::widgets::long_output::LongTexts;
     let cell = |text: &str| Cell {
         source: "print()".into(),
         execution_count: 1,

@@ -28,7 +28,7 @@ use ratatui_textarea::{Input, Key};
 pub mod view;
 
 use crate::client::MAX_UPLOAD;
-use crate::tui::ui::fit::human_size;
+use crate::tui::widgets::fit::human_size;
 
 /// What a key did to the picker, for [`App::picker_action`].
 #[derive(Debug, Clone, PartialEq, Eq)]

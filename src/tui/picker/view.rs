@@ -18,7 +18,7 @@ use ratatui::widgets::{Block, Clear, Widget};
 use crate::client::MAX_UPLOAD;
 use crate::tui::picker::{FilePicker, PickerEntry};
 use crate::tui::theme::Theme;
-use crate::tui::ui::fit::{self, human_size};
+use crate::tui::widgets::fit::{self, human_size};
 
 /// The keys, on the popup's last row.
 const HINTS: &str = "Space mark · a all · Enter upload · ←/→ folders · . hidden · Esc close";

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use crate::tui::pools::PoolsUi;
 use crate::tui::theme::Theme;
-use crate::tui::ui::sanitize;
+use crate::tui::widgets::sanitize;
 
 /// Draws the chooser centred in `area` when it is open; nothing otherwise.
 pub fn render(pools: &PoolsUi, area: Rect, buf: &mut Buffer, theme: &Theme) {

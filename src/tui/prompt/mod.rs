@@ -9,14 +9,12 @@
 //! ([`render`]) draws it, blanking the row first. (The history search is an
 //! overlay over the notebook, not a prompt: `app_modal.rs`.)
 
-pub mod line;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use self::line::LinePrompt;
 use crate::tui::theme::Theme;
-use crate::tui::ui::fit;
+use crate::tui::widgets::fit;
+use crate::tui::widgets::line_prompt::LinePrompt;
 
 /// What a prompt asks.
 #[derive(Debug)]
@@ -128,7 +126,7 @@ impl<P: Purposeful> Prompt<P> {
 pub fn render<P>(prompt: &Prompt<P>, area: Rect, buf: &mut Buffer, theme: &Theme) {
     match &prompt.ask {
         Ask::Line(line) => line.render(area, buf, theme),
-        Ask::YesNo(question) => line::render_question(
+        Ask::YesNo(question) => crate::tui::widgets::line_prompt::render_question(
             &question.text(usize::from(area.width)),
             ANSWERS,
             area,

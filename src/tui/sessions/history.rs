@@ -16,7 +16,7 @@ use super::pane::{
 };
 use crate::ledger::read::RecordedSession;
 use crate::tui::theme::Theme;
-use crate::tui::ui::fit;
+use crate::tui::widgets::fit;
 
 /// Width of the client column.
 const CLIENT_COLUMNS: usize = 24;

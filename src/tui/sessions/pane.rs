@@ -30,7 +30,7 @@ use crate::ledger::read::RecordedSession;
 use crate::notebook::sessions_store::SessionEntry;
 use crate::protocol::SessionInfo;
 use crate::tui::theme::Theme;
-use crate::tui::ui::fit;
+use crate::tui::widgets::fit;
 
 /// Narrowest the identifier column gets before other columns are dropped.
 pub(super) const MIN_IDENTIFIER: usize = 20;

@@ -395,7 +395,7 @@ fn the_countdown_follows_the_clock_and_wakes_the_loop() {
 fn screen(app: &mut App, width: u16, height: u16) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|f| crate::tui::ui::draw(f, app, Instant::now()))
+        .draw(|f| crate::tui::app::view::draw(f, app, Instant::now()))
         .unwrap();
     terminal.backend().clone()
 }

@@ -17,7 +17,7 @@ use crate::protocol::PoolMetadata;
 use crate::tui::app::App;
 use crate::tui::sessions::pane::{self, SessionRow};
 use crate::tui::theme::Theme;
-use crate::tui::ui::fit;
+use crate::tui::widgets::fit;
 
 /// Seconds before the idle expiry from which the status line warns.
 pub const WARN_SECS: i64 = 60;

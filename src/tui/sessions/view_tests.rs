@@ -127,7 +127,9 @@ fn the_status_line_warns_in_the_last_minute() {
     );
     let status = |app: &mut App, at: Instant| {
         let mut terminal = Terminal::new(TestBackend::new(100, 10)).unwrap();
-        terminal.draw(|f| crate::tui::ui::draw(f, app, at)).unwrap();
+        terminal
+            .draw(|f| crate::tui::app::view::draw(f, app, at))
+            .unwrap();
         let buf = terminal.backend().buffer().clone();
         (0..100)
             .filter_map(|x| buf.cell((x, 9)).map(|c| c.symbol().to_string()))

@@ -15,6 +15,7 @@ use crate::protocol::{Execution, ExecutionStatus};
 use crate::session::{RunId, SessionEvent};
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::notebook::format_duration;
 
 fn app(pool: PoolState) -> App {
     App::new(

@@ -1,36 +1,26 @@
-//! The views: one module per pane plus the helpers they share. Views read the app
-//! state and draw; the only state they change is their own (scroll positions and
-//! caches, kept in [`Views`]). No view talks to the network or logs.
+//! The screen composer: [`draw`] lays out the notebook, the side pane, the
+//! status line and every overlay, calling each feature's view; [`Views`] holds
+//! the view state and caches kept between frames. Views read the app state and
+//! draw; the only state they change is their own. No view talks to the network
+//! or logs.
 
-pub mod cell_view;
-pub mod editor;
-pub mod fit;
-pub mod help;
-pub mod highlight;
-pub mod history_search;
-pub mod image;
-pub mod long_output;
-pub mod outputs;
-pub mod sanitize;
-pub mod sgr;
-pub mod status;
-pub mod text_index;
-pub mod wrap;
-
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 
-use self::cell_view::{CellContext, RunClock};
-use self::editor::EditorView;
-use self::help::HelpView;
-use self::highlight::Highlighter;
-use self::image::ImageStore;
-use self::long_output::LongTexts;
-use self::outputs::OutputsView;
-use super::app::App;
-use super::pager::{self, Pager};
+use crate::tui::app::App;
+use crate::tui::app::status;
+use crate::tui::help::{self, HelpView};
+use crate::tui::notebook::cell_view::{CellContext, RunClock};
+use crate::tui::notebook::editor::{self, EditorView};
+use crate::tui::notebook::outputs;
+use crate::tui::notebook::outputs::OutputsView;
+use crate::tui::pager::{self, Pager};
+use crate::tui::widgets::highlight::Highlighter;
+use crate::tui::widgets::image::ImageStore;
+use crate::tui::widgets::long_output;
+use crate::tui::widgets::long_output::LongTexts;
 
 /// View state and caches the views keep between frames.
 #[derive(Debug, Default)]
@@ -134,7 +124,7 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         // The notebook's cursor shows only while the notebook has the keys.
         let selected = app
             .selected
-            .filter(|_| app.focus == super::app::Focus::Notebook);
+            .filter(|_| app.focus == crate::tui::app::Focus::Notebook);
         views.outputs.select(selected);
         views
             .outputs
@@ -179,7 +169,7 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         theme,
         ..
     } = app;
-    if let Some(super::app::Modal::History(search)) = modal {
+    if let Some(crate::tui::app::Modal::History(search)) = modal {
         search.render(&notebook.cells, notebook_area, frame.buffer_mut(), theme);
     }
     crate::tui::pools::view::render(&app.pools, notebook_area, frame.buffer_mut(), &app.theme);
@@ -225,18 +215,6 @@ fn boundary_texts(
         .collect()
 }
 
-/// A duration the way people read it: `12 ms`, `1.2 s`, `3 min 5 s`.
-pub fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms < 60_000 {
-        format!("{:.1} s", d.as_secs_f64())
-    } else {
-        let secs = d.as_secs();
-        format!("{} min {} s", secs / 60, secs % 60)
-    }
-}
-
 #[cfg(test)]
+#[path = "view_tests.rs"]
 mod tests;

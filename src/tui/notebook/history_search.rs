@@ -15,10 +15,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use ratatui_textarea::{Input, Key};
 
-use super::sanitize;
 use crate::notebook::Cell;
-use crate::tui::prompt::line::{LinePrompt, PromptKey};
 use crate::tui::theme::Theme;
+use crate::tui::widgets::line_prompt::{LinePrompt, PromptKey};
+use crate::tui::widgets::sanitize;
 
 /// Rows a page key moves.
 const PAGE: usize = 10;

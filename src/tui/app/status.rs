@@ -11,11 +11,11 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::format_duration;
-use super::sanitize;
 use crate::notebook::CellStatus;
 use crate::notebook::language::Language;
 use crate::tui::app::{App, PoolState};
+use crate::tui::notebook::format_duration;
+use crate::tui::widgets::sanitize;
 
 /// Shown after a first Ctrl+C.
 const QUIT_NOTICE: &str = " press Ctrl+C again to quit ";
@@ -93,7 +93,7 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
 /// pool and its warning (it is cut instead).
 pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
     let theme = &app.theme;
-    crate::tui::prompt::line::clear_row(area, buf, theme);
+    crate::tui::widgets::line_prompt::clear_row(area, buf, theme);
     let (state, state_style) = run_state(app, now);
     // A pool that does not run Python says what it runs (`local shell`).
     let kind = match app.config.language {

@@ -14,13 +14,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::Line;
 
-use super::cell_view::{CellContext, Row, cell_rows, running_line};
-use super::long_output::{LongTexts, OutputKey};
-use super::sanitize;
-use super::wrap::wrap;
 use crate::notebook::{Cell, Output};
 use crate::tui::app::PoolState;
+use crate::tui::notebook::cell_view::{CellContext, Row, cell_rows, running_line};
 use crate::tui::theme::Theme;
+use crate::tui::widgets::long_output::{LongTexts, OutputKey};
+use crate::tui::widgets::sanitize;
+use crate::tui::widgets::wrap::wrap;
 
 /// Progress lines the banner shows at most.
 const BANNER_LOG_LINES: usize = 12;
@@ -447,9 +447,9 @@ mod tests {
 
     use super::*;
     use crate::notebook::Notebook;
-    use crate::tui::ui::cell_view::RunClock;
-    use crate::tui::ui::highlight::Highlighter;
-    use crate::tui::ui::image::ImageStore;
+    use crate::tui::notebook::cell_view::RunClock;
+    use crate::tui::widgets::highlight::Highlighter;
+    use crate::tui::widgets::image::ImageStore;
 
     fn draw(view: &mut OutputsView, nb: &Notebook, height: u16) -> Vec<String> {
         let theme = Theme::dark();

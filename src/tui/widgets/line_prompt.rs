@@ -12,7 +12,7 @@ use ratatui::widgets::Widget;
 use ratatui_textarea::{CursorMove, Input, Key, TextArea};
 
 use crate::tui::theme::Theme;
-use crate::tui::ui::sanitize;
+use crate::tui::widgets::sanitize;
 
 /// What a key did to a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -61,9 +61,9 @@ pub fn pad_left(text: &str, width: usize) -> String {
 /// An untrusted one-line name (a remote file name, an identifier, a label) as
 /// safe text: line breaks, tabs and carriage returns (which could make
 /// `evil\rreport.csv` look like `report.csv`) become `�`, then every escape
-/// sequence and other control character goes ([`super::sanitize::plain`]).
+/// sequence and other control character goes ([`crate::tui::widgets::sanitize::plain`]).
 pub fn one_line(raw: &str) -> String {
-    super::sanitize::plain(&raw.replace(['\r', '\n', '\t'], "\u{fffd}"))
+    crate::tui::widgets::sanitize::plain(&raw.replace(['\r', '\n', '\t'], "\u{fffd}"))
 }
 
 /// How a list's columns fit `total` columns: the first (flexible) column gets

@@ -15,11 +15,11 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Widget};
 use ratatui_textarea::TextArea;
 
-use super::highlight::highlight;
-use super::wrap::{columns_of_prefix, skip_columns};
 use crate::notebook::language::Language;
 use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
+use crate::tui::widgets::highlight::highlight;
+use crate::tui::widgets::wrap::{columns_of_prefix, skip_columns};
 
 /// What a line ending in `:` adds to the next line's indentation.
 const INDENT: &str = "    ";

@@ -284,7 +284,7 @@ mod tests {
             Ok(t) => t,
             Err(e) => panic!("{e}"),
         };
-        if let Err(e) = terminal.draw(|f| crate::tui::ui::draw(f, app, Instant::now())) {
+        if let Err(e) = terminal.draw(|f| crate::tui::app::view::draw(f, app, Instant::now())) {
             panic!("{e}");
         }
         terminal.backend().clone()

@@ -13,12 +13,12 @@ use std::collections::HashMap;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::text_index::{TextIndex, TextView};
-use super::wrap::{wrap, wrap_at_most};
 use crate::notebook::Output;
 use crate::tui::action::Action;
 use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
+use crate::tui::widgets::text_index::{TextIndex, TextView};
+use crate::tui::widgets::wrap::{wrap, wrap_at_most};
 
 /// Texts longer than this many bytes are collapsed.
 pub const LONG_BYTES: usize = 64 * 1024;

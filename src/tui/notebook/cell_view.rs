@@ -17,13 +17,13 @@ use std::time::{Duration, Instant};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::highlight::Highlighter;
-use super::image::{ImageKey, ImageLayout, ImageStore};
-use super::long_output::{LongTexts, OutputKey, collapsed_rows};
-use super::sanitize;
-use super::wrap::wrap;
 use crate::notebook::{Cell, CellStatus, Output, StreamName};
 use crate::tui::theme::Theme;
+use crate::tui::widgets::highlight::Highlighter;
+use crate::tui::widgets::image::{ImageKey, ImageLayout, ImageStore};
+use crate::tui::widgets::long_output::{LongTexts, OutputKey, collapsed_rows};
+use crate::tui::widgets::sanitize;
+use crate::tui::widgets::wrap::wrap;
 
 /// One row of the outputs pane.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,11 +197,11 @@ pub fn running_line(cell: usize, clock: &RunClock, theme: &Theme) -> Line<'stati
     let mut text = format!("  {} running", SPINNER[frame]);
     if let Some(e) = elapsed {
         text.push(' ');
-        text.push_str(&super::format_duration(e));
+        text.push_str(&crate::tui::notebook::format_duration(e));
     }
     if let Some(limit) = clock.limit {
         text.push_str(" (limit ");
-        text.push_str(&super::format_duration(limit));
+        text.push_str(&crate::tui::notebook::format_duration(limit));
         text.push(')');
     }
     if clock.output_at_end {
@@ -330,7 +330,7 @@ fn error_lines(
 /// The muted line under a cell saying where it is: queued, running, done in
 /// X; a shell command's exit code, in the error colour when it is not 0.
 fn status_line(cell: &Cell, theme: &Theme) -> Line<'static> {
-    let took = cell.duration.map(super::format_duration);
+    let took = cell.duration.map(crate::tui::notebook::format_duration);
     if let (Some(code), false) = (cell.exit_code, cell.status.is_pending()) {
         let style = if code == 0 { theme.muted } else { theme.error };
         let text = match took {

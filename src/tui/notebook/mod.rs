@@ -1,0 +1,22 @@
+//! The notebook's views: the cells and their outputs, the editor and the
+//! history search (Ctrl+R). Its state and reducer are still `App`'s (`tui/app/cells.rs`, `modal.rs`); see `ARCHITECTURE.md`.
+
+use std::time::Duration;
+
+pub mod cell_view;
+pub mod editor;
+pub mod history_search;
+pub mod outputs;
+
+/// A duration the way people read it: `12 ms`, `1.2 s`, `3 min 5 s`.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        let secs = d.as_secs();
+        format!("{} min {} s", secs / 60, secs % 60)
+    }
+}
