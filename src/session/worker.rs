@@ -30,7 +30,7 @@ use super::sessions::SessionsCommand;
 use super::side::{Side, SideWork};
 use crate::client::{SessionClient, ShellRequest};
 use crate::pool::{LocalPool, SessionRegistry};
-use crate::protocol::{ApiVersion, ContainerType, Execution};
+use crate::protocol::{ApiVersion, ContainerType, Execution, RemoteFile};
 
 /// How long the embedded pool gets to stop its kernels before it is dropped
 /// (dropping kills them).
@@ -264,21 +264,20 @@ impl SessionWorker {
 /// UI is gone). Returns the embedded pool when told to keep it, else shuts it
 /// down.
 async fn run(
-    mut config: WorkerConfig,
+    config: WorkerConfig,
     kept: Option<LocalPool>,
-    mut commands: mpsc::UnboundedReceiver<Command>,
+    commands: mpsc::UnboundedReceiver<Command>,
     side: Side,
     identifier: tokio::sync::watch::Receiver<String>,
     mut stopped: oneshot::Receiver<bool>,
     events: EventSender,
 ) -> Option<LocalPool> {
-    let mut keep_pool = false;
     let connected = tokio::select! {
         biased;
         _ = &mut stopped => return None,
         c = super::connect::connect(&config, kept, &events) => c,
     };
-    let (mut client, pool) = match connected {
+    let (client, pool) = match connected {
         Ok((client, pool)) => {
             events.pool_ready();
             (Ok(client), pool)
@@ -289,139 +288,40 @@ async fn run(
             (Err(reason.context("the pool is not available")), None)
         }
     };
-    let registry = pool.as_ref().map(|p| p.registry().clone());
-    let mut side = SideWork::new(side);
-    if let Ok(c) = &client {
-        side.serve(c, &identifier, &events);
+    let mut worker = Worker {
+        config,
+        client,
+        registry: pool.as_ref().map(|p| p.registry().clone()),
+        side: SideWork::new(side),
+        identifier,
+        events,
+        commands,
+        stopped,
+        queue: Queue::default(),
+        lists_promptly: true,
+    };
+    if let Ok(c) = &worker.client {
+        worker.side.serve(c, &worker.identifier, &worker.events);
     }
-    let mut queue = Queue::default();
-    let mut lists_promptly = true;
-    loop {
-        let Some((run, cell)) = queue.next() else {
+    let keep_pool = loop {
+        let Some((run, cell)) = worker.queue.next() else {
             let command = tokio::select! {
                 biased;
-                keep = &mut stopped => {
-                    keep_pool = keep.unwrap_or(false);
-                    break;
-                }
-                c = commands.recv() => c,
+                keep = &mut worker.stopped => break keep.unwrap_or(false),
+                c = worker.commands.recv() => c,
             };
             let Some(command) = command else {
-                break;
+                break false;
             };
-            queue.accept(command);
+            worker.queue.accept(command);
             continue;
         };
-        config.identifier.clone_from(&identifier.borrow());
-        // The background pool that could not be had is tried again for each
-        // cell; one that has ended since the last cell (its discovery entry
-        // gone, or another pool's) is found or started again before the cell
-        // is sent, so the cell never goes down a connection kept alive to a
-        // pool that is gone.
-        let gone = match (&client, &config.connection) {
-            (Ok(c), Connection::Background(_)) => {
-                let running = crate::background::find(config.container_type);
-                (running.is_none_or(|f| f.endpoint != c.endpoint()))
-                    .then(|| Failure::unreachable("the background local pool is no longer running"))
-            }
-            _ => None,
-        };
-        if let Connection::Background(opts) = &config.connection
-            && (client.is_err() || gone.is_some())
-        {
-            let attach = super::attach::again(&config, opts, gone.as_ref(), &events);
-            match unless_stopped(&mut stopped, attach).await {
-                Ok(Ok(c)) => {
-                    side.serve(&c, &identifier, &events);
-                    client = Ok(c);
-                }
-                Ok(Err(reason)) => client = Err(reason.context("the pool is not available")),
-                Err(keep) => {
-                    keep_pool = keep;
-                    break;
-                }
-            }
+        if let Err(keep) = worker.cell(run, cell).await {
+            break keep;
         }
-        // The data root before the cell, for the artifact radar; not asked for
-        // while the pool's listings are slow or failing (the listing after a
-        // cell says when they answer again), so a cell never waits on them twice.
-        let before = match &client {
-            Ok(c) if lists_promptly => {
-                let listing =
-                    radar_listing::snapshot(c, &config.identifier, radar_listing::BEFORE_WAIT);
-                match unless_stopped(&mut stopped, listing).await {
-                    Ok(before) => {
-                        lists_promptly = before.is_some();
-                        before
-                    }
-                    Err(keep) => {
-                        keep_pool = keep;
-                        break;
-                    }
-                }
-            }
-            _ => None,
-        };
-        events.execution_started(run);
-        let step = match &client {
-            Err(reason) => Step::Finished(Err(reason.clone()), None),
-            Ok(c) => {
-                let running = Running::new(c, &config, registry.as_ref(), &events, run);
-                running
-                    .wait(&cell, &mut commands, &mut stopped, &mut queue)
-                    .await
-            }
-        };
-        let step = match (step, &config.connection) {
-            // The background pool has ended since the last cell: nothing of
-            // this cell ran; it goes, once, to the pool found or started again.
-            (Step::Gone(failure), Connection::Background(opts)) => {
-                let attach = super::attach::again(&config, opts, Some(&failure), &events);
-                match unless_stopped(&mut stopped, attach).await {
-                    Ok(Ok(c)) => {
-                        side.serve(&c, &identifier, &events);
-                        let running = Running::new(&c, &config, registry.as_ref(), &events, run);
-                        let step = running
-                            .wait(&cell, &mut commands, &mut stopped, &mut queue)
-                            .await;
-                        client = Ok(c);
-                        step
-                    }
-                    Ok(Err(reason)) => Step::Finished(Err(reason), None),
-                    Err(keep) => Step::Stop(keep),
-                }
-            }
-            (step, _) => step,
-        };
-        let (outcome, exit_code) = match step {
-            Step::Finished(outcome, exit_code) => (outcome, exit_code),
-            Step::Gone(failure) => (Err(failure), None),
-            Step::Abandoned => continue,
-            Step::Stop(keep) => {
-                keep_pool = keep;
-                break;
-            }
-        };
-        let images = match &outcome {
-            Ok(exec) => decode_images(exec).await,
-            Err(_) => Vec::new(),
-        };
-        events.execution_finished(run, outcome, exit_code, images);
-        if let Ok(c) = &client {
-            // A slow pool's listing and session read must not hold up a stop
-            // (a pool switch, quitting).
-            let radar = radar_listing::after_cell(c, &config.identifier, before, &events);
-            match unless_stopped(&mut stopped, radar).await {
-                Ok(answered) => lists_promptly = answered,
-                Err(keep) => {
-                    keep_pool = keep;
-                    break;
-                }
-            }
-        }
-    }
-    drop(client);
-    side.abort();
+    };
+    drop(worker.client);
+    worker.side.abort();
     if keep_pool {
         return pool;
     }
@@ -433,6 +333,157 @@ async fn run(
         tracing::warn!("local pool did not shut down in time; its kernels are killed");
     }
     None
+}
+
+/// What the worker task holds between cells: the connection, the work beside
+/// the cells, the commands and the cells queued.
+struct Worker {
+    /// The worker's configuration; its identifier follows the session switched
+    /// to, cell by cell.
+    config: WorkerConfig,
+    /// The pool's client, or why there is none.
+    client: Result<SessionClient, Failure>,
+    /// The embedded pool's sessions, which can be interrupted.
+    registry: Option<Arc<SessionRegistry>>,
+    /// The file, sessions and follow work, served with each new client.
+    side: SideWork,
+    /// The identifier cells run in from the next run on.
+    identifier: tokio::sync::watch::Receiver<String>,
+    events: EventSender,
+    commands: mpsc::UnboundedReceiver<Command>,
+    /// Tells the worker to stop; `true` keeps the embedded pool.
+    stopped: oneshot::Receiver<bool>,
+    queue: Queue,
+    /// Whether the pool's last listing answered in time (the radar's listing
+    /// before a cell is only asked for then).
+    lists_promptly: bool,
+}
+
+impl Worker {
+    /// Runs `cell` as `run`: finds the background pool again if it is gone,
+    /// takes the radar's listing before, executes and reports the outcome, then
+    /// the radar's listing after. `Err` when the worker is told to stop (or the
+    /// UI is gone) meanwhile, with whether to keep the embedded pool.
+    async fn cell(&mut self, run: RunId, cell: Cell) -> Result<(), bool> {
+        self.config.identifier.clone_from(&self.identifier.borrow());
+        self.attach_again_if_gone().await?;
+        let before = self.listing_before().await?;
+        self.events.execution_started(run);
+        let (outcome, exit_code) = match self.execute(run, &cell).await {
+            Step::Finished(outcome, exit_code) => (outcome, exit_code),
+            Step::Gone(failure) => (Err(failure), None),
+            Step::Abandoned => return Ok(()),
+            Step::Stop(keep) => return Err(keep),
+        };
+        let images = match &outcome {
+            Ok(exec) => decode_images(exec).await,
+            Err(_) => Vec::new(),
+        };
+        self.events
+            .execution_finished(run, outcome, exit_code, images);
+        self.after_cell(before).await
+    }
+
+    /// Before a cell on the background local pool: the pool that could not be
+    /// had is tried again; one that has ended since the last cell (its
+    /// discovery entry gone, or another pool's) is found or started again, so
+    /// the cell never goes down a connection kept alive to a pool that is gone.
+    /// `Err` when told to stop meanwhile, with whether to keep the embedded
+    /// pool.
+    async fn attach_again_if_gone(&mut self) -> Result<(), bool> {
+        let gone = match (&self.client, &self.config.connection) {
+            (Ok(c), Connection::Background(_)) => {
+                let running = crate::background::find(self.config.container_type);
+                (running.is_none_or(|f| f.endpoint != c.endpoint()))
+                    .then(|| Failure::unreachable("the background local pool is no longer running"))
+            }
+            _ => None,
+        };
+        if let Connection::Background(opts) = &self.config.connection
+            && (self.client.is_err() || gone.is_some())
+        {
+            let attach = super::attach::again(&self.config, opts, gone.as_ref(), &self.events);
+            match unless_stopped(&mut self.stopped, attach).await? {
+                Ok(c) => {
+                    self.side.serve(&c, &self.identifier, &self.events);
+                    self.client = Ok(c);
+                }
+                Err(reason) => self.client = Err(reason.context("the pool is not available")),
+            }
+        }
+        Ok(())
+    }
+
+    /// The data root before the cell, for the artifact radar; not asked for
+    /// while the pool's listings are slow or failing (the listing after a
+    /// cell says when they answer again), so a cell never waits on them twice.
+    /// `Err` when told to stop meanwhile, with whether to keep the embedded
+    /// pool.
+    async fn listing_before(&mut self) -> Result<Option<Vec<RemoteFile>>, bool> {
+        match &self.client {
+            Ok(c) if self.lists_promptly => {
+                let listing =
+                    radar_listing::snapshot(c, &self.config.identifier, radar_listing::BEFORE_WAIT);
+                let before = unless_stopped(&mut self.stopped, listing).await?;
+                self.lists_promptly = before.is_some();
+                Ok(before)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Executes `cell` as `run` and waits for it (still taking commands). On
+    /// the background local pool a cell whose pool has ended since the last
+    /// cell goes, once, to the pool found or started again: nothing of it ran.
+    async fn execute(&mut self, run: RunId, cell: &Cell) -> Step {
+        let step = match &self.client {
+            Err(reason) => Step::Finished(Err(reason.clone()), None),
+            Ok(c) => {
+                let running =
+                    Running::new(c, &self.config, self.registry.as_ref(), &self.events, run);
+                running
+                    .wait(cell, &mut self.commands, &mut self.stopped, &mut self.queue)
+                    .await
+            }
+        };
+        match (step, &self.config.connection) {
+            (Step::Gone(failure), Connection::Background(opts)) => {
+                let attach = super::attach::again(&self.config, opts, Some(&failure), &self.events);
+                match unless_stopped(&mut self.stopped, attach).await {
+                    Ok(Ok(c)) => {
+                        self.side.serve(&c, &self.identifier, &self.events);
+                        let running = Running::new(
+                            &c,
+                            &self.config,
+                            self.registry.as_ref(),
+                            &self.events,
+                            run,
+                        );
+                        let step = running
+                            .wait(cell, &mut self.commands, &mut self.stopped, &mut self.queue)
+                            .await;
+                        self.client = Ok(c);
+                        step
+                    }
+                    Ok(Err(reason)) => Step::Finished(Err(reason), None),
+                    Err(keep) => Step::Stop(keep),
+                }
+            }
+            (step, _) => step,
+        }
+    }
+
+    /// After a cell: the radar's listing after it (compared with `before`) and
+    /// the session's details; a slow pool's listing and session read must not
+    /// hold up a stop (a pool switch, quitting). `Err` when told to stop
+    /// meanwhile, with whether to keep the embedded pool.
+    async fn after_cell(&mut self, before: Option<Vec<RemoteFile>>) -> Result<(), bool> {
+        if let Ok(c) = &self.client {
+            let radar = radar_listing::after_cell(c, &self.config.identifier, before, &self.events);
+            self.lists_promptly = unless_stopped(&mut self.stopped, radar).await?;
+        }
+        Ok(())
+    }
 }
 
 /// `work`, unless the worker is told to stop first: then `Err` with whether to
