@@ -17,6 +17,7 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::http::request::Parts;
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
@@ -40,6 +41,10 @@ const MAX_EXECUTE_ANSWER: usize = 256 * 1024 * 1024;
 
 /// Most bytes of a 401/403 answer read for its message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// What a recorded upload's file part turns out to be, once the request's body
+/// has gone through ([`tap::tee_upload`]).
+type UploadPart = tokio::sync::oneshot::Receiver<Option<tap::UploadedPart>>;
 
 /// Headers that belong to one connection (RFC 9110 §7.6.1) and are never
 /// forwarded, with `Host` (the upstream's is set by the client) and
@@ -68,13 +73,12 @@ pub(crate) async fn forward(State(shared): State<Arc<Shared>>, req: Request) -> 
 async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, WireError> {
     let (parts, body) = req.into_parts();
     let query = parts.uri.query().unwrap_or("");
-    let param = |name: &str| {
-        url::form_urlencoded::parse(query.as_bytes())
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
-    let op = Op::of(&parts.method, parts.uri.path(), param("path").as_deref());
-    let identifier = param("identifier").unwrap_or_default();
+    let op = Op::of(
+        &parts.method,
+        parts.uri.path(),
+        query_param(query, "path").as_deref(),
+    );
+    let identifier = query_param(query, "identifier").unwrap_or_default();
     let recording = shared.ledger.as_ref().and_then(|recorder| {
         (op != Op::Other && !identifier.is_empty()).then(|| {
             Recording::start_in(
@@ -85,10 +89,97 @@ async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, W
             )
         })
     });
+    let (upstream, sent, uploaded) =
+        send_upstream(shared, &parts, &op, recording.is_some(), body).await?;
+    let status = upstream.status();
+    if matches!(status.as_u16(), 401 | 403) {
+        return Ok(refused(shared, upstream).await);
+    }
+    let resp_headers = answer_headers(upstream.headers(), &shared.upstream);
+    let ok = status.is_success();
+    let body = match (op, recording) {
+        (Op::Execute | Op::Poll(_), Some(recording)) if ok => {
+            let bytes = read_answer(upstream).await?;
+            record_execution(shared, &parts, recording, sent, bytes.clone());
+            Body::from(bytes)
+        }
+        (Op::Download(name), Some(recording)) if ok => {
+            let expected = upstream.content_length().unwrap_or(u64::MAX);
+            let tap = DownloadTap::new(recording, name, expected);
+            tap::tap_download(upstream.bytes_stream(), tap)
+        }
+        (Op::Upload, Some(recording)) if ok => {
+            if let Some(part) = uploaded {
+                record_upload(recording, query_param(query, "path"), part);
+            }
+            Body::from_stream(upstream.bytes_stream())
+        }
+        (Op::Delete(name), Some(recording)) if ok => {
+            recording.file(crate::protocol::record::CallKind::Delete, name, None, None);
+            Body::from_stream(upstream.bytes_stream())
+        }
+        _ => Body::from_stream(upstream.bytes_stream()),
+    };
+    let mut resp = Response::new(body);
+    *resp.status_mut() = status;
+    *resp.headers_mut() = resp_headers;
+    Ok(resp)
+}
+
+/// The value of parameter `name` in the request's `query`, decoded.
+fn query_param(query: &str, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// Sends the agent's request upstream: the same method, path and query, its
+/// headers with the proxy's token ([`upstream_headers`]) and its body (see
+/// [`with_body`]); returns the upstream's answer with what was learned of the
+/// body for the record.
+///
+/// # Errors
+///
+/// A [`WireError`]: no token (502 `UpstreamAuthenticationFailed`), a recorded
+/// execution's request too large (413 `RequestBodyTooLarge`), or nothing
+/// answered at the upstream (502 `UpstreamUnreachable`).
+async fn send_upstream(
+    shared: &Shared,
+    parts: &Parts,
+    op: &Op,
+    recorded: bool,
+    body: Body,
+) -> Result<(reqwest::Response, Option<Sent>, Option<UploadPart>), WireError> {
     let url = match parts.uri.query() {
         Some(q) => format!("{}{}?{q}", shared.upstream, parts.uri.path()),
         None => format!("{}{}", shared.upstream, parts.uri.path()),
     };
+    let headers = upstream_headers(shared, parts).await?;
+    let builder = shared
+        .http
+        .request(parts.method.clone(), &url)
+        .headers(headers);
+    let (builder, sent, uploaded) = with_body(builder, op, recorded, &parts.headers, body).await?;
+    let upstream = builder.send().await.map_err(|e| WireError {
+        status: StatusCode::BAD_GATEWAY,
+        code: "UpstreamUnreachable",
+        message: format!(
+            "the sessionpad proxy cannot reach the session pool at {}: {}",
+            shared.upstream,
+            describe_transport(&e)
+        ),
+    })?;
+    Ok((upstream, sent, uploaded))
+}
+
+/// The headers to send upstream: the agent's (see [`forwarded_headers`]) with
+/// the proxy's bearer token, except on the MCP route, which carries none.
+///
+/// # Errors
+///
+/// A 502 `UpstreamAuthenticationFailed` [`WireError`]: no token could be had,
+/// or it cannot be sent in a header.
+async fn upstream_headers(shared: &Shared, parts: &Parts) -> Result<HeaderMap, WireError> {
     let mcp = parts.uri.path().trim_start_matches('/') == "mcp";
     let bearer = if mcp {
         None
@@ -114,18 +205,29 @@ async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, W
         value.set_sensitive(true);
         headers.insert(header::AUTHORIZATION, value);
     }
-    let method = parts.method.clone();
-    let builder = shared.http.request(method.clone(), &url).headers(headers);
-    let content_type = parts
-        .headers
+    Ok(headers)
+}
+
+/// `builder` with the agent's `body`: held for a recorded execution (to record
+/// its code, returned read), teed for a recorded upload (to hash its file part,
+/// returned as it will be known), else streamed as it comes.
+///
+/// # Errors
+///
+/// A 413 `RequestBodyTooLarge` [`WireError`]: a recorded execution's request
+/// could not be read whole (larger than [`MAX_EXECUTE_REQUEST`], or broken off).
+async fn with_body(
+    builder: reqwest::RequestBuilder,
+    op: &Op,
+    recorded: bool,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(reqwest::RequestBuilder, Option<Sent>, Option<UploadPart>), WireError> {
+    let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    // The body: held for an execution (to record its code), teed for an
-    // upload (to hash its file part), else streamed as it comes.
-    let mut sent = None;
-    let mut uploaded = None;
-    let builder = match (&op, &recording) {
-        (Op::Execute, Some(_)) => {
+    Ok(match (op, recorded) {
+        (Op::Execute, true) => {
             let bytes = axum::body::to_bytes(body, MAX_EXECUTE_REQUEST)
                 .await
                 .map_err(|e| WireError {
@@ -133,87 +235,71 @@ async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, W
                     code: "RequestBodyTooLarge",
                     message: format!("the execution request could not be read: {e}"),
                 })?;
-            sent = Sent::read(&bytes);
-            builder.body(bytes)
+            let sent = Sent::read(&bytes);
+            (builder.body(bytes), sent, None)
         }
-        (Op::Upload, Some(_)) => {
+        (Op::Upload, true) => {
             let (stream, part) = tap::tee_upload(body, content_type);
-            uploaded = Some(part);
-            builder.body(reqwest::Body::wrap_stream(stream))
+            (
+                builder.body(reqwest::Body::wrap_stream(stream)),
+                None,
+                Some(part),
+            )
         }
-        _ => builder.body(reqwest::Body::wrap_stream(body.into_data_stream())),
-    };
-    let upstream = builder.send().await.map_err(|e| WireError {
-        status: StatusCode::BAD_GATEWAY,
-        code: "UpstreamUnreachable",
-        message: format!(
-            "the sessionpad proxy cannot reach the session pool at {}: {}",
-            shared.upstream,
-            describe_transport(&e)
+        _ => (
+            builder.body(reqwest::Body::wrap_stream(body.into_data_stream())),
+            None,
+            None,
         ),
-    })?;
-    let status = upstream.status();
-    if matches!(status.as_u16(), 401 | 403) {
-        return Ok(refused(shared, upstream).await);
+    })
+}
+
+/// Records a successful execution or poll from its `answer`, on a task of its
+/// own: a poll (`GET executions/{id}`) settles the pending execution it names;
+/// an execution's request `sent` is recorded with its answer, and one still
+/// running is watched until it ends.
+fn record_execution(
+    shared: &Arc<Shared>,
+    parts: &Parts,
+    recording: Recording,
+    sent: Option<Sent>,
+    answer: Bytes,
+) {
+    let pending = Arc::clone(shared);
+    match (op_id(&parts.method, parts.uri.path()), sent) {
+        (Some(id), _) => {
+            tokio::spawn(async move {
+                record::polled(&id, &answer, &pending.pending);
+            });
+        }
+        (None, Some(sent)) => {
+            let query = parts.uri.query().map(str::to_string);
+            tokio::spawn(async move {
+                let running = record::answered(recording, sent, &answer, &pending.pending);
+                if let Some(id) = running {
+                    super::watch::watch(pending, id, query).await;
+                }
+            });
+        }
+        (None, None) => {}
     }
-    let resp_headers = answer_headers(upstream.headers(), &shared.upstream);
-    let ok = status.is_success();
-    let body = match (op, recording) {
-        (Op::Execute | Op::Poll(_), Some(recording)) if ok => {
-            let bytes = read_answer(upstream).await?;
-            let pending = Arc::clone(shared);
-            let held = bytes.clone();
-            match (op_id(&parts.method, parts.uri.path()), sent) {
-                (Some(id), _) => {
-                    tokio::spawn(async move {
-                        record::polled(&id, &held, &pending.pending);
-                    });
-                }
-                (None, Some(sent)) => {
-                    let query = parts.uri.query().map(str::to_string);
-                    tokio::spawn(async move {
-                        let running = record::answered(recording, sent, &held, &pending.pending);
-                        if let Some(id) = running {
-                            super::watch::watch(pending, id, query).await;
-                        }
-                    });
-                }
-                (None, None) => {}
-            }
-            Body::from(bytes)
+}
+
+/// Records a successful upload once its file `part` has been read from the
+/// request (its name under the data root, below the request's `path`; its size
+/// and hash), on a task of its own.
+fn record_upload(recording: Recording, query_path: Option<String>, part: UploadPart) {
+    tokio::spawn(async move {
+        if let Ok(Some(part)) = part.await {
+            let name = route::below_data(query_path.as_deref(), &[&part.file_name]);
+            recording.file(
+                crate::protocol::record::CallKind::Upload,
+                name,
+                Some(part.size),
+                Some(part.sha256),
+            );
         }
-        (Op::Download(name), Some(recording)) if ok => {
-            let expected = upstream.content_length().unwrap_or(u64::MAX);
-            let tap = DownloadTap::new(recording, name, expected);
-            tap::tap_download(upstream.bytes_stream(), tap)
-        }
-        (Op::Upload, Some(recording)) if ok => {
-            let query_path = param("path");
-            if let Some(part) = uploaded.take() {
-                tokio::spawn(async move {
-                    if let Ok(Some(part)) = part.await {
-                        let name = route::below_data(query_path.as_deref(), &[&part.file_name]);
-                        recording.file(
-                            crate::protocol::record::CallKind::Upload,
-                            name,
-                            Some(part.size),
-                            Some(part.sha256),
-                        );
-                    }
-                });
-            }
-            Body::from_stream(upstream.bytes_stream())
-        }
-        (Op::Delete(name), Some(recording)) if ok => {
-            recording.file(crate::protocol::record::CallKind::Delete, name, None, None);
-            Body::from_stream(upstream.bytes_stream())
-        }
-        _ => Body::from_stream(upstream.bytes_stream()),
-    };
-    let mut resp = Response::new(body);
-    *resp.status_mut() = status;
-    *resp.headers_mut() = resp_headers;
-    Ok(resp)
+    });
 }
 
 /// The execution id of a polling request (`GET executions/{id}`).
