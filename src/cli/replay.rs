@@ -18,7 +18,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::output;
-use super::target::{TargetOpt, connect};
+use super::target::{Connection, Settings, TargetOpt, connect};
 use crate::client::ShellRequest;
 use crate::ledger;
 use crate::protocol::record::{CallKind, Entry};
@@ -39,6 +39,10 @@ struct Outcome {
     then: String,
     /// Whether standard output is the same as recorded.
     same_stdout: bool,
+    /// Standard output now.
+    stdout: String,
+    /// Standard error now.
+    stderr: String,
 }
 
 /// Runs `sessionpad replay`.
@@ -57,18 +61,7 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
         settings.identifier = format!("replay-{}", &fresh[..8]);
     }
     let conn = connect(&settings).await?;
-    let shell_pool = conn.client.container_type().is_shell();
-    let shell_cells = cells.iter().filter(|e| e.kind == CallKind::Shell).count();
-    match (shell_pool, shell_cells) {
-        (true, n) if n < cells.len() => bail!(
-            "{} recorded cell(s) are code, and this is a Shell pool: replay into a Python or Node.js pool",
-            cells.len() - n
-        ),
-        (false, n) if n > 0 => bail!(
-            "{n} recorded cell(s) are shell commands: give --container-type shell (a Shell pool)"
-        ),
-        _ => {}
-    }
+    check_kinds(&cells, conn.client.container_type().is_shell())?;
     if !target.json {
         eprintln!(
             "replaying {} cell(s) of {} into session {} on {}",
@@ -82,68 +75,15 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
     let mut report = Vec::new();
     for (i, e) in cells.iter().enumerate() {
         let code = e.code.clone().unwrap_or_default();
-        let (now, then, stdout, stderr) = if e.kind == CallKind::Shell {
-            let request = ShellRequest {
-                stdin: e.stdin.clone(),
-                ..ShellRequest::line(code.clone(), settings.timeout)
-            };
-            let exec = conn
-                .client
-                .execute_shell(&settings.identifier, &request)
-                .await?;
-            let now = exec
-                .exit_code
-                .map_or_else(|| "no exit code".to_string(), |c| format!("exit {c}"));
-            let then = e
-                .exit_code
-                .map_or_else(|| "no exit code".to_string(), |c| format!("exit {c}"));
-            (now, then, exec.stdout, exec.stderr)
-        } else {
-            let exec = conn
-                .client
-                .execute(&settings.identifier, &code, settings.timeout)
-                .await?;
-            let now = format!("{:?}", exec.status);
-            let then = e.status.clone().unwrap_or_else(|| "unknown".into());
-            (now, then, exec.stdout, exec.stderr)
-        };
-        let outcome = Outcome {
-            same_stdout: e.stdout.as_deref().unwrap_or("") == stdout,
-            now,
-            then,
-        };
+        let outcome = replay_cell(&conn, &settings, e, &code).await?;
         let same = outcome.now == outcome.then;
         if !same {
             differ += 1;
         }
         if target.json {
-            report.push(json!({
-                "cell": i + 1,
-                "code": code,
-                "status": outcome.now,
-                "recorded_status": outcome.then,
-                "same_status": same,
-                "same_stdout": outcome.same_stdout,
-                "stdout": stdout,
-                "stderr": stderr,
-            }));
+            report.push(cell_json(i, &code, &outcome, same));
         } else {
-            let mark = if same { "same as recorded" } else { "recorded" };
-            eprintln!(
-                "[{}/{}] {}  ({mark}: {}{})",
-                i + 1,
-                cells.len(),
-                outcome.now,
-                outcome.then,
-                if outcome.same_stdout {
-                    ""
-                } else {
-                    "; stdout differs"
-                }
-            );
-            eprintln!("{}", indent(&plain(&code)));
-            output::out(&stdout);
-            output::err(&stderr);
+            print_cell(i, cells.len(), &code, &outcome, same);
         }
     }
     if target.json {
@@ -165,6 +105,112 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Checks that the recorded `cells` can run on the pool: shell commands only on
+/// a Shell pool (`shell_pool`), code only elsewhere.
+///
+/// # Errors
+///
+/// Code recorded and a Shell pool, or shell commands recorded and another
+/// pool.
+fn check_kinds(cells: &[Entry], shell_pool: bool) -> anyhow::Result<()> {
+    let shell_cells = cells.iter().filter(|e| e.kind == CallKind::Shell).count();
+    match (shell_pool, shell_cells) {
+        (true, n) if n < cells.len() => bail!(
+            "{} recorded cell(s) are code, and this is a Shell pool: replay into a Python or Node.js pool",
+            cells.len() - n
+        ),
+        (false, n) if n > 0 => bail!(
+            "{n} recorded cell(s) are shell commands: give --container-type shell (a Shell pool)"
+        ),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Runs the recorded cell `e` (its `code`) again in the session: a shell
+/// command (with its standard input) as one, else as code; its outcome next
+/// to the recorded one.
+///
+/// # Errors
+///
+/// The pool unreachable or refusing the cell.
+async fn replay_cell(
+    conn: &Connection,
+    settings: &Settings,
+    e: &Entry,
+    code: &str,
+) -> anyhow::Result<Outcome> {
+    let (now, then, stdout, stderr) = if e.kind == CallKind::Shell {
+        let request = ShellRequest {
+            stdin: e.stdin.clone(),
+            ..ShellRequest::line(code.to_string(), settings.timeout)
+        };
+        let exec = conn
+            .client
+            .execute_shell(&settings.identifier, &request)
+            .await?;
+        let now = exec
+            .exit_code
+            .map_or_else(|| "no exit code".to_string(), |c| format!("exit {c}"));
+        let then = e
+            .exit_code
+            .map_or_else(|| "no exit code".to_string(), |c| format!("exit {c}"));
+        (now, then, exec.stdout, exec.stderr)
+    } else {
+        let exec = conn
+            .client
+            .execute(&settings.identifier, code, settings.timeout)
+            .await?;
+        let now = format!("{:?}", exec.status);
+        let then = e.status.clone().unwrap_or_else(|| "unknown".into());
+        (now, then, exec.stdout, exec.stderr)
+    };
+    Ok(Outcome {
+        same_stdout: e.stdout.as_deref().unwrap_or("") == stdout,
+        now,
+        then,
+        stdout,
+        stderr,
+    })
+}
+
+/// Replayed cell number `i` (from 0) in the `--json` report; `same`: whether
+/// it ended as recorded.
+fn cell_json(i: usize, code: &str, outcome: &Outcome, same: bool) -> serde_json::Value {
+    json!({
+        "cell": i + 1,
+        "code": code,
+        "status": outcome.now,
+        "recorded_status": outcome.then,
+        "same_status": same,
+        "same_stdout": outcome.same_stdout,
+        "stdout": outcome.stdout,
+        "stderr": outcome.stderr,
+    })
+}
+
+/// Prints replayed cell number `i` (from 0) of `total` for a person: how it
+/// ended against the recording (`same`: as recorded), its code, then its
+/// output.
+fn print_cell(i: usize, total: usize, code: &str, outcome: &Outcome, same: bool) {
+    let mark = if same { "same as recorded" } else { "recorded" };
+    eprintln!(
+        "[{}/{}] {}  ({mark}: {}{})",
+        i + 1,
+        total,
+        outcome.now,
+        outcome.then,
+        if outcome.same_stdout {
+            ""
+        } else {
+            "; stdout differs"
+        }
+    );
+    eprintln!("{}", indent(&plain(code)));
+    output::out(&outcome.stdout);
+    output::err(&outcome.stderr);
 }
 
 /// The recorded executions (code and shell commands) of session `id`, oldest
