@@ -146,54 +146,105 @@ pub(super) fn recorded_section(
         ),
         theme,
     ));
-    // Most important first: state, cells, last activity, client, first.
-    let (id_w, shown) = fit::layout(
-        width.saturating_sub(MARK_COLUMNS),
-        MIN_IDENTIFIER,
-        &[
-            STATE_COLUMNS,
-            CELLS_COLUMNS,
-            TIME_COLUMNS,
-            CLIENT_COLUMNS,
-            TIME_COLUMNS,
-        ],
-    );
-    let id_w = id_w.min(
-        list.iter()
-            .map(|r| fit::columns(&fit::one_line(&r.identifier)))
-            .max()
-            .unwrap_or(0)
-            .max(MIN_IDENTIFIER),
-    );
-    let [status, cells, last_at, client, first_at] =
-        [shown[0], shown[1], shown[2], shown[3], shown[4]];
-    let mut titles = vec![("Identifier", id_w, false)];
-    for (show, title, w, right) in [
-        (client, "Client", CLIENT_COLUMNS, false),
-        (cells, "Cells", CELLS_COLUMNS, true),
-        (first_at, "First", TIME_COLUMNS, false),
-        (last_at, "Last", TIME_COLUMNS, false),
-        (status, "State", STATE_COLUMNS, false),
-    ] {
-        if show {
-            titles.push((title, w, right));
-        }
-    }
-    out.lines.push(header(&titles, theme));
+    let columns = Columns::fit(list, width);
+    out.lines.push(header(&columns.titles(), theme));
     if list.is_empty() {
         out.lines.push(Line::styled(
             "  (nothing recorded yet: the local pool and `serve --upstream` record every call)",
             theme.muted,
         ));
     }
-    let time = |t: DateTime<Utc>| {
-        let text = fit::short_time(t, state.now, state.tz);
-        Span::styled(format!(" {}", fit::pad(&text, TIME_COLUMNS)), theme.muted)
-    };
     for recorded in list {
         let selected = out.row_lines.len() == state.selected;
-        let mut spans = identifier_spans(state, selected, &recorded.identifier, id_w, theme);
-        if client {
+        let row = columns.row(state, recorded, selected, theme);
+        out.row_lines.push(out.lines.len());
+        out.lines.push(row);
+    }
+}
+
+/// The section's columns as they fit the pane: the identifier's width and
+/// which of the others are shown.
+struct Columns {
+    /// Width of the identifier column.
+    id_w: usize,
+    /// The state column (`live`, `ended`, `other`).
+    status: bool,
+    /// The cells column.
+    cells: bool,
+    /// The last activity's column.
+    last_at: bool,
+    /// The client column.
+    client: bool,
+    /// The first activity's column.
+    first_at: bool,
+}
+
+impl Columns {
+    /// The columns for `list` in a pane `width` wide, the most important kept
+    /// first: state, cells, last activity, client, first; the identifier column
+    /// no wider than the longest identifier needs.
+    fn fit(list: &[RecordedSession], width: usize) -> Self {
+        let (id_w, shown) = fit::layout(
+            width.saturating_sub(MARK_COLUMNS),
+            MIN_IDENTIFIER,
+            &[
+                STATE_COLUMNS,
+                CELLS_COLUMNS,
+                TIME_COLUMNS,
+                CLIENT_COLUMNS,
+                TIME_COLUMNS,
+            ],
+        );
+        let id_w = id_w.min(
+            list.iter()
+                .map(|r| fit::columns(&fit::one_line(&r.identifier)))
+                .max()
+                .unwrap_or(0)
+                .max(MIN_IDENTIFIER),
+        );
+        Self {
+            id_w,
+            status: shown[0],
+            cells: shown[1],
+            last_at: shown[2],
+            client: shown[3],
+            first_at: shown[4],
+        }
+    }
+
+    /// The header's cells (title, width, right-aligned) of the columns shown,
+    /// in the order the rows show them.
+    fn titles(&self) -> Vec<(&'static str, usize, bool)> {
+        let mut titles = vec![("Identifier", self.id_w, false)];
+        for (show, title, w, right) in [
+            (self.client, "Client", CLIENT_COLUMNS, false),
+            (self.cells, "Cells", CELLS_COLUMNS, true),
+            (self.first_at, "First", TIME_COLUMNS, false),
+            (self.last_at, "Last", TIME_COLUMNS, false),
+            (self.status, "State", STATE_COLUMNS, false),
+        ] {
+            if show {
+                titles.push((title, w, right));
+            }
+        }
+        titles
+    }
+
+    /// The row of `recorded` (`selected`: the selection is on it): its marks
+    /// and identifier, then the columns shown.
+    fn row(
+        &self,
+        state: &SessionsPaneState,
+        recorded: &RecordedSession,
+        selected: bool,
+        theme: &Theme,
+    ) -> Line<'static> {
+        let time = |t: DateTime<Utc>| {
+            let text = fit::short_time(t, state.now, state.tz);
+            Span::styled(format!(" {}", fit::pad(&text, TIME_COLUMNS)), theme.muted)
+        };
+        let mut spans = identifier_spans(state, selected, &recorded.identifier, self.id_w, theme);
+        if self.client {
             let text = fit::one_line(&crate::session::follow::short_agent(
                 recorded.client.as_deref(),
             ));
@@ -202,19 +253,19 @@ pub(super) fn recorded_section(
                 fit::pad(&fit::truncate(&text, CLIENT_COLUMNS), CLIENT_COLUMNS)
             )));
         }
-        if cells {
+        if self.cells {
             spans.push(Span::raw(format!(
                 " {}",
                 fit::pad_left(&recorded.cells.to_string(), CELLS_COLUMNS)
             )));
         }
-        if first_at {
+        if self.first_at {
             spans.push(time(recorded.first));
         }
-        if last_at {
+        if self.last_at {
             spans.push(time(recorded.last));
         }
-        if status {
+        if self.status {
             let text = state_of(state, recorded);
             let style = if text == "live" {
                 theme.accent
@@ -226,7 +277,6 @@ pub(super) fn recorded_section(
                 style,
             ));
         }
-        out.row_lines.push(out.lines.len());
-        out.lines.push(Line::from(spans));
+        Line::from(spans)
     }
 }
