@@ -194,38 +194,13 @@ impl SessionClient {
             Family::A => (None, segments.join("/")),
             Family::B => split_folder(path, &segments),
         };
-        let local_err = |action: &str, source| ClientError::Local {
-            action: format!("{action} {}", local.display()),
-            source,
-        };
-        let file = tokio::fs::File::open(local)
-            .await
-            .map_err(|e| local_err("open", e))?;
-        let total = file
-            .metadata()
-            .await
-            .map_err(|e| local_err("read", e))?
-            .len();
-        if total > MAX_UPLOAD {
-            return Err(ClientError::TooLarge { message: None });
-        }
-        let (tx, mut sent_rx) = tokio::sync::watch::channel(0u64);
-        let mut sent = 0u64;
+        let (file, total) = open_upload(local).await?;
         // Hashed as it goes out, only when the call is recorded.
         let hasher = self
             .recording
             .as_ref()
             .map(|_| Arc::new(Mutex::new(Sha256::new())));
-        let tap = hasher.clone();
-        let stream = ReaderStream::with_capacity(file, CHUNK).inspect(move |chunk| {
-            if let Ok(bytes) = chunk {
-                sent += bytes.len() as u64;
-                tx.send_replace(sent);
-                if let Some(mut h) = tap.as_ref().and_then(|h| h.lock().ok()) {
-                    h.update(bytes);
-                }
-            }
-        });
+        let (stream, sent_rx) = counted(file, hasher.clone());
         let started = Instant::now();
         let at = chrono::Utc::now();
         let part = Part::stream_with_length(reqwest::Body::wrap_stream(stream), total)
@@ -246,49 +221,48 @@ impl SessionClient {
             .multipart(Form::new().part("file", part));
         let limit = CALL_TIMEOUT + Duration::from_secs(total / SLOWEST_UPLOAD);
         let request = self.send_once(req, Limit::Whole(limit));
-        tokio::pin!(request);
-        let mut reported = 0;
-        let resp = loop {
-            tokio::select! {
-                r = &mut request => break r,
-                Ok(()) = sent_rx.changed() => {
-                    reported = *sent_rx.borrow_and_update();
-                    progress(reported, total);
-                }
-            }
-        };
-        // The last chunk may go out in the same poll that finishes the request.
-        let last = *sent_rx.borrow();
-        if last != reported {
-            progress(last, total);
-        }
-        let resp = resp?;
+        let resp = reporting_progress(request, sent_rx, total, progress).await?;
         let body = json(resp).await?;
         let stored = match version.family() {
             Family::A => parse_a_upload(&body, &file_name, total)?,
             Family::B => parse_b_file(body.pointer("/value/0").unwrap_or(&body))?,
         };
+        let name = match &folder {
+            Some(f) => format!("{f}/{file_name}"),
+            None => file_name,
+        };
+        self.record_upload(identifier, at, started, &name, total, hasher);
+        Ok(stored)
+    }
+
+    /// Records the upload of `total` bytes as `name` (below the data root) in
+    /// session `identifier`, begun at `at` (`started`), with the SHA-256 of the
+    /// bytes `hasher` saw; nothing when the client does not record.
+    fn record_upload(
+        &self,
+        identifier: &str,
+        at: chrono::DateTime<chrono::Utc>,
+        started: Instant,
+        name: &str,
+        total: u64,
+        hasher: Option<Arc<Mutex<Sha256>>>,
+    ) {
         if let (Some(r), Some(h)) = (&self.recording, hasher) {
             let sha = h
                 .lock()
                 .ok()
                 .map(|h| crate::protocol::record::hex(&h.clone().finalize()));
-            let name = match &folder {
-                Some(f) => format!("{f}/{file_name}"),
-                None => file_name,
-            };
             let duration = started.elapsed();
             r.file(
                 identifier,
                 at,
                 duration,
                 CallKind::Upload,
-                &name,
+                name,
                 Some(total),
                 sha,
             );
         }
-        Ok(stored)
     }
 
     /// Downloads file `name` (as for [`SessionClient::file_info`]) of session
@@ -420,4 +394,84 @@ impl SessionClient {
             .extend(before.iter().chain(name).chain(after));
         Ok(url)
     }
+}
+
+/// Opens the local file `local` for an upload: the file and its size in bytes.
+///
+/// # Errors
+///
+/// [`ClientError::Local`] when the file cannot be opened or its size read;
+/// [`ClientError::TooLarge`] when it is over [`MAX_UPLOAD`].
+async fn open_upload(local: &Path) -> Result<(tokio::fs::File, u64), ClientError> {
+    let local_err = |action: &str, source| ClientError::Local {
+        action: format!("{action} {}", local.display()),
+        source,
+    };
+    let file = tokio::fs::File::open(local)
+        .await
+        .map_err(|e| local_err("open", e))?;
+    let total = file
+        .metadata()
+        .await
+        .map_err(|e| local_err("read", e))?
+        .len();
+    if total > MAX_UPLOAD {
+        return Err(ClientError::TooLarge { message: None });
+    }
+    Ok((file, total))
+}
+
+/// `file` as an upload's body, read in [`CHUNK`]s: the bytes going out are
+/// counted into the returned receiver and fed to `hasher` when there is one.
+fn counted(
+    file: tokio::fs::File,
+    hasher: Option<Arc<Mutex<Sha256>>>,
+) -> (
+    impl futures::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static,
+    tokio::sync::watch::Receiver<u64>,
+) {
+    let (tx, sent_rx) = tokio::sync::watch::channel(0u64);
+    let mut sent = 0u64;
+    let stream = ReaderStream::with_capacity(file, CHUNK).inspect(move |chunk| {
+        if let Ok(bytes) = chunk {
+            sent += bytes.len() as u64;
+            tx.send_replace(sent);
+            if let Some(mut h) = hasher.as_ref().and_then(|h| h.lock().ok()) {
+                h.update(bytes);
+            }
+        }
+    });
+    (stream, sent_rx)
+}
+
+/// Waits for the upload `request`, calling `progress(sent, total)` as the
+/// count of bytes gone out (`sent_rx`) grows, and once more at the end when
+/// the last of them went out in the same poll that finished the request.
+///
+/// # Errors
+///
+/// The request's.
+async fn reporting_progress(
+    request: impl Future<Output = Result<reqwest::Response, ClientError>>,
+    mut sent_rx: tokio::sync::watch::Receiver<u64>,
+    total: u64,
+    progress: &(dyn Fn(u64, u64) + Send + Sync),
+) -> Result<reqwest::Response, ClientError> {
+    tokio::pin!(request);
+    let mut reported = 0;
+    let resp = loop {
+        tokio::select! {
+            r = &mut request => break r,
+            Ok(()) = sent_rx.changed() => {
+                reported = *sent_rx.borrow_and_update();
+                progress(reported, total);
+            }
+        }
+    };
+    // The last chunk may go out in the same poll that finishes the request.
+    let last = *sent_rx.borrow();
+    if last != reported {
+        progress(last, total);
+    }
+    resp
 }
