@@ -165,22 +165,10 @@ impl App {
     pub fn sessions_action(&mut self, action: SessionsAction) -> Vec<Effect> {
         let s = &mut self.sessions;
         match action {
-            SessionsAction::Down
-            | SessionsAction::Up
-            | SessionsAction::PageDown
-            | SessionsAction::PageUp => {
-                let delta = match action {
-                    SessionsAction::Down => 1,
-                    SessionsAction::Up => -1,
-                    SessionsAction::PageDown => PAGE,
-                    _ => -PAGE,
-                };
-                if s.pool_info.is_some() {
-                    s.pool_info_scroll = s.pool_info_scroll.saturating_add_signed(delta);
-                } else {
-                    s.pane.move_selection(delta);
-                }
-            }
+            SessionsAction::Down => self.sessions_move(1),
+            SessionsAction::Up => self.sessions_move(-1),
+            SessionsAction::PageDown => self.sessions_move(PAGE),
+            SessionsAction::PageUp => self.sessions_move(-PAGE),
             SessionsAction::Refresh => return s.refresh(Instant::now()),
             SessionsAction::Pools => self.open_pools(),
             SessionsAction::PoolInfo => {
@@ -203,66 +191,11 @@ impl App {
                     "",
                 ));
             }
-            SessionsAction::Switch => match s.pane.selected_row() {
-                Some(SessionRow::Recorded(recorded)) => {
-                    let recorded = recorded.clone();
-                    return self.read_recorded(&recorded, Then::View);
-                }
-                Some(row) => {
-                    let id = row.identifier().to_string();
-                    if self.recorded.view.is_some() && id == self.config.identifier {
-                        self.notice = Some(format!("back to {id}"));
-                        return self.leave_recorded(Instant::now());
-                    }
-                    return self.switch_session(&id);
-                }
-                None => {}
-            },
-            SessionsAction::Export | SessionsAction::Replay => {
-                let then = if action == SessionsAction::Export {
-                    Then::Export
-                } else {
-                    Then::Replay
-                };
-                match s.pane.selected_row() {
-                    Some(SessionRow::Recorded(recorded)) => {
-                        let recorded = recorded.clone();
-                        return self.read_recorded(&recorded, then);
-                    }
-                    _ => {
-                        self.notice = Some(
-                            "select a session under Recorded: those are the ones the flight recorder holds"
-                                .into(),
-                        );
-                    }
-                }
-            }
-            SessionsAction::Follow => {
-                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
-                    if id == self.config.identifier {
-                        let on = !self.follow.following;
-                        return self.set_following(on);
-                    }
-                    let mut effects = self.switch_session(&id);
-                    if self.config.identifier == id {
-                        effects.extend(self.set_following(true));
-                    }
-                    return effects;
-                }
-            }
-            SessionsAction::End => {
-                if let Some(id) = s.pane.selected_row().map(|r| r.identifier().to_string()) {
-                    let question = Question::new(
-                        "End session ",
-                        id.clone(),
-                        "? Its state and files are lost.",
-                    );
-                    self.ask(Prompt::question(
-                        Purpose::Sessions(SessionsPrompt::End(id)),
-                        question,
-                    ));
-                }
-            }
+            SessionsAction::Switch => return self.switch_to_selected(),
+            SessionsAction::Export => return self.read_selected_recorded(Then::Export),
+            SessionsAction::Replay => return self.read_selected_recorded(Then::Replay),
+            SessionsAction::Follow => return self.follow_selected(),
+            SessionsAction::End => self.ask_to_end_selected(),
             SessionsAction::Back => {
                 if s.pool_info.take().is_none() {
                     self.focus = crate::tui::app::Focus::Editor;
@@ -270,6 +203,98 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// Moves `delta` rows: scrolls the pool's metadata when it is shown, else
+    /// moves the selection.
+    fn sessions_move(&mut self, delta: isize) {
+        let s = &mut self.sessions;
+        if s.pool_info.is_some() {
+            s.pool_info_scroll = s.pool_info_scroll.saturating_add_signed(delta);
+        } else {
+            s.pane.move_selection(delta);
+        }
+    }
+
+    /// Enter on the selected row: a recorded session opens read-only; another
+    /// row switches to its session (back from a recorded one to the session in
+    /// use when it is that one).
+    fn switch_to_selected(&mut self) -> Vec<Effect> {
+        match self.sessions.pane.selected_row() {
+            Some(SessionRow::Recorded(recorded)) => {
+                let recorded = recorded.clone();
+                self.read_recorded(&recorded, Then::View)
+            }
+            Some(row) => {
+                let id = row.identifier().to_string();
+                if self.recorded.view.is_some() && id == self.config.identifier {
+                    self.notice = Some(format!("back to {id}"));
+                    return self.leave_recorded(Instant::now());
+                }
+                self.switch_session(&id)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Reads the selected recorded session to export or replay it (`then`);
+    /// on any other row, says which rows those are.
+    fn read_selected_recorded(&mut self, then: Then) -> Vec<Effect> {
+        match self.sessions.pane.selected_row() {
+            Some(SessionRow::Recorded(recorded)) => {
+                let recorded = recorded.clone();
+                self.read_recorded(&recorded, then)
+            }
+            _ => {
+                self.notice = Some(
+                    "select a session under Recorded: those are the ones the flight recorder holds"
+                        .into(),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// Follows the selected session: on the session in use, turns following
+    /// on or off; on another, switches to it and follows it.
+    fn follow_selected(&mut self) -> Vec<Effect> {
+        let Some(id) = self
+            .sessions
+            .pane
+            .selected_row()
+            .map(|r| r.identifier().to_string())
+        else {
+            return Vec::new();
+        };
+        if id == self.config.identifier {
+            let on = !self.follow.following;
+            return self.set_following(on);
+        }
+        let mut effects = self.switch_session(&id);
+        if self.config.identifier == id {
+            effects.extend(self.set_following(true));
+        }
+        effects
+    }
+
+    /// Asks whether to end the selected session.
+    fn ask_to_end_selected(&mut self) {
+        if let Some(id) = self
+            .sessions
+            .pane
+            .selected_row()
+            .map(|r| r.identifier().to_string())
+        {
+            let question = Question::new(
+                "End session ",
+                id.clone(),
+                "? Its state and files are lost.",
+            );
+            self.ask(Prompt::question(
+                Purpose::Sessions(SessionsPrompt::End(id)),
+                question,
+            ));
+        }
     }
 
     /// Starts using session `identifier`: the worker runs the next cells there
