@@ -128,7 +128,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
                 // The first frame, before the terminal is asked anything.
                 run.app.dirty = true;
                 guard.terminal_mut().draw(|frame| {
-                    app::view::draw(frame, &mut run.app, std::time::Instant::now())
+                    app::view::draw(frame, &mut run.app, std::time::Instant::now());
                 })?;
                 let (probed, keys) = probe_graphics(&current).await;
                 typed = keys;

@@ -20,7 +20,7 @@ use crate::tui::app::SidePane;
 use crate::tui::files::FilesPrompt;
 use crate::tui::files::preview::Body;
 use crate::tui::files::preview::Preview;
-use crate::tui::files::*;
+use crate::tui::files::{DATA_ROOT, FilesAction, PREVIEW_IMAGE, Transfer};
 use crate::tui::files::{FOLDER_LABEL, UPLOAD_LABEL, files_key, fresh_pane};
 use crate::tui::local_paths::expand_paths;
 use crate::tui::local_paths::pasted_paths;

@@ -6,7 +6,7 @@ use super::App;
 use crate::tui::action::Action;
 use crate::tui::action::Effect;
 use crate::tui::picker::shown;
-use crate::tui::picker::*;
+use crate::tui::picker::{FilePicker, PickerKey};
 use std::path::PathBuf;
 
 impl App {

@@ -4,7 +4,7 @@
 
 use super::App;
 use crate::tui::action::Effect;
-use crate::tui::pools::*;
+use crate::tui::pools::PoolsMenu;
 use ratatui_textarea::Input;
 use ratatui_textarea::Key;
 

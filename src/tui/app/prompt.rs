@@ -7,7 +7,7 @@ use super::NotebookPrompt;
 use crate::tui::action::Action;
 use crate::tui::action::Effect;
 use crate::tui::files::FilesPrompt;
-use crate::tui::prompt::*;
+use crate::tui::prompt::{Answer, Ask, Prompt, Purposeful};
 use crate::tui::sessions::SessionsPrompt;
 use crate::tui::widgets::line_prompt::PromptKey;
 use ratatui_textarea::Key;

@@ -26,10 +26,10 @@ use crate::tui::prompt::Prompt;
 use crate::tui::prompt::Question;
 use crate::tui::sessions::Current;
 use crate::tui::sessions::PAGE;
+use crate::tui::sessions::SessionsAction;
 use crate::tui::sessions::SessionsPrompt;
 use crate::tui::sessions::history::RecordedList;
 use crate::tui::sessions::pane::SessionRow;
-use crate::tui::sessions::*;
 use chrono::Utc;
 use std::time::Instant;
 
