@@ -380,3 +380,98 @@ fn widgets_import_no_feature_and_not_the_app() {
         assert_no("tui/widgets", &format!("crate::tui::{feature};"));
     }
 }
+
+/// The longest a function may be, in lines from its `fn` line to its closing
+/// brace (`ARCHITECTURE.md`: split by responsibility, never to meet a count).
+const MAX_FN_LINES: usize = 100;
+
+/// The functions of `text` (test code left out) longer than `max` lines:
+/// `(line, name, lines)`. A function ends at the first `}` line with the
+/// indentation of its `fn` line (rustfmt's layout).
+fn long_functions(text: &str, max: usize) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("#[cfg(test)]"))
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, line) in lines[..end].iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let words: Vec<&str> = trimmed.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| *w == "fn") else {
+            continue;
+        };
+        let qualifiers = ["pub", "async", "unsafe", "const", "extern"];
+        if !words[..at]
+            .iter()
+            .all(|w| qualifiers.contains(w) || w.starts_with("pub("))
+            || trimmed.starts_with("//")
+        {
+            continue;
+        }
+        let name: String = words
+            .get(at + 1)
+            .map(|w| {
+                w.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect()
+            })
+            .unwrap_or_default();
+        // A declaration without a body (a trait method) ends with `;`, a
+        // one-line function with `}`.
+        let Some(open) = lines[i..end].iter().position(|l| {
+            let l = l.trim_end();
+            l.ends_with('{') || l.ends_with(';') || l.ends_with('}')
+        }) else {
+            continue;
+        };
+        if !lines[i + open].trim_end().ends_with('{') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(len) = lines[i + open + 1..end]
+            .iter()
+            .position(|l| l.trim_end() == close)
+        {
+            let total = open + len + 2;
+            if total > max {
+                out.push((i + 1, name, total));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_over_100_lines() {
+    let root = src();
+    let mut long = Vec::new();
+    for s in sources() {
+        let text = std::fs::read_to_string(root.join(&s.path)).unwrap();
+        for (line, name, lines) in long_functions(&text, MAX_FN_LINES) {
+            long.push(format!(
+                "src/{}:{line}: {name} ({lines} lines)",
+                s.path.display()
+            ));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FN_LINES} lines (split them by responsibility):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_measure_counts_what_it_should() {
+    let body = "    x();\n".repeat(5);
+    let text = format!(
+        "pub async fn big() {{\n{body}}}\n\nfn small() {{}}\n    fn method(&self) -> u8 {{\n{body}    }}\ntrait T {{\n    fn decl(&self);\n}}\n#[cfg(test)]\nfn test_only() {{\n{body}}}\n"
+    );
+    let found = long_functions(&text, 3);
+    assert_eq!(
+        found,
+        [(1, "big".to_string(), 7), (10, "method".to_string(), 7)]
+    );
+}

@@ -86,30 +86,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
             PoolState::Ready,
         ),
     };
-    let mut app = App::new(
-        AppConfig {
-            pool_label,
-            identifier: identifier.clone(),
-            api_version: t.api_version,
-            language: t.container_type.into(),
-        },
-        pool_state,
-    );
-    // The first frame already warns when the local pool's sessions are not
-    // isolated: a running pool published its isolation; for one about to be
-    // started, this machine's sandbox is detected as the pool will (its own
-    // report replaces this one). A serve says in its metadata, which the
-    // worker asks for.
-    if t.endpoint.is_none() {
-        let (isolation, could_sandbox) = crate::background::isolation_for(t.container_type).await;
-        app.isolation = isolation;
-        app.notice = could_sandbox.then(|| RESTART_TO_SANDBOX.to_string());
-    }
-    app.execution_limit = Some(t.timeout);
-    // Only the local pool's kernels can be interrupted; the service cannot.
-    app.can_interrupt = matches!(connection, Connection::Embedded | Connection::Background(_));
-    super::apply_ui(&mut app, &opts.ui)?;
-    app.pools = PoolsUi::new(opts.pools.clone(), &opts.pool_name);
+    let mut app = new_app(opts, &connection, pool_label, pool_state).await?;
     let place = persist::Place::new(
         t.endpoint.as_deref(),
         &identifier,
@@ -168,6 +145,47 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         saver,
         pending,
     })
+}
+
+/// The app for `opts` before its notebook is attached: its pool's label and
+/// state, the first frame's isolation, the execution limit, the UI config and
+/// the pools chooser.
+///
+/// # Errors
+///
+/// The config file's theme or keys are wrong.
+async fn new_app(
+    opts: &TuiOptions,
+    connection: &Connection,
+    pool_label: String,
+    pool_state: PoolState,
+) -> anyhow::Result<App> {
+    let t = &opts.target;
+    let mut app = App::new(
+        AppConfig {
+            pool_label,
+            identifier: t.identifier.clone(),
+            api_version: t.api_version,
+            language: t.container_type.into(),
+        },
+        pool_state,
+    );
+    // The first frame already warns when the local pool's sessions are not
+    // isolated: a running pool published its isolation; for one about to be
+    // started, this machine's sandbox is detected as the pool will (its own
+    // report replaces this one). A serve says in its metadata, which the
+    // worker asks for.
+    if t.endpoint.is_none() {
+        let (isolation, could_sandbox) = crate::background::isolation_for(t.container_type).await;
+        app.isolation = isolation;
+        app.notice = could_sandbox.then(|| RESTART_TO_SANDBOX.to_string());
+    }
+    app.execution_limit = Some(t.timeout);
+    // Only the local pool's kernels can be interrupted; the service cannot.
+    app.can_interrupt = matches!(connection, Connection::Embedded | Connection::Background(_));
+    super::apply_ui(&mut app, &opts.ui)?;
+    app.pools = PoolsUi::new(opts.pools.clone(), &opts.pool_name);
+    Ok(app)
 }
 
 /// Said when the running background pool has no sandbox but this machine can

@@ -333,6 +333,13 @@ impl App {
             self.views.pager_action(action, &self.notebook.cells);
             return Vec::new();
         }
+        self.notebook_action(action, now)
+    }
+
+    /// The notebook's reducer: the keys of the editor and the outputs (run,
+    /// scroll, select, copy, save, history, help), and the panes' toggles and
+    /// actions handed on to their routing (`tui/app/<pane>.rs`).
+    fn notebook_action(&mut self, action: Action, now: Instant) -> Vec<Effect> {
         match action {
             Action::RunCell => {
                 // A recorded session on screen gives way to the live one first.

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout};
+use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::tui::app::App;
 use crate::tui::app::status;
@@ -90,6 +90,42 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         outputs: outputs_area,
         editor: editor_area,
     };
+    render_outputs(frame, app, outputs_area, now);
+    if let Some(files_area) = files_area {
+        // The side pane: the sessions pane when it is open, else the files pane.
+        if app.pane_open(crate::tui::app::SidePane::Sessions) {
+            crate::tui::sessions::view::render(app, files_area, frame.buffer_mut());
+        } else {
+            crate::tui::files::view::render(app, files_area, frame.buffer_mut());
+        }
+        crate::tui::sessions::view::render_pool_info_over(app, notebook_area, frame.buffer_mut());
+    }
+    if let Some(picker) = app.files.picker.as_mut() {
+        crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
+    }
+    let next = app.notebook.next_count();
+    let keys = app.key_context();
+    let editor_has_keys = keys.mode == crate::tui::keymap::Mode::Editor && !keys.typing;
+    editor::render(
+        frame,
+        editor_area,
+        &app.editor,
+        &mut app.views.editor,
+        next,
+        // The editor shows its cursor when it has the keys: its focus, and no
+        // overlay over it.
+        editor_has_keys,
+        &app.theme,
+        &app.keymap,
+    );
+    crate::tui::files::view::render_hints(app, editor_area, frame.buffer_mut());
+    status::render(app, now, status_area, frame.buffer_mut());
+    render_overlays(frame, app, notebook_area, status_area);
+}
+
+/// The outputs of the cells (or the pool's banner before the first), with the
+/// notebook's cursor, marks of followed calls and session boundaries.
+fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now: Instant) {
     let running = app.running();
     let output_at_end = app.output_arrives_at_end();
     let App {
@@ -130,35 +166,12 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
             .outputs
             .render(&notebook.cells, outputs_area, frame.buffer_mut(), &mut ctx);
     }
-    if let Some(files_area) = files_area {
-        // The side pane: the sessions pane when it is open, else the files pane.
-        if app.pane_open(crate::tui::app::SidePane::Sessions) {
-            crate::tui::sessions::view::render(app, files_area, frame.buffer_mut());
-        } else {
-            crate::tui::files::view::render(app, files_area, frame.buffer_mut());
-        }
-        crate::tui::sessions::view::render_pool_info_over(app, notebook_area, frame.buffer_mut());
-    }
-    if let Some(picker) = app.files.picker.as_mut() {
-        crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
-    }
-    let next = app.notebook.next_count();
-    let keys = app.key_context();
-    let editor_has_keys = keys.mode == crate::tui::keymap::Mode::Editor && !keys.typing;
-    editor::render(
-        frame,
-        editor_area,
-        &app.editor,
-        &mut app.views.editor,
-        next,
-        // The editor shows its cursor when it has the keys: its focus, and no
-        // overlay over it.
-        editor_has_keys,
-        &app.theme,
-        &app.keymap,
-    );
-    crate::tui::files::view::render_hints(app, editor_area, frame.buffer_mut());
-    status::render(app, now, status_area, frame.buffer_mut());
+}
+
+/// What is drawn over the screen: the one prompt over the status line, the
+/// history search and the pools chooser over the notebook, the help over all.
+fn render_overlays(frame: &mut Frame<'_>, app: &mut App, notebook_area: Rect, status_area: Rect) {
+    let area = frame.area();
     // The one prompt over the status line, the history search over the notebook.
     if let Some(prompt) = &app.prompt {
         crate::tui::prompt::render(prompt, status_area, frame.buffer_mut(), &app.theme);
