@@ -14,7 +14,7 @@ impl SessionClient {
     ///
     /// Wire: `POST .sessionpad/interrupt?api-version&identifier` (empty body) →
     /// 200 `{"interrupted": bool}`, a sessionpad extension
-    /// ([`crate::pool::interrupt`]); sent with 2025-10-02-preview when the
+    /// (`pool::interrupt`, [`crate::protocol::routes::INTERRUPT_ROUTE`]); sent with 2025-10-02-preview when the
     /// client speaks an api-version without session management. Never retried.
     ///
     /// # Errors

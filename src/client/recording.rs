@@ -1,10 +1,10 @@
 //! The notebook's and the command line's own calls in the flight recorder's
-//! ledger ([`crate::ledger`], issue 13): what sessionpad itself runs in a
+//! ledger (issue 13): what sessionpad itself runs in a
 //! session of a pool that does not record (Azure's), next to what agents ran
 //! through the local pool or the recording proxy.
 //!
 //! A process turns it on once ([`install`], with a [`CallSink`]: the ledger's
-//! `crate::ledger::ProcessSink`, from the config's `[ledger]`); from
+//! `ledger::ProcessSink`, from the config's `[ledger]`); from
 //! then on every [`super::SessionClient`] built for an `https` endpoint records
 //! its finished executions (code and shell commands, with outputs and images)
 //! and its file uploads, downloads and deletes (name, size, SHA-256). A client
@@ -30,7 +30,7 @@ use crate::protocol::record::{Call, CallKind, RecordedFile, RecordedOutput};
 use crate::protocol::{Execution, ShellExecution};
 
 /// Where a process's own calls are recorded: the ledger implements it
-/// (`crate::ledger::ProcessSink`); tests may record into memory.
+/// (`ledger::ProcessSink`); tests may record into memory.
 pub trait CallSink: Send + Sync {
     /// Takes one finished call. Must not block on I/O: a call's answer waits
     /// for it.

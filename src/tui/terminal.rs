@@ -7,7 +7,7 @@
 //! [`suspend`] and [`resume`] hand the terminal to another program (`$EDITOR`)
 //! and take it back. [`copy_to_clipboard`] writes the one escape sequence of
 //! ours that is not drawing: OSC 52, which asks the terminal to set the
-//! clipboard. (Session output never reaches the terminal raw: `ui/sanitize.rs`
+//! clipboard. (Session output never reaches the terminal raw: `widgets/sanitize.rs`
 //! removes every OSC 52 it carries.)
 //!
 //! It never queries the terminal (no `supports_keyboard_enhancement`, no cursor

@@ -1,4 +1,4 @@
-//! State tests of following (`app_follow.rs`): no terminal, no network.
+//! State tests of following (`tui/app/follow.rs`): no terminal, no network.
 
 use std::time::Instant;
 

@@ -146,10 +146,10 @@ pub struct App {
     pub sessions: super::sessions::SessionsUi,
     /// The pools to switch to and the chooser (`pools.rs`).
     pub pools: super::pools::PoolsUi,
-    /// Following the session: other clients' cells (`app_follow.rs`).
+    /// Following the session: other clients' cells (`tui/app/follow.rs`).
     pub follow: FollowUi,
     /// A recorded session shown read-only, and reads of the flight recorder
-    /// under way (`app_recorded.rs`).
+    /// under way (`tui/app/recorded.rs`).
     pub recorded: RecordedUi,
 }
 

@@ -1,4 +1,4 @@
-//! State tests of recorded sessions in the notebook (`app_recorded.rs`): read
+//! State tests of recorded sessions in the notebook (`tui/app/recorded.rs`): read
 //! only views, what waits meanwhile, catching up when following begins. No
 //! terminal, no network, no ledger (the worker's reads are answered here).
 

@@ -7,7 +7,7 @@
 //! (`App::prompt`); one reducer ([`App::prompt_action`]) takes every key while
 //! it is open and hands the [`Answer`] to the feature that asked; one view
 //! ([`render`]) draws it, blanking the row first. (The history search is an
-//! overlay over the notebook, not a prompt: `app_modal.rs`.)
+//! overlay over the notebook, not a prompt: `tui/app/modal.rs`.)
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

@@ -8,7 +8,7 @@
 //! metadata in a scrollable popup; the flight recorder's history (the
 //! sessions this user's ledger holds calls of, [`history`]): opened read-only,
 //! exported as `.ipynb` or replayed into a fresh session
-//! (`app_recorded.rs`).
+//! (`tui/app/recorded.rs`).
 //!
 //! While the pane is open its lists refresh by themselves every
 //! [`REFRESH_EVERY`], one `listSessions` at a time: the next is asked for only
