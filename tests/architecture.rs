@@ -73,32 +73,18 @@ fn code_lines(text: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// The library's source files without test files, with their code lines.
 fn sources() -> Vec<Source> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let root = src();
-    let mut files = Vec::new();
-    walk(&root, &mut files);
-    files.sort();
-    files
+    all_files()
         .into_iter()
-        .filter(|p| !is_test_file(p))
-        .filter_map(|path| {
-            let rel = path.strip_prefix(&root).unwrap().to_path_buf();
+        .filter(|rel| !is_test_file(rel))
+        .filter_map(|rel| {
             let first = rel.components().next()?.as_os_str().to_string_lossy();
             let module = first.trim_end_matches(".rs").to_string();
             if module == "lib" || module == "main" {
                 return None;
             }
-            let text = std::fs::read_to_string(&path).unwrap();
+            let text = std::fs::read_to_string(src().join(&rel)).unwrap();
             Some(Source {
                 path: rel,
                 module,
