@@ -1,5 +1,6 @@
 //! The `sessionpad` binary: parse arguments, log to a file, dispatch.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -69,7 +70,9 @@ async fn run_tui(mut target: cli::TargetOpt, follow: Option<String>) -> ExitCode
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Not `eprintln!`, which panics when standard error is gone (the
+            // terminal closed under the notebook).
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -123,7 +123,43 @@ pub async fn run_loop(
         let first = std::mem::take(&mut *typed.borrow_mut());
         futures::stream::iter(first.into_iter().map(Ok)).chain(EventStream::new())
     };
-    drive(terminal, app, events, input, &mut offload, pending).await
+    drive(
+        terminal,
+        app,
+        events,
+        input,
+        &mut offload,
+        pending,
+        terminal_gone(),
+    )
+    .await
+}
+
+/// Resolves when the terminal on standard input has gone away (its other side
+/// was closed: `POLLHUP`, `POLLERR` or `POLLNVAL` on a poll, checked twice a
+/// second); never when standard input is not a terminal. A terminal that goes
+/// away without a SIGHUP (the notebook started with `setsid` or `nohup`, a
+/// closed multiplexer pane) would otherwise leave the notebook running
+/// forever: crossterm's reader keeps reading end-of-file and says nothing.
+async fn terminal_gone() {
+    // SAFETY: isatty only inspects descriptor 0.
+    if unsafe { libc::isatty(0) } != 1 {
+        return std::future::pending().await;
+    }
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut fd = libc::pollfd {
+            fd: 0,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, no wait.
+        let ready = unsafe { libc::poll(&raw mut fd, 1, 0) };
+        if ready > 0 && fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+            tracing::info!("the terminal has gone away: quitting");
+            return;
+        }
+    }
 }
 
 /// Carries out `effect` off the loop when it is the session worker's (sent to
@@ -172,7 +208,8 @@ fn build_preview(job: super::files::preview::PreviewJob, ui_events: AppEventSend
 
 /// The loop itself: `input` makes the input stream (again after an external
 /// editor had the terminal), `offload` carries out the effects that run off
-/// the loop (the session worker's, and blocking work such as previews).
+/// the loop (the session worker's, and blocking work such as previews),
+/// `gone` resolves when the terminal has gone away (the loop then quits).
 /// Every effect the reducers return goes through one queue and one `match`
 /// here, in the order they were returned.
 pub(crate) async fn drive<S, I>(
@@ -182,6 +219,7 @@ pub(crate) async fn drive<S, I>(
     input: impl Fn() -> I,
     offload: &mut impl FnMut(Effect),
     pending: Vec<Effect>,
+    gone: impl Future<Output = ()>,
 ) -> anyhow::Result<LoopEnd>
 where
     S: Screen,
@@ -195,6 +233,7 @@ where
     let mut key_pending = false;
     let terminated = termination();
     tokio::pin!(terminated);
+    tokio::pin!(gone);
     let mut effects: VecDeque<Effect> = pending.into();
     loop {
         while let Some(effect) = effects.pop_front() {
@@ -264,6 +303,8 @@ where
             // SIGTERM or SIGHUP (the terminal closed): leave the normal way, so the
             // embedded pool still stops its kernels.
             () = &mut terminated => return Ok(LoopEnd::Quit),
+            // The terminal went away without a signal: the same.
+            () = &mut gone => return Ok(LoopEnd::Quit),
         }
         drain(app, &mut effects, &mut input, events).await?;
         effects.extend(app.tick(self::now()));

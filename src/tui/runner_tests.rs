@@ -70,7 +70,15 @@ async fn run_for(
 ) {
     let mut execute = |e| effects.push(e);
     let input = || futures::stream::pending::<io::Result<Event>>();
-    let run = drive(screen, app, events, input, &mut execute, Vec::new());
+    let run = drive(
+        screen,
+        app,
+        events,
+        input,
+        &mut execute,
+        Vec::new(),
+        std::future::pending(),
+    );
     let outcome = tokio::time::timeout(duration, run).await;
     assert!(outcome.is_err(), "the loop ended: {outcome:?}");
 }

@@ -40,7 +40,9 @@ pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 
 /// Owns the terminal while the UI runs; restores it when dropped.
 pub struct TerminalGuard {
-    terminal: Tui,
+    /// Dropped by hand, only while the terminal is still there (see the
+    /// `Drop` impl).
+    terminal: std::mem::ManuallyDrop<Tui>,
 }
 
 impl TerminalGuard {
@@ -60,7 +62,9 @@ impl TerminalGuard {
             Terminal::new(CrosstermBackend::new(io::stdout()))
         };
         match setup() {
-            Ok(terminal) => Ok(Self { terminal }),
+            Ok(terminal) => Ok(Self {
+                terminal: std::mem::ManuallyDrop::new(terminal),
+            }),
             Err(e) => {
                 restore();
                 Err(e)
@@ -130,8 +134,18 @@ pub fn copy_to_clipboard(terminal: &mut Tui, text: &str) -> io::Result<()> {
 }
 
 impl Drop for TerminalGuard {
+    /// Restores the terminal. ratatui's `Terminal` shows the cursor when it is
+    /// dropped and, when that fails, says so with `eprintln!`, which panics
+    /// when standard error is that same terminal and it has gone away (a
+    /// closed window, a dropped connection). So the cursor is shown here
+    /// first, and when even that fails the terminal is gone and ratatui's drop
+    /// is skipped (it would only have written to it).
     fn drop(&mut self) {
         restore();
+        if self.terminal.show_cursor().is_ok() {
+            // SAFETY: dropped once, here, and never used again.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.terminal) };
+        }
     }
 }
 
@@ -172,7 +186,10 @@ fn install_panic_hook() {
             if was_active {
                 PANICKED.store(true, Ordering::SeqCst);
             }
-            tracing::error!("panic: {info}");
+            tracing::error!(
+                "panic: {info}\n{}",
+                std::backtrace::Backtrace::force_capture()
+            );
             previous(info);
         }));
     });
