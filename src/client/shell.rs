@@ -1,8 +1,8 @@
 //! Shell executions: `POST executions` on a `Shell` pool (`aca-api.md` §4.7,
 //! §13), the request the client sends per api-version, the reply it reads into
 //! a typed [`ShellExecution`], and the same wire shapes for the local pool,
-//! which reads the request ([`ShellRequestBody`]) and writes the reply
-//! ([`shell_response`]).
+//! which reads the request ([`crate::protocol::shell::ShellRequestBody`]) and writes the reply
+//! ([`crate::protocol::shell::shell_response`]).
 //!
 //! What the sources say and what sessionpad decides from them:
 //!

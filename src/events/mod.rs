@@ -5,28 +5,28 @@
 //!
 //! # Wire (sessionpad only; no Azure api-version defines it)
 //!
-//! `GET /.sessionpad/events[?identifier=ID][&others=true]` ([`ROUTE`]), behind the same
+//! `GET /.sessionpad/events[?identifier=ID][&others=true]` ([`crate::protocol::events::ROUTE`]), behind the same
 //! bearer token as the pool's other routes (`Authorization: Bearer <token>`,
 //! 401 in Azure's error shape without it, `aca-api.md` §2 and §6.1). Without
 //! `identifier` every session's events come; with it only that session's.
-//! With `others=true` ([`OTHERS_QUERY`]) the `call` events of calls made with
+//! With `others=true` ([`crate::protocol::events::OTHERS_QUERY`]) the `call` events of calls made with
 //! the subscriber's own `User-Agent` are left out (a notebook has the answers
 //! of its own calls already; a call's output can be megabytes).
 //! The answer is `text/event-stream`: each event has an `event:` name and one
 //! JSON object as `data:`:
 //!
-//! - `call` ([`RecordedCall`]): a data-plane call just written to the ledger:
+//! - `call` ([`crate::protocol::events::RecordedCall`]): a data-plane call just written to the ledger:
 //!   exactly the object `sessionpad log --json` prints for it (its ledger
 //!   `seq`, time, client `User-Agent`, kind, code or command, status or exit
 //!   code, stdout, stderr, result, images by SHA-256, file name, size and
 //!   hash), plus `image_data`, the images' bytes in base64 in the same order.
 //!   No token and no header other than the `User-Agent` is ever in it (a
 //!   [`crate::protocol::record::Call`] has no field for one).
-//! - `output` ([`OutputChunk`]): a piece of a running cell's stdout or stderr,
+//! - `output` ([`crate::protocol::events::OutputChunk`]): a piece of a running cell's stdout or stderr,
 //!   as the kernel sent it (an IOPub `stream` message). A local-pool feature:
 //!   the service answers an execution only when it ends, and the REST reply
 //!   of the execution stays exactly the service's.
-//! - `lagged` ([`Lagged`]): this subscriber fell behind by more than
+//! - `lagged` ([`crate::protocol::events::Lagged`]): this subscriber fell behind by more than
 //!   [`hub::CAPACITY`] events and missed `missed` of them (the pool never
 //!   waits for a slow subscriber); `sessionpad log` reads them back from the
 //!   ledger.

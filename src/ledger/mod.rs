@@ -3,15 +3,15 @@
 //! through sessionpad: executions of code and of shell commands with their
 //! outputs, images stored once by content hash, and file uploads, downloads and
 //! deletes with name, size and hash. Never a token or an `Authorization` header:
-//! a [`Call`] has no field that could hold one.
+//! a [`crate::protocol::record::Call`] has no field that could hold one.
 //!
 //! One concept per file: [`schema`] (opening, the schema version and its
 //! migrations), [`write`] (the writer thread the pool records through),
 //! [`in_place`] (big outputs written without SQLite's copies), [`read`]
 //! (what `sessionpad log` prints) and [`retention`] (pruning by age and size).
 //!
-//! It knows no HTTP and no terminal: the pool hands it finished [`Call`]s, the
-//! command line reads [`read::Entry`]s back.
+//! It knows no HTTP and no terminal: the pool hands it finished [`crate::protocol::record::Call`]s, the
+//! command line reads [`crate::protocol::record::Entry`]s back.
 
 pub mod in_place;
 pub mod read;

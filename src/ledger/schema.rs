@@ -11,7 +11,7 @@
 //!
 //! - `calls`: one row per data-plane call; `at_ms` (Unix milliseconds, UTC) and
 //!   `duration_us` (microseconds) are integers so that ordering and pruning use
-//!   the indexes; `kind` is [`super::CallKind::as_str`]; `result` is JSON text.
+//!   the indexes; `kind` is [`crate::protocol::record::CallKind::as_str`]; `result` is JSON text.
 //!   `stdout`, `stderr` and `result` are TEXT, or, for a call whose outputs
 //!   come to 64 KiB or more, BLOBs of the same text's UTF-8 bytes, written in
 //!   place without SQLite's copies ([`super::in_place`]); readers take either

@@ -26,7 +26,7 @@ pub struct Limit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Isolation {
     /// `None` when kernels run in the sandbox; else why they do not, one sentence
-    /// that says sessions are not isolated (from [`super::sandbox::NoSandbox`]).
+    /// that says sessions are not isolated (from the local pool's `sandbox::NoSandbox`).
     pub unsandboxed: Option<String>,
     /// The per-session limits in force (empty when none could be applied).
     pub limits: Vec<Limit>,

@@ -1,5 +1,5 @@
 //! A `/mnt/data` of its own size for each session: a tmpfs of
-//! [`super::limits::Limits::data_bytes`] on the session's folder. As root, the
+//! [`crate::protocol::limits::Limits::data_bytes`] on the session's folder. As root, the
 //! pool mounts it on the host ([`host`]); otherwise in a user and mount namespace
 //! of the pool's own, where kernels start ([`namespace`]). Where neither works (no
 //! sandbox, or no user namespaces), the folder is an ordinary one: each file is

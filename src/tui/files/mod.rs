@@ -5,9 +5,9 @@
 //! path, or the local file picker of `picker/`), deletes (after a yes),
 //! and the progress of the transfer under way.
 //!
-//! Like the rest of [`App`]'s reducers these are pure: what must happen outside
+//! Like the rest of `App`'s reducers these are pure: what must happen outside
 //! goes out as [`Effect::Files`] commands for the session worker's file work
-//! ([`crate::session::files`]), and its news comes back as [`FileEvent`]s,
+//! ([`crate::session::files`]), and its news comes back as [`crate::session::FileEvent`]s,
 //! whose reducer returns the effects that follow (a refresh after a
 //! transfer, the automatic preview after a cell). A preview is made in two
 //! steps: the worker fetches the file's head, then a blocking thread builds
@@ -80,7 +80,7 @@ pub enum FilesAction {
     PreviewUp,
 }
 
-/// What the files pane asks on the bottom row (a [`Prompt`]'s purpose).
+/// What the files pane asks on the bottom row (a [`crate::tui::prompt::Prompt`]'s purpose).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FilesPrompt {
     /// The folder to download into.

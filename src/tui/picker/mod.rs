@@ -30,7 +30,7 @@ pub mod view;
 use crate::client::MAX_UPLOAD;
 use crate::tui::widgets::fit::human_size;
 
-/// What a key did to the picker, for [`App::picker_action`].
+/// What a key did to the picker, for `App::picker_action` (`tui/app/picker.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PickerKey {
     /// The picker stays open (a move, a mark, or a key that means nothing).

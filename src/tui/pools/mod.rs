@@ -1,7 +1,7 @@
 //! Switching pools without restarting: the pools the TUI can talk to (each
 //! profile of the config file, the pool the command line named, and the
 //! embedded local pool), the chooser the sessions pane opens with `p`, and the
-//! switch the loop carries out ([`Effect::SwitchPool`]).
+//! switch the loop carries out ([`crate::tui::action::Effect::SwitchPool`]).
 //!
 //! A switch ends the UI loop's run for the current pool: `tui::run_with` saves
 //! its notebook, stops its worker (keeping the embedded local pool and its

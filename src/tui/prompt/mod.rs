@@ -3,8 +3,8 @@
 //! download folder, creating it, uploads, deletes, replacing downloads; a new
 //! or attached session, ending one, replaying cells) is a [`Prompt`]: what is
 //! asked ([`Ask`]: a line with its text, or a [`Question`]) and what the answer
-//! is for ([`Purpose`], one enum per feature). The app holds at most one
-//! (`App::prompt`); one reducer ([`App::prompt_action`]) takes every key while
+//! is for (a [`Purposeful`] purpose: the app's `Purpose` names the pane that asked). The app holds at most one
+//! (`App::prompt`); one reducer (`App::prompt_action`, in `tui/app/prompt.rs`) takes every key while
 //! it is open and hands the [`Answer`] to the feature that asked; one view
 //! ([`render`]) draws it, blanking the row first. (The history search is an
 //! overlay over the notebook, not a prompt: `tui/app/modal.rs`.)
