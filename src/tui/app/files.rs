@@ -1,5 +1,8 @@
 //! What [`App`] does for the files pane (`tui/files/` holds its state and
-//! views; `impl App` lives only in `tui/app/`).
+//! views; `impl App` lives only in `tui/app/`): opening and closing the pane,
+//! its keys (open, parent, download, delete, back), listings and previews as
+//! the worker answers, transfers and their progress, pasted paths uploaded,
+//! and the listing refreshed after a cell ran.
 //!
 //! The files pane's answers to its prompts and questions (download folder,
 //! creating it when it does not exist, upload paths, delete, replace; the keys

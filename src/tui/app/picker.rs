@@ -1,5 +1,5 @@
-//! The notebook-level routing of the picker feature: what [`App`] does with its
-//! keys, actions and events (moved out of `tui/picker/` so that `impl App`
+//! The upload picker as the app opens it and routes its keys: a chosen file
+//! is uploaded (`tui/picker/` holds the picker's state and view; `impl App`
 //! lives only in `tui/app/`).
 
 use super::App;

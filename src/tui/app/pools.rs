@@ -1,6 +1,7 @@
-//! The notebook-level routing of the pools feature: what [`App`] does with its
-//! keys, actions and events (moved out of `tui/pools/` so that `impl App`
-//! lives only in `tui/app/`).
+//! The pools chooser as the app opens it and routes its keys: choosing a pool
+//! ends this pool's run of the loop and starts one for the chosen pool
+//! (`tui/pools/` holds the chooser's state and view; `impl App` lives only in
+//! `tui/app/`).
 
 use super::App;
 use crate::tui::action::Effect;

@@ -1,6 +1,8 @@
-//! The notebook-level routing of the prompt feature: what [`App`] does with its
-//! keys, actions and events (moved out of `tui/prompt/` so that `impl App`
-//! lives only in `tui/app/`).
+//! The bottom-row prompt as the app holds it: the app's [`Purpose`] (which
+//! pane asked, and what for), opening a prompt, what each pane is being asked,
+//! and the one reducer that takes every key while a prompt is open and hands
+//! the answer to the pane that asked (`tui/prompt/` holds the prompt itself and
+//! its view; `impl App` lives only in `tui/app/`).
 
 use super::App;
 use super::NotebookPrompt;

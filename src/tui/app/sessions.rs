@@ -1,11 +1,11 @@
 //! What [`App`] does for the sessions pane (`tui/sessions/` holds its state and
-//! views; `impl App` lives only in `tui/app/`).
-//!
-//! News about the pool's sessions for the sessions pane, a part of its
-//! reducer kept apart from `mod.rs`: the pool's list, a session's details
-//! (the idle countdown, a silently recycled session noticed and its earlier
-//! cells offered for replay), an ended session, the pool's metadata, and the
-//! flight recorder's history and recorded sessions read.
+//! views; `impl App` lives only in `tui/app/`): opening and closing the pane,
+//! its keys (move, switch, read a recorded session, follow, end), switching
+//! the notebook to another session, replaying earlier cells, the answers to
+//! its questions, and the news about the pool's sessions: the pool's list, a
+//! session's details (the idle countdown, a silently recycled session noticed
+//! and its earlier cells offered for replay), an ended session, the pool's
+//! metadata, and the flight recorder's history and recorded sessions read.
 
 use super::App;
 use crate::notebook::Cell;
