@@ -1,5 +1,5 @@
-//! Reading a sessionpad pool's event stream ([`crate::events`]): the calls it
-//! records and its running cells' output, as they happen. A sessionpad-only
+//! Reading a sessionpad pool's event stream (its wire: [`crate::protocol::events`]):
+//! the calls it records and its running cells' output, as they happen. A sessionpad-only
 //! route (`GET /.sessionpad/events`, outside the Azure API); Azure's pools
 //! answer 404 there.
 //!

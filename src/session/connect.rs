@@ -196,12 +196,9 @@ pub(super) async fn connect(
     let reached = reach(&config.connection, kept, dial(config), &progress)
         .await
         .map_err(failure)?;
-    if let Some(found) = &reached.found {
-        let idle_exit = match &config.connection {
-            Connection::Background(opts) => opts.idle_exit,
-            _ => std::time::Duration::ZERO,
-        };
-        super::attach::announce(found, idle_exit, events);
+    // Only the background connection finds a pool through its discovery file.
+    if let (Some(found), Connection::Background(opts)) = (&reached.found, &config.connection) {
+        super::attach::announce(found, opts.idle_exit, events);
     } else if let Some(isolation) = reached.isolation() {
         events.pool_isolation(isolation);
     } else if crate::protocol::isolation::may_report(reached.client.endpoint()) {
