@@ -166,18 +166,31 @@ fn million_lines(c: &mut Criterion) {
             frame(&mut term, &mut app);
         });
     });
-    app.update(Action::OpenPager, Instant::now());
+    app.update(
+        Action::Pager(sessionpad::tui::pager::PagerAction::Open),
+        Instant::now(),
+    );
     let opened = Instant::now();
     frame(&mut term, &mut app);
     eprintln!(
         "pager on 1,000,000 lines: first frame (counting every line's rows) {:.1} ms",
         opened.elapsed().as_secs_f64() * 1e3
     );
-    app.update(Action::PagerPage(5000), Instant::now());
+    app.update(
+        Action::Pager(sessionpad::tui::pager::PagerAction::Page(5000)),
+        Instant::now(),
+    );
     let mut down = true;
     group.bench_function("pager: page + frame", |b| {
         b.iter(|| {
-            app.update(Action::PagerPage(if down { 1 } else { -1 }), Instant::now());
+            app.update(
+                Action::Pager(sessionpad::tui::pager::PagerAction::Page(if down {
+                    1
+                } else {
+                    -1
+                })),
+                Instant::now(),
+            );
             down = !down;
             frame(&mut term, &mut app);
         });

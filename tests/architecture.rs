@@ -336,15 +336,6 @@ const FEATURES: &[&str] = &[
     "notebook", "files", "sessions", "pools", "picker", "pager", "prompt", "help",
 ];
 
-/// The imports between feature folders still there (issue 25 removes them):
-/// `(file below src/tui/, feature it imports)`. A ratchet: a new one fails
-/// the test, and so does a listed one that is gone (delete it here).
-const FEATURE_IMPORTS_LEFT: &[(&str, &str)] = &[
-    // The files pane holds the upload picker's state (to become one overlay
-    // field of App).
-    ("files/mod.rs", "picker"),
-];
-
 #[test]
 fn a_feature_folder_imports_no_other_feature() {
     let mut found: BTreeSet<(String, String)> = BTreeSet::new();
@@ -367,19 +358,9 @@ fn a_feature_folder_imports_no_other_feature() {
             }
         }
     }
-    let listed: BTreeSet<(String, String)> = FEATURE_IMPORTS_LEFT
-        .iter()
-        .map(|(f, o)| ((*f).to_string(), (*o).to_string()))
-        .collect();
-    let new: Vec<_> = found.difference(&listed).collect();
-    let gone: Vec<_> = listed.difference(&found).collect();
     assert!(
-        new.is_empty(),
-        "a feature folder imports another feature (ARCHITECTURE.md): {new:?}"
-    );
-    assert!(
-        gone.is_empty(),
-        "these feature imports are gone: delete them from FEATURE_IMPORTS_LEFT: {gone:?}"
+        found.is_empty(),
+        "a feature folder imports another feature (ARCHITECTURE.md: what two features share goes in widgets/ or the app): {found:?}"
     );
 }
 

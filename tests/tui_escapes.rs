@@ -153,10 +153,16 @@ fn escape_sequences_in_session_output_never_reach_the_terminal() {
     );
 
     // The pager on the output.
-    app.update(Action::OpenPager, Instant::now());
+    app.update(
+        Action::Pager(sessionpad::tui::pager::PagerAction::Open),
+        Instant::now(),
+    );
     let pager = frame(&mut terminal, &bytes, &mut app);
     assert_clean(&pager, "pager");
-    app.update(Action::ClosePager, Instant::now());
+    app.update(
+        Action::Pager(sessionpad::tui::pager::PagerAction::Close),
+        Instant::now(),
+    );
 
     // The history search lists the hostile source.
     app.update(Action::HistorySearch, Instant::now());

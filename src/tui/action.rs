@@ -11,7 +11,9 @@ use serde::Deserialize;
 
 use super::files::FilesAction;
 use super::files::preview::PreviewJob;
+use super::help::HelpAction;
 use super::local::LocalWork;
+use super::pager::PagerAction;
 use super::persist::Place;
 use super::pools::PoolChoice;
 use super::sessions::SessionsAction;
@@ -47,10 +49,9 @@ pub enum Action {
     /// Edit the cell in `$VISUAL` / `$EDITOR` (Ctrl+E); the terminal is handed
     /// over until the editor exits.
     ExternalEditor,
-    /// Show the keys (the help overlay, built from the keymap).
-    Help,
-    /// Close the help overlay.
-    CloseHelp,
+    /// The help overlay: open (built from the keymap), close, scroll
+    /// (`run = "help open"`; `help`, `close_help`, `help_scroll N` still parse).
+    Help(HelpAction),
     /// Show the files pane with the focus, or hide it (F2; `f` in the notebook).
     ToggleFiles,
     /// A key of the files pane (`run = "files down"`).
@@ -59,8 +60,6 @@ pub enum Action {
     ToggleSessions,
     /// A key of the sessions pane (`run = "sessions down"`).
     Sessions(SessionsAction),
-    /// Scroll the help overlay by this many lines (negative: up).
-    HelpScroll(i32),
     /// Scroll the outputs one page up.
     PageUp,
     /// Scroll the outputs one page down.
@@ -111,25 +110,9 @@ pub enum Action {
     /// The terminal changed size: only a redraw is needed.
     #[serde(skip)]
     Resize,
-    /// Open the whole text of an output in the pager: the last collapsed output
-    /// on screen, else the last text output on screen.
-    OpenPager,
-    /// Close the pager.
-    ClosePager,
-    /// Scroll the pager by this many rows (negative: up).
-    PagerScroll(i32),
-    /// Scroll the pager by this many screens (negative: up).
-    PagerPage(i32),
-    /// Go to the start of the text in the pager.
-    PagerTop,
-    /// Go to the end of the text in the pager.
-    PagerBottom,
-    /// Open the pager's search prompt (`/`).
-    PagerSearch,
-    /// Go to the next line matching the search (`n`).
-    PagerNext,
-    /// Go to the previous line matching the search (`N`).
-    PagerPrev,
+    /// The pager: opening it on an output, and its own keys while it is open
+    /// (`run = "pager scroll 1"`; `open_pager`, `pager_scroll 1`… still parse).
+    Pager(PagerAction),
 }
 
 /// A side effect requested by the state, carried out by the UI loop: the

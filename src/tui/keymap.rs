@@ -230,28 +230,62 @@ pub struct KeymapError {
     pub earlier: Option<Range<usize>>,
 }
 
-/// Parses `run` text: an action name, optionally one argument (`scroll_lines -1`).
+/// The older flat names of actions that are now a feature's (`open_pager` is
+/// `pager open`): config files written with them keep working.
+const RENAMED: &[(&str, &str)] = &[
+    ("help", "help open"),
+    ("close_help", "help close"),
+    ("help_scroll", "help scroll"),
+    ("open_pager", "pager open"),
+    ("close_pager", "pager close"),
+    ("pager_scroll", "pager scroll"),
+    ("pager_page", "pager page"),
+    ("pager_top", "pager top"),
+    ("pager_bottom", "pager bottom"),
+    ("pager_search", "pager search"),
+    ("pager_next", "pager next"),
+    ("pager_prev", "pager prev"),
+];
+
+/// Parses `run` text: an action name, optionally a feature's action name
+/// after it (`files down`, `pager scroll 1`) and one number or word of
+/// argument (`scroll_lines -1`). The older names of [`RENAMED`] are read as
+/// their new ones.
 ///
 /// # Errors
 ///
-/// A message quoting `run`: it is empty, has more than one argument, or names
+/// A message quoting `run`: it is empty, has more than three words, or names
 /// no action (or an argument the action does not take).
 pub fn parse_run(run: &str) -> Result<Action, String> {
-    let mut parts = run.split_whitespace();
-    let Some(name) = parts.next() else {
+    let mut words: Vec<&str> = run.split_whitespace().collect();
+    let Some(&first) = words.first() else {
         return Err("run is empty".to_string());
     };
-    let value = match (parts.next(), parts.next()) {
-        (None, _) => toml::Value::String(name.to_string()),
-        (Some(arg), None) => {
-            let arg = arg.parse::<i64>().map_or_else(
-                |_| toml::Value::String(arg.to_string()),
-                toml::Value::Integer,
-            );
-            toml::Value::Table(toml::Table::from_iter([(name.to_string(), arg)]))
-        }
-        (Some(_), Some(_)) => return Err(format!("run {run:?}: at most one argument")),
+    // `help` alone is the older name of `help open`; `help close` is new.
+    let older = |(old, new): &&(&str, &str)| {
+        *old == first && !(words.len() > 1 && new.starts_with(&format!("{first} ")))
     };
+    if let Some((_, new)) = RENAMED.iter().find(older) {
+        words.splice(0..1, new.split_whitespace());
+    }
+    if words.len() > 3 {
+        return Err(format!("run {run:?}: too many words"));
+    }
+    // The last word is the innermost value; each word before it names the
+    // variant holding what follows (`{pager = {scroll = 1}}`).
+    let mut rest = words.iter().rev();
+    let last = rest.next().copied().unwrap_or_default();
+    let mut value = if words.len() == 1 {
+        toml::Value::String(last.to_string())
+    } else {
+        last.parse::<i64>().map_or_else(
+            |_| toml::Value::String(last.to_string()),
+            toml::Value::Integer,
+        )
+    };
+    for name in rest {
+        value = toml::Value::Table(toml::Table::from_iter([((*name).to_string(), value)]));
+    }
     Action::deserialize(value).map_err(|e| format!("run {run:?}: {}", e.to_string().trim()))
 }
 
@@ -517,7 +551,7 @@ fn action_for_mouse(mouse: MouseEvent, ctx: KeyContext) -> Option<Action> {
         _ => return None,
     };
     Some(if ctx.mode == Mode::Help {
-        Action::HelpScroll(lines)
+        Action::Help(crate::tui::help::HelpAction::Scroll(lines))
     } else {
         Action::ScrollLines(lines)
     })

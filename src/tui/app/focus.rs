@@ -1,10 +1,10 @@
-//! Who gets a key, a part of [`App`] kept apart from `app.rs`: the focus (the
-//! editor, the notebook or the side pane), which side pane is shown, the
-//! overlays that take the keys before the focus does, and the one resolver of
-//! the key context the keymap reads ([`App::key_context`]) and `App::update`
-//! dispatches on ([`App::overlay`]).
+//! Who gets a key: the focus (the editor, the notebook or the side pane),
+//! which side pane is shown, and the one resolver of the key context the
+//! keymap reads ([`App::key_context`]), from the focus and the overlay on top
+//! (`overlay.rs`).
 
 use super::App;
+use super::overlay::Overlay;
 use crate::tui::keymap::{KeyContext, Mode};
 
 /// Who has the keys when nothing over the screen takes them.
@@ -28,53 +28,11 @@ pub enum SidePane {
     Sessions,
 }
 
-/// What is open over the screen and takes the keys before the focus does,
-/// as [`App::overlay`] resolves it (the first that is open, in this order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Overlay {
-    /// A prompt or question on the bottom row: every key is typed into it.
-    Prompt,
-    /// The history search (Ctrl+R): every key is typed into it.
-    HistorySearch,
-    /// The local file picker of uploads: every key goes to it.
-    Picker,
-    /// The pools chooser: every key goes to it.
-    PoolsMenu,
-    /// The help overlay: its own bindings.
-    Help,
-    /// The pager: its own bindings (its search line takes every key).
-    Pager,
-}
-
-impl Overlay {
-    /// Every key is typed into this overlay (no binding, no mouse).
-    pub fn takes_every_key(self) -> bool {
-        matches!(
-            self,
-            Self::Prompt | Self::HistorySearch | Self::Picker | Self::PoolsMenu
-        )
-    }
-}
-
 impl App {
-    /// The overlay that takes the keys now, if any: the first open of
-    /// [`Overlay`]'s variants, in their order.
+    /// The overlay that takes the keys now, if any: the newest open
+    /// ([`super::Overlays::top`]).
     pub fn overlay(&self) -> Option<Overlay> {
-        if self.prompt.is_some() {
-            Some(Overlay::Prompt)
-        } else if self.modal.is_some() {
-            Some(Overlay::HistorySearch)
-        } else if self.files.picker.is_some() {
-            Some(Overlay::Picker)
-        } else if self.pools.menu.is_some() {
-            Some(Overlay::PoolsMenu)
-        } else if self.help_open {
-            Some(Overlay::Help)
-        } else if self.views.pager_mode().is_some() {
-            Some(Overlay::Pager)
-        } else {
-            None
-        }
+        self.overlays.top()
     }
 
     /// Whether side pane `pane` is shown.
@@ -118,7 +76,11 @@ impl App {
         KeyContext {
             mode,
             typing: overlay.is_some_and(Overlay::takes_every_key)
-                || (overlay == Some(Overlay::Pager) && self.views.pager_mode() == Some(true)),
+                || (overlay == Some(Overlay::Pager)
+                    && self
+                        .overlays
+                        .pager()
+                        .is_some_and(crate::tui::pager::Pager::is_typing)),
             empty: self.editor.is_empty(),
             on_first_line: row == 0,
             on_last_line: row + 1 >= self.editor.lines().len(),

@@ -18,7 +18,9 @@ use crate::notebook::store::Saver;
 use crate::notebook::{Cell, Notebook};
 use crate::protocol::ApiVersion;
 use crate::session::{DecodedImage, RunId};
+use crate::tui::help::{HelpAction, HelpOutcome, HelpView};
 use crate::tui::notebook::editor;
+use crate::tui::pager::{Pager, PagerAction, PagerCx, PagerOutcome};
 use crate::tui::widgets::image::ImageKey;
 
 /// How long a first Ctrl+C waits for the second.
@@ -83,8 +85,6 @@ pub struct App {
     pub theme: Theme,
     /// The keys, per mode (defaults merged with the config file's).
     pub keymap: Keymap,
-    /// The help overlay is open (F1, `?` in the notebook).
-    pub help_open: bool,
     /// A one-off message for the status line, taken down by the next key.
     pub notice: Option<String>,
     /// The run the notice is about, and its text: the notice ends when that run
@@ -123,11 +123,10 @@ pub struct App {
     /// Cells can be interrupted for real (the embedded local pool); elsewhere
     /// stopping a cell abandons it.
     pub can_interrupt: bool,
-    /// The history search (Ctrl+R), over the notebook, while it is open.
-    pub modal: Option<Modal>,
-    /// The prompt or question on the bottom row (`prompt/`), which takes the
-    /// keys while it is open.
-    pub prompt: Option<AppPrompt>,
+    /// What is open over the screen, newest on top (`overlay.rs`): the
+    /// prompt, the history search, the picker, the pools chooser, the help,
+    /// the pager. The top one takes the keys before the focus does.
+    pub overlays: Overlays,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// View state and caches (scroll, highlighted lines, images).
@@ -175,7 +174,6 @@ impl App {
             config,
             theme: Theme::dark(),
             keymap: Keymap::default(),
-            help_open: false,
             notice: None,
             notice_about: None,
             pool,
@@ -192,8 +190,7 @@ impl App {
             side: None,
             selected: None,
             can_interrupt: false,
-            modal: None,
-            prompt: None,
+            overlays: Overlays::default(),
             dirty: true,
             views,
             history: History::default(),
@@ -311,29 +308,53 @@ impl App {
         if !matches!(action, Action::Resize) {
             self.notice = None;
         }
-        match self.overlay() {
-            Some(Overlay::Prompt) => return self.prompt_action(action),
-            Some(Overlay::HistorySearch) => return self.modal_action(action),
-            Some(Overlay::Picker) => return self.picker_action(action),
-            Some(Overlay::PoolsMenu) => {
-                return match action {
-                    Action::Edit(input) => self.pools_key(&input),
-                    Action::Quit => {
-                        self.should_quit = true;
-                        Vec::new()
-                    }
-                    _ => Vec::new(),
-                };
-            }
-            Some(Overlay::Help | Overlay::Pager) | None => {}
+        match (self.overlay(), action) {
+            (Some(Overlay::Prompt), action) => self.prompt_action(action),
+            (Some(Overlay::HistorySearch), action) => self.modal_action(action),
+            (Some(Overlay::Picker), action) => self.picker_action(action),
+            (Some(Overlay::PoolsMenu), action) => self.pools_menu_action(action),
+            (Some(Overlay::Help), Action::Help(action)) => self.help_action(action),
+            (Some(Overlay::Pager), action) => match pager_action(action) {
+                Ok(action) => self.pager_action(action),
+                // The notebook's keys that apply with the pager open (quit…).
+                Err(action) => self.notebook_action(action, now),
+            },
+            (_, action) => self.notebook_action(action, now),
         }
-        // The pager's own actions (opening it among them) and, while it is
-        // open, the keys its search line and scrolling take.
-        if self.views.pager_takes(&action) {
-            self.views.pager_action(action, &self.notebook.cells);
-            return Vec::new();
+    }
+
+    /// A key of the help overlay: it scrolls, or closes.
+    fn help_action(&mut self, action: HelpAction) -> Vec<Effect> {
+        if let Some(help) = self.overlays.help_mut()
+            && help.update(action) == HelpOutcome::Close
+        {
+            self.overlays.close(Overlay::Help);
         }
-        self.notebook_action(action, now)
+        Vec::new()
+    }
+
+    /// A key of the pager while it is open: its reducer scrolls and searches
+    /// its own state, reading the cells; `q` closes it.
+    fn pager_action(&mut self, action: PagerAction) -> Vec<Effect> {
+        let cx = PagerCx {
+            cells: &self.notebook.cells,
+            texts: &self.views.texts,
+        };
+        if let Some(pager) = self.overlays.pager_mut()
+            && pager.update(action, &cx) == PagerOutcome::Close
+        {
+            self.overlays.close(Overlay::Pager);
+        }
+        Vec::new()
+    }
+
+    /// Opens the pager on the output the notebook points at (the last
+    /// collapsed output on screen, else the last text output on screen).
+    fn open_pager(&mut self) {
+        let cells = &self.notebook.cells;
+        if let Some(key) = self.views.outputs.pager_target(cells, &self.views.texts) {
+            self.overlays.open(Layer::Pager(Pager::open(key, cells)));
+        }
     }
 
     /// The notebook's reducer: the keys of the editor and the outputs (run,
@@ -388,16 +409,9 @@ impl App {
             Action::Click { column, row } => self.click(column, row),
             Action::FocusEditor => self.focus = Focus::Editor,
             Action::Resize => {}
-            // Handled by the pager's views above.
-            Action::OpenPager
-            | Action::ClosePager
-            | Action::PagerScroll(_)
-            | Action::PagerPage(_)
-            | Action::PagerTop
-            | Action::PagerBottom
-            | Action::PagerSearch
-            | Action::PagerNext
-            | Action::PagerPrev => {}
+            Action::Pager(PagerAction::Open) => self.open_pager(),
+            // The pager's other keys come only while it is open (above).
+            Action::Pager(_) => {}
             Action::Newline => editor::newline(&mut self.editor, self.config.language),
             Action::Undo => {
                 self.editor.undo();
@@ -411,12 +425,11 @@ impl App {
                     language: self.config.language,
                 }];
             }
-            Action::Help => {
-                self.help_open = true;
-                self.views.help.reset();
+            Action::Help(HelpAction::Open) => {
+                self.overlays.open(Layer::Help(HelpView::default()));
             }
-            Action::CloseHelp => self.help_open = false,
-            Action::HelpScroll(n) => self.views.help.scroll_by(n),
+            // Closing and scrolling come only while the help is open (above).
+            Action::Help(_) => {}
         }
         Vec::new()
     }
@@ -493,6 +506,21 @@ impl App {
     }
 }
 
+/// The pager's action for a key while the pager is open: its own, and the
+/// typing, pasting, wheel and paging keys it takes over; any other action is
+/// the notebook's (`Err`).
+fn pager_action(action: Action) -> Result<PagerAction, Action> {
+    Ok(match action {
+        Action::Pager(action) => action,
+        Action::Edit(input) => PagerAction::Type(input),
+        Action::Paste(text) => PagerAction::Paste(text),
+        Action::ScrollLines(n) => PagerAction::Scroll(n),
+        Action::PageUp => PagerAction::Page(-1),
+        Action::PageDown => PagerAction::Page(1),
+        other => return Err(other),
+    })
+}
+
 /// Pasted text as the editor should get it: line breaks normalised, tabs as four
 /// spaces, other control characters (escape sequences included) dropped.
 fn clean_paste(text: &str) -> String {
@@ -506,6 +534,7 @@ mod files;
 mod focus;
 mod follow;
 mod modal;
+mod overlay;
 mod picker;
 mod pools;
 pub(crate) mod prompt;
@@ -515,9 +544,10 @@ mod sessions;
 pub mod status;
 pub mod view;
 
-pub use self::focus::{Focus, Overlay, SidePane};
+pub use self::focus::{Focus, SidePane};
 pub use self::follow::FollowUi;
-pub use self::modal::{Modal, NotebookPrompt};
+pub use self::modal::NotebookPrompt;
+pub use self::overlay::{Layer, Overlay, Overlays, Taken};
 pub use self::prompt::{AppPrompt, Purpose};
 pub use self::recorded::{RecordedUi, RecordedView, Then};
 

@@ -6,6 +6,7 @@
 //! ([`App::key_context`] says so to the keymap).
 
 use super::App;
+use super::Layer;
 use crate::notebook::Cell;
 use crate::notebook::language::Language;
 use crate::tui::action::{Action, Effect};
@@ -16,13 +17,6 @@ use crate::tui::notebook::editor;
 use crate::tui::notebook::history_search::{HistorySearch, SearchKey};
 use crate::tui::prompt::{Answer, Prompt, Question};
 use crate::tui::widgets::fit::human_size;
-
-/// An overlay of the notebook that takes the keys.
-#[derive(Debug)]
-pub enum Modal {
-    /// Searching earlier cells.
-    History(HistorySearch),
-}
 
 /// What the notebook asks on the bottom row (a [`Prompt`]'s purpose).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,32 +135,28 @@ impl App {
             self.notice = Some("no earlier cells yet".to_string());
             return;
         }
-        self.modal = Some(Modal::History(HistorySearch::new(&self.notebook.cells)));
+        let search = HistorySearch::new(&self.notebook.cells);
+        self.overlays.open(Layer::HistorySearch(search));
     }
 
     /// An action while the history search is open: it goes to the search.
     pub(super) fn modal_action(&mut self, action: Action) -> Vec<Effect> {
-        let Some(modal) = self.modal.take() else {
+        let Some(mut taken) = self.overlays.take_history_search() else {
             return Vec::new();
         };
-        match (modal, action) {
-            (Modal::History(mut search), Action::Edit(input)) => {
-                match search.key(input, &self.notebook.cells) {
-                    SearchKey::Searching => self.modal = Some(Modal::History(search)),
-                    SearchKey::Cancel => {}
-                    SearchKey::Take(index) => self.take_from_history(index),
-                }
+        match action {
+            Action::Edit(input) => match taken.state.key(input, &self.notebook.cells) {
+                SearchKey::Searching => self.overlays.put_back(taken, Layer::HistorySearch),
+                SearchKey::Cancel => {}
+                SearchKey::Take(index) => self.take_from_history(index),
+            },
+            Action::Paste(text) => {
+                taken.state.paste(&text, &self.notebook.cells);
+                self.overlays.put_back(taken, Layer::HistorySearch);
             }
-            (Modal::History(mut search), Action::Paste(text)) => {
-                search.paste(&text, &self.notebook.cells);
-                self.modal = Some(Modal::History(search));
-            }
-            (modal, Action::Quit) => {
-                drop(modal);
-                self.should_quit = true;
-            }
+            Action::Quit => self.should_quit = true,
             // Anything else (a resize, the mouse) leaves the search as it is.
-            (modal, _) => self.modal = Some(modal),
+            _ => self.overlays.put_back(taken, Layer::HistorySearch),
         }
         Vec::new()
     }

@@ -140,7 +140,7 @@ fn tab_completes_the_save_path() {
         Some(NotebookPrompt::SavePath { .. })
     ));
     assert_eq!(
-        app.prompt.as_ref().map(|p| p.text().to_string()),
+        app.prompt().map(|p| p.text().to_string()),
         Some(format!("{}/my plots/", dir.path().display()))
     );
     typed(&mut app, "a.txt");
@@ -164,7 +164,7 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
         Some(NotebookPrompt::SavePath { .. })
     ));
     assert_eq!(
-        app.prompt.as_ref().map(crate::tui::prompt::Prompt::text),
+        app.prompt().map(crate::tui::prompt::Prompt::text),
         Some("out-1.png")
     );
     // `q` is typed into the prompt, not a quit.
@@ -174,7 +174,7 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
     typed(&mut app, "txt");
     assert!(!app.should_quit);
     let work = local(key(&mut app, Key::Enter));
-    assert!(app.prompt.is_none());
+    assert!(app.prompt().is_none());
     let [LocalWork::Save(request)] = work.as_slice() else {
         panic!("{work:?}");
     };
@@ -192,7 +192,7 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
         Some(NotebookPrompt::Overwrite(_))
     ));
     assert!(key(&mut app, Key::Char('n')).is_empty());
-    assert!(app.prompt.is_none());
+    assert!(app.prompt().is_none());
     assert_eq!(app.notice.as_deref(), Some("not saved: out-1.txt is kept"));
     // Asked again, `y` replaces it.
     app.finish_local_work(exists(request));
@@ -226,7 +226,7 @@ fn saving_an_image_the_cell_lacks_says_why_and_esc_cancels() {
     );
     app.update(Action::SaveOutput, now);
     key(&mut app, Key::Esc);
-    assert!(app.modal.is_none());
+    assert!(app.overlays.history_search().is_none());
     assert_eq!(app.notice.as_deref(), Some("not saved"));
 }
 
@@ -240,13 +240,11 @@ fn history_search_brings_a_cell_back_and_running_it_appends() {
     app.update(Action::Paste("draft".into()), now);
     app.update(Action::HistorySearch, now);
     typed(&mut app, "MATH");
-    match &app.modal {
-        Some(Modal::History(search)) => assert_eq!(search.matches(), &[1, 0]),
-        other => panic!("{other:?}"),
-    }
+    let search = app.overlays.history_search().expect("the search is open");
+    assert_eq!(search.matches(), &[1, 0]);
     key(&mut app, Key::Down);
     key(&mut app, Key::Enter);
-    assert!(app.modal.is_none());
+    assert!(app.overlays.history_search().is_none());
     assert_eq!(app.editor.lines(), ["import math"]);
     assert!(
         (app.focus != crate::tui::app::Focus::Notebook),

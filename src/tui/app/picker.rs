@@ -3,6 +3,7 @@
 //! lives only in `tui/app/`).
 
 use super::App;
+use super::Layer;
 use crate::tui::action::Action;
 use crate::tui::action::Effect;
 use crate::tui::picker::shown;
@@ -17,7 +18,7 @@ impl App {
             .filter(|d| d.is_dir())
             .unwrap_or_else(|| PathBuf::from("."));
         match FilePicker::open(&dir) {
-            Ok(picker) => self.files.picker = Some(picker),
+            Ok(picker) => self.overlays.open(Layer::Picker(picker)),
             Err(e) => self.notice = Some(format!("cannot list {}: {e}", shown(&dir))),
         }
     }
@@ -27,11 +28,11 @@ impl App {
     /// `App::upload` refuses (too big, a transfer under way) keeps the picker
     /// and its marks open, with the reason.
     pub fn picker_action(&mut self, action: Action) -> Vec<Effect> {
-        let Some(mut picker) = self.files.picker.take() else {
+        let Some(mut taken) = self.overlays.take_picker() else {
             return Vec::new();
         };
         if let Action::Edit(input) = action {
-            match picker.key(&input) {
+            match taken.state.key(&input) {
                 PickerKey::Stay => {}
                 PickerKey::Close => return Vec::new(),
                 PickerKey::Upload(paths) => {
@@ -39,11 +40,11 @@ impl App {
                     if !effects.is_empty() {
                         return effects;
                     }
-                    picker.notice.clone_from(&self.notice);
+                    taken.state.notice.clone_from(&self.notice);
                 }
             }
         }
-        self.files.picker = Some(picker);
+        self.overlays.put_back(taken, Layer::Picker);
         Vec::new()
     }
 }

@@ -3,16 +3,14 @@
 //! (`tui/pools/` holds the chooser's state and view; `impl App` lives only in
 //! `tui/app/`).
 
-use super::App;
-use crate::tui::action::Effect;
-use crate::tui::pools::PoolsMenu;
-use ratatui_textarea::Input;
-use ratatui_textarea::Key;
+use super::{App, Layer, Overlay};
+use crate::tui::action::{Action, Effect};
+use crate::tui::pools::{MenuOutcome, PoolsMenu};
 
 impl App {
     /// Opens the pools chooser on the pool in use (`p` in the sessions pane).
     pub fn open_pools(&mut self) {
-        let pools = &mut self.pools;
+        let pools = &self.pools;
         if pools.choices.len() < 2 {
             self.notice =
                 Some("no other pool to switch to: add [profiles.NAME] to the config file".into());
@@ -23,33 +21,32 @@ impl App {
             .iter()
             .position(|c| c.name == pools.current)
             .unwrap_or(0);
-        pools.menu = Some(PoolsMenu { selected });
+        self.overlays.open(Layer::PoolsMenu(PoolsMenu { selected }));
     }
 
-    /// A key while the chooser is open: Up/Down (or k/j) move, Enter switches,
-    /// Esc (or q) closes.
-    pub fn pools_key(&mut self, input: &Input) -> Vec<Effect> {
+    /// An action while the chooser is open: its keys go to its reducer
+    /// ([`PoolsMenu::update`]); Ctrl+Q still quits.
+    pub fn pools_menu_action(&mut self, action: Action) -> Vec<Effect> {
         let count = self.pools.choices.len();
-        let Some(menu) = self.pools.menu.as_mut() else {
-            return Vec::new();
+        let outcome = match (action, self.overlays.pools_menu_mut()) {
+            (Action::Edit(input), Some(menu)) => menu.update(&input, count),
+            (Action::Quit, _) => {
+                self.should_quit = true;
+                return Vec::new();
+            }
+            _ => return Vec::new(),
         };
-        match input.key {
-            Key::Down | Key::Char('j') => menu.selected = (menu.selected + 1) % count.max(1),
-            Key::Up | Key::Char('k') => {
-                menu.selected = menu
-                    .selected
-                    .checked_sub(1)
-                    .unwrap_or(count.saturating_sub(1));
+        match outcome {
+            MenuOutcome::Stay => Vec::new(),
+            MenuOutcome::Close => {
+                self.overlays.close(Overlay::PoolsMenu);
+                Vec::new()
             }
-            Key::Esc | Key::Char('q') => self.pools.menu = None,
-            Key::Enter => {
-                let index = menu.selected;
-                self.pools.menu = None;
-                return self.choose_pool(index).into_iter().collect();
+            MenuOutcome::Choose(index) => {
+                self.overlays.close(Overlay::PoolsMenu);
+                self.choose_pool(index).into_iter().collect()
             }
-            _ => {}
         }
-        Vec::new()
     }
 
     /// Asks the loop to switch to choice `index` ([`Effect::SwitchPool`]),

@@ -5,6 +5,7 @@
 //! its view; `impl App` lives only in `tui/app/`).
 
 use super::App;
+use super::Layer;
 use super::NotebookPrompt;
 use crate::tui::action::Action;
 use crate::tui::action::Effect;
@@ -41,14 +42,19 @@ impl Purposeful for Purpose {
 pub type AppPrompt = Prompt<Purpose>;
 
 impl App {
-    /// Opens `prompt` (replacing any other).
+    /// Opens `prompt` on top of the overlays (replacing any other prompt).
     pub fn ask(&mut self, prompt: AppPrompt) {
-        self.prompt = Some(prompt);
+        self.overlays.open(Layer::Prompt(prompt));
+    }
+
+    /// The open prompt, if any.
+    pub fn prompt(&self) -> Option<&AppPrompt> {
+        self.overlays.prompt()
     }
 
     /// The open prompt's purpose when the files pane asked.
     pub fn files_prompt(&self) -> Option<&FilesPrompt> {
-        match &self.prompt {
+        match self.overlays.prompt() {
             Some(Prompt {
                 purpose: Purpose::Files(p),
                 ..
@@ -59,7 +65,7 @@ impl App {
 
     /// The open prompt's purpose when the sessions pane asked.
     pub fn sessions_prompt(&self) -> Option<&SessionsPrompt> {
-        match &self.prompt {
+        match self.overlays.prompt() {
             Some(Prompt {
                 purpose: Purpose::Sessions(p),
                 ..
@@ -70,7 +76,7 @@ impl App {
 
     /// The open prompt's purpose when the notebook asked.
     pub fn notebook_prompt(&self) -> Option<&NotebookPrompt> {
-        match &self.prompt {
+        match self.overlays.prompt() {
             Some(Prompt {
                 purpose: Purpose::Notebook(p),
                 ..
@@ -84,9 +90,10 @@ impl App {
     /// picker there), or answers, and the answer goes to the feature that
     /// asked. Ctrl+Q still quits.
     pub fn prompt_action(&mut self, action: Action) -> Vec<Effect> {
-        let Some(mut prompt) = self.prompt.take() else {
+        let Some(mut taken) = self.overlays.take_prompt() else {
             return Vec::new();
         };
+        let prompt = &mut taken.state;
         let completion = prompt.completion();
         let answer = match (&mut prompt.ask, action) {
             (_, Action::Quit) => {
@@ -104,7 +111,7 @@ impl App {
                 if let Some(complete) = completion {
                     **line = line.with_text(&complete(line.text()));
                 }
-                self.prompt = Some(prompt);
+                self.overlays.put_back(taken, Layer::Prompt);
                 return Vec::new();
             }
             (Ask::Line(line), Action::Edit(input))
@@ -119,7 +126,7 @@ impl App {
             }
             (Ask::Line(line), Action::Edit(input)) => match line.key(input) {
                 PromptKey::Typing => {
-                    self.prompt = Some(prompt);
+                    self.overlays.put_back(taken, Layer::Prompt);
                     return Vec::new();
                 }
                 PromptKey::Cancel => Answer::Cancelled,
@@ -127,16 +134,16 @@ impl App {
             },
             (Ask::Line(line), Action::Paste(text)) => {
                 line.paste(&text);
-                self.prompt = Some(prompt);
+                self.overlays.put_back(taken, Layer::Prompt);
                 return Vec::new();
             }
             // Anything else (a resize, the mouse) leaves the prompt as it is.
             _ => {
-                self.prompt = Some(prompt);
+                self.overlays.put_back(taken, Layer::Prompt);
                 return Vec::new();
             }
         };
-        match prompt.purpose {
+        match taken.state.purpose {
             Purpose::Notebook(asked) => self.notebook_answer(asked, answer),
             Purpose::Files(asked) => self.files_answer(asked, answer),
             Purpose::Sessions(asked) => self.sessions_answer(asked, answer),

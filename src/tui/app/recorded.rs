@@ -271,7 +271,7 @@ impl App {
         self.views.images = live.images;
         self.views.texts = live.texts;
         self.views.highlighter = live.highlighter;
-        self.views.pager = None;
+        self.overlays.close(super::Overlay::Pager);
         self.follow.clients = live.clients;
         self.selected = live.selected;
         self.boundaries = live.boundaries;

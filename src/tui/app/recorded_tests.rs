@@ -179,7 +179,7 @@ fn export_asks_where_with_a_safe_file_name_and_the_notebook_text() {
     let Some(crate::tui::sessions::SessionsPrompt::ExportRecorded { bytes, cells, .. }) =
         app.sessions_prompt()
     else {
-        panic!("{:?}", app.prompt);
+        panic!("{:?}", app.prompt());
     };
     assert_eq!(*cells, 1);
     let read = crate::notebook::ipynb::from_str(std::str::from_utf8(bytes).unwrap()).unwrap();
@@ -200,7 +200,7 @@ fn replay_asks_then_runs_the_cells_in_a_fresh_session() {
     let Some(crate::tui::sessions::SessionsPrompt::ReplayRecorded { identifier, .. }) =
         app.sessions_prompt()
     else {
-        panic!("{:?}", app.prompt);
+        panic!("{:?}", app.prompt());
     };
     let fresh = identifier.clone();
     assert!(fresh.starts_with("replay-"), "{fresh}");

@@ -352,17 +352,20 @@ fn the_help_overlay_opens_takes_the_keys_and_closes() {
     use crossterm::event::{KeyCode, KeyModifiers};
     let mut app = test_app();
     press(&mut app, KeyCode::F(1), KeyModifiers::NONE);
-    assert!(app.help_open);
+    assert!(app.overlays.is_open(crate::tui::app::Overlay::Help));
     // `q` closes the help; it neither quits nor types.
     press(&mut app, KeyCode::Char('q'), KeyModifiers::NONE);
-    assert!(!app.help_open && !app.should_quit);
+    assert!(!app.overlays.is_open(crate::tui::app::Overlay::Help) && !app.should_quit);
     assert!(app.editor.is_empty());
     press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
     assert!(app.focus == crate::tui::app::Focus::Notebook);
     press(&mut app, KeyCode::Char('?'), KeyModifiers::NONE);
-    assert!(app.help_open);
+    assert!(app.overlays.is_open(crate::tui::app::Overlay::Help));
     press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
-    assert!(!app.help_open && app.focus == crate::tui::app::Focus::Notebook);
+    assert!(
+        !app.overlays.is_open(crate::tui::app::Overlay::Help)
+            && app.focus == crate::tui::app::Focus::Notebook
+    );
 }
 
 #[test]

@@ -10,16 +10,16 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::tui::app::App;
+use crate::tui::app::Overlay;
 use crate::tui::app::status;
-use crate::tui::help::{self, HelpView};
+use crate::tui::help;
 use crate::tui::notebook::cell_view::{CellContext, RunClock};
 use crate::tui::notebook::editor::{self, EditorView};
 use crate::tui::notebook::outputs;
 use crate::tui::notebook::outputs::OutputsView;
-use crate::tui::pager::{self, Pager};
+use crate::tui::pager::{self, PagerView};
 use crate::tui::widgets::highlight::Highlighter;
 use crate::tui::widgets::image::ImageStore;
-use crate::tui::widgets::long_output;
 use crate::tui::widgets::long_output::LongTexts;
 
 /// View state and caches the views keep between frames.
@@ -33,12 +33,8 @@ pub struct Views {
     pub highlighter: Highlighter,
     /// Decoded images and their protocols.
     pub images: ImageStore,
-    /// Scroll position of the help overlay.
-    pub help: HelpView,
     /// Line indexes of long outputs (collapsed cells and the pager).
     pub texts: LongTexts,
-    /// The pager, while it is open (it takes the whole screen).
-    pub pager: Option<Pager>,
     /// Where the panes were at the last draw (for mouse clicks).
     pub areas: Areas,
 }
@@ -49,6 +45,11 @@ impl Views {
     pub fn set_language(&mut self, language: crate::notebook::language::Language) {
         self.editor.set_language(language);
         self.highlighter.set_language(language);
+    }
+
+    /// True when a long output is still being read: another frame should follow.
+    pub fn pending_work(&self) -> bool {
+        self.texts.pending()
     }
 }
 
@@ -74,7 +75,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
 fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     let area = frame.area();
     app.views.texts.begin_frame();
-    if pager::render(frame, app) {
+    if render_pager(frame, app) {
         return;
     }
     let editor_rows = editor::height(app.editor.lines().len(), area.height);
@@ -100,7 +101,7 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         }
         crate::tui::sessions::view::render_pool_info_over(app, notebook_area, frame.buffer_mut());
     }
-    if let Some(picker) = app.files.picker.as_mut() {
+    if let Some(picker) = app.overlays.picker_mut() {
         crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
     }
     let next = app.notebook.next_count();
@@ -139,7 +140,7 @@ fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now:
     if notebook.cells.is_empty() {
         outputs::render_banner(pool, pool_log, outputs_area, frame.buffer_mut(), theme);
     } else {
-        let pager_key = long_output::pager_key(&app.keymap);
+        let pager_key = pager::pager_key(&app.keymap);
         let mut ctx = CellContext {
             theme,
             highlighter: &mut views.highlighter,
@@ -168,32 +169,57 @@ fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now:
     }
 }
 
+/// The open pager over the whole frame, if there is one: true when it was
+/// drawn (nothing else is). A pager whose output is gone closes.
+fn render_pager(frame: &mut Frame<'_>, app: &mut App) -> bool {
+    let App {
+        overlays,
+        views,
+        notebook,
+        theme,
+        keymap,
+        ..
+    } = app;
+    let Some(pager) = overlays.pager_mut() else {
+        return false;
+    };
+    let mut cx = PagerView {
+        cells: &notebook.cells,
+        texts: &mut views.texts,
+        theme,
+        keymap,
+    };
+    if pager::render(frame, pager, &mut cx) {
+        return true;
+    }
+    overlays.close(Overlay::Pager);
+    false
+}
+
 /// What is drawn over the screen: the one prompt over the status line, the
 /// history search and the pools chooser over the notebook, the help over all.
 fn render_overlays(frame: &mut Frame<'_>, app: &mut App, notebook_area: Rect, status_area: Rect) {
     let area = frame.area();
-    // The one prompt over the status line, the history search over the notebook.
-    if let Some(prompt) = &app.prompt {
-        crate::tui::prompt::render(prompt, status_area, frame.buffer_mut(), &app.theme);
-    }
     let App {
-        modal,
+        overlays,
         notebook,
         theme,
+        keymap,
+        pools,
         ..
     } = app;
-    if let Some(crate::tui::app::Modal::History(search)) = modal {
+    // The one prompt over the status line, the history search over the notebook.
+    if let Some(prompt) = overlays.prompt() {
+        crate::tui::prompt::render(prompt, status_area, frame.buffer_mut(), theme);
+    }
+    if let Some(search) = overlays.history_search_mut() {
         search.render(&notebook.cells, notebook_area, frame.buffer_mut(), theme);
     }
-    crate::tui::pools::view::render(&app.pools, notebook_area, frame.buffer_mut(), &app.theme);
-    if app.help_open {
-        help::render(
-            area,
-            frame.buffer_mut(),
-            &app.keymap,
-            &mut app.views.help,
-            &app.theme,
-        );
+    if let Some(menu) = overlays.pools_menu() {
+        crate::tui::pools::view::render(pools, menu, notebook_area, frame.buffer_mut(), theme);
+    }
+    if let Some(view) = overlays.help_mut() {
+        help::render(area, frame.buffer_mut(), keymap, view, theme);
     }
 }
 

@@ -121,8 +121,6 @@ pub struct FilesUi {
     pub preview_loading: Option<String>,
     /// The transfer under way.
     pub transfer: Option<Transfer>,
-    /// The local file picker of uploads, while it is open (it takes the keys).
-    pub picker: Option<crate::tui::picker::FilePicker>,
     /// Where downloads go.
     pub download_folder: PathBuf,
     /// Folders can be listed (the api-version has `path`) and files deleted.
@@ -151,7 +149,6 @@ impl FilesUi {
             preview_scroll: 0,
             preview_loading: None,
             transfer: None,
-            picker: None,
             download_folder: PathBuf::from("."),
             can_manage,
             view_size: (60, 20),

@@ -340,7 +340,7 @@ fn old_api_versions_do_not_open_folders_or_delete() {
     assert!(app.notice.is_some());
     app.files.pane.select_path("a.txt");
     press(&mut app, KeyCode::Char('x'));
-    assert!(app.prompt.is_none());
+    assert!(app.prompt().is_none());
 }
 
 fn preview_of(name: &str, bytes: &[u8]) -> Preview {

@@ -57,7 +57,7 @@ fn download_never_replaces_without_a_yes() {
     ));
     // Any key but y keeps the file.
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
-    assert!(app.prompt.is_none());
+    assert!(app.prompt().is_none());
     app.ask(crate::tui::prompt::Prompt::question(
         crate::tui::app::Purpose::Files(FilesPrompt::Overwrite(
             expected[1..].to_vec(),
@@ -185,7 +185,7 @@ fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
     // D, a folder that does not exist: a question naming it, nothing sent.
     press(&mut app, KeyCode::Char('D'));
     assert_eq!(app.files_prompt(), Some(&FilesPrompt::Folder));
-    let typed = app.prompt.as_ref().map_or(0, |p| p.text().chars().count());
+    let typed = app.prompt().map_or(0, |p| p.text().chars().count());
     for _ in 0..typed {
         press(&mut app, KeyCode::Backspace);
     }
@@ -205,7 +205,7 @@ fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
 
     // No (any key but y): nothing created, nothing downloaded, the folder kept.
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
-    assert!(app.prompt.is_none());
+    assert!(app.prompt().is_none());
     assert!(app.notice.as_deref().unwrap_or("").contains("not created"));
     assert_ne!(app.files.download_folder, missing);
 
@@ -240,7 +240,7 @@ fn a_download_folder_that_is_a_file_is_refused() {
     app.files.pane.select_path("input.csv");
     app.files.download_folder = not_a_folder.clone();
     assert!(press(&mut app, KeyCode::Char('d')).is_empty());
-    assert!(app.prompt.is_none());
+    assert!(app.prompt().is_none());
     assert_eq!(
         app.notice.as_deref(),
         Some(format!("{} is not a folder", not_a_folder.display()).as_str())

@@ -11,6 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
+use serde::Deserialize;
 
 use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
@@ -34,16 +35,43 @@ const MAX_KEYS: usize = 22;
 /// The line under the list, about changing keys.
 const FOOTER: &str = "Change keys in the config file: [keys.editor] \"<C-r>\" = \"run_cell\"";
 
-/// The scroll position of the help overlay.
+/// A help action (`run = "help open"` in the keymap; the older names `help`,
+/// `close_help` and `help_scroll N` still parse).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HelpAction {
+    /// Show the keys (the app opens the overlay, at the top).
+    Open,
+    /// Close the overlay.
+    Close,
+    /// Scroll by this many lines (negative: up).
+    Scroll(i32),
+}
+
+/// Whether the help stays open after an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelpOutcome {
+    /// It stays open.
+    Stay,
+    /// It closed.
+    Close,
+}
+
+/// The help overlay's state: its scroll position.
 #[derive(Debug, Default)]
 pub struct HelpView {
     scroll: usize,
 }
 
 impl HelpView {
-    /// Back to the top (the overlay was opened again).
-    pub fn reset(&mut self) {
-        self.scroll = 0;
+    /// The help's reducer: scrolls, or says it closes.
+    pub fn update(&mut self, action: HelpAction) -> HelpOutcome {
+        match action {
+            HelpAction::Close => return HelpOutcome::Close,
+            HelpAction::Scroll(n) => self.scroll_by(n),
+            HelpAction::Open => {}
+        }
+        HelpOutcome::Stay
     }
 
     /// Scrolls by `lines` (negative: up); the next draw clamps it to the end.
@@ -275,7 +303,10 @@ mod tests {
         );
         app.update(Action::Paste("print('hi')".into()), Instant::now());
         app.update(Action::FocusOutputs, Instant::now());
-        app.update(Action::Help, Instant::now());
+        app.update(
+            Action::Help(crate::tui::help::HelpAction::Open),
+            Instant::now(),
+        );
         app
     }
 
@@ -303,14 +334,23 @@ mod tests {
     #[test]
     fn help_overlay_scrolls_to_its_end_and_no_further() {
         let mut app = app();
-        app.update(Action::HelpScroll(1000), Instant::now());
+        app.update(
+            Action::Help(crate::tui::help::HelpAction::Scroll(1000)),
+            Instant::now(),
+        );
         let text = format!("{:?}", screen(&mut app, 80, 24));
         assert!(text.contains("Go to the end"), "{text}");
         assert!(text.contains(" of "), "{text}");
-        app.update(Action::HelpScroll(-1), Instant::now());
+        app.update(
+            Action::Help(crate::tui::help::HelpAction::Scroll(-1)),
+            Instant::now(),
+        );
         let up = format!("{:?}", screen(&mut app, 80, 24));
         assert_ne!(up, text);
-        app.update(Action::CloseHelp, Instant::now());
+        app.update(
+            Action::Help(crate::tui::help::HelpAction::Close),
+            Instant::now(),
+        );
         let closed = format!("{:?}", screen(&mut app, 80, 24));
         assert!(!closed.contains(" Keys "), "{closed}");
     }

@@ -162,11 +162,17 @@ fn help_opens_with_f1_anywhere_and_question_mark_in_the_notebook() {
     let f1 = key(KeyCode::F(1), KeyModifiers::NONE);
     let question = key(KeyCode::Char('?'), KeyModifiers::NONE);
     let help = ctx(false, true, true, Mode::Help);
-    assert_eq!(keymap.action_for_key(f1, MIDDLE), Some(Action::Help));
-    assert_eq!(keymap.action_for_key(f1, notebook()), Some(Action::Help));
+    assert_eq!(
+        keymap.action_for_key(f1, MIDDLE),
+        Some(Action::Help(crate::tui::help::HelpAction::Open))
+    );
+    assert_eq!(
+        keymap.action_for_key(f1, notebook()),
+        Some(Action::Help(crate::tui::help::HelpAction::Open))
+    );
     assert_eq!(
         keymap.action_for_key(question, notebook()),
-        Some(Action::Help)
+        Some(Action::Help(crate::tui::help::HelpAction::Open))
     );
     assert!(matches!(
         keymap.action_for_key(question, MIDDLE),
@@ -181,12 +187,15 @@ fn help_opens_with_f1_anywhere_and_question_mark_in_the_notebook() {
         let k = key(close, KeyModifiers::NONE);
         assert_eq!(
             keymap.action_for_key(k, help),
-            Some(Action::CloseHelp),
+            Some(Action::Help(crate::tui::help::HelpAction::Close)),
             "{close:?}"
         );
     }
     let j = key(KeyCode::Char('j'), KeyModifiers::NONE);
-    assert_eq!(keymap.action_for_key(j, help), Some(Action::HelpScroll(1)));
+    assert_eq!(
+        keymap.action_for_key(j, help),
+        Some(Action::Help(crate::tui::help::HelpAction::Scroll(1)))
+    );
     let wheel = MouseEvent {
         kind: MouseEventKind::ScrollDown,
         column: 0,
@@ -195,7 +204,9 @@ fn help_opens_with_f1_anywhere_and_question_mark_in_the_notebook() {
     };
     assert_eq!(
         keymap.action_for_event(Event::Mouse(wheel), help),
-        Some(Action::HelpScroll(WHEEL_LINES))
+        Some(Action::Help(crate::tui::help::HelpAction::Scroll(
+            WHEEL_LINES
+        )))
     );
     assert_eq!(
         keymap.action_for_event(Event::Mouse(wheel), MIDDLE),
@@ -285,7 +296,10 @@ fn overrides_merge_per_key() {
     );
     // A rebound key keeps its place.
     assert_eq!(editor[0].key.to_string(), "F5");
-    assert_eq!(editor[0].action, Action::Help);
+    assert_eq!(
+        editor[0].action,
+        Action::Help(crate::tui::help::HelpAction::Open)
+    );
     assert_eq!(editor[0].desc, "Keys!");
     // An unbound key types (or does nothing) again.
     let ctrl_q = key(KeyCode::Char('q'), KeyModifiers::CONTROL);
@@ -391,4 +405,31 @@ fn a_left_click_names_its_position() {
         ..MIDDLE
     };
     assert_eq!(keymap.action_for_event(Event::Mouse(click), help), None);
+}
+
+#[test]
+fn feature_actions_parse_nested_and_by_their_older_names() {
+    use crate::tui::help::HelpAction;
+    use crate::tui::pager::PagerAction;
+    let scroll = Ok(Action::Pager(PagerAction::Scroll(-1)));
+    assert_eq!(parse_run("pager scroll -1"), scroll);
+    assert_eq!(parse_run("pager_scroll -1"), scroll);
+    let open = Ok(Action::Pager(PagerAction::Open));
+    assert_eq!(parse_run("pager open"), open);
+    assert_eq!(parse_run("open_pager"), open);
+    assert_eq!(parse_run("help"), Ok(Action::Help(HelpAction::Open)));
+    assert_eq!(parse_run("help open"), Ok(Action::Help(HelpAction::Open)));
+    assert_eq!(parse_run("close_help"), Ok(Action::Help(HelpAction::Close)));
+    assert_eq!(
+        parse_run("help_scroll 10"),
+        Ok(Action::Help(HelpAction::Scroll(10)))
+    );
+    assert_eq!(
+        parse_run("files down"),
+        Ok(Action::Files(crate::tui::files::FilesAction::Down))
+    );
+    // A feature's action it does not have, or a fourth word, is an error.
+    assert!(parse_run("pager frobnicate").is_err());
+    assert!(parse_run("pager scroll 1 2").is_err());
+    assert!(parse_run("pager").is_err());
 }

@@ -15,15 +15,28 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui_textarea::{Input, Key};
 
+use serde::Deserialize;
+
 use crate::notebook::{Cell, Output, StreamName};
-use crate::tui::action::Action;
-use crate::tui::app::App;
-use crate::tui::app::view::Views;
-use crate::tui::keymap::Mode;
+use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
-use crate::tui::widgets::long_output::{OutputKey, thousands};
+use crate::tui::widgets::long_output::{LongTexts, OutputKey, thousands};
 use crate::tui::widgets::text_index::TextView;
 use crate::tui::widgets::wrap::{rows_needed, wrap};
+
+/// The key the collapsed note names when the keymap binds none in the editor.
+const PAGER_KEY: &str = "Ctrl+O";
+
+/// The key that opens the pager from the cell editor or the notebook, as the
+/// note under a collapsed output names it (`Ctrl+O`).
+pub fn pager_key(keymap: &Keymap) -> String {
+    keymap
+        .key_for(
+            &crate::tui::action::Action::Pager(PagerAction::Open),
+            &[Mode::Editor, Mode::Outputs],
+        )
+        .unwrap_or_else(|| PAGER_KEY.to_string())
+}
 
 /// The pager's state: which output, where, and the search.
 #[derive(Debug)]
@@ -62,6 +75,12 @@ pub enum PromptOutcome {
 }
 
 impl Pager {
+    /// A pager on output `key` of `cells`, at the top, titled after the
+    /// output (`stdout of In [3]`).
+    pub fn open(key: OutputKey, cells: &[Cell]) -> Self {
+        Self::new(key, title(cells, key))
+    }
+
     /// A pager on `key`, titled `title` (`stdout of In [3]`), at the top.
     pub fn new(key: OutputKey, title: String) -> Self {
         Self {
@@ -357,28 +376,17 @@ impl Pager {
     }
 }
 
-/// Draws the open pager over the whole frame; false when no pager is open (or
-/// its output is gone, which closes it).
-pub fn render(frame: &mut Frame<'_>, app: &mut App) -> bool {
-    let App {
-        theme,
-        views,
-        notebook,
-        keymap,
-        ..
-    } = app;
-    let Some(pager) = views.pager.as_mut() else {
-        return false;
-    };
+/// Draws `pager` over the whole frame; false when its output is gone (the
+/// app then closes it) or its text is not indexed yet.
+pub fn render(frame: &mut Frame<'_>, pager: &mut Pager, cx: &mut PagerView<'_>) -> bool {
     let area = frame.area();
-    let hints = keymap.hint_line(Mode::Pager, usize::from(area.width));
+    let hints = cx.keymap.hint_line(Mode::Pager, usize::from(area.width));
     let key = pager.key;
-    let output = notebook
+    let output = cx
         .cells
         .get(key.cell)
         .and_then(|c| c.outputs.get(key.output));
-    let Some(text) = output.and_then(|o| views.texts.index(key, o)) else {
-        views.pager = None;
+    let Some(text) = output.and_then(|o| cx.texts.index(key, o)) else {
         return false;
     };
     pager.render(
@@ -386,10 +394,22 @@ pub fn render(frame: &mut Frame<'_>, app: &mut App) -> bool {
         text.complete,
         area,
         frame.buffer_mut(),
-        theme,
+        cx.theme,
         &hints,
     );
     true
+}
+
+/// What the pager's view reads but does not own.
+pub struct PagerView<'a> {
+    /// The notebook's cells (the output shown is one of theirs).
+    pub cells: &'a [Cell],
+    /// The line indexes of long outputs (read on as the output grows).
+    pub texts: &'a mut LongTexts,
+    /// The palette.
+    pub theme: &'a Theme,
+    /// The keys, for the hint line.
+    pub keymap: &'a Keymap,
 }
 
 /// The pager's title for output `key`: `stdout of In [3]`.
@@ -413,78 +433,104 @@ fn title(cells: &[Cell], key: OutputKey) -> String {
     format!("{what} of In [{}]", cell.execution_count)
 }
 
-impl Views {
-    /// True when `action` is the pager's to handle: opening it, its own keys, and
-    /// typing, scrolling and paging while it is open.
-    pub fn pager_takes(&self, action: &Action) -> bool {
-        match action {
-            Action::OpenPager
-            | Action::ClosePager
-            | Action::PagerScroll(_)
-            | Action::PagerPage(_)
-            | Action::PagerTop
-            | Action::PagerBottom
-            | Action::PagerSearch
-            | Action::PagerNext
-            | Action::PagerPrev => true,
-            Action::Edit(_)
-            | Action::Paste(_)
-            | Action::ScrollLines(_)
-            | Action::PageUp
-            | Action::PageDown => self.pager.is_some(),
-            _ => false,
-        }
-    }
+/// A pager action (`run = "pager scroll 1"` in the keymap's `pager` table;
+/// the older names `open_pager`, `pager_scroll 1`… still parse).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PagerAction {
+    /// Open the whole text of an output in the pager: the last collapsed
+    /// output on screen, else the last text output on screen (the notebook
+    /// picks it; the app opens the pager on it).
+    Open,
+    /// Close the pager.
+    Close,
+    /// Scroll by this many rows (negative: up).
+    Scroll(i32),
+    /// Scroll by this many screens (negative: up).
+    Page(i32),
+    /// Go to the start of the text.
+    Top,
+    /// Go to the end of the text.
+    Bottom,
+    /// Open the search prompt (`/`).
+    Search,
+    /// Go to the next line matching the search (`n`).
+    Next,
+    /// Go to the previous line matching the search (`N`).
+    Prev,
+    /// A key typed while the search prompt is open.
+    #[serde(skip)]
+    Type(Input),
+    /// Text pasted (into the search prompt, when it is open).
+    #[serde(skip)]
+    Paste(String),
+}
 
-    /// Applies a pager action (see [`Views::pager_takes`]).
-    pub fn pager_action(&mut self, action: Action, cells: &[Cell]) {
-        if action == Action::OpenPager {
-            self.pager = self
-                .outputs
-                .pager_target(cells, &self.texts)
-                .map(|key| Pager::new(key, title(cells, key)));
-            return;
-        }
-        let Some(pager) = self.pager.as_mut() else {
-            return;
-        };
-        let mut search = None;
-        match action {
-            Action::ClosePager => self.pager = None,
-            Action::PagerScroll(n) | Action::ScrollLines(n) => pager.scroll(i64::from(n)),
-            Action::PagerPage(n) => pager.page(n),
-            Action::PageUp => pager.page(-1),
-            Action::PageDown => pager.page(1),
-            Action::PagerTop => pager.to_end(false),
-            Action::PagerBottom => pager.to_end(true),
-            Action::PagerSearch => pager.start_search(),
-            Action::Paste(text) => pager.paste(&text),
-            Action::PagerNext => search = Some(true),
-            Action::PagerPrev => search = Some(false),
-            Action::Edit(input) if pager.prompt_key(&input) == PromptOutcome::Submit => {
-                search = Some(true);
+/// What the pager's reducer reads but does not own.
+pub struct PagerCx<'a> {
+    /// The notebook's cells.
+    pub cells: &'a [Cell],
+    /// The line indexes of long outputs.
+    pub texts: &'a LongTexts,
+}
+
+/// What the app should do with the pager after an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PagerOutcome {
+    /// It stays open.
+    Stay,
+    /// It closed (`q`, Esc).
+    Close,
+}
+
+impl Pager {
+    /// The pager's reducer: applies `action` to its own state, reading the
+    /// output's text through `cx` for a search. [`PagerAction::Open`] is the
+    /// app's (it names no pager yet) and leaves the pager as it is.
+    pub fn update(&mut self, action: PagerAction, cx: &PagerCx<'_>) -> PagerOutcome {
+        let search = match action {
+            PagerAction::Close => return PagerOutcome::Close,
+            PagerAction::Open => None,
+            PagerAction::Scroll(n) => {
+                self.scroll(i64::from(n));
+                None
             }
-            _ => {}
-        }
-        if let (Some(forward), Some(pager)) = (search, self.pager.as_mut())
-            && let Some(output) = cells
-                .get(pager.key.cell)
-                .and_then(|c| c.outputs.get(pager.key.output))
-            && let Some(index) = self.texts.get(pager.key, output)
+            PagerAction::Page(n) => {
+                self.page(n);
+                None
+            }
+            PagerAction::Top => {
+                self.to_end(false);
+                None
+            }
+            PagerAction::Bottom => {
+                self.to_end(true);
+                None
+            }
+            PagerAction::Search => {
+                self.start_search();
+                None
+            }
+            PagerAction::Paste(text) => {
+                self.paste(&text);
+                None
+            }
+            PagerAction::Next => Some(true),
+            PagerAction::Prev => Some(false),
+            PagerAction::Type(input) => {
+                (self.prompt_key(&input) == PromptOutcome::Submit).then_some(true)
+            }
+        };
+        if let Some(forward) = search
+            && let Some(output) = cx
+                .cells
+                .get(self.key.cell)
+                .and_then(|c| c.outputs.get(self.key.output))
+            && let Some(index) = cx.texts.get(self.key, output)
         {
-            pager.find(&index, forward);
+            self.find(&index, forward);
         }
-    }
-
-    /// The pager's key mode: `None` when closed, `Some(true)` while its search
-    /// prompt takes every key.
-    pub fn pager_mode(&self) -> Option<bool> {
-        self.pager.as_ref().map(Pager::is_typing)
-    }
-
-    /// True when a long output is still being read: another frame should follow.
-    pub fn pending_work(&self) -> bool {
-        self.texts.pending()
+        PagerOutcome::Stay
     }
 }
 

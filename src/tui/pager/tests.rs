@@ -14,7 +14,9 @@ use ratatui_textarea::{Input, Key};
 use super::*;
 use crate::protocol::{ApiVersion, Execution, ExecutionStatus};
 use crate::session::SessionEvent;
+use crate::tui::action::Action;
 use crate::tui::action::Effect;
+use crate::tui::app::App;
 use crate::tui::app::view::draw;
 use crate::tui::app::{AppConfig, PoolState};
 
@@ -104,10 +106,16 @@ fn collapsed_large_output_160x48() {
 fn pager_with_hit(width: u16, height: u16) -> TestBackend {
     let mut app = app_with_output(5000);
     let _ = screen(&mut app, width, height);
-    app.update(Action::OpenPager, Instant::now());
-    assert!(app.views.pager.is_some());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Open),
+        Instant::now(),
+    );
+    assert!(app.overlays.pager().is_some());
     let _ = screen(&mut app, width, height);
-    app.update(Action::PagerSearch, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Search),
+        Instant::now(),
+    );
     type_keys(&mut app, "line 4321\n");
     screen(&mut app, width, height)
 }
@@ -157,19 +165,34 @@ fn pager_with_a_search_hit_160x48() {
 fn pager_scrolls_pages_and_ends_and_closes() {
     let mut app = app_with_output(1000);
     let _ = screen(&mut app, 80, 24);
-    app.update(Action::OpenPager, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Open),
+        Instant::now(),
+    );
     let text = |app: &mut App| format!("{:?}", screen(app, 80, 24));
     assert!(text(&mut app).contains("lines 1–22 of 1,000"));
-    app.update(Action::PagerBottom, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Bottom),
+        Instant::now(),
+    );
     assert!(text(&mut app).contains("line 999"));
-    app.update(Action::PagerPage(-1), Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Page(-1)),
+        Instant::now(),
+    );
     assert!(text(&mut app).contains("lines 958–979"));
     app.update(Action::ScrollLines(-3), Instant::now());
     assert!(text(&mut app).contains("lines 955–976"));
-    app.update(Action::PagerTop, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Top),
+        Instant::now(),
+    );
     assert!(text(&mut app).contains("lines 1–22"));
-    app.update(Action::ClosePager, Instant::now());
-    assert!(app.views.pager.is_none());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Close),
+        Instant::now(),
+    );
+    assert!(app.overlays.pager().is_none());
     assert!(text(&mut app).contains("opens them in the pager"));
 }
 
@@ -177,22 +200,37 @@ fn pager_scrolls_pages_and_ends_and_closes() {
 fn n_and_shift_n_walk_the_matches_and_wrap() {
     let mut app = app_with_output(1000);
     let _ = screen(&mut app, 80, 24);
-    app.update(Action::OpenPager, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Open),
+        Instant::now(),
+    );
     let _ = screen(&mut app, 80, 24);
-    app.update(Action::PagerSearch, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Search),
+        Instant::now(),
+    );
     type_keys(&mut app, "line 99\n");
-    let hit = |app: &App| app.views.pager.as_ref().and_then(|p| p.hit);
+    let hit = |app: &App| app.overlays.pager().and_then(|p| p.hit);
     assert_eq!(hit(&app), Some(99));
     for expected in [990, 991, 992] {
         let _ = screen(&mut app, 80, 24);
-        app.update(Action::PagerNext, Instant::now());
+        app.update(
+            Action::Pager(crate::tui::pager::PagerAction::Next),
+            Instant::now(),
+        );
         assert_eq!(hit(&app), Some(expected));
     }
-    app.update(Action::PagerPrev, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Prev),
+        Instant::now(),
+    );
     assert_eq!(hit(&app), Some(991));
     for _ in 0..9 {
         let _ = screen(&mut app, 80, 24);
-        app.update(Action::PagerNext, Instant::now());
+        app.update(
+            Action::Pager(crate::tui::pager::PagerAction::Next),
+            Instant::now(),
+        );
     }
     assert_eq!(hit(&app), Some(99), "wrapped to the top");
     let bottom = format!("{:?}", screen(&mut app, 80, 24));
@@ -203,11 +241,17 @@ fn n_and_shift_n_walk_the_matches_and_wrap() {
 fn a_search_without_a_match_says_so() {
     let mut app = app_with_output(300);
     let _ = screen(&mut app, 80, 24);
-    app.update(Action::OpenPager, Instant::now());
-    app.update(Action::PagerSearch, Instant::now());
-    assert_eq!(app.views.pager_mode(), Some(true));
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Open),
+        Instant::now(),
+    );
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Search),
+        Instant::now(),
+    );
+    assert_eq!(app.overlays.pager().map(Pager::is_typing), Some(true));
     type_keys(&mut app, "nowhere\n");
-    assert_eq!(app.views.pager_mode(), Some(false));
+    assert_eq!(app.overlays.pager().map(Pager::is_typing), Some(false));
     assert!(format!("{:?}", screen(&mut app, 80, 24)).contains("not found: nowhere"));
 }
 
@@ -215,16 +259,22 @@ fn a_search_without_a_match_says_so() {
 fn paste_goes_to_the_prompt_and_not_to_the_editor() {
     let mut app = app_with_output(300);
     let _ = screen(&mut app, 80, 24);
-    app.update(Action::OpenPager, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Open),
+        Instant::now(),
+    );
     app.update(Action::Paste("ignored".into()), Instant::now());
-    app.update(Action::PagerSearch, Instant::now());
+    app.update(
+        Action::Pager(crate::tui::pager::PagerAction::Search),
+        Instant::now(),
+    );
     app.update(
         Action::Paste("line 2\x1b]52;c;aGk=\x07\nrest".into()),
         Instant::now(),
     );
     type_keys(&mut app, "9\n");
     assert!(app.editor.is_empty());
-    assert_eq!(app.views.pager.as_ref().and_then(|p| p.hit), Some(29));
+    assert_eq!(app.overlays.pager().and_then(|p| p.hit), Some(29));
 }
 
 #[test]
@@ -277,4 +327,10 @@ fn the_pager_opens_the_selected_cell_else_the_last_one() {
     assert_eq!(view.pager_target(&cells, &texts), key(1));
     view.select(Some(0));
     assert_eq!(view.pager_target(&cells, &texts), key(0));
+}
+
+#[test]
+fn the_note_names_the_key_the_keymap_binds() {
+    use crate::tui::keymap::Keymap;
+    assert_eq!(super::pager_key(&Keymap::default()), "Ctrl+O");
 }

@@ -408,7 +408,7 @@ fn shift_u_opens_the_picker_and_marked_files_upload_through_the_app() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(app.files.picker.is_none());
+    assert!(app.overlays.picker().is_none());
     assert!(app.files.transfer.is_some());
 
     // A transfer is under way: Enter keeps the picker and its marks, saying why.
@@ -416,7 +416,7 @@ fn shift_u_opens_the_picker_and_marked_files_upload_through_the_app() {
     press(&mut app, KeyCode::Char('a'));
     press(&mut app, KeyCode::End);
     assert!(press(&mut app, KeyCode::Enter).is_empty());
-    let picker = app.files.picker.as_ref().expect("still open");
+    let picker = app.overlays.picker().expect("still open");
     assert_eq!(picker.marked().len(), 2);
     assert!(
         picker
@@ -429,7 +429,7 @@ fn shift_u_opens_the_picker_and_marked_files_upload_through_the_app() {
 
     // `U` in the pane opens it in the working directory.
     press_with(&mut app, KeyCode::Char('U'), KeyModifiers::SHIFT);
-    let picker = app.files.picker.as_ref().expect("U opens the picker");
+    let picker = app.overlays.picker().expect("U opens the picker");
     assert_eq!(picker.cwd(), std::env::current_dir().unwrap());
 }
 
@@ -441,7 +441,7 @@ fn esc_closes_the_picker_without_effects() {
     app.open_picker(Some(root));
     press(&mut app, KeyCode::Char('a'));
     assert!(press(&mut app, KeyCode::Esc).is_empty());
-    assert!(app.files.picker.is_none());
+    assert!(app.overlays.picker().is_none());
     assert!(app.files.transfer.is_none());
     assert!(
         app.pane_focused(crate::tui::app::SidePane::Files),
@@ -461,8 +461,8 @@ fn ctrl_o_in_the_upload_prompt_opens_the_picker_in_the_typed_folder() {
         Instant::now(),
     );
     press_with(&mut app, KeyCode::Char('o'), KeyModifiers::CONTROL);
-    assert!(app.prompt.is_none());
-    let picker = app.files.picker.as_ref().expect("Ctrl+O opens the picker");
+    assert!(app.prompt().is_none());
+    let picker = app.overlays.picker().expect("Ctrl+O opens the picker");
     assert_eq!(picker.cwd(), root.join("sub"));
 
     // Not a folder: the working directory.
@@ -470,6 +470,6 @@ fn ctrl_o_in_the_upload_prompt_opens_the_picker_in_the_typed_folder() {
     press(&mut app, KeyCode::Char('u'));
     app.update(Action::Paste("no-such-thing".into()), Instant::now());
     press_with(&mut app, KeyCode::Char('o'), KeyModifiers::CONTROL);
-    let picker = app.files.picker.as_ref().expect("Ctrl+O opens the picker");
+    let picker = app.overlays.picker().expect("Ctrl+O opens the picker");
     assert_eq!(picker.cwd(), std::env::current_dir().unwrap());
 }

@@ -11,6 +11,8 @@
 
 pub mod view;
 
+use ratatui_textarea::{Input, Key};
+
 use crate::protocol::PoolType;
 
 pub use crate::target::PoolTarget;
@@ -49,11 +51,42 @@ impl PoolChoice {
     }
 }
 
-/// The pools chooser while it is open.
+/// The pools chooser while it is open (a layer of the app's overlays).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoolsMenu {
     /// The row under the cursor.
     pub selected: usize,
+}
+
+/// What a key in the chooser asks of the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MenuOutcome {
+    /// Stay open.
+    Stay,
+    /// Close without switching.
+    Close,
+    /// Switch to the choice at this row.
+    Choose(usize),
+}
+
+impl PoolsMenu {
+    /// The chooser's reducer: Up/Down (or k/j) move over `count` rows,
+    /// wrapping; Enter chooses; Esc (or q) closes.
+    pub fn update(&mut self, input: &Input, count: usize) -> MenuOutcome {
+        match input.key {
+            Key::Down | Key::Char('j') => self.selected = (self.selected + 1) % count.max(1),
+            Key::Up | Key::Char('k') => {
+                self.selected = self
+                    .selected
+                    .checked_sub(1)
+                    .unwrap_or(count.saturating_sub(1));
+            }
+            Key::Esc | Key::Char('q') => return MenuOutcome::Close,
+            Key::Enter => return MenuOutcome::Choose(self.selected),
+            _ => {}
+        }
+        MenuOutcome::Stay
+    }
 }
 
 /// The pools part of the app state.
@@ -63,8 +96,6 @@ pub struct PoolsUi {
     pub choices: Vec<PoolChoice>,
     /// The name of the pool in use.
     pub current: String,
-    /// The chooser, while open.
-    pub menu: Option<PoolsMenu>,
 }
 
 impl PoolsUi {
@@ -73,7 +104,6 @@ impl PoolsUi {
         Self {
             choices,
             current: current.to_string(),
-            menu: None,
         }
     }
 }
@@ -136,20 +166,23 @@ mod tests {
     }
 
     fn key(app: &mut App, key: Key) -> Vec<Effect> {
-        app.pools_key(&Input {
-            key,
-            ..Input::default()
-        })
+        app.update(
+            crate::tui::action::Action::Edit(Input {
+                key,
+                ..Input::default()
+            }),
+            Instant::now(),
+        )
     }
 
     #[test]
     fn the_chooser_opens_on_the_pool_in_use_and_enter_switches() {
         let mut app = app();
         app.open_pools();
-        assert_eq!(app.pools.menu, Some(PoolsMenu { selected: 0 }));
+        assert_eq!(app.overlays.pools_menu(), Some(&PoolsMenu { selected: 0 }));
         key(&mut app, Key::Down);
         let effects = key(&mut app, Key::Enter);
-        assert!(app.pools.menu.is_none());
+        assert!(app.overlays.pools_menu().is_none());
         let [Effect::SwitchPool(choice)] = effects.as_slice() else {
             panic!("expected one switch: {effects:?}");
         };
@@ -196,9 +229,9 @@ mod tests {
         let mut app = app();
         app.open_pools();
         key(&mut app, Key::Up);
-        assert_eq!(app.pools.menu, Some(PoolsMenu { selected: 2 }));
+        assert_eq!(app.overlays.pools_menu(), Some(&PoolsMenu { selected: 2 }));
         assert!(key(&mut app, Key::Esc).is_empty());
-        assert!(app.pools.menu.is_none());
+        assert!(app.overlays.pools_menu().is_none());
     }
 
     #[test]
@@ -206,7 +239,7 @@ mod tests {
         let mut app = app();
         app.pools.choices.truncate(1);
         app.open_pools();
-        assert!(app.pools.menu.is_none());
+        assert!(app.overlays.pools_menu().is_none());
         assert!(app.notice.as_deref().unwrap().contains("[profiles.NAME]"));
     }
 }

@@ -7,15 +7,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-use crate::tui::pools::PoolsUi;
+use crate::tui::pools::{PoolsMenu, PoolsUi};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::sanitize;
 
-/// Draws the chooser centred in `area` when it is open; nothing otherwise.
-pub fn render(pools: &PoolsUi, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    let Some(menu) = &pools.menu else {
-        return;
-    };
+/// Draws the chooser `menu` over the choices of `pools`, centred in `area`.
+pub fn render(pools: &PoolsUi, menu: &PoolsMenu, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let names: Vec<String> = pools
         .choices
         .iter()
@@ -106,7 +103,7 @@ mod tests {
     }
 
     fn pools() -> PoolsUi {
-        let mut pools = PoolsUi::new(
+        PoolsUi::new(
             vec![
                 PoolChoice {
                     name: "agents".into(),
@@ -134,17 +131,16 @@ mod tests {
                 },
             ],
             "local",
-        );
-        pools.menu = Some(PoolsMenu { selected: 2 });
-        pools
+        )
     }
 
     fn screen(pools: &PoolsUi, width: u16, height: u16) -> TestBackend {
+        let menu = PoolsMenu { selected: 2 };
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         terminal
             .draw(|f| {
                 let area = f.area();
-                render(pools, area, f.buffer_mut(), &Theme::dark());
+                render(pools, &menu, area, f.buffer_mut(), &Theme::dark());
             })
             .unwrap();
         terminal.backend().clone()
@@ -164,13 +160,5 @@ mod tests {
             buffer.buffer()[(24, 6)].bg,
             Theme::dark().selection.bg.unwrap()
         );
-    }
-
-    #[test]
-    fn a_closed_chooser_draws_nothing() {
-        let mut closed = pools();
-        closed.menu = None;
-        let buffer = screen(&closed, 40, 6);
-        assert!(buffer.buffer().content.iter().all(|c| c.symbol() == " "));
     }
 }

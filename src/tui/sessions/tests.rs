@@ -195,7 +195,7 @@ fn new_session_offers_a_random_identifier() {
     let mut app = with_pane();
     press(&mut app, KeyCode::Char('n'));
     assert_eq!(app.sessions_prompt(), Some(&SessionsPrompt::New));
-    let typed = app.prompt.as_ref().map(|p| p.text().to_string());
+    let typed = app.prompt().map(|p| p.text().to_string());
     assert!(typed.is_some_and(|t| t.starts_with("sessionpad-")));
     let effects = press(&mut app, KeyCode::Enter);
     assert!(matches!(
@@ -325,7 +325,7 @@ fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
     app.handle_event(details(10), Instant::now());
     run(&mut app, "y = x + 1");
     app.handle_event(details(10), Instant::now());
-    assert!(app.prompt.is_none(), "same session: nothing to say");
+    assert!(app.prompt().is_none(), "same session: nothing to say");
     run(&mut app, "print(y)");
     // The pool made a new session for the identifier (created later).
     app.handle_event(details(0), Instant::now());

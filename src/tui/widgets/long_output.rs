@@ -14,8 +14,6 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::notebook::Output;
-use crate::tui::action::Action;
-use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::text_index::{TextIndex, TextView};
 use crate::tui::widgets::wrap::{wrap, wrap_at_most};
@@ -31,17 +29,6 @@ pub const TAIL_ROWS: usize = 10;
 /// Bytes of long outputs sanitized per frame: a few milliseconds of work, so a
 /// frame that also reads a 10 MB output stays well under the frame interval.
 pub const FRAME_BUDGET: usize = 512 * 1024;
-/// The key the collapsed note names when the keymap binds none in the editor.
-const PAGER_KEY: &str = "Ctrl+O";
-
-/// The key that opens the pager from the cell editor, as the collapsed note
-/// names it (`Ctrl+O`).
-pub fn pager_key(keymap: &Keymap) -> String {
-    keymap
-        .key_for(&Action::OpenPager, &[Mode::Editor, Mode::Outputs])
-        .unwrap_or_else(|| PAGER_KEY.to_string())
-}
-
 /// Which output of which cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct OutputKey {
@@ -331,11 +318,6 @@ mod tests {
         texts.begin_frame();
         let _ = texts.index(KEY, &output);
         assert!(!texts.pending());
-    }
-
-    #[test]
-    fn the_note_names_the_key_the_keymap_binds() {
-        assert_eq!(pager_key(&Keymap::default()), "Ctrl+O");
     }
 
     #[test]
