@@ -333,7 +333,7 @@ fn impl_app_lives_only_in_tui_app() {
 
 /// The TUI's feature folders.
 const FEATURES: &[&str] = &[
-    "notebook", "files", "sessions", "pools", "picker", "pager", "prompt", "help",
+    "notebook", "files", "sessions", "pools", "picker", "pager", "help",
 ];
 
 #[test]

@@ -172,3 +172,30 @@ pub enum Effect {
     /// End this pool's run of the loop and start one for the chosen pool.
     SwitchPool(PoolChoice),
 }
+
+/// What a feature's reducer hands back besides the change to its own state:
+/// an [`Effect`] for the loop, or a request only the app may carry out (the
+/// status line, the bottom-row prompt, another overlay, the focus). `Q` is
+/// the feature's prompt (`Prompt<FilesPrompt>`); the app wraps its purpose
+/// into its own before opening it. The app applies these in order.
+#[derive(Debug)]
+pub enum Out<Q> {
+    /// An effect for the loop (the worker, the terminal, a blocking thread).
+    Effect(Effect),
+    /// A one-off message for the status line.
+    Notice(String),
+    /// A line or a question on the bottom row; its answer comes back to the
+    /// feature that asked.
+    Ask(Q),
+    /// Open the local file picker of uploads in this folder (else the
+    /// working folder).
+    OpenPicker(Option<std::path::PathBuf>),
+    /// Give the keys back to the cell editor.
+    FocusEditor,
+}
+
+impl<Q> From<Effect> for Out<Q> {
+    fn from(effect: Effect) -> Self {
+        Self::Effect(effect)
+    }
+}

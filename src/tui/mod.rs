@@ -25,7 +25,6 @@ pub mod pager;
 pub mod persist;
 pub mod picker;
 pub mod pools;
-pub mod prompt;
 pub mod runner;
 pub mod runs;
 pub mod sessions;

@@ -15,8 +15,8 @@ use crate::tui::cell_export;
 use crate::tui::local::{self, CLIPBOARD_LIMIT, LocalOutcome, LocalWork, SaveRequest};
 use crate::tui::notebook::editor;
 use crate::tui::notebook::history_search::{HistorySearch, SearchKey};
-use crate::tui::prompt::{Answer, Prompt, Question};
 use crate::tui::widgets::fit::human_size;
+use crate::tui::widgets::prompt::{Answer, Prompt, Question};
 
 /// What the notebook asks on the bottom row (a [`Prompt`]'s purpose).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -164,7 +164,7 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
         Some(NotebookPrompt::SavePath { .. })
     ));
     assert_eq!(
-        app.prompt().map(crate::tui::prompt::Prompt::text),
+        app.prompt().map(crate::tui::widgets::prompt::Prompt::text),
         Some("out-1.png")
     );
     // `q` is typed into the prompt, not a quit.

@@ -10,9 +10,9 @@ use super::NotebookPrompt;
 use crate::tui::action::Action;
 use crate::tui::action::Effect;
 use crate::tui::files::FilesPrompt;
-use crate::tui::prompt::{Answer, Ask, Prompt, Purposeful};
 use crate::tui::sessions::SessionsPrompt;
 use crate::tui::widgets::line_prompt::PromptKey;
+use crate::tui::widgets::prompt::{Answer, Ask, Prompt, Purposeful};
 use ratatui_textarea::Key;
 
 /// Which feature asked, and what for.
@@ -32,8 +32,8 @@ impl Purposeful for Purpose {
             Purpose::Notebook(NotebookPrompt::SavePath { .. }) => {
                 Some(crate::tui::local_paths::complete_one)
             }
-            Purpose::Files(FilesPrompt::Upload) => Some(crate::tui::local_paths::complete_path),
-            _ => None,
+            Purpose::Files(asked) => asked.completion(),
+            Purpose::Notebook(_) | Purpose::Sessions(_) => None,
         }
     }
 }

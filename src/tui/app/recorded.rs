@@ -28,9 +28,9 @@ use crate::notebook::{Cell, CellInput, Notebook};
 use crate::session::{Failure, RecordedNotebook, RecordedRequest, SessionEvent, SessionsCommand};
 use crate::tui::action::Effect;
 use crate::tui::app::Purpose;
-use crate::tui::prompt::{Prompt, Question};
 use crate::tui::sessions::SessionsPrompt;
 use crate::tui::widgets::image::ImageKey;
+use crate::tui::widgets::prompt::{Prompt, Question};
 use crate::tui::widgets::sanitize;
 
 /// What to do with a recorded session's cells once they are read.

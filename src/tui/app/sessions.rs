@@ -21,15 +21,15 @@ use crate::tui::app::Purpose;
 use crate::tui::app::SidePane;
 use crate::tui::app::Then;
 use crate::tui::persist::Place;
-use crate::tui::prompt::Answer;
-use crate::tui::prompt::Prompt;
-use crate::tui::prompt::Question;
 use crate::tui::sessions::Current;
 use crate::tui::sessions::PAGE;
 use crate::tui::sessions::SessionsAction;
 use crate::tui::sessions::SessionsPrompt;
 use crate::tui::sessions::history::RecordedList;
 use crate::tui::sessions::pane::SessionRow;
+use crate::tui::widgets::prompt::Answer;
+use crate::tui::widgets::prompt::Prompt;
+use crate::tui::widgets::prompt::Question;
 use chrono::Utc;
 use std::time::Instant;
 

@@ -210,7 +210,7 @@ fn render_overlays(frame: &mut Frame<'_>, app: &mut App, notebook_area: Rect, st
     } = app;
     // The one prompt over the status line, the history search over the notebook.
     if let Some(prompt) = overlays.prompt() {
-        crate::tui::prompt::render(prompt, status_area, frame.buffer_mut(), theme);
+        crate::tui::widgets::prompt::render(prompt, status_area, frame.buffer_mut(), theme);
     }
     if let Some(search) = overlays.history_search_mut() {
         search.render(&notebook.cells, notebook_area, frame.buffer_mut(), theme);

@@ -15,6 +15,7 @@
 
 pub mod pane;
 pub mod preview;
+pub mod update;
 pub mod view;
 
 use std::path::PathBuf;
@@ -80,7 +81,17 @@ pub enum FilesAction {
     PreviewUp,
 }
 
-/// What the files pane asks on the bottom row (a [`crate::tui::prompt::Prompt`]'s purpose).
+impl crate::tui::widgets::prompt::Purposeful for FilesPrompt {
+    fn completion(&self) -> Option<fn(&str) -> String> {
+        match self {
+            // Tab completes local paths, each of several.
+            Self::Upload => Some(crate::tui::local_paths::complete_path),
+            _ => None,
+        }
+    }
+}
+
+/// What the files pane asks on the bottom row (a [`crate::tui::widgets::prompt::Prompt`]'s purpose).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FilesPrompt {
     /// The folder to download into.

@@ -58,12 +58,12 @@ fn download_never_replaces_without_a_yes() {
     // Any key but y keeps the file.
     assert!(press(&mut app, KeyCode::Char('n')).is_empty());
     assert!(app.prompt().is_none());
-    app.ask(crate::tui::prompt::Prompt::question(
+    app.ask(crate::tui::widgets::prompt::Prompt::question(
         crate::tui::app::Purpose::Files(FilesPrompt::Overwrite(
             expected[1..].to_vec(),
             String::new(),
         )),
-        crate::tui::prompt::Question::new("", "input.csv", " exists. Replace?"),
+        crate::tui::widgets::prompt::Question::new("", "input.csv", " exists. Replace?"),
     ));
     match press(&mut app, KeyCode::Char('y')).as_slice() {
         [
@@ -210,7 +210,12 @@ fn a_missing_download_folder_is_created_only_after_a_yes_naming_it() {
     assert_ne!(app.files.download_folder, missing);
 
     // Yes: one download that creates the folder, into it and nowhere else.
-    app.ask_create_folder(missing.clone());
+    let crate::tui::action::Out::Ask(question) =
+        crate::tui::files::FilesUi::ask_create_folder(missing.clone())
+    else {
+        panic!("the files pane asks a question");
+    };
+    app.ask(question.map_purpose(crate::tui::app::Purpose::Files));
     match press(&mut app, KeyCode::Char('y')).as_slice() {
         [
             Effect::Files(FileCommand::Download {

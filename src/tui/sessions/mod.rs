@@ -83,7 +83,7 @@ pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
 /// Rows a page key moves.
 pub(crate) const PAGE: isize = 10;
 
-/// What the sessions pane asks on the bottom row (a [`crate::tui::prompt::Prompt`]'s purpose).
+/// What the sessions pane asks on the bottom row (a [`crate::tui::widgets::prompt::Prompt`]'s purpose).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionsPrompt {
     /// The identifier of a new session (a random one offered).

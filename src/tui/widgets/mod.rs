@@ -8,6 +8,7 @@ pub mod highlight;
 pub mod image;
 pub mod line_prompt;
 pub mod long_output;
+pub mod prompt;
 pub mod sanitize;
 pub mod sgr;
 pub mod text_index;

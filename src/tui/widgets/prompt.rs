@@ -3,11 +3,13 @@
 //! download folder, creating it, uploads, deletes, replacing downloads; a new
 //! or attached session, ending one, replaying cells) is a [`Prompt`]: what is
 //! asked ([`Ask`]: a line with its text, or a [`Question`]) and what the answer
-//! is for (a [`Purposeful`] purpose: the app's `Purpose` names the pane that asked). The app holds at most one
-//! (`App::prompt`); one reducer (`App::prompt_action`, in `tui/app/prompt.rs`) takes every key while
-//! it is open and hands the [`Answer`] to the feature that asked; one view
-//! ([`render`]) draws it, blanking the row first. (The history search is an
-//! overlay over the notebook, not a prompt: `tui/app/modal.rs`.)
+//! is for (a [`Purposeful`] purpose: a feature asks with its own purpose type,
+//! the app's `Purpose` names the feature that asked). It is a widget any
+//! feature may build; the app holds at most one open, as a layer of its
+//! overlays; one reducer (`App::prompt_action`, in `tui/app/prompt.rs`) takes
+//! every key while it is open and hands the [`Answer`] to the feature that
+//! asked; one view ([`render`]) draws it, blanking the row first. (The history
+//! search is an overlay over the notebook, not a prompt.)
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -88,6 +90,17 @@ pub struct Prompt<P> {
     pub ask: Ask,
     /// What the answer is for.
     pub purpose: P,
+}
+
+impl<P> Prompt<P> {
+    /// The same prompt with its purpose wrapped by `wrap` (a feature's
+    /// purpose into the app's).
+    pub fn map_purpose<Q>(self, wrap: impl FnOnce(P) -> Q) -> Prompt<Q> {
+        Prompt {
+            ask: self.ask,
+            purpose: wrap(self.purpose),
+        }
+    }
 }
 
 impl<P: Purposeful> Prompt<P> {
