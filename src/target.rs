@@ -1,6 +1,7 @@
 //! Where a pool is and how to reach it: the one description of a pool target
-//! ([`PoolTarget`]) and the one connect path to a pool at an endpoint
-//! ([`remote_client`]), shared by the command line and the notebook. Nothing
+//! ([`PoolTarget`]), the one connect path to a pool at an endpoint
+//! ([`remote_client`]) and the one name of an endpoint in messages
+//! ([`endpoint_label`]), shared by the command line and the notebook. Nothing
 //! here knows the terminal. (A target with no endpoint is sessionpad's own
 //! local pool, which the notebook embeds and the command line finds or starts
 //! in the background, see `background`.)
@@ -88,6 +89,25 @@ pub fn remote_client(
     Ok(client.with_pool_type(pool_type))
 }
 
+/// How the command line and the notebook name the pool at `endpoint` (a pool
+/// management endpoint URL) in messages, the status line and the pools
+/// chooser: its host, with `:port` when the port is not the scheme's default,
+/// so that two pools on one host are told apart (`127.0.0.1:8341`,
+/// `eastus.dynamicsessions.io`; an IPv6 host keeps its brackets, `[::1]:8341`).
+/// The endpoint itself, unchanged, when it is not a URL with a host.
+pub fn endpoint_label(endpoint: &str) -> String {
+    url::Url::parse(endpoint)
+        .ok()
+        .and_then(|u| {
+            // `port()` is `None` for the scheme's default port, written or not.
+            u.host_str().map(|h| match u.port() {
+                Some(p) => format!("{h}:{p}"),
+                None => h.to_string(),
+            })
+        })
+        .unwrap_or_else(|| endpoint.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +136,22 @@ mod tests {
             Some("http://127.0.0.1:9")
         );
         assert!(target(Some("not a url")).remote_client().is_err());
+    }
+
+    #[test]
+    fn an_endpoint_is_labelled_by_its_host_and_a_port_that_is_not_the_default() {
+        assert_eq!(
+            endpoint_label("https://eastus.dynamicsessions.io/subscriptions/x/sessionPools/p"),
+            "eastus.dynamicsessions.io"
+        );
+        // Two pools on one host are told apart by their ports.
+        assert_eq!(endpoint_label("http://127.0.0.1:8341"), "127.0.0.1:8341");
+        assert_eq!(endpoint_label("http://127.0.0.1:8342/"), "127.0.0.1:8342");
+        // The scheme's default port is not written, whether the URL has it or not.
+        assert_eq!(endpoint_label("https://example.com:443/p"), "example.com");
+        assert_eq!(endpoint_label("http://example.com:80"), "example.com");
+        assert_eq!(endpoint_label("http://example.com:443"), "example.com:443");
+        assert_eq!(endpoint_label("http://[::1]:8341"), "[::1]:8341");
+        assert_eq!(endpoint_label("nonsense"), "nonsense");
     }
 }

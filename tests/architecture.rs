@@ -267,6 +267,69 @@ fn the_ledger_stores_protocol_types_and_never_imports_the_client() {
     assert_no("ledger", "crate::client");
 }
 
+/// What the recording proxy may use of the client: its transport, that is the
+/// auth of the upstream's token, the error a failed forward maps from, and
+/// the client itself. It reads what the upstream answered with
+/// `protocol::reply`, the client's own readers, never with the client's
+/// internals (its `executions` or `shell` modules).
+const PROXY_USES_OF_CLIENT: &[&str] = &["auth", "ClientError", "SessionClient"];
+
+/// The items code `lines` name right below `crate::client::`, each with the
+/// number of the line its `crate::client::` is on:
+/// `crate::client::auth::TokenSource` names `auth`,
+/// `crate::client::{ClientError, shell::X}` names `ClientError` and `shell`
+/// (a brace group may span lines).
+fn client_items(lines: &[(usize, String)]) -> Vec<(usize, String)> {
+    let text: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    let line_at = |at: usize| lines[text[..at].matches('\n').count()].0;
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("crate::client::").map(|i| from + i) {
+        let tail = &text[at + "crate::client::".len()..];
+        from = at + "crate::client::".len();
+        match tail.strip_prefix('{') {
+            Some(group) => {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                for item in group.split(',') {
+                    let name = ident(item);
+                    if !name.is_empty() {
+                        found.push((line_at(at), name));
+                    }
+                }
+            }
+            None => found.push((line_at(at), ident(tail))),
+        }
+    }
+    found
+}
+
+#[test]
+fn the_proxy_uses_the_client_only_for_transport() {
+    let mut hits = Vec::new();
+    for s in sources().into_iter().filter(|s| s.module == "proxy") {
+        for (n, item) in client_items(&s.lines) {
+            if !PROXY_USES_OF_CLIENT.contains(&item.as_str()) {
+                hits.push(format!(
+                    "src/{}:{n}: crate::client::{item}",
+                    s.path.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "the proxy uses the client for more than its transport ({PROXY_USES_OF_CLIENT:?}); \
+         read replies with crate::protocol::reply (ARCHITECTURE.md):\n{}",
+        hits.join("\n")
+    );
+}
+
 #[test]
 fn the_protocol_does_no_io() {
     for io in [
@@ -306,6 +369,19 @@ fn the_rules_find_what_they_look_for() {
     assert_eq!(
         lines,
         [(1, "use a;".to_string()), (3, "use b;".to_string())]
+    );
+    // The proxy's rule sees the client parsers it once called, in each form.
+    let proxy_lines = code_lines(
+        "use crate::client::shell::parse_shell_reply;\nuse crate::client::{\n    ClientError,\n    executions::parse_family_a,\n};\nlet e = crate::client::executions::parse_family_b(&mut v, f);\n",
+    );
+    assert_eq!(
+        client_items(&proxy_lines),
+        [
+            (1, "shell".to_string()),
+            (2, "ClientError".to_string()),
+            (2, "executions".to_string()),
+            (6, "executions".to_string()),
+        ]
     );
 }
 

@@ -257,7 +257,8 @@ pub struct Connection {
     /// The client.
     pub client: SessionClient,
     /// What the command talks to, for messages: `local (background, pid N)`,
-    /// `local (serve, pid N)` or the host.
+    /// `local (serve, pid N)` or the endpoint's host and non-default port
+    /// ([`crate::target::endpoint_label`]).
     pub label: String,
     /// Whether the pool is the background local pool, whose sessions'
     /// cooldown is its idle period (`[background_pool] idle_exit`).
@@ -438,7 +439,8 @@ impl Settings {
 }
 
 /// The pools the TUI can switch to, and the name of the one `settings` reach:
-/// the pool named on the command line (`--endpoint`, first, named by its host),
+/// the pool named on the command line (`--endpoint`, first, named by its host
+/// and non-default port, [`crate::target::endpoint_label`]),
 /// every profile of the config file (each resolved as `--profile NAME` would
 /// be; one that cannot be resolved is listed with the reason), and the local
 /// pool when no profile is one. The current pool's entry is `settings` itself,
@@ -453,7 +455,7 @@ pub fn pool_choices(
         .load_config()
         .unwrap_or_else(|_| (PathBuf::new(), Config::default()));
     let current = match (&settings.endpoint, &target.endpoint) {
-        (Some(endpoint), Some(_)) => crate::tui::host_of(endpoint),
+        (Some(endpoint), Some(_)) => crate::target::endpoint_label(endpoint),
         _ => target
             .profile
             .clone()

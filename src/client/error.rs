@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::protocol::reply::MalformedReply;
+
 /// What can go wrong talking to a session pool.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -122,6 +124,16 @@ pub enum ClientError {
     /// of `/`).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+impl From<MalformedReply> for ClientError {
+    /// A body the readers of [`crate::protocol::reply`] could not read is
+    /// [`ClientError::Malformed`] with the reader's words, shown as
+    /// `malformed response from the session pool: executions answer has no
+    /// status`.
+    fn from(e: MalformedReply) -> Self {
+        Self::Malformed(e.0)
+    }
 }
 
 impl ClientError {

@@ -1,7 +1,8 @@
 //! Executing code: `POST code/execute` (family A, `aca-api.md` §3.1) and
 //! `POST executions` (family B, §4.2), both read into one [`Execution`].
 //! Asynchronous executions (family B only): submit, poll `GET executions/{id}`
-//! with backoff, stop waiting on request (§4.2).
+//! with backoff, stop waiting on request (§4.2). The answers are read by
+//! [`crate::protocol::reply`]; a body it cannot read is [`ClientError::Malformed`].
 
 use std::time::{Duration, Instant};
 
@@ -12,8 +13,9 @@ use super::files::unsupported;
 use super::response::{json, json_streamed};
 use super::retry::{CALL_TIMEOUT, Limit};
 use super::{ClientError, SessionClient};
-use crate::protocol::api::{ExecuteRequest, Family, OUTPUTS_HEADER, ValueForm, outputs_from_wire};
+use crate::protocol::api::{ExecuteRequest, Family, OUTPUTS_HEADER, ValueForm};
 use crate::protocol::model::{Execution, ExecutionStatus, PoolType};
+use crate::protocol::reply::{parse_family_a, parse_family_b};
 
 /// Extra time the HTTP request may take beyond the execution limit: the pool needs
 /// time to start a session and send the answer.
@@ -239,146 +241,4 @@ fn operation_id(resp: &reqwest::Response) -> Option<String> {
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty())
         .map(str::to_string)
-}
-
-/// The text of member `key`, taken out of `v` (an output stream can be
-/// megabytes: it is moved, not copied).
-fn text(v: &mut Value, key: &str) -> String {
-    match v.get_mut(key) {
-        Some(Value::String(s)) => std::mem::take(s),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
-    }
-}
-
-fn millis(v: &Value) -> Duration {
-    Duration::from_millis(
-        v.get("executionTimeInMilliseconds")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-    )
-}
-
-/// Reads a family A body: `{"$id","properties":{status,stdout,stderr,result|executionResult,…}}`.
-/// The legacy flat form (no `properties`, `aca-api.md` §3.6) is read too. The
-/// value is read per `form`; every image from `sessionpadImages` when present.
-/// Its output streams are taken out of `v`, not copied.
-pub(crate) fn parse_family_a(v: &mut Value, form: ValueForm) -> Result<Execution, ClientError> {
-    let props = if v.get("properties").is_some() {
-        &mut v["properties"]
-    } else {
-        v
-    };
-    let Some(status) = props.get("status").and_then(Value::as_str) else {
-        return Err(ClientError::Malformed(
-            "code/execute answer has no properties.status".into(),
-        ));
-    };
-    let status = ExecutionStatus::from_wire(status);
-    let (result, images) = outputs_from_wire(
-        props,
-        props.get("result").or_else(|| props.get("executionResult")),
-        form,
-    );
-    Ok(Execution {
-        id: None,
-        status,
-        stdout: text(props, "stdout"),
-        stderr: text(props, "stderr"),
-        result,
-        images,
-        duration: millis(props),
-    })
-}
-
-/// Reads a family B body: `{"id","status","result":{stdout,stderr,executionResult,…}}`,
-/// the value per `form`; every image from `result.sessionpadImages` when present.
-/// Its output streams are taken out of `v`, not copied.
-pub(crate) fn parse_family_b(v: &mut Value, form: ValueForm) -> Result<Execution, ClientError> {
-    let Some(status) = v.get("status").and_then(Value::as_str) else {
-        return Err(ClientError::Malformed(
-            "executions answer has no status".into(),
-        ));
-    };
-    let status = ExecutionStatus::from_wire(status);
-    let id = v.get("id").and_then(Value::as_str).map(str::to_string);
-    let error = v
-        .pointer("/error/message")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let mut empty = Value::Null;
-    let result = match v.get_mut("result") {
-        Some(r) => r,
-        None => &mut empty,
-    };
-    let (value, images) = outputs_from_wire(result, result.get("executionResult"), form);
-    let mut stderr = text(result, "stderr");
-    if let Some(msg) = error
-        && !stderr.contains(&msg)
-    {
-        if !stderr.is_empty() && !stderr.ends_with('\n') {
-            stderr.push('\n');
-        }
-        stderr.push_str(&msg);
-    }
-    Ok(Execution {
-        id,
-        status,
-        stdout: text(result, "stdout"),
-        stderr,
-        result: value,
-        images,
-        duration: millis(result),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn family_a_transcript_parses() {
-        // Real transcript, aca-api.md §3.1.
-        let mut v: Value = serde_json::from_str(
-            r#"{"$id":"1","properties":{"$id":"2","status":"Success","stdout":"Hello from aa!\n","stderr":"","result":"","executionTimeInMilliseconds":10}}"#,
-        )
-        .unwrap();
-        let e = parse_family_a(&mut v, ValueForm::default()).unwrap();
-        assert_eq!(e.status, ExecutionStatus::Succeeded);
-        assert_eq!(e.stdout, "Hello from aa!\n");
-        assert_eq!(e.result, None);
-        assert_eq!(e.duration, Duration::from_millis(10));
-    }
-
-    #[test]
-    fn a_reply_s_streams_are_moved_out_of_the_tree_not_copied() {
-        let mut b = json!({"id":"e","status":"Succeeded","result":{"stdout":"big\n","stderr":"warn\n","executionResult":""}});
-        let at = b["result"]["stdout"].as_str().unwrap().as_ptr();
-        let e = parse_family_b(&mut b, ValueForm::default()).unwrap();
-        assert_eq!((e.stdout.as_str(), e.stderr.as_str()), ("big\n", "warn\n"));
-        assert_eq!(e.stdout.as_ptr(), at, "the reply's string itself");
-        assert_eq!(b["result"]["stdout"], "");
-        let mut a = json!({"properties":{"status":"Success","stdout":"x\n","stderr":""}});
-        let at = a["properties"]["stdout"].as_str().unwrap().as_ptr();
-        let e = parse_family_a(&mut a, ValueForm::default()).unwrap();
-        assert_eq!(e.stdout.as_ptr(), at);
-        assert_eq!(e.stdout, "x\n");
-    }
-
-    #[test]
-    fn family_b_example_parses() {
-        // Spec example, aca-api.md §4.2.
-        let mut v = json!({"id":"testExecutionId","identifier":"testSessionIdentifier","executionType":"Synchronous","status":"Succeeded","result":{"stdout":"63\n","stderr":"","executionResult":42,"executionTimeInMilliseconds":4}});
-        let e = parse_family_b(&mut v, ValueForm::default()).unwrap();
-        assert_eq!(e.id.as_deref(), Some("testExecutionId"));
-        assert_eq!(e.result.and_then(|r| r.json), Some(json!(42)));
-    }
-
-    #[test]
-    fn malformed_bodies_are_errors_not_panics() {
-        assert!(parse_family_a(&mut json!({"x":1}), ValueForm::default()).is_err());
-        assert!(parse_family_b(&mut json!([1, 2]), ValueForm::default()).is_err());
-    }
 }

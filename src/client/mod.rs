@@ -5,7 +5,7 @@
 pub mod auth;
 pub mod error;
 mod events;
-pub(crate) mod executions;
+mod executions;
 mod file_wire;
 mod files;
 mod json_stream;

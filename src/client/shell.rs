@@ -1,7 +1,9 @@
 //! Shell executions: `POST executions` on a `Shell` pool (`aca-api.md` §4.7,
-//! §13), the request the client sends per api-version, the reply it reads into
-//! a typed [`ShellExecution`], and the same wire shapes for the local pool,
-//! which reads the request ([`crate::protocol::shell::ShellRequestBody`]) and writes the reply
+//! §13): the request the client sends per api-version, and the call that reads
+//! the reply into a typed [`ShellExecution`]. The reply's reader is in
+//! protocol ([`crate::protocol::reply::parse_shell_reply`]), as are the wire
+//! shapes of the local pool, which reads the request
+//! ([`crate::protocol::shell::ShellRequestBody`]) and writes the reply
 //! ([`crate::protocol::shell::shell_response`]).
 //!
 //! What the sources say and what sessionpad decides from them:
@@ -18,12 +20,11 @@
 //!   (2025-10-02-preview; earlier versions get [`ClientError::InvalidArgument`]
 //!   rather than a field the service may ignore). Family A (`code/execute`) has
 //!   no shell form: [`ClientError::NotSupported`].
-//! - Reply (spec examples `CodeExecution_Execute_ShellCommand.json`,
-//!   `…ShellExecCommandAndArgs.json`; LangChain's tests and code): the top-level
-//!   `status` is the command's exit code as a string (`"0"`), with
-//!   `result.stdout`, `result.stderr`, `result.executionTimeInMilliseconds`.
-//!   An `exitCode` member (a shell image's own API, an early LangChain mock) is
-//!   read when `status` is not a number.
+//! - Reply: the top-level `status` is the command's exit code as a string
+//!   (`"0"`), with `result.stdout`, `result.stderr`,
+//!   `result.executionTimeInMilliseconds`; the sources, and the `exitCode`
+//!   member read when `status` is not a number, are in
+//!   [`crate::protocol::reply`]'s module doc.
 
 use std::time::{Duration, Instant};
 
@@ -34,6 +35,7 @@ use super::response::json as read_json;
 use super::retry::Limit;
 use super::{ClientError, SessionClient};
 use crate::protocol::api::{ApiVersion, Family};
+use crate::protocol::reply::parse_shell_reply;
 use crate::protocol::shell::{ShellCommand, ShellExecution};
 
 /// Extra time the HTTP request may take beyond the command's limit (a session
@@ -110,62 +112,13 @@ impl ShellRequest {
     }
 }
 
-/// Reads a shell execution reply (`{"id"?,"status":"<exit code>","result":
-/// {"stdout","stderr","executionTimeInMilliseconds"}}`, see the module doc).
-///
-/// # Errors
-///
-/// [`ClientError::Malformed`] when the body is not an object with a string
-/// `status`.
-pub fn parse_shell_reply(v: &Value) -> Result<ShellExecution, ClientError> {
-    let Some(status) = v.get("status").and_then(Value::as_str) else {
-        return Err(ClientError::Malformed(
-            "the shell execution answer has no status".into(),
-        ));
-    };
-    let result = v.get("result").unwrap_or(&Value::Null);
-    let code_field = |o: &Value| {
-        o.get("exitCode")
-            .and_then(Value::as_i64)
-            .and_then(|c| i32::try_from(c).ok())
-    };
-    let exit_code = status
-        .trim()
-        .parse::<i32>()
-        .ok()
-        .or_else(|| code_field(v))
-        .or_else(|| code_field(result));
-    let text = |key: &str| match result.get(key) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
-    };
-    Ok(ShellExecution {
-        id: v.get("id").and_then(Value::as_str).map(str::to_string),
-        exit_code,
-        state: status
-            .trim()
-            .parse::<i32>()
-            .is_err()
-            .then(|| status.to_string()),
-        stdout: text("stdout"),
-        stderr: text("stderr"),
-        duration: Duration::from_millis(
-            result
-                .get("executionTimeInMilliseconds")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-        ),
-    })
-}
-
 impl SessionClient {
     /// Runs a shell command synchronously in session `identifier` of a Shell
     /// pool and returns its exit code and output.
     ///
     /// Wire: `POST executions?api-version&identifier` with the body of
-    /// [`ShellRequest::to_body`] → 200/202 and the reply of
-    /// [`parse_shell_reply`] (`aca-api.md` §4.7, §13). Never retried.
+    /// [`ShellRequest::to_body`] → 200/202 and the reply
+    /// [`parse_shell_reply`] reads (`aca-api.md` §4.7, §13). Never retried.
     ///
     /// # Errors
     ///
@@ -207,38 +160,7 @@ impl SessionClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::shell::{ShellRequestBody, shell_response};
-
-    #[test]
-    fn the_exit_code_is_read_from_status_else_exit_code() {
-        let e = parse_shell_reply(&json!({"identifier":"x","status":"0","result":{"stdout":"hi\n","stderr":"","executionTimeInMilliseconds":3}})).unwrap();
-        assert_eq!((e.exit_code, e.state.as_deref()), (Some(0), None));
-        assert!(e.succeeded());
-        let e = parse_shell_reply(&json!({"status":"Succeeded","exitCode":2,"result":{}})).unwrap();
-        assert_eq!(
-            (e.exit_code, e.state.as_deref()),
-            (Some(2), Some("Succeeded"))
-        );
-        let e = parse_shell_reply(&json!({"status":"Failed"})).unwrap();
-        assert_eq!(e.exit_code, None);
-        assert!(!e.succeeded());
-        assert!(parse_shell_reply(&json!({"result":{}})).is_err());
-    }
-
-    #[test]
-    fn the_reply_written_reads_back() {
-        let e = ShellExecution {
-            id: Some("e1".into()),
-            exit_code: Some(3),
-            state: None,
-            stdout: "a".into(),
-            stderr: "b".into(),
-            duration: Duration::from_millis(7),
-        };
-        let wire = shell_response(&e, "id1");
-        assert_eq!(wire["status"], "3");
-        assert_eq!(parse_shell_reply(&wire).unwrap(), e);
-    }
+    use crate::protocol::shell::ShellRequestBody;
 
     #[test]
     fn bodies_are_read_with_every_variant_clients_send() {

@@ -1,9 +1,10 @@
 //! The wire and domain types of the dynamic-sessions data plane, with no I/O:
 //! executions and their outputs and images, files, sessions and pool metadata
 //! (`aca-api.md` §4), api-versions and their families (§1.2), container types,
-//! the Python literal form of results, shell executions (§4.7), the isolation a
-//! local pool reports and its per-session limits, sessionpad's own routes and
-//! event-stream wire, and the flight recorder's record of a call.
+//! the Python literal form of results, shell executions (§4.7), the reading of
+//! an execution's answer ([`reply`]), the isolation a local pool reports and
+//! its per-session limits, sessionpad's own routes and event-stream wire, and
+//! the flight recorder's record of a call.
 //!
 //! The ground floor: every other part depends on it (the client, the local
 //! pool, the ledger, the event hub, the MCP server, the recording proxy, the
@@ -19,6 +20,7 @@ pub mod limits;
 pub mod model;
 pub mod python_repr;
 pub mod record;
+pub mod reply;
 pub mod routes;
 pub mod shell;
 

@@ -1,9 +1,11 @@
 //! The wire shapes of shell executions (`POST executions` on a `Shell` pool,
 //! `aca-api.md` §4.7, §13) that both sides share: the command, the typed
 //! outcome, the reply as the local pool writes it ([`shell_response`]) and the
-//! request body as the local pool reads it ([`ShellRequestBody`]). The client's
-//! side (the body it sends per api-version, the reply it reads) is in
-//! `client::shell`, whose module doc says what the sources say.
+//! request body as the local pool reads it ([`ShellRequestBody`]). The reply
+//! as the client and the recording proxy read it is
+//! [`super::reply::parse_shell_reply`]; the body the client sends per
+//! api-version is in `client::shell`, whose module doc says what the sources
+//! say.
 
 use std::time::Duration;
 

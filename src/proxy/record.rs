@@ -2,7 +2,8 @@
 //! agent sent and the answer the upstream gave (both small JSON documents,
 //! held whole): the code or shell command, and the status, outputs, value and
 //! images the client model reads from either family (`aca-api.md` §3.1, §4.2,
-//! §4.7). An asynchronous execution (§4.2) is recorded once, when its polling
+//! §4.7), read with the client's own readers ([`crate::protocol::reply`]). An
+//! asynchronous execution (§4.2) is recorded once, when its polling
 //! (`GET executions/{id}`, the agent's or the proxy's own, see
 //! [`super::watch`]) first answers a finished status; it stays [`Pending`]
 //! until then.
@@ -12,10 +13,10 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::client::shell::parse_shell_reply;
 use crate::pool::record::Recording;
 use crate::protocol::ExecutionStatus;
 use crate::protocol::api::ValueForm;
+use crate::protocol::reply::{parse_family_a, parse_family_b, parse_shell_reply};
 use crate::protocol::shell::ShellRequestBody;
 
 /// Asynchronous executions waiting for a finished answer, at most this many
@@ -143,10 +144,9 @@ fn record(recording: &Recording, sent: &Sent, answer: &Value) {
             // proxy answered from its own bytes).
             let mut answer = answer.clone();
             let exec = if answer.get("properties").is_some() {
-                crate::client::executions::parse_family_a(&mut answer, form)
+                parse_family_a(&mut answer, form)
             } else {
-                crate::client::executions::parse_family_b(&mut answer, form)
-                    .or_else(|_| crate::client::executions::parse_family_a(&mut answer, form))
+                parse_family_b(&mut answer, form).or_else(|_| parse_family_a(&mut answer, form))
             };
             if let Ok(exec) = exec {
                 recording.code(code, &std::sync::Arc::new(exec));

@@ -38,8 +38,9 @@ pub struct Dial<'a> {
 pub struct Reached {
     /// The client, with the dial's pool type and container type.
     pub client: SessionClient,
-    /// What the pool is, for messages: the host of a remote endpoint,
-    /// `local (background, pid N)`, `local (serve, pid N)` or `local (embedded)`.
+    /// What the pool is, for messages: a remote endpoint's host and non-default
+    /// port ([`crate::target::endpoint_label`]), `local (background, pid N)`,
+    /// `local (serve, pid N)` or `local (embedded)`.
     pub label: String,
     /// The local pool found or started through its discovery file (the
     /// background pool, or a `serve` in the foreground).
@@ -111,10 +112,7 @@ pub async fn reach(
             _,
         ) => Ok(Reached {
             client: client_of(endpoint, token.clone(), auth.as_ref())?,
-            label: url::Url::parse(endpoint)
-                .ok()
-                .and_then(|u| u.host_str().map(str::to_string))
-                .unwrap_or_else(|| endpoint.clone()),
+            label: crate::target::endpoint_label(endpoint),
             found: None,
             pool: None,
         }),
@@ -219,4 +217,32 @@ fn learn_isolation(client: SessionClient, events: EventSender) {
             Err(e) => tracing::debug!("no isolation from the pool's metadata: {e}"),
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn two_remote_pools_on_one_host_get_labels_that_tell_them_apart() {
+        let dial = Dial {
+            api_version: ApiVersion::V2025_10_02,
+            pool_type: PoolType::CodeInterpreter,
+            container_type: ContainerType::PythonLts,
+            pool_limits: Limits::default(),
+            ledger: None,
+        };
+        let mut labels = Vec::new();
+        for endpoint in ["http://127.0.0.1:8341", "http://127.0.0.1:8342"] {
+            let how = Connection::Remote {
+                endpoint: endpoint.into(),
+                token: None,
+                auth: None,
+            };
+            // A remote endpoint is not called here: nothing needs to listen.
+            let reached = reach(&how, None, dial, &|_: &str| {}).await.unwrap();
+            labels.push(reached.label);
+        }
+        assert_eq!(labels, ["127.0.0.1:8341", "127.0.0.1:8342"]);
+    }
 }

@@ -224,15 +224,7 @@ pub fn random_identifier() -> String {
 /// The host of an endpoint URL for the status line, or the endpoint itself when
 /// it does not parse.
 pub(crate) fn host_of(endpoint: &str) -> String {
-    url::Url::parse(endpoint)
-        .ok()
-        .and_then(|u| {
-            u.host_str().map(|h| match u.port() {
-                Some(p) => format!("{h}:{p}"),
-                None => h.to_string(),
-            })
-        })
-        .unwrap_or_else(|| endpoint.to_string())
+    crate::target::endpoint_label(endpoint)
 }
 
 #[cfg(test)]
