@@ -175,11 +175,12 @@ pub enum Effect {
 
 /// What a feature's reducer hands back besides the change to its own state:
 /// an [`Effect`] for the loop, or a request only the app may carry out (the
-/// status line, the bottom-row prompt, another overlay, the focus). `Q` is
-/// the feature's prompt (`Prompt<FilesPrompt>`); the app wraps its purpose
-/// into its own before opening it. The app applies these in order.
+/// status line, the bottom-row prompt, the focus, and the feature's own
+/// requests `R`: another overlay, another session…). `Q` is the feature's
+/// prompt (`Prompt<FilesPrompt>`); the app wraps its purpose into its own
+/// before opening it. The app carries these out in order.
 #[derive(Debug)]
-pub enum Out<Q> {
+pub enum Out<Q, R> {
     /// An effect for the loop (the worker, the terminal, a blocking thread).
     Effect(Effect),
     /// A one-off message for the status line.
@@ -187,14 +188,14 @@ pub enum Out<Q> {
     /// A line or a question on the bottom row; its answer comes back to the
     /// feature that asked.
     Ask(Q),
-    /// Open the local file picker of uploads in this folder (else the
-    /// working folder).
-    OpenPicker(Option<std::path::PathBuf>),
     /// Give the keys back to the cell editor.
     FocusEditor,
+    /// What only the app can do for this feature (it names the feature's
+    /// request type).
+    Request(R),
 }
 
-impl<Q> From<Effect> for Out<Q> {
+impl<Q, R> From<Effect> for Out<Q, R> {
     fn from(effect: Effect) -> Self {
         Self::Effect(effect)
     }

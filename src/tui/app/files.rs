@@ -9,7 +9,7 @@ use crate::session::FileEvent;
 use crate::tui::action::{Effect, Out};
 use crate::tui::app::{Focus, Purpose, SidePane};
 use crate::tui::files::preview::Preview;
-use crate::tui::files::update::{FilesCx, FilesOut, preview_image};
+use crate::tui::files::update::{FilesCx, FilesOut, FilesRequest, preview_image};
 use crate::tui::files::{FilesAction, FilesPrompt, PREVIEW_IMAGE};
 use crate::tui::widgets::prompt::Answer;
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ impl App {
                 Out::Effect(effect) => effects.push(effect),
                 Out::Notice(text) => self.notice = Some(text),
                 Out::Ask(prompt) => self.ask(prompt.map_purpose(Purpose::Files)),
-                Out::OpenPicker(dir) => self.open_picker(dir),
+                Out::Request(FilesRequest::OpenPicker(dir)) => self.open_picker(dir),
                 Out::FocusEditor => self.focus = Focus::Editor,
             }
         }

@@ -33,7 +33,8 @@ impl Purposeful for Purpose {
                 Some(crate::tui::local_paths::complete_one)
             }
             Purpose::Files(asked) => asked.completion(),
-            Purpose::Notebook(_) | Purpose::Sessions(_) => None,
+            Purpose::Sessions(asked) => asked.completion(),
+            Purpose::Notebook(_) => None,
         }
     }
 }

@@ -16,17 +16,15 @@ use crate::protocol::SessionInfo;
 use crate::session::FailureKind;
 use crate::session::SessionsCommand;
 use crate::session::SessionsEvent;
-use crate::tui::action::Effect;
+use crate::tui::action::{Effect, Out};
 use crate::tui::app::Purpose;
 use crate::tui::app::SidePane;
 use crate::tui::app::Then;
 use crate::tui::persist::Place;
 use crate::tui::sessions::Current;
-use crate::tui::sessions::PAGE;
 use crate::tui::sessions::SessionsAction;
 use crate::tui::sessions::SessionsPrompt;
-use crate::tui::sessions::history::RecordedList;
-use crate::tui::sessions::pane::SessionRow;
+use crate::tui::sessions::update::{RecordedUse, SessionsOut, SessionsRequest};
 use crate::tui::widgets::prompt::Answer;
 use crate::tui::widgets::prompt::Prompt;
 use crate::tui::widgets::prompt::Question;
@@ -40,7 +38,7 @@ impl App {
         self.dirty = true;
         let s = &mut self.sessions;
         match event {
-            SessionsEvent::Listed(result) => s.listed(result, now),
+            SessionsEvent::Listed(result) => s.list_arrived(result, now),
             SessionsEvent::Info { identifier, result } => {
                 if identifier != self.config.identifier {
                     return Vec::new();
@@ -75,18 +73,8 @@ impl App {
                 }
                 return self.sessions.refresh(now);
             }
-            SessionsEvent::PoolInfo(result) => {
-                if s.pool_info.is_some() {
-                    s.pool_info = Some(result.map_err(|e| e.message));
-                }
-            }
-            SessionsEvent::Recorded(result) => {
-                s.reading_recorded = false;
-                s.pane.set_recorded(match result {
-                    Ok(list) => RecordedList::Loaded(list),
-                    Err(e) => RecordedList::Failed(e.message),
-                });
-            }
+            SessionsEvent::PoolInfo(result) => s.pool_info_arrived(result),
+            SessionsEvent::Recorded(result) => s.recorded_arrived(result),
             SessionsEvent::OpenedRecorded { request, result } => {
                 return self.recorded_read(request, result);
             }
@@ -161,140 +149,75 @@ impl App {
         self.sessions.refresh(Instant::now())
     }
 
-    /// A key of the sessions pane.
+    /// A key of the sessions pane, for its reducer.
     pub fn sessions_action(&mut self, action: SessionsAction) -> Vec<Effect> {
-        let s = &mut self.sessions;
-        match action {
-            SessionsAction::Down => self.sessions_move(1),
-            SessionsAction::Up => self.sessions_move(-1),
-            SessionsAction::PageDown => self.sessions_move(PAGE),
-            SessionsAction::PageUp => self.sessions_move(-PAGE),
-            SessionsAction::Refresh => return s.refresh(Instant::now()),
-            SessionsAction::Pools => self.open_pools(),
-            SessionsAction::PoolInfo => {
-                s.pool_info = Some(Err("loading…".into()));
-                s.pool_info_scroll = 0;
-                return vec![Effect::Sessions(SessionsCommand::PoolInfo)];
-            }
-            SessionsAction::New => {
-                let id = crate::tui::random_identifier();
-                self.ask(Prompt::line(
-                    Purpose::Sessions(SessionsPrompt::New),
-                    "New session identifier:",
-                    &id,
-                ));
-            }
-            SessionsAction::Attach => {
-                self.ask(Prompt::line(
-                    Purpose::Sessions(SessionsPrompt::Attach),
-                    "Attach to identifier:",
-                    "",
-                ));
-            }
-            SessionsAction::Switch => return self.switch_to_selected(),
-            SessionsAction::Export => return self.read_selected_recorded(Then::Export),
-            SessionsAction::Replay => return self.read_selected_recorded(Then::Replay),
-            SessionsAction::Follow => return self.follow_selected(),
-            SessionsAction::End => self.ask_to_end_selected(),
-            SessionsAction::Back => {
-                if s.pool_info.take().is_none() {
-                    self.focus = crate::tui::app::Focus::Editor;
-                }
-            }
-        }
-        Vec::new()
+        let outs = self.sessions.update(action, Instant::now());
+        self.apply_sessions(outs)
     }
 
-    /// Moves `delta` rows: scrolls the pool's metadata when it is shown, else
-    /// moves the selection.
-    fn sessions_move(&mut self, delta: isize) {
-        let s = &mut self.sessions;
-        if s.pool_info.is_some() {
-            s.pool_info_scroll = s.pool_info_scroll.saturating_add_signed(delta);
-        } else {
-            s.pane.move_selection(delta);
+    /// Carries out what the sessions pane's reducer handed back; returns the
+    /// effects for the loop.
+    fn apply_sessions(&mut self, outs: Vec<SessionsOut>) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for out in outs {
+            match out {
+                Out::Effect(effect) => effects.push(effect),
+                Out::Notice(text) => self.notice = Some(text),
+                Out::Ask(prompt) => self.ask(prompt.map_purpose(Purpose::Sessions)),
+                Out::FocusEditor => self.focus = crate::tui::app::Focus::Editor,
+                Out::Request(request) => effects.extend(self.sessions_request(request)),
+            }
         }
+        effects
     }
 
-    /// Enter on the selected row: a recorded session opens read-only; another
-    /// row switches to its session (back from a recorded one to the session in
-    /// use when it is that one).
-    fn switch_to_selected(&mut self) -> Vec<Effect> {
-        match self.sessions.pane.selected_row() {
-            Some(SessionRow::Recorded(recorded)) => {
-                let recorded = recorded.clone();
-                self.read_recorded(&recorded, Then::View)
-            }
-            Some(row) => {
-                let id = row.identifier().to_string();
+    /// What only the app can do for the sessions pane.
+    fn sessions_request(&mut self, request: SessionsRequest) -> Vec<Effect> {
+        match request {
+            SessionsRequest::Switch(id) => {
+                // Back from a recorded session to the session in use.
                 if self.recorded.view.is_some() && id == self.config.identifier {
                     self.notice = Some(format!("back to {id}"));
                     return self.leave_recorded(Instant::now());
                 }
                 self.switch_session(&id)
             }
-            None => Vec::new(),
-        }
-    }
-
-    /// Reads the selected recorded session to export or replay it (`then`);
-    /// on any other row, says which rows those are.
-    fn read_selected_recorded(&mut self, then: Then) -> Vec<Effect> {
-        match self.sessions.pane.selected_row() {
-            Some(SessionRow::Recorded(recorded)) => {
-                let recorded = recorded.clone();
+            SessionsRequest::Follow(id) => self.follow_session(&id),
+            SessionsRequest::ReadRecorded(recorded, use_) => {
+                let then = match use_ {
+                    RecordedUse::View => Then::View,
+                    RecordedUse::Export => Then::Export,
+                    RecordedUse::Replay => Then::Replay,
+                };
                 self.read_recorded(&recorded, then)
             }
-            _ => {
-                self.notice = Some(
-                    "select a session under Recorded: those are the ones the flight recorder holds"
-                        .into(),
-                );
+            SessionsRequest::OpenPools => {
+                self.open_pools();
                 Vec::new()
+            }
+            SessionsRequest::Replay(cells) => self.replay(cells),
+            SessionsRequest::ReplayIn { identifier, cells } => {
+                let mut effects = self.switch_session(&identifier);
+                if self.config.identifier == identifier {
+                    effects.extend(self.replay(cells));
+                }
+                effects
             }
         }
     }
 
-    /// Follows the selected session: on the session in use, turns following
-    /// on or off; on another, switches to it and follows it.
-    fn follow_selected(&mut self) -> Vec<Effect> {
-        let Some(id) = self
-            .sessions
-            .pane
-            .selected_row()
-            .map(|r| r.identifier().to_string())
-        else {
-            return Vec::new();
-        };
+    /// Follows session `id`: on the session in use, turns following on or
+    /// off; on another, switches to it and follows it.
+    fn follow_session(&mut self, id: &str) -> Vec<Effect> {
         if id == self.config.identifier {
             let on = !self.follow.following;
             return self.set_following(on);
         }
-        let mut effects = self.switch_session(&id);
+        let mut effects = self.switch_session(id);
         if self.config.identifier == id {
             effects.extend(self.set_following(true));
         }
         effects
-    }
-
-    /// Asks whether to end the selected session.
-    fn ask_to_end_selected(&mut self) {
-        if let Some(id) = self
-            .sessions
-            .pane
-            .selected_row()
-            .map(|r| r.identifier().to_string())
-        {
-            let question = Question::new(
-                "End session ",
-                id.clone(),
-                "? Its state and files are lost.",
-            );
-            self.ask(Prompt::question(
-                Purpose::Sessions(SessionsPrompt::End(id)),
-                question,
-            ));
-        }
     }
 
     /// Starts using session `identifier`: the worker runs the next cells there
@@ -338,62 +261,10 @@ impl App {
         effects
     }
 
-    /// The answer to a sessions prompt: the identifier to switch to, or
-    /// whether to end a session or replay cells.
+    /// The answer to a sessions prompt, for the pane's reducer.
     pub(crate) fn sessions_answer(&mut self, asked: SessionsPrompt, answer: Answer) -> Vec<Effect> {
-        match (asked, answer) {
-            (SessionsPrompt::New | SessionsPrompt::Attach, Answer::Text(id)) => {
-                return self.switch_session(&id);
-            }
-            (SessionsPrompt::End(id), Answer::Yes) => {
-                return vec![Effect::Sessions(SessionsCommand::End { identifier: id })];
-            }
-            (SessionsPrompt::End(id), _) => self.notice = Some(format!("{id} keeps running")),
-            (SessionsPrompt::Replay(sources), Answer::Yes) => return self.replay(sources),
-            (SessionsPrompt::Replay(_), _) => {
-                self.notice = Some("not replayed: Up recalls earlier cells".into());
-            }
-            (
-                SessionsPrompt::ExportRecorded {
-                    identifier,
-                    cells,
-                    bytes,
-                },
-                Answer::Text(typed),
-            ) => {
-                if typed.trim().is_empty() {
-                    self.notice = Some("not exported: no file name".into());
-                    return Vec::new();
-                }
-                return vec![Effect::Local(crate::tui::local::LocalWork::Save(
-                    crate::tui::local::SaveRequest {
-                        path: crate::tui::local::resolve(&typed),
-                        bytes,
-                        overwrite: false,
-                        what: format!(
-                            "recorded session {} ({cells} cells)",
-                            crate::tui::widgets::sanitize::plain(&identifier)
-                        ),
-                    },
-                ))];
-            }
-            (SessionsPrompt::ExportRecorded { .. }, _) => {
-                self.notice = Some("not exported".into());
-            }
-            (SessionsPrompt::ReplayRecorded { identifier, cells }, Answer::Yes) => {
-                let mut effects = self.switch_session(&identifier);
-                if self.config.identifier == identifier {
-                    effects.extend(self.replay(cells));
-                }
-                return effects;
-            }
-            (SessionsPrompt::ReplayRecorded { .. }, _) => {
-                self.notice = Some("not replayed".into());
-            }
-            // A line given up (Esc).
-            (SessionsPrompt::New | SessionsPrompt::Attach, _) => {}
-        }
-        Vec::new()
+        let outs = self.sessions.answer(asked, answer);
+        self.apply_sessions(outs)
     }
 
     /// Runs `cells` again, in order, as new cells (each with its standard

@@ -21,7 +21,15 @@ use crate::tui::widgets::fit::human_size;
 use crate::tui::widgets::prompt::{Answer, Prompt, Question};
 
 /// What the files pane's reducer hands back (see [`Out`]).
-pub type FilesOut = Out<Prompt<FilesPrompt>>;
+pub type FilesOut = Out<Prompt<FilesPrompt>, FilesRequest>;
+
+/// What only the app can do for the files pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilesRequest {
+    /// Open the local file picker of uploads in this folder (else the
+    /// working folder).
+    OpenPicker(Option<PathBuf>),
+}
 
 /// What the files pane reads of the rest of the app, read-only.
 #[derive(Debug, Clone, Copy)]
@@ -89,7 +97,7 @@ impl FilesUi {
                     "",
                 ))];
             }
-            FilesAction::Pick => return vec![Out::OpenPicker(None)],
+            FilesAction::Pick => return vec![Out::Request(FilesRequest::OpenPicker(None))],
             FilesAction::Delete => return self.delete(),
             FilesAction::Back => return self.back(),
         }

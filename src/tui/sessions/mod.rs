@@ -23,6 +23,7 @@
 
 pub mod history;
 pub mod pane;
+pub mod update;
 pub mod view;
 
 use std::time::{Duration, Instant};
@@ -110,6 +111,13 @@ pub enum SessionsPrompt {
         /// The cells, in order.
         cells: Vec<CellInput>,
     },
+}
+
+impl crate::tui::widgets::prompt::Purposeful for SessionsPrompt {
+    fn completion(&self) -> Option<fn(&str) -> String> {
+        // Identifiers and file names are not completed.
+        None
+    }
 }
 
 /// The current session's details and when they were read.
