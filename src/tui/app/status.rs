@@ -140,12 +140,14 @@ pub fn render(app: &App, now: Instant, area: Rect, buf: &mut Buffer) {
             u8::MAX,
             Span::styled(text, theme.status.patch(theme.warning)),
         )),
-        None => crate::tui::sessions::view::countdown(app, now).map(|(text, style)| {
-            (
-                1,
-                Span::styled(format!(" {text} "), theme.status.patch(style)),
-            )
-        }),
+        None => crate::tui::sessions::view::countdown(&app.sessions, &app.theme, now).map(
+            |(text, style)| {
+                (
+                    1,
+                    Span::styled(format!(" {text} "), theme.status.patch(style)),
+                )
+            },
+        ),
     };
     let mut right = right;
     let width = usize::from(area.width);

@@ -7,20 +7,26 @@
 use std::time::Instant;
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, BorderType, Widget};
 
 use crate::tui::app::App;
-use crate::tui::app::Overlay;
 use crate::tui::app::status;
+use crate::tui::app::{Focus, Overlay, SidePane};
 use crate::tui::help;
+use crate::tui::keymap::Mode;
 use crate::tui::notebook::cell_view::{CellContext, RunClock};
 use crate::tui::notebook::editor::{self, EditorView};
 use crate::tui::notebook::outputs;
 use crate::tui::notebook::outputs::OutputsView;
 use crate::tui::pager::{self, PagerView};
+use crate::tui::widgets::fit;
 use crate::tui::widgets::highlight::Highlighter;
 use crate::tui::widgets::image::ImageStore;
 use crate::tui::widgets::long_output::LongTexts;
+use crate::tui::{files, sessions};
 
 /// View state and caches the views keep between frames.
 #[derive(Debug, Default)]
@@ -86,20 +92,15 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     ])
     .areas(area);
     let notebook_area = outputs_area;
-    let (outputs_area, files_area) = crate::tui::files::view::split(app, outputs_area);
+    let (outputs_area, files_area) =
+        files::view::split(outputs_area, app.side.is_some(), app.focus == Focus::Pane);
     app.views.areas = Areas {
         outputs: outputs_area,
         editor: editor_area,
     };
     render_outputs(frame, app, outputs_area, now);
     if let Some(files_area) = files_area {
-        // The side pane: the sessions pane when it is open, else the files pane.
-        if app.pane_open(crate::tui::app::SidePane::Sessions) {
-            crate::tui::sessions::view::render(app, files_area, frame.buffer_mut());
-        } else {
-            crate::tui::files::view::render(app, files_area, frame.buffer_mut());
-        }
-        crate::tui::sessions::view::render_pool_info_over(app, notebook_area, frame.buffer_mut());
+        render_side_pane(frame, app, files_area, notebook_area);
     }
     if let Some(picker) = app.overlays.picker_mut() {
         crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
@@ -119,9 +120,81 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         &app.theme,
         &app.keymap,
     );
-    crate::tui::files::view::render_hints(app, editor_area, frame.buffer_mut());
+    render_pane_hints(app, editor_area, frame.buffer_mut());
     status::render(app, now, status_area, frame.buffer_mut());
     render_overlays(frame, app, notebook_area, status_area);
+}
+
+/// The side pane in `area`: the sessions pane when it is open, else the files
+/// pane; the pool info popup of the sessions pane over the whole notebook.
+fn render_side_pane(frame: &mut Frame<'_>, app: &mut App, area: Rect, notebook_area: Rect) {
+    let App {
+        sessions,
+        files,
+        theme,
+        views,
+        keymap,
+        isolation,
+        side,
+        focus,
+        ..
+    } = app;
+    let focused = *focus == Focus::Pane;
+    let buf = frame.buffer_mut();
+    if *side == Some(SidePane::Sessions) {
+        sessions::view::render(sessions, focused, theme, area, buf);
+        let cx = sessions::view::PoolInfoView {
+            keymap,
+            isolation: isolation.as_ref(),
+            theme,
+        };
+        sessions::view::render_pool_info_over(sessions, &cx, notebook_area, buf);
+    } else {
+        let mut cx = files::view::FilesView {
+            focused,
+            theme,
+            images: &mut views.images,
+        };
+        files::view::render(files, &mut cx, area, buf);
+    }
+}
+
+/// While the pane has the keys, the editor's top border (drawn just before)
+/// shows the pane's key hints instead of the notebook's.
+fn render_pane_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
+    let mode = if app.pane_focused(SidePane::Files) {
+        Mode::Files
+    } else if app.pane_focused(SidePane::Sessions) {
+        Mode::Sessions
+    } else {
+        return;
+    };
+    if editor_area.height == 0 {
+        return;
+    }
+    let title = format!(" In [{}] ", app.notebook.next_count());
+    let room = usize::from(editor_area.width).saturating_sub(fit::columns(&title) + 5);
+    let hints = app.keymap.hint_line(mode, room);
+    let mut block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(app.theme.border)
+        .title(title);
+    if !hints.is_empty() {
+        block =
+            block.title_top(Line::styled(format!(" {hints} "), app.theme.muted).right_aligned());
+    }
+    let top = Rect {
+        height: 1,
+        ..editor_area
+    };
+    // Only the top row: the rest of the editor stays as drawn.
+    let mut scratch = Buffer::empty(Rect { height: 2, ..top });
+    block.render(scratch.area, &mut scratch);
+    for x in top.left()..top.right() {
+        if let (Some(src), Some(dst)) = (scratch.cell((x, top.y)), buf.cell_mut((x, top.y))) {
+            *dst = src.clone();
+        }
+    }
 }
 
 /// The outputs of the cells (or the pool's banner before the first), with the

@@ -426,8 +426,14 @@ fn snapshot_image_preview() {
 
 #[test]
 fn on_narrow_terminals_a_focused_pane_sits_under_the_outputs() {
-    use crate::tui::files::view::split;
     use ratatui::layout::Rect;
+    let split = |app: &App, area| {
+        crate::tui::files::view::split(
+            area,
+            app.side.is_some(),
+            app.focus == crate::tui::app::Focus::Pane,
+        )
+    };
     let mut app = app(ApiVersion::V2025_10_02);
     press(&mut app, KeyCode::F(2));
     assert!(app.pane_focused(crate::tui::app::SidePane::Files));

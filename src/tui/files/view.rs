@@ -11,15 +11,14 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Gauge, Widget};
+use ratatui::widgets::{Block, Clear, Gauge, Widget};
 
-use crate::tui::app::{App, Focus, SidePane};
-use crate::tui::files::PREVIEW_IMAGE;
 use crate::tui::files::pane;
 use crate::tui::files::preview::Body;
-use crate::tui::keymap::Mode;
+use crate::tui::files::{FilesUi, PREVIEW_IMAGE};
+use crate::tui::theme::Theme;
 use crate::tui::widgets::fit::{self, human_size};
-use crate::tui::widgets::image::ImageLayout;
+use crate::tui::widgets::image::{ImageLayout, ImageStore};
 
 /// Narrowest terminal that shows the files pane beside the outputs.
 pub const SIDE_BY_SIDE: u16 = 100;
@@ -35,11 +34,11 @@ pub const MIN_OUTPUT_ROWS: u16 = 4;
 /// On a narrow terminal a focused pane goes under the outputs (three fifths of
 /// the rows, at least [`MIN_PANE_ROWS`]), and covers them only where fewer than
 /// [`MIN_OUTPUT_ROWS`] would be left. The sessions pane takes the same place.
-pub fn split(app: &App, area: Rect) -> (Rect, Option<Rect>) {
-    if app.side.is_none() {
+/// `shown`: a side pane is shown; `focused`: it has the keys.
+pub fn split(area: Rect, shown: bool, focused: bool) -> (Rect, Option<Rect>) {
+    if !shown {
         return (area, None);
     }
-    let focused = app.focus == Focus::Pane;
     if area.width >= SIDE_BY_SIDE {
         let [outputs, pane] =
             Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
@@ -58,12 +57,20 @@ pub fn split(app: &App, area: Rect) -> (Rect, Option<Rect>) {
     }
 }
 
+/// What the files pane's view reads besides the pane's state.
+pub struct FilesView<'a> {
+    /// The pane has the keys.
+    pub focused: bool,
+    /// The palette.
+    pub theme: &'a Theme,
+    /// The images the views share (a previewed image is drawn from it).
+    pub images: &'a mut ImageStore,
+}
+
 /// Draws the files pane (listing, preview, gauge) in `area`.
-pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
+pub fn render(files: &mut FilesUi, cx: &mut FilesView<'_>, area: Rect, buf: &mut Buffer) {
     Clear.render(area, buf);
-    let focused = app.pane_focused(SidePane::Files);
-    let files = &mut app.files;
-    files.pane.focused = focused;
+    files.pane.focused = cx.focused;
     let (area, gauge) = match &files.transfer {
         Some(_) if area.height > 4 => {
             let [rest, gauge] =
@@ -85,22 +92,21 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
     if let Some(listing) = listing {
         let rows = usize::from(listing.height.saturating_sub(3));
         files.pane.keep_visible(rows);
-        pane::render(listing, buf, &files.pane, &app.theme);
+        pane::render(listing, buf, &files.pane, cx.theme);
     }
     if let Some(p) = preview_area {
         files.view_size = (p.width, p.height);
-        render_preview(app, p, buf);
+        render_preview(files, cx, p, buf);
     } else {
-        app.files.view_size = (area.width, area.height.saturating_mul(3) / 5);
+        files.view_size = (area.width, area.height.saturating_mul(3) / 5);
     }
-    if let (Some(g), Some(t)) = (gauge, &app.files.transfer) {
-        render_gauge(t, g, buf, &app.theme);
+    if let (Some(g), Some(t)) = (gauge, &files.transfer) {
+        render_gauge(t, g, buf, cx.theme);
     }
 }
 
-fn render_preview(app: &mut App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
-    let files = &app.files;
+fn render_preview(files: &FilesUi, cx: &mut FilesView<'_>, area: Rect, buf: &mut Buffer) {
+    let theme = cx.theme;
     let Some(preview) = &files.preview else {
         let name = files.preview_loading.as_deref().unwrap_or("");
         let block = Block::bordered().border_style(theme.border);
@@ -138,12 +144,12 @@ fn render_preview(app: &mut App, area: Rect, buf: &mut Buffer) {
         height: inner.height - 1,
         ..inner
     };
-    let images = &mut app.views.images;
+    let images = &mut *cx.images;
     // Fitted whole inside the pane: its width and the rows under the caption.
     match images.layout_in(PREVIEW_IMAGE, image_area.width, image_area.height) {
         ImageLayout::Rows(_) => images.render_rows(PREVIEW_IMAGE, 0, image_area, buf),
         ImageLayout::Unavailable(why) => {
-            let line = Line::styled(fit::one_line(&why), app.theme.error);
+            let line = Line::styled(fit::one_line(&why), theme.error);
             buf.set_line(image_area.x, image_area.y, &line, image_area.width);
         }
     }
@@ -168,42 +174,4 @@ fn render_gauge(
         .ratio(ratio)
         .label(label)
         .render(area, buf);
-}
-
-/// While the pane has the keys, the editor's top border (drawn just before)
-/// shows the pane's key hints instead of the notebook's.
-pub fn render_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
-    let mode = if app.pane_focused(SidePane::Files) {
-        Mode::Files
-    } else if app.pane_focused(SidePane::Sessions) {
-        Mode::Sessions
-    } else {
-        return;
-    };
-    if editor_area.height == 0 {
-        return;
-    }
-    let title = format!(" In [{}] ", app.notebook.next_count());
-    let room = usize::from(editor_area.width).saturating_sub(fit::columns(&title) + 5);
-    let hints = app.keymap.hint_line(mode, room);
-    let mut block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(app.theme.border)
-        .title(title);
-    if !hints.is_empty() {
-        block =
-            block.title_top(Line::styled(format!(" {hints} "), app.theme.muted).right_aligned());
-    }
-    let top = Rect {
-        height: 1,
-        ..editor_area
-    };
-    // Only the top row: the rest of the editor stays as drawn.
-    let mut scratch = Buffer::empty(Rect { height: 2, ..top });
-    block.render(scratch.area, &mut scratch);
-    for x in top.left()..top.right() {
-        if let (Some(src), Some(dst)) = (scratch.cell((x, top.y)), buf.cell_mut((x, top.y))) {
-            *dst = src.clone();
-        }
-    }
 }

@@ -14,7 +14,8 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use crate::protocol::Isolation;
 use crate::protocol::PoolMetadata;
-use crate::tui::app::App;
+use crate::tui::keymap::Keymap;
+use crate::tui::sessions::SessionsUi;
 use crate::tui::sessions::pane::{self, SessionRow};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::fit;
@@ -27,10 +28,9 @@ const DETAILS_ROWS: u16 = 5;
 /// Draws the sessions pane in `area`: the lists and the details of the
 /// selected row (the pool info is drawn over the notebook by
 /// [`render_pool_info_over`]).
-pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
+/// `focused`: the pane has the keys.
+pub fn render(s: &mut SessionsUi, focused: bool, theme: &Theme, area: Rect, buf: &mut Buffer) {
     Clear.render(area, buf);
-    let focused = app.pane_focused(crate::tui::app::SidePane::Sessions);
-    let s = &mut app.sessions;
     s.pane.focused = focused;
     let (lists, details) = if area.height > DETAILS_ROWS + 10 {
         let [l, d] =
@@ -39,29 +39,40 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) {
     } else {
         (area, None)
     };
-    pane::render(lists, buf, &s.pane, &app.theme);
+    pane::render(lists, buf, &s.pane, theme);
     if let Some(d) = details {
-        render_details(app, d, buf);
+        render_details(s, theme, d, buf);
     }
+}
+
+/// What the pool info popup reads besides the pane's state.
+pub struct PoolInfoView<'a> {
+    /// The keys (the popup names those that close and scroll it).
+    pub keymap: &'a Keymap,
+    /// What the app learnt at start of a local pool's isolation, if anything.
+    pub isolation: Option<&'a Isolation>,
+    /// The palette.
+    pub theme: &'a Theme,
 }
 
 /// The pool info popup, while open, over `area` (the whole notebook area, so
 /// its long lines and package list get the room the pane lacks).
-pub fn render_pool_info_over(app: &mut App, area: Rect, buf: &mut Buffer) {
-    if !app.pane_open(crate::tui::app::SidePane::Sessions) {
-        return;
-    }
-    let keys = PopupKeys::from_keymap(&app.keymap);
-    let s = &mut app.sessions;
+pub fn render_pool_info_over(
+    s: &mut SessionsUi,
+    cx: &PoolInfoView<'_>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let keys = PopupKeys::from_keymap(cx.keymap);
     if let Some(info) = &s.pool_info {
         render_pool_info(
             info,
-            app.isolation.as_ref(),
+            cx.isolation,
             &mut s.pool_info_scroll,
             &keys,
             area,
             buf,
-            &app.theme,
+            cx.theme,
         );
     }
 }
@@ -101,9 +112,7 @@ impl PopupKeys {
     }
 }
 
-fn render_details(app: &App, area: Rect, buf: &mut Buffer) {
-    let theme = &app.theme;
-    let s = &app.sessions;
+fn render_details(s: &SessionsUi, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let block = Block::bordered()
         .border_style(theme.border)
         .title(Span::styled(" Details ", theme.accent));
@@ -376,9 +385,12 @@ fn pool_lines(
 /// The idle countdown of the current session for the status line, with its
 /// style: `idle ends in 4 min`, a warning under a minute, an error once
 /// expired; `None` when the pool does not say when.
-pub fn countdown(app: &App, now: Instant) -> Option<(String, ratatui::style::Style)> {
-    let left = app.sessions.expires_in(now)?;
-    let theme = &app.theme;
+pub fn countdown(
+    s: &SessionsUi,
+    theme: &Theme,
+    now: Instant,
+) -> Option<(String, ratatui::style::Style)> {
+    let left = s.expires_in(now)?;
     Some(if left <= 0 {
         ("session idle-expired".to_string(), theme.error)
     } else if left < WARN_SECS {
