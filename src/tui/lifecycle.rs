@@ -13,9 +13,10 @@ use super::event::{AppEvent, AppEventSender};
 use super::persist;
 use super::pools::{PoolChoice, PoolsUi};
 use super::terminal::Tui;
-use super::{TuiOptions, attach_sessions_store, host_of};
+use super::{TuiOptions, attach_sessions_store};
 use crate::notebook::store::SaverThread;
 use crate::session::{Connection, SessionWorker, WorkerConfig};
+use crate::target::endpoint_label;
 use crate::tui::app::view as ui;
 
 /// What moves from one pool's run to the next.
@@ -82,7 +83,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
                 token: t.token.clone(),
                 auth: t.auth.clone(),
             },
-            host_of(endpoint),
+            endpoint_label(endpoint),
             PoolState::Ready,
         ),
     };

@@ -221,12 +221,6 @@ pub fn random_identifier() -> String {
     format!("sessionpad-{}", &hex[..8])
 }
 
-/// The host of an endpoint URL for the status line, or the endpoint itself when
-/// it does not parse.
-pub(crate) fn host_of(endpoint: &str) -> String {
-    crate::target::endpoint_label(endpoint)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,15 +231,5 @@ mod tests {
         assert!(id.starts_with("sessionpad-"));
         assert_eq!(id.len(), "sessionpad-".len() + 8);
         assert_ne!(id, random_identifier());
-    }
-
-    #[test]
-    fn host_of_endpoint() {
-        assert_eq!(
-            host_of("https://eastus.dynamicsessions.io/subscriptions/x/sessionPools/p"),
-            "eastus.dynamicsessions.io"
-        );
-        assert_eq!(host_of("http://127.0.0.1:8080"), "127.0.0.1:8080");
-        assert_eq!(host_of("nonsense"), "nonsense");
     }
 }

@@ -6,11 +6,13 @@
 
 use super::App;
 use crate::session::FileEvent;
-use crate::tui::action::{Effect, Out};
-use crate::tui::app::{Focus, Purpose, SidePane};
+use crate::tui::action::Effect;
+use crate::tui::app::{Purpose, SidePane};
 use crate::tui::files::preview::Preview;
 use crate::tui::files::update::{FilesCx, FilesOut, FilesRequest, preview_image};
 use crate::tui::files::{FilesAction, FilesPrompt, PREVIEW_IMAGE};
+use crate::tui::keymap::Keymap;
+use crate::tui::theme::Theme;
 use crate::tui::widgets::prompt::Answer;
 use std::path::PathBuf;
 
@@ -18,17 +20,12 @@ impl App {
     /// Carries out what the files pane's reducer handed back; returns the
     /// effects for the loop.
     fn apply_files(&mut self, outs: Vec<FilesOut>) -> Vec<Effect> {
-        let mut effects = Vec::new();
-        for out in outs {
-            match out {
-                Out::Effect(effect) => effects.push(effect),
-                Out::Notice(text) => self.notice = Some(text),
-                Out::Ask(prompt) => self.ask(prompt.map_purpose(Purpose::Files)),
-                Out::Request(FilesRequest::OpenPicker(dir)) => self.open_picker(dir),
-                Out::FocusEditor => self.focus = Focus::Editor,
+        self.apply(outs, Purpose::Files, |app, request| match request {
+            FilesRequest::OpenPicker(dir) => {
+                app.open_picker(dir);
+                Vec::new()
             }
-        }
-        effects
+        })
     }
 
     /// Text pasted while the files pane has the focus: an existing local file's
@@ -66,11 +63,7 @@ impl App {
 
     /// A key of the files pane, for its reducer.
     pub fn files_action(&mut self, action: FilesAction) -> Vec<Effect> {
-        let cx = FilesCx {
-            colors: self.theme.colors,
-            pane_open: self.side == Some(SidePane::Files),
-            keymap: &self.keymap,
-        };
+        let cx = files_cx(&self.theme, self.side, &self.keymap);
         let outs = self.files.update(action, &cx);
         self.apply_files(outs)
     }
@@ -93,12 +86,18 @@ impl App {
     /// follow from it.
     pub fn files_event(&mut self, event: FileEvent) -> Vec<Effect> {
         self.dirty = true;
-        let cx = FilesCx {
-            colors: self.theme.colors,
-            pane_open: self.side == Some(SidePane::Files),
-            keymap: &self.keymap,
-        };
+        let cx = files_cx(&self.theme, self.side, &self.keymap);
         let outs = self.files.event(event, &cx);
         self.apply_files(outs)
+    }
+}
+
+/// What the files pane reads of the app (built from the fields, so the pane's
+/// state can be borrowed for change beside it).
+fn files_cx<'a>(theme: &Theme, side: Option<SidePane>, keymap: &'a Keymap) -> FilesCx<'a> {
+    FilesCx {
+        colors: theme.colors,
+        pane_open: side == Some(SidePane::Files),
+        keymap,
     }
 }

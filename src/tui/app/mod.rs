@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ratatui_textarea::{CursorMove, TextArea};
 
 use self::view::Views;
-use super::action::{Action, Effect};
+use super::action::{Action, Effect, Out};
 use super::keymap::Keymap;
 use super::runs::Runs;
 use super::theme::Theme;
@@ -22,6 +22,7 @@ use crate::tui::help::{HelpAction, HelpOutcome, HelpView};
 use crate::tui::notebook::editor;
 use crate::tui::pager::{Pager, PagerAction, PagerCx, PagerOutcome};
 use crate::tui::widgets::image::ImageKey;
+use crate::tui::widgets::prompt::Prompt;
 
 /// How long a first Ctrl+C waits for the second.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -432,6 +433,29 @@ impl App {
             Action::Help(_) => {}
         }
         Vec::new()
+    }
+
+    /// Carries out what a feature's reducer handed back, in order: effects are
+    /// collected for the loop, a notice goes to the status line, a prompt
+    /// opens with its purpose wrapped by `purpose`, the focus goes back to
+    /// the editor, and the feature's own requests go to `request`.
+    fn apply<P, R>(
+        &mut self,
+        outs: Vec<Out<Prompt<P>, R>>,
+        purpose: fn(P) -> Purpose,
+        mut request: impl FnMut(&mut Self, R) -> Vec<Effect>,
+    ) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for out in outs {
+            match out {
+                Out::Effect(effect) => effects.push(effect),
+                Out::Notice(text) => self.notice = Some(text),
+                Out::Ask(prompt) => self.ask(prompt.map_purpose(purpose)),
+                Out::FocusEditor => self.focus = Focus::Editor,
+                Out::Request(r) => effects.extend(request(self, r)),
+            }
+        }
+        effects
     }
 
     /// Takes the text back from `$EDITOR`, as one edit that Ctrl+Z undoes; when

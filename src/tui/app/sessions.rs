@@ -16,7 +16,7 @@ use crate::protocol::SessionInfo;
 use crate::session::FailureKind;
 use crate::session::SessionsCommand;
 use crate::session::SessionsEvent;
-use crate::tui::action::{Effect, Out};
+use crate::tui::action::Effect;
 use crate::tui::app::Purpose;
 use crate::tui::app::SidePane;
 use crate::tui::app::Then;
@@ -158,17 +158,7 @@ impl App {
     /// Carries out what the sessions pane's reducer handed back; returns the
     /// effects for the loop.
     fn apply_sessions(&mut self, outs: Vec<SessionsOut>) -> Vec<Effect> {
-        let mut effects = Vec::new();
-        for out in outs {
-            match out {
-                Out::Effect(effect) => effects.push(effect),
-                Out::Notice(text) => self.notice = Some(text),
-                Out::Ask(prompt) => self.ask(prompt.map_purpose(Purpose::Sessions)),
-                Out::FocusEditor => self.focus = crate::tui::app::Focus::Editor,
-                Out::Request(request) => effects.extend(self.sessions_request(request)),
-            }
-        }
-        effects
+        self.apply(outs, Purpose::Sessions, Self::sessions_request)
     }
 
     /// What only the app can do for the sessions pane.

@@ -42,7 +42,7 @@ impl PoolChoice {
                     };
                     format!(
                         "{} · {}{kind}",
-                        crate::tui::host_of(endpoint),
+                        crate::target::endpoint_label(endpoint),
                         t.api_version
                     )
                 }
