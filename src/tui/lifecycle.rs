@@ -35,7 +35,7 @@ impl Carry {
     pub fn from_app(app: &mut App, choice: &PoolChoice) -> Self {
         Self {
             queued: app.take_queued(),
-            draft: Some(app.editor.lines().join("\n")).filter(|d| !d.trim().is_empty()),
+            draft: Some(app.editor.source()).filter(|d| !d.trim().is_empty()),
             notice: Some(format!("switched to pool {}", choice.name)),
         }
     }
@@ -98,7 +98,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     attach_sessions_store(&mut app, t.endpoint.as_deref(), &identifier).await;
     app.queue_sources(carry.queued);
     if let Some(draft) = carry.draft {
-        crate::tui::notebook::editor::replace_text(&mut app.editor, &draft);
+        app.editor.replace(&draft);
     }
     app.notice = carry.notice;
     // Following from the start: the calls an agent made before are read from

@@ -4,10 +4,7 @@
 //! touch the terminal or the network; what must happen outside comes back as
 //! [`Effect`]s for the loop to carry out.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-
-use ratatui_textarea::{CursorMove, TextArea};
 
 use self::view::Views;
 use super::action::{Action, Effect, Out};
@@ -19,7 +16,7 @@ use crate::notebook::{Cell, Notebook};
 use crate::protocol::ApiVersion;
 use crate::session::{DecodedImage, RunId};
 use crate::tui::help::{HelpAction, HelpOutcome, HelpView};
-use crate::tui::notebook::editor;
+use crate::tui::notebook::cell_editor::CellEditor;
 use crate::tui::pager::{Pager, PagerAction, PagerCx, PagerOutcome};
 use crate::tui::widgets::image::ImageKey;
 use crate::tui::widgets::prompt::Prompt;
@@ -70,13 +67,6 @@ pub struct SessionBoundary {
     pub replayed: bool,
 }
 
-/// Where browsing the history is: `None` while editing a new cell.
-#[derive(Debug, Default)]
-struct History {
-    position: Option<usize>,
-    draft: Vec<String>,
-}
-
 /// Everything the UI task owns.
 #[derive(Debug)]
 pub struct App {
@@ -101,8 +91,9 @@ pub struct App {
     pub isolation: Option<crate::protocol::Isolation>,
     /// The cells run so far.
     pub notebook: Notebook,
-    /// The cell being typed.
-    pub editor: TextArea<'static>,
+    /// The cell being typed, its history browsing and the queued cells of an
+    /// opened notebook (`tui/notebook/cell_editor.rs`).
+    pub editor: CellEditor,
     /// The execution limit of a cell, shown on the running cell.
     pub execution_limit: Option<Duration>,
     /// A first Ctrl+C was pressed; a second before this instant quits.
@@ -132,14 +123,11 @@ pub struct App {
     pub dirty: bool,
     /// View state and caches (scroll, highlighted lines, images).
     pub views: Views,
-    history: History,
     /// The execution requests not done yet (`runs.rs`): the only writer of a
     /// cell's pending status.
     runs: Runs,
     /// Writes each settled cell to the notebook file, off this task.
     saver: Option<Saver>,
-    /// Cells of an opened notebook not yet offered in the editor.
-    queued: VecDeque<String>,
     /// The files pane: listing, preview, transfers (`files/`).
     pub files: super::files::FilesUi,
     /// The sessions pane: identifiers, switching, details (`sessions/`).
@@ -151,12 +139,6 @@ pub struct App {
     /// A recorded session shown read-only, and reads of the flight recorder
     /// under way (`tui/app/recorded.rs`).
     pub recorded: RecordedUi,
-}
-
-fn new_editor(lines: Vec<String>) -> TextArea<'static> {
-    let mut editor = TextArea::new(lines);
-    editor.set_tab_length(4);
-    editor
 }
 
 impl App {
@@ -181,7 +163,7 @@ impl App {
             pool_log: Vec::new(),
             isolation: None,
             notebook: Notebook::default(),
-            editor: new_editor(vec![String::new()]),
+            editor: CellEditor::default(),
             execution_limit: None,
             quit_armed_until: None,
             should_quit: false,
@@ -194,10 +176,8 @@ impl App {
             overlays: Overlays::default(),
             dirty: true,
             views,
-            history: History::default(),
             runs: Runs::default(),
             saver: None,
-            queued: VecDeque::new(),
             files: super::files::FilesUi::new(config_can_manage),
             sessions,
             pools: super::pools::PoolsUi::default(),
@@ -237,18 +217,13 @@ impl App {
     /// The cell sources of an opened notebook not yet offered (for a switch to
     /// another pool to offer them there).
     pub fn take_queued(&mut self) -> Vec<String> {
-        self.queued.drain(..).collect()
+        self.editor.take_queued()
     }
 
     /// Offers `sources` (the code cells of an opened notebook) in the editor one at
     /// a time: the first now if the editor is empty, the next after each run.
     pub fn queue_sources(&mut self, sources: Vec<String>) {
-        self.queued.extend(sources);
-        if self.editor.is_empty()
-            && let Some(next) = self.queued.pop_front()
-        {
-            self.load(&next, CursorMove::Bottom);
-        }
+        self.editor.queue_sources(sources);
         self.dirty = true;
     }
 
@@ -377,13 +352,13 @@ impl App {
             Action::Paste(text) if self.pane_focused(SidePane::Files) => {
                 return self.files_paste(&text);
             }
-            Action::HistoryPrev => self.history_prev(),
-            Action::HistoryNext => self.history_next(),
+            Action::HistoryPrev => self.editor.history_prev(&self.notebook.cells),
+            Action::HistoryNext => self.editor.history_next(&self.notebook.cells),
             Action::Edit(input) => {
                 self.editor.input(input);
             }
             Action::Paste(text) => {
-                self.editor.insert_str(clean_paste(&text));
+                self.editor.paste(&text);
             }
             Action::PageUp => self.views.outputs.page(false),
             Action::PageDown => self.views.outputs.page(true),
@@ -413,16 +388,12 @@ impl App {
             Action::Pager(PagerAction::Open) => self.open_pager(),
             // The pager's other keys come only while it is open (above).
             Action::Pager(_) => {}
-            Action::Newline => editor::newline(&mut self.editor, self.config.language),
-            Action::Undo => {
-                self.editor.undo();
-            }
-            Action::Redo => {
-                self.editor.redo();
-            }
+            Action::Newline => self.editor.newline(self.config.language),
+            Action::Undo => self.editor.undo(),
+            Action::Redo => self.editor.redo(),
             Action::ExternalEditor => {
                 return vec![Effect::EditExternally {
-                    source: self.editor.lines().join("\n"),
+                    source: self.editor.source(),
                     language: self.config.language,
                 }];
             }
@@ -463,7 +434,7 @@ impl App {
     pub fn finish_external_edit(&mut self, outcome: Result<String, String>) {
         self.dirty = true;
         match outcome {
-            Ok(text) => editor::replace_text(&mut self.editor, &clean_paste(&text)),
+            Ok(text) => self.editor.replace_from_outside(&text),
             Err(reason) => self.notice = Some(reason),
         }
     }
@@ -471,62 +442,17 @@ impl App {
     /// Moves the editor's text into the notebook as a queued cell (a shell
     /// command given `stdin`, when there is one).
     pub(crate) fn run_cell(&mut self, stdin: Option<String>) -> Option<Effect> {
-        let code = self.editor.lines().join("\n");
-        if code.trim().is_empty() {
-            return None;
-        }
+        let code = self.editor.take_for_run()?;
         let index = self.notebook.push(code.clone());
         if let Some(cell) = self.notebook.cell_mut(index) {
             cell.stdin.clone_from(&stdin);
         }
         let run = self.runs.queue(index);
-        self.editor = new_editor(vec![String::new()]);
-        if let Some(next) = self.queued.pop_front() {
-            self.load(&next, CursorMove::Bottom);
-        }
-        self.history = History::default();
         self.views.outputs.follow();
         // The notebook's cursor goes back to the newest cell (the next Esc
         // selects it), as Jupyter's does to the cell just run.
         self.selected = None;
         Some(Effect::Execute { run, code, stdin })
-    }
-
-    fn load(&mut self, source: &str, cursor: CursorMove) {
-        self.editor = new_editor(source.split('\n').map(str::to_string).collect());
-        self.editor.move_cursor(cursor);
-        self.editor.move_cursor(CursorMove::End);
-    }
-
-    fn history_prev(&mut self) {
-        let count = self.notebook.cells.len();
-        let target = match self.history.position {
-            None if count == 0 => return,
-            None => {
-                self.history.draft = self.editor.lines().to_vec();
-                count - 1
-            }
-            Some(0) => return,
-            Some(p) => p - 1,
-        };
-        self.history.position = Some(target);
-        let source = self.notebook.cells[target].source.clone();
-        self.load(&source, CursorMove::Top);
-    }
-
-    fn history_next(&mut self) {
-        let Some(p) = self.history.position else {
-            return;
-        };
-        if p + 1 < self.notebook.cells.len() {
-            self.history.position = Some(p + 1);
-            let source = self.notebook.cells[p + 1].source.clone();
-            self.load(&source, CursorMove::Bottom);
-        } else {
-            let draft = std::mem::take(&mut self.history.draft);
-            self.history.position = None;
-            self.load(&draft.join("\n"), CursorMove::Bottom);
-        }
     }
 }
 
@@ -543,13 +469,6 @@ fn pager_action(action: Action) -> Result<PagerAction, Action> {
         Action::PageDown => PagerAction::Page(1),
         other => return Err(other),
     })
-}
-
-/// Pasted text as the editor should get it: line breaks normalised, tabs as four
-/// spaces, other control characters (escape sequences included) dropped.
-fn clean_paste(text: &str) -> String {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    crate::tui::widgets::sanitize::plain(&text.replace('\t', "    "))
 }
 
 mod cells;

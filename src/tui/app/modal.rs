@@ -13,7 +13,6 @@ use crate::tui::action::{Action, Effect};
 use crate::tui::app::Purpose;
 use crate::tui::cell_export;
 use crate::tui::local::{self, CLIPBOARD_LIMIT, LocalOutcome, LocalWork, SaveRequest};
-use crate::tui::notebook::editor;
 use crate::tui::notebook::history_search::{HistorySearch, SearchKey};
 use crate::tui::widgets::fit::human_size;
 use crate::tui::widgets::prompt::{Answer, Prompt, Question};
@@ -199,7 +198,7 @@ impl App {
             self.notice = Some("standard input is for shell commands (Shell pools)".to_string());
             return;
         }
-        if self.editor.lines().join("\n").trim().is_empty() {
+        if self.editor.source().trim().is_empty() {
             self.notice = Some("type a command first, then Alt+I gives it its input".to_string());
             return;
         }
@@ -217,7 +216,7 @@ impl App {
         };
         let source = cell.source.clone();
         let count = cell.execution_count;
-        editor::replace_text(&mut self.editor, &source);
+        self.editor.replace(&source);
         self.focus = super::Focus::Editor;
         self.notice = Some(format!(
             "In [{count}] is in the editor; running it adds a new cell"

@@ -26,10 +26,9 @@ impl App {
             ..Views::default()
         };
         self.views.set_language(self.config.language);
-        self.history = super::History::default();
+        self.editor.new_session();
         self.runs.clear();
         self.selected = None;
-        self.queued.clear();
         // Dropping the saver lets its thread write what it has and end.
         self.saver = None;
         let files_open = self.pane_open(super::SidePane::Files);

@@ -260,13 +260,13 @@ impl App {
     /// Runs `cells` again, in order, as new cells (each with its standard
     /// input, if it had one).
     pub(crate) fn replay(&mut self, cells: Vec<CellInput>) -> Vec<Effect> {
-        let draft = self.editor.lines().join("\n");
+        let draft = self.editor.source();
         let mut effects = Vec::new();
         for cell in cells {
-            crate::tui::notebook::editor::replace_text(&mut self.editor, &cell.source);
+            self.editor.replace(&cell.source);
             effects.extend(self.run_cell(cell.stdin));
         }
-        crate::tui::notebook::editor::replace_text(&mut self.editor, &draft);
+        self.editor.replace(&draft);
         self.notice = Some(format!("replaying {} cells", effects.len()));
         effects
     }

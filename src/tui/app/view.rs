@@ -111,7 +111,7 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     editor::render(
         frame,
         editor_area,
-        &app.editor,
+        app.editor.text(),
         &mut app.views.editor,
         next,
         // The editor shows its cursor when it has the keys: its focus, and no

@@ -1,8 +1,11 @@
 //! The notebook's views: the cells and their outputs, the editor and the
-//! history search (Ctrl+R). Its state and reducer are still `App`'s (`tui/app/cells.rs`, `modal.rs`); see `ARCHITECTURE.md`.
+//! history search (Ctrl+R), and the cell editor's state (`cell_editor.rs`).
+//! The rest of its state and its reducer are still `App`'s
+//! (`tui/app/mod.rs`, `cells.rs`, `modal.rs`); see `ARCHITECTURE.md`.
 
 use std::time::Duration;
 
+pub mod cell_editor;
 pub mod cell_view;
 pub mod editor;
 pub mod history_search;
