@@ -441,6 +441,30 @@ fn a_feature_folder_imports_no_other_feature() {
 }
 
 #[test]
+fn a_feature_folder_imports_not_the_app_outside_its_tests() {
+    let mut found = Vec::new();
+    for s in sources() {
+        let path = s.path.to_string_lossy().replace('\\', "/");
+        let Some(rest) = path.strip_prefix("tui/") else {
+            continue;
+        };
+        // Test code (left out of `sources`) drives the app; a feature's code does not.
+        if !FEATURES.iter().any(|f| rest.starts_with(&format!("{f}/"))) {
+            continue;
+        }
+        for (n, line) in &s.lines {
+            if line.contains("crate::tui::app") || line.contains("super::super::app") {
+                found.push(format!("src/{path}:{n}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a feature's code imports the app (ARCHITECTURE.md: the app composes features, never the other way): {found:?}"
+    );
+}
+
+#[test]
 fn widgets_import_no_feature_and_not_the_app() {
     for feature in FEATURES.iter().chain(&["app"]) {
         assert_no("tui/widgets", &format!("crate::tui::{feature}::"));

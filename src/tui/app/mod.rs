@@ -41,17 +41,6 @@ pub struct AppConfig {
     pub language: crate::notebook::language::Language,
 }
 
-/// The pool, as far as the UI knows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PoolState {
-    /// The embedded pool is starting (maybe building its Python environment).
-    Starting,
-    /// Executions can be sent.
-    Ready,
-    /// The pool could not be started or reached.
-    Failed(String),
-}
-
 /// A place in the notebook where the session changed: the cells before it ran
 /// in an earlier session (reopened from disk, a recycled session), so their
 /// variables and files are not in the session the cells after it run in.
@@ -493,6 +482,7 @@ pub use self::modal::NotebookPrompt;
 pub use self::overlay::{Layer, Overlay, Overlays, Taken};
 pub use self::prompt::{AppPrompt, Purpose};
 pub use self::recorded::{RecordedUi, RecordedView, Then};
+pub use crate::tui::notebook::PoolState;
 
 #[cfg(test)]
 mod tests;

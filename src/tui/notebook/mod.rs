@@ -11,6 +11,17 @@ pub mod editor;
 pub mod history_search;
 pub mod outputs;
 
+/// The pool, as far as the UI knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PoolState {
+    /// The embedded pool is starting (maybe building its Python environment).
+    Starting,
+    /// Executions can be sent.
+    Ready,
+    /// The pool could not be started or reached.
+    Failed(String),
+}
+
 /// A duration the way people read it: `12 ms`, `1.2 s`, `3 min 5 s`.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();

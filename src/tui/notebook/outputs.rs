@@ -15,7 +15,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::text::Line;
 
 use crate::notebook::{Cell, Output};
-use crate::tui::app::PoolState;
+use crate::tui::notebook::PoolState;
 use crate::tui::notebook::cell_view::{CellContext, Row, cell_rows, running_line};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::long_output::{LongTexts, OutputKey};
