@@ -1,9 +1,10 @@
 //! The life of a cell's execution requests, as a pure state machine: a run is
 //! queued, then running, maybe interrupting, then done (and forgotten). The
 //! table [`next`] says, for a run's state and an event, which state follows and
-//! what must happen outside; [`Runs`] keeps every run that is not done and is the
-//! only writer of the pending statuses a cell shows (`Queued`, `Running`). No
-//! clock is read here: times come with the events.
+//! what must happen outside; [`Runs`] keeps every run that is not done, and is
+//! where the app reads whether its own cells are queued or running
+//! ([`RunState::pending`]; the cells themselves hold only what their execution
+//! came to). No clock is read here: times come with the events.
 //!
 //! Stopping is honest about the service: its API has no interrupt, so a running
 //! cell there can only be abandoned (the UI stops waiting, the worker drops the
@@ -15,6 +16,7 @@ use std::time::Instant;
 
 use crate::notebook::CellStatus;
 use crate::session::RunId;
+use crate::tui::notebook::cell_view::Pending;
 
 /// Where a run is. A run that is done is no longer kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +106,16 @@ pub fn next(
 }
 
 impl RunState {
+    /// Where a cell whose run is in this state is, as the views draw it.
+    pub fn pending(self) -> Pending {
+        match self {
+            Self::Queued => Pending::Queued,
+            Self::Running { since } | Self::Interrupting { since } => {
+                Pending::Running { since: Some(since) }
+            }
+        }
+    }
+
     /// The status a cell shows while its run is in this state.
     pub fn cell_status(self) -> CellStatus {
         match self {
@@ -203,6 +215,11 @@ impl Runs {
         self.runs
             .iter()
             .find_map(|(id, r)| r.state.since().map(|since| (*id, r.cell, since)))
+    }
+
+    /// Every run that is not done, in queue order.
+    pub fn iter(&self) -> impl Iterator<Item = Run> + '_ {
+        self.runs.values().copied()
     }
 
     /// The run of cell `cell`, if it is pending.

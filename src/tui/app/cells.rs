@@ -87,15 +87,9 @@ impl App {
 
     /// Stops the selected cell if it is pending, else the running cell.
     pub(super) fn stop_cell(&mut self) -> Vec<Effect> {
-        let pending = |i: &usize| {
-            self.notebook
-                .cells
-                .get(*i)
-                .is_some_and(|c| c.status.is_pending())
-        };
         let target = self
             .selected
-            .filter(pending)
+            .filter(|i| self.pending_of(*i).is_some())
             .or(self.running().map(|(i, _)| i));
         let key = self.stop_key();
         self.stop(target, &key)

@@ -59,6 +59,17 @@ impl FollowUi {
         self.live_tail.forget(None);
     }
 
+    /// The cells showing another client's running cell while it runs (until
+    /// its recorded call settles them), in no order.
+    pub fn live_cells(&self) -> impl Iterator<Item = usize> + '_ {
+        self.live_cells.values().copied()
+    }
+
+    /// True when cell `cell` shows another client's running cell.
+    pub fn is_live(&self, cell: usize) -> bool {
+        self.live_cells.values().any(|c| *c == cell)
+    }
+
     /// The marks the outputs pane draws above other clients' cells: (cell,
     /// text), by cell.
     pub fn marks(&self) -> Vec<(usize, String)> {

@@ -4,6 +4,7 @@
 //! touch the terminal or the network; what must happen outside comes back as
 //! [`Effect`]s for the loop to carry out.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use self::view::Views;
@@ -17,6 +18,7 @@ use crate::protocol::ApiVersion;
 use crate::session::{DecodedImage, RunId};
 use crate::tui::help::{HelpAction, HelpOutcome, HelpView};
 use crate::tui::notebook::cell_editor::CellEditor;
+use crate::tui::notebook::cell_view::Pending;
 use crate::tui::pager::{Pager, PagerAction, PagerCx, PagerOutcome};
 use crate::tui::widgets::image::ImageKey;
 use crate::tui::widgets::prompt::Prompt;
@@ -224,6 +226,34 @@ impl App {
     /// The cell executing now and since when.
     pub fn running(&self) -> Option<(usize, Instant)> {
         self.runs.running().map(|(_, cell, since)| (cell, since))
+    }
+
+    /// Where cell `cell` is while it waits for an answer: its run's state
+    /// (queued, or running since the worker began it) for a cell this app
+    /// sent; running, since an unknown time, for another client's cell shown
+    /// while it runs (following); `None` for a settled cell (and for a cell
+    /// nothing waits on, which the app never leaves unsettled). The one place a
+    /// cell's pending state comes from: cells themselves hold only what their
+    /// execution came to.
+    pub fn pending_of(&self, cell: usize) -> Option<Pending> {
+        if let Some(state) = self.runs.of_cell(cell).and_then(|r| self.runs.state(r)) {
+            return Some(state.pending());
+        }
+        self.follow
+            .is_live(cell)
+            .then_some(Pending::Running { since: None })
+    }
+
+    /// Every cell waiting for an answer, by index, with where it is
+    /// ([`App::pending_of`]): what the views draw queued and running cells
+    /// from.
+    pub fn pending_cells(&self) -> BTreeMap<usize, Pending> {
+        self.runs
+            .iter()
+            .map(|run| run.cell)
+            .chain(self.follow.live_cells())
+            .filter_map(|cell| self.pending_of(cell).map(|p| (cell, p)))
+            .collect()
     }
 
     /// True while something changes on its own (pool starting, cells running), so

@@ -200,7 +200,7 @@ fn render_pane_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
 /// The outputs of the cells (or the pool's banner before the first), with the
 /// notebook's cursor, marks of followed calls and session boundaries.
 fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now: Instant) {
-    let running = app.running();
+    let pending = app.pending_cells();
     let output_at_end = app.output_arrives_at_end();
     let App {
         theme,
@@ -219,9 +219,9 @@ fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now:
             highlighter: &mut views.highlighter,
             images: &mut views.images,
             texts: &mut views.texts,
+            pending: &pending,
             clock: RunClock {
                 now,
-                running,
                 limit: app.execution_limit,
                 output_at_end,
             },

@@ -11,7 +11,12 @@
 //! its first and last rows (`long_output.rs`). Rows are computed for one width and
 //! cached by the outputs pane until the cell changes. The one row that changes on
 //! its own, a running cell's spinner and elapsed time, is drawn from the clock.
+//!
+//! Whether a cell is queued or running is not in the cell: the app derives it
+//! from its runs and the follower ([`Pending`], handed over in
+//! [`CellContext::pending`]); the cell holds only what its execution came to.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use ratatui::style::Style;
@@ -41,13 +46,38 @@ pub enum Row {
     Running(usize),
 }
 
-/// What a running cell's status row is drawn from.
+/// Where a cell that waits for an answer is, as the app derives it from the
+/// run state machine (`tui/runs.rs`) and the follower (another client's cell
+/// shown while it runs). Never stored in the cell: a cell holds only what its
+/// execution came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pending {
+    /// Sent to the session worker, waiting for earlier cells to finish.
+    Queued,
+    /// Executing.
+    Running {
+        /// When it began executing: `None` when the app does not know (another
+        /// client's cell, followed while it runs).
+        since: Option<Instant>,
+    },
+}
+
+impl Pending {
+    /// When it began executing, when that is known (never for a queued cell).
+    pub fn since(self) -> Option<Instant> {
+        match self {
+            Self::Queued => None,
+            Self::Running { since } => since,
+        }
+    }
+}
+
+/// What a running cell's status row is drawn from, besides the cell's
+/// [`Pending::Running`] start.
 #[derive(Debug, Clone, Copy)]
 pub struct RunClock {
     /// The time of the frame.
     pub now: Instant,
-    /// The cell executing now and since when.
-    pub running: Option<(usize, Instant)>,
     /// The execution limit of a cell, when known.
     pub limit: Option<Duration>,
     /// The pool answers an execution only when it ends (a service pool): the
@@ -68,6 +98,10 @@ pub struct CellContext<'a> {
     pub images: &'a mut ImageStore,
     /// The line indexes of long outputs.
     pub texts: &'a mut LongTexts,
+    /// The cells waiting for an answer, by index (queued, or running since
+    /// when), as the app derives them (`App::pending_of`); a cell not in it
+    /// is drawn from its outcome (as having no answer when it has none).
+    pub pending: &'a BTreeMap<usize, Pending>,
     /// The clock of the running cell's status row.
     pub clock: RunClock,
     /// The key that opens the pager, for the note of a collapsed output.
@@ -145,11 +179,12 @@ pub fn cell_rows(
             other => lines.extend(output_lines(other, theme)),
         }
     }
-    if cell.status == CellStatus::Running {
+    let pending = ctx.pending.get(&index).copied();
+    if let Some(Pending::Running { .. }) = pending {
         flush(&mut rows, &mut lines, width);
         rows.push(Row::Running(index));
     } else {
-        lines.push(status_line(cell, theme));
+        lines.push(status_line(cell, pending, theme));
     }
     lines.push(Line::default());
     flush(&mut rows, &mut lines, width);
@@ -185,12 +220,11 @@ fn out_prompt(execution_count: u32, inline: bool, theme: &Theme) -> Span<'static
     Span::styled(text, theme.prompt_out)
 }
 
-/// The status row of a running cell: `⠹ running 1.2 s (limit 3 min 40 s)`.
-pub fn running_line(cell: usize, clock: &RunClock, theme: &Theme) -> Line<'static> {
-    let elapsed = clock
-        .running
-        .filter(|(i, _)| *i == cell)
-        .map(|(_, since)| clock.now.saturating_duration_since(since));
+/// The status row of a running cell that began executing at `since` (`None`:
+/// not known, so no elapsed time is shown):
+/// `⠹ running 1.2 s (limit 3 min 40 s)`.
+pub fn running_line(since: Option<Instant>, clock: &RunClock, theme: &Theme) -> Line<'static> {
+    let elapsed = since.map(|since| clock.now.saturating_duration_since(since));
     let frame = elapsed.map_or(0, |e| {
         usize::try_from(e.as_millis() / 100).unwrap_or(0) % SPINNER.len()
     });
@@ -327,11 +361,23 @@ fn error_lines(
     lines
 }
 
-/// The muted line under a cell saying where it is: queued, running, done in
-/// X; a shell command's exit code, in the error colour when it is not 0.
-fn status_line(cell: &Cell, theme: &Theme) -> Line<'static> {
+/// The muted line under a cell saying where it is: queued or running (from
+/// `pending`, the app's word), else what its execution came to (done in X,
+/// failed, canceled; a shell command's exit code, in the error colour when it
+/// is not 0).
+fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'static> {
     let took = cell.duration.map(crate::tui::notebook::format_duration);
-    if let (Some(code), false) = (cell.exit_code, cell.status.is_pending()) {
+    let outcome = (!cell.status.is_pending()).then_some(cell.status);
+    let outcome = match (pending, outcome) {
+        (Some(Pending::Queued), _) => return Line::styled("  queued", theme.muted),
+        // Drawn from the clock instead (`Row::Running`); kept for completeness.
+        (Some(Pending::Running { .. }), _) => return Line::styled("  running…", theme.warning),
+        // Not settled, and nothing waits for its answer any more (the app
+        // never leaves a cell so).
+        (None, None) => return Line::styled("  no answer", theme.muted),
+        (None, Some(outcome)) => outcome,
+    };
+    if let Some(code) = cell.exit_code {
         let style = if code == 0 { theme.muted } else { theme.error };
         let text = match took {
             Some(t) => format!("  exit {code} in {t}"),
@@ -339,15 +385,13 @@ fn status_line(cell: &Cell, theme: &Theme) -> Line<'static> {
         };
         return Line::styled(text, style);
     }
-    let (text, style) = match (cell.status, took) {
-        (CellStatus::Queued, _) => ("  queued".to_string(), theme.muted),
-        // Drawn from the clock instead (`Row::Running`); kept for completeness.
-        (CellStatus::Running, _) => ("  running…".to_string(), theme.warning),
+    let (text, style) = match (outcome, took) {
         (CellStatus::Succeeded, Some(t)) => (format!("  done in {t}"), theme.muted),
         (CellStatus::Succeeded, None) => ("  done".to_string(), theme.muted),
         (CellStatus::Failed, Some(t)) => (format!("  failed in {t}"), theme.error),
         (CellStatus::Failed, None) => ("  failed".to_string(), theme.error),
         (CellStatus::Canceled, _) => ("  canceled by the service".to_string(), theme.warning),
+        (CellStatus::Queued | CellStatus::Running, _) => ("  no answer".to_string(), theme.muted),
     };
     Line::styled(text, style)
 }
@@ -361,22 +405,33 @@ mod tests {
 
     use super::*;
 
-    fn rows_text(cell: &Cell, width: u16) -> Vec<String> {
+    /// The rows of `cell` (cell 0) as text, the app saying it is `pending`
+    /// (a running cell's start 1.2 s before the frame).
+    fn pending_rows_text(
+        cell: &Cell,
+        pending: impl FnOnce(Instant) -> Option<Pending>,
+        width: u16,
+    ) -> Vec<String> {
         let theme = Theme::dark();
         let mut hl = Highlighter::default();
         let mut images = ImageStore::default();
         let mut texts = LongTexts::default();
         texts.begin_frame();
         let now = Instant::now();
+        let pending: BTreeMap<usize, Pending> =
+            pending(now.checked_sub(Duration::from_millis(1234)).unwrap())
+                .map(|p| (0, p))
+                .into_iter()
+                .collect();
         let mut ctx = CellContext {
             theme: &theme,
             highlighter: &mut hl,
             images: &mut images,
             texts: &mut texts,
+            pending: &pending,
             clock: RunClock {
                 output_at_end: false,
                 now,
-                running: Some((0, now.checked_sub(Duration::from_millis(1234)).unwrap())),
                 limit: Some(Duration::from_secs(220)),
             },
             pager_key: "Ctrl+O",
@@ -388,9 +443,17 @@ mod tests {
             .map(|r| match r {
                 Row::Text(l) => l.to_string(),
                 Row::Image { row, .. } => format!("<image row {row}>"),
-                Row::Running(cell) => running_line(cell, &clock, &theme).to_string(),
+                Row::Running(cell) => {
+                    let since = pending.get(&cell).and_then(|p| p.since());
+                    running_line(since, &clock, &theme).to_string()
+                }
             })
             .collect()
+    }
+
+    /// The rows of a settled `cell` as text.
+    fn rows_text(cell: &Cell, width: u16) -> Vec<String> {
+        pending_rows_text(cell, |_| None, width)
     }
 
     #[test]
@@ -404,8 +467,9 @@ mod tests {
             exit_code: None,
             stdin: None,
         };
+        let running = |since| Some(Pending::Running { since: Some(since) });
         assert_eq!(
-            rows_text(&cell, 60)[1],
+            pending_rows_text(&cell, running, 60)[1],
             "  ⠹ running 1.2 s (limit 3 min 40 s)"
         );
     }
@@ -558,14 +622,13 @@ mod tests {
         let theme = Theme::dark();
         let mut clock = RunClock {
             now: Instant::now(),
-            running: None,
             limit: None,
             output_at_end: true,
         };
-        let line = running_line(0, &clock, &theme).to_string();
+        let line = running_line(None, &clock, &theme).to_string();
         assert!(line.contains("output arrives when the cell ends"), "{line}");
         clock.output_at_end = false;
-        let line = running_line(0, &clock, &theme).to_string();
+        let line = running_line(None, &clock, &theme).to_string();
         assert!(!line.contains("output arrives"), "{line}");
     }
 }

@@ -364,7 +364,8 @@ fn draw_rows(
                 y += 1;
             }
             Row::Running(cell) => {
-                let line = running_line(*cell, &ctx.clock, ctx.theme);
+                let since = ctx.pending.get(cell).and_then(|p| p.since());
+                let line = running_line(since, &ctx.clock, ctx.theme);
                 buf.set_line(area.x, y, &line, area.width);
                 i += 1;
                 y += 1;
@@ -443,15 +444,28 @@ pub fn render_banner(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
     use std::time::Instant;
 
     use super::*;
     use crate::notebook::Notebook;
-    use crate::tui::notebook::cell_view::RunClock;
+    use crate::tui::notebook::cell_view::{Pending, RunClock};
     use crate::tui::widgets::highlight::Highlighter;
     use crate::tui::widgets::image::ImageStore;
 
+    /// Draws `nb`, every cell of it queued.
     fn draw(view: &mut OutputsView, nb: &Notebook, height: u16) -> Vec<String> {
+        let queued = (0..nb.cells.len()).map(|i| (i, Pending::Queued)).collect();
+        draw_pending(view, nb, &queued, height)
+    }
+
+    /// Draws `nb`, the app saying `pending` of its cells.
+    fn draw_pending(
+        view: &mut OutputsView,
+        nb: &Notebook,
+        pending: &BTreeMap<usize, Pending>,
+        height: u16,
+    ) -> Vec<String> {
         let theme = Theme::dark();
         let mut hl = Highlighter::default();
         let mut images = ImageStore::default();
@@ -462,10 +476,10 @@ mod tests {
             highlighter: &mut hl,
             images: &mut images,
             texts: &mut texts,
+            pending,
             clock: RunClock {
                 output_at_end: false,
                 now: Instant::now(),
-                running: None,
                 limit: None,
             },
             pager_key: "Ctrl+O",
@@ -530,16 +544,16 @@ mod tests {
 
     #[test]
     fn invalidated_cells_are_rebuilt() {
-        let mut nb = notebook(1);
+        let nb = notebook(1);
         let mut view = OutputsView::default();
         assert_eq!(draw(&mut view, &nb, 3)[1], "  queued");
-        nb.cells[0].status = crate::notebook::CellStatus::Running;
+        let running = BTreeMap::from([(0, Pending::Running { since: None })]);
         assert_eq!(
-            draw(&mut view, &nb, 3)[1],
+            draw_pending(&mut view, &nb, &running, 3)[1],
             "  queued",
             "cached until invalidated"
         );
         view.invalidate(0);
-        assert_eq!(draw(&mut view, &nb, 3)[1], "  ⠋ running");
+        assert_eq!(draw_pending(&mut view, &nb, &running, 3)[1], "  ⠋ running");
     }
 }
