@@ -11,7 +11,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use sessionpad::notebook::ipynb::{self, NotebookMeta};
-use sessionpad::notebook::{Cell, CellStatus, Output, StreamName, store};
+use sessionpad::notebook::{Cell, CellOutcome, Output, StreamName, store};
 
 mod nbformat;
 
@@ -35,11 +35,11 @@ fn png() -> Vec<u8> {
 /// Cells with every kind of output: streams, an image, JSON and text results, an
 /// error, and a cell with nothing.
 fn cells() -> Vec<Cell> {
-    let cell = |n: u32, source: &str, outputs: Vec<Output>, status: CellStatus| Cell {
+    let cell = |n: u32, source: &str, outputs: Vec<Output>, outcome: CellOutcome| Cell {
         source: source.into(),
         execution_count: n,
         outputs,
-        status,
+        outcome: Some(outcome),
         duration: Some(Duration::from_millis(u64::from(n) * 10)),
         exit_code: None,
         stdin: None,
@@ -58,7 +58,7 @@ fn cells() -> Vec<Cell> {
                     text: "err\n".into(),
                 },
             ],
-            CellStatus::Succeeded,
+            CellOutcome::Succeeded,
         ),
         cell(
             2,
@@ -67,7 +67,7 @@ fn cells() -> Vec<Cell> {
                 format: "png".into(),
                 data: png(),
             }],
-            CellStatus::Succeeded,
+            CellOutcome::Succeeded,
         ),
         cell(
             3,
@@ -77,7 +77,7 @@ fn cells() -> Vec<Cell> {
                 text: "{'a': [1, 2.5, None]}".into(),
                 json: Some(json!({"a": [1, 2.5, null]})),
             }],
-            CellStatus::Succeeded,
+            CellOutcome::Succeeded,
         ),
         cell(
             4,
@@ -87,7 +87,7 @@ fn cells() -> Vec<Cell> {
                 text: "<object object at 0x7f>".into(),
                 json: None,
             }],
-            CellStatus::Succeeded,
+            CellOutcome::Succeeded,
         ),
         cell(
             5,
@@ -101,9 +101,9 @@ fn cells() -> Vec<Cell> {
                     "ZeroDivisionError: division by zero".into(),
                 ],
             }],
-            CellStatus::Failed,
+            CellOutcome::Failed,
         ),
-        cell(6, "pass", vec![], CellStatus::Succeeded),
+        cell(6, "pass", vec![], CellOutcome::Succeeded),
     ]
 }
 

@@ -4,8 +4,10 @@
 //! outputs, in both directions: stdout and stderr are `stream` outputs, a result is
 //! an `execute_result` (`text/plain`, plus `application/json` when the value is not
 //! a plain string), an image is `display_data` with base64 `image/<format>`, a
-//! failure is an `error`. What the model has and nbformat does not (a cell's status
-//! and duration) goes into the cell's `metadata.sessionpad`.
+//! failure is an `error`. What the model has and nbformat does not (what a cell's
+//! execution came to, its duration, a command's exit code and standard input)
+//! goes into the cell's `metadata.sessionpad`: `status` is `succeeded`,
+//! `failed` or `canceled`, or `queued` for a cell not settled yet.
 //!
 //! Reading accepts what Jupyter writes too: multiline strings as one string or as a
 //! list of lines, markdown and raw cells (skipped, and counted), rich outputs
@@ -20,7 +22,7 @@ use serde_json::{Map, Value};
 
 use super::ipynb_write::Doc;
 use super::language::Language;
-use super::{Cell, CellStatus, Output, StreamName};
+use super::{Cell, CellOutcome, Output, StreamName};
 
 /// Where a notebook's cells ran, kept in the notebook's `metadata.sessionpad`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +41,8 @@ pub struct NotebookMeta {
 /// A notebook read from `.ipynb` text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadNotebook {
-    /// Its code cells, in order.
+    /// Its code cells, in order, each settled (a cell saved before its
+    /// answer came is read as failed).
     pub cells: Vec<Cell>,
     /// Its `metadata.sessionpad`, when it was written by sessionpad.
     pub meta: Option<NotebookMeta>,
@@ -208,11 +211,11 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         .map(|list| list.iter().filter_map(read_output).collect())
         .unwrap_or_default();
     let ours = obj.get("metadata").and_then(|m| m.get("sessionpad"));
-    let status = ours
+    let outcome = ours
         .and_then(|m| m.get("status"))
         .and_then(Value::as_str)
         .and_then(read_status)
-        .unwrap_or_else(|| infer_status(&outputs));
+        .unwrap_or_else(|| infer_outcome(&outputs));
     let duration = ours
         .and_then(|m| m.get("duration_ms"))
         .and_then(Value::as_u64)
@@ -229,7 +232,7 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         source,
         execution_count,
         outputs,
-        status,
+        outcome: Some(outcome),
         duration,
         exit_code,
         stdin,
@@ -237,21 +240,21 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
 }
 
 /// A stored status. A cell saved while queued or running never got its answer,
-/// so it is read as failed rather than left pending forever.
-fn read_status(name: &str) -> Option<CellStatus> {
+/// so it is read as failed rather than left unsettled forever.
+fn read_status(name: &str) -> Option<CellOutcome> {
     match name {
-        "succeeded" => Some(CellStatus::Succeeded),
-        "failed" | "queued" | "running" => Some(CellStatus::Failed),
-        "canceled" => Some(CellStatus::Canceled),
+        "succeeded" => Some(CellOutcome::Succeeded),
+        "failed" | "queued" | "running" => Some(CellOutcome::Failed),
+        "canceled" => Some(CellOutcome::Canceled),
         _ => None,
     }
 }
 
-fn infer_status(outputs: &[Output]) -> CellStatus {
+fn infer_outcome(outputs: &[Output]) -> CellOutcome {
     if outputs.iter().any(|o| matches!(o, Output::Error { .. })) {
-        CellStatus::Failed
+        CellOutcome::Failed
     } else {
-        CellStatus::Succeeded
+        CellOutcome::Succeeded
     }
 }
 

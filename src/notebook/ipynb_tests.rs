@@ -14,12 +14,12 @@ fn meta() -> NotebookMeta {
     }
 }
 
-fn cell(source: &str, count: u32, outputs: Vec<Output>, status: CellStatus) -> Cell {
+fn cell(source: &str, count: u32, outputs: Vec<Output>, outcome: CellOutcome) -> Cell {
     Cell {
         source: source.into(),
         execution_count: count,
         outputs,
-        status,
+        outcome: Some(outcome),
         duration: Some(Duration::from_millis(12)),
         exit_code: None,
         stdin: None,
@@ -51,7 +51,7 @@ fn every_kind() -> Vec<Cell> {
                     json: Some(json!({"a": [1, 2.5, null, true]})),
                 },
             ],
-            CellStatus::Succeeded,
+            CellOutcome::Succeeded,
         ),
         cell(
             "'text'",
@@ -61,7 +61,7 @@ fn every_kind() -> Vec<Cell> {
                 text: "line 1\nline 2".into(),
                 json: None,
             }],
-            CellStatus::Succeeded,
+            CellOutcome::Succeeded,
         ),
         cell(
             "1/0",
@@ -74,13 +74,13 @@ fn every_kind() -> Vec<Cell> {
                     "ZeroDivisionError: division by zero".into(),
                 ],
             }],
-            CellStatus::Failed,
+            CellOutcome::Failed,
         ),
         Cell {
             duration: None,
             exit_code: None,
             stdin: None,
-            ..cell("", 4, vec![], CellStatus::Canceled)
+            ..cell("", 4, vec![], CellOutcome::Canceled)
         },
     ]
 }
@@ -165,7 +165,7 @@ fn jupyter_written_notebooks_are_read() {
     let c = &nb.cells[0];
     assert_eq!(c.source, "x = 1\nx");
     assert_eq!(c.execution_count, 1);
-    assert_eq!(c.status, CellStatus::Failed);
+    assert_eq!(c.outcome, Some(CellOutcome::Failed));
     assert_eq!(
         c.outputs,
         vec![
@@ -276,7 +276,8 @@ fn a_saved_result_is_the_python_form_of_the_execution() {
         images: vec![],
         duration: Duration::from_millis(3),
     };
-    let mut c = cell("{'a': 1, 'b': None}", 1, vec![], CellStatus::Running);
+    let mut c = cell("{'a': 1, 'b': None}", 1, vec![], CellOutcome::Succeeded);
+    c.outcome = None;
     c.outputs = crate::notebook::outputs_from_execution(exec, 1);
     let doc = to_value(&[c], &meta());
     let data = &doc["cells"][0]["outputs"][0]["data"];

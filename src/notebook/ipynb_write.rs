@@ -16,7 +16,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::ipynb::NotebookMeta;
-use super::{Cell, CellStatus, Output, StreamName};
+use super::{Cell, CellOutcome, Output, StreamName};
 
 /// The `nbformat_minor` written: 4.5 is the first with cell ids.
 pub(super) const NBFORMAT_MINOR: u64 = 5;
@@ -91,7 +91,7 @@ impl<'a> CellOut<'a> {
                         .duration
                         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
                     exit_code: cell.exit_code,
-                    status: status_name(cell.status),
+                    status: status_name(cell.outcome),
                     stdin: cell.stdin.as_deref(),
                 },
             },
@@ -118,13 +118,16 @@ struct Ours<'a> {
     stdin: Option<&'a str>,
 }
 
-pub(super) fn status_name(status: CellStatus) -> &'static str {
-    match status {
-        CellStatus::Queued => "queued",
-        CellStatus::Running => "running",
-        CellStatus::Succeeded => "succeeded",
-        CellStatus::Failed => "failed",
-        CellStatus::Canceled => "canceled",
+/// The `status` written for a cell's outcome. A cell not settled yet (sent,
+/// no answer) is written `queued`, as every unsettled cell was before the
+/// model stopped keeping queued and running apart; reading takes it (and an
+/// older file's `running`) as failed, since its answer never came.
+pub(super) fn status_name(outcome: Option<CellOutcome>) -> &'static str {
+    match outcome {
+        None => "queued",
+        Some(CellOutcome::Succeeded) => "succeeded",
+        Some(CellOutcome::Failed) => "failed",
+        Some(CellOutcome::Canceled) => "canceled",
     }
 }
 

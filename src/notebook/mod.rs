@@ -1,8 +1,11 @@
 //! The notebook model: cells and their outputs, named after nbformat v4 so that
 //! saving a notebook as `.ipynb` later is a plain mapping.
 //!
-//! It owns what a cell *is* (source, execution count, outputs, status, duration) and
-//! how an [`Execution`] of the session client becomes outputs. It knows nothing of
+//! It owns what a cell *is* (source, execution count, outputs, what its execution
+//! came to, duration) and how an [`Execution`] of the session client becomes
+//! outputs. Whether a cell is queued or running is not part of it: that is the
+//! front end's live knowledge (the TUI derives it from its runs); a cell here is
+//! settled or not yet. It knows nothing of
 //! the terminal, HTTP or time-of-day: no ratatui, no crossterm, no clocks.
 //! [`ipynb`] maps it to and from nbformat JSON; [`store`] keeps it on disk (the
 //! only file I/O here, on a thread of its own).
@@ -21,26 +24,16 @@ use std::time::Duration;
 pub use output::{Output, SharedText, StreamName, outputs_from_execution};
 
 use crate::protocol::{Execution, ExecutionStatus};
-/// Where a cell is in its life.
+/// What a cell's execution came to, once it is settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CellStatus {
-    /// Sent to the session worker, waiting for earlier cells to finish.
-    Queued,
-    /// The worker is executing it now.
-    Running,
+pub enum CellOutcome {
     /// The code ran to the end.
     Succeeded,
-    /// The code raised, timed out, or the pool could not be reached.
+    /// The code raised, timed out, or the pool could not be reached; or the
+    /// cell was given up (stopped, abandoned), or saved before its answer came.
     Failed,
     /// The service cancelled the execution.
     Canceled,
-}
-
-impl CellStatus {
-    /// True while the cell waits for an answer.
-    pub fn is_pending(self) -> bool {
-        matches!(self, Self::Queued | Self::Running)
-    }
 }
 
 /// One code cell of the notebook.
@@ -53,8 +46,10 @@ pub struct Cell {
     pub execution_count: u32,
     /// What the execution produced, in display order.
     pub outputs: Vec<Output>,
-    /// Where the cell is in its life.
-    pub status: CellStatus,
+    /// What its execution came to; `None` until it is settled (sent, and no
+    /// answer yet). Whether an unsettled cell is queued or running is not kept
+    /// here: the front end that sent it knows (the TUI's runs).
+    pub outcome: Option<CellOutcome>,
     /// Execution time the service reported, once finished.
     pub duration: Option<Duration>,
     /// A shell command's exit code (Shell pools, `aca-api.md` §4.7), once
@@ -83,7 +78,7 @@ impl Cell {
         }
     }
 
-    /// Records a finished execution: its outputs, status and duration; with
+    /// Records a finished execution: its outputs, outcome and duration; with
     /// `exit_code` (a shell command's), its output streams as they are, with
     /// no traceback to find in them. The execution's output moves into the
     /// cell (megabytes of stdout are not copied).
@@ -94,13 +89,13 @@ impl Cell {
             None => outputs_from_execution(exec, self.execution_count),
         };
         self.exit_code = exit_code;
-        self.status = match status {
-            ExecutionStatus::Succeeded => CellStatus::Succeeded,
-            ExecutionStatus::Canceled => CellStatus::Canceled,
+        self.outcome = Some(match status {
+            ExecutionStatus::Succeeded => CellOutcome::Succeeded,
+            ExecutionStatus::Canceled => CellOutcome::Canceled,
             // A synchronous execution should never come back running; treat it as a
-            // failure rather than leave the cell pending forever.
-            ExecutionStatus::Failed | ExecutionStatus::Running => CellStatus::Failed,
-        };
+            // failure rather than leave the cell unsettled forever.
+            ExecutionStatus::Failed | ExecutionStatus::Running => CellOutcome::Failed,
+        });
         self.duration = Some(duration);
     }
 
@@ -113,7 +108,7 @@ impl Cell {
             evalue: reason.to_string(),
             traceback: Vec::new(),
         }];
-        self.status = CellStatus::Failed;
+        self.outcome = Some(CellOutcome::Failed);
         self.duration = None;
     }
 }
@@ -126,14 +121,15 @@ pub struct Notebook {
 }
 
 impl Notebook {
-    /// Appends `source` as a new queued cell and returns its index.
+    /// Appends `source` as a new cell, not settled yet (no outputs, no
+    /// outcome), and returns its index.
     pub fn push(&mut self, source: String) -> usize {
         let execution_count = u32::try_from(self.cells.len() + 1).unwrap_or(u32::MAX);
         self.cells.push(Cell {
             source,
             execution_count,
             outputs: Vec::new(),
-            status: CellStatus::Queued,
+            outcome: None,
             duration: None,
             exit_code: None,
             stdin: None,
@@ -175,11 +171,11 @@ mod tests {
         assert_eq!(nb.push("a".into()), 0);
         assert_eq!(nb.push("b".into()), 1);
         assert_eq!(nb.cells[1].execution_count, 2);
-        assert_eq!(nb.cells[1].status, CellStatus::Queued);
+        assert_eq!(nb.cells[1].outcome, None, "not settled");
     }
 
     #[test]
-    fn finish_maps_status_and_duration() {
+    fn finish_maps_outcome_and_duration() {
         let mut nb = Notebook::default();
         let i = nb.push("1/0".into());
         let cell = &mut nb.cells[i];
@@ -191,7 +187,7 @@ mod tests {
             ),
             None,
         );
-        assert_eq!(cell.status, CellStatus::Failed);
+        assert_eq!(cell.outcome, Some(CellOutcome::Failed));
         assert_eq!(cell.duration, Some(Duration::from_millis(7)));
         assert!(
             matches!(&cell.outputs[0], Output::Error { ename, .. } if ename == "ZeroDivisionError")
@@ -234,7 +230,7 @@ mod tests {
             ),
             Some(2),
         );
-        assert_eq!(cell.status, CellStatus::Failed);
+        assert_eq!(cell.outcome, Some(CellOutcome::Failed));
         assert_eq!(cell.exit_code, Some(2));
         assert_eq!(
             cell.outputs,
@@ -258,7 +254,7 @@ mod tests {
         let i = nb.push("x".into());
         nb.cells[i].fail("cannot reach the session pool");
         assert_eq!(nb.cells[i].source, "x");
-        assert_eq!(nb.cells[i].status, CellStatus::Failed);
+        assert_eq!(nb.cells[i].outcome, Some(CellOutcome::Failed));
         assert!(
             matches!(&nb.cells[i].outputs[0], Output::Error { evalue, .. } if evalue.contains("cannot reach"))
         );

@@ -7,7 +7,7 @@
 //! session runs again.
 
 use super::language::Language;
-use super::{Cell, CellStatus};
+use super::{Cell, CellOutcome};
 use crate::protocol::ExecutionImage;
 use crate::protocol::record::{CallKind, Entry, RecordedImage};
 /// The cells of a recorded session.
@@ -68,7 +68,7 @@ pub fn cells(
             source: e.code.clone().unwrap_or_default(),
             execution_count: u32::try_from(out.cells.len() + 1).unwrap_or(u32::MAX),
             outputs: Vec::new(),
-            status: CellStatus::Queued,
+            outcome: None,
             duration: None,
             exit_code: None,
             stdin: e.stdin.clone(),
@@ -77,7 +77,7 @@ pub fn cells(
         cell.finish(exec, exit_code);
         if e.kind == CallKind::Shell && exit_code.is_none() {
             // A command that did not finish (timed out, killed) has no code.
-            cell.status = CellStatus::Failed;
+            cell.outcome = Some(CellOutcome::Failed);
         }
         out.cells.push(cell);
         out.calls.push((e.client.clone(), e.seq));
@@ -183,8 +183,8 @@ mod tests {
             panic!("{got:?}")
         };
         assert_eq!(
-            (first.execution_count, first.status),
-            (1, CellStatus::Succeeded)
+            (first.execution_count, first.outcome),
+            (1, Some(CellOutcome::Succeeded))
         );
         assert_eq!(first.duration, Some(Duration::from_micros(12_500)));
         assert_eq!(
@@ -206,8 +206,8 @@ mod tests {
             ]
         );
         assert_eq!(
-            (second.execution_count, second.status),
-            (2, CellStatus::Failed)
+            (second.execution_count, second.outcome),
+            (2, Some(CellOutcome::Failed))
         );
         assert!(
             matches!(&second.outputs[..], [Output::Error { ename, .. }] if ename == "ZeroDivisionError"),
@@ -227,8 +227,8 @@ mod tests {
         assert_eq!(got.language, Language::Shell);
         let cell = &got.cells[0];
         assert_eq!(
-            (cell.exit_code, cell.stdin.as_deref(), cell.status),
-            (Some(3), Some("abc\n"), CellStatus::Failed)
+            (cell.exit_code, cell.stdin.as_deref(), cell.outcome),
+            (Some(3), Some("abc\n"), Some(CellOutcome::Failed))
         );
     }
 }

@@ -285,7 +285,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::notebook::{CellStatus, Output, StreamName};
+    use crate::notebook::{CellOutcome, Output, StreamName};
 
     fn meta() -> NotebookMeta {
         NotebookMeta {
@@ -304,7 +304,7 @@ mod tests {
                 name: StreamName::Stdout,
                 text: format!("{n}\n").into(),
             }],
-            status: CellStatus::Succeeded,
+            outcome: Some(CellOutcome::Succeeded),
             duration: Some(Duration::from_millis(1)),
             exit_code: None,
             stdin: None,

@@ -111,14 +111,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::notebook::{CellStatus, StreamName};
+    use crate::notebook::{CellOutcome, StreamName};
 
     fn cell(outputs: Vec<Output>) -> Cell {
         Cell {
             source: "x".into(),
             execution_count: 3,
             outputs,
-            status: CellStatus::Succeeded,
+            outcome: Some(CellOutcome::Succeeded),
             duration: None,
             exit_code: None,
             stdin: None,

@@ -153,7 +153,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::notebook::{CellStatus, Output, StreamName};
+    use crate::notebook::{CellOutcome, Output, StreamName};
     use crate::protocol::{Execution, ExecutionStatus};
     use crate::session::{RunId, SessionEvent};
     use crate::tui::action::{Action, Effect};
@@ -210,7 +210,7 @@ mod tests {
                 name: StreamName::Stdout,
                 text: "1\n".into(),
             }],
-            status: CellStatus::Succeeded,
+            outcome: Some(CellOutcome::Succeeded),
             duration: Some(Duration::from_millis(3)),
             exit_code: None,
             stdin: None,

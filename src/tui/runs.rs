@@ -14,7 +14,6 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::notebook::CellStatus;
 use crate::session::RunId;
 use crate::tui::notebook::cell_view::Pending;
 
@@ -113,14 +112,6 @@ impl RunState {
             Self::Running { since } | Self::Interrupting { since } => {
                 Pending::Running { since: Some(since) }
             }
-        }
-    }
-
-    /// The status a cell shows while its run is in this state.
-    pub fn cell_status(self) -> CellStatus {
-        match self {
-            Self::Queued => CellStatus::Queued,
-            Self::Running { .. } | Self::Interrupting { .. } => CellStatus::Running,
         }
     }
 
@@ -305,7 +296,10 @@ mod tests {
         assert_eq!(step.effect, Some(Settle));
         assert_eq!(runs.apply(a, RunEvent::Finished, true), None, "stale");
         assert_eq!(runs.state(b), Some(Queued));
-        assert_eq!(Queued.cell_status(), CellStatus::Queued);
-        assert_eq!(Interrupting { since: t }.cell_status(), CellStatus::Running);
+        assert_eq!(Queued.pending(), Pending::Queued);
+        assert_eq!(
+            Interrupting { since: t }.pending(),
+            Pending::Running { since: Some(t) }
+        );
     }
 }

@@ -11,7 +11,7 @@
 use ratatui::layout::Position;
 
 use super::{App, Focus, RunId, SessionBoundary};
-use crate::notebook::{Cell, CellInput, CellStatus, Output};
+use crate::notebook::{Cell, CellInput, CellOutcome, Output};
 use crate::tui::action::{Action, Effect};
 use crate::tui::keymap::Mode;
 use crate::tui::runs::{Abandoned, RunEffect, RunEvent, RunState};
@@ -156,7 +156,7 @@ impl App {
         let above = &self.notebook.cells[..boundary.after.min(self.notebook.cells.len())];
         let sources: Vec<CellInput> = above
             .iter()
-            .filter(|c| c.status == CellStatus::Succeeded)
+            .filter(|c| c.outcome == Some(CellOutcome::Succeeded))
             .map(Cell::input)
             .collect();
         let left_out = above.len() - sources.len();
@@ -197,7 +197,7 @@ impl App {
             evalue: why.to_string(),
             traceback: Vec::new(),
         }];
-        cell.status = CellStatus::Failed;
+        cell.outcome = Some(CellOutcome::Failed);
         cell.duration = None;
         self.views.outputs.invalidate(index);
         if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {

@@ -83,7 +83,8 @@ fn a_queued_cell_stopped_never_runs() {
         app.update(Action::StopCell, now),
         vec![Effect::Abandon { run: b }]
     );
-    assert_eq!(app.notebook.cells[1].status, CellStatus::Failed);
+    assert_eq!(app.notebook.cells[1].outcome, Some(CellOutcome::Failed));
+    assert_eq!(app.pending_of(1), None);
     assert_eq!(
         evalue(&app, 1),
         "Abandoned: stopped before it started, not run"
@@ -355,14 +356,14 @@ fn running_a_cell_moves_the_cursor_back_to_the_newest() {
 
 #[test]
 fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
-    use crate::notebook::{Cell, CellStatus};
+    use crate::notebook::Cell;
     let mut app = test_app();
     let now = Instant::now();
-    let cell = |source: &str, status| Cell {
+    let cell = |source: &str, outcome| Cell {
         source: source.into(),
         execution_count: 1,
         outputs: Vec::new(),
-        status,
+        outcome: Some(outcome),
         duration: None,
         exit_code: None,
         stdin: None,
@@ -374,9 +375,9 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
     );
     app.load_history(
         vec![
-            cell("x = 1", CellStatus::Succeeded),
-            cell("1/0", CellStatus::Failed),
-            cell("y = x", CellStatus::Succeeded),
+            cell("x = 1", CellOutcome::Succeeded),
+            cell("1/0", CellOutcome::Failed),
+            cell("y = x", CellOutcome::Succeeded),
         ],
         Vec::new(),
     );

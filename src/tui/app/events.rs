@@ -7,7 +7,6 @@
 use std::time::Instant;
 
 use super::{App, POOL_LOG_LIMIT, PoolState};
-use crate::notebook::CellStatus;
 use crate::session::{DecodedImage, Failure, RunId, SessionEvent};
 use crate::tui::action::Effect;
 use crate::tui::event::AppEvent;
@@ -60,12 +59,13 @@ impl App {
             }
             SessionEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
             SessionEvent::ExecutionStarted(run) => {
+                // The cell shows it running (`App::pending_of`): built again.
                 if let Some(step) = self
                     .runs
                     .apply(run, RunEvent::Started(now), self.can_interrupt)
-                    && let Some(state) = step.state
+                    && step.state.is_some()
                 {
-                    self.set_status(step.cell, state.cell_status());
+                    self.views.outputs.invalidate(step.cell);
                 }
             }
             SessionEvent::ExecutionFinished {
@@ -97,13 +97,6 @@ impl App {
             && self.notice.as_ref() == Some(&text)
         {
             self.notice = None;
-        }
-    }
-
-    pub(super) fn set_status(&mut self, index: usize, status: CellStatus) {
-        if let Some(cell) = self.notebook.cell_mut(index) {
-            cell.status = status;
-            self.views.outputs.invalidate(index);
         }
     }
 

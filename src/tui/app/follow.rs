@@ -22,7 +22,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::App;
-use crate::notebook::{CellStatus, Output, StreamName};
+use crate::notebook::{Output, StreamName};
 use crate::protocol::events::{OutputChunk, StreamName as LiveStream};
 use crate::protocol::record::CallKind;
 use crate::session::{FollowNews, Followed};
@@ -41,6 +41,8 @@ pub struct FollowUi {
     /// sanitised.
     pub clients: HashMap<usize, String>,
     /// Cells showing another client's running output: execution id → cell.
+    /// Such a cell is running ([`App::pending_of`]) until its recorded call
+    /// settles it.
     live_cells: HashMap<String, usize>,
     /// The ledger `seq`s of the calls shown as cells (followed, or caught up
     /// on when following began), so that none is shown twice.
@@ -234,10 +236,8 @@ impl App {
             match self.follow.live_cells.get(&chunk.execution_id) {
                 Some(&index) => index,
                 None => {
+                    // Running while it is in `live_cells` (`App::pending_of`).
                     let index = self.notebook.push(String::new());
-                    if let Some(cell) = self.notebook.cell_mut(index) {
-                        cell.status = CellStatus::Running;
-                    }
                     let client = crate::session::follow::short_agent(chunk.client.as_deref());
                     self.follow.clients.insert(
                         index,
@@ -260,7 +260,7 @@ impl App {
         let Some(cell) = self.notebook.cell_mut(index) else {
             return;
         };
-        if !cell.status.is_pending() {
+        if cell.outcome.is_some() {
             // The reply came first: it holds everything.
             return;
         }

@@ -6,9 +6,11 @@ use pretty_assertions::assert_eq;
 
 use super::super::tests::{exec, run, test_app};
 use super::*;
+use crate::notebook::CellOutcome;
 use crate::protocol::events::StreamName as LiveStream;
 use crate::protocol::record::Entry;
 use crate::session::{RunId, SessionEvent};
+use crate::tui::notebook::cell_view::Pending;
 
 /// LangChain's `User-Agent`, with an escape sequence in it.
 const LANGCHAIN: &str = "langchain-azure-dynamic-sessions/1.0.4 (Language=\u{1b}[31mPython)";
@@ -103,7 +105,7 @@ fn another_client_s_cell_shows_only_while_following_marked_with_its_client() {
     assert_eq!(app.notebook.cells.len(), 1);
     let cell = &app.notebook.cells[0];
     assert_eq!(cell.source, "print('hi')");
-    assert_eq!(cell.status, CellStatus::Succeeded);
+    assert_eq!(cell.outcome, Some(CellOutcome::Succeeded));
     assert_eq!(
         cell.outputs,
         vec![Output::Stream {
@@ -160,7 +162,10 @@ fn a_running_cell_shows_its_output_as_printed_and_the_reply_settles_it() {
             text: "first\nsecond\n".into()
         }]
     );
-    assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
+    assert_eq!(
+        app.pending_of(0),
+        Some(Pending::Running { since: Some(now) })
+    );
     // Not following: another client's running output is not shown.
     app.handle_event(chunk("theirs\n", "agent/1"), now);
     assert_eq!(app.notebook.cells.len(), 1);
@@ -246,7 +251,12 @@ fn an_agent_s_running_cell_is_a_placeholder_the_recorded_call_fills_in() {
     app.set_following(true);
     app.handle_event(chunk("agent says\n", "agent/1"), now);
     assert_eq!(app.notebook.cells.len(), 1);
-    assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
+    assert_eq!(
+        app.pending_of(0),
+        Some(Pending::Running { since: None }),
+        "running, since the follower does not know when"
+    );
+    assert_eq!(app.notebook.cells[0].outcome, None);
     assert!(
         app.follow.marks()[0]
             .1
@@ -255,7 +265,8 @@ fn an_agent_s_running_cell_is_a_placeholder_the_recorded_call_fills_in() {
     app.handle_event(followed("print('agent says')", "agent says\n"), now);
     assert_eq!(app.notebook.cells.len(), 1, "the same cell");
     assert_eq!(app.notebook.cells[0].source, "print('agent says')");
-    assert_eq!(app.notebook.cells[0].status, CellStatus::Succeeded);
+    assert_eq!(app.notebook.cells[0].outcome, Some(CellOutcome::Succeeded));
+    assert_eq!(app.pending_of(0), None);
     assert!(!app.follow.marks()[0].1.contains("its code shows"));
 }
 

@@ -114,8 +114,8 @@ pub struct App {
     pub dirty: bool,
     /// View state and caches (scroll, highlighted lines, images).
     pub views: Views,
-    /// The execution requests not done yet (`runs.rs`): the only writer of a
-    /// cell's pending status.
+    /// The execution requests not done yet (`runs.rs`): where this app's own
+    /// cells are queued or running ([`App::pending_of`]).
     runs: Runs,
     /// Writes each settled cell to the notebook file, off this task.
     saver: Option<Saver>,

@@ -258,7 +258,7 @@ fn history_search_brings_a_cell_back_and_running_it_appends() {
         "a new cell, the record untouched"
     );
     assert_eq!(
-        app.notebook.cells[0].status,
-        crate::notebook::CellStatus::Succeeded
+        app.notebook.cells[0].outcome,
+        Some(crate::notebook::CellOutcome::Succeeded)
     );
 }

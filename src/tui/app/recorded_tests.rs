@@ -9,7 +9,7 @@ use pretty_assertions::assert_eq;
 use super::super::tests::{exec, run, test_app};
 use super::*;
 use crate::notebook::language::Language;
-use crate::notebook::{CellStatus, Output, StreamName};
+use crate::notebook::{CellOutcome, Output, StreamName};
 use crate::session::SessionsEvent;
 
 fn cell(n: u32, source: &str, stdout: &str) -> Cell {
@@ -20,7 +20,7 @@ fn cell(n: u32, source: &str, stdout: &str) -> Cell {
             name: StreamName::Stdout,
             text: stdout.into(),
         }],
-        status: CellStatus::Succeeded,
+        outcome: Some(CellOutcome::Succeeded),
         duration: Some(Duration::from_millis(5)),
         exit_code: None,
         stdin: None,

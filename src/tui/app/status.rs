@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::notebook::CellStatus;
+use crate::notebook::CellOutcome;
 use crate::notebook::language::Language;
 use crate::tui::app::{App, PoolState};
 use crate::tui::notebook::format_duration;
@@ -54,14 +54,15 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
         }
         _ => {}
     }
-    // Cells reloaded from an earlier run say nothing about this one.
-    let Some(last) = app
+    // Cells reloaded from an earlier run say nothing about this one; the
+    // last settled cell does.
+    let Some((outcome, duration)) = app
         .notebook
         .cells
         .iter()
         .skip(app.loaded_cells)
         .rev()
-        .find(|c| !c.status.is_pending())
+        .find_map(|c| c.outcome.map(|o| (o, c.duration)))
     else {
         return if queued > 0 {
             (format!("queued{queued_note}"), theme.warning)
@@ -69,13 +70,13 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
             ("ready".to_string(), theme.success)
         };
     };
-    let took = last.duration.map(format_duration);
-    let (text, style) = match (last.status, took) {
-        (CellStatus::Failed, Some(t)) => (format!("failed in {t}"), theme.error),
-        (CellStatus::Failed, None) => ("failed".to_string(), theme.error),
-        (CellStatus::Canceled, _) => ("canceled".to_string(), theme.warning),
-        (_, Some(t)) => (format!("done in {t}"), theme.success),
-        (_, None) => ("done".to_string(), theme.success),
+    let took = duration.map(format_duration);
+    let (text, style) = match (outcome, took) {
+        (CellOutcome::Failed, Some(t)) => (format!("failed in {t}"), theme.error),
+        (CellOutcome::Failed, None) => ("failed".to_string(), theme.error),
+        (CellOutcome::Canceled, _) => ("canceled".to_string(), theme.warning),
+        (CellOutcome::Succeeded, Some(t)) => (format!("done in {t}"), theme.success),
+        (CellOutcome::Succeeded, None) => ("done".to_string(), theme.success),
     };
     (format!("{text}{queued_note}"), style)
 }

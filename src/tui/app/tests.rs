@@ -7,7 +7,7 @@ use ratatui_textarea::{Input, Key};
 use serde_json::json;
 
 use super::*;
-use crate::notebook::{CellStatus, Output};
+use crate::notebook::{CellOutcome, Output};
 use crate::protocol::{Execution, ExecutionStatus};
 use crate::session::SessionEvent;
 
@@ -76,7 +76,8 @@ fn running_a_cell_moves_it_to_the_notebook_and_empties_the_editor() {
     assert!(app.editor.is_empty());
     assert_eq!(app.notebook.cells.len(), 1);
     assert_eq!(app.notebook.cells[0].source, "x = 6*7");
-    assert_eq!(app.notebook.cells[0].status, CellStatus::Queued);
+    assert_eq!(app.notebook.cells[0].outcome, None, "not settled");
+    assert_eq!(app.pending_of(0), Some(Pending::Queued));
     assert_eq!(app.pending(), 1);
     assert!(app.views.outputs.is_following());
 }
@@ -106,7 +107,11 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
     let a = run(&mut app, "print(x)", now);
     let b = run(&mut app, "x", now);
     app.handle_event(SessionEvent::ExecutionStarted(a), now);
-    assert_eq!(app.notebook.cells[0].status, CellStatus::Running);
+    assert_eq!(
+        app.pending_of(0),
+        Some(Pending::Running { since: Some(now) })
+    );
+    assert_eq!(app.pending_of(1), Some(Pending::Queued));
     assert_eq!(app.running().map(|(i, _)| i), Some(0));
     app.handle_event(
         SessionEvent::ExecutionFinished {
@@ -164,7 +169,8 @@ fn a_transport_error_becomes_an_error_output_on_its_cell() {
     );
     let cell = &app.notebook.cells[0];
     assert_eq!(cell.source, "x");
-    assert_eq!(cell.status, CellStatus::Failed);
+    assert_eq!(cell.outcome, Some(CellOutcome::Failed));
+    assert_eq!(app.pending_of(0), None);
     assert!(
         matches!(&cell.outputs[..], [Output::Error { evalue, .. }] if evalue.contains("cannot reach"))
     );
@@ -182,7 +188,8 @@ fn stale_replies_are_ignored() {
         images: vec![],
     };
     app.handle_event(finished(RunId(999)), now);
-    assert_eq!(app.notebook.cells[0].status, CellStatus::Queued);
+    assert_eq!(app.pending_of(0), Some(Pending::Queued));
+    assert_eq!(app.notebook.cells[0].outcome, None);
     app.handle_event(finished(r), now);
     app.handle_event(finished(r), now);
     assert_eq!(app.notebook.cells[0].outputs.len(), 1);

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::notebook::{Cell, CellStatus, Output, StreamName};
+use crate::notebook::{Cell, CellOutcome, Output, StreamName};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::highlight::Highlighter;
 use crate::tui::widgets::image::{ImageKey, ImageLayout, ImageStore};
@@ -367,8 +367,7 @@ fn error_lines(
 /// is not 0).
 fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'static> {
     let took = cell.duration.map(crate::tui::notebook::format_duration);
-    let outcome = (!cell.status.is_pending()).then_some(cell.status);
-    let outcome = match (pending, outcome) {
+    let outcome = match (pending, cell.outcome) {
         (Some(Pending::Queued), _) => return Line::styled("  queued", theme.muted),
         // Drawn from the clock instead (`Row::Running`); kept for completeness.
         (Some(Pending::Running { .. }), _) => return Line::styled("  running…", theme.warning),
@@ -386,12 +385,11 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
         return Line::styled(text, style);
     }
     let (text, style) = match (outcome, took) {
-        (CellStatus::Succeeded, Some(t)) => (format!("  done in {t}"), theme.muted),
-        (CellStatus::Succeeded, None) => ("  done".to_string(), theme.muted),
-        (CellStatus::Failed, Some(t)) => (format!("  failed in {t}"), theme.error),
-        (CellStatus::Failed, None) => ("  failed".to_string(), theme.error),
-        (CellStatus::Canceled, _) => ("  canceled by the service".to_string(), theme.warning),
-        (CellStatus::Queued | CellStatus::Running, _) => ("  no answer".to_string(), theme.muted),
+        (CellOutcome::Succeeded, Some(t)) => (format!("  done in {t}"), theme.muted),
+        (CellOutcome::Succeeded, None) => ("  done".to_string(), theme.muted),
+        (CellOutcome::Failed, Some(t)) => (format!("  failed in {t}"), theme.error),
+        (CellOutcome::Failed, None) => ("  failed".to_string(), theme.error),
+        (CellOutcome::Canceled, _) => ("  canceled by the service".to_string(), theme.warning),
     };
     Line::styled(text, style)
 }
@@ -462,7 +460,7 @@ mod tests {
             source: "import time; time.sleep(9)".into(),
             execution_count: 1,
             outputs: vec![],
-            status: CellStatus::Running,
+            outcome: None,
             duration: None,
             exit_code: None,
             stdin: None,
@@ -484,7 +482,7 @@ mod tests {
                 name: StreamName::Stdout,
                 text: text.into(),
             }],
-            status: CellStatus::Succeeded,
+            outcome: Some(CellOutcome::Succeeded),
             duration: Some(Duration::from_millis(4)),
             exit_code: None,
             stdin: None,
@@ -514,7 +512,7 @@ mod tests {
                     json: Some(json!(42)),
                 },
             ],
-            status: CellStatus::Succeeded,
+            outcome: Some(CellOutcome::Succeeded),
             duration: Some(Duration::from_millis(4)),
             exit_code: None,
             stdin: None,
@@ -542,7 +540,7 @@ mod tests {
                 text: "   a  b\n0  1  3\n1  2  4".into(),
                 json: None,
             }],
-            status: CellStatus::Succeeded,
+            outcome: Some(CellOutcome::Succeeded),
             duration: Some(Duration::from_millis(4)),
             exit_code: None,
             stdin: None,
@@ -572,7 +570,7 @@ mod tests {
                 text: text.trim_end().into(),
                 json: None,
             }],
-            status: CellStatus::Succeeded,
+            outcome: Some(CellOutcome::Succeeded),
             duration: Some(Duration::from_millis(4)),
             exit_code: None,
             stdin: None,
@@ -600,7 +598,7 @@ mod tests {
                     traceback: vec![],
                 },
             ],
-            status: CellStatus::Failed,
+            outcome: Some(CellOutcome::Failed),
             duration: None,
             exit_code: None,
             stdin: None,

@@ -305,7 +305,7 @@ fn highlight_splits_spans_at_matches() {
 
 #[test]
 fn the_pager_opens_the_selected_cell_else_the_last_one() {
-    use crate::notebook::{CellStatus, StreamName};
+    use crate::notebook::{CellOutcome, StreamName};
     use crate::tui::notebook::outputs::OutputsView;
     use crate::tui::widgets::long_output::LongTexts;
     let cell = |text: &str| Cell {
@@ -315,7 +315,7 @@ fn the_pager_opens_the_selected_cell_else_the_last_one() {
             name: StreamName::Stdout,
             text: text.into(),
         }],
-        status: CellStatus::Succeeded,
+        outcome: Some(CellOutcome::Succeeded),
         duration: None,
         exit_code: None,
         stdin: None,
