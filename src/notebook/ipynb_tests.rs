@@ -302,3 +302,61 @@ fn a_result_saved_as_json_text_by_an_earlier_version_reads_as_python() {
         }]
     );
 }
+
+/// A cell not settled yet (sent, no answer) is written exactly as sessionpad
+/// wrote a queued cell before the model stopped keeping queued and running
+/// (these bytes are what the earlier writer produced), and read back as
+/// failed: its answer never came.
+#[test]
+fn an_unsettled_cell_is_written_as_before_and_read_as_failed() {
+    let mut nb = crate::notebook::Notebook::default();
+    nb.push("x = 1".into());
+    assert_eq!(nb.cells[0].outcome, None);
+    let text = to_string(&nb.cells, &meta());
+    assert_eq!(text, UNSETTLED_AS_BEFORE);
+    let back = from_str(&text).expect("reads what it wrote");
+    assert_eq!(back.cells[0].outcome, Some(CellOutcome::Failed));
+    // A file an earlier version wrote while a cell ran reads the same way.
+    let running = UNSETTLED_AS_BEFORE.replace("\"queued\"", "\"running\"");
+    let back = from_str(&running).expect("a notebook");
+    assert_eq!(back.cells[0].outcome, Some(CellOutcome::Failed));
+}
+
+const UNSETTLED_AS_BEFORE: &str = r#"{
+ "cells": [
+  {
+   "cell_type": "code",
+   "execution_count": 1,
+   "id": "cell-1",
+   "metadata": {
+    "sessionpad": {
+     "status": "queued"
+    }
+   },
+   "outputs": [],
+   "source": [
+    "x = 1"
+   ]
+  }
+ ],
+ "metadata": {
+  "kernelspec": {
+   "display_name": "Python 3 (sessionpad)",
+   "language": "python",
+   "name": "python3"
+  },
+  "language_info": {
+   "file_extension": ".py",
+   "mimetype": "text/x-python",
+   "name": "python"
+  },
+  "sessionpad": {
+   "api_version": "2025-10-02-preview",
+   "identifier": "sp-0123",
+   "pool": "local"
+  }
+ },
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"#;

@@ -420,3 +420,157 @@ fn boundaries_say_what_is_known() {
         ]
     );
 }
+
+/// The rows of the screen as text.
+fn screen_rows(app: &mut App, now: Instant) -> Vec<String> {
+    let backend = screen(app, now, 80, 24);
+    let buf = backend.buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .filter_map(|x| buf.cell((x, y)).map(|c| c.symbol().to_string()))
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// The row under cell `n`'s first line (`In [n]: …`): its status row when
+/// the cell has one line of code and no output.
+fn row_under(rows: &[String], n: u32) -> String {
+    let at = rows
+        .iter()
+        .position(|r| r.contains(&format!("In [{n}]:")))
+        .unwrap_or_else(|| panic!("no In [{n}] in {rows:#?}"));
+    rows[at + 1].trim_start_matches('│').to_string()
+}
+
+/// A cell's queued and running states come from its run (`App::pending_of`),
+/// never from the cell: the screen says `queued` while the run is queued and
+/// `running` once the worker began it, and the reply settles it, while the
+/// cell itself (what is saved) changes only when it settles. Its saved form
+/// marks it unsettled (`queued`, as files always did) exactly while the run
+/// state machine says it is pending, and the saver is handed it only once it
+/// is settled: the file never holds a cell waiting for an answer.
+#[test]
+fn a_cells_pending_state_is_derived_from_its_run() {
+    use crate::notebook::CellOutcome;
+    use crate::notebook::ipynb::{self, NotebookMeta};
+    use crate::tui::notebook::cell_view::Pending;
+
+    let t0 = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nb.ipynb");
+    let meta = NotebookMeta {
+        pool: "local".into(),
+        identifier: "sessionpad-0badc0de".into(),
+        api_version: "2025-10-02-preview".into(),
+        language: crate::notebook::language::Language::Python,
+    };
+    let (saver, thread) =
+        crate::notebook::store::spawn_saver(path.clone(), meta.clone(), Vec::new()).unwrap();
+    let mut app = app(PoolState::Ready);
+    app.set_saver(saver);
+    // What the file would say of cell 0 if the notebook were written now.
+    let written = |app: &App| {
+        ipynb::to_value(&app.notebook.cells, &meta)["cells"][0]["metadata"]["sessionpad"]["status"]
+            .clone()
+    };
+    let unsettled_only_while_pending = |app: &App| {
+        assert_eq!(
+            written(app) == json!("queued"),
+            app.pending_of(0).is_some(),
+            "written as {} while the runs say {:?}",
+            written(app),
+            app.pending_of(0)
+        );
+    };
+
+    let first = run_cell(&mut app, "slow()", None, t0);
+    run_cell(&mut app, "next()", None, t0);
+    assert_eq!(app.pending_of(0), Some(Pending::Queued));
+    assert_eq!(row_under(&screen_rows(&mut app, t0), 1), "  queued");
+    assert_eq!(app.notebook.cells[0].outcome, None);
+    unsettled_only_while_pending(&app);
+    let queued = app.notebook.cells[0].clone();
+
+    app.handle_event(SessionEvent::ExecutionStarted(first), t0);
+    let later = t0 + Duration::from_millis(1234);
+    assert_eq!(
+        app.pending_of(0),
+        Some(Pending::Running { since: Some(t0) })
+    );
+    assert_eq!(
+        row_under(&screen_rows(&mut app, later), 1),
+        "  ⠹ running 1.2 s"
+    );
+    assert_eq!(app.pending_of(1), Some(Pending::Queued), "the next waits");
+    assert_eq!(row_under(&screen_rows(&mut app, later), 2), "  queued");
+    assert_eq!(
+        app.notebook.cells[0], queued,
+        "the run starting writes nothing into the cell"
+    );
+    unsettled_only_while_pending(&app);
+
+    app.handle_event(
+        SessionEvent::ExecutionFinished {
+            run: first,
+            outcome: Ok(done("", None, 3)),
+            exit_code: None,
+            images: vec![],
+        },
+        later,
+    );
+    assert_eq!(app.pending_of(0), None);
+    assert_eq!(app.notebook.cells[0].outcome, Some(CellOutcome::Succeeded));
+    assert_eq!(
+        row_under(&screen_rows(&mut app, later), 1),
+        "  done in 3 ms"
+    );
+    assert_eq!(written(&app), json!("succeeded"));
+    unsettled_only_while_pending(&app);
+
+    // The file holds the settled cell, not the one still queued.
+    drop(app);
+    thread.join();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let file = ipynb::from_str(&text).unwrap();
+    assert_eq!(file.cells.len(), 1, "{text}");
+    assert_eq!(file.cells[0].source, "slow()");
+    assert!(
+        !text.contains("\"queued\"") && !text.contains("\"running\""),
+        "{text}"
+    );
+}
+
+/// Another client's cell followed while it runs is running as the follower
+/// says (since an unknown time: no elapsed time shown) until its recorded
+/// call settles it.
+#[test]
+fn a_followed_running_cell_is_running_as_the_follower_says() {
+    use crate::protocol::events::{OutputChunk, StreamName};
+    use crate::tui::notebook::cell_view::Pending;
+
+    let now = Instant::now();
+    let mut app = app(PoolState::Ready);
+    app.set_following(true);
+    app.handle_event(
+        SessionEvent::LiveOutput {
+            own: false,
+            chunk: OutputChunk {
+                identifier: "sessionpad-0badc0de".into(),
+                execution_id: "exec-1".into(),
+                client: Some("agent/1".into()),
+                stream: StreamName::Stdout,
+                text: "working\n".into(),
+            },
+        },
+        now,
+    );
+    assert_eq!(app.pending_of(0), Some(Pending::Running { since: None }));
+    assert_eq!(app.notebook.cells[0].outcome, None);
+    let rows = screen_rows(&mut app, now + Duration::from_secs(5));
+    let at = rows.iter().position(|r| r.contains("working")).unwrap();
+    assert_eq!(rows[at + 1], "  ⠋ running", "{rows:#?}");
+}

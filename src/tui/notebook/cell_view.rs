@@ -472,6 +472,30 @@ mod tests {
         );
     }
 
+    /// A cell not settled yet is drawn as the app says it is: queued, or
+    /// running (with an elapsed time only when its start is known); with
+    /// nothing waiting for its answer, it says it has none.
+    #[test]
+    fn an_unsettled_cell_shows_what_the_app_says_of_it() {
+        let cell = Cell {
+            source: "x".into(),
+            execution_count: 1,
+            outputs: vec![],
+            outcome: None,
+            duration: None,
+            exit_code: None,
+            stdin: None,
+        };
+        let queued = |_| Some(Pending::Queued);
+        assert_eq!(pending_rows_text(&cell, queued, 60)[1], "  queued");
+        let followed = |_| Some(Pending::Running { since: None });
+        assert_eq!(
+            pending_rows_text(&cell, followed, 60)[1],
+            "  ⠋ running (limit 3 min 40 s)"
+        );
+        assert_eq!(rows_text(&cell, 60)[1], "  no answer");
+    }
+
     #[test]
     fn a_long_stdout_is_collapsed() {
         let text: String = (0..300).map(|i| format!("{i}\n")).collect();
