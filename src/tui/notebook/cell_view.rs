@@ -454,17 +454,22 @@ mod tests {
         pending_rows_text(cell, |_| None, width)
     }
 
-    #[test]
-    fn a_running_cell_shows_spinner_elapsed_and_limit() {
-        let cell = Cell {
-            source: "import time; time.sleep(9)".into(),
+    /// Cell `In [1]` running `source`, not settled yet.
+    fn unsettled(source: &str) -> Cell {
+        Cell {
+            source: source.into(),
             execution_count: 1,
             outputs: vec![],
             outcome: None,
             duration: None,
             exit_code: None,
             stdin: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_running_cell_shows_spinner_elapsed_and_limit() {
+        let cell = unsettled("import time; time.sleep(9)");
         let running = |since| Some(Pending::Running { since: Some(since) });
         assert_eq!(
             pending_rows_text(&cell, running, 60)[1],
@@ -477,15 +482,7 @@ mod tests {
     /// nothing waiting for its answer, it says it has none.
     #[test]
     fn an_unsettled_cell_shows_what_the_app_says_of_it() {
-        let cell = Cell {
-            source: "x".into(),
-            execution_count: 1,
-            outputs: vec![],
-            outcome: None,
-            duration: None,
-            exit_code: None,
-            stdin: None,
-        };
+        let cell = unsettled("x");
         let queued = |_| Some(Pending::Queued);
         assert_eq!(pending_rows_text(&cell, queued, 60)[1], "  queued");
         let followed = |_| Some(Pending::Running { since: None });
