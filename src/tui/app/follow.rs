@@ -67,11 +67,6 @@ impl FollowUi {
         self.live_cells.values().copied()
     }
 
-    /// True when cell `cell` shows another client's running cell.
-    pub fn is_live(&self, cell: usize) -> bool {
-        self.live_cells.values().any(|c| *c == cell)
-    }
-
     /// The marks the outputs pane draws above other clients' cells: (cell,
     /// text), by cell.
     pub fn marks(&self) -> Vec<(usize, String)> {

@@ -228,32 +228,27 @@ impl App {
         self.runs.running().map(|(_, cell, since)| (cell, since))
     }
 
-    /// Where cell `cell` is while it waits for an answer: its run's state
-    /// (queued, or running since the worker began it) for a cell this app
-    /// sent; running, since an unknown time, for another client's cell shown
-    /// while it runs (following); `None` for a settled cell (and for a cell
-    /// nothing waits on, which the app never leaves unsettled). The one place a
-    /// cell's pending state comes from: cells themselves hold only what their
-    /// execution came to.
-    pub fn pending_of(&self, cell: usize) -> Option<Pending> {
-        if let Some(state) = self.runs.of_cell(cell).and_then(|r| self.runs.state(r)) {
-            return Some(state.pending());
-        }
-        self.follow
-            .is_live(cell)
-            .then_some(Pending::Running { since: None })
+    /// Every cell waiting for an answer, by index, with where it is: the
+    /// run's state (queued, or running since the worker began it) for a cell
+    /// this app sent; running, since an unknown time, for another client's
+    /// cell shown while it runs (following), unless this app's run of it says
+    /// more. The one place a cell's pending state comes from (cells hold only
+    /// what their execution came to); the views draw from it.
+    pub fn pending_cells(&self) -> BTreeMap<usize, Pending> {
+        let followed = self
+            .follow
+            .live_cells()
+            .map(|cell| (cell, Pending::Running { since: None }));
+        // This app's runs come last, so their state wins.
+        let own = self.runs.iter().map(|run| (run.cell, run.state.pending()));
+        followed.chain(own).collect()
     }
 
-    /// Every cell waiting for an answer, by index, with where it is
-    /// ([`App::pending_of`]): what the views draw queued and running cells
-    /// from.
-    pub fn pending_cells(&self) -> BTreeMap<usize, Pending> {
-        self.runs
-            .iter()
-            .map(|run| run.cell)
-            .chain(self.follow.live_cells())
-            .filter_map(|cell| self.pending_of(cell).map(|p| (cell, p)))
-            .collect()
+    /// Where cell `cell` is while it waits for an answer
+    /// ([`App::pending_cells`]); `None` for a settled cell (and for a cell
+    /// nothing waits on, which the app never leaves unsettled).
+    pub fn pending_of(&self, cell: usize) -> Option<Pending> {
+        self.pending_cells().remove(&cell)
     }
 
     /// True while something changes on its own (pool starting, cells running), so

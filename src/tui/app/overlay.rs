@@ -88,10 +88,9 @@ pub struct Overlays {
     layers: Vec<Layer>,
 }
 
-/// The getters of one kind: `$get` borrows it, `$get_mut` borrows it to change,
-/// `$take` takes it off the stack to hand to its reducer.
+/// The getters of one kind: `$get` borrows it, `$get_mut` borrows it to change.
 macro_rules! layer_access {
-    ($variant:ident, $ty:ty, $get:ident, $get_mut:ident, $take:ident) => {
+    ($variant:ident, $ty:ty, $get:ident, $get_mut:ident) => {
         #[doc = concat!("The open `", stringify!($variant), "` layer, if any.")]
         pub fn $get(&self) -> Option<&$ty> {
             self.layers.iter().find_map(|l| match l {
@@ -107,7 +106,13 @@ macro_rules! layer_access {
                 _ => None,
             })
         }
+    };
+}
 
+/// For the kinds whose reducer takes its layer out: `$take` takes it off the
+/// stack.
+macro_rules! layer_take {
+    ($variant:ident, $ty:ty, $take:ident) => {
         #[doc = concat!(
                     "Takes the open `", stringify!($variant),
                     "` layer off the stack (for its reducer; [`Overlays::put_back`] returns it)."
@@ -164,24 +169,28 @@ impl Overlays {
         self.layers.insert(at, layer);
     }
 
-    layer_access!(Prompt, AppPrompt, prompt, prompt_mut, take_prompt);
+    layer_access!(Prompt, AppPrompt, prompt, prompt_mut);
     layer_access!(
         HistorySearch,
         HistorySearch,
         history_search,
-        history_search_mut,
-        take_history_search
+        history_search_mut
     );
-    layer_access!(Picker, FilePicker, picker, picker_mut, take_picker);
-    layer_access!(
-        PoolsMenu,
-        PoolsMenu,
-        pools_menu,
-        pools_menu_mut,
-        take_pools_menu
-    );
-    layer_access!(Pager, Pager, pager, pager_mut, take_pager);
-    layer_access!(Help, HelpView, help, help_mut, take_help);
+    layer_access!(Picker, FilePicker, picker, picker_mut);
+    layer_access!(PoolsMenu, PoolsMenu, pools_menu, pools_menu_mut);
+    layer_access!(Pager, Pager, pager, pager_mut);
+    layer_take!(Prompt, AppPrompt, take_prompt);
+    layer_take!(HistorySearch, HistorySearch, take_history_search);
+    layer_take!(Picker, FilePicker, take_picker);
+    layer_take!(PoolsMenu, PoolsMenu, take_pools_menu);
+
+    /// The open help overlay's state, to scroll it or draw it.
+    pub fn help_mut(&mut self) -> Option<&mut HelpView> {
+        self.layers.iter_mut().find_map(|l| match l {
+            Layer::Help(view) => Some(view),
+            _ => None,
+        })
+    }
 }
 
 #[cfg(test)]

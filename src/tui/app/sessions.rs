@@ -38,7 +38,7 @@ impl App {
         self.dirty = true;
         let s = &mut self.sessions;
         match event {
-            SessionsEvent::Listed(result) => s.list_arrived(result, now),
+            SessionsEvent::Listed(result) => s.listed(result, now),
             SessionsEvent::Info { identifier, result } => {
                 if identifier != self.config.identifier {
                     return Vec::new();

@@ -98,8 +98,8 @@ impl CellEditor {
         self.area.redo();
     }
 
-    /// Replaces the whole text with `text`, as one edit that Ctrl+Z undoes
-    /// (`text` from `$EDITOR` is cleaned as a paste is).
+    /// Replaces the whole text with `text` as it is, as one edit that Ctrl+Z
+    /// undoes.
     pub fn replace(&mut self, text: &str) {
         editor::replace_text(&mut self.area, text);
     }

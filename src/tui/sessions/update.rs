@@ -13,7 +13,6 @@ use super::pane::SessionRow;
 use super::{PAGE, SessionsAction, SessionsPrompt, SessionsUi};
 use crate::ledger::read::RecordedSession;
 use crate::notebook::CellInput;
-use crate::protocol::SessionInfo;
 use crate::session::{Failure, SessionsCommand};
 use crate::tui::action::{Effect, Out};
 use crate::tui::widgets::prompt::{Answer, Prompt, Question};
@@ -216,11 +215,6 @@ impl SessionsUi {
             // A line given up (Esc).
             (SessionsPrompt::New | SessionsPrompt::Attach, _) => Vec::new(),
         }
-    }
-
-    /// The pool's list of sessions arrived (or failed), at `now`.
-    pub fn list_arrived(&mut self, result: Result<Vec<SessionInfo>, Failure>, now: Instant) {
-        self.listed(result, now);
     }
 
     /// The pool's metadata arrived (shown only if it is still asked for).
