@@ -33,6 +33,7 @@ use sessionpad::session::{RunId, SessionEvent};
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::view::draw;
 use sessionpad::tui::app::{App, AppConfig, PoolState};
+use sessionpad::tui::notebook::NotebookAction;
 use sessionpad::tui::widgets::sanitize;
 
 const WIDTH: u16 = 160;
@@ -75,7 +76,10 @@ fn megabytes_text(bytes: usize) -> String {
 fn queue_cell(app: &mut App) -> RunId {
     let now = Instant::now();
     app.update(Action::Paste("print(big)".into()), now);
-    match app.update(Action::RunCell, now).as_slice() {
+    match app
+        .update(Action::Notebook(NotebookAction::RunCell), now)
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     }

@@ -25,6 +25,7 @@ use sessionpad::session::SessionEvent;
 use sessionpad::tui::action::{Action, Effect};
 use sessionpad::tui::app::view::draw;
 use sessionpad::tui::app::{App, AppConfig, PoolState};
+use sessionpad::tui::notebook::NotebookAction;
 
 const OSC52: &str = "\x1b]52;c;aGk=\x07";
 const OSC8: &str = "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\";
@@ -103,7 +104,10 @@ fn app_with_a_hostile_cell() -> App {
     );
     let now = Instant::now();
     app.update(Action::Paste(format!("x = 1 # {}", hostile("src"))), now);
-    let run = match app.update(Action::RunCell, now).as_slice() {
+    let run = match app
+        .update(Action::Notebook(NotebookAction::RunCell), now)
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
@@ -165,7 +169,10 @@ fn escape_sequences_in_session_output_never_reach_the_terminal() {
     );
 
     // The history search lists the hostile source.
-    app.update(Action::HistorySearch, Instant::now());
+    app.update(
+        Action::Notebook(NotebookAction::HistorySearch),
+        Instant::now(),
+    );
     let history = frame(&mut terminal, &bytes, &mut app);
     assert_clean(&history, "history search");
     app.update(

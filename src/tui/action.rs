@@ -4,7 +4,9 @@
 //!
 //! Keymap files name actions by their `snake_case` name (`run = "run_cell"`,
 //! `run = "scroll_lines -1"`), through `Deserialize`; variants that only the
-//! terminal produces (typed keys, paste, resize) are `#[serde(skip)]`.
+//! terminal produces (typed keys, paste, resize) are `#[serde(skip)]`, and so
+//! is [`Action::Notebook`], whose actions keep their flat names
+//! (`run = "run_cell"`: `keymap::parse_run`).
 
 use ratatui_textarea::Input;
 use serde::Deserialize;
@@ -13,6 +15,7 @@ use super::files::FilesAction;
 use super::files::preview::PreviewJob;
 use super::help::HelpAction;
 use super::local::LocalWork;
+use super::notebook::NotebookAction;
 use super::pager::PagerAction;
 use super::persist::Place;
 use super::pools::PoolChoice;
@@ -23,32 +26,12 @@ use crate::session::{FileCommand, RunId, SessionsCommand};
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
-    /// Run the editor's contents as a new cell (F5, Alt+Enter, Ctrl+Enter).
-    RunCell,
-    /// Ask for a shell command's standard input, then run the editor's
-    /// contents with it (Alt+I; Shell pools).
-    RunCellWithStdin,
-    /// Replace the editor with the previous cell's source (Up on the first line).
-    HistoryPrev,
-    /// Go forward in history, back to the draft after the newest (Down on the last
-    /// line while browsing history).
-    HistoryNext,
     /// A key for the text editor itself (characters, arrows, Backspace…).
     #[serde(skip)]
     Edit(Input),
     /// Text pasted with bracketed paste.
     #[serde(skip)]
     Paste(String),
-    /// Enter in the editor: a new line with the current line's indentation, four
-    /// spaces more after a line ending in `:`.
-    Newline,
-    /// Undo the last edit of the cell (Ctrl+Z).
-    Undo,
-    /// Redo what was undone (Ctrl+Y).
-    Redo,
-    /// Edit the cell in `$VISUAL` / `$EDITOR` (Ctrl+E); the terminal is handed
-    /// over until the editor exits.
-    ExternalEditor,
     /// The help overlay: open (built from the keymap), close, scroll
     /// (`run = "help open"`; `help`, `close_help`, `help_scroll N` still parse).
     Help(HelpAction),
@@ -66,38 +49,10 @@ pub enum Action {
     PageDown,
     /// Scroll the outputs by this many lines (negative: up), from the mouse wheel.
     ScrollLines(i32),
-    /// Ctrl+C: while a cell runs, stop it as [`Action::StopCell`] stops the
-    /// running cell (Jupyter's habit: the local pool interrupts the kernel, a
-    /// second press abandons the cell); with nothing running, the first press
-    /// warns and a second within two seconds quits.
-    Interrupt,
     /// Quit now (Ctrl+Q anywhere, `q` with the notebook focused).
     Quit,
-    /// Move the keyboard focus to the notebook (Esc in the editor), where single
-    /// keys scroll and `q` quits.
-    FocusOutputs,
     /// Move the keyboard focus back to the cell editor (Esc, Enter or `i`).
     FocusEditor,
-    /// Move the selected cell of the notebook by this many cells (negative: up),
-    /// scrolling to keep it in view.
-    SelectCell(i32),
-    /// Stop the selected cell if it waits or runs, else the running one: on the
-    /// local pool the kernel is interrupted (a second press abandons it); on the
-    /// service, which has no interrupt, the UI stops waiting for it.
-    StopCell,
-    /// Copy the selected cell's output text to the clipboard (OSC 52).
-    CopyOutput,
-    /// Copy the selected cell's source to the clipboard (OSC 52).
-    CopyInput,
-    /// Save the selected cell's output (text, or its image) to a file: asks for
-    /// the path, and before replacing a file.
-    SaveOutput,
-    /// Search the earlier cells and bring one into the editor (Ctrl+R).
-    HistorySearch,
-    /// Run again, in this session, the cells that succeeded above the newest
-    /// session boundary (`R` in the notebook): the state a reopened notebook
-    /// or a recycled session lost.
-    ReplayEarlier,
     /// A left click at this screen position: focuses the pane under it and
     /// selects the cell clicked in the notebook.
     #[serde(skip)]
@@ -113,6 +68,12 @@ pub enum Action {
     /// The pager: opening it on an output, and its own keys while it is open
     /// (`run = "pager scroll 1"`; `open_pager`, `pager_scroll 1`… still parse).
     Pager(PagerAction),
+    /// A key of the notebook: the editor's and the outputs' own actions
+    /// (`run_cell`, `select_cell -1`, `stop_cell`…, named without a prefix
+    /// as they always were: `keymap::parse_run` reads a name of
+    /// [`NotebookAction`] as this variant, so it is not a name of its own).
+    #[serde(skip)]
+    Notebook(NotebookAction),
 }
 
 /// A side effect requested by the state, carried out by the UI loop: the

@@ -27,6 +27,7 @@ use toml::Spanned;
 
 pub use self::key::KeyPress;
 use super::action::Action;
+use super::notebook::NotebookAction;
 
 /// The embedded default keymap.
 const DEFAULTS: &str = include_str!("../../assets/keymap.toml");
@@ -250,7 +251,8 @@ const RENAMED: &[(&str, &str)] = &[
 /// Parses `run` text: an action name, optionally a feature's action name
 /// after it (`files down`, `pager scroll 1`) and one number or word of
 /// argument (`scroll_lines -1`). The older names of [`RENAMED`] are read as
-/// their new ones.
+/// their new ones. The notebook's actions are named without a prefix
+/// (`run_cell`, `select_cell -1`) and read as `Action::Notebook(..)`.
 ///
 /// # Errors
 ///
@@ -286,7 +288,52 @@ pub fn parse_run(run: &str) -> Result<Action, String> {
     for name in rest {
         value = toml::Value::Table(toml::Table::from_iter([((*name).to_string(), value)]));
     }
-    Action::deserialize(value).map_err(|e| format!("run {run:?}: {}", e.to_string().trim()))
+    // The notebook's names are read by its own enum, so that a wrong
+    // argument is reported by the enum that knows the name (serde's
+    // untagged fallback would hide why neither enum took it).
+    let first = words.first().copied().unwrap_or_default();
+    let notebook = variant_names::<NotebookAction>();
+    let action = if notebook.contains(&first) {
+        NotebookAction::deserialize(value).map(Action::Notebook)
+    } else if variant_names::<Action>().contains(&first) {
+        Action::deserialize(value)
+    } else {
+        let names: Vec<String> = variant_names::<Action>()
+            .iter()
+            .chain(notebook)
+            .map(|name| format!("`{name}`"))
+            .collect();
+        return Err(format!(
+            "run {run:?}: unknown variant `{first}`, expected one of {}",
+            names.join(", ")
+        ));
+    };
+    action.map_err(|e| format!("run {run:?}: {}", e.to_string().trim()))
+}
+
+/// The names an enum's `Deserialize` takes (its variants, as serde's derive
+/// lists them): asked for with a name it cannot take, the derive hands the
+/// list to the error it makes, which keeps it.
+fn variant_names<T: de::DeserializeOwned>() -> &'static [&'static str] {
+    /// An error that keeps the names an unknown variant was not one of.
+    #[derive(Debug)]
+    struct Names(&'static [&'static str]);
+    impl fmt::Display for Names {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "one of {:?}", self.0)
+        }
+    }
+    impl std::error::Error for Names {}
+    impl de::Error for Names {
+        fn custom<T: fmt::Display>(_: T) -> Self {
+            Self(&[])
+        }
+        fn unknown_variant(_: &str, expected: &'static [&'static str]) -> Self {
+            Self(expected)
+        }
+    }
+    let probe = de::value::StrDeserializer::<Names>::new("");
+    T::deserialize(probe).err().map_or(&[], |names| names.0)
 }
 
 impl Keymap {
@@ -525,8 +572,8 @@ impl Default for Keymap {
 /// of the cell (so Up in the middle of a cell moves the cursor).
 fn applies(action: &Action, ctx: KeyContext) -> bool {
     match action {
-        Action::HistoryPrev => ctx.empty || ctx.on_first_line,
-        Action::HistoryNext => ctx.on_last_line,
+        Action::Notebook(NotebookAction::HistoryPrev) => ctx.empty || ctx.on_first_line,
+        Action::Notebook(NotebookAction::HistoryNext) => ctx.on_last_line,
         _ => true,
     }
 }

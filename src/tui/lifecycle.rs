@@ -35,7 +35,7 @@ impl Carry {
     pub fn from_app(app: &mut App, choice: &PoolChoice) -> Self {
         Self {
             queued: app.take_queued(),
-            draft: Some(app.editor.source()).filter(|d| !d.trim().is_empty()),
+            draft: Some(app.notebook.editor.source()).filter(|d| !d.trim().is_empty()),
             notice: Some(format!("switched to pool {}", choice.name)),
         }
     }
@@ -98,7 +98,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     attach_sessions_store(&mut app, t.endpoint.as_deref(), &identifier).await;
     app.queue_sources(carry.queued);
     if let Some(draft) = carry.draft {
-        app.editor.replace(&draft);
+        app.notebook.editor.replace(&draft);
     }
     app.notice = carry.notice;
     // Following from the start: the calls an agent made before are read from
@@ -133,7 +133,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         .collect();
     // Whether the reopened notebook's session still runs on the pool: the
     // answer says whether its boundary is certain.
-    if app.loaded_cells > 0 && app.sessions.can_list {
+    if app.notebook.loaded_cells > 0 && app.sessions.can_list {
         worker.sessions(crate::session::SessionsCommand::Info {
             identifier: app.config.identifier.clone(),
         });
@@ -181,9 +181,10 @@ async fn new_app(
         app.isolation = isolation;
         app.notice = could_sandbox.then(|| RESTART_TO_SANDBOX.to_string());
     }
-    app.execution_limit = Some(t.timeout);
+    app.notebook.execution_limit = Some(t.timeout);
     // Only the local pool's kernels can be interrupted; the service cannot.
-    app.can_interrupt = matches!(connection, Connection::Embedded | Connection::Background(_));
+    app.notebook.can_interrupt =
+        matches!(connection, Connection::Embedded | Connection::Background(_));
     super::apply_ui(&mut app, &opts.ui)?;
     app.pools = PoolsUi::new(opts.pools.clone(), &opts.pool_name);
     Ok(app)

@@ -26,7 +26,6 @@ pub mod persist;
 pub mod picker;
 pub mod pools;
 pub mod runner;
-pub mod runs;
 pub mod sessions;
 pub mod terminal;
 pub mod theme;
@@ -135,7 +134,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             }
         };
         run.app.views.images.set_picker(picker.clone());
-        run.app.views.outputs.invalidate_all();
+        run.app.notebook.outputs.invalidate_all();
         run.app.dirty = true;
         let result = runner::run_loop(
             guard.terminal_mut(),

@@ -81,7 +81,7 @@ pub async fn attach(app: &mut App, place: Place) -> Option<SaverThread> {
     app.load_history(loaded.cells, loaded.images);
     match spawned {
         Ok((saver, thread)) => {
-            app.set_saver(saver);
+            app.notebook.set_saver(saver);
             Some(thread)
         }
         Err(e) => {
@@ -158,6 +158,7 @@ mod tests {
     use crate::session::{RunId, SessionEvent};
     use crate::tui::action::{Action, Effect};
     use crate::tui::app::{AppConfig, PoolState};
+    use crate::tui::notebook::NotebookAction;
 
     fn app() -> App {
         App::new(
@@ -220,7 +221,10 @@ mod tests {
     /// Runs the editor's contents and delivers a successful answer printing `out`.
     fn run_editor(app: &mut App, out: &str) -> RunId {
         let now = Instant::now();
-        let run = match app.update(Action::RunCell, now).as_slice() {
+        let run = match app
+            .update(Action::Notebook(NotebookAction::RunCell), now)
+            .as_slice()
+        {
             [Effect::Execute { run, .. }] => *run,
             other => panic!("expected one execution, got {other:?}"),
         };
@@ -253,14 +257,20 @@ mod tests {
         let (saver, thread) = store::spawn_saver(path.clone(), meta(), loaded.clone()).unwrap();
         let mut app = app();
         app.load_history(loaded, vec![]);
-        app.set_saver(saver);
+        app.notebook.set_saver(saver);
 
-        app.update(Action::HistoryPrev, Instant::now());
-        assert_eq!(app.editor.lines(), ["a = 1"]);
-        app.update(Action::HistoryNext, Instant::now());
+        app.update(
+            Action::Notebook(NotebookAction::HistoryPrev),
+            Instant::now(),
+        );
+        assert_eq!(app.notebook.editor.lines(), ["a = 1"]);
+        app.update(
+            Action::Notebook(NotebookAction::HistoryNext),
+            Instant::now(),
+        );
         app.update(Action::Paste("print(2)".into()), Instant::now());
         run_editor(&mut app, "2\n");
-        assert_eq!(app.notebook.cells[1].execution_count, 2);
+        assert_eq!(app.notebook.book.cells[1].execution_count, 2);
 
         drop(app);
         thread.join();
@@ -280,13 +290,14 @@ mod tests {
     fn opened_cells_come_into_the_editor_one_per_run() {
         let mut app = app();
         app.queue_sources(vec!["x = 1".into(), "y = 2\nx + y".into()]);
-        assert_eq!(app.editor.lines(), ["x = 1"]);
+        assert_eq!(app.notebook.editor.lines(), ["x = 1"]);
         run_editor(&mut app, "");
-        assert_eq!(app.editor.lines(), ["y = 2", "x + y"]);
+        assert_eq!(app.notebook.editor.lines(), ["y = 2", "x + y"]);
         run_editor(&mut app, "");
-        assert!(app.editor.is_empty());
+        assert!(app.notebook.editor.is_empty());
         let sources: Vec<_> = app
             .notebook
+            .book
             .cells
             .iter()
             .map(|c| c.source.as_str())

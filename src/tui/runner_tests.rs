@@ -13,6 +13,7 @@ use crate::protocol::{ApiVersion, Execution, ExecutionStatus};
 use crate::session::SessionEvent;
 use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::notebook::NotebookAction;
 
 /// A screen that counts its frames.
 struct Counting {
@@ -137,7 +138,7 @@ async fn a_running_cell_ticks_about_ten_times_a_second() {
     let (_tx, mut rx) = channel();
     let mut effects = Vec::new();
     app.update(Action::Paste("import time; time.sleep(60)".into()), now());
-    app.update(Action::RunCell, now());
+    app.update(Action::Notebook(NotebookAction::RunCell), now());
     run_for(
         &mut screen,
         &mut app,
@@ -156,7 +157,10 @@ async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
     let (tx, mut rx) = channel();
     let mut effects = Vec::new();
     app.update(Action::Paste("print(big)".into()), now());
-    let run = match app.update(Action::RunCell, now()).as_slice() {
+    let run = match app
+        .update(Action::Notebook(NotebookAction::RunCell), now())
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };

@@ -1,208 +1,143 @@
-//! The notebook's cursor (the selected cell) and stopping a cell that waits or
-//! runs: a part of [`App`]'s reducer kept apart from `app.rs`.
+//! What [`App`] does for the notebook: handing its keys, clicks, answers and
+//! the worker's news about runs to its reducer (`tui/notebook/update.rs` and
+//! the methods beside it, which change only [`NotebookUi`]'s state), and
+//! carrying out what the reducer hands back ([`Out`](crate::tui::action::Out)): effects for the loop,
+//! notices, prompts, the focus, and the [`NotebookRequest`]s only the app can
+//! do (the history search overlay, the quit window, the follower and the
+//! sessions pane told of a settled run). A recorded session on screen gives
+//! way to the live notebook before a cell runs.
 //!
-//! Stopping is honest about the service: its API has no interrupt, so a cell
-//! that runs there can only be abandoned (the UI stops waiting, the worker drops
-//! the request, the session may still be busy). On the embedded local pool the
-//! kernel is interrupted for real and the cell ends with a `KeyboardInterrupt`;
-//! a second stop abandons it there too. A run given up is forgotten by id, so a
-//! late reply for it never appends output.
+//! [`NotebookUi`]: crate::tui::notebook::NotebookUi
 
-use ratatui::layout::Position;
+use std::time::Instant;
 
-use super::{App, Focus, RunId, SessionBoundary};
-use crate::notebook::{Cell, CellInput, CellOutcome, Output};
-use crate::tui::action::{Action, Effect};
-use crate::tui::keymap::Mode;
-use crate::tui::runs::{Abandoned, RunEffect, RunEvent, RunState};
+use super::{App, Focus, Layer};
+use crate::protocol::Execution;
+use crate::session::{DecodedImage, Failure, RunId};
+use crate::tui::action::Effect;
+use crate::tui::app::Purpose;
+use crate::tui::local::LocalOutcome;
+use crate::tui::notebook::{
+    NotebookAction, NotebookCx, NotebookOut, NotebookPrompt, NotebookRequest, NotebookUi,
+};
+use crate::tui::widgets::prompt::Answer;
 
 impl App {
-    /// Gives the notebook the keyboard focus, selecting the last cell on screen
-    /// when no cell is selected yet.
-    pub(super) fn focus_outputs(&mut self) {
-        self.focus = Focus::Notebook;
-        let count = self.notebook.cells.len();
-        if self.selected.is_none_or(|i| i >= count) {
-            self.selected = self.views.outputs.last_shown(count);
+    /// A key of the notebook, for its reducer. Running a cell first brings
+    /// the live notebook back when a recorded session is shown.
+    pub(super) fn notebook_action(&mut self, action: NotebookAction, now: Instant) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        if action == NotebookAction::RunCell {
+            effects.extend(self.leave_recorded(now));
         }
-    }
-
-    /// A left click: in the notebook it takes the focus there and selects the
-    /// cell under the pointer; in the editor it gives the editor the focus.
-    /// Clicks elsewhere (the side panes, the status line) are left alone.
-    pub(super) fn click(&mut self, column: u16, row: u16) {
-        let at = Position::new(column, row);
-        let areas = self.views.areas;
-        if areas.outputs.contains(at) {
-            self.focus_outputs();
-            if let Some(cell) = self.views.outputs.cell_at(column, row) {
-                // Not revealed: the cell is on screen where it was clicked.
-                self.selected = Some(cell);
-            }
-        } else if areas.editor.contains(at) {
-            self.focus = Focus::Editor;
-        }
-    }
-
-    /// Moves the selection `delta` cells (clamped to the notebook) and scrolls it
-    /// into view.
-    pub(super) fn select_cell(&mut self, delta: i32) {
-        let count = self.notebook.cells.len();
-        let Some(last) = count.checked_sub(1) else {
-            self.selected = None;
-            return;
+        let followed: Vec<usize> = self.follow.live_cells().collect();
+        let cx = NotebookCx {
+            keymap: &self.keymap,
+            language: self.config.language,
+            followed: &followed,
         };
-        let from = match self.selected.filter(|&i| i < count) {
-            Some(i) => i,
-            None => self.views.outputs.last_shown(count).unwrap_or(last),
-        };
-        let step = usize::try_from(delta.unsigned_abs()).unwrap_or(usize::MAX);
-        let to = if delta < 0 {
-            from.saturating_sub(step)
-        } else {
-            from.saturating_add(step).min(last)
-        };
-        self.select(to);
-    }
-
-    /// Selects cell `index` and scrolls it into view.
-    pub(super) fn select(&mut self, index: usize) {
-        self.selected = Some(index);
-        self.views.outputs.reveal(index);
-    }
-
-    /// The key bound to `action` in `mode`, for notices (`fallback` when none is).
-    fn key_for(&self, mode: Mode, action: &Action, fallback: &str) -> String {
-        self.keymap
-            .bindings(mode)
-            .iter()
-            .find(|b| &b.action == action)
-            .map_or_else(|| fallback.to_string(), |b| b.key.to_string())
-    }
-
-    /// The key that stops a cell in the notebook, for notices.
-    fn stop_key(&self) -> String {
-        self.key_for(Mode::Outputs, &Action::StopCell, "stop")
-    }
-
-    /// Stops the selected cell if it is pending, else the running cell.
-    pub(super) fn stop_cell(&mut self) -> Vec<Effect> {
-        let target = self
-            .selected
-            .filter(|i| self.pending_of(*i).is_some())
-            .or(self.running().map(|(i, _)| i));
-        let key = self.stop_key();
-        self.stop(target, &key)
-    }
-
-    /// Stops the running cell (Ctrl+C while a cell runs), whatever is selected.
-    pub(super) fn stop_running(&mut self) -> Vec<Effect> {
-        let key = self.key_for(Mode::Editor, &Action::Interrupt, "Ctrl+C");
-        self.stop(self.running().map(|(i, _)| i), &key)
-    }
-
-    /// Stops cell `target`: a cell that waits will not run; a running cell is
-    /// interrupted (local pool) or abandoned (the service, or a second stop).
-    /// `key` is the key that stops it again, for the notice.
-    fn stop(&mut self, target: Option<usize>, key: &str) -> Vec<Effect> {
-        let Some((index, run)) = target.and_then(|i| self.runs.of_cell(i).map(|r| (i, r))) else {
-            self.notice = Some("no cell is running".to_string());
-            return Vec::new();
-        };
-        let count = self.notebook.cells[index].execution_count;
-        let Some(step) = self.runs.apply(run, RunEvent::Stop, self.can_interrupt) else {
-            return Vec::new();
-        };
-        match step.effect {
-            Some(RunEffect::Interrupt) => {
-                let notice = format!("interrupting In [{count}]… ({key} again abandons it)");
-                self.notice_for(run, notice);
-                vec![Effect::Interrupt { run }]
-            }
-            Some(RunEffect::Abandon(why)) => {
-                self.settle_abandoned(index, why.reason());
-                self.notice = Some(match why {
-                    Abandoned::BeforeStart => format!("In [{count}] will not run"),
-                    _ => format!("abandoned: {}", why.reason()),
-                });
-                vec![Effect::Abandon { run }]
-            }
-            Some(RunEffect::Settle) | None => Vec::new(),
-        }
-    }
-
-    /// Marks that the cells from `after` on run in a session other than the one
-    /// that ran the cells before (once per place); `known_new` when the pool
-    /// said so.
-    pub(crate) fn mark_new_session(&mut self, after: usize, known_new: bool) {
-        if !self.boundaries.iter().any(|b| b.after == after) {
-            self.boundaries.push(SessionBoundary {
-                after,
-                known_new,
-                replayed: false,
-            });
-            self.boundaries.sort_by_key(|b| b.after);
-        }
-    }
-
-    /// Replays the cells that succeeded above the newest boundary into the
-    /// session (`R`), as new cells after the others.
-    pub(super) fn replay_earlier(&mut self) -> Vec<Effect> {
-        let Some(boundary) = self.boundaries.last_mut() else {
-            self.notice = Some("nothing to replay: every cell ran in this session".into());
-            return Vec::new();
-        };
-        boundary.replayed = true;
-        let above = &self.notebook.cells[..boundary.after.min(self.notebook.cells.len())];
-        let sources: Vec<CellInput> = above
-            .iter()
-            .filter(|c| c.outcome == Some(CellOutcome::Succeeded))
-            .map(Cell::input)
-            .collect();
-        let left_out = above.len() - sources.len();
-        if let Some(last) = boundary.after.checked_sub(1) {
-            self.views.outputs.invalidate(last);
-        }
-        let effects = self.replay(sources);
-        if left_out > 0 {
-            self.notice = Some(format!(
-                "replaying {} cells ({left_out} that did not succeed left out)",
-                effects.len()
-            ));
-        }
+        let outs = self.notebook.update(action, &cx);
+        effects.extend(self.apply_notebook(outs, now));
         effects
     }
 
-    /// The worker's word on an interrupt it sent.
-    pub(super) fn interrupt_sent(&mut self, run: RunId, delivered: bool) {
-        let interrupting = matches!(self.runs.state(run), Some(RunState::Interrupting { .. }));
-        if !interrupting || delivered {
-            return;
-        }
-        let notice = format!(
-            "the kernel did not acknowledge the interrupt; {} again abandons the cell",
-            self.stop_key()
-        );
-        self.notice_for(run, notice);
+    /// A left click: the notebook takes the focus, selecting the cell under
+    /// the pointer, or the editor does.
+    pub(super) fn notebook_click(&mut self, column: u16, row: u16) -> Vec<Effect> {
+        let outs = self.notebook.click(column, row);
+        self.apply_notebook(outs, Instant::now())
     }
 
-    /// Records cell `index` as given up: an error output saying why, and saved
-    /// like any settled cell.
-    fn settle_abandoned(&mut self, index: usize, why: &str) {
-        let Some(cell) = self.notebook.cell_mut(index) else {
-            return;
-        };
-        cell.outputs = vec![Output::Error {
-            ename: "Abandoned".to_string(),
-            evalue: why.to_string(),
-            traceback: Vec::new(),
-        }];
-        cell.outcome = Some(CellOutcome::Failed);
-        cell.duration = None;
-        self.views.outputs.invalidate(index);
-        if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {
-            saver.cell_finished(index, cell.clone());
+    /// Carries out what the notebook's reducer handed back; returns the
+    /// effects for the loop. `now` is the clock of the quit window.
+    pub(super) fn apply_notebook(&mut self, outs: Vec<NotebookOut>, now: Instant) -> Vec<Effect> {
+        self.apply(outs, Purpose::Notebook, |app, request| {
+            match request {
+                NotebookRequest::FocusNotebook => app.focus = Focus::Notebook,
+                NotebookRequest::NothingToInterrupt => app.arm_or_quit(now),
+                NotebookRequest::OpenHistorySearch(search) => {
+                    app.overlays.open(Layer::HistorySearch(*search));
+                }
+                NotebookRequest::EndNotice(text) => {
+                    if app.notice.as_ref() == Some(&text) {
+                        app.notice = None;
+                    }
+                }
+                NotebookRequest::Settled { cell, ran } => {
+                    app.follow.live_tail.forget(Some(cell));
+                    if ran {
+                        app.sessions.record_run(&app.config.identifier);
+                    }
+                }
+            }
+            Vec::new()
+        })
+    }
+
+    /// The answer to a notebook prompt, for its reducer. A standard input
+    /// typed for the editor's command runs it: the live notebook comes back
+    /// first when a recorded session is shown.
+    pub(crate) fn notebook_answer(&mut self, asked: NotebookPrompt, answer: Answer) -> Vec<Effect> {
+        let now = Instant::now();
+        let mut effects = Vec::new();
+        if asked == NotebookPrompt::Stdin && matches!(answer, Answer::Text(_)) {
+            effects.extend(self.leave_recorded(now));
         }
+        let outs = self.notebook.answer(asked, answer);
+        effects.extend(self.apply_notebook(outs, now));
+        effects
+    }
+
+    /// Runs `cells` again, in order, as new cells of the notebook.
+    pub(crate) fn replay(&mut self, cells: Vec<crate::notebook::CellInput>) -> Vec<Effect> {
+        let outs = self.notebook.replay(cells);
+        self.apply_notebook(outs, Instant::now())
+    }
+
+    /// How a copy or save went: a notice, or the question before replacing a
+    /// file.
+    pub fn finish_local_work(&mut self, outcome: LocalOutcome) {
+        self.dirty = true;
+        let out = NotebookUi::local_work_done(outcome);
+        self.apply_notebook(vec![out], Instant::now());
+    }
+
+    /// The worker began executing `run`.
+    pub(super) fn execution_started(&mut self, run: RunId, now: Instant) {
+        self.notebook.execution_started(run, now);
+    }
+
+    /// The worker's answer to `run`: the notebook settles its cell (its
+    /// images go to the shared store); the follower and the sessions pane
+    /// hear of it.
+    pub(super) fn execution_finished(
+        &mut self,
+        run: RunId,
+        outcome: Result<Execution, Failure>,
+        exit_code: Option<i32>,
+        images: Vec<DecodedImage>,
+        now: Instant,
+    ) {
+        let outs = self.notebook.execution_finished(
+            run,
+            outcome,
+            exit_code,
+            images,
+            &mut self.views.images,
+        );
+        self.apply_notebook(outs, now);
+    }
+
+    /// The worker's word on an interrupt it sent.
+    pub(super) fn interrupt_sent(&mut self, run: RunId, delivered: bool, now: Instant) {
+        let out = self.notebook.interrupt_sent(run, delivered, &self.keymap);
+        self.apply_notebook(out.into_iter().collect(), now);
+    }
+
+    /// Puts settled cell `index`'s decoded images in the shared image store.
+    pub(super) fn show_images(&mut self, index: usize, images: Vec<DecodedImage>) {
+        self.notebook
+            .show_images(index, images, &mut self.views.images);
     }
 }
 

@@ -9,12 +9,19 @@ use ratatui::backend::TestBackend;
 
 use super::super::tests::test_app;
 use super::*;
+use crate::notebook::{CellOutcome, Output};
 use crate::protocol::{Execution, ExecutionStatus};
 use crate::session::SessionEvent;
+use crate::tui::action::Action;
+use crate::tui::app::App;
+use crate::tui::notebook::SessionBoundary;
 
 fn run(app: &mut App, code: &str) -> RunId {
     app.update(Action::Paste(code.into()), Instant::now());
-    match app.update(Action::RunCell, Instant::now()).as_slice() {
+    match app
+        .update(Action::Notebook(NotebookAction::RunCell), Instant::now())
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("expected one Execute effect, got {other:?}"),
     }
@@ -38,7 +45,7 @@ fn finished(run: RunId, stderr: &str) -> SessionEvent {
 }
 
 fn evalue(app: &App, index: usize) -> String {
-    match &app.notebook.cells[index].outputs[..] {
+    match &app.notebook.book.cells[index].outputs[..] {
         [Output::Error { ename, evalue, .. }] => format!("{ename}: {evalue}"),
         other => panic!("{other:?}"),
     }
@@ -48,23 +55,23 @@ fn evalue(app: &App, index: usize) -> String {
 fn the_cursor_starts_at_the_last_cell_and_stays_in_the_notebook() {
     let mut app = test_app();
     let now = Instant::now();
-    app.update(Action::FocusOutputs, now);
-    assert_eq!(app.selected, None, "no cells, no cursor");
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    assert_eq!(app.notebook.selected, None, "no cells, no cursor");
     for code in ["a", "b", "c"] {
         run(&mut app, code);
     }
-    app.update(Action::FocusOutputs, now);
-    assert_eq!(app.selected, Some(2));
-    app.update(Action::SelectCell(-1), now);
-    assert_eq!(app.selected, Some(1));
-    app.update(Action::SelectCell(-5), now);
-    assert_eq!(app.selected, Some(0));
-    app.update(Action::SelectCell(9), now);
-    assert_eq!(app.selected, Some(2));
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    assert_eq!(app.notebook.selected, Some(2));
+    app.update(Action::Notebook(NotebookAction::SelectCell(-1)), now);
+    assert_eq!(app.notebook.selected, Some(1));
+    app.update(Action::Notebook(NotebookAction::SelectCell(-5)), now);
+    assert_eq!(app.notebook.selected, Some(0));
+    app.update(Action::Notebook(NotebookAction::SelectCell(9)), now);
+    assert_eq!(app.notebook.selected, Some(2));
     app.update(Action::FocusEditor, now);
-    app.update(Action::FocusOutputs, now);
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
     assert_eq!(
-        app.selected,
+        app.notebook.selected,
         Some(2),
         "the cursor is kept across focus changes"
     );
@@ -77,13 +84,16 @@ fn a_queued_cell_stopped_never_runs() {
     let a = run(&mut app, "slow()");
     let b = run(&mut app, "next()");
     app.handle_event(SessionEvent::ExecutionStarted(a), now);
-    app.update(Action::FocusOutputs, now);
-    assert_eq!(app.selected, Some(1));
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    assert_eq!(app.notebook.selected, Some(1));
     assert_eq!(
-        app.update(Action::StopCell, now),
+        app.update(Action::Notebook(NotebookAction::StopCell), now),
         vec![Effect::Abandon { run: b }]
     );
-    assert_eq!(app.notebook.cells[1].outcome, Some(CellOutcome::Failed));
+    assert_eq!(
+        app.notebook.book.cells[1].outcome,
+        Some(CellOutcome::Failed)
+    );
     assert_eq!(app.pending_of(1), None);
     assert_eq!(
         evalue(&app, 1),
@@ -100,10 +110,10 @@ fn a_running_cell_on_the_service_is_abandoned_and_its_late_reply_dropped() {
     let a = run(&mut app, "import time; time.sleep(99)");
     let b = run(&mut app, "1");
     app.handle_event(SessionEvent::ExecutionStarted(a), now);
-    app.update(Action::FocusOutputs, now);
-    app.update(Action::SelectCell(-1), now);
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    app.update(Action::Notebook(NotebookAction::SelectCell(-1)), now);
     assert_eq!(
-        app.update(Action::StopCell, now),
+        app.update(Action::Notebook(NotebookAction::StopCell), now),
         vec![Effect::Abandon { run: a }]
     );
     assert_eq!(
@@ -117,9 +127,9 @@ fn a_running_cell_on_the_service_is_abandoned_and_its_late_reply_dropped() {
     );
     // The reply of the abandoned run arrives anyway: it must not append output.
     app.handle_event(finished(a, ""), now);
-    assert_eq!(app.notebook.cells[0].outputs.len(), 1);
+    assert_eq!(app.notebook.book.cells[0].outputs.len(), 1);
     assert!(matches!(
-        &app.notebook.cells[0].outputs[0],
+        &app.notebook.book.cells[0].outputs[0],
         Output::Error { ename, .. } if ename == "Abandoned"
     ));
     // The next cell runs as usual.
@@ -130,13 +140,13 @@ fn a_running_cell_on_the_service_is_abandoned_and_its_late_reply_dropped() {
 #[test]
 fn on_the_local_pool_stop_interrupts_first_and_abandons_second() {
     let mut app = test_app();
-    app.can_interrupt = true;
+    app.notebook.can_interrupt = true;
     let now = Instant::now();
     let a = run(&mut app, "import time; time.sleep(99)");
     app.handle_event(SessionEvent::ExecutionStarted(a), now);
-    app.update(Action::FocusOutputs, now);
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
     assert_eq!(
-        app.update(Action::StopCell, now),
+        app.update(Action::Notebook(NotebookAction::StopCell), now),
         vec![Effect::Interrupt { run: a }]
     );
     assert_eq!(
@@ -157,7 +167,7 @@ fn on_the_local_pool_stop_interrupts_first_and_abandons_second() {
             .is_some_and(|n| n.contains("did not acknowledge"))
     );
     assert_eq!(
-        app.update(Action::StopCell, now),
+        app.update(Action::Notebook(NotebookAction::StopCell), now),
         vec![Effect::Abandon { run: a }]
     );
     assert!(evalue(&app, 0).contains("the kernel did not stop"));
@@ -165,18 +175,21 @@ fn on_the_local_pool_stop_interrupts_first_and_abandons_second() {
     // An interrupt that works: the reply (a KeyboardInterrupt) is the cell's.
     let b = run(&mut app, "import time; time.sleep(99)");
     app.handle_event(SessionEvent::ExecutionStarted(b), now);
-    app.update(Action::SelectCell(1), now);
+    app.update(Action::Notebook(NotebookAction::SelectCell(1)), now);
     assert_eq!(
-        app.update(Action::StopCell, now),
+        app.update(Action::Notebook(NotebookAction::StopCell), now),
         vec![Effect::Interrupt { run: b }]
     );
     app.handle_event(finished(b, "KeyboardInterrupt\n"), now);
     assert_eq!(app.pending(), 0);
     assert!(matches!(
-        &app.notebook.cells[1].outputs[..],
+        &app.notebook.book.cells[1].outputs[..],
         [_, Output::Error { ename, .. }] if ename == "KeyboardInterrupt"
     ));
-    assert_eq!(app.update(Action::StopCell, now), vec![]);
+    assert_eq!(
+        app.update(Action::Notebook(NotebookAction::StopCell), now),
+        vec![]
+    );
     assert_eq!(app.notice.as_deref(), Some("no cell is running"));
 }
 
@@ -217,10 +230,10 @@ fn the_selected_prompt_is_highlighted_and_scrolled_into_view() {
         Err(e) => panic!("{e}"),
     };
     draw(&mut app, &mut terminal);
-    app.update(Action::FocusOutputs, now);
-    assert_eq!(app.selected, Some(11));
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    assert_eq!(app.notebook.selected, Some(11));
     for _ in 0..11 {
-        app.update(Action::SelectCell(-1), now);
+        app.update(Action::Notebook(NotebookAction::SelectCell(-1)), now);
     }
     let rows = draw(&mut app, &mut terminal);
     let selection = app.theme.selection;
@@ -278,14 +291,14 @@ fn a_click_focuses_the_pane_under_it_and_selects_the_cell() {
         now,
     );
     assert!(app.focus == crate::tui::app::Focus::Notebook);
-    assert_eq!(app.selected, Some(1));
+    assert_eq!(app.notebook.selected, Some(1));
     // The last row above the status line is the editor's border.
     app.update(Action::Click { column: 5, row: 22 }, now);
     assert!(
         (app.focus != crate::tui::app::Focus::Notebook),
         "the editor has the focus again"
     );
-    assert_eq!(app.selected, Some(1), "the selection is kept");
+    assert_eq!(app.notebook.selected, Some(1), "the selection is kept");
     // The status line is neither.
     app.update(Action::Click { column: 5, row: 23 }, now);
     assert!((app.focus != crate::tui::app::Focus::Notebook));
@@ -294,15 +307,15 @@ fn a_click_focuses_the_pane_under_it_and_selects_the_cell() {
 #[test]
 fn ctrl_c_interrupts_the_running_cell_and_its_notice_ends_with_it() {
     let mut app = test_app();
-    app.can_interrupt = true;
+    app.notebook.can_interrupt = true;
     let now = Instant::now();
     let first = run(&mut app, "import time; time.sleep(60)");
     let second = run(&mut app, "2");
     app.handle_event(SessionEvent::ExecutionStarted(first), now);
     // A queued cell selected does not change what Ctrl+C stops.
-    app.selected = Some(1);
+    app.notebook.selected = Some(1);
     assert_eq!(
-        app.update(Action::Interrupt, now),
+        app.update(Action::Notebook(NotebookAction::Interrupt), now),
         vec![Effect::Interrupt { run: first }]
     );
     assert!(!app.should_quit);
@@ -321,18 +334,18 @@ fn ctrl_c_interrupts_the_running_cell_and_its_notice_ends_with_it() {
     // The next cell runs; idle again, Ctrl+C arms the quit.
     app.handle_event(SessionEvent::ExecutionStarted(second), now);
     app.handle_event(finished(second, ""), now);
-    app.update(Action::Interrupt, now);
+    app.update(Action::Notebook(NotebookAction::Interrupt), now);
     assert!(app.quit_armed_until.is_some());
 }
 
 #[test]
 fn a_notice_replaced_by_another_is_not_taken_down_by_the_run() {
     let mut app = test_app();
-    app.can_interrupt = true;
+    app.notebook.can_interrupt = true;
     let now = Instant::now();
     let first = run(&mut app, "import time; time.sleep(60)");
     app.handle_event(SessionEvent::ExecutionStarted(first), now);
-    app.update(Action::Interrupt, now);
+    app.update(Action::Notebook(NotebookAction::Interrupt), now);
     app.notice = Some("something else".into());
     app.handle_event(finished(first, "KeyboardInterrupt\n"), now);
     assert_eq!(app.notice.as_deref(), Some("something else"));
@@ -345,13 +358,13 @@ fn running_a_cell_moves_the_cursor_back_to_the_newest() {
     for code in ["a", "b", "c"] {
         run(&mut app, code);
     }
-    app.update(Action::FocusOutputs, now);
-    app.update(Action::SelectCell(-2), now);
-    assert_eq!(app.selected, Some(0));
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    app.update(Action::Notebook(NotebookAction::SelectCell(-2)), now);
+    assert_eq!(app.notebook.selected, Some(0));
     app.update(Action::FocusEditor, now);
     run(&mut app, "d");
-    app.update(Action::FocusOutputs, now);
-    assert_eq!(app.selected, Some(3));
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    assert_eq!(app.notebook.selected, Some(3));
 }
 
 #[test]
@@ -368,7 +381,7 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         exit_code: None,
         stdin: None,
     };
-    app.update(Action::ReplayEarlier, now);
+    app.update(Action::Notebook(NotebookAction::ReplayEarlier), now);
     assert_eq!(
         app.notice.as_deref(),
         Some("nothing to replay: every cell ran in this session")
@@ -382,14 +395,14 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         Vec::new(),
     );
     assert_eq!(
-        app.boundaries,
+        app.notebook.boundaries,
         vec![SessionBoundary {
             after: 3,
             known_new: false,
             replayed: false
         }]
     );
-    let effects = app.update(Action::ReplayEarlier, now);
+    let effects = app.update(Action::Notebook(NotebookAction::ReplayEarlier), now);
     let sent: Vec<&str> = effects
         .iter()
         .map(|e| match e {
@@ -398,8 +411,8 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         })
         .collect();
     assert_eq!(sent, ["x = 1", "y = x"]);
-    assert!(app.boundaries[0].replayed);
-    assert_eq!(app.notebook.cells.len(), 5);
+    assert!(app.notebook.boundaries[0].replayed);
+    assert_eq!(app.notebook.book.cells.len(), 5);
     assert_eq!(
         app.notice.as_deref(),
         Some("replaying 2 cells (1 that did not succeed left out)")

@@ -2,15 +2,15 @@
 //! what the session worker reports (the pool's state, a run started or
 //! finished, an interrupt delivered, files, sessions, following, running
 //! output) and what blocking work hands back (an encoded image, a built
-//! preview), each applied to the state, with the effects that follow.
+//! preview), each applied to the state, with the effects that follow. The
+//! news about this app's runs goes to the notebook's reducer (`cells.rs`).
 
 use std::time::Instant;
 
 use super::{App, POOL_LOG_LIMIT, PoolState};
-use crate::session::{DecodedImage, Failure, RunId, SessionEvent};
+use crate::session::SessionEvent;
 use crate::tui::action::Effect;
 use crate::tui::event::AppEvent;
-use crate::tui::runs::RunEvent;
 
 impl App {
     /// Applies news from the session worker or from work handed to blocking
@@ -27,9 +27,9 @@ impl App {
             }
             AppEvent::ImageEncoded(done) => {
                 if let Some(key) = self.views.images.encoded(done)
-                    && key.cell < self.notebook.cells.len()
+                    && key.cell < self.notebook.cells().len()
                 {
-                    self.views.outputs.invalidate(key.cell);
+                    self.notebook.outputs.invalidate(key.cell);
                 }
             }
             AppEvent::PreviewBuilt { generation, result } => self.preview_built(generation, result),
@@ -52,29 +52,22 @@ impl App {
                 // The running cell is the one sent to the new pool: the cells
                 // above it ran in a session that is gone.
                 if let Some((cell, _)) = self.running().filter(|(cell, _)| *cell > 0) {
-                    self.mark_new_session(cell, true);
+                    self.notebook.mark_new_session(cell, true);
                 }
                 self.pool_log.push(message.clone());
                 self.notice = Some(message);
             }
             SessionEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
-            SessionEvent::ExecutionStarted(run) => {
-                // The cell shows it running (`App::pending_of`): built again.
-                if let Some(step) = self
-                    .runs
-                    .apply(run, RunEvent::Started(now), self.can_interrupt)
-                    && step.state.is_some()
-                {
-                    self.views.outputs.invalidate(step.cell);
-                }
-            }
+            SessionEvent::ExecutionStarted(run) => self.execution_started(run, now),
             SessionEvent::ExecutionFinished {
                 run,
                 outcome,
                 exit_code,
                 images,
-            } => self.finish(run, outcome, exit_code, images),
-            SessionEvent::InterruptSent { run, delivered } => self.interrupt_sent(run, delivered),
+            } => self.execution_finished(run, outcome, exit_code, images, now),
+            SessionEvent::InterruptSent { run, delivered } => {
+                self.interrupt_sent(run, delivered, now);
+            }
             SessionEvent::Files(event) => return self.files_event(event),
             SessionEvent::Sessions(event) => return self.sessions_event(event, now),
             SessionEvent::Followed(followed) => return self.followed(*followed),
@@ -82,52 +75,5 @@ impl App {
             SessionEvent::Follow(news) => return self.follow_news(news),
         }
         Vec::new()
-    }
-
-    /// Shows `text` on the status line as news of `run`: it ends when the run
-    /// settles, or with the next key.
-    pub(super) fn notice_for(&mut self, run: RunId, text: String) {
-        self.notice = Some(text.clone());
-        self.notice_about = Some((run, text));
-    }
-
-    /// Takes down the notice about `run`, if it is still up.
-    pub(super) fn end_notice_about(&mut self, run: RunId) {
-        if let Some((_, text)) = self.notice_about.take_if(|(r, _)| *r == run)
-            && self.notice.as_ref() == Some(&text)
-        {
-            self.notice = None;
-        }
-    }
-
-    fn finish(
-        &mut self,
-        run: RunId,
-        outcome: Result<crate::protocol::Execution, Failure>,
-        exit_code: Option<i32>,
-        images: Vec<DecodedImage>,
-    ) {
-        // A reply for a run this app never sent (or already settled) is stale.
-        let Some(step) = self.runs.apply(run, RunEvent::Finished, self.can_interrupt) else {
-            return;
-        };
-        let index = step.cell;
-        self.end_notice_about(run);
-        self.follow.live_tail.forget(Some(index));
-        let Some(cell) = self.notebook.cell_mut(index) else {
-            return;
-        };
-        match outcome {
-            Ok(exec) => {
-                cell.finish(exec, exit_code);
-                self.sessions.record_run(&self.config.identifier);
-            }
-            Err(failure) => cell.fail(&failure.message),
-        }
-        self.show_images(index, images);
-        self.views.outputs.invalidate(index);
-        if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {
-            saver.cell_finished(index, cell.clone());
-        }
     }
 }

@@ -63,7 +63,7 @@ impl App {
     /// overlay's, else the focus's), whether every key is typed into an open
     /// overlay, and where the editor's cursor is (for the history keys).
     pub fn key_context(&self) -> KeyContext {
-        let row = self.editor.cursor().0;
+        let row = self.notebook.editor.cursor().0;
         let overlay = self.overlay();
         let mode = match (overlay, self.focus, self.side) {
             (Some(Overlay::Help), ..) => Mode::Help,
@@ -81,9 +81,9 @@ impl App {
                         .overlays
                         .pager()
                         .is_some_and(crate::tui::pager::Pager::is_typing)),
-            empty: self.editor.is_empty(),
+            empty: self.notebook.editor.is_empty(),
             on_first_line: row == 0,
-            on_last_line: row + 1 >= self.editor.lines().len(),
+            on_last_line: row + 1 >= self.notebook.editor.lines().len(),
         }
     }
 }

@@ -27,7 +27,6 @@ use crate::protocol::events::{OutputChunk, StreamName as LiveStream};
 use crate::protocol::record::CallKind;
 use crate::session::{FollowNews, Followed};
 use crate::tui::action::Effect;
-use crate::tui::widgets::image::ImageKey;
 
 /// The notebook's following state.
 #[derive(Debug, Default)]
@@ -173,44 +172,19 @@ impl App {
             .and_then(|id| self.follow.live_cells.remove(id));
         let index = match placeholder {
             Some(index) => index,
-            None => self.notebook.push(String::new()),
+            None => self.notebook.book.push(String::new()),
         };
         self.follow.live_tail.forget(Some(index));
-        if let Some(cell) = self.notebook.cell_mut(index) {
+        if let Some(cell) = self.notebook.book.cell_mut(index) {
             cell.source = entry.code.clone().unwrap_or_default();
             cell.stdin.clone_from(&entry.stdin);
             cell.finish(exec, entry.exit_code);
         }
         self.follow.clients.insert(index, client);
         self.show_images(index, images);
-        self.views.outputs.invalidate(index);
-        if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {
-            saver.cell_finished(index, cell.clone());
-        }
+        self.notebook.outputs.invalidate(index);
+        self.notebook.save_cell(index);
         Vec::new()
-    }
-
-    /// Puts a settled cell's decoded images in the image store, in the order
-    /// of its image outputs.
-    pub(super) fn show_images(&mut self, index: usize, images: Vec<crate::session::DecodedImage>) {
-        let Some(cell) = self.notebook.cells.get(index) else {
-            return;
-        };
-        let image_outputs = cell
-            .outputs
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| matches!(o, Output::DisplayData { .. }))
-            .map(|(n, _)| n);
-        for (output, decoded) in image_outputs.zip(images) {
-            self.views.images.insert(
-                ImageKey {
-                    cell: index,
-                    output,
-                },
-                decoded,
-            );
-        }
     }
 
     /// A running cell printed: into this notebook's running cell (`own`), or
@@ -232,7 +206,7 @@ impl App {
                 Some(&index) => index,
                 None => {
                     // Running while it is in `live_cells` (`App::pending_of`).
-                    let index = self.notebook.push(String::new());
+                    let index = self.notebook.book.push(String::new());
                     let client = crate::session::follow::short_agent(chunk.client.as_deref());
                     self.follow.clients.insert(
                         index,
@@ -252,7 +226,7 @@ impl App {
             LiveStream::Stderr => StreamName::Stderr,
         };
         let chunk_len = chunk.text.len();
-        let Some(cell) = self.notebook.cell_mut(index) else {
+        let Some(cell) = self.notebook.book.cell_mut(index) else {
             return;
         };
         if cell.outcome.is_some() {
@@ -271,7 +245,7 @@ impl App {
         self.follow
             .live_tail
             .grew(index, &mut cell.outputs, chunk_len);
-        self.views.outputs.invalidate(index);
+        self.notebook.outputs.invalidate(index);
     }
 }
 

@@ -99,11 +99,14 @@ fn another_client_s_cell_shows_only_while_following_marked_with_its_client() {
     let mut app = test_app();
     let now = Instant::now();
     app.handle_event(followed("x = 1", ""), now);
-    assert!(app.notebook.cells.is_empty(), "not following: not shown");
+    assert!(
+        app.notebook.book.cells.is_empty(),
+        "not following: not shown"
+    );
     app.set_following(true);
     app.handle_event(followed("print('hi')", "hi\n"), now);
-    assert_eq!(app.notebook.cells.len(), 1);
-    let cell = &app.notebook.cells[0];
+    assert_eq!(app.notebook.book.cells.len(), 1);
+    let cell = &app.notebook.book.cells[0];
     assert_eq!(cell.source, "print('hi')");
     assert_eq!(cell.outcome, Some(CellOutcome::Succeeded));
     assert_eq!(
@@ -126,10 +129,10 @@ fn another_client_s_cell_shows_only_while_following_marked_with_its_client() {
         f.entry.identifier = "someone-else".into();
     }
     app.handle_event(other, now);
-    assert_eq!(app.notebook.cells.len(), 1);
+    assert_eq!(app.notebook.book.cells.len(), 1);
     app.set_following(false);
     app.handle_event(followed("z = 3", ""), now);
-    assert_eq!(app.notebook.cells.len(), 1);
+    assert_eq!(app.notebook.book.cells.len(), 1);
 }
 
 #[test]
@@ -140,7 +143,7 @@ fn the_person_takes_over_with_a_cell_of_their_own() {
     app.handle_event(followed("x = 1", ""), now);
     // `run` checks that the cell is sent to the worker (the same session).
     run(&mut app, "x + 1", now);
-    assert_eq!(app.notebook.cells.len(), 2);
+    assert_eq!(app.notebook.book.cells.len(), 2);
     assert!(
         !app.follow.clients.contains_key(&1),
         "the person's own cell"
@@ -156,7 +159,7 @@ fn a_running_cell_shows_its_output_as_printed_and_the_reply_settles_it() {
     app.handle_event(chunk("first\n", "sessionpad/0.1.0 (pid 1)"), now);
     app.handle_event(chunk("second\n", "sessionpad/0.1.0 (pid 1)"), now);
     assert_eq!(
-        app.notebook.cells[0].outputs,
+        app.notebook.book.cells[0].outputs,
         vec![Output::Stream {
             name: StreamName::Stdout,
             text: "first\nsecond\n".into()
@@ -168,10 +171,10 @@ fn a_running_cell_shows_its_output_as_printed_and_the_reply_settles_it() {
     );
     // Not following: another client's running output is not shown.
     app.handle_event(chunk("theirs\n", "agent/1"), now);
-    assert_eq!(app.notebook.cells.len(), 1);
+    assert_eq!(app.notebook.book.cells.len(), 1);
     reply(&mut app, run, "first\nsecond\nthird\n", now);
     assert_eq!(
-        app.notebook.cells[0].outputs,
+        app.notebook.book.cells[0].outputs,
         stdout("first\nsecond\nthird\n"),
         "the reply's outputs, not the streamed ones twice"
     );
@@ -192,7 +195,7 @@ fn a_running_cell_keeps_the_tail_of_a_huge_output_and_the_reply_brings_it_all() 
         all.push_str(&line);
         app.handle_event(chunk(&line, "sessionpad/0.1.0 (pid 1)"), now);
     }
-    let outputs = &app.notebook.cells[0].outputs;
+    let outputs = &app.notebook.book.cells[0].outputs;
     let [Output::Stream { text, .. }] = &outputs[..] else {
         panic!("one output: {:?}", outputs.len());
     };
@@ -205,7 +208,7 @@ fn a_running_cell_keeps_the_tail_of_a_huge_output_and_the_reply_brings_it_all() 
     assert!(tail.starts_with("line ") && tail.ends_with("line 199999\n"));
     assert!(all.ends_with(tail), "the tail as printed");
     reply(&mut app, run, &all, now);
-    assert_eq!(app.notebook.cells[0].outputs, stdout(&all));
+    assert_eq!(app.notebook.book.cells[0].outputs, stdout(&all));
 }
 
 /// Streams taking turns (each turn its own output) are bounded together.
@@ -250,22 +253,25 @@ fn an_agent_s_running_cell_is_a_placeholder_the_recorded_call_fills_in() {
     let now = Instant::now();
     app.set_following(true);
     app.handle_event(chunk("agent says\n", "agent/1"), now);
-    assert_eq!(app.notebook.cells.len(), 1);
+    assert_eq!(app.notebook.book.cells.len(), 1);
     assert_eq!(
         app.pending_of(0),
         Some(Pending::Running { since: None }),
         "running, since the follower does not know when"
     );
-    assert_eq!(app.notebook.cells[0].outcome, None);
+    assert_eq!(app.notebook.book.cells[0].outcome, None);
     assert!(
         app.follow.marks()[0]
             .1
             .contains("its code shows when it ends")
     );
     app.handle_event(followed("print('agent says')", "agent says\n"), now);
-    assert_eq!(app.notebook.cells.len(), 1, "the same cell");
-    assert_eq!(app.notebook.cells[0].source, "print('agent says')");
-    assert_eq!(app.notebook.cells[0].outcome, Some(CellOutcome::Succeeded));
+    assert_eq!(app.notebook.book.cells.len(), 1, "the same cell");
+    assert_eq!(app.notebook.book.cells[0].source, "print('agent says')");
+    assert_eq!(
+        app.notebook.book.cells[0].outcome,
+        Some(CellOutcome::Succeeded)
+    );
     assert_eq!(app.pending_of(0), None);
     assert!(!app.follow.marks()[0].1.contains("its code shows"));
 }

@@ -10,14 +10,12 @@ use std::time::{Duration, Instant};
 use self::view::Views;
 use super::action::{Action, Effect, Out};
 use super::keymap::Keymap;
-use super::runs::Runs;
 use super::theme::Theme;
-use crate::notebook::store::Saver;
-use crate::notebook::{Cell, Notebook};
+use crate::notebook::Cell;
 use crate::protocol::ApiVersion;
-use crate::session::{DecodedImage, RunId};
+use crate::session::DecodedImage;
 use crate::tui::help::{HelpAction, HelpOutcome, HelpView};
-use crate::tui::notebook::cell_editor::CellEditor;
+use crate::tui::notebook::NotebookUi;
 use crate::tui::notebook::cell_view::Pending;
 use crate::tui::pager::{Pager, PagerAction, PagerCx, PagerOutcome};
 use crate::tui::widgets::image::ImageKey;
@@ -43,21 +41,6 @@ pub struct AppConfig {
     pub language: crate::notebook::language::Language,
 }
 
-/// A place in the notebook where the session changed: the cells before it ran
-/// in an earlier session (reopened from disk, a recycled session), so their
-/// variables and files are not in the session the cells after it run in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionBoundary {
-    /// How many cells come before the boundary.
-    pub after: usize,
-    /// The pool said the session is new (it was recycled), rather than the
-    /// notebook being reopened, where only a pool that ended with sessionpad
-    /// (the embedded one) makes the session certainly new.
-    pub known_new: bool,
-    /// The cells above were replayed into the new session (`R`).
-    pub replayed: bool,
-}
-
 /// Everything the UI task owns.
 #[derive(Debug)]
 pub struct App {
@@ -69,9 +52,6 @@ pub struct App {
     pub keymap: Keymap,
     /// A one-off message for the status line, taken down by the next key.
     pub notice: Option<String>,
-    /// The run the notice is about, and its text: the notice ends when that run
-    /// settles (if no key took it down first).
-    notice_about: Option<(RunId, String)>,
     /// The pool's state.
     pub pool: PoolState,
     /// The embedded pool's start-up progress, oldest first.
@@ -80,45 +60,27 @@ pub struct App {
     /// pool and that is known (`None` for Azure's pools, or not yet known); the
     /// status line warns from it when they are not.
     pub isolation: Option<crate::protocol::Isolation>,
-    /// The cells run so far.
-    pub notebook: Notebook,
-    /// The cell being typed, its history browsing and the queued cells of an
-    /// opened notebook (`tui/notebook/cell_editor.rs`).
-    pub editor: CellEditor,
-    /// The execution limit of a cell, shown on the running cell.
-    pub execution_limit: Option<Duration>,
+    /// The notebook (`tui/notebook/`): the cells, the cell editor, the
+    /// selection, this app's runs, the session boundaries, the saver and the
+    /// notebook's view state.
+    pub notebook: NotebookUi,
     /// A first Ctrl+C was pressed; a second before this instant quits.
     pub quit_armed_until: Option<Instant>,
     /// The loop should end.
     pub should_quit: bool,
-    /// How many cells at the start of the notebook were reloaded from disk
-    /// (records of an earlier run, not this run's).
-    pub loaded_cells: usize,
-    /// Where the session behind the notebook changed: the cells before each
-    /// boundary ran in a session that is not the one the cells after it run in.
-    pub boundaries: Vec<SessionBoundary>,
     /// Who has the keys when no overlay takes them.
     pub focus: Focus,
     /// The side pane shown, if any.
     pub side: Option<SidePane>,
-    /// The notebook's cursor: the cell that copy, save and stop act on.
-    pub selected: Option<usize>,
-    /// Cells can be interrupted for real (the embedded local pool); elsewhere
-    /// stopping a cell abandons it.
-    pub can_interrupt: bool,
     /// What is open over the screen, newest on top (`overlay.rs`): the
     /// prompt, the history search, the picker, the pools chooser, the help,
     /// the pager. The top one takes the keys before the focus does.
     pub overlays: Overlays,
     /// Something changed since the last draw.
     pub dirty: bool,
-    /// View state and caches (scroll, highlighted lines, images).
+    /// The caches the views of several features share (images, long texts,
+    /// highlighted code).
     pub views: Views,
-    /// The execution requests not done yet (`runs.rs`): where this app's own
-    /// cells are queued or running ([`App::pending_of`]).
-    runs: Runs,
-    /// Writes each settled cell to the notebook file, off this task.
-    saver: Option<Saver>,
     /// The files pane: listing, preview, transfers (`files/`).
     pub files: super::files::FilesUi,
     /// The sessions pane: identifiers, switching, details (`sessions/`).
@@ -137,6 +99,7 @@ impl App {
     /// remote endpoint (which is only known to work once a cell runs).
     pub fn new(config: AppConfig, pool: PoolState) -> Self {
         let config_can_manage = config.api_version.has_file_management();
+        let notebook = NotebookUi::new(config.language);
         let mut views = Views::default();
         views.set_language(config.language);
         let sessions = super::sessions::SessionsUi::new(
@@ -149,26 +112,17 @@ impl App {
             theme: Theme::dark(),
             keymap: Keymap::default(),
             notice: None,
-            notice_about: None,
             pool,
             pool_log: Vec::new(),
             isolation: None,
-            notebook: Notebook::default(),
-            editor: CellEditor::default(),
-            execution_limit: None,
+            notebook,
             quit_armed_until: None,
             should_quit: false,
-            loaded_cells: 0,
-            boundaries: Vec::new(),
             focus: Focus::Editor,
             side: None,
-            selected: None,
-            can_interrupt: false,
             overlays: Overlays::default(),
             dirty: true,
             views,
-            runs: Runs::default(),
-            saver: None,
             files: super::files::FilesUi::new(config_can_manage),
             sessions,
             pools: super::pools::PoolsUi::default(),
@@ -181,14 +135,7 @@ impl App {
     /// records they are: not re-run, but recalled by Up like any cell. `images`
     /// are keyed by position in `cells`.
     pub fn load_history(&mut self, cells: Vec<Cell>, images: Vec<(ImageKey, DecodedImage)>) {
-        let offset = self.notebook.cells.len();
-        self.notebook.cells.extend(cells);
-        self.loaded_cells = self.notebook.cells.len();
-        // The cells came from an earlier run of sessionpad: whatever state they
-        // built lived in the session of that run.
-        if self.loaded_cells > 0 {
-            self.mark_new_session(self.loaded_cells, false);
-        }
+        let offset = self.notebook.load_history(cells);
         for (key, decoded) in images {
             let key = ImageKey {
                 cell: key.cell + offset,
@@ -196,52 +143,37 @@ impl App {
             };
             self.views.images.insert(key, decoded);
         }
-        self.views.outputs.follow();
         self.dirty = true;
-    }
-
-    /// From now on every settled cell is handed to `saver`.
-    pub fn set_saver(&mut self, saver: Saver) {
-        self.saver = Some(saver);
     }
 
     /// The cell sources of an opened notebook not yet offered (for a switch to
     /// another pool to offer them there).
     pub fn take_queued(&mut self) -> Vec<String> {
-        self.editor.take_queued()
+        self.notebook.editor.take_queued()
     }
 
     /// Offers `sources` (the code cells of an opened notebook) in the editor one at
     /// a time: the first now if the editor is empty, the next after each run.
     pub fn queue_sources(&mut self, sources: Vec<String>) {
-        self.editor.queue_sources(sources);
+        self.notebook.editor.queue_sources(sources);
         self.dirty = true;
     }
 
     /// Cells sent to the worker and not finished yet.
     pub fn pending(&self) -> usize {
-        self.runs.len()
+        self.notebook.pending()
     }
 
     /// The cell executing now and since when.
     pub fn running(&self) -> Option<(usize, Instant)> {
-        self.runs.running().map(|(_, cell, since)| (cell, since))
+        self.notebook.running()
     }
 
-    /// Every cell waiting for an answer, by index, with where it is: the
-    /// run's state (queued, or running since the worker began it) for a cell
-    /// this app sent; running, since an unknown time, for another client's
-    /// cell shown while it runs (following), unless this app's run of it says
-    /// more. The one place a cell's pending state comes from (cells hold only
-    /// what their execution came to); the views draw from it.
+    /// Every cell waiting for an answer, by index, with where it is
+    /// ([`NotebookUi::pending_cells`] of this app's runs and the follower's
+    /// live cells): the one place a cell's pending state comes from.
     pub fn pending_cells(&self) -> BTreeMap<usize, Pending> {
-        let followed = self
-            .follow
-            .live_cells()
-            .map(|cell| (cell, Pending::Running { since: None }));
-        // This app's runs come last, so their state wins.
-        let own = self.runs.iter().map(|run| (run.cell, run.state.pending()));
-        followed.chain(own).collect()
+        self.notebook.pending_cells(self.follow.live_cells())
     }
 
     /// Where cell `cell` is while it waits for an answer
@@ -254,7 +186,7 @@ impl App {
     /// True while something changes on its own (pool starting, cells running), so
     /// the screen needs periodic redraws.
     pub fn busy(&self) -> bool {
-        self.pool == PoolState::Starting || !self.runs.is_empty()
+        self.pool == PoolState::Starting || self.notebook.pending() > 0
     }
 
     /// When the loop should wake up next without input: the busy tick, or the end
@@ -306,10 +238,10 @@ impl App {
             (Some(Overlay::Help), Action::Help(action)) => self.help_action(action),
             (Some(Overlay::Pager), action) => match pager_action(action) {
                 Ok(action) => self.pager_action(action),
-                // The notebook's keys that apply with the pager open (quit…).
-                Err(action) => self.notebook_action(action, now),
+                // The other keys that apply with the pager open (quit…).
+                Err(action) => self.app_action(action, now),
             },
-            (_, action) => self.notebook_action(action, now),
+            (_, action) => self.app_action(action, now),
         }
     }
 
@@ -327,7 +259,7 @@ impl App {
     /// its own state, reading the cells; `q` closes it.
     fn pager_action(&mut self, action: PagerAction) -> Vec<Effect> {
         let cx = PagerCx {
-            cells: &self.notebook.cells,
+            cells: self.notebook.cells(),
             texts: &self.views.texts,
         };
         if let Some(pager) = self.overlays.pager_mut()
@@ -341,24 +273,20 @@ impl App {
     /// Opens the pager on the output the notebook points at (the last
     /// collapsed output on screen, else the last text output on screen).
     fn open_pager(&mut self) {
-        let cells = &self.notebook.cells;
-        if let Some(key) = self.views.outputs.pager_target(cells, &self.views.texts) {
+        let cells = self.notebook.cells();
+        if let Some(key) = self.notebook.outputs.pager_target(cells, &self.views.texts) {
             self.overlays.open(Layer::Pager(Pager::open(key, cells)));
         }
     }
 
-    /// The notebook's reducer: the keys of the editor and the outputs (run,
-    /// scroll, select, copy, save, history, help), and the panes' toggles and
-    /// actions handed on to their routing (`tui/app/<pane>.rs`).
-    fn notebook_action(&mut self, action: Action, now: Instant) -> Vec<Effect> {
+    /// A key no overlay took: the app's own (quit, focus, the panes'
+    /// toggles, the shared typing, pasting, scrolling and clicking keys, the
+    /// pager's and the help's opening), the panes' actions handed on to
+    /// their routing (`tui/app/<pane>.rs`), and the notebook's own actions
+    /// to its reducer (`tui/app/cells.rs`).
+    fn app_action(&mut self, action: Action, now: Instant) -> Vec<Effect> {
         match action {
-            Action::RunCell => {
-                // A recorded session on screen gives way to the live one first.
-                let mut effects = self.leave_recorded(now);
-                effects.extend(self.run_cell(None));
-                return effects;
-            }
-            Action::RunCellWithStdin => self.ask_stdin(),
+            Action::Notebook(action) => return self.notebook_action(action, now),
             Action::ToggleFiles => return self.toggle_files(),
             Action::Files(a) => return self.files_action(a),
             Action::ToggleSessions => return self.toggle_sessions(),
@@ -366,51 +294,18 @@ impl App {
             Action::Paste(text) if self.pane_focused(SidePane::Files) => {
                 return self.files_paste(&text);
             }
-            Action::HistoryPrev => self.editor.history_prev(&self.notebook.cells),
-            Action::HistoryNext => self.editor.history_next(&self.notebook.cells),
-            Action::Edit(input) => {
-                self.editor.input(input);
-            }
-            Action::Paste(text) => {
-                self.editor.paste(&text);
-            }
-            Action::PageUp => self.views.outputs.page(false),
-            Action::PageDown => self.views.outputs.page(true),
-            Action::ScrollLines(n) => self.views.outputs.scroll_by(i64::from(n)),
-            // Jupyter's habit: Ctrl+C interrupts the running cell; only when
-            // nothing runs does it (pressed twice) quit.
-            Action::Interrupt if self.runs.running().is_some() => return self.stop_running(),
-            Action::Interrupt => {
-                if self.quit_armed_until.is_some_and(|t| now < t) {
-                    self.should_quit = true;
-                } else {
-                    self.quit_armed_until = Some(now + QUIT_WINDOW);
-                }
-            }
+            Action::Edit(input) => self.notebook.editor.input(input),
+            Action::Paste(text) => self.notebook.editor.paste(&text),
+            Action::PageUp => self.notebook.outputs.page(false),
+            Action::PageDown => self.notebook.outputs.page(true),
+            Action::ScrollLines(n) => self.notebook.outputs.scroll_by(i64::from(n)),
             Action::Quit => self.should_quit = true,
-            Action::FocusOutputs => self.focus_outputs(),
-            Action::SelectCell(delta) => self.select_cell(delta),
-            Action::StopCell => return self.stop_cell(),
-            Action::CopyOutput => return self.copy_cell(false).into_iter().collect(),
-            Action::CopyInput => return self.copy_cell(true).into_iter().collect(),
-            Action::SaveOutput => self.start_save(),
-            Action::HistorySearch => self.start_history_search(),
-            Action::ReplayEarlier => return self.replay_earlier(),
-            Action::Click { column, row } => self.click(column, row),
+            Action::Click { column, row } => return self.notebook_click(column, row),
             Action::FocusEditor => self.focus = Focus::Editor,
             Action::Resize => {}
             Action::Pager(PagerAction::Open) => self.open_pager(),
             // The pager's other keys come only while it is open (above).
             Action::Pager(_) => {}
-            Action::Newline => self.editor.newline(self.config.language),
-            Action::Undo => self.editor.undo(),
-            Action::Redo => self.editor.redo(),
-            Action::ExternalEditor => {
-                return vec![Effect::EditExternally {
-                    source: self.editor.source(),
-                    language: self.config.language,
-                }];
-            }
             Action::Help(HelpAction::Open) => {
                 self.overlays.open(Layer::Help(HelpView::default()));
             }
@@ -418,6 +313,16 @@ impl App {
             Action::Help(_) => {}
         }
         Vec::new()
+    }
+
+    /// Ctrl+C with no cell of this app running: the first press warns (the
+    /// status line counts down), a second within [`QUIT_WINDOW`] quits.
+    fn arm_or_quit(&mut self, now: Instant) {
+        if self.quit_armed_until.is_some_and(|t| now < t) {
+            self.should_quit = true;
+        } else {
+            self.quit_armed_until = Some(now + QUIT_WINDOW);
+        }
     }
 
     /// Carries out what a feature's reducer handed back, in order: effects are
@@ -448,25 +353,9 @@ impl App {
     pub fn finish_external_edit(&mut self, outcome: Result<String, String>) {
         self.dirty = true;
         match outcome {
-            Ok(text) => self.editor.replace_from_outside(&text),
+            Ok(text) => self.notebook.editor.replace_from_outside(&text),
             Err(reason) => self.notice = Some(reason),
         }
-    }
-
-    /// Moves the editor's text into the notebook as a queued cell (a shell
-    /// command given `stdin`, when there is one).
-    pub(crate) fn run_cell(&mut self, stdin: Option<String>) -> Option<Effect> {
-        let code = self.editor.take_for_run()?;
-        let index = self.notebook.push(code.clone());
-        if let Some(cell) = self.notebook.cell_mut(index) {
-            cell.stdin.clone_from(&stdin);
-        }
-        let run = self.runs.queue(index);
-        self.views.outputs.follow();
-        // The notebook's cursor goes back to the newest cell (the next Esc
-        // selects it), as Jupyter's does to the cell just run.
-        self.selected = None;
-        Some(Effect::Execute { run, code, stdin })
     }
 }
 
@@ -503,11 +392,11 @@ pub mod view;
 
 pub use self::focus::{Focus, SidePane};
 pub use self::follow::FollowUi;
-pub use self::modal::NotebookPrompt;
 pub use self::overlay::{Layer, Overlay, Overlays, Taken};
 pub use self::prompt::{AppPrompt, Purpose};
 pub use self::recorded::{RecordedUi, RecordedView, Then};
 pub use crate::tui::notebook::PoolState;
+pub use crate::tui::notebook::{NotebookPrompt, SessionBoundary};
 
 #[cfg(test)]
 mod tests;

@@ -12,6 +12,8 @@ use super::super::tests::test_app;
 use super::*;
 use crate::protocol::{Execution, ExecutionImage, ExecutionStatus};
 use crate::session::SessionEvent;
+use crate::tui::local::{LocalOutcome, LocalWork, SaveRequest};
+use crate::tui::notebook::{NotebookAction, NotebookPrompt};
 
 fn key(app: &mut App, key: Key) -> Vec<Effect> {
     app.update(
@@ -44,7 +46,10 @@ fn typed(app: &mut App, text: &str) {
 fn ran(app: &mut App, code: &str, stdout: &str, image: bool) {
     let now = Instant::now();
     app.update(Action::Paste(code.into()), now);
-    let run = match app.update(Action::RunCell, now).as_slice() {
+    let run = match app
+        .update(Action::Notebook(NotebookAction::RunCell), now)
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
@@ -80,7 +85,7 @@ fn ran(app: &mut App, code: &str, stdout: &str, image: bool) {
 fn copy_queues_the_plain_output_or_the_code() {
     let mut app = test_app();
     let now = Instant::now();
-    app.update(Action::CopyOutput, now);
+    app.update(Action::Notebook(NotebookAction::CopyOutput), now);
     assert!(
         app.notice
             .as_deref()
@@ -92,9 +97,9 @@ fn copy_queues_the_plain_output_or_the_code() {
         "\x1b[1mhi\x1b[0m\x1b]8;;http://x\x1b\\\n",
         false,
     );
-    app.update(Action::FocusOutputs, now);
-    let mut effects = app.update(Action::CopyOutput, now);
-    effects.extend(app.update(Action::CopyInput, now));
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    let mut effects = app.update(Action::Notebook(NotebookAction::CopyOutput), now);
+    effects.extend(app.update(Action::Notebook(NotebookAction::CopyInput), now));
     assert_eq!(
         local(effects),
         vec![
@@ -128,8 +133,8 @@ fn tab_completes_the_save_path() {
     let mut app = test_app();
     let now = Instant::now();
     ran(&mut app, "plot()", "drawn\n", true);
-    app.update(Action::FocusOutputs, now);
-    app.update(Action::SaveOutput, now);
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    app.update(Action::Notebook(NotebookAction::SaveOutput), now);
     for _ in 0.."out-1.png".len() {
         key(&mut app, Key::Backspace);
     }
@@ -156,8 +161,8 @@ fn save_asks_for_a_path_and_never_replaces_a_file_unasked() {
     let mut app = test_app();
     let now = Instant::now();
     ran(&mut app, "plot()", "drawn\n", true);
-    app.update(Action::FocusOutputs, now);
-    app.update(Action::SaveOutput, now);
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    app.update(Action::Notebook(NotebookAction::SaveOutput), now);
     assert!(app.key_context().typing, "the prompt takes the keys");
     assert!(matches!(
         app.notebook_prompt(),
@@ -213,8 +218,8 @@ fn saving_an_image_the_cell_lacks_says_why_and_esc_cancels() {
     let mut app = test_app();
     let now = Instant::now();
     ran(&mut app, "print(1)", "1\n", false);
-    app.update(Action::FocusOutputs, now);
-    app.update(Action::SaveOutput, now);
+    app.update(Action::Notebook(NotebookAction::FocusOutputs), now);
+    app.update(Action::Notebook(NotebookAction::SaveOutput), now);
     for _ in 0.."txt".len() {
         key(&mut app, Key::Backspace);
     }
@@ -224,7 +229,7 @@ fn saving_an_image_the_cell_lacks_says_why_and_esc_cancels() {
         app.notice.as_deref(),
         Some("not saved: In [1] has no image")
     );
-    app.update(Action::SaveOutput, now);
+    app.update(Action::Notebook(NotebookAction::SaveOutput), now);
     key(&mut app, Key::Esc);
     assert!(app.overlays.history_search().is_none());
     assert_eq!(app.notice.as_deref(), Some("not saved"));
@@ -238,27 +243,27 @@ fn history_search_brings_a_cell_back_and_running_it_appends() {
     ran(&mut app, "math.pi", "", false);
     ran(&mut app, "x = 2", "", false);
     app.update(Action::Paste("draft".into()), now);
-    app.update(Action::HistorySearch, now);
+    app.update(Action::Notebook(NotebookAction::HistorySearch), now);
     typed(&mut app, "MATH");
     let search = app.overlays.history_search().expect("the search is open");
     assert_eq!(search.matches(), &[1, 0]);
     key(&mut app, Key::Down);
     key(&mut app, Key::Enter);
     assert!(app.overlays.history_search().is_none());
-    assert_eq!(app.editor.lines(), ["import math"]);
+    assert_eq!(app.notebook.editor.lines(), ["import math"]);
     assert!(
         (app.focus != crate::tui::app::Focus::Notebook),
         "the editor has the keys"
     );
-    let effects = app.update(Action::RunCell, now);
+    let effects = app.update(Action::Notebook(NotebookAction::RunCell), now);
     assert!(matches!(effects.as_slice(), [Effect::Execute { code, .. }] if code == "import math"));
     assert_eq!(
-        app.notebook.cells.len(),
+        app.notebook.book.cells.len(),
         4,
         "a new cell, the record untouched"
     );
     assert_eq!(
-        app.notebook.cells[0].outcome,
+        app.notebook.book.cells[0].outcome,
         Some(crate::notebook::CellOutcome::Succeeded)
     );
 }

@@ -29,12 +29,9 @@ pub enum Purpose {
 impl Purposeful for Purpose {
     fn completion(&self) -> Option<fn(&str) -> String> {
         match self {
-            Purpose::Notebook(NotebookPrompt::SavePath { .. }) => {
-                Some(crate::tui::local_paths::complete_one)
-            }
+            Purpose::Notebook(asked) => asked.completion(),
             Purpose::Files(asked) => asked.completion(),
             Purpose::Sessions(asked) => asked.completion(),
-            Purpose::Notebook(_) => None,
         }
     }
 }

@@ -210,8 +210,7 @@ impl App {
             None => (self.take_live(), Vec::new()),
         };
         let count = got.cells.len();
-        self.notebook = Notebook::default();
-        self.notebook.cells = got.cells;
+        self.notebook.book = Notebook { cells: got.cells };
         self.views.highlighter.set_language(got.language);
         for ((cell, output), decoded) in got.images {
             self.views.images.insert(ImageKey { cell, output }, decoded);
@@ -227,7 +226,7 @@ impl App {
                 )
             })
             .collect();
-        self.views.outputs.follow();
+        self.notebook.outputs.follow();
         let name = sanitize::plain(&request.identifier);
         self.notice = Some(format!(
             "recorded session {name}: {count} cells, read-only · run a cell to go back to {}",
@@ -247,15 +246,15 @@ impl App {
     fn take_live(&mut self) -> Live {
         let images = self.views.images.sibling();
         Live {
-            notebook: std::mem::take(&mut self.notebook),
-            outputs: std::mem::take(&mut self.views.outputs),
+            notebook: std::mem::take(&mut self.notebook.book),
+            outputs: std::mem::take(&mut self.notebook.outputs),
             images: std::mem::replace(&mut self.views.images, images),
             texts: std::mem::take(&mut self.views.texts),
             highlighter: std::mem::take(&mut self.views.highlighter),
             clients: std::mem::take(&mut self.follow.clients),
-            selected: self.selected.take(),
-            boundaries: std::mem::take(&mut self.boundaries),
-            loaded_cells: std::mem::take(&mut self.loaded_cells),
+            selected: self.notebook.selected.take(),
+            boundaries: std::mem::take(&mut self.notebook.boundaries),
+            loaded_cells: std::mem::take(&mut self.notebook.loaded_cells),
         }
     }
 
@@ -266,16 +265,16 @@ impl App {
             return Vec::new();
         };
         let live = view.live;
-        self.notebook = live.notebook;
-        self.views.outputs = live.outputs;
+        self.notebook.book = live.notebook;
+        self.notebook.outputs = live.outputs;
         self.views.images = live.images;
         self.views.texts = live.texts;
         self.views.highlighter = live.highlighter;
         self.overlays.close(super::Overlay::Pager);
         self.follow.clients = live.clients;
-        self.selected = live.selected;
-        self.boundaries = live.boundaries;
-        self.loaded_cells = live.loaded_cells;
+        self.notebook.selected = live.selected;
+        self.notebook.boundaries = live.boundaries;
+        self.notebook.loaded_cells = live.loaded_cells;
         self.dirty = true;
         let mut effects = Vec::new();
         for event in view.deferred {
@@ -344,8 +343,8 @@ impl App {
             if !self.follow.applied.insert(seq) {
                 continue;
             }
-            let index = self.notebook.push(String::new());
-            if let Some(slot) = self.notebook.cell_mut(index) {
+            let index = self.notebook.book.push(String::new());
+            if let Some(slot) = self.notebook.book.cell_mut(index) {
                 let count = slot.execution_count;
                 *slot = Cell {
                     execution_count: count,
@@ -357,10 +356,8 @@ impl App {
                 .clients
                 .insert(index, format!("{client} · before following"));
             self.show_images(index, images.remove(&i).unwrap_or_default());
-            self.views.outputs.invalidate(index);
-            if let (Some(saver), Some(cell)) = (&self.saver, self.notebook.cells.get(index)) {
-                saver.cell_finished(index, cell.clone());
-            }
+            self.notebook.outputs.invalidate(index);
+            self.notebook.save_cell(index);
             added += 1;
         }
         if let Some(last) = got.last_seq {
@@ -368,7 +365,7 @@ impl App {
             self.sessions.record_followed(&identifier, last);
         }
         self.notice = Some(if added > 0 {
-            self.views.outputs.follow();
+            self.notebook.outputs.follow();
             format!("following · {added} earlier cell(s) added")
         } else {
             "following · nothing earlier".into()

@@ -97,6 +97,7 @@ fn answer(app: &mut App, request: &RecordedRequest, got: Box<RecordedNotebook>) 
 
 fn sources(app: &App) -> Vec<&str> {
     app.notebook
+        .book
         .cells
         .iter()
         .map(|c| c.source.as_str())
@@ -142,7 +143,7 @@ fn a_recorded_session_shows_read_only_and_the_live_notebook_comes_back() {
     assert!(!notice.contains('\u{1b}'), "the identifier is sanitised");
     // News for the live notebook waits: the recorded one is not touched.
     app.handle_event(followed(40, "agent_cell()"), now);
-    assert_eq!(app.notebook.cells.len(), 2);
+    assert_eq!(app.notebook.book.cells.len(), 2);
     // Typing a cell brings the live notebook back (with what waited), and
     // runs there.
     let sent = run(&mut app, "y = 3", now);
@@ -251,7 +252,7 @@ fn following_catches_up_on_earlier_calls_once_each() {
         "seq 6 is not shown twice"
     );
     assert!(app.follow.marks()[1].1.contains("before following"));
-    assert_eq!(app.notebook.cells[1].execution_count, 2);
+    assert_eq!(app.notebook.book.cells[1].execution_count, 2);
     // Stopped before the answer came, the catch-up adds nothing.
     let effects = app.set_following(true);
     let [Effect::Sessions(SessionsCommand::OpenRecorded(again))] = effects.as_slice() else {
@@ -260,5 +261,5 @@ fn following_catches_up_on_earlier_calls_once_each() {
     app.set_following(false);
     let again = again.clone();
     answer(&mut app, &again, recorded(&[("b = 1", "")], "agent/2", 9));
-    assert_eq!(app.notebook.cells.len(), 2);
+    assert_eq!(app.notebook.book.cells.len(), 2);
 }

@@ -4,7 +4,6 @@
 //! notebook's saver finishes on its own once dropped).
 
 use super::App;
-use crate::notebook::Notebook;
 use crate::tui::app::view::Views;
 use crate::tui::files::FilesUi;
 
@@ -15,10 +14,10 @@ impl App {
     /// session's folder).
     pub(crate) fn begin_session(&mut self, identifier: &str) -> Vec<crate::tui::action::Effect> {
         self.config.identifier = identifier.to_string();
-        self.notebook = Notebook::default();
+        // The notebook forgets its cells, runs, saver and views (dropping the
+        // saver lets its thread write what it has and end).
+        self.notebook.new_session(self.config.language);
         self.follow.new_session();
-        self.boundaries.clear();
-        self.loaded_cells = 0;
         // Fresh views, but the same terminal: its image protocol and the
         // encoders off the UI task stay, and so does the cells' language.
         self.views = Views {
@@ -26,11 +25,6 @@ impl App {
             ..Views::default()
         };
         self.views.set_language(self.config.language);
-        self.editor.new_session();
-        self.runs.clear();
-        self.selected = None;
-        // Dropping the saver lets its thread write what it has and end.
-        self.saver = None;
         let files_open = self.pane_open(super::SidePane::Files);
         self.files = FilesUi::new(self.config.api_version.has_file_management());
         self.dirty = true;

@@ -50,9 +50,14 @@ impl App {
                     // run, the reopened notebook's session is certainly new.
                     Err(e) if e.kind == FailureKind::NotFound => {
                         self.sessions.current = None;
-                        let reopened = self.loaded_cells;
-                        if reopened > 0 && self.notebook.cells.len() == reopened {
-                            for b in self.boundaries.iter_mut().filter(|b| b.after == reopened) {
+                        let reopened = self.notebook.loaded_cells;
+                        if reopened > 0 && self.notebook.book.cells.len() == reopened {
+                            for b in self
+                                .notebook
+                                .boundaries
+                                .iter_mut()
+                                .filter(|b| b.after == reopened)
+                            {
                                 b.known_new = true;
                             }
                         }
@@ -99,9 +104,10 @@ impl App {
             return;
         }
         // The last cell ran in the fresh session; the ones before it are lost.
-        let count = self.notebook.cells.len();
+        let count = self.notebook.book.cells.len();
         let sources: Vec<CellInput> = self
             .notebook
+            .book
             .cells
             .iter()
             .take(count.saturating_sub(1))
@@ -112,17 +118,17 @@ impl App {
             self.config.identifier
         );
         if let Some(last) = count.checked_sub(1)
-            && let Some(cell) = self.notebook.cell_mut(last)
+            && let Some(cell) = self.notebook.book.cell_mut(last)
         {
             cell.outputs.push(Output::Stream {
                 name: StreamName::Stderr,
                 text: format!("[sessionpad] {message}\n").into(),
             });
-            self.views.outputs.invalidate(last);
+            self.notebook.outputs.invalidate(last);
         }
         self.notice = Some(message);
         if let Some(last) = count.checked_sub(1) {
-            self.mark_new_session(last, true);
+            self.notebook.mark_new_session(last, true);
         }
         if !sources.is_empty() {
             let question = Question::new(
@@ -255,19 +261,5 @@ impl App {
     pub(crate) fn sessions_answer(&mut self, asked: SessionsPrompt, answer: Answer) -> Vec<Effect> {
         let outs = self.sessions.answer(asked, answer);
         self.apply_sessions(outs)
-    }
-
-    /// Runs `cells` again, in order, as new cells (each with its standard
-    /// input, if it had one).
-    pub(crate) fn replay(&mut self, cells: Vec<CellInput>) -> Vec<Effect> {
-        let draft = self.editor.source();
-        let mut effects = Vec::new();
-        for cell in cells {
-            self.editor.replace(&cell.source);
-            effects.extend(self.run_cell(cell.stdin));
-        }
-        self.editor.replace(&draft);
-        self.notice = Some(format!("replaying {} cells", effects.len()));
-        effects
     }
 }

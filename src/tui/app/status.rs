@@ -49,7 +49,7 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
             };
             return (format!("starting pool…{waiting}{last}"), theme.warning);
         }
-        PoolState::Failed(_) if app.notebook.cells.is_empty() => {
+        PoolState::Failed(_) if app.notebook.book.cells.is_empty() => {
             return ("pool failed".to_string(), theme.error);
         }
         _ => {}
@@ -58,9 +58,10 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
     // last settled cell does.
     let Some((outcome, duration)) = app
         .notebook
+        .book
         .cells
         .iter()
-        .skip(app.loaded_cells)
+        .skip(app.notebook.loaded_cells)
         .rev()
         .find_map(|c| c.outcome.map(|o| (o, c.duration)))
     else {

@@ -9,7 +9,9 @@ use serde_json::json;
 use super::*;
 use crate::notebook::{CellOutcome, Output};
 use crate::protocol::{Execution, ExecutionStatus};
+use crate::session::RunId;
 use crate::session::SessionEvent;
+use crate::tui::notebook::NotebookAction;
 
 pub(crate) fn test_app() -> App {
     App::new(
@@ -38,7 +40,10 @@ fn type_text(app: &mut App, text: &str, now: Instant) {
 
 pub(crate) fn run(app: &mut App, code: &str, now: Instant) -> RunId {
     type_text(app, code, now);
-    match app.update(Action::RunCell, now).as_slice() {
+    match app
+        .update(Action::Notebook(NotebookAction::RunCell), now)
+        .as_slice()
+    {
         [
             Effect::Execute {
                 run,
@@ -73,13 +78,13 @@ fn running_a_cell_moves_it_to_the_notebook_and_empties_the_editor() {
     let mut app = test_app();
     let now = Instant::now();
     run(&mut app, "x = 6*7", now);
-    assert!(app.editor.is_empty());
-    assert_eq!(app.notebook.cells.len(), 1);
-    assert_eq!(app.notebook.cells[0].source, "x = 6*7");
-    assert_eq!(app.notebook.cells[0].outcome, None, "not settled");
+    assert!(app.notebook.editor.is_empty());
+    assert_eq!(app.notebook.book.cells.len(), 1);
+    assert_eq!(app.notebook.book.cells[0].source, "x = 6*7");
+    assert_eq!(app.notebook.book.cells[0].outcome, None, "not settled");
     assert_eq!(app.pending_of(0), Some(Pending::Queued));
     assert_eq!(app.pending(), 1);
-    assert!(app.views.outputs.is_following());
+    assert!(app.notebook.outputs.is_following());
 }
 
 #[test]
@@ -87,7 +92,7 @@ fn multi_line_cells_keep_their_lines() {
     let mut app = test_app();
     run(&mut app, "for i in range(2):\n    print(i)", Instant::now());
     assert_eq!(
-        app.notebook.cells[0].source,
+        app.notebook.book.cells[0].source,
         "for i in range(2):\n    print(i)"
     );
 }
@@ -96,8 +101,11 @@ fn multi_line_cells_keep_their_lines() {
 fn an_empty_editor_runs_nothing() {
     let mut app = test_app();
     type_text(&mut app, "  \n", Instant::now());
-    assert_eq!(app.update(Action::RunCell, Instant::now()), vec![]);
-    assert!(app.notebook.cells.is_empty());
+    assert_eq!(
+        app.update(Action::Notebook(NotebookAction::RunCell), Instant::now()),
+        vec![]
+    );
+    assert!(app.notebook.book.cells.is_empty());
 }
 
 #[test]
@@ -132,14 +140,14 @@ fn results_go_to_the_cell_that_asked_even_out_of_order() {
         now,
     );
     assert_eq!(
-        app.notebook.cells[0].outputs,
+        app.notebook.book.cells[0].outputs,
         vec![Output::Stream {
             name: crate::notebook::StreamName::Stdout,
             text: "42\n".into()
         }]
     );
     assert_eq!(
-        app.notebook.cells[1].outputs,
+        app.notebook.book.cells[1].outputs,
         vec![Output::ExecuteResult {
             execution_count: 2,
             text: "42".into(),
@@ -167,7 +175,7 @@ fn a_transport_error_becomes_an_error_output_on_its_cell() {
         },
         now,
     );
-    let cell = &app.notebook.cells[0];
+    let cell = &app.notebook.book.cells[0];
     assert_eq!(cell.source, "x");
     assert_eq!(cell.outcome, Some(CellOutcome::Failed));
     assert_eq!(app.pending_of(0), None);
@@ -189,10 +197,10 @@ fn stale_replies_are_ignored() {
     };
     app.handle_event(finished(RunId(999)), now);
     assert_eq!(app.pending_of(0), Some(Pending::Queued));
-    assert_eq!(app.notebook.cells[0].outcome, None);
+    assert_eq!(app.notebook.book.cells[0].outcome, None);
     app.handle_event(finished(r), now);
     app.handle_event(finished(r), now);
-    assert_eq!(app.notebook.cells[0].outputs.len(), 1);
+    assert_eq!(app.notebook.book.cells[0].outputs.len(), 1);
 }
 
 #[test]
@@ -229,28 +237,32 @@ fn up_recalls_previous_cells_and_down_comes_back_to_the_draft() {
     run(&mut app, "a = 1", now);
     run(&mut app, "b = 2\nb", now);
     type_text(&mut app, "dra", now);
-    app.update(Action::HistoryPrev, now);
-    assert_eq!(app.editor.lines(), ["b = 2", "b"]);
+    app.update(Action::Notebook(NotebookAction::HistoryPrev), now);
+    assert_eq!(app.notebook.editor.lines(), ["b = 2", "b"]);
     assert_eq!(
-        app.editor.cursor().0,
+        app.notebook.editor.cursor().0,
         0,
         "cursor on the first line: Up again walks on"
     );
-    app.update(Action::HistoryPrev, now);
-    assert_eq!(app.editor.lines(), ["a = 1"]);
-    app.update(Action::HistoryPrev, now);
-    assert_eq!(app.editor.lines(), ["a = 1"], "stays at the oldest");
-    app.update(Action::HistoryNext, now);
-    assert_eq!(app.editor.lines(), ["b = 2", "b"]);
+    app.update(Action::Notebook(NotebookAction::HistoryPrev), now);
+    assert_eq!(app.notebook.editor.lines(), ["a = 1"]);
+    app.update(Action::Notebook(NotebookAction::HistoryPrev), now);
     assert_eq!(
-        app.editor.cursor().0,
+        app.notebook.editor.lines(),
+        ["a = 1"],
+        "stays at the oldest"
+    );
+    app.update(Action::Notebook(NotebookAction::HistoryNext), now);
+    assert_eq!(app.notebook.editor.lines(), ["b = 2", "b"]);
+    assert_eq!(
+        app.notebook.editor.cursor().0,
         1,
         "cursor on the last line: Down again walks on"
     );
-    app.update(Action::HistoryNext, now);
-    assert_eq!(app.editor.lines(), ["dra"]);
-    app.update(Action::HistoryNext, now);
-    assert_eq!(app.editor.lines(), ["dra"]);
+    app.update(Action::Notebook(NotebookAction::HistoryNext), now);
+    assert_eq!(app.notebook.editor.lines(), ["dra"]);
+    app.update(Action::Notebook(NotebookAction::HistoryNext), now);
+    assert_eq!(app.notebook.editor.lines(), ["dra"]);
 }
 
 #[test]
@@ -258,29 +270,35 @@ fn a_recalled_cell_can_be_run_again() {
     let mut app = test_app();
     let now = Instant::now();
     run(&mut app, "x", now);
-    app.update(Action::HistoryPrev, now);
+    app.update(Action::Notebook(NotebookAction::HistoryPrev), now);
     assert!(
-        matches!(app.update(Action::RunCell, now).as_slice(), [Effect::Execute { code, .. }] if code == "x")
+        matches!(app.update(Action::Notebook(NotebookAction::RunCell), now).as_slice(), [Effect::Execute { code, .. }] if code == "x")
     );
-    assert_eq!(app.notebook.cells.len(), 2);
-    assert!(app.editor.is_empty());
+    assert_eq!(app.notebook.book.cells.len(), 2);
+    assert!(app.notebook.editor.is_empty());
 }
 
 #[test]
 fn history_in_an_empty_notebook_does_nothing() {
     let mut app = test_app();
-    app.update(Action::HistoryPrev, Instant::now());
-    assert!(app.editor.is_empty());
+    app.update(
+        Action::Notebook(NotebookAction::HistoryPrev),
+        Instant::now(),
+    );
+    assert!(app.notebook.editor.is_empty());
 }
 
 #[test]
 fn ctrl_c_twice_within_the_window_quits() {
     let mut app = test_app();
     let t0 = Instant::now();
-    app.update(Action::Interrupt, t0);
+    app.update(Action::Notebook(NotebookAction::Interrupt), t0);
     assert!(!app.should_quit);
     assert!(app.quit_armed_until.is_some());
-    app.update(Action::Interrupt, t0 + Duration::from_millis(500));
+    app.update(
+        Action::Notebook(NotebookAction::Interrupt),
+        t0 + Duration::from_millis(500),
+    );
     assert!(app.should_quit);
 }
 
@@ -288,11 +306,11 @@ fn ctrl_c_twice_within_the_window_quits() {
 fn ctrl_c_after_the_window_only_warns_again() {
     let mut app = test_app();
     let t0 = Instant::now();
-    app.update(Action::Interrupt, t0);
+    app.update(Action::Notebook(NotebookAction::Interrupt), t0);
     app.tick(t0 + QUIT_WINDOW);
     assert_eq!(app.quit_armed_until, None);
     app.update(
-        Action::Interrupt,
+        Action::Notebook(NotebookAction::Interrupt),
         t0 + QUIT_WINDOW + Duration::from_millis(1),
     );
     assert!(!app.should_quit);
@@ -302,7 +320,7 @@ fn ctrl_c_after_the_window_only_warns_again() {
 fn paste_drops_escapes_and_keeps_lines() {
     let mut app = test_app();
     app.update(Action::Paste("a\r\nb\x1b[2J\tc".into()), Instant::now());
-    assert_eq!(app.editor.lines(), ["a", "b    c"]);
+    assert_eq!(app.notebook.editor.lines(), ["a", "b    c"]);
 }
 
 #[test]
@@ -345,13 +363,13 @@ fn enter_auto_indents_and_ctrl_z_undoes() {
     for c in "pass".chars() {
         press(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
     }
-    assert_eq!(app.editor.lines(), ["if x:", "    pass"]);
+    assert_eq!(app.notebook.editor.lines(), ["if x:", "    pass"]);
     for _ in 0..6 {
         press(&mut app, KeyCode::Char('z'), KeyModifiers::CONTROL);
     }
-    assert_eq!(app.editor.lines(), ["if x:"]);
+    assert_eq!(app.notebook.editor.lines(), ["if x:"]);
     press(&mut app, KeyCode::Char('y'), KeyModifiers::CONTROL);
-    assert_eq!(app.editor.lines(), ["if x:", ""]);
+    assert_eq!(app.notebook.editor.lines(), ["if x:", ""]);
 }
 
 #[test]
@@ -363,7 +381,7 @@ fn the_help_overlay_opens_takes_the_keys_and_closes() {
     // `q` closes the help; it neither quits nor types.
     press(&mut app, KeyCode::Char('q'), KeyModifiers::NONE);
     assert!(!app.overlays.is_open(crate::tui::app::Overlay::Help) && !app.should_quit);
-    assert!(app.editor.is_empty());
+    assert!(app.notebook.editor.is_empty());
     press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
     assert!(app.focus == crate::tui::app::Focus::Notebook);
     press(&mut app, KeyCode::Char('?'), KeyModifiers::NONE);
@@ -381,21 +399,24 @@ fn external_edits_replace_the_cell_or_leave_it_alone() {
     let now = Instant::now();
     type_text(&mut app, "x = 1", now);
     assert_eq!(
-        app.update(Action::ExternalEditor, now),
+        app.update(Action::Notebook(NotebookAction::ExternalEditor), now),
         vec![Effect::EditExternally {
             source: "x = 1".into(),
             language: crate::notebook::language::Language::Python,
         }]
     );
     app.finish_external_edit(Err("the editor \"vim\" failed".into()));
-    assert_eq!(app.editor.lines(), ["x = 1"]);
+    assert_eq!(app.notebook.editor.lines(), ["x = 1"]);
     assert!(app.notice.as_deref().is_some_and(|n| n.contains("vim")));
     // The next key takes the notice down.
     app.update(Action::PageUp, now);
     assert_eq!(app.notice, None);
     app.finish_external_edit(Ok("for i in range(3):\r\n\tprint(i)".into()));
-    assert_eq!(app.editor.lines(), ["for i in range(3):", "    print(i)"]);
-    app.update(Action::Undo, now);
-    app.update(Action::Undo, now);
-    assert_eq!(app.editor.lines(), ["x = 1"]);
+    assert_eq!(
+        app.notebook.editor.lines(),
+        ["for i in range(3):", "    print(i)"]
+    );
+    app.update(Action::Notebook(NotebookAction::Undo), now);
+    app.update(Action::Notebook(NotebookAction::Undo), now);
+    assert_eq!(app.notebook.editor.lines(), ["x = 1"]);
 }

@@ -18,9 +18,9 @@ use crate::tui::app::{Focus, Overlay, SidePane};
 use crate::tui::help;
 use crate::tui::keymap::Mode;
 use crate::tui::notebook::cell_view::{CellContext, RunClock};
-use crate::tui::notebook::editor::{self, EditorView};
+use crate::tui::notebook::editor;
 use crate::tui::notebook::outputs;
-use crate::tui::notebook::outputs::OutputsView;
+use crate::tui::notebook::{Areas, SessionBoundary};
 use crate::tui::pager::{self, PagerView};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::highlight::Highlighter;
@@ -28,28 +28,22 @@ use crate::tui::widgets::image::ImageStore;
 use crate::tui::widgets::long_output::LongTexts;
 use crate::tui::{files, sessions};
 
-/// View state and caches the views keep between frames.
+/// The caches the views of several features keep between frames (the
+/// notebook's own view state is in [`NotebookUi`](crate::tui::notebook::NotebookUi)).
 #[derive(Debug, Default)]
 pub struct Views {
-    /// Scroll position and row cache of the outputs pane.
-    pub outputs: OutputsView,
-    /// Highlighted lines and scroll position of the editor.
-    pub editor: EditorView,
     /// Highlighted code of the notebook's cells.
     pub highlighter: Highlighter,
     /// Decoded images and their protocols.
     pub images: ImageStore,
     /// Line indexes of long outputs (collapsed cells and the pager).
     pub texts: LongTexts,
-    /// Where the panes were at the last draw (for mouse clicks).
-    pub areas: Areas,
 }
 
 impl Views {
-    /// Highlights the editor's text and the cells' code as `language` from
-    /// now on.
+    /// Highlights the cells' code as `language` from now on (the editor's
+    /// text is the notebook's: [`NotebookUi::new`](crate::tui::notebook::NotebookUi::new)).
     pub fn set_language(&mut self, language: crate::notebook::language::Language) {
-        self.editor.set_language(language);
         self.highlighter.set_language(language);
     }
 
@@ -57,15 +51,6 @@ impl Views {
     pub fn pending_work(&self) -> bool {
         self.texts.pending()
     }
-}
-
-/// Where the notebook's panes were drawn, as of the last frame.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Areas {
-    /// The outputs of the cells (or the banner before the first).
-    pub outputs: ratatui::layout::Rect,
-    /// The cell editor.
-    pub editor: ratatui::layout::Rect,
 }
 
 /// Draws the whole screen: outputs on top, the editor under them, the status line
@@ -84,7 +69,7 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     if render_pager(frame, app) {
         return;
     }
-    let editor_rows = editor::height(app.editor.lines().len(), area.height);
+    let editor_rows = editor::height(app.notebook.editor.lines().len(), area.height);
     let [outputs_area, editor_area, status_area] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(editor_rows),
@@ -94,7 +79,7 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     let notebook_area = outputs_area;
     let (outputs_area, files_area) =
         files::view::split(outputs_area, app.side.is_some(), app.focus == Focus::Pane);
-    app.views.areas = Areas {
+    app.notebook.areas = Areas {
         outputs: outputs_area,
         editor: editor_area,
     };
@@ -105,14 +90,14 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     if let Some(picker) = app.overlays.picker_mut() {
         crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
     }
-    let next = app.notebook.next_count();
+    let next = app.notebook.book.next_count();
     let keys = app.key_context();
     let editor_has_keys = keys.mode == crate::tui::keymap::Mode::Editor && !keys.typing;
     editor::render(
         frame,
         editor_area,
-        app.editor.text(),
-        &mut app.views.editor,
+        app.notebook.editor.text(),
+        &mut app.notebook.editor_view,
         next,
         // The editor shows its cursor when it has the keys: its focus, and no
         // overlay over it.
@@ -172,7 +157,7 @@ fn render_pane_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
     if editor_area.height == 0 {
         return;
     }
-    let title = format!(" In [{}] ", app.notebook.next_count());
+    let title = format!(" In [{}] ", app.notebook.book.next_count());
     let room = usize::from(editor_area.width).saturating_sub(fit::columns(&title) + 5);
     let hints = app.keymap.hint_line(mode, room);
     let mut block = Block::bordered()
@@ -210,7 +195,7 @@ fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now:
         pool_log,
         ..
     } = app;
-    if notebook.cells.is_empty() {
+    if notebook.cells().is_empty() {
         outputs::render_banner(pool, pool_log, outputs_area, frame.buffer_mut(), theme);
     } else {
         let pager_key = pager::pager_key(&app.keymap);
@@ -222,23 +207,28 @@ fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now:
             pending: &pending,
             clock: RunClock {
                 now,
-                limit: app.execution_limit,
+                limit: notebook.execution_limit,
                 output_at_end,
             },
             pager_key: &pager_key,
         };
-        views.outputs.set_marks(app.follow.marks());
-        views
-            .outputs
-            .set_boundaries(boundary_texts(&app.boundaries, notebook.cells.len()));
+        let outputs = &mut notebook.outputs;
+        outputs.set_marks(app.follow.marks());
+        outputs.set_boundaries(boundary_texts(
+            &notebook.boundaries,
+            notebook.book.cells.len(),
+        ));
         // The notebook's cursor shows only while the notebook has the keys.
-        let selected = app
+        let selected = notebook
             .selected
             .filter(|_| app.focus == crate::tui::app::Focus::Notebook);
-        views.outputs.select(selected);
-        views
-            .outputs
-            .render(&notebook.cells, outputs_area, frame.buffer_mut(), &mut ctx);
+        outputs.select(selected);
+        outputs.render(
+            &notebook.book.cells,
+            outputs_area,
+            frame.buffer_mut(),
+            &mut ctx,
+        );
     }
 }
 
@@ -257,7 +247,7 @@ fn render_pager(frame: &mut Frame<'_>, app: &mut App) -> bool {
         return false;
     };
     let mut cx = PagerView {
-        cells: &notebook.cells,
+        cells: notebook.cells(),
         texts: &mut views.texts,
         theme,
         keymap,
@@ -286,7 +276,7 @@ fn render_overlays(frame: &mut Frame<'_>, app: &mut App, notebook_area: Rect, st
         crate::tui::widgets::prompt::render(prompt, status_area, frame.buffer_mut(), theme);
     }
     if let Some(search) = overlays.history_search_mut() {
-        search.render(&notebook.cells, notebook_area, frame.buffer_mut(), theme);
+        search.render(notebook.cells(), notebook_area, frame.buffer_mut(), theme);
     }
     if let Some(menu) = overlays.pools_menu() {
         crate::tui::pools::view::render(pools, menu, notebook_area, frame.buffer_mut(), theme);
@@ -300,10 +290,7 @@ fn render_overlays(frame: &mut Frame<'_>, app: &mut App, notebook_area: Rect, st
 /// how to get it back (`R`); a reopened notebook's session is certainly new
 /// only when the pool said so (every pool, the background local pool too,
 /// can outlive sessionpad).
-fn boundary_texts(
-    boundaries: &[crate::tui::app::SessionBoundary],
-    cells: usize,
-) -> Vec<(usize, String)> {
+fn boundary_texts(boundaries: &[SessionBoundary], cells: usize) -> Vec<(usize, String)> {
     let newest = boundaries.len().saturating_sub(1);
     boundaries
         .iter()

@@ -15,6 +15,7 @@ use crate::protocol::{Execution, ExecutionStatus};
 use crate::session::{RunId, SessionEvent};
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::notebook::NotebookAction;
 use crate::tui::notebook::format_duration;
 
 fn app(pool: PoolState) -> App {
@@ -32,7 +33,10 @@ fn app(pool: PoolState) -> App {
 /// Types `code`, runs it, and delivers `exec` as its outcome.
 fn run_cell(app: &mut App, code: &str, exec: Option<Execution>, now: Instant) -> RunId {
     app.update(Action::Paste(code.into()), now);
-    let run = match app.update(Action::RunCell, now).as_slice() {
+    let run = match app
+        .update(Action::Notebook(NotebookAction::RunCell), now)
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
@@ -170,7 +174,10 @@ async fn whole_screen_with_an_image_in_half_blocks() {
         data: png,
     }];
     app.update(Action::Paste("plt.plot([1, 3, 2]); plt.show()".into()), now);
-    let run = match app.update(Action::RunCell, now).as_slice() {
+    let run = match app
+        .update(Action::Notebook(NotebookAction::RunCell), now)
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
@@ -289,7 +296,7 @@ fn status_line_states() {
         now.checked_sub(Duration::from_millis(1234)).unwrap(),
     );
     let running_line = status_line(&running, now);
-    ready.update(Action::Interrupt, now);
+    ready.update(Action::Notebook(NotebookAction::Interrupt), now);
     let notice_line = status_line(&ready, now);
     assert_snapshot!(
         [
@@ -341,7 +348,7 @@ fn reloaded_cells_leave_the_status_ready() {
     let mut earlier = app(PoolState::Ready);
     run_cell(&mut earlier, "x = 1", Some(done("", None, 7)), now);
     let mut app = app(PoolState::Ready);
-    app.load_history(earlier.notebook.cells.clone(), vec![]);
+    app.load_history(earlier.notebook.book.cells.clone(), vec![]);
     let text = format!("{:?}", screen(&mut app, now, 80, 24));
     assert!(text.contains("│ ready"), "{text}");
     assert!(
@@ -359,7 +366,7 @@ fn a_reopened_notebook_shows_where_its_session_ended() {
     let mut earlier = app(PoolState::Ready);
     run_cell(&mut earlier, "x = 6*7", Some(done("", None, 2)), now);
     run_cell(&mut earlier, "print(x)", Some(done("42\n", None, 3)), now);
-    let cells = earlier.notebook.cells.clone();
+    let cells = earlier.notebook.book.cells.clone();
     for (width, height) in [(80, 24), (160, 48)] {
         let mut app = app(PoolState::Ready);
         app.load_history(cells.clone(), Vec::new());
@@ -471,10 +478,10 @@ fn a_cells_pending_state_is_derived_from_its_run() {
     let (saver, thread) =
         crate::notebook::store::spawn_saver(path.clone(), meta.clone(), Vec::new()).unwrap();
     let mut app = app(PoolState::Ready);
-    app.set_saver(saver);
+    app.notebook.set_saver(saver);
     // What the file would say of cell 0 if the notebook were written now.
     let written = |app: &App| {
-        ipynb::to_value(&app.notebook.cells, &meta)["cells"][0]["metadata"]["sessionpad"]["status"]
+        ipynb::to_value(&app.notebook.book.cells, &meta)["cells"][0]["metadata"]["sessionpad"]["status"]
             .clone()
     };
     let unsettled_only_while_pending = |app: &App| {
@@ -491,9 +498,9 @@ fn a_cells_pending_state_is_derived_from_its_run() {
     run_cell(&mut app, "next()", None, t0);
     assert_eq!(app.pending_of(0), Some(Pending::Queued));
     assert_eq!(row_under(&screen_rows(&mut app, t0), 1), "  queued");
-    assert_eq!(app.notebook.cells[0].outcome, None);
+    assert_eq!(app.notebook.book.cells[0].outcome, None);
     unsettled_only_while_pending(&app);
-    let queued = app.notebook.cells[0].clone();
+    let queued = app.notebook.book.cells[0].clone();
 
     app.handle_event(SessionEvent::ExecutionStarted(first), t0);
     let later = t0 + Duration::from_millis(1234);
@@ -508,7 +515,7 @@ fn a_cells_pending_state_is_derived_from_its_run() {
     assert_eq!(app.pending_of(1), Some(Pending::Queued), "the next waits");
     assert_eq!(row_under(&screen_rows(&mut app, later), 2), "  queued");
     assert_eq!(
-        app.notebook.cells[0], queued,
+        app.notebook.book.cells[0], queued,
         "the run starting writes nothing into the cell"
     );
     unsettled_only_while_pending(&app);
@@ -523,7 +530,10 @@ fn a_cells_pending_state_is_derived_from_its_run() {
         later,
     );
     assert_eq!(app.pending_of(0), None);
-    assert_eq!(app.notebook.cells[0].outcome, Some(CellOutcome::Succeeded));
+    assert_eq!(
+        app.notebook.book.cells[0].outcome,
+        Some(CellOutcome::Succeeded)
+    );
     assert_eq!(
         row_under(&screen_rows(&mut app, later), 1),
         "  done in 3 ms"
@@ -569,7 +579,7 @@ fn a_followed_running_cell_is_running_as_the_follower_says() {
         now,
     );
     assert_eq!(app.pending_of(0), Some(Pending::Running { since: None }));
-    assert_eq!(app.notebook.cells[0].outcome, None);
+    assert_eq!(app.notebook.book.cells[0].outcome, None);
     let rows = screen_rows(&mut app, now + Duration::from_secs(5));
     let at = rows.iter().position(|r| r.contains("working")).unwrap();
     assert_eq!(rows[at + 1], "  ⠋ running", "{rows:#?}");

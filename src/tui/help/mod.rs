@@ -290,6 +290,7 @@ mod tests {
     use crate::tui::action::Action;
     use crate::tui::app::{App, AppConfig, PoolState};
     use crate::tui::keymap::KeyOverrides;
+    use crate::tui::notebook::NotebookAction;
 
     fn app() -> App {
         let mut app = App::new(
@@ -302,7 +303,10 @@ mod tests {
             PoolState::Ready,
         );
         app.update(Action::Paste("print('hi')".into()), Instant::now());
-        app.update(Action::FocusOutputs, Instant::now());
+        app.update(
+            Action::Notebook(NotebookAction::FocusOutputs),
+            Instant::now(),
+        );
         app.update(
             Action::Help(crate::tui::help::HelpAction::Open),
             Instant::now(),

@@ -76,12 +76,12 @@ fn run_keys() {
     ] {
         assert_eq!(
             keymap.action_for_key(k, MIDDLE),
-            Some(Action::RunCell),
+            Some(Action::Notebook(NotebookAction::RunCell)),
             "{k:?}"
         );
     }
     let enter = keymap.action_for_key(key(KeyCode::Enter, KeyModifiers::NONE), MIDDLE);
-    assert_eq!(enter, Some(Action::Newline));
+    assert_eq!(enter, Some(Action::Notebook(NotebookAction::Newline)));
     let shift_enter = keymap.action_for_key(key(KeyCode::Enter, KeyModifiers::SHIFT), MIDDLE);
     assert!(
         matches!(shift_enter, Some(Action::Edit(_))),
@@ -105,7 +105,7 @@ fn q_quits_only_with_the_notebook_focused() {
     let esc = key(KeyCode::Esc, KeyModifiers::NONE);
     assert_eq!(
         keymap.action_for_key(esc, MIDDLE),
-        Some(Action::FocusOutputs)
+        Some(Action::Notebook(NotebookAction::FocusOutputs))
     );
     assert_eq!(keymap.action_for_key(q, notebook()), Some(Action::Quit));
     assert_eq!(
@@ -137,13 +137,19 @@ fn up_recalls_history_only_from_the_first_line() {
     let keymap = defaults();
     let up = key(KeyCode::Up, KeyModifiers::NONE);
     let down = key(KeyCode::Down, KeyModifiers::NONE);
-    assert_eq!(keymap.action_for_key(up, EMPTY), Some(Action::HistoryPrev));
+    assert_eq!(
+        keymap.action_for_key(up, EMPTY),
+        Some(Action::Notebook(NotebookAction::HistoryPrev))
+    );
     assert!(matches!(
         keymap.action_for_key(up, MIDDLE),
         Some(Action::Edit(_))
     ));
     let last = ctx(false, false, true, Mode::Editor);
-    assert_eq!(keymap.action_for_key(down, last), Some(Action::HistoryNext));
+    assert_eq!(
+        keymap.action_for_key(down, last),
+        Some(Action::Notebook(NotebookAction::HistoryNext))
+    );
     assert!(matches!(
         keymap.action_for_key(down, MIDDLE),
         Some(Action::Edit(_))
@@ -218,11 +224,17 @@ fn help_opens_with_f1_anywhere_and_question_mark_in_the_notebook() {
 fn editing_keys_of_the_editor() {
     let keymap = defaults();
     let ctrl = |c| key(KeyCode::Char(c), KeyModifiers::CONTROL);
-    assert_eq!(keymap.action_for_key(ctrl('z'), MIDDLE), Some(Action::Undo));
-    assert_eq!(keymap.action_for_key(ctrl('y'), MIDDLE), Some(Action::Redo));
+    assert_eq!(
+        keymap.action_for_key(ctrl('z'), MIDDLE),
+        Some(Action::Notebook(NotebookAction::Undo))
+    );
+    assert_eq!(
+        keymap.action_for_key(ctrl('y'), MIDDLE),
+        Some(Action::Notebook(NotebookAction::Redo))
+    );
     assert_eq!(
         keymap.action_for_key(ctrl('e'), MIDDLE),
-        Some(Action::ExternalEditor)
+        Some(Action::Notebook(NotebookAction::ExternalEditor))
     );
 }
 
@@ -252,7 +264,10 @@ fn releases_are_ignored() {
 
 #[test]
 fn run_names_actions_with_an_optional_argument() {
-    assert_eq!(parse_run("run_cell"), Ok(Action::RunCell));
+    assert_eq!(
+        parse_run("run_cell"),
+        Ok(Action::Notebook(NotebookAction::RunCell))
+    );
     assert_eq!(parse_run("scroll_lines -3"), Ok(Action::ScrollLines(-3)));
     assert_eq!(parse_run(" quit "), Ok(Action::Quit));
     let unknown = parse_run("frobnicate").unwrap_err();
@@ -292,7 +307,11 @@ fn overrides_merge_per_key() {
         .map(|b| (b.key.to_string(), b.action.clone(), b.desc.clone()));
     assert_eq!(
         last,
-        Some(("Ctrl+T".into(), Action::RunCell, "Run the cell".into()))
+        Some((
+            "Ctrl+T".into(),
+            Action::Notebook(NotebookAction::RunCell),
+            "Run the cell".into()
+        ))
     );
     // A rebound key keeps its place.
     assert_eq!(editor[0].key.to_string(), "F5");

@@ -19,6 +19,7 @@ use crate::tui::action::Effect;
 use crate::tui::app::App;
 use crate::tui::app::view::draw;
 use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::notebook::NotebookAction;
 
 fn app() -> App {
     App::new(
@@ -40,7 +41,10 @@ fn app_with_output(lines: usize) -> App {
         Action::Paste(format!("for i in range({lines}): print(f'line {{i}}')")),
         now,
     );
-    let run = match app.update(Action::RunCell, now).as_slice() {
+    let run = match app
+        .update(Action::Notebook(NotebookAction::RunCell), now)
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
@@ -273,7 +277,7 @@ fn paste_goes_to_the_prompt_and_not_to_the_editor() {
         Instant::now(),
     );
     type_keys(&mut app, "9\n");
-    assert!(app.editor.is_empty());
+    assert!(app.notebook.editor.is_empty());
     assert_eq!(app.overlays.pager().and_then(|p| p.hit), Some(29));
 }
 

@@ -205,7 +205,10 @@ mod tests {
             crate::tui::action::Action::Paste("1".into()),
             Instant::now(),
         );
-        let effects = app.update(crate::tui::action::Action::RunCell, Instant::now());
+        let effects = app.update(
+            crate::tui::action::Action::Notebook(crate::tui::notebook::NotebookAction::RunCell),
+            Instant::now(),
+        );
         assert!(!effects.is_empty());
         app.handle_event(SessionEvent::ExecutionStarted(RunId(1)), Instant::now());
         assert_eq!(app.choose_pool(1), None);

@@ -19,6 +19,7 @@ use crate::session::{Failure, FailureKind, RunId, SessionEvent, SessionsCommand,
 use crate::tui::action::Action;
 use crate::tui::app::{App, SidePane};
 use crate::tui::app::{AppConfig, PoolState};
+use crate::tui::notebook::NotebookAction;
 use crate::tui::sessions::pane::{CURRENT_MARK, RowKind, SELECTION_MARK};
 
 fn app(version: ApiVersion) -> App {
@@ -97,7 +98,10 @@ fn with_pane() -> App {
 
 fn run(app: &mut App, code: &str) -> RunId {
     app.update(Action::Paste(code.into()), Instant::now());
-    let run = match app.update(Action::RunCell, Instant::now()).as_slice() {
+    let run = match app
+        .update(Action::Notebook(NotebookAction::RunCell), Instant::now())
+        .as_slice()
+    {
         [Effect::Execute { run, .. }] => *run,
         other => panic!("{other:?}"),
     };
@@ -166,7 +170,7 @@ fn switching_loads_another_notebook_and_runs_cells_there() {
     );
     assert_eq!(app.config.identifier, "agent-run-7");
     assert!(
-        app.notebook.cells.is_empty(),
+        app.notebook.book.cells.is_empty(),
         "the other notebook starts empty"
     );
     // Switching to where we are is a no-op.
@@ -180,7 +184,7 @@ fn no_switch_while_a_cell_runs() {
         Action::Paste("import time; time.sleep(9)".into()),
         Instant::now(),
     );
-    app.update(Action::RunCell, Instant::now());
+    app.update(Action::Notebook(NotebookAction::RunCell), Instant::now());
     assert!(app.switch_session("other").is_empty());
     assert_eq!(app.config.identifier, "sessionpad-0badc0de");
     assert!(
@@ -334,7 +338,7 @@ fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
             .as_deref()
             .is_some_and(|n| n.contains("fresh session"))
     );
-    let last = app.notebook.cells.last().expect("cells");
+    let last = app.notebook.book.cells.last().expect("cells");
     assert!(last.outputs.iter().any(|o| matches!(
         o,
         Output::Stream { name: StreamName::Stderr, text } if text.contains("fresh session")
@@ -355,7 +359,7 @@ fn a_recycled_session_is_noticed_and_the_cells_can_be_replayed() {
         })
         .collect();
     assert_eq!(codes, ["x = 1", "y = x + 1"]);
-    assert_eq!(app.notebook.cells.len(), 5);
+    assert_eq!(app.notebook.book.cells.len(), 5);
 }
 
 #[test]

@@ -1,0 +1,186 @@
+//! The notebook's state, [`NotebookUi`]: the cells, the cell editor, the
+//! selection, this app's runs, the session boundaries, the saver, and the
+//! notebook's own view state (the outputs pane's scroll and row cache, the
+//! editor's highlighted lines, where both were drawn). Its reducer is in
+//! `update.rs`; what it shares with other features (the image store, the
+//! long texts, the highlighter) stays the app's and is handed in where a
+//! method needs it.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use ratatui::layout::Rect;
+
+use super::cell_editor::CellEditor;
+use super::cell_view::Pending;
+use super::editor::EditorView;
+use super::outputs::OutputsView;
+use super::runs::Runs;
+use crate::notebook::language::Language;
+use crate::notebook::store::Saver;
+use crate::notebook::{Cell, Notebook};
+use crate::session::RunId;
+
+/// A place in the notebook where the session changed: the cells before it ran
+/// in an earlier session (reopened from disk, a recycled session), so their
+/// variables and files are not in the session the cells after it run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionBoundary {
+    /// How many cells come before the boundary.
+    pub after: usize,
+    /// The pool said the session is new (it was recycled), rather than the
+    /// notebook being reopened, where only a pool that ended with sessionpad
+    /// (the embedded one) makes the session certainly new.
+    pub known_new: bool,
+    /// The cells above were replayed into the new session (`R`).
+    pub replayed: bool,
+}
+
+/// Where the notebook's panes were drawn, as of the last frame (for clicks).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    /// The outputs of the cells (or the banner before the first).
+    pub outputs: Rect,
+    /// The cell editor.
+    pub editor: Rect,
+}
+
+/// The notebook's state: everything its reducer (`update.rs`) changes.
+#[derive(Debug, Default)]
+pub struct NotebookUi {
+    /// The cells run so far (and those shown while they run), in order.
+    pub book: Notebook,
+    /// The cell being typed, its history browsing and the queued cells of an
+    /// opened notebook (`cell_editor.rs`).
+    pub editor: CellEditor,
+    /// The notebook's cursor: the cell that copy, save and stop act on.
+    pub selected: Option<usize>,
+    /// Where the session behind the notebook changed: the cells before each
+    /// boundary ran in a session that is not the one the cells after it run in.
+    pub boundaries: Vec<SessionBoundary>,
+    /// How many cells at the start of the notebook were reloaded from disk
+    /// (records of an earlier run, not this run's).
+    pub loaded_cells: usize,
+    /// The execution limit of a cell, shown on the running cell.
+    pub execution_limit: Option<Duration>,
+    /// Cells can be interrupted for real (the embedded local pool); elsewhere
+    /// stopping a cell abandons it.
+    pub can_interrupt: bool,
+    /// Scroll position, selection mark and row cache of the outputs pane.
+    pub outputs: OutputsView,
+    /// Highlighted lines and scroll position of the editor.
+    pub editor_view: EditorView,
+    /// Where the outputs and the editor were drawn at the last frame.
+    pub areas: Areas,
+    /// The execution requests not done yet (`runs.rs`): where this app's own
+    /// cells are queued or running ([`NotebookUi::pending_cells`]).
+    pub(super) runs: Runs,
+    /// Writes each settled cell to the notebook file, off the UI task.
+    pub(super) saver: Option<Saver>,
+    /// The run the status line's notice is about, and its text: the notice
+    /// ends when that run settles (if no key took it down first).
+    pub(super) notice_about: Option<(RunId, String)>,
+}
+
+impl NotebookUi {
+    /// An empty notebook whose editor highlights `language`.
+    pub fn new(language: Language) -> Self {
+        let mut notebook = Self::default();
+        notebook.editor_view.set_language(language);
+        notebook
+    }
+
+    /// The cells, oldest first.
+    pub fn cells(&self) -> &[Cell] {
+        &self.book.cells
+    }
+
+    /// Forgets the cells, the runs, the boundaries, the saver and the view
+    /// state (the session switched); the editor keeps the draft and forgets
+    /// its history, and highlights `language`. Dropping the saver lets its
+    /// thread write what it has and end.
+    pub fn new_session(&mut self, language: Language) {
+        self.book = Notebook::default();
+        self.boundaries.clear();
+        self.loaded_cells = 0;
+        self.outputs = OutputsView::default();
+        self.editor_view = EditorView::default();
+        self.editor_view.set_language(language);
+        self.areas = Areas::default();
+        self.editor.new_session();
+        self.runs.clear();
+        self.selected = None;
+        self.saver = None;
+    }
+
+    /// Adds `cells`, the records of an earlier run of this notebook (from its
+    /// file), after the cells there are; returns the index the first of them
+    /// got (their images are keyed from it). They mark a session boundary.
+    pub fn load_history(&mut self, cells: Vec<Cell>) -> usize {
+        let offset = self.book.cells.len();
+        self.book.cells.extend(cells);
+        self.loaded_cells = self.book.cells.len();
+        // The cells came from an earlier run of sessionpad: whatever state they
+        // built lived in the session of that run.
+        if self.loaded_cells > 0 {
+            self.mark_new_session(self.loaded_cells, false);
+        }
+        self.outputs.follow();
+        offset
+    }
+
+    /// From now on every settled cell is handed to `saver`.
+    pub fn set_saver(&mut self, saver: Saver) {
+        self.saver = Some(saver);
+    }
+
+    /// Hands cell `index`, as it is now, to the saver (if there is one).
+    pub(crate) fn save_cell(&self, index: usize) {
+        if let (Some(saver), Some(cell)) = (&self.saver, self.book.cells.get(index)) {
+            saver.cell_finished(index, cell.clone());
+        }
+    }
+
+    /// Cells sent to the worker and not finished yet.
+    pub fn pending(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// The cell of this app executing now, and since when.
+    pub fn running(&self) -> Option<(usize, Instant)> {
+        self.runs.running().map(|(_, cell, since)| (cell, since))
+    }
+
+    /// Every cell waiting for an answer, by index, with where it is: the
+    /// run's state (queued, or running since the worker began it) for a cell
+    /// this app sent; running, since an unknown time, for each of `followed`
+    /// (another client's cell shown while it runs: the follower's live
+    /// cells), unless this app's run of it says more. The one place a cell's
+    /// pending state comes from (cells hold only what their execution came
+    /// to); the views draw from it.
+    pub fn pending_cells(
+        &self,
+        followed: impl IntoIterator<Item = usize>,
+    ) -> BTreeMap<usize, Pending> {
+        let followed = followed
+            .into_iter()
+            .map(|cell| (cell, Pending::Running { since: None }));
+        // This app's runs come last, so their state wins.
+        let own = self.runs.iter().map(|run| (run.cell, run.state.pending()));
+        followed.chain(own).collect()
+    }
+
+    /// Marks that the cells from `after` on run in a session other than the one
+    /// that ran the cells before (once per place); `known_new` when the pool
+    /// said so.
+    pub fn mark_new_session(&mut self, after: usize, known_new: bool) {
+        if !self.boundaries.iter().any(|b| b.after == after) {
+            self.boundaries.push(SessionBoundary {
+                after,
+                known_new,
+                replayed: false,
+            });
+            self.boundaries.sort_by_key(|b| b.after);
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The notebook's reducer on its own state, without an `App`: what a key
+//! changes in [`NotebookUi`] and what it hands back.
+
+use std::time::Instant;
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::notebook::language::Language;
+use crate::tui::notebook::cell_view::Pending;
+
+fn cx(keymap: &Keymap) -> NotebookCx<'_> {
+    NotebookCx {
+        keymap,
+        language: Language::Python,
+        followed: &[],
+    }
+}
+
+/// Types `code` and runs it: the run the execution names.
+fn run(notebook: &mut NotebookUi, keymap: &Keymap, code: &str) -> RunId {
+    notebook.editor.paste(code);
+    match notebook
+        .update(NotebookAction::RunCell, &cx(keymap))
+        .as_slice()
+    {
+        [
+            Out::Effect(Effect::Execute {
+                run,
+                code: sent,
+                stdin: None,
+            }),
+        ] => {
+            assert_eq!(sent, code);
+            *run
+        }
+        other => panic!("expected one execution, got {other:?}"),
+    }
+}
+
+#[test]
+fn running_a_cell_queues_it_and_hands_the_execution_back() {
+    let keymap = Keymap::default();
+    let mut notebook = NotebookUi::new(Language::Python);
+    assert!(
+        notebook
+            .update(NotebookAction::RunCell, &cx(&keymap))
+            .is_empty(),
+        "empty editor"
+    );
+    run(&mut notebook, &keymap, "1 + 1");
+    assert_eq!(notebook.cells().len(), 1);
+    assert_eq!(notebook.cells()[0].source, "1 + 1");
+    assert!(notebook.editor.is_empty());
+    assert_eq!(notebook.pending(), 1);
+    let pending = notebook.pending_cells([]);
+    assert_eq!(pending.get(&0), Some(&Pending::Queued));
+    // A cell the follower shows while another client runs it is pending too.
+    let pending = notebook.pending_cells([5]);
+    assert_eq!(pending.get(&5), Some(&Pending::Running { since: None }));
+}
+
+#[test]
+fn a_queued_cell_stopped_will_not_run() {
+    let keymap = Keymap::default();
+    let mut notebook = NotebookUi::new(Language::Python);
+    let first = run(&mut notebook, &keymap, "a = 1");
+    let second = run(&mut notebook, &keymap, "b = 2");
+    notebook.execution_started(first, Instant::now());
+    notebook.select(1);
+    let outs = notebook.update(NotebookAction::StopCell, &cx(&keymap));
+    match outs.as_slice() {
+        [Out::Notice(notice), Out::Effect(Effect::Abandon { run })] => {
+            assert_eq!(notice, "In [2] will not run");
+            assert_eq!(*run, second);
+        }
+        other => panic!("expected a notice and an abandon, got {other:?}"),
+    }
+    assert_eq!(notebook.pending(), 1, "the first still runs");
+    assert_eq!(notebook.cells()[1].outcome, Some(CellOutcome::Failed));
+    // Its late reply is stale: nothing changes.
+    let mut images = crate::tui::widgets::image::ImageStore::default();
+    let failed = Err(crate::session::Failure::new(
+        crate::session::FailureKind::Timeout,
+        "late",
+    ));
+    assert!(
+        notebook
+            .execution_finished(second, failed, None, Vec::new(), &mut images)
+            .is_empty()
+    );
+}
+
+#[test]
+fn the_selection_is_clamped_to_the_notebook() {
+    let keymap = Keymap::default();
+    let mut notebook = NotebookUi::new(Language::Python);
+    notebook.update(NotebookAction::SelectCell(-1), &cx(&keymap));
+    assert_eq!(notebook.selected, None, "no cell to select");
+    for code in ["a", "b", "c"] {
+        notebook.book.push(code.into());
+    }
+    notebook.select(1);
+    notebook.update(NotebookAction::SelectCell(-5), &cx(&keymap));
+    assert_eq!(notebook.selected, Some(0));
+    notebook.update(NotebookAction::SelectCell(9), &cx(&keymap));
+    assert_eq!(notebook.selected, Some(2));
+}
+
+#[test]
+fn ctrl_c_with_nothing_running_is_the_apps_quit_window() {
+    let keymap = Keymap::default();
+    let mut notebook = NotebookUi::new(Language::Python);
+    let outs = notebook.update(NotebookAction::Interrupt, &cx(&keymap));
+    assert!(
+        matches!(
+            outs.as_slice(),
+            [Out::Request(NotebookRequest::NothingToInterrupt)]
+        ),
+        "{outs:?}"
+    );
+}
