@@ -263,6 +263,37 @@ fn releases_are_ignored() {
 }
 
 #[test]
+fn the_notebooks_actions_keep_their_flat_names() {
+    let notebook = |a| Ok(Action::Notebook(a));
+    assert_eq!(
+        parse_run("select_cell -1"),
+        notebook(NotebookAction::SelectCell(-1))
+    );
+    assert_eq!(parse_run("stop_cell"), notebook(NotebookAction::StopCell));
+    assert_eq!(parse_run("interrupt"), notebook(NotebookAction::Interrupt));
+    assert_eq!(
+        parse_run("run_cell_with_stdin"),
+        notebook(NotebookAction::RunCellWithStdin)
+    );
+    // A wrong argument is said by the enum that knows the name.
+    let bad = parse_run("select_cell x").unwrap_err();
+    assert!(
+        bad.contains("select_cell x") && bad.contains("i32"),
+        "{bad}"
+    );
+    let bad = parse_run("files frobnicate").unwrap_err();
+    assert!(bad.contains("frobnicate") && bad.contains("down"), "{bad}");
+    // The unknown name's message lists both halves' names.
+    let unknown = parse_run("frobnicate").unwrap_err();
+    assert!(
+        unknown.contains("`quit`") && unknown.contains("`stop_cell`"),
+        "{unknown}"
+    );
+    // The notebook is not a name of its own.
+    assert!(parse_run("notebook run_cell").is_err());
+}
+
+#[test]
 fn run_names_actions_with_an_optional_argument() {
     assert_eq!(
         parse_run("run_cell"),

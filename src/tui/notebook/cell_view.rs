@@ -47,7 +47,7 @@ pub enum Row {
 }
 
 /// Where a cell that waits for an answer is, as the app derives it from the
-/// run state machine (`tui/runs.rs`) and the follower (another client's cell
+/// run state machine (`tui/notebook/runs.rs`) and the follower (another client's cell
 /// shown while it runs). Never stored in the cell: a cell holds only what its
 /// execution came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
