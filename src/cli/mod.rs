@@ -3,6 +3,7 @@
 //! `completions`. Exit codes: 0 success, 1 a failed execution, 2 usage or
 //! transport errors.
 
+pub mod entry;
 mod exec;
 mod files;
 pub mod log;
