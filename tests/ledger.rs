@@ -496,3 +496,137 @@ async fn replay_runs_a_recorded_session_again_in_a_fresh_session() {
     );
     terminate(&mut child);
 }
+
+/// Issue 26: an agent's HTTP client gives up (its 1 s timeout) while its cell
+/// still runs; the kernel finishes the cell, and the ledger holds the
+/// execution, its output and the file it wrote, marked as answered to a
+/// client that had gone. The same for a Shell pool's command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_execution_whose_client_went_away_is_recorded_when_it_ends() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut child, endpoint) = common::serve(data.path(), TOKEN);
+    let impatient = reqwest::Client::builder()
+        .user_agent(AGENT)
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let id = common::identifier();
+    let q = |path: &str| format!("{endpoint}/{path}?api-version={V}&identifier={id}");
+    let code = "import time\nopen('/mnt/data/late.txt', 'w').write('written')\nprint('before the sleep', flush=True)\ntime.sleep(3)\nprint('after the sleep')";
+    let gave_up = impatient
+        .post(q("executions"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}))
+        .send()
+        .await;
+    assert!(
+        gave_up.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "the client should have timed out: {gave_up:?}"
+    );
+    // The cell runs on after its client left: the file it writes appears
+    // (listed by a patient client).
+    let mut listed = Value::Null;
+    for _ in 0..100 {
+        listed = http()
+            .get(q("files"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if listed.to_string().contains("late.txt") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(listed.to_string().contains("late.txt"), "{listed}");
+    // The kernel ends the cell about 3 s after it began; the recorder writes
+    // it then, without anyone waiting for the reply.
+    let mut calls = Vec::new();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        calls = common::log_json(data.path(), &[&id]);
+        if calls.iter().any(|c| c["kind"] == "code") {
+            break;
+        }
+    }
+    terminate(&mut child);
+    let calls = if calls.iter().any(|c| c["kind"] == "code") {
+        calls
+    } else {
+        common::log_json(data.path(), &[&id])
+    };
+    let cell = calls
+        .iter()
+        .find(|c| c["kind"] == "code")
+        .unwrap_or_else(|| panic!("the execution was not recorded: {calls:#?}"));
+    assert_eq!(cell["code"], code);
+    assert_eq!(
+        cell["stdout"], "before the sleep\nafter the sleep\n",
+        "{cell}"
+    );
+    assert_eq!(cell["status"], "Succeeded", "{cell}");
+    assert_eq!(cell["client_gone"], true, "{cell}");
+    // The text form says so.
+    let text = String::from_utf8(log(data.path(), &[&id]).stdout).unwrap();
+    assert!(text.contains("the client had gone"), "{text}");
+}
+
+/// Issue 26, on a Shell pool: a command whose client timed out is recorded
+/// with its output and exit code when it ends, marked as answered to nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_command_whose_client_went_away_is_recorded_when_it_ends() {
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(ledger::FILE_NAME);
+    let pool = common::TestPool::start_with(|o| {
+        o.container_type = ContainerType::Shell;
+        o.ready_sessions = 1;
+        o.ledger = Some(LedgerOptions {
+            path: path.clone(),
+            limits: ledger::LedgerConfig::default().limits(),
+        });
+    })
+    .await;
+    let mut raw = common::Raw::new(&pool);
+    raw.http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let id = common::identifier();
+    let command = "echo started; sleep 3; echo done; exit 4";
+    let gave_up = raw
+        .req(
+            reqwest::Method::POST,
+            &format!("/executions?api-version={V}&identifier={id}"),
+        )
+        .json(&json!({ "shellCommand": command }))
+        .send()
+        .await;
+    assert!(
+        gave_up.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "{gave_up:?}"
+    );
+    let mut calls = Vec::new();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        pool.pool.ledger().unwrap().flush();
+        calls = common::log_json(data.path(), &[&id]);
+        if !calls.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(calls.len(), 1, "the command was not recorded: {calls:#?}");
+    let c = &calls[0];
+    assert_eq!(
+        (&c["code"], &c["stdout"], &c["exit_code"], &c["client_gone"]),
+        (
+            &json!(command),
+            &json!("started\ndone\n"),
+            &json!(4),
+            &json!(true)
+        ),
+        "{c}"
+    );
+}

@@ -219,7 +219,11 @@ pub fn render(e: &Entry, in_group: bool) -> String {
         (Some(status), None) => s.push_str(&format!(" {}", plain(status))),
         (None, None) => {}
     }
-    s.push_str(&format!(" {:.1} ms\n", e.duration_ms));
+    s.push_str(&format!(" {:.1} ms", e.duration_ms));
+    if e.client_gone {
+        s.push_str(" (the client had gone: nobody received this answer)");
+    }
+    s.push('\n');
     let block = |s: &mut String, label: &str, text: &str| {
         let text = plain(text);
         let text = text.trim_end_matches('\n');
@@ -318,6 +322,7 @@ mod tests {
             result: None,
             images: vec![],
             file: None,
+            client_gone: false,
         };
         let text = render(&e, false);
         assert!(!text.contains('\u{1b}'), "{text:?}");

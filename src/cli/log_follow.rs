@@ -163,6 +163,7 @@ mod tests {
             result: None,
             images: vec![],
             file: None,
+            client_gone: false,
         }
     }
 

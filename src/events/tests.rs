@@ -36,6 +36,7 @@ fn call() -> Call {
             data: vec![1, 2, 3],
         }],
         file: None,
+        client_gone: false,
     }
 }
 

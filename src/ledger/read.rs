@@ -23,7 +23,7 @@ pub struct Query {
 }
 
 const COLUMNS: &str = "id, at_ms, duration_us, pool, identifier, client, kind, execution_id, code,
-    stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256";
+    stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256, client_gone";
 
 /// The calls `query` selects, oldest first, all in memory (for a bounded
 /// `query`: one identifier, a `tail`; [`each`] streams any).
@@ -243,5 +243,6 @@ fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
             size: file_size.map(i64::unsigned_abs),
             sha256: file_sha256,
         }),
+        client_gone: r.get(18)?,
     })
 }

@@ -117,6 +117,9 @@ const MIGRATIONS: &[M<'static>] = &[
             AND calls <= 0;
     END;",
     ),
+    // Version 3: the execution's client had gone before the answer (issue
+    // 26): recorded all the same, and said so.
+    M::up("ALTER TABLE calls ADD COLUMN client_gone INTEGER NOT NULL DEFAULT 0;"),
 ];
 
 /// The schema version this build writes (the number of migrations).

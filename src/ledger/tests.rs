@@ -35,6 +35,7 @@ pub(crate) fn call(identifier: &str, at_ms: i64, code: &str) -> Call {
         }),
         images: vec![],
         file: None,
+        client_gone: false,
     }
 }
 
@@ -349,10 +350,12 @@ fn a_version_1_ledger_gets_its_sessions_filled_when_opened() {
     rec.flush();
     drop(rec);
     {
-        // Back to version 1: the table and triggers of version 2 gone.
+        // Back to version 1: the column of version 3, the table and
+        // triggers of version 2 gone.
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
-            "DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
+            "ALTER TABLE calls DROP COLUMN client_gone;
+             DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
              DROP TABLE sessions; PRAGMA user_version = 1;",
         )
         .unwrap();

@@ -249,8 +249,9 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
     let file = call.file.as_ref();
     let mut stmt = conn.prepare_cached(
         "INSERT INTO calls (at_ms, duration_us, pool, identifier, client, kind, execution_id,
-            code, stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            code, stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256,
+            client_gone)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?;
     stmt.execute(params![
         call.at.timestamp_millis(),
@@ -271,6 +272,7 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
         file.and_then(|f| f.size)
             .and_then(|s| i64::try_from(s).ok()),
         file.and_then(|f| f.sha256.as_deref()),
+        call.client_gone,
     ])?;
     let id = conn.last_insert_rowid();
     outputs.fill(conn, id)?;

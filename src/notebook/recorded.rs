@@ -144,6 +144,7 @@ mod tests {
             result: None,
             images: Vec::new(),
             file: None,
+            client_gone: false,
         }
     }
 

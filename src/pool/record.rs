@@ -8,6 +8,7 @@
 //! its upstream endpoint's pool key ([`Recording::start_in`]).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use axum::http::HeaderMap;
@@ -28,6 +29,32 @@ pub(crate) struct Recording {
     client: Option<String>,
     at: DateTime<Utc>,
     started: Instant,
+    /// Set when the request's handler was dropped before the answer (the
+    /// client went away); shared by the clones that record the call.
+    gone: Arc<AtomicBool>,
+}
+
+/// Held by a handler while it waits for the answer it records: dropped
+/// without [`ClientWatch::answered`] (the client went away, and the server
+/// dropped the handler), it marks the call as answered to nobody.
+#[derive(Debug)]
+pub(crate) struct ClientWatch {
+    gone: Option<Arc<AtomicBool>>,
+}
+
+impl ClientWatch {
+    /// The handler got its answer: the client was still there.
+    pub(crate) fn answered(mut self) {
+        self.gone = None;
+    }
+}
+
+impl Drop for ClientWatch {
+    fn drop(&mut self) {
+        if let Some(gone) = self.gone.take() {
+            gone.store(true, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Recording {
@@ -66,6 +93,15 @@ impl Recording {
             client,
             at: Utc::now(),
             started: Instant::now(),
+            gone: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A watch on this call's client, for a handler to hold while it waits
+    /// ([`ClientWatch`]).
+    pub(crate) fn watch(&self) -> ClientWatch {
+        ClientWatch {
+            gone: Some(self.gone.clone()),
         }
     }
 
@@ -77,14 +113,16 @@ impl Recording {
     }
 
     fn call(&self, kind: CallKind) -> Call {
-        Call::new(
+        let mut call = Call::new(
             self.pool.to_string(),
             self.identifier.clone(),
             self.client.clone(),
             self.at,
             self.started.elapsed(),
             kind,
-        )
+        );
+        call.client_gone = self.gone.load(Ordering::SeqCst);
+        call
     }
 
     /// Records a finished execution of `code` (kind [`CallKind::Code`]) as the

@@ -139,6 +139,7 @@ pub fn recorded_call(call: super::record::Call, seq: i64) -> RecordedCall {
         output,
         images,
         file,
+        client_gone,
     } = call;
     let (status, exit_code, stdout, stderr, result) = match output {
         Some(o) => (
@@ -176,6 +177,7 @@ pub fn recorded_call(call: super::record::Call, seq: i64) -> RecordedCall {
             })
             .collect(),
         file,
+        client_gone,
     };
     RecordedCall {
         entry,

@@ -286,6 +286,10 @@ pub struct Call {
     pub images: Vec<crate::protocol::ExecutionImage>,
     /// The file touched (file calls only).
     pub file: Option<RecordedFile>,
+    /// The client went away before the answer (its timeout, a closed
+    /// connection): the pool finished and recorded the execution anyway, and
+    /// nobody received this reply.
+    pub client_gone: bool,
 }
 
 impl Call {
@@ -313,6 +317,7 @@ impl Call {
             output: None,
             images: Vec::new(),
             file: None,
+            client_gone: false,
         }
     }
 }
@@ -379,6 +384,10 @@ pub struct Entry {
     /// The file an upload, download or delete touched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<RecordedFile>,
+    /// The client went away before the answer: the execution ran to its end
+    /// and was recorded, but nobody received the reply. Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_gone: bool,
 }
 
 impl Entry {

@@ -319,6 +319,7 @@ mod tests {
                 size: 3,
             }],
             file: None,
+            client_gone: false,
         }
     }
 

@@ -22,7 +22,7 @@ use super::reply::Reply;
 use super::{MAX_EXECUTE_BODY, Pool, node, shell, target};
 use crate::pool::events::LiveOutput;
 use crate::pool::kernel::OutputLimits;
-use crate::pool::record::Recording;
+use crate::pool::record::{ClientWatch, Recording};
 use crate::pool::sessions::ExecutionRecord;
 use crate::pool::wire_error::WireError;
 use crate::protocol::api::{
@@ -199,12 +199,21 @@ pub(super) async fn execute_a(
     let id = uuid::Uuid::new_v4().to_string();
     let recording = Recording::start(pool.ledger.as_ref(), &headers, &identifier);
     let live = LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
-    let exec = live
-        .scope(pool.registry.execute(&session, &id, &code, timeout))
-        .await;
-    if let Some(r) = &recording {
-        r.code(req.code.as_deref().unwrap_or_default(), &exec);
-    }
+    let (registry, sent, watch) = (
+        pool.registry.clone(),
+        req.code.clone(),
+        recording.as_ref().map(Recording::watch),
+    );
+    let exec = outlive_client(watch, async move {
+        let exec = live
+            .scope(registry.execute(&session, &id, &code, timeout))
+            .await;
+        if let Some(r) = &recording {
+            r.code(sent.as_deref().unwrap_or_default(), &exec);
+        }
+        exec
+    })
+    .await?;
     let mut body = family_a_frame(&exec, version, wants_extras(&headers));
     // Microsoft's Node.js tutorial shows `executionResult` in 2024-02-02-preview,
     // where Python pools answer `result` (`aca-api.md` §3.1, §13).
@@ -282,12 +291,21 @@ pub(super) async fn execute_b(
         (StatusCode::ACCEPTED, frame, running)
     } else {
         let live = LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
-        let exec = live
-            .scope(limits.scope(pool.registry.execute(&session, &id, &code, timeout)))
-            .await;
-        if let Some(r) = &recording {
-            r.code(&sent, &exec);
-        }
+        let (registry, id2, watch) = (
+            pool.registry.clone(),
+            id.clone(),
+            recording.as_ref().map(Recording::watch),
+        );
+        let exec = outlive_client(watch, async move {
+            let exec = live
+                .scope(limits.scope(registry.execute(&session, &id2, &code, timeout)))
+                .await;
+            if let Some(r) = &recording {
+                r.code(&sent, &exec);
+            }
+            exec
+        })
+        .await?;
         let status = if version >= ApiVersion::V2025_10_02 {
             StatusCode::OK
         } else {
@@ -319,6 +337,28 @@ pub(super) async fn execute_b(
         }
     }
     Ok(resp)
+}
+
+/// Runs `work` (an execution, then its recording) on a task of its own and
+/// waits for its output. A client that goes away before the answer (its
+/// timeout, a closed connection) makes the server drop this future, not the
+/// work: the kernel's answer is still recorded, and `watch` marks it as
+/// answered to nobody (issue 26).
+///
+/// # Errors
+///
+/// A 500 `InternalServerError` when the task panicked.
+pub(super) async fn outlive_client<T: Send + 'static>(
+    watch: Option<ClientWatch>,
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> Result<T, WireError> {
+    let out = tokio::spawn(work)
+        .await
+        .map_err(|e| crate::pool::files::internal(format!("the execution's task failed: {e}")))?;
+    if let Some(watch) = watch {
+        watch.answered();
+    }
+    Ok(out)
 }
 
 /// `GET executions/{id}` (family B, `aca-api.md` §4.2): the state of an execution

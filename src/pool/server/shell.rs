@@ -100,18 +100,28 @@ pub(super) async fn execute(
         stream_chars,
         jupyter: false,
     };
-    let exec = limits
-        .scope(pool.registry.execute(&session, id, &code, timeout))
-        .await;
-    let outcome = outcome(&exec);
-    if let Some(r) = recording {
-        r.shell(
-            crate::protocol::record::shell_command_text(&command),
-            body.stdin,
-            &exec,
-            outcome.exit_code,
-        );
-    }
+    let (registry, id2, watch) = (
+        pool.registry.clone(),
+        id.to_string(),
+        recording.as_ref().map(Recording::watch),
+    );
+    let stdin = body.stdin;
+    let outcome = super::execute::outlive_client(watch, async move {
+        let exec = limits
+            .scope(registry.execute(&session, &id2, &code, timeout))
+            .await;
+        let outcome = outcome(&exec);
+        if let Some(r) = recording {
+            r.shell(
+                crate::protocol::record::shell_command_text(&command),
+                stdin,
+                &exec,
+                outcome.exit_code,
+            );
+        }
+        outcome
+    })
+    .await?;
     let status = if version >= ApiVersion::V2025_10_02 {
         StatusCode::OK
     } else {

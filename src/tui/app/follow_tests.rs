@@ -39,6 +39,7 @@ pub(crate) fn entry_by(seq: i64, code: &str, stdout: &str, client: &str) -> Entr
         result: None,
         images: vec![],
         file: None,
+        client_gone: false,
     }
 }
 
