@@ -63,6 +63,7 @@ fn call(identifier: String, i: usize) -> Call {
         }),
         images: vec![],
         file: None,
+        client_gone: false,
     }
 }
 

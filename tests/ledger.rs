@@ -151,10 +151,18 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     assert!(text.contains(AGENT), "{text}");
     assert!(text.contains("In     x = 6 * 7"), "{text}");
     assert!(text.contains("Out    hello 42"), "{text}");
-    // Without an identifier: this one's calls under its heading.
-    let out = log(data.path(), &[]);
+    // Every call of every session: this one's under its heading.
+    let out = log(data.path(), &["--all"]);
     let all = String::from_utf8(out.stdout).unwrap();
     assert!(all.contains(&format!("=== {id} (5 call(s))")), "{all}");
+    // Without an identifier (issue 26): the recorded sessions, not every
+    // call: this one's line, and none of its code or output.
+    let out = log(data.path(), &[]);
+    let summary = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    assert!(summary.contains(&id), "{summary}");
+    assert!(!summary.contains("hello 42"), "{summary}");
+    assert_eq!(summary.lines().count(), 1, "{summary}");
     // The recorded sessions: this one, its two cells among five calls.
     let out = log(data.path(), &["--json", "--sessions"]);
     let listed: Vec<Value> = String::from_utf8(out.stdout)
@@ -629,4 +637,61 @@ async fn a_shell_command_whose_client_went_away_is_recorded_when_it_ends() {
         ),
         "{c}"
     );
+}
+
+/// Issue 26: `sessionpad log ID | head -1` on a session whose output is far
+/// bigger than a pipe holds: the reader stops after one line, and log ends
+/// quietly (exit 0, nothing on standard error) instead of `error: Broken
+/// pipe`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_into_a_pipe_closed_early_ends_quietly() {
+    use std::io::BufRead;
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join(ledger::FILE_NAME);
+    let pool = common::TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.ledger = Some(LedgerOptions {
+            path: path.clone(),
+            limits: ledger::LedgerConfig::default().limits(),
+        });
+    })
+    .await;
+    let raw = common::Raw::new(&pool);
+    let id = common::identifier();
+    let (status, _, body) = raw
+        .post_json(
+            &format!("/executions?api-version={V}&identifier={id}"),
+            json!({"codeInputType": "inline", "executionType": "synchronous",
+                   "code": "for i in range(200000): print('line', i)"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    pool.pool.ledger().unwrap().flush();
+    for args in [
+        vec![id.as_str()],
+        vec!["--json", id.as_str()],
+        vec!["--all"],
+    ] {
+        let mut child = common::sessionpad_command(data.path())
+            .arg("log")
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty(), "log {args:?} printed nothing");
+        // The reader is gone: its end of the pipe closed.
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "log {args:?}: {:?} {stderr}",
+            out.status
+        );
+        assert!(stderr.is_empty(), "log {args:?}: {stderr}");
+    }
 }

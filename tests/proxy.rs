@@ -345,7 +345,7 @@ async fn twenty_agents_at_once_through_the_proxy_get_no_error() {
     }
     assert_eq!(errors, Vec::<String>::new());
     px.terminate();
-    let calls = log_json(proxy_data.path(), &[]);
+    let calls = log_json(proxy_data.path(), &["--all"]);
     assert_eq!(calls.len(), 40, "every call recorded");
     assert!(calls.iter().all(|c| c["status"] == "Succeeded"));
 }

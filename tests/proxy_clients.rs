@@ -41,7 +41,7 @@ fn through_proxy(python: &Path, script: &str, extra: &[&str], ok: &str) -> (Stri
         out.status.success() && stdout.contains(ok),
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    let calls = log_json(proxy_data.path(), &[]);
+    let calls = log_json(proxy_data.path(), &["--all"]);
     for c in &calls {
         assert_eq!(c["pool"], up_endpoint.as_str(), "{c}");
     }

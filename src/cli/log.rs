@@ -1,13 +1,14 @@
-//! `sessionpad log [ID] [--since T] [--tail N] [--json]`, `sessionpad log
-//! --sessions`: the calls the local
-//! pool recorded in the flight recorder's ledger ([`crate::ledger`]), like
-//! `kubectl logs`: each cell's time, client, code and outputs, every piece of
-//! session text sanitised ([`crate::text::sanitize::plain`]); without an
-//! identifier, every identifier's, most recently active first. `--json` prints
-//! exactly what was recorded, one JSON object per call and line, in recording
-//! order.
+//! `sessionpad log [ID] [--since T] [--tail N] [--all] [--json]`,
+//! `sessionpad log --sessions`: the calls the local pool recorded in the
+//! flight recorder's ledger ([`crate::ledger`]), like `kubectl logs`: each
+//! cell's time, client, code and outputs, every piece of session text
+//! sanitised ([`crate::text::sanitize::plain`]). Without an identifier it
+//! lists the recorded sessions (as `--sessions`), unless `--all`, `--since`
+//! or `--tail` ask for calls: then every identifier's, most recently active
+//! first. `--json` prints exactly what was recorded, one JSON object per call
+//! and line, in recording order.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -22,7 +23,9 @@ use crate::text::sanitize::plain;
 /// Options of `sessionpad log`.
 #[derive(Debug, Args)]
 pub struct LogOpt {
-    /// The session identifier (or --identifier); every identifier when omitted.
+    /// The session identifier (or --identifier). Without one, the recorded
+    /// sessions are listed (as --sessions) unless --all, --since or --tail
+    /// ask for calls.
     pub id: Option<String>,
     /// Only calls since T: a time (2026-05-01T10:00:00Z) or a duration before
     /// now (90s, 10m, 2h, 3d).
@@ -33,8 +36,12 @@ pub struct LogOpt {
     pub tail: Option<u64>,
     /// List the recorded sessions instead (pool, identifier, client, cells,
     /// calls, first and last activity), most recently active first.
-    #[arg(long, conflicts_with_all = ["id", "since", "tail", "follow"])]
+    #[arg(long, conflicts_with_all = ["id", "since", "tail", "follow", "all"])]
     pub sessions: bool,
+    /// Without an identifier: every call of every session, grouped by
+    /// session, most recently active first (all outputs in full).
+    #[arg(long, conflicts_with = "id")]
+    pub all: bool,
     /// After the recorded calls, keep printing each call as the running local
     /// pool (a serve or the background pool, or --endpoint) records it, until
     /// the pool ends or Ctrl+C.
@@ -85,11 +92,16 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let read = |e| ledger::LedgerError::sqlite(&path, e);
-    if opt.sessions {
+    let wants_calls = identifier.is_some() || opt.all || opt.since.is_some() || opt.tail.is_some();
+    if opt.sessions || !wants_calls {
         let listed = ledger::read::sessions(&conn, usize::MAX).map_err(read)?;
         print_sessions(&listed, target.json)?;
         if listed.is_empty() {
             eprintln!("no sessions recorded");
+        } else if !opt.sessions && std::io::stderr().is_terminal() {
+            eprintln!(
+                "(the recorded sessions; `sessionpad log ID` prints one session's calls, `--all` every call)"
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }

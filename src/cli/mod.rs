@@ -16,6 +16,7 @@ mod serve;
 mod sessions;
 pub mod target;
 
+use std::io::Write as _;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -236,8 +237,29 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         }
     };
     result.unwrap_or_else(|e| {
-        eprintln!("error: {e:#}");
+        // A reader that stopped reading (`sessionpad log | head -1`) is not
+        // an error: what it wanted was printed.
+        if closed_pipe(&e) {
+            return ExitCode::SUCCESS;
+        }
+        let _ = writeln!(std::io::stderr(), "error: {e:#}");
         ExitCode::from(2)
+    })
+}
+
+/// True when `e` comes from writing to a pipe whose reader has gone
+/// (`EPIPE`), directly or through JSON serialisation.
+fn closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        let kind = cause
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| {
+                cause
+                    .downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            });
+        kind == Some(std::io::ErrorKind::BrokenPipe)
     })
 }
 

@@ -6,6 +6,17 @@ use std::io::{IsTerminal, Write};
 
 use crate::text::sanitize;
 
+/// `println!` that never panics: a line on standard output, dropped when
+/// standard output is closed (`sessionpad serve | head -3`), where
+/// `println!` would panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+pub(crate) use outln;
+
 /// Writes session text to standard output, sanitized when it is a terminal.
 pub fn out(text: &str) {
     write(
@@ -36,7 +47,7 @@ fn write(w: &mut dyn Write, terminal: bool, text: &str) {
 /// Prints a JSON document (for `--json`) on standard output.
 pub fn json(value: &serde_json::Value) {
     let text = serde_json::to_string_pretty(value).unwrap_or_default();
-    println!("{text}");
+    outln!("{text}");
 }
 
 /// A short human size (`512 B`, `1.5 KiB`, `3.0 MiB`): the same as the TUI shows.

@@ -9,6 +9,7 @@ use anyhow::Context;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::ServeOpt;
+use super::output::outln;
 use super::target::TargetOpt;
 use crate::client::auth::{AuthConfig, TokenSource};
 use crate::proxy::{Proxy, ProxyOptions};
@@ -72,7 +73,7 @@ pub async fn run(opt: ServeOpt, upstream: String, target: &TargetOpt) -> anyhow:
     let mut term = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     print_banner(&proxy);
-    println!("\nPress Ctrl+C to stop.");
+    outln!("\nPress Ctrl+C to stop.");
     tokio::select! {
         _ = interrupt.recv() => {}
         _ = term.recv() => {}
@@ -100,21 +101,21 @@ fn upstream_auth(target: &TargetOpt, upstream: &str) -> anyhow::Result<AuthConfi
 }
 
 fn print_banner(proxy: &Proxy) {
-    println!("sessionpad recording proxy (pid {})", std::process::id());
-    println!("  pool management endpoint: {}", proxy.endpoint());
-    println!("  upstream:                 {}", proxy.upstream());
-    println!("  upstream auth:            {}", proxy.auth());
-    println!(
+    outln!("sessionpad recording proxy (pid {})", std::process::id());
+    outln!("  pool management endpoint: {}", proxy.endpoint());
+    outln!("  upstream:                 {}", proxy.upstream());
+    outln!("  upstream auth:            {}", proxy.auth());
+    outln!(
         "  bearer token:             {}",
         proxy
             .token()
             .unwrap_or("none: authentication is off (--no-auth)")
     );
     match proxy.ledger() {
-        Some(l) => println!("  recording into:           {}", l.path().display()),
-        None => println!("  recording into:           nothing (--no-ledger)"),
+        Some(l) => outln!("  recording into:           {}", l.path().display()),
+        None => outln!("  recording into:           nothing (--no-ledger)"),
     }
-    println!(
+    outln!(
         "\nAgents use the endpoint above with the bearer token above; the proxy calls \
          the upstream with its own credential and records each call (sessionpad log)."
     );

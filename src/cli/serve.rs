@@ -10,6 +10,7 @@ use anyhow::bail;
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::ServeOpt;
+use super::output::outln;
 use crate::background::{Discovery, DiscoveryGuard, NotPublished};
 use crate::pool::{LocalPool, PoolOptions, Sandbox};
 use crate::protocol::ContainerType;
@@ -71,21 +72,21 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
     let mut discovery = match Discovery::publish(&pool, background) {
         Ok(guard) => Some(guard),
         Err(not) => {
-            println!("\n{}", not_published(&not));
+            outln!("\n{}", not_published(&not));
             None
         }
     };
     match (background, idle_exit) {
-        (true, Some(idle)) => println!(
+        (true, Some(idle)) => outln!(
             "\nThe background local pool: it ends after {} s without a request, or on \
              `sessionpad pool stop`.",
             idle.as_secs()
         ),
-        (false, Some(idle)) => println!(
+        (false, Some(idle)) => outln!(
             "\nPress Ctrl+C to stop; it ends by itself after {} s without a request.",
             idle.as_secs()
         ),
-        (_, None) => println!("\nPress Ctrl+C to stop."),
+        (_, None) => outln!("\nPress Ctrl+C to stop."),
     }
     tokio::select! {
         _ = interrupt.recv() => {}
@@ -201,15 +202,15 @@ fn print_banner(pool: &LocalPool, background: bool) {
         Some(v) => v.to_string(),
         None => "none: authentication is off (--no-auth)".into(),
     };
-    println!("sessionpad local pool (pid {})", std::process::id());
-    println!("  pool management endpoint: {endpoint}");
-    println!(
+    outln!("sessionpad local pool (pid {})", std::process::id());
+    outln!("  pool management endpoint: {endpoint}");
+    outln!(
         "  container type:           {}",
         pool.registry().container_type()
     );
-    println!("  bearer token:             {}", secret(pool.token()));
-    println!("  MCP endpoint:             {mcp}");
-    println!("  MCP API key (x-ms-apikey): {}", secret(pool.mcp_key()));
+    outln!("  bearer token:             {}", secret(pool.token()));
+    outln!("  MCP endpoint:             {mcp}");
+    outln!("  MCP API key (x-ms-apikey): {}", secret(pool.mcp_key()));
     if let (false, Some(token), Some(key)) = (background, pool.token(), pool.mcp_key()) {
         let body = match pool.registry().container_type() {
             ContainerType::Shell => r#"{"shellCommand":"echo $((6*7))"}"#,
@@ -218,14 +219,14 @@ fn print_banner(pool: &LocalPool, background: bool) {
             }
             _ => r#"{"codeInputType":"inline","executionType":"synchronous","code":"print(6*7)"}"#,
         };
-        println!(
+        outln!(
             "\nTry it:\n  curl -s -X POST '{endpoint}/executions?api-version=2025-10-02-preview&identifier=demo' \\\n    -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \\\n    -d '{body}'"
         );
-        println!(
+        outln!(
             "  curl -s -X POST '{mcp}' -H 'x-ms-apikey: {key}' -H 'Content-Type: application/json' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/list\"}}'"
         );
     }
-    println!("\n{}", isolation_report(pool.isolation()));
+    outln!("\n{}", isolation_report(pool.isolation()));
     let reason = pool.isolation().unsandboxed.as_deref();
     // The reason for no sandbox is among the pool's warnings; say it once.
     for w in pool
@@ -233,10 +234,10 @@ fn print_banner(pool: &LocalPool, background: bool) {
         .iter()
         .filter(|w| Some(w.as_str()) != reason)
     {
-        println!("\nwarning: {w}");
+        outln!("\nwarning: {w}");
     }
     if let Some(warning) = pool.isolation().warning() {
-        println!("\nwarning: {warning}");
+        outln!("\nwarning: {warning}");
     }
 }
 
