@@ -324,19 +324,26 @@ pub(super) async fn execute_b(
         exec,
     };
     let mut resp = reply.into_response(status);
+    add_operation_headers(&mut resp, &id, version, &identifier);
+    Ok(resp)
+}
+
+/// The `operation-id` and `operation-location` headers of a family B
+/// execution's answer (`aca-api.md` §4.2): where `GET executions/{id}` finds
+/// execution `id` of `identifier` again.
+fn add_operation_headers(resp: &mut Response, id: &str, version: ApiVersion, identifier: &str) {
     let location = format!(
         "/executions/{id}?api-version={version}&identifier={}",
         url::form_urlencoded::byte_serialize(identifier.as_bytes()).collect::<String>()
     );
     for (name, value) in [
-        ("operation-id", id.as_str()),
+        ("operation-id", id),
         ("operation-location", location.as_str()),
     ] {
         if let Ok(v) = HeaderValue::from_str(value) {
             resp.headers_mut().insert(name, v);
         }
     }
-    Ok(resp)
 }
 
 /// Runs `work` (an execution, then its recording) on a task of its own and
