@@ -31,3 +31,18 @@ pub fn data_dir() -> PathBuf {
         project().map(|p| p.data_dir().to_path_buf())
     })
 }
+
+/// Creates `dir` and any missing parents with mode 0700 (owner only, before
+/// the umask), for folders that hold what a session ran: the ledger, stored
+/// notebooks, logs (issue 26). Folders that already exist keep their mode.
+///
+/// # Errors
+///
+/// The folder cannot be made (permissions, a file in the way).
+pub fn create_private(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}

@@ -113,7 +113,7 @@ impl Discovery {
         let path = Self::path(me.container_type);
         let io = |e: std::io::Error| NotPublished::Io(e.to_string());
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
+            crate::dirs::create_private(parent).map_err(io)?;
         }
         let json = serde_json::to_vec(&me).map_err(|e| NotPublished::Io(e.to_string()))?;
         let tmp = path.with_extension(format!("json.{}.tmp", me.pid));

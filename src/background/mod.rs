@@ -240,7 +240,7 @@ pub async fn find_or_start(
         return Ok(found);
     }
     let data = crate::dirs::data_dir();
-    std::fs::create_dir_all(data.join("logs"))
+    crate::dirs::create_private(&data.join("logs"))
         .map_err(io(format!("creating {}", data.display())))?;
     let stem = discovery::file_stem(container_type);
     let lock = lock(&data.join(format!("{stem}.lock"))).await?;

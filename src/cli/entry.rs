@@ -97,7 +97,7 @@ fn filter() -> tracing_subscriber::EnvFilter {
 /// it). The filter comes from `SESSIONPAD_LOG` (default `info`).
 fn init_file_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = crate::dirs::data_dir().join("logs");
-    std::fs::create_dir_all(&dir).ok()?;
+    crate::dirs::create_private(&dir).ok()?;
     let appender = tracing_appender::rolling::never(dir, "sessionpad.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     tracing_subscriber::fmt()

@@ -75,10 +75,10 @@ pub enum LedgerError {
         /// The newest version this build migrates to.
         known: i64,
     },
-    /// The folder of the file could not be created.
+    /// The folder of the file, or the file itself, could not be created.
     #[error("cannot create {path}: {source}")]
     Folder {
-        /// The folder.
+        /// The folder or the file.
         path: PathBuf,
         /// The OS error.
         #[source]

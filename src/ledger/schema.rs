@@ -141,13 +141,43 @@ const BUSY_TIMEOUT_MS: u64 = 5_000;
 /// for anything else SQLite refuses.
 pub fn open(path: &Path) -> Result<Connection, LedgerError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| LedgerError::Folder {
+        crate::dirs::create_private(dir).map_err(|source| LedgerError::Folder {
             path: dir.to_path_buf(),
             source,
         })?;
     }
+    owner_only(path).map_err(|source| LedgerError::Folder {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let conn = Connection::open(path).map_err(|e| LedgerError::sqlite(path, e))?;
     prepare(conn, path)
+}
+
+/// Makes the database file at `path` readable and writable by its owner
+/// only (0600): created so when missing; narrowed, where this user may, when
+/// it exists. SQLite gives its `-wal` and `-shm` files the database file's
+/// mode.
+fn owner_only(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if let Ok(meta) = std::fs::metadata(path)
+                && meta.permissions().mode() & 0o077 != 0
+            {
+                // Another user's file stays as it is: SQLite says what it can do.
+                let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+            }
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Opens an existing ledger at `path` without creating it; `Ok(None)` when

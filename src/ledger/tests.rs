@@ -408,3 +408,29 @@ fn a_shared_execution_is_recorded_without_copying_its_output() {
     assert_eq!(entries[0].stdout.as_deref(), Some(exec.stdout.as_str()));
     assert_eq!(entries[0].stderr.as_deref(), Some("warn\n"));
 }
+
+/// Issue 26: the ledger keeps what sessions ran, so its folder is 0700 and
+/// its database, WAL and shared-memory files 0600, whatever the umask; an
+/// older ledger left readable by others is narrowed when opened.
+#[test]
+fn the_ledger_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data/sessionpad/ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    rec.record(call("agent-1", Utc::now().timestamp_millis(), "secret = 1"));
+    rec.flush();
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    assert_eq!(mode(&path), 0o600);
+    for suffix in ["-wal", "-shm"] {
+        let side = path.with_file_name(format!("ledger.sqlite3{suffix}"));
+        if side.exists() {
+            assert_eq!(mode(&side), 0o600, "{}", side.display());
+        }
+    }
+    drop(rec);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    drop(open(&path).unwrap());
+    assert_eq!(mode(&path), 0o600);
+}

@@ -103,7 +103,12 @@ pub fn write_atomic_with(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    std::fs::create_dir_all(dir)?;
+    crate::dirs::create_private(dir)?;
+    // A new notebook is its owner's only (it holds what a session ran); one
+    // that exists keeps the mode its owner gave it.
+    let mode = std::fs::metadata(path).map_or(0o600, |m| {
+        std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777
+    });
     let name = path
         .file_name()
         .map_or_else(|| "notebook".into(), |n| n.to_string_lossy().into_owned());
@@ -113,10 +118,13 @@ pub fn write_atomic_with(
         uuid::Uuid::new_v4().simple()
     ));
     let written = (|| {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let file = std::os::unix::fs::OpenOptionsExt::mode(
+            std::fs::OpenOptions::new().write(true).create_new(true),
+            mode,
+        )
+        .open(&tmp)?;
+        // The umask may have taken bits away from an existing file's mode.
+        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))?;
         let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, file);
         write(&mut buffered)?;
         let file = buffered
@@ -423,5 +431,23 @@ mod tests {
         let sources: Vec<_> = nb.cells.iter().map(|c| c.source.as_str()).collect();
         assert_eq!(sources, ["x = 1", "x = 2", "x = 3", "x = 4"]);
         assert_eq!(nb.meta, Some(meta()));
+    }
+
+    /// Issue 26: a new notebook (what a session ran) is its owner's only,
+    /// in a folder made 0700; a notebook that exists keeps the mode its
+    /// owner gave it when written again.
+    #[test]
+    fn a_new_notebook_is_its_owners_only_and_an_old_one_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new/folder/agent.ipynb");
+        write_atomic_with(&path, |w: &mut dyn Write| w.write_all(b"{}")).unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_atomic_with(&path, |w: &mut dyn Write| w.write_all(b"{ }")).unwrap();
+        assert_eq!(mode(&path), 0o644);
+        assert_eq!(std::fs::read(&path).unwrap(), b"{ }");
     }
 }
