@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sessionpad::ledger::{self, LedgerOptions};
+use sessionpad::ledger;
 use sessionpad::protocol::ContainerType;
 
 const TOKEN: &str = "ledger-test-secret-token-4f1c9e";
@@ -237,16 +237,7 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shell_pool_records_commands_with_stdin_and_exit_code() {
     let data = tempfile::tempdir().unwrap();
-    let path = data.path().join(ledger::FILE_NAME);
-    let pool = common::TestPool::start_with(|o| {
-        o.container_type = ContainerType::Shell;
-        o.ready_sessions = 1;
-        o.ledger = Some(LedgerOptions {
-            path: path.clone(),
-            limits: ledger::LedgerConfig::default().limits(),
-        });
-    })
-    .await;
+    let pool = common::TestPool::recording(data.path(), ContainerType::Shell).await;
     let raw = common::Raw::new(&pool);
     let id = common::identifier();
     let (status, _, body) = raw
@@ -587,16 +578,7 @@ async fn an_execution_whose_client_went_away_is_recorded_when_it_ends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shell_command_whose_client_went_away_is_recorded_when_it_ends() {
     let data = tempfile::tempdir().unwrap();
-    let path = data.path().join(ledger::FILE_NAME);
-    let pool = common::TestPool::start_with(|o| {
-        o.container_type = ContainerType::Shell;
-        o.ready_sessions = 1;
-        o.ledger = Some(LedgerOptions {
-            path: path.clone(),
-            limits: ledger::LedgerConfig::default().limits(),
-        });
-    })
-    .await;
+    let pool = common::TestPool::recording(data.path(), ContainerType::Shell).await;
     let mut raw = common::Raw::new(&pool);
     raw.http = reqwest::Client::builder()
         .timeout(Duration::from_secs(1))
@@ -647,15 +629,7 @@ async fn a_shell_command_whose_client_went_away_is_recorded_when_it_ends() {
 async fn log_into_a_pipe_closed_early_ends_quietly() {
     use std::io::BufRead;
     let data = tempfile::tempdir().unwrap();
-    let path = data.path().join(ledger::FILE_NAME);
-    let pool = common::TestPool::start_with(|o| {
-        o.ready_sessions = 1;
-        o.ledger = Some(LedgerOptions {
-            path: path.clone(),
-            limits: ledger::LedgerConfig::default().limits(),
-        });
-    })
-    .await;
+    let pool = common::TestPool::recording(data.path(), ContainerType::PythonLts).await;
     let raw = common::Raw::new(&pool);
     let id = common::identifier();
     let (status, _, body) = raw

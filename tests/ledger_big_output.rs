@@ -14,7 +14,8 @@ mod common;
 use std::time::Duration;
 
 use serde_json::json;
-use sessionpad::ledger::{self, LedgerOptions};
+use sessionpad::ledger;
+use sessionpad::protocol::ContainerType;
 use sessionpad::protocol::record::{Call, CallKind, RecordedOutput};
 const V: &str = "2025-10-02-preview";
 
@@ -22,14 +23,7 @@ const V: &str = "2025-10-02-preview";
 async fn a_big_output_is_recorded_whole_and_log_gives_it_back() {
     let data = tempfile::tempdir().unwrap();
     let path = data.path().join(ledger::FILE_NAME);
-    let pool = common::TestPool::start_with(|o| {
-        o.ready_sessions = 1;
-        o.ledger = Some(LedgerOptions {
-            path: path.clone(),
-            limits: ledger::LedgerConfig::default().limits(),
-        });
-    })
-    .await;
+    let pool = common::TestPool::recording(data.path(), ContainerType::PythonLts).await;
     let id = common::identifier();
     let code = "import sys\nfor i in range(300000): print(i, 'é')\n\
                 print('warn ⚠', file=sys.stderr)\n{'n': 300000, 'last': 'é' * 3}";

@@ -43,6 +43,24 @@ impl TestPool {
         .await
     }
 
+    /// A pool of `container_type` with one ready session that records every
+    /// call in the ledger of `data` (`data/ledger.sqlite3`, default limits).
+    pub async fn recording(
+        data: &std::path::Path,
+        container_type: sessionpad::protocol::ContainerType,
+    ) -> Self {
+        let path = data.join(sessionpad::ledger::FILE_NAME);
+        Self::start_with(|o| {
+            o.container_type = container_type;
+            o.ready_sessions = 1;
+            o.ledger = Some(sessionpad::ledger::LedgerOptions {
+                path,
+                limits: sessionpad::ledger::LedgerConfig::default().limits(),
+            });
+        })
+        .await
+    }
+
     /// The session folders the pool has now (below its own `pool-<tag>` folder).
     pub fn session_folders(&self) -> usize {
         let Ok(pools) = std::fs::read_dir(self.dir.path().join("sessions")) else {
