@@ -182,12 +182,24 @@ fn print_sessions(listed: &[ledger::read::RecordedSession], json: bool) -> anyho
                 s.calls,
                 s.first.format("%Y-%m-%dT%H:%M:%SZ"),
                 s.last.format("%Y-%m-%dT%H:%M:%SZ"),
-                plain(s.client.as_deref().unwrap_or("(no user agent)")),
+                clients(s),
                 plain(&s.pool),
             )?;
         }
     }
     out.flush().context("writing to standard output")
+}
+
+/// Who used recorded session `s`: the client that started it, then the
+/// latest in brackets where another came after it; sanitised.
+fn clients(s: &ledger::read::RecordedSession) -> String {
+    let name = |c: Option<&str>| plain(c.unwrap_or("(no user agent)"));
+    match (s.first_client.as_deref(), s.client.as_deref()) {
+        (Some(first), Some(last)) if first != last => {
+            format!("{} (last: {})", name(Some(first)), name(Some(last)))
+        }
+        (first, last) => name(first.or(last)),
+    }
 }
 
 /// Why streaming the ledger to standard output stopped.

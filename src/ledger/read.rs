@@ -148,6 +148,9 @@ pub struct RecordedSession {
     pub last: DateTime<Utc>,
     /// The last client that named itself (its `User-Agent`).
     pub client: Option<String>,
+    /// The first client that named itself: who started the session (an
+    /// agent, before a person took it over).
+    pub first_client: Option<String>,
 }
 
 /// The recorded sessions, most recently active first, at most `limit`; reads
@@ -159,7 +162,7 @@ pub struct RecordedSession {
 /// SQLite's error.
 pub fn sessions(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<RecordedSession>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT pool, identifier, calls, cells, first_ms, last_ms, client FROM sessions
+        "SELECT pool, identifier, calls, cells, first_ms, last_ms, client, first_client FROM sessions
          ORDER BY last_id DESC LIMIT ?1",
     )?;
     let time = |ms: i64| Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
@@ -172,6 +175,7 @@ pub fn sessions(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<Recorde
             first: time(r.get(4)?),
             last: time(r.get(5)?),
             client: r.get(6)?,
+            first_client: r.get(7)?,
         })
     })?
     .collect()

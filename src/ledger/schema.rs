@@ -120,6 +120,29 @@ const MIGRATIONS: &[M<'static>] = &[
     // Version 3: the execution's client had gone before the answer (issue
     // 26): recorded all the same, and said so.
     M::up("ALTER TABLE calls ADD COLUMN client_gone INTEGER NOT NULL DEFAULT 0;"),
+    // Version 4: the client that started each session besides the latest
+    // (issue 26: an agent's session taken over by a person is still the
+    // agent's), from the calls kept where the ledger is older.
+    M::up(
+        "ALTER TABLE sessions ADD COLUMN first_client TEXT;
+    UPDATE sessions SET first_client = (SELECT client FROM calls c WHERE c.pool = sessions.pool
+        AND c.identifier = sessions.identifier AND c.client IS NOT NULL
+        ORDER BY c.id LIMIT 1);
+    DROP TRIGGER calls_into_sessions;
+    CREATE TRIGGER calls_into_sessions AFTER INSERT ON calls BEGIN
+        INSERT INTO sessions (pool, identifier, calls, cells, first_ms, last_ms, last_id, client,
+            first_client)
+        VALUES (new.pool, new.identifier, 1, new.kind IN ('code', 'shell'), new.at_ms,
+            new.at_ms, new.id, new.client, new.client)
+        ON CONFLICT (pool, identifier) DO UPDATE SET
+            calls = calls + 1,
+            cells = cells + (new.kind IN ('code', 'shell')),
+            last_ms = max(last_ms, new.at_ms),
+            last_id = new.id,
+            client = coalesce(new.client, client),
+            first_client = coalesce(first_client, new.client);
+    END;",
+    ),
 ];
 
 /// The schema version this build writes (the number of migrations).

@@ -434,3 +434,42 @@ fn the_ledger_is_readable_by_its_owner_only() {
     drop(open(&path).unwrap());
     assert_eq!(mode(&path), 0o600);
 }
+
+/// Issue 26: a session an agent started and a person took over keeps both
+/// names: who started it and the latest client; a ledger of version 1
+/// learns who started each session from the calls it keeps.
+#[test]
+fn a_recorded_session_names_who_started_it_and_the_latest_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    let now = Utc::now().timestamp_millis();
+    rec.record(call("agent-1", now, "a = 1"));
+    let mut person = call("agent-1", now + 1, "a");
+    person.client = Some("sessionpad/0.1.0".into());
+    rec.record(person);
+    rec.flush();
+    drop(rec);
+    let conn = open(&path).unwrap();
+    let s = &read::sessions(&conn, 10).unwrap()[0];
+    assert_eq!(
+        (s.first_client.as_deref(), s.client.as_deref()),
+        (Some("test-agent/1.0"), Some("sessionpad/0.1.0"))
+    );
+    drop(conn);
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE calls DROP COLUMN client_gone;
+             DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
+             DROP TABLE sessions; PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    let conn = open(&path).unwrap();
+    let s = &read::sessions(&conn, 10).unwrap()[0];
+    assert_eq!(
+        (s.first_client.as_deref(), s.client.as_deref()),
+        (Some("test-agent/1.0"), Some("sessionpad/0.1.0"))
+    );
+}

@@ -57,6 +57,7 @@ fn agent_session() -> RecordedSession {
         first: chrono::Utc::now(),
         last: chrono::Utc::now(),
         client: Some("langchain/1.0".into()),
+        first_client: Some("langchain/1.0".into()),
     }
 }
 

@@ -92,13 +92,7 @@ pub(super) fn details(
             ),
             this => format!("recorded on this pool · {this}"),
         }),
-        Line::raw(format!(
-            "last client: {}",
-            recorded
-                .client
-                .as_deref()
-                .map_or_else(|| "unknown".to_string(), fit::one_line)
-        )),
+        Line::raw(clients_line(recorded)),
         Line::raw(format!(
             "{} cells, {} calls · {} → {}",
             recorded.cells,
@@ -245,8 +239,13 @@ impl Columns {
         };
         let mut spans = identifier_spans(state, selected, &recorded.identifier, self.id_w, theme);
         if self.client {
+            // The client that started the session (the agent), not the
+            // person who took it over last.
             let text = fit::one_line(&crate::session::follow::short_agent(
-                recorded.client.as_deref(),
+                recorded
+                    .first_client
+                    .as_deref()
+                    .or(recorded.client.as_deref()),
             ));
             spans.push(Span::raw(format!(
                 " {}",
@@ -278,5 +277,19 @@ impl Columns {
             ));
         }
         Line::from(spans)
+    }
+}
+
+/// The details' line about who used a recorded session: the client that
+/// started it, and the latest where another came after it.
+fn clients_line(recorded: &RecordedSession) -> String {
+    let name = |c: Option<&str>| c.map_or_else(|| "unknown".to_string(), fit::one_line);
+    match (recorded.first_client.as_deref(), recorded.client.as_deref()) {
+        (Some(first), Some(last)) if first != last => format!(
+            "started by: {} · last client: {}",
+            name(Some(first)),
+            name(Some(last))
+        ),
+        (first, last) => format!("client: {}", name(first.or(last))),
     }
 }

@@ -18,6 +18,7 @@ fn recorded(pool: &str, id: &str, cells: u64, client: &str) -> RecordedSession {
         first: now() - chrono::Duration::minutes(50),
         last: now() - chrono::Duration::minutes(3),
         client: Some(client.into()),
+        first_client: Some(client.into()),
     }
 }
 
