@@ -339,6 +339,19 @@ fn the_recorded_sessions_follow_the_calls_through_recording_and_pruning() {
     assert_eq!(ids, ["agent-1"]);
 }
 
+/// Takes the ledger at `path` back to schema version 1: what versions 2
+/// (the sessions table and its triggers, with version 4's column) and 3 (a
+/// column of the calls) added is gone.
+fn back_to_version_1(path: &std::path::Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE calls DROP COLUMN client_gone;
+         DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
+         DROP TABLE sessions; PRAGMA user_version = 1;",
+    )
+    .unwrap();
+}
+
 #[test]
 fn a_version_1_ledger_gets_its_sessions_filled_when_opened() {
     let dir = tempfile::tempdir().unwrap();
@@ -349,17 +362,7 @@ fn a_version_1_ledger_gets_its_sessions_filled_when_opened() {
     rec.record(call("agent-1", now + 1, "a = 2"));
     rec.flush();
     drop(rec);
-    {
-        // Back to version 1: the column of version 3, the table and
-        // triggers of version 2 gone.
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE calls DROP COLUMN client_gone;
-             DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
-             DROP TABLE sessions; PRAGMA user_version = 1;",
-        )
-        .unwrap();
-    }
+    back_to_version_1(&path);
     let conn = open(&path).unwrap();
     let listed = read::sessions(&conn, 10).unwrap();
     assert_eq!(listed.len(), 1);
@@ -457,15 +460,7 @@ fn a_recorded_session_names_who_started_it_and_the_latest_client() {
         (Some("test-agent/1.0"), Some("sessionpad/0.1.0"))
     );
     drop(conn);
-    {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE calls DROP COLUMN client_gone;
-             DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
-             DROP TABLE sessions; PRAGMA user_version = 1;",
-        )
-        .unwrap();
-    }
+    back_to_version_1(&path);
     let conn = open(&path).unwrap();
     let s = &read::sessions(&conn, 10).unwrap()[0];
     assert_eq!(
