@@ -41,6 +41,7 @@ fn main() {
         opts.ledger = Some(LedgerOptions {
             path: dir.path().join("ledger.sqlite3"),
             limits: ledger::LedgerConfig::default().limits(),
+            files: true,
         });
         let pool = LocalPool::start(opts, &|l| eprintln!("[python env] {l}"))
             .await

@@ -64,6 +64,8 @@ fn call(identifier: String, i: usize) -> Call {
         images: vec![],
         file: None,
         client_gone: false,
+        files: vec![],
+        files_note: None,
     }
 }
 
@@ -75,6 +77,7 @@ async fn pool(dir: &std::path::Path, ledger: bool) -> (LocalPool, SessionClient)
         opts.ledger = Some(LedgerOptions {
             path: dir.join("http-ledger.sqlite3"),
             limits: ledger::LedgerConfig::default().limits(),
+            files: true,
         });
     }
     let pool = LocalPool::start(opts, &|l| eprintln!("[python env] {l}"))

@@ -59,6 +59,7 @@ async fn pool_and_proxy(dir: &std::path::Path) -> (LocalPool, Proxy) {
         ledger: Some(LedgerOptions {
             path: dir.join("proxy-ledger.sqlite3"),
             limits: ledger::LedgerConfig::default().limits(),
+            files: true,
         }),
     })
     .await

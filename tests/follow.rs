@@ -30,6 +30,7 @@ async fn recording_pool(data: &std::path::Path) -> common::TestPool {
         o.ledger = Some(LedgerOptions {
             path,
             limits: ledger::LedgerConfig::default().limits(),
+            files: true,
         });
     })
     .await

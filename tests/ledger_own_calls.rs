@@ -22,6 +22,7 @@ async fn a_clients_own_calls_are_recorded_with_outputs_hashes_and_its_user_agent
     sessionpad::cli::target::record_own_calls(Some(LedgerOptions {
         path: path.clone(),
         limits: LedgerConfig::default().limits(),
+        files: true,
     }));
     let pool = TestPool::start().await;
     let id = identifier();

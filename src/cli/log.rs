@@ -347,6 +347,8 @@ mod tests {
             images: vec![],
             file: None,
             client_gone: false,
+            files: vec![],
+            files_note: None,
         };
         let text = render(&e, false);
         assert!(!text.contains('\u{1b}'), "{text:?}");

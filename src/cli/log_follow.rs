@@ -164,6 +164,8 @@ mod tests {
             images: vec![],
             file: None,
             client_gone: false,
+            files: vec![],
+            files_note: None,
         }
     }
 

@@ -37,6 +37,8 @@ fn call() -> Call {
         }],
         file: None,
         client_gone: false,
+        files: vec![],
+        files_note: None,
     }
 }
 
@@ -159,6 +161,8 @@ async fn the_ledger_writer_publishes_no_call_nobody_wants() {
         crate::ledger::retention::Limits {
             days: 36500,
             max_bytes: u64::MAX,
+            file_content_max: crate::ledger::retention::Limits::DEFAULT_FILE_CONTENT_MAX,
+            session_content_max: crate::ledger::retention::Limits::DEFAULT_SESSION_CONTENT_MAX,
         },
         hub.clone(),
     )

@@ -11,6 +11,8 @@ use crate::protocol::record::{Call, RecordedOutput};
 const LOOSE: retention::Limits = retention::Limits {
     days: 36500,
     max_bytes: u64::MAX,
+    file_content_max: retention::Limits::DEFAULT_FILE_CONTENT_MAX,
+    session_content_max: retention::Limits::DEFAULT_SESSION_CONTENT_MAX,
 };
 
 /// Lines of numbers and non-ASCII text, `n` of them.

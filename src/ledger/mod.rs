@@ -109,8 +109,11 @@ impl LedgerError {
 pub struct LedgerOptions {
     /// The database file ([`default_path`] unless a test says otherwise).
     pub path: PathBuf,
-    /// Retention by age and size.
+    /// Retention by age and size, and the budgets of file contents.
     pub limits: retention::Limits,
+    /// Record what each call changed in the session's `/mnt/data` (`[ledger]
+    /// files`, default true; issue 26).
+    pub files: bool,
 }
 
 impl LedgerOptions {
@@ -120,6 +123,7 @@ impl LedgerOptions {
         config.enabled().then(|| Self {
             path: default_path(),
             limits: config.limits(),
+            files: config.files(),
         })
     }
 }
@@ -138,6 +142,15 @@ pub struct LedgerConfig {
     /// Most size of the database's records (default
     /// [`LedgerConfig::DEFAULT_MAX_SIZE`]); the oldest are pruned past it.
     pub max_size: Option<bytesize::ByteSize>,
+    /// Look at each session's `/mnt/data` after every call and record what
+    /// changed (default true; issue 26).
+    pub files: Option<bool>,
+    /// Most bytes of one changed file whose content is kept (default 16 MiB;
+    /// bigger files are recorded by size and SHA-256 only; `0` keeps none).
+    pub file_content_max: Option<bytesize::ByteSize>,
+    /// Most bytes of file contents kept per session (default 256 MiB; the
+    /// oldest versions' bytes are dropped first).
+    pub session_content_max: Option<bytesize::ByteSize>,
 }
 
 impl LedgerConfig {
@@ -151,11 +164,24 @@ impl LedgerConfig {
         self.enabled.unwrap_or(true)
     }
 
+    /// Whether the pool records the files each call changed (default true).
+    pub fn files(&self) -> bool {
+        self.files.unwrap_or(true)
+    }
+
     /// The limits in force.
     pub fn limits(&self) -> retention::Limits {
         retention::Limits {
             days: self.days.unwrap_or(Self::DEFAULT_DAYS),
             max_bytes: self.max_size.map_or(Self::DEFAULT_MAX_SIZE, |s| s.as_u64()),
+            file_content_max: self
+                .file_content_max
+                .map_or(retention::Limits::DEFAULT_FILE_CONTENT_MAX, |s| s.as_u64()),
+            session_content_max: self
+                .session_content_max
+                .map_or(retention::Limits::DEFAULT_SESSION_CONTENT_MAX, |s| {
+                    s.as_u64()
+                }),
         }
     }
 }

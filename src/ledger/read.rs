@@ -9,7 +9,9 @@ use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 
 use super::in_place;
-use crate::protocol::record::{CallKind, Entry, RecordedFile, RecordedImage};
+use crate::protocol::record::{
+    CallKind, ContentKept, Entry, FileChange, FileChangeKind, RecordedFile, RecordedImage,
+};
 
 /// Which calls to read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,7 +25,7 @@ pub struct Query {
 }
 
 const COLUMNS: &str = "id, at_ms, duration_us, pool, identifier, client, kind, execution_id, code,
-    stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256, client_gone";
+    stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256, client_gone, files_note";
 
 /// The calls `query` selects, oldest first, all in memory (for a bounded
 /// `query`: one identifier, a `tail`; [`each`] streams any).
@@ -104,6 +106,7 @@ pub fn each<E: From<rusqlite::Error>>(
     for row in rows {
         let mut e = row?;
         e.images = images(conn, e.seq)?;
+        e.files = files(conn, e.seq)?;
         f(e)?;
     }
     Ok(())
@@ -248,5 +251,92 @@ fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
             sha256: file_sha256,
         }),
         client_gone: r.get(18)?,
+        files: Vec::new(),
+        files_note: r.get(19)?,
     })
+}
+
+/// The files call `seq` changed, in the order recorded (path order).
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn files(conn: &Connection, seq: i64) -> rusqlite::Result<Vec<FileChange>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT path, change, size, sha256, content FROM call_files WHERE call_id = ?1
+         ORDER BY seq",
+    )?;
+    stmt.query_map([seq], |r| {
+        let change: String = r.get(1)?;
+        let content: Option<String> = r.get(4)?;
+        Ok(FileChange {
+            path: r.get(0)?,
+            change: FileChangeKind::parse(&change).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    1,
+                    rusqlite::types::Type::Text,
+                    format!("unknown file change {change:?}").into(),
+                )
+            })?,
+            size: r.get::<_, i64>(2)?.unsigned_abs(),
+            sha256: r.get(3)?,
+            content: content.as_deref().and_then(ContentKept::parse),
+            data: None,
+        })
+    })?
+    .collect()
+}
+
+/// The bytes of a changed file the ledger keeps, by their SHA-256 (hex);
+/// `None` when they are not (or no longer) kept.
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn file_content(conn: &Connection, sha256: &str) -> rusqlite::Result<Option<Vec<u8>>> {
+    use rusqlite::OptionalExtension;
+    conn.query_row(
+        "SELECT data FROM file_contents WHERE sha256 = ?1",
+        [sha256],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// The state of session `identifier`'s `/mnt/data` (on pool key `pool`, or
+/// any when `None`) as recorded after call `upto` (a record number; every
+/// call when `None`): each path with its last recorded version, deleted
+/// files left out. Files the session had before the recording began, and
+/// never changed since, are not known.
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn files_after(
+    conn: &Connection,
+    pool: Option<&str>,
+    identifier: &str,
+    upto: Option<i64>,
+) -> rusqlite::Result<std::collections::BTreeMap<String, FileChange>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.id FROM calls c WHERE c.identifier = ?1 AND (?2 IS NULL OR c.pool = ?2)
+         AND c.id <= ?3 AND EXISTS (SELECT 1 FROM call_files f WHERE f.call_id = c.id)
+         ORDER BY c.id",
+    )?;
+    let ids = stmt
+        .query_map(params![identifier, pool, upto.unwrap_or(i64::MAX)], |r| {
+            r.get::<_, i64>(0)
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut state = std::collections::BTreeMap::new();
+    for id in ids {
+        for f in files(conn, id)? {
+            if f.change == FileChangeKind::Deleted {
+                state.remove(&f.path);
+            } else {
+                state.insert(f.path.clone(), f);
+            }
+        }
+    }
+    Ok(state)
 }

@@ -18,6 +18,21 @@ pub struct Limits {
     /// Most bytes of database pages in use (the file less its free pages);
     /// the oldest calls are removed past it.
     pub max_bytes: u64,
+    /// Most bytes of one changed file of `/mnt/data` whose content is kept
+    /// (issue 26); a bigger file is recorded by size and hash only
+    /// ([`crate::protocol::record::ContentKept::TooBig`]). 0 keeps no bytes.
+    pub file_content_max: u64,
+    /// Most bytes of file contents kept per session (pool and identifier);
+    /// past it the oldest versions' bytes are dropped first
+    /// ([`crate::protocol::record::ContentKept::Dropped`]).
+    pub session_content_max: u64,
+}
+
+impl Limits {
+    /// Per-file content kept when none is configured: 16 MiB.
+    pub const DEFAULT_FILE_CONTENT_MAX: u64 = 16 * 1024 * 1024;
+    /// Per-session content kept when none is configured: 256 MiB.
+    pub const DEFAULT_SESSION_CONTENT_MAX: u64 = 256 * 1024 * 1024;
 }
 
 /// The oldest calls removed per step while the ledger is over its size: at
@@ -37,6 +52,7 @@ pub fn prune(conn: &Connection, limits: Limits, now: DateTime<Utc>) -> rusqlite:
     )? as u64;
     if removed > 0 {
         remove_orphan_images(conn)?;
+        remove_orphan_contents(conn)?;
     }
     while used_bytes(conn)? > limits.max_bytes {
         let count: i64 = conn.query_row("SELECT count(*) FROM calls", [], |r| r.get(0))?;
@@ -49,6 +65,7 @@ pub fn prune(conn: &Connection, limits: Limits, now: DateTime<Utc>) -> rusqlite:
             [step],
         )? as u64;
         remove_orphan_images(conn)?;
+        remove_orphan_contents(conn)?;
     }
     if removed > 0 {
         // Gives the free pages back to the file system, then empties the WAL.
@@ -73,6 +90,20 @@ pub fn used_bytes(conn: &Connection) -> rusqlite::Result<u64> {
 fn remove_orphan_images(conn: &Connection) -> rusqlite::Result<usize> {
     conn.execute(
         "DELETE FROM images WHERE sha256 NOT IN (SELECT sha256 FROM call_images)",
+        [],
+    )
+}
+
+/// Removes file contents no kept file version points at any more (after
+/// pruning calls, or dropping versions past a session's budget).
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn remove_orphan_contents(conn: &Connection) -> rusqlite::Result<usize> {
+    conn.execute(
+        "DELETE FROM file_contents WHERE NOT EXISTS (SELECT 1 FROM call_files f
+            WHERE f.sha256 = file_contents.sha256 AND f.content = 'kept')",
         [],
     )
 }

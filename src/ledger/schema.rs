@@ -20,6 +20,13 @@
 //! - `call_images`: which images a call displayed, in order (`seq`), removed
 //!   with the call (`ON DELETE CASCADE`).
 //!
+//! Schema version 5 adds `call_files` (per call, each file of `/mnt/data` it
+//! changed: path as the session sees it, `change`, `size`, `sha256`, and
+//! `content`: whether the bytes are kept, [`crate::protocol::record::ContentKept`])
+//! and `file_contents` (those bytes, once per SHA-256, a rowid table because
+//! they run to megabytes), and `calls.files_note` (what the look at the folder
+//! could not see).
+//!
 //! Schema version 2 adds `sessions`: per pool and identifier, the number of
 //! calls and of cells (code and shell executions), the first and last call's
 //! time (`first_ms`, `last_ms`), the last call's row (`last_id`) and the last
@@ -142,6 +149,27 @@ const MIGRATIONS: &[M<'static>] = &[
             client = coalesce(new.client, client),
             first_client = coalesce(first_client, new.client);
     END;",
+    ),
+    // Version 5: the files of `/mnt/data` each call changed, and their bytes
+    // by SHA-256 (issue 26: what an agent left outlives the session).
+    M::up(
+        "CREATE TABLE call_files (
+        call_id INTEGER NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        change TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        sha256 TEXT,
+        content TEXT,
+        PRIMARY KEY (call_id, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX call_files_by_content ON call_files (sha256) WHERE sha256 IS NOT NULL;
+    CREATE TABLE file_contents (
+        id INTEGER PRIMARY KEY,
+        sha256 TEXT NOT NULL UNIQUE,
+        data BLOB NOT NULL
+    );
+    ALTER TABLE calls ADD COLUMN files_note TEXT;",
     ),
 ];
 

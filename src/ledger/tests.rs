@@ -36,12 +36,16 @@ pub(crate) fn call(identifier: &str, at_ms: i64, code: &str) -> Call {
         images: vec![],
         file: None,
         client_gone: false,
+        files: vec![],
+        files_note: None,
     }
 }
 
 const LOOSE: Limits = Limits {
     days: 36500,
     max_bytes: u64::MAX,
+    file_content_max: retention::Limits::DEFAULT_FILE_CONTENT_MAX,
+    session_content_max: retention::Limits::DEFAULT_SESSION_CONTENT_MAX,
 };
 
 #[test]
@@ -165,6 +169,8 @@ fn pruning_removes_old_calls_and_keeps_to_the_size() {
         Limits {
             days: 30,
             max_bytes: u64::MAX,
+            file_content_max: retention::Limits::DEFAULT_FILE_CONTENT_MAX,
+            session_content_max: retention::Limits::DEFAULT_SESSION_CONTENT_MAX,
         },
         now,
     )
@@ -182,6 +188,8 @@ fn pruning_removes_old_calls_and_keeps_to_the_size() {
         Limits {
             days: 30,
             max_bytes: max,
+            file_content_max: retention::Limits::DEFAULT_FILE_CONTENT_MAX,
+            session_content_max: retention::Limits::DEFAULT_SESSION_CONTENT_MAX,
         },
         now,
     )
@@ -317,6 +325,8 @@ fn the_recorded_sessions_follow_the_calls_through_recording_and_pruning() {
     let limits = Limits {
         days: 30,
         max_bytes: u64::MAX,
+        file_content_max: retention::Limits::DEFAULT_FILE_CONTENT_MAX,
+        session_content_max: retention::Limits::DEFAULT_SESSION_CONTENT_MAX,
     };
     assert_eq!(retention::prune(&conn, limits, Utc::now()).unwrap(), 1);
     let listed = read::sessions(&conn, 10).unwrap();
@@ -340,12 +350,13 @@ fn the_recorded_sessions_follow_the_calls_through_recording_and_pruning() {
 }
 
 /// Takes the ledger at `path` back to schema version 1: what versions 2
-/// (the sessions table and its triggers, with version 4's column) and 3 (a
-/// column of the calls) added is gone.
+/// (the sessions table and its triggers, with version 4's column), 3 (a
+/// column of the calls) and 5 (the files tables and a column) added is gone.
 fn back_to_version_1(path: &std::path::Path) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(
-        "ALTER TABLE calls DROP COLUMN client_gone;
+        "ALTER TABLE calls DROP COLUMN client_gone; ALTER TABLE calls DROP COLUMN files_note;
+         DROP TABLE call_files; DROP TABLE file_contents;
          DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
          DROP TABLE sessions; PRAGMA user_version = 1;",
     )

@@ -22,7 +22,7 @@ use super::LedgerError;
 use super::retention::{self, Limits};
 use crate::events::Hub;
 use crate::protocol::events::PoolEvent;
-use crate::protocol::record::Call;
+use crate::protocol::record::{Call, ContentKept};
 /// Calls queued for the writer at most; more are dropped (and counted).
 pub const QUEUE: usize = 4096;
 
@@ -56,6 +56,7 @@ pub struct Recorder {
     dropped: Arc<AtomicU64>,
     path: Arc<PathBuf>,
     hub: Hub,
+    limits: Limits,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -105,7 +106,14 @@ impl Recorder {
             dropped: Arc::default(),
             path: Arc::new(path.to_path_buf()),
             hub,
+            limits,
         })
+    }
+
+    /// The limits the writer keeps the ledger within (the pool reads the
+    /// per-file content budget from them before it reads a changed file).
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The hub each recorded call is published to once written (serve it with
@@ -174,7 +182,7 @@ fn run(conn: &Connection, rx: &Receiver<Job>, path: &Path, limits: Limits, hub: 
         }
         if !calls.is_empty() {
             let count = calls.len();
-            match insert_batch(conn, &calls) {
+            match insert_batch(conn, &calls, limits.session_content_max) {
                 Ok(seqs) => publish(hub, calls, &seqs),
                 Err(e) => tracing::error!(
                     "ledger {}: {count} call(s) not recorded: {e}",
@@ -207,18 +215,77 @@ fn prune(conn: &Connection, path: &Path, limits: Limits) {
 ///
 /// SQLite's error; nothing of the batch is written then.
 pub fn insert_all(conn: &Connection, calls: &[Box<Call>]) -> rusqlite::Result<()> {
-    insert_batch(conn, calls).map(drop)
+    insert_batch(conn, calls, Limits::DEFAULT_SESSION_CONTENT_MAX).map(drop)
 }
 
-/// Writes `calls` in one transaction; returns their row ids (`seq`s).
-fn insert_batch(conn: &Connection, calls: &[Box<Call>]) -> rusqlite::Result<Vec<i64>> {
+/// Writes `calls` in one transaction, then keeps each session whose calls
+/// kept file contents within `session_content_max` bytes of them
+/// ([`keep_within_budget`]); returns their row ids (`seq`s).
+fn insert_batch(
+    conn: &Connection,
+    calls: &[Box<Call>],
+    session_content_max: u64,
+) -> rusqlite::Result<Vec<i64>> {
     let tx = conn.unchecked_transaction()?;
     let mut seqs = Vec::with_capacity(calls.len());
+    let mut kept_in: Vec<(&str, &str)> = Vec::new();
     for call in calls {
         seqs.push(insert(&tx, call)?);
+        if call.files.iter().any(|f| f.data.is_some())
+            && !kept_in.contains(&(call.pool.as_str(), call.identifier.as_str()))
+        {
+            kept_in.push((&call.pool, &call.identifier));
+        }
+    }
+    for (pool, identifier) in kept_in {
+        keep_within_budget(&tx, pool, identifier, session_content_max)?;
     }
     tx.commit()?;
     Ok(seqs)
+}
+
+/// Drops the bytes of session (`pool`, `identifier`)'s oldest kept file
+/// versions while its kept versions come to more than `max` bytes (each
+/// version counted at its size, even where two share their bytes); the
+/// versions stay recorded, as [`ContentKept::Dropped`], and bytes no kept
+/// version points at any more are deleted. Returns how many were dropped.
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn keep_within_budget(
+    conn: &Connection,
+    pool: &str,
+    identifier: &str,
+    max: u64,
+) -> rusqlite::Result<usize> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT f.call_id, f.seq, f.size FROM calls c JOIN call_files f ON f.call_id = c.id
+         WHERE c.identifier = ?1 AND c.pool = ?2 AND f.content = 'kept'
+         ORDER BY f.call_id DESC, f.seq DESC",
+    )?;
+    let kept = stmt
+        .query_map(params![identifier, pool], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    // Newest first: the versions past the budget are the oldest.
+    let mut total = 0_u64;
+    let mut dropped = 0;
+    for (call_id, seq, size) in kept {
+        total = total.saturating_add(size.unsigned_abs());
+        if total > max {
+            conn.prepare_cached(
+                "UPDATE call_files SET content = 'dropped' WHERE call_id = ?1 AND seq = ?2",
+            )?
+            .execute(params![call_id, seq])?;
+            dropped += 1;
+        }
+    }
+    if dropped > 0 {
+        super::retention::remove_orphan_contents(conn)?;
+    }
+    Ok(dropped)
 }
 
 /// Publishes written `calls` (rows `seqs`) to `hub`, each only when a
@@ -250,8 +317,9 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO calls (at_ms, duration_us, pool, identifier, client, kind, execution_id,
             code, stdin, status, exit_code, stdout, stderr, result, file_name, file_size, file_sha256,
-            client_gone)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            client_gone, files_note)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+            ?19)",
     )?;
     stmt.execute(params![
         call.at.timestamp_millis(),
@@ -273,6 +341,7 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
             .and_then(|s| i64::try_from(s).ok()),
         file.and_then(|f| f.sha256.as_deref()),
         call.client_gone,
+        call.files_note,
     ])?;
     let id = conn.last_insert_rowid();
     outputs.fill(conn, id)?;
@@ -285,7 +354,50 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
         conn.prepare_cached("INSERT INTO call_images (call_id, seq, sha256) VALUES (?1, ?2, ?3)")?
             .execute(params![id, i64::try_from(seq).unwrap_or(i64::MAX), hash])?;
     }
+    insert_files(conn, id, call)?;
     Ok(id)
+}
+
+/// Writes the files call `id` changed ([`Call::files`]), their bytes stored
+/// once per SHA-256. A version said to be kept whose bytes neither come with
+/// it nor are in the ledger already is recorded as
+/// [`ContentKept::Unreadable`].
+fn insert_files(conn: &Connection, id: i64, call: &Call) -> rusqlite::Result<()> {
+    for (seq, f) in call.files.iter().enumerate() {
+        let mut content = f.content;
+        if content == Some(ContentKept::Kept) {
+            let stored = match (&f.data, &f.sha256) {
+                (Some(data), Some(sha)) => {
+                    conn.prepare_cached(
+                        "INSERT OR IGNORE INTO file_contents (sha256, data) VALUES (?1, ?2)",
+                    )?
+                    .execute(params![sha, data.as_slice()])?;
+                    true
+                }
+                (None, Some(sha)) => conn
+                    .prepare_cached("SELECT 1 FROM file_contents WHERE sha256 = ?1")?
+                    .exists([sha])?,
+                _ => false,
+            };
+            if !stored {
+                content = Some(ContentKept::Unreadable);
+            }
+        }
+        conn.prepare_cached(
+            "INSERT INTO call_files (call_id, seq, path, change, size, sha256, content)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            id,
+            i64::try_from(seq).unwrap_or(i64::MAX),
+            f.path,
+            f.change.as_str(),
+            i64::try_from(f.size).unwrap_or(i64::MAX),
+            f.sha256,
+            content.map(ContentKept::as_str),
+        ])?;
+    }
+    Ok(())
 }
 
 /// The ledger as the sink of a process's own calls (the command line

@@ -145,6 +145,8 @@ mod tests {
             images: Vec::new(),
             file: None,
             client_gone: false,
+            files: vec![],
+            files_note: None,
         }
     }
 

@@ -21,6 +21,7 @@
 //! Every call creates or touches the session, as the service does (§3).
 
 mod beneath;
+pub(crate) mod changes;
 mod entry;
 mod paths;
 mod upload;
@@ -90,6 +91,8 @@ struct Ctx {
     root: Arc<Root>,
     /// The session identifier.
     identifier: String,
+    /// The session.
+    session: Arc<super::sessions::Session>,
 }
 
 /// Checks `api-version` and `identifier`, creates or touches the session and
@@ -108,6 +111,7 @@ async fn open(pool: &Pool, query: &HashMap<String, String>) -> Result<Ctx, WireE
         version,
         root: Arc::new(root),
         identifier,
+        session,
     })
 }
 
@@ -123,10 +127,18 @@ async fn receive(
     let recording = Recording::start(pool.ledger.as_ref(), headers, &ctx.identifier);
     upload::check_declared_length(headers)?;
     let multipart = multipart.map_err(not_multipart)?;
-    let stored = upload::receive(multipart, &ctx.root, base, recording.is_some()).await?;
-    if let Some(r) = &recording {
+    let work = upload::receive(multipart, &ctx.root, base, recording.is_some());
+    let (stored, changes) = pool.registry.noting_files(&ctx.session, work).await;
+    let stored = stored?;
+    if let Some(r) = recording {
+        // What the upload changed in /mnt/data goes with its first file.
+        let mut changes = Some(changes);
         for (entry, sha256) in &stored {
-            r.file(
+            let call = match changes.take() {
+                Some(c) => r.clone().with_files(c),
+                None => r.clone(),
+            };
+            call.file(
                 CallKind::Upload,
                 entry.rel.clone(),
                 Some(entry.size),
@@ -432,11 +444,12 @@ async fn delete_rest(
     let (rel, _) = find(Arc::clone(&ctx.root), base, names, Root::lstat).await?;
     let root = ctx.root;
     let shown = rel.as_relative();
-    blocking(move || root.remove(&rel))
-        .await?
-        .map_err(|e| e.into_wire(false))?;
+    let work = blocking(move || root.remove(&rel));
+    let (removed, changes) = pool.registry.noting_files(&ctx.session, work).await;
+    removed?.map_err(|e| e.into_wire(false))?;
     if let Some(r) = recording {
         r.about(&ctx.identifier)
+            .with_files(changes)
             .file(CallKind::Delete, shown, None, None);
     }
     Ok(match ctx.version.family() {

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use crate::ledger::Recorder;
 use crate::protocol::Execution;
 use crate::protocol::record::POOL_KEY;
-use crate::protocol::record::{Call, CallKind, RecordedFile, RecordedOutput};
+use crate::protocol::record::{Call, CallKind, FileChange, RecordedFile, RecordedOutput};
 
 /// A call being answered, to be recorded when its reply is known.
 #[derive(Debug, Clone)]
@@ -32,6 +32,10 @@ pub(crate) struct Recording {
     /// Set when the request's handler was dropped before the answer (the
     /// client went away); shared by the clones that record the call.
     gone: Arc<AtomicBool>,
+    /// What the call changed in the session's `/mnt/data` (issue 26).
+    files: Vec<FileChange>,
+    /// What the look at `/mnt/data` could not see.
+    files_note: Option<String>,
 }
 
 /// Held by a handler while it waits for the answer it records: dropped
@@ -94,7 +98,17 @@ impl Recording {
             at: Utc::now(),
             started: Instant::now(),
             gone: Arc::new(AtomicBool::new(false)),
+            files: Vec::new(),
+            files_note: None,
         }
+    }
+
+    /// The same recording, with what the call changed in the session's
+    /// `/mnt/data` ([`crate::pool::files::changes`]).
+    pub(crate) fn with_files(mut self, changes: crate::pool::files::changes::Changes) -> Self {
+        self.files = changes.files;
+        self.files_note = changes.note;
+        self
     }
 
     /// A watch on this call's client, for a handler to hold while it waits
@@ -122,6 +136,8 @@ impl Recording {
             kind,
         );
         call.client_gone = self.gone.load(Ordering::SeqCst);
+        call.files.clone_from(&self.files);
+        call.files_note.clone_from(&self.files_note);
         call
     }
 

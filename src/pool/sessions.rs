@@ -56,6 +56,8 @@ pub struct Session {
     /// running execution holds (see [`SessionRegistry::interrupt`]).
     interrupter: StdMutex<Option<Interrupter>>,
     executions: StdMutex<VecDeque<(String, ExecutionRecord)>>,
+    /// Its files as last looked at, for the flight recorder (issue 26).
+    pub(crate) files: super::files::changes::SessionFiles,
 }
 
 fn lock<T>(m: &StdMutex<T>) -> MutexGuard<'_, T> {
@@ -137,6 +139,11 @@ pub struct SessionRegistry {
     next_kernel: AtomicU64,
     /// What the sessions run (the kernels load the shell or Node.js runner).
     container_type: ContainerType,
+    /// The pool's inotify instance over its session folders.
+    watcher: Arc<super::files::changes::Watcher>,
+    /// How many bytes of changed files are kept, when the pool records what
+    /// each call changed in `/mnt/data` (a ledger, `[ledger] files` on).
+    files_budget: Option<super::files::changes::Budget>,
 }
 
 impl SessionRegistry {
@@ -178,6 +185,35 @@ impl SessionRegistry {
             processes: Arc::new(Processes::default()),
             next_kernel: AtomicU64::new(0),
             container_type: opts.container_type,
+            watcher: Arc::new(super::files::changes::Watcher::new()),
+            files_budget: opts.ledger.as_ref().filter(|l| l.files).map(|l| {
+                super::files::changes::Budget {
+                    per_file: l.limits.file_content_max,
+                    per_look: l.limits.session_content_max,
+                }
+            }),
+        }
+    }
+
+    /// Runs `work` (an execution, an upload, a delete) in `session` and
+    /// returns its output with what it changed in the session's `/mnt/data`
+    /// ([`super::files::changes`]); nothing changed is reported when the pool
+    /// does not record files. A session's calls are looked at one after the
+    /// other.
+    pub(crate) async fn noting_files<T>(
+        &self,
+        session: &Session,
+        work: impl std::future::Future<Output = T>,
+    ) -> (T, super::files::changes::Changes) {
+        match self.files_budget {
+            Some(budget) => {
+                let folder = self.files_of(session);
+                session
+                    .files
+                    .noting(&folder, &self.watcher, budget, work)
+                    .await
+            }
+            None => (work.await, super::files::changes::Changes::default()),
         }
     }
 
@@ -363,6 +399,7 @@ impl SessionRegistry {
             kernel: Mutex::new(kernel),
             interrupter: StdMutex::new(interrupter),
             executions: StdMutex::new(VecDeque::new()),
+            files: super::files::changes::SessionFiles::default(),
         });
         map.insert(identifier.to_string(), session.clone());
         drop(map);
@@ -527,6 +564,7 @@ async fn end(registry: &SessionRegistry, session: Arc<Session>) {
         k.shutdown().await;
     }
     drop(kernel);
+    session.files.forget(&registry.watcher);
     registry.remove_folder(&session.folder);
     tracing::info!(identifier = %session.identifier, "session ended");
 }

@@ -140,6 +140,8 @@ pub fn recorded_call(call: super::record::Call, seq: i64) -> RecordedCall {
         images,
         file,
         client_gone,
+        files,
+        files_note,
     } = call;
     let (status, exit_code, stdout, stderr, result) = match output {
         Some(o) => (
@@ -178,6 +180,11 @@ pub fn recorded_call(call: super::record::Call, seq: i64) -> RecordedCall {
             .collect(),
         file,
         client_gone,
+        files: files
+            .into_iter()
+            .map(|f| super::record::FileChange { data: None, ..f })
+            .collect(),
+        files_note,
     };
     RecordedCall {
         entry,

@@ -80,6 +80,118 @@ pub struct RecordedFile {
     pub sha256: Option<String>,
 }
 
+/// How a file in the session's `/mnt/data` changed across one call (issue
+/// 26): `added`, `modified` or `deleted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileChangeKind {
+    /// The file was not there before the call.
+    Added,
+    /// Its bytes differ from those before the call (a new SHA-256).
+    Modified,
+    /// It was there before the call and is gone.
+    Deleted,
+}
+
+impl FileChangeKind {
+    /// The name stored in the ledger and printed by `log --json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Modified => "modified",
+            Self::Deleted => "deleted",
+        }
+    }
+
+    /// The kind named `s` ([`FileChangeKind::as_str`]).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "added" => Some(Self::Added),
+            "modified" => Some(Self::Modified),
+            "deleted" => Some(Self::Deleted),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the ledger holds a changed file's bytes, and why not when it does
+/// not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContentKept {
+    /// The bytes are in the ledger (stored once per SHA-256).
+    Kept,
+    /// The file was larger than the per-file budget (`[ledger]
+    /// file_content_max`); only its size and hash are recorded.
+    TooBig,
+    /// The bytes were dropped later to keep the session within its budget
+    /// (`[ledger] session_content_max`; oldest versions first).
+    Dropped,
+    /// The file could not be read (it vanished or changed type while being
+    /// read); only what was seen is recorded.
+    Unreadable,
+}
+
+impl ContentKept {
+    /// The name stored in the ledger and printed by `log --json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Kept => "kept",
+            Self::TooBig => "too_big",
+            Self::Dropped => "dropped",
+            Self::Unreadable => "unreadable",
+        }
+    }
+
+    /// The state named `s` ([`ContentKept::as_str`]).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "kept" => Some(Self::Kept),
+            "too_big" => Some(Self::TooBig),
+            "dropped" => Some(Self::Dropped),
+            "unreadable" => Some(Self::Unreadable),
+            _ => None,
+        }
+    }
+
+    /// What a person is told when the bytes are not there (`None` when kept).
+    pub fn why_not(self) -> Option<&'static str> {
+        match self {
+            Self::Kept => None,
+            Self::TooBig => Some("too big to keep"),
+            Self::Dropped => Some("dropped to keep the session within its budget"),
+            Self::Unreadable => Some("could not be read"),
+        }
+    }
+}
+
+/// One file of the session's `/mnt/data` that a call changed (issue 26):
+/// what `log --json` prints in an execution's `files` array.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// The path as the session sees it (`/mnt/data/out/logs/run.log`).
+    pub path: String,
+    /// How it changed.
+    pub change: FileChangeKind,
+    /// Its size in bytes after the call (0 when deleted).
+    pub size: u64,
+    /// SHA-256 of its bytes after the call, lowercase hex; `None` when
+    /// deleted or unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Whether the ledger holds the bytes (`None` when deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<ContentKept>,
+    /// The bytes, when read to be kept (never serialized: the ledger stores
+    /// them by hash, `sessionpad export --recorded ID --files DIR` writes
+    /// them out).
+    #[serde(skip)]
+    pub data: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+/// The path prefix of a session's files as the session sees them.
+pub const DATA_ROOT: &str = "/mnt/data";
+
 /// The outcome of an execution as recorded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecordedOutput {
@@ -290,6 +402,13 @@ pub struct Call {
     /// connection): the pool finished and recorded the execution anyway, and
     /// nobody received this reply.
     pub client_gone: bool,
+    /// The files of `/mnt/data` this call changed, in path order (issue 26;
+    /// empty when nothing changed or the pool does not look).
+    pub files: Vec<FileChange>,
+    /// What the look at `/mnt/data` after the call could not do (a tree too
+    /// big to walk, a folder that could not be read); `None` when it saw
+    /// everything, or did not look.
+    pub files_note: Option<String>,
 }
 
 impl Call {
@@ -318,6 +437,8 @@ impl Call {
             images: Vec::new(),
             file: None,
             client_gone: false,
+            files: Vec::new(),
+            files_note: None,
         }
     }
 }
@@ -388,6 +509,15 @@ pub struct Entry {
     /// and was recorded, but nobody received the reply. Left out when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_gone: bool,
+    /// The files of `/mnt/data` the call changed (path as the session sees
+    /// it, change, size, SHA-256, whether the bytes are kept). Left out when
+    /// none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileChange>,
+    /// What the look at `/mnt/data` after the call could not see. Left out
+    /// when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_note: Option<String>,
 }
 
 impl Entry {

@@ -320,6 +320,8 @@ mod tests {
             }],
             file: None,
             client_gone: false,
+            files: vec![],
+            files_note: None,
         }
     }
 

@@ -56,6 +56,7 @@ impl TestPool {
             o.ledger = Some(sessionpad::ledger::LedgerOptions {
                 path,
                 limits: sessionpad::ledger::LedgerConfig::default().limits(),
+                files: true,
             });
         })
         .await

@@ -174,6 +174,20 @@ pub(crate) fn open_child_dir(dir: BorrowedFd<'_>, name: &str) -> Result<OwnedFd,
     )
 }
 
+/// Opens the regular file `name` directly inside `dir` for reading, refusing
+/// a link there (`ELOOP`); a FIFO, socket or device is opened without
+/// blocking (`O_NONBLOCK`), and the caller checks the handle's `fstat`. For
+/// reading files of a tree the session may be changing.
+pub(crate) fn open_child_file(dir: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno> {
+    openat2(
+        dir,
+        name,
+        OPEN | OFlags::RDONLY | OFlags::NOFOLLOW,
+        Mode::empty(),
+        NO_LINKS,
+    )
+}
+
 /// What `name` directly inside `dir` is, without following a link.
 pub(crate) fn lstat_child(dir: BorrowedFd<'_>, name: &str) -> Result<Meta, Errno> {
     rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map(|st| Meta::of(&st))

@@ -205,11 +205,11 @@ pub(super) async fn execute_a(
         recording.as_ref().map(Recording::watch),
     );
     let exec = outlive_client(watch, async move {
-        let exec = live
-            .scope(registry.execute(&session, &id, &code, timeout))
-            .await;
-        if let Some(r) = &recording {
-            r.code(sent.as_deref().unwrap_or_default(), &exec);
+        let run = live.scope(registry.execute(&session, &id, &code, timeout));
+        let (exec, changes) = registry.noting_files(&session, run).await;
+        if let Some(r) = recording {
+            r.with_files(changes)
+                .code(sent.as_deref().unwrap_or_default(), &exec);
         }
         exec
     })
@@ -279,11 +279,10 @@ pub(super) async fn execute_b(
         let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
         let live = LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
         tokio::spawn(async move {
-            let exec = live
-                .scope(limits.scope(registry.execute(&session, &id2, &code, timeout)))
-                .await;
-            if let Some(r) = &recording {
-                r.code(&sent, &exec);
+            let run = live.scope(limits.scope(registry.execute(&session, &id2, &code, timeout)));
+            let (exec, changes) = registry.noting_files(&session, run).await;
+            if let Some(r) = recording {
+                r.with_files(changes).code(&sent, &exec);
             }
         });
         let running = running(&id);
@@ -297,11 +296,10 @@ pub(super) async fn execute_b(
             recording.as_ref().map(Recording::watch),
         );
         let exec = outlive_client(watch, async move {
-            let exec = live
-                .scope(limits.scope(registry.execute(&session, &id2, &code, timeout)))
-                .await;
-            if let Some(r) = &recording {
-                r.code(&sent, &exec);
+            let run = live.scope(limits.scope(registry.execute(&session, &id2, &code, timeout)));
+            let (exec, changes) = registry.noting_files(&session, run).await;
+            if let Some(r) = recording {
+                r.with_files(changes).code(&sent, &exec);
             }
             exec
         })

@@ -107,12 +107,11 @@ pub(super) async fn execute(
     );
     let stdin = body.stdin;
     let outcome = super::execute::outlive_client(watch, async move {
-        let exec = limits
-            .scope(registry.execute(&session, &id2, &code, timeout))
-            .await;
+        let run = limits.scope(registry.execute(&session, &id2, &code, timeout));
+        let (exec, changes) = registry.noting_files(&session, run).await;
         let outcome = outcome(&exec);
         if let Some(r) = recording {
-            r.shell(
+            r.with_files(changes).shell(
                 crate::protocol::record::shell_command_text(&command),
                 stdin,
                 &exec,

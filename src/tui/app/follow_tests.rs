@@ -40,6 +40,8 @@ pub(crate) fn entry_by(seq: i64, code: &str, stdout: &str, client: &str) -> Entr
         images: vec![],
         file: None,
         client_gone: false,
+        files: vec![],
+        files_note: None,
     }
 }
 
