@@ -669,3 +669,181 @@ async fn log_into_a_pipe_closed_early_ends_quietly() {
         assert!(stderr.is_empty(), "log {args:?}: {stderr}");
     }
 }
+
+/// Issue 26's check of files per execution: a script agent against `serve
+/// --cooldown 3`; one cell writes `report.csv` and `out/logs/run.log`,
+/// another writes `late.txt` and sleeps past the client's 1 s timeout. Once
+/// the cooldown has ended the session (its files gone with it), `log --json`
+/// holds both executions with the three files and their SHA-256, `log` lists
+/// them, `log --diff` shows the text, and `export --recorded ID --files DIR`
+/// writes them byte for byte (`--at 1`: the state after the first cell).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_files_an_agent_left_outlive_its_session() {
+    let data = tempfile::tempdir().unwrap();
+    let mut cmd = common::serve_command(data.path(), TOKEN, 1);
+    cmd.args(["--cooldown", "3"])
+        .stderr(std::process::Stdio::null());
+    let (mut child, endpoint) = common::spawn_serve(cmd);
+    let agent = "acme-research-agent/0.3";
+    let impatient = reqwest::Client::builder()
+        .user_agent(agent)
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let id = common::identifier();
+    let q = |path: &str| format!("{endpoint}/{path}?api-version={V}&identifier={id}");
+    let report = "region,total\nnorth,3\nsouth,5\n";
+    let first = format!(
+        "import os\nos.makedirs('/mnt/data/out/logs', exist_ok=True)\nopen('/mnt/data/report.csv', 'w').write({report:?})\nopen('/mnt/data/out/logs/run.log', 'w').write('run started\\n')\nprint('wrote')"
+    );
+    let answer: Value = impatient
+        .post(q("executions"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": first}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["status"], "Succeeded", "{answer}");
+    let second = "import time\nopen('/mnt/data/late.txt', 'w').write('written late')\nopen('/mnt/data/out/logs/run.log', 'a').write('late cell\\n')\ntime.sleep(3)";
+    let gave_up = impatient
+        .post(q("executions"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": second}))
+        .send()
+        .await;
+    assert!(
+        gave_up.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "{gave_up:?}"
+    );
+    // The session ends after the cooldown (the cell's 3 s, then 3 s idle);
+    // asking about it touches it, so ask once it should be gone.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let mut ended = false;
+    for _ in 0..10 {
+        let status = http()
+            .get(format!("{endpoint}/session?api-version={V}&identifier={id}"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        if status == 400 {
+            ended = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(4)).await;
+    }
+    terminate(&mut child);
+    assert!(ended, "the cooldown did not end the session");
+    let calls = common::log_json(data.path(), &[&id]);
+    let cells: Vec<&Value> = calls.iter().filter(|c| c["kind"] == "code").collect();
+    assert_eq!(cells.len(), 2, "{calls:#?}");
+    assert_eq!(cells[1]["client_gone"], true, "{}", cells[1]);
+    let files = |cell: &Value| -> Vec<(String, String, u64, String)> {
+        cell["files"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no files: {cell}"))
+            .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().unwrap().to_string(),
+                    f["change"].as_str().unwrap().to_string(),
+                    f["size"].as_u64().unwrap(),
+                    f["sha256"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let sha = |s: &str| sessionpad::protocol::record::sha256_hex(s.as_bytes());
+    let log_after = "run started\nlate cell\n";
+    assert_eq!(
+        files(cells[0]),
+        vec![
+            (
+                "/mnt/data/out/logs/run.log".into(),
+                "added".into(),
+                12,
+                sha("run started\n")
+            ),
+            (
+                "/mnt/data/report.csv".into(),
+                "added".into(),
+                report.len() as u64,
+                sha(report)
+            ),
+        ]
+    );
+    assert_eq!(
+        files(cells[1]),
+        vec![
+            (
+                "/mnt/data/late.txt".into(),
+                "added".into(),
+                12,
+                sha("written late")
+            ),
+            (
+                "/mnt/data/out/logs/run.log".into(),
+                "modified".into(),
+                log_after.len() as u64,
+                sha(log_after)
+            ),
+        ]
+    );
+    // The text log lists them under each cell; --diff shows the new line.
+    let text = String::from_utf8(log(data.path(), &[&id]).stdout).unwrap();
+    assert!(text.contains("added    /mnt/data/report.csv"), "{text}");
+    assert!(text.contains("modified /mnt/data/out/logs/run.log"), "{text}");
+    let diff = String::from_utf8(log(data.path(), &[&id, "--diff"]).stdout).unwrap();
+    assert!(diff.contains("    +late cell"), "{diff}");
+    assert!(diff.contains("    +north,3"), "{diff}");
+    // Every file the session left, byte for byte, after the session is gone.
+    let out = tempfile::tempdir().unwrap();
+    let dest = out.path().join("left");
+    let export = common::sessionpad_command(data.path())
+        .args(["export", "--recorded", &id, "--files"])
+        .arg(&dest)
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{export:?}");
+    assert_eq!(std::fs::read_to_string(dest.join("report.csv")).unwrap(), report);
+    assert_eq!(
+        std::fs::read_to_string(dest.join("out/logs/run.log")).unwrap(),
+        log_after
+    );
+    assert_eq!(
+        std::fs::read_to_string(dest.join("late.txt")).unwrap(),
+        "written late"
+    );
+    // As they were after the first cell; an existing file is not replaced.
+    let at1 = out.path().join("at1");
+    let export = common::sessionpad_command(data.path())
+        .args(["export", "--recorded", &id, "--at", "1", "--files"])
+        .arg(&at1)
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{export:?}");
+    assert_eq!(
+        std::fs::read_to_string(at1.join("out/logs/run.log")).unwrap(),
+        "run started\n"
+    );
+    assert!(!at1.join("late.txt").exists());
+    let again = common::sessionpad_command(data.path())
+        .args(["export", "--recorded", &id, "--files"])
+        .arg(&at1)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("--force replaces it"),
+        "{again:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(at1.join("out/logs/run.log")).unwrap(),
+        "run started\n",
+        "kept as it was"
+    );
+}

@@ -47,6 +47,11 @@ pub struct LogOpt {
     /// the pool ends or Ctrl+C.
     #[arg(long, short = 'f')]
     pub follow: bool,
+    /// Under each call, the changes to the session's text files as unified
+    /// diffs against their previous recorded version (added files against
+    /// nothing); text only.
+    #[arg(long)]
+    pub diff: bool,
 }
 
 /// Reads `--since`: an RFC 3339 time, or a duration before now
@@ -79,6 +84,11 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let identifier = opt.id.clone().or_else(|| target.identifier.clone());
     if let Some(id) = &identifier {
         crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
+    }
+    if opt.diff && target.json {
+        anyhow::bail!(
+            "--diff prints text; with --json each call's files carry their sha256, and `sessionpad export --recorded ID --files DIR` writes their bytes"
+        );
     }
     if opt.follow {
         return follow::run(opt, target, identifier).await;
@@ -121,6 +131,9 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         } else {
             write!(out, "{}", render(e, in_group))?;
+            if opt.diff {
+                write!(out, "{}", diff::of_call(&conn, e)?)?;
+            }
         }
         Ok(())
     };
@@ -294,7 +307,7 @@ pub fn render(e: &Entry, in_group: bool) -> String {
         }
         CallKind::Upload | CallKind::Download | CallKind::Delete => {
             if let Some(f) = &e.file {
-                let mut line = f.name.clone();
+                let mut line = plain(&f.name);
                 if let Some(size) = f.size {
                     line.push_str(&format!(", {}", crate::text::human_size(size)));
                 }
@@ -305,11 +318,37 @@ pub fn render(e: &Entry, in_group: bool) -> String {
             }
         }
     }
+    let files: Vec<String> = e.files.iter().map(file_line).collect();
+    block(&mut s, "Files", &files.join("\n"));
+    if let Some(note) = &e.files_note {
+        block(&mut s, "Files", &format!("(not seen: {note})"));
+    }
     s
+}
+
+/// One changed file as `log` lists it under its call: the change, the path
+/// as the session sees it, its size and the start of its SHA-256, and why
+/// its bytes are not kept when they are not.
+fn file_line(f: &crate::protocol::record::FileChange) -> String {
+    use crate::protocol::record::FileChangeKind;
+    let mut line = format!("{:<8} {}", f.change.as_str(), f.path);
+    if f.change != FileChangeKind::Deleted {
+        line.push_str(&format!(", {}", crate::text::human_size(f.size)));
+        if let Some(sha) = &f.sha256 {
+            line.push_str(&format!(", sha256 {}", sha.get(..12).unwrap_or(sha)));
+        }
+        if let Some(why) = f.content.and_then(crate::protocol::record::ContentKept::why_not) {
+            line.push_str(&format!(" ({why})"));
+        }
+    }
+    line
 }
 
 #[path = "log_follow.rs"]
 pub mod follow;
+
+#[path = "log_diff.rs"]
+mod diff;
 
 #[cfg(test)]
 mod tests {

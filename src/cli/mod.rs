@@ -11,6 +11,7 @@ mod mcp;
 mod notebook;
 mod output;
 mod proxy;
+mod recorded_files;
 mod replay;
 mod serve;
 mod sessions;

@@ -41,6 +41,19 @@ pub struct ExportOpt {
     /// notebook stored on this machine.
     #[arg(long, value_name = "ID")]
     pub recorded: Option<String>,
+    /// With --recorded: write the files the session left in /mnt/data, as
+    /// last recorded, into DIR (created if missing; sub-folders kept, names
+    /// made safe as downloads are; nothing is written outside DIR). The
+    /// notebook is then written only when -o names a file.
+    #[arg(long, value_name = "DIR", requires = "recorded")]
+    pub files: Option<PathBuf>,
+    /// With --files: the files as they were after execution N (the cells'
+    /// numbers, from 1), not at the end.
+    #[arg(long, value_name = "N", requires = "files", value_parser = clap::value_parser!(u64).range(1..))]
+    pub at: Option<u64>,
+    /// With --files: replace files that already exist in DIR.
+    #[arg(long, requires = "files")]
+    pub force: bool,
 }
 
 /// Options of `sessionpad open`.
@@ -60,6 +73,15 @@ pub struct OpenOpt {
 /// cannot be written.
 pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let settings = target.settings()?;
+    if let (Some(id), Some(dir)) = (&opt.recorded, &opt.files) {
+        let code = super::recorded_files::export(id, dir, opt.at, opt.force, target.json)?;
+        if opt.output.is_none() {
+            return Ok(code);
+        }
+        let (cells, meta) = recorded(id, &settings)?;
+        let written = write(opt, target, &cells, &meta)?;
+        return Ok(if code == ExitCode::SUCCESS { written } else { code });
+    }
     let (cells, meta) = match &opt.recorded {
         Some(id) => recorded(id, &settings)?,
         None => stored(&settings)?,

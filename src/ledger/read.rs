@@ -303,6 +303,33 @@ pub fn file_content(conn: &Connection, sha256: &str) -> rusqlite::Result<Option<
     .optional()
 }
 
+/// The version of `path` (as the session sees it) that session
+/// (`pool`, `identifier`) had before call `before` (a record number): the
+/// last change to it recorded earlier; `None` when none is recorded.
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn previous_version(
+    conn: &Connection,
+    pool: &str,
+    identifier: &str,
+    path: &str,
+    before: i64,
+) -> rusqlite::Result<Option<FileChange>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT f.call_id FROM calls c JOIN call_files f ON f.call_id = c.id
+         WHERE c.identifier = ?1 AND c.pool = ?2 AND f.path = ?3 AND c.id < ?4
+         ORDER BY c.id DESC LIMIT 1",
+    )?;
+    let mut rows = stmt.query(params![identifier, pool, path, before])?;
+    let Some(row) = rows.next()? else {
+        return Ok(None);
+    };
+    let call: i64 = row.get(0)?;
+    Ok(files(conn, call)?.into_iter().find(|f| f.path == path))
+}
+
 /// The state of session `identifier`'s `/mnt/data` (on pool key `pool`, or
 /// any when `None`) as recorded after call `upto` (a record number; every
 /// call when `None`): each path with its last recorded version, deleted

@@ -1,0 +1,177 @@
+//! `sessionpad export --recorded ID --files DIR [--at N] [--force]`: the files
+//! a session left in its `/mnt/data`, as the flight recorder's ledger last
+//! recorded them (or as they were after execution `N`), written into `DIR`.
+//! The paths are the session's, so untrusted: each component is made safe as
+//! a download's name is ([`crate::localname::safe_file_name`]), so nothing is
+//! written outside `DIR`; each file's bytes are checked against their
+//! recorded SHA-256 and written through a temporary file renamed into place;
+//! an existing file is replaced only with `--force`. Files whose bytes the
+//! ledger did not keep (too big, dropped past the session's budget) are named
+//! on standard error, and the exit code is then 1.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+
+use crate::ledger;
+use crate::protocol::record::{ContentKept, DATA_ROOT, FileChange};
+use crate::text::sanitize::plain;
+
+/// Writes session `id`'s recorded files into `dir` (see the module doc);
+/// `at` is an execution number (from 1), `force` replaces existing files,
+/// `json` prints one JSON object per written file on standard output.
+///
+/// # Errors
+///
+/// A bad identifier, no ledger, no such execution, no recorded files, a
+/// ledger that cannot be read, `dir` that cannot be made.
+pub(super) fn export(
+    id: &str,
+    dir: &Path,
+    at: Option<u64>,
+    force: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
+    let path = ledger::default_path();
+    let Some(conn) = ledger::schema::open_existing(&path)? else {
+        bail!("nothing recorded yet: no ledger at {}", path.display());
+    };
+    let read = |e| ledger::LedgerError::sqlite(&path, e);
+    let upto = match at {
+        Some(n) => Some(nth_execution(&conn, id, n).map_err(read)?.ok_or_else(|| {
+            anyhow::anyhow!("session {id:?} has fewer than {n} recorded executions")
+        })?),
+        None => None,
+    };
+    let state = ledger::read::files_after(&conn, None, id, upto).map_err(read)?;
+    if state.is_empty() {
+        let when = at.map_or(String::new(), |n| format!(" after execution {n}"));
+        bail!(
+            "no files recorded for session {id:?}{when}: the ledger records what each call changes in /mnt/data (sessionpad log {id} lists them)"
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut taken = HashSet::new();
+    let mut failed = 0_usize;
+    for (session_path, f) in &state {
+        let local = local_path(dir, session_path);
+        let outcome = if taken.insert(local.clone()) {
+            write_one(&conn, f, &local, force)
+        } else {
+            Err(anyhow::anyhow!(
+                "its safe local name {} is another file's too",
+                local.display()
+            ))
+        };
+        match outcome {
+            Ok(size) if json => super::output::json(&serde_json::json!({
+                "path": session_path, "file": local, "size": size, "sha256": f.sha256,
+            })),
+            Ok(size) => eprintln!(
+                "wrote {} → {} ({})",
+                plain(session_path),
+                local.display(),
+                crate::text::human_size(size)
+            ),
+            Err(e) => {
+                failed += 1;
+                eprintln!("not written: {}: {e:#}", plain(session_path));
+            }
+        }
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The record number of session `id`'s `n`th execution (code or shell
+/// command, from 1), as `export --recorded` numbers its cells.
+fn nth_execution(conn: &rusqlite::Connection, id: &str, n: u64) -> rusqlite::Result<Option<i64>> {
+    use rusqlite::OptionalExtension;
+    conn.query_row(
+        "SELECT id FROM calls WHERE identifier = ?1 AND kind IN ('code', 'shell')
+         ORDER BY id LIMIT 1 OFFSET ?2",
+        rusqlite::params![id, i64::try_from(n - 1).unwrap_or(i64::MAX)],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Where the session's `session_path` (`/mnt/data/out/run.log`) goes below
+/// `dir`: each component made safe, so always inside `dir`.
+fn local_path(dir: &Path, session_path: &str) -> PathBuf {
+    let rel = session_path
+        .strip_prefix(DATA_ROOT)
+        .unwrap_or(session_path)
+        .trim_start_matches('/');
+    let mut out = dir.to_path_buf();
+    for part in rel.split('/').filter(|p| !p.is_empty()) {
+        out.push(crate::localname::safe_file_name(part));
+    }
+    out
+}
+
+/// Writes version `f`'s bytes to `local`; returns their size.
+fn write_one(
+    conn: &rusqlite::Connection,
+    f: &FileChange,
+    local: &Path,
+    force: bool,
+) -> anyhow::Result<u64> {
+    if let Some(why) = f.content.and_then(ContentKept::why_not) {
+        bail!("{why} ({})", crate::text::human_size(f.size));
+    }
+    let Some(sha) = &f.sha256 else {
+        bail!("its bytes were not recorded");
+    };
+    let Some(bytes) = ledger::read::file_content(conn, sha)? else {
+        bail!("its bytes are no longer in the ledger (pruned)");
+    };
+    if crate::protocol::record::sha256_hex(&bytes) != *sha {
+        bail!("the ledger's bytes do not match the recorded sha256 {sha}");
+    }
+    if local.exists() && !force {
+        bail!("{} exists; --force replaces it", local.display());
+    }
+    let parent = local.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".sessionpad-export-")
+        .tempfile_in(parent)
+        .with_context(|| format!("creating a temporary file in {}", parent.display()))?;
+    std::io::Write::write_all(&mut tmp, &bytes)
+        .with_context(|| format!("writing {}", tmp.path().display()))?;
+    if force {
+        tmp.persist(local)
+    } else {
+        tmp.persist_noclobber(local)
+    }
+    .with_context(|| format!("writing {}", local.display()))?;
+    Ok(bytes.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_paths_stay_below_the_folder() {
+        let dir = Path::new("/tmp/out");
+        for (session, local) in [
+            ("/mnt/data/report.csv", "/tmp/out/report.csv"),
+            ("/mnt/data/out/logs/run.log", "/tmp/out/out/logs/run.log"),
+            ("/mnt/data/../../etc/passwd", "/tmp/out/download/download/etc/passwd"),
+            ("/etc/shadow", "/tmp/out/etc/shadow"),
+            ("/mnt/data/a\u{1b}[31m/b", "/tmp/out/a_[31m/b"),
+        ] {
+            let p = local_path(dir, session);
+            assert_eq!(p, Path::new(local), "{session:?}");
+            assert!(p.starts_with(dir));
+        }
+    }
+}
