@@ -724,7 +724,9 @@ async fn the_files_an_agent_left_outlive_its_session() {
     let mut ended = false;
     for _ in 0..10 {
         let status = http()
-            .get(format!("{endpoint}/session?api-version={V}&identifier={id}"))
+            .get(format!(
+                "{endpoint}/session?api-version={V}&identifier={id}"
+            ))
             .bearer_auth(TOKEN)
             .send()
             .await
@@ -796,7 +798,10 @@ async fn the_files_an_agent_left_outlive_its_session() {
     // The text log lists them under each cell; --diff shows the new line.
     let text = String::from_utf8(log(data.path(), &[&id]).stdout).unwrap();
     assert!(text.contains("added    /mnt/data/report.csv"), "{text}");
-    assert!(text.contains("modified /mnt/data/out/logs/run.log"), "{text}");
+    assert!(
+        text.contains("modified /mnt/data/out/logs/run.log"),
+        "{text}"
+    );
     let diff = String::from_utf8(log(data.path(), &[&id, "--diff"]).stdout).unwrap();
     assert!(diff.contains("    +late cell"), "{diff}");
     assert!(diff.contains("    +north,3"), "{diff}");
@@ -809,7 +814,10 @@ async fn the_files_an_agent_left_outlive_its_session() {
         .output()
         .unwrap();
     assert!(export.status.success(), "{export:?}");
-    assert_eq!(std::fs::read_to_string(dest.join("report.csv")).unwrap(), report);
+    assert_eq!(
+        std::fs::read_to_string(dest.join("report.csv")).unwrap(),
+        report
+    );
     assert_eq!(
         std::fs::read_to_string(dest.join("out/logs/run.log")).unwrap(),
         log_after

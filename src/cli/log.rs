@@ -337,7 +337,10 @@ fn file_line(f: &crate::protocol::record::FileChange) -> String {
         if let Some(sha) = &f.sha256 {
             line.push_str(&format!(", sha256 {}", sha.get(..12).unwrap_or(sha)));
         }
-        if let Some(why) = f.content.and_then(crate::protocol::record::ContentKept::why_not) {
+        if let Some(why) = f
+            .content
+            .and_then(crate::protocol::record::ContentKept::why_not)
+        {
             line.push_str(&format!(" ({why})"));
         }
     }

@@ -53,7 +53,9 @@ fn bytes(conn: &Connection, f: &FileChange) -> rusqlite::Result<Result<Vec<u8>, 
 
 /// Text of `bytes`, when they are text (UTF-8 without NUL).
 fn text(bytes: &[u8]) -> Option<&str> {
-    std::str::from_utf8(bytes).ok().filter(|t| !t.contains('\0'))
+    std::str::from_utf8(bytes)
+        .ok()
+        .filter(|t| !t.contains('\0'))
 }
 
 /// The diff of `path` from `old` to `new` (each the bytes or why they are

@@ -80,7 +80,11 @@ pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         }
         let (cells, meta) = recorded(id, &settings)?;
         let written = write(opt, target, &cells, &meta)?;
-        return Ok(if code == ExitCode::SUCCESS { written } else { code });
+        return Ok(if code == ExitCode::SUCCESS {
+            written
+        } else {
+            code
+        });
     }
     let (cells, meta) = match &opt.recorded {
         Some(id) => recorded(id, &settings)?,

@@ -165,7 +165,10 @@ mod tests {
         for (session, local) in [
             ("/mnt/data/report.csv", "/tmp/out/report.csv"),
             ("/mnt/data/out/logs/run.log", "/tmp/out/out/logs/run.log"),
-            ("/mnt/data/../../etc/passwd", "/tmp/out/download/download/etc/passwd"),
+            (
+                "/mnt/data/../../etc/passwd",
+                "/tmp/out/download/download/etc/passwd",
+            ),
             ("/etc/shadow", "/tmp/out/etc/shadow"),
             ("/mnt/data/a\u{1b}[31m/b", "/tmp/out/a_[31m/b"),
         ] {

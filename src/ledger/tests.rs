@@ -479,3 +479,132 @@ fn a_recorded_session_names_who_started_it_and_the_latest_client() {
         (Some("test-agent/1.0"), Some("sessionpad/0.1.0"))
     );
 }
+
+/// A changed file of `size` bytes of `fill`, kept with its bytes.
+fn changed(
+    path: &str,
+    change: crate::protocol::record::FileChangeKind,
+    fill: u8,
+    size: usize,
+) -> crate::protocol::record::FileChange {
+    use crate::protocol::record::{ContentKept, FileChange, FileChangeKind};
+    let data = vec![fill; size];
+    FileChange {
+        path: format!("/mnt/data/{path}"),
+        change,
+        size: size as u64,
+        sha256: (change != FileChangeKind::Deleted).then(|| sha256_hex(&data)),
+        content: (change != FileChangeKind::Deleted).then_some(ContentKept::Kept),
+        data: (change != FileChangeKind::Deleted).then(|| std::sync::Arc::new(data)),
+    }
+}
+
+/// Issue 26: the files each call changed are read back with the call; their
+/// bytes are stored once per hash; a session past its content budget loses
+/// its oldest versions' bytes first (said as `dropped`, the bytes deleted),
+/// and the state after any call is known.
+#[test]
+fn changed_files_are_kept_within_the_session_budget_oldest_dropped_first() {
+    use crate::protocol::record::{ContentKept, FileChangeKind::*};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let limits = Limits {
+        session_content_max: 2500,
+        ..LOOSE
+    };
+    let rec = Recorder::start(&path, limits).unwrap();
+    let now = Utc::now().timestamp_millis();
+    let mut a = call("agent-1", now, "write");
+    a.files = vec![
+        changed("a.csv", Added, b'a', 1000),
+        changed("b.txt", Added, b'b', 1000),
+    ];
+    rec.record(a);
+    let mut b = call("agent-1", now + 1, "rewrite");
+    b.files = vec![
+        changed("a.csv", Modified, b'A', 1000),
+        changed("b.txt", Deleted, 0, 0),
+    ];
+    b.files_note = Some("1 name(s) that are not UTF-8 were not looked at".into());
+    rec.record(b);
+    // Another session's same bytes: stored once, its own budget.
+    let mut other = call("agent-2", now + 2, "same");
+    other.files = vec![changed("copy.csv", Added, b'a', 1000)];
+    rec.record(other);
+    rec.flush();
+    let conn = schema::open(&path).unwrap();
+    let entries = read::entries(&conn, &Query::default()).unwrap();
+    let summary = |i: usize| -> Vec<(String, &'static str, Option<ContentKept>)> {
+        entries[i]
+            .files
+            .iter()
+            .map(|f| (f.path.clone(), f.change.as_str(), f.content))
+            .collect()
+    };
+    // 3,000 bytes of versions in agent-1: the oldest (a.csv's first) goes.
+    assert_eq!(
+        summary(0),
+        vec![
+            (
+                "/mnt/data/a.csv".into(),
+                "added",
+                Some(ContentKept::Dropped)
+            ),
+            ("/mnt/data/b.txt".into(), "added", Some(ContentKept::Kept)),
+        ]
+    );
+    assert_eq!(
+        summary(1),
+        vec![
+            (
+                "/mnt/data/a.csv".into(),
+                "modified",
+                Some(ContentKept::Kept)
+            ),
+            ("/mnt/data/b.txt".into(), "deleted", None),
+        ]
+    );
+    assert_eq!(
+        entries[1].files_note.as_deref(),
+        Some("1 name(s) that are not UTF-8 were not looked at")
+    );
+    // agent-2 still keeps the bytes agent-1 dropped: one row for both.
+    assert_eq!(summary(2)[0].2, Some(ContentKept::Kept));
+    let stored: i64 = conn
+        .query_row("SELECT count(*) FROM file_contents", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, 3, "aaaa (agent-2's), bbbb, AAAA");
+    let first_a = entries[0].files[0].sha256.clone().unwrap();
+    assert!(read::file_content(&conn, &first_a).unwrap().is_some());
+    // The state after the first call, and at the end.
+    let after_first = read::files_after(&conn, None, "agent-1", Some(entries[0].seq)).unwrap();
+    assert_eq!(
+        after_first.keys().collect::<Vec<_>>(),
+        ["/mnt/data/a.csv", "/mnt/data/b.txt"]
+    );
+    let end = read::files_after(&conn, None, "agent-1", None).unwrap();
+    assert_eq!(end.keys().collect::<Vec<_>>(), ["/mnt/data/a.csv"]);
+    assert_eq!(
+        read::file_content(&conn, end["/mnt/data/a.csv"].sha256.as_deref().unwrap())
+            .unwrap()
+            .unwrap(),
+        vec![b'A'; 1000]
+    );
+    // The previous version of a.csv before the second call is the first.
+    let prev = read::previous_version(&conn, "local", "agent-1", "/mnt/data/a.csv", entries[1].seq)
+        .unwrap()
+        .unwrap();
+    assert_eq!(prev.change, Added);
+    // JSON: path, change, size, sha256, content; no bytes.
+    let json = serde_json::to_value(&entries[1]).unwrap();
+    assert_eq!(
+        json["files"][1],
+        serde_json::json!({"path": "/mnt/data/b.txt", "change": "deleted", "size": 0})
+    );
+    assert_eq!(json["files"][0]["content"], "kept");
+    // Pruning agent-2's call removes the bytes no kept version points at.
+    conn.execute("DELETE FROM calls WHERE identifier = 'agent-2'", [])
+        .unwrap();
+    retention::remove_orphan_contents(&conn).unwrap();
+    assert!(read::file_content(&conn, &first_a).unwrap().is_none());
+}

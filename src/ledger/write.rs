@@ -266,7 +266,11 @@ pub fn keep_within_budget(
     )?;
     let kept = stmt
         .query_map(params![identifier, pool], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     // Newest first: the versions past the budget are the oldest.

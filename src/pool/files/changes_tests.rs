@@ -50,14 +50,23 @@ fn added_modified_and_deleted_files_are_found_recursively_with_their_bytes() {
         csv.sha256.as_deref(),
         Some(crate::protocol::record::sha256_hex(b"a,b\n1,2\n").as_str())
     );
-    assert_eq!(csv.data.as_deref().map(Vec::as_slice), Some(&b"a,b\n1,2\n"[..]));
+    assert_eq!(
+        csv.data.as_deref().map(Vec::as_slice),
+        Some(&b"a,b\n1,2\n"[..])
+    );
 
     // Nothing changed: nothing reported.
-    assert_eq!(look_at(&files, dir.path(), &watcher, ROOMY), Changes::default());
+    assert_eq!(
+        look_at(&files, dir.path(), &watcher, ROOMY),
+        Changes::default()
+    );
 
     // Rewritten with the same bytes: not a change.
     std::fs::write(dir.path().join("report.csv"), "a,b\n1,2\n").unwrap();
-    assert_eq!(look_at(&files, dir.path(), &watcher, ROOMY), Changes::default());
+    assert_eq!(
+        look_at(&files, dir.path(), &watcher, ROOMY),
+        Changes::default()
+    );
 
     std::fs::write(dir.path().join("out/logs/run.log"), "started\nended\n").unwrap();
     std::fs::remove_file(dir.path().join("report.csv")).unwrap();
