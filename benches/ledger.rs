@@ -8,7 +8,15 @@
 //!   executions, the rows generated directly (criterion; target under 50 ms),
 //!   and the database's size per execution.
 //!
-//! Run with `cargo bench --bench ledger`.
+//! - files per execution (issue 26): `print(1)` through HTTP in a session whose
+//!   `/mnt/data` holds 1,000 unchanged files, with the look at `/mnt/data` on
+//!   and off (two pools, runs interleaved, p50/p99 over 400 runs each; target:
+//!   within 0.5 ms at p50); a cell that rewrites one 10 MB file, on and off
+//!   (p50 of 20 each; target: at most 50 ms more); the ledger's growth for a
+//!   1 MB CSV rewritten 100 times.
+//!
+//! Run with `cargo bench --bench ledger` (`LEDGER_BENCH=files` runs only the
+//! files part).
 #![allow(clippy::unwrap_used)] // benchmark set-up unwraps: a failure there stops the run with its location
 
 use std::time::{Duration, Instant};
@@ -69,15 +77,22 @@ fn call(identifier: String, i: usize) -> Call {
     }
 }
 
-async fn pool(dir: &std::path::Path, ledger: bool) -> (LocalPool, SessionClient) {
+/// A local pool recording into a ledger of its own (when `ledger`), looking
+/// at `/mnt/data` after each call (when `files`), and a client of it.
+async fn pool(dir: &std::path::Path, ledger: bool, files: bool) -> (LocalPool, SessionClient) {
+    let name = match (ledger, files) {
+        (false, _) => "off",
+        (true, false) => "on",
+        (true, true) => "files",
+    };
     let mut opts = PoolOptions::embedded();
-    opts.sessions_dir = dir.join(if ledger { "on" } else { "off" });
+    opts.sessions_dir = dir.join(name);
     opts.ready_sessions = 1;
     if ledger {
         opts.ledger = Some(LedgerOptions {
-            path: dir.join("http-ledger.sqlite3"),
+            path: dir.join(format!("{name}-ledger.sqlite3")),
             limits: ledger::LedgerConfig::default().limits(),
-            files: true,
+            files,
         });
     }
     let pool = LocalPool::start(opts, &|l| eprintln!("[python env] {l}"))
@@ -96,8 +111,8 @@ async fn pool(dir: &std::path::Path, ledger: bool) -> (LocalPool, SessionClient)
 fn recording_cost(dir: &std::path::Path) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let (on_pool, on) = pool(dir, true).await;
-        let (_off_pool, off) = pool(dir, false).await;
+        let (on_pool, on) = pool(dir, true, false).await;
+        let (_off_pool, off) = pool(dir, false, false).await;
         let timeout = Duration::from_secs(30);
         for c in [&on, &off] {
             for _ in 0..20 {
@@ -159,9 +174,106 @@ fn fill(path: &std::path::Path) {
     );
 }
 
+/// p50 and p99 of `samples`.
+fn p50_p99(samples: &mut [Duration]) -> (Duration, Duration) {
+    (percentile(samples, 0.5), percentile(samples, 0.99))
+}
+
+/// Issue 26: what looking at `/mnt/data` after each call costs.
+fn files_cost(dir: &std::path::Path) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (files_pool, on) = pool(dir, true, true).await;
+        let (_plain_pool, off) = pool(dir, true, false).await;
+        let timeout = Duration::from_secs(60);
+        let thousand = "import os\nos.makedirs('/mnt/data/d', exist_ok=True)\nfor i in range(1000):\n    open(f'/mnt/data/{\"d/\" if i % 2 else \"\"}f{i}.csv', 'w').write('x,y\\n' * 20)";
+        for c in [&on, &off] {
+            assert!(c.execute("bench", thousand, timeout).await.unwrap().succeeded());
+            for _ in 0..20 {
+                c.execute("bench", "print(1)", timeout).await.unwrap();
+            }
+        }
+        let (mut with, mut without) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            for (c, samples) in [(&on, &mut with), (&off, &mut without)] {
+                let t = Instant::now();
+                let e = c.execute("bench", "print(1)", timeout).await.unwrap();
+                samples.push(t.elapsed());
+                assert!(e.succeeded());
+            }
+        }
+        let ((on50, on99), (off50, off99)) = (p50_p99(&mut with), p50_p99(&mut without));
+        println!("print(1), 1,000 unchanged files, files recorded:     p50 {} p99 {}", ms(on50), ms(on99));
+        println!("print(1), 1,000 unchanged files, files not recorded: p50 {} p99 {}", ms(off50), ms(off99));
+        println!(
+            "looking at /mnt/data, cost at p50 (target: within 0.5 ms): {:+.3} ms",
+            (on50.as_secs_f64() - off50.as_secs_f64()) * 1000.0
+        );
+        // One 10 MB file rewritten with new bytes by each run.
+        let ten = "import os\nopen('/mnt/data/big.bin', 'wb').write(os.urandom(10 * 1024 * 1024))";
+        let (mut with, mut without) = (Vec::new(), Vec::new());
+        for _ in 0..20 {
+            for (c, samples) in [(&on, &mut with), (&off, &mut without)] {
+                let t = Instant::now();
+                let e = c.execute("bench", ten, timeout).await.unwrap();
+                samples.push(t.elapsed());
+                assert!(e.succeeded());
+            }
+        }
+        let ((on50, _), (off50, _)) = (p50_p99(&mut with), p50_p99(&mut without));
+        let recorder = files_pool.ledger().unwrap();
+        recorder.flush();
+        let conn = ledger::schema::open_existing(recorder.path()).unwrap().unwrap();
+        let (versions, kept): (i64, i64) = conn
+            .query_row(
+                "SELECT count(*), sum(content = 'kept') FROM call_files WHERE path = '/mnt/data/big.bin'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(versions, 20, "every rewrite is recorded");
+        println!("big.bin: {versions} versions recorded, the bytes of {kept} kept (256 MiB per session)");
+        println!(
+            "a 10 MB file rewritten: p50 {} recorded, {} not (target: at most 50 ms more): {:+.1} ms",
+            ms(on50),
+            ms(off50),
+            (on50.as_secs_f64() - off50.as_secs_f64()) * 1000.0
+        );
+        // The ledger's growth for a 1 MB CSV rewritten 100 times (one row
+        // changed each time).
+        let recorder = files_pool.ledger().unwrap();
+        recorder.flush();
+        let used = || {
+            let conn = ledger::schema::open_existing(recorder.path()).unwrap().unwrap();
+            ledger::retention::used_bytes(&conn).unwrap()
+        };
+        let before = used();
+        let make = "rows = [f'{i},{i * 3},region-{i % 7},' + 'x' * 40 for i in range(17000)]\nimport random";
+        assert!(on.execute("csv-bench", make, timeout).await.unwrap().succeeded());
+        for k in 0..100 {
+            let rewrite = format!(
+                "rows[{k} * 97] = 'changed,{k}'\nopen('/mnt/data/data.csv', 'w').write('\\n'.join(rows))"
+            );
+            assert!(on.execute("csv-bench", &rewrite, timeout).await.unwrap().succeeded());
+        }
+        recorder.flush();
+        let grown = used().saturating_sub(before);
+        println!(
+            "a 1 MB CSV rewritten 100 times: the ledger grew {:.1} MiB ({:.1} KiB per rewrite)",
+            grown as f64 / 1024.0 / 1024.0,
+            grown as f64 / 1024.0 / 100.0
+        );
+    });
+}
+
 fn main() {
     let dir = tempfile::tempdir().unwrap();
+    if std::env::var("LEDGER_BENCH").as_deref() == Ok("files") {
+        files_cost(dir.path());
+        return;
+    }
     recording_cost(dir.path());
+    files_cost(dir.path());
 
     let mut c = Criterion::default().configure_from_args();
     // The writer thread's work for one call (its own transaction; the thread

@@ -52,6 +52,11 @@ pub struct LogOpt {
     /// nothing); text only.
     #[arg(long)]
     pub diff: bool,
+    /// Only the calls on this pool (its key as `log --sessions` prints it:
+    /// `local/PythonLTS/127.0.0.1:8341`, or an endpoint), for an identifier
+    /// used on several pools.
+    #[arg(long, value_name = "KEY")]
+    pub pool: Option<String>,
 }
 
 /// Reads `--since`: an RFC 3339 time, or a duration before now
@@ -116,6 +121,7 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let query = Query {
+        pool: opt.pool.clone(),
         identifier: identifier.clone(),
         since: opt.since,
         tail: opt.tail.and_then(|n| usize::try_from(n).ok()),
@@ -137,19 +143,50 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     };
-    if target.json || identifier.is_some() {
+    // One identifier on several pools is several sessions: said, and each
+    // printed under its pool.
+    let several = match (&identifier, &opt.pool) {
+        (Some(id), None) => {
+            let pools = ledger::read::pools_of(&conn, id).map_err(read)?;
+            if pools.len() > 1 {
+                eprintln!(
+                    "{} was used on {} pools: {}; each pool's calls follow under its name (--pool KEY prints one)",
+                    plain(id),
+                    pools.len(),
+                    pools
+                        .iter()
+                        .map(|p| plain(&p.pool))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            pools.len() > 1
+        }
+        _ => false,
+    };
+    if target.json || (identifier.is_some() && !several) {
         ledger::read::each(&conn, &query, i64::MIN, &mut |e| {
             print(&e, false, &mut out).map_err(Failed::Print)
         })
         .map_err(|e| e.into_anyhow(&path))?;
     } else {
-        // Grouped by identifier, most recently active first; `--tail` keeps
-        // the last N calls of all.
+        // Grouped by session (pool and identifier), most recently active
+        // first; `--tail` keeps the last N calls of all.
         let from = ledger::read::tail_start(&conn, &query).map_err(read)?;
         let order = ledger::read::identifiers(&conn, opt.since).map_err(read)?;
-        for (id, n) in order {
-            let mut header = Some(format!("=== {} ({n} call(s))\n", plain(&id)));
+        for (pool, id, n) in order {
+            if identifier.as_ref().is_some_and(|want| *want != id)
+                || opt.pool.as_ref().is_some_and(|want| *want != pool)
+            {
+                continue;
+            }
+            let mut header = Some(format!(
+                "=== {} on {} ({n} call(s))\n",
+                plain(&id),
+                plain(&pool)
+            ));
             let one = Query {
+                pool: Some(pool),
                 identifier: Some(id),
                 since: opt.since,
                 tail: None,
@@ -175,6 +212,51 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The pool whose recorded session `id` a command works on: `wanted` when
+/// given (an error naming the pools `id` was used on when it is not one of
+/// them), else the only one, else the most recently active, said on
+/// standard error with the others and `--pool`; `None` when nothing of `id`
+/// is recorded.
+///
+/// # Errors
+///
+/// SQLite's error; `wanted` is not a pool `id` was used on.
+pub(super) fn choose_pool(
+    conn: &rusqlite::Connection,
+    id: &str,
+    wanted: Option<&str>,
+) -> anyhow::Result<Option<String>> {
+    let pools = ledger::read::pools_of(conn, id)?;
+    let names = || {
+        pools
+            .iter()
+            .map(|p| plain(&p.pool))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(wanted) = wanted {
+        if pools.iter().any(|p| p.pool == wanted) {
+            return Ok(Some(wanted.to_string()));
+        }
+        anyhow::bail!(
+            "nothing of {} is recorded on pool {}; it was used on: {}",
+            plain(id),
+            plain(wanted),
+            if pools.is_empty() { "none".to_string() } else { names() }
+        );
+    }
+    if pools.len() > 1 {
+        eprintln!(
+            "{} was used on {} pools ({}): taking the most recent, {} (--pool KEY takes another)",
+            plain(id),
+            pools.len(),
+            names(),
+            plain(&pools[0].pool)
+        );
+    }
+    Ok(pools.first().map(|p| p.pool.clone()))
 }
 
 /// `log --sessions`: one line per recorded session (its identifier, cells and

@@ -46,6 +46,7 @@ pub async fn run(
         out: std::io::BufWriter::new(std::io::stdout()),
     };
     let query = Query {
+        pool: None,
         identifier: identifier.clone(),
         since: opt.since,
         tail: opt.tail.and_then(|n| usize::try_from(n).ok()),
@@ -57,6 +58,7 @@ pub async fn run(
             Ok(PoolEvent::Lagged(lag)) => {
                 tracing::warn!("log --follow missed {} event(s)", lag.missed);
                 let since = Query {
+                    pool: None,
                     identifier: identifier.clone(),
                     since: opt.since,
                     tail: None,

@@ -54,6 +54,11 @@ pub struct ExportOpt {
     /// With --files: replace files that already exist in DIR.
     #[arg(long, requires = "files")]
     pub force: bool,
+    /// With --recorded: the pool the session was recorded on (its key, as
+    /// `log --sessions` prints it), when the identifier was used on several;
+    /// the most recent otherwise.
+    #[arg(long, value_name = "KEY", requires = "recorded")]
+    pub pool: Option<String>,
 }
 
 /// Options of `sessionpad open`.
@@ -74,11 +79,17 @@ pub struct OpenOpt {
 pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let settings = target.settings()?;
     if let (Some(id), Some(dir)) = (&opt.recorded, &opt.files) {
-        let code = super::recorded_files::export(id, dir, opt.at, opt.force, target.json)?;
+        let files = super::recorded_files::Files {
+            at: opt.at,
+            force: opt.force,
+            pool: opt.pool.as_deref(),
+            json: target.json,
+        };
+        let code = super::recorded_files::export(id, dir, &files)?;
         if opt.output.is_none() {
             return Ok(code);
         }
-        let (cells, meta) = recorded(id, &settings)?;
+        let (cells, meta) = recorded(id, opt.pool.as_deref(), &settings)?;
         let written = write(opt, target, &cells, &meta)?;
         return Ok(if code == ExitCode::SUCCESS {
             written
@@ -87,7 +98,7 @@ pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         });
     }
     let (cells, meta) = match &opt.recorded {
-        Some(id) => recorded(id, &settings)?,
+        Some(id) => recorded(id, opt.pool.as_deref(), &settings)?,
         None => stored(&settings)?,
     };
     write(opt, target, &cells, &meta)
@@ -119,6 +130,7 @@ fn stored(settings: &super::target::Settings) -> anyhow::Result<(Vec<Cell>, Note
 /// shell commands as shell.
 fn recorded(
     id: &str,
+    pool: Option<&str>,
     settings: &super::target::Settings,
 ) -> anyhow::Result<(Vec<Cell>, NotebookMeta)> {
     use crate::ledger;
@@ -128,12 +140,21 @@ fn recorded(
         bail!("nothing recorded yet: no ledger at {}", path.display());
     };
     let read = |e| ledger::LedgerError::sqlite(&path, e);
+    let pool = super::log::choose_pool(&conn, id, pool)?;
+    // A local pool's key names what its sessions ran.
+    let container_type = pool
+        .as_deref()
+        .and_then(|k| k.strip_prefix("local/"))
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|t| t.parse::<crate::protocol::ContainerType>().ok())
+        .unwrap_or(settings.container_type);
     let query = ledger::Query {
         identifier: Some(id.to_string()),
+        pool,
         ..ledger::Query::default()
     };
     let entries = ledger::read::entries(&conn, &query).map_err(read)?;
-    let got = crate::notebook::recorded::read(&conn, &entries, settings.container_type.into())
+    let got = crate::notebook::recorded::read(&conn, &entries, container_type.into())
         .map_err(read)?;
     if got.cells.is_empty() {
         bail!(

@@ -19,34 +19,47 @@ use crate::ledger;
 use crate::protocol::record::{ContentKept, DATA_ROOT, FileChange};
 use crate::text::sanitize::plain;
 
-/// Writes session `id`'s recorded files into `dir` (see the module doc);
-/// `at` is an execution number (from 1), `force` replaces existing files,
-/// `json` prints one JSON object per written file on standard output.
+/// How `export --recorded ID --files DIR` writes.
+pub(super) struct Files<'a> {
+    /// An execution number (from 1): the files as they were after it.
+    pub(super) at: Option<u64>,
+    /// Replace files that exist in the folder.
+    pub(super) force: bool,
+    /// The pool key the session was recorded on (`--pool`).
+    pub(super) pool: Option<&'a str>,
+    /// One JSON object per written file on standard output.
+    pub(super) json: bool,
+}
+
+/// Writes session `id`'s recorded files into `dir` as `how` says (see the
+/// module doc).
 ///
 /// # Errors
 ///
 /// A bad identifier, no ledger, no such execution, no recorded files, a
-/// ledger that cannot be read, `dir` that cannot be made.
-pub(super) fn export(
-    id: &str,
-    dir: &Path,
-    at: Option<u64>,
-    force: bool,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
+/// ledger that cannot be read, `dir` that cannot be made, a `--pool` the
+/// identifier was not used on.
+pub(super) fn export(id: &str, dir: &Path, how: &Files<'_>) -> anyhow::Result<ExitCode> {
+    let Files {
+        at,
+        force,
+        pool,
+        json,
+    } = *how;
     crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
     let path = ledger::default_path();
     let Some(conn) = ledger::schema::open_existing(&path)? else {
         bail!("nothing recorded yet: no ledger at {}", path.display());
     };
     let read = |e| ledger::LedgerError::sqlite(&path, e);
+    let pool = super::log::choose_pool(&conn, id, pool)?;
     let upto = match at {
-        Some(n) => Some(nth_execution(&conn, id, n).map_err(read)?.ok_or_else(|| {
+        Some(n) => Some(nth_execution(&conn, id, pool.as_deref(), n).map_err(read)?.ok_or_else(|| {
             anyhow::anyhow!("session {id:?} has fewer than {n} recorded executions")
         })?),
         None => None,
     };
-    let state = ledger::read::files_after(&conn, None, id, upto).map_err(read)?;
+    let state = ledger::read::files_after(&conn, pool.as_deref(), id, upto).map_err(read)?;
     if state.is_empty() {
         let when = at.map_or(String::new(), |n| format!(" after execution {n}"));
         bail!(
@@ -90,13 +103,19 @@ pub(super) fn export(
 }
 
 /// The record number of session `id`'s `n`th execution (code or shell
-/// command, from 1), as `export --recorded` numbers its cells.
-fn nth_execution(conn: &rusqlite::Connection, id: &str, n: u64) -> rusqlite::Result<Option<i64>> {
+/// command, from 1) on pool key `pool` (any when `None`), as `export
+/// --recorded` numbers its cells.
+fn nth_execution(
+    conn: &rusqlite::Connection,
+    id: &str,
+    pool: Option<&str>,
+    n: u64,
+) -> rusqlite::Result<Option<i64>> {
     use rusqlite::OptionalExtension;
     conn.query_row(
         "SELECT id FROM calls WHERE identifier = ?1 AND kind IN ('code', 'shell')
-         ORDER BY id LIMIT 1 OFFSET ?2",
-        rusqlite::params![id, i64::try_from(n - 1).unwrap_or(i64::MAX)],
+         AND (?3 IS NULL OR pool = ?3) ORDER BY id LIMIT 1 OFFSET ?2",
+        rusqlite::params![id, i64::try_from(n - 1).unwrap_or(i64::MAX), pool],
         |r| r.get(0),
     )
     .optional()

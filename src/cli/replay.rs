@@ -29,6 +29,10 @@ use crate::text::sanitize::plain;
 pub struct ReplayOpt {
     /// The recorded session whose cells to run again.
     pub id: String,
+    /// The pool it was recorded on (its key, as `log --sessions` prints it),
+    /// when the identifier was used on several; the most recent otherwise.
+    #[arg(long, value_name = "KEY")]
+    pub pool: Option<String>,
 }
 
 /// One replayed cell's outcome against its recording.
@@ -54,7 +58,7 @@ struct Outcome {
 /// code and a Shell pool), the pool unreachable or refusing a cell.
 pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     crate::pool::server::validate_identifier(&opt.id).map_err(|e| anyhow::anyhow!(e.message))?;
-    let cells = recorded_cells(&opt.id)?;
+    let cells = recorded_cells(&opt.id, opt.pool.as_deref())?;
     let mut settings = target.settings()?;
     if target.identifier.is_none() {
         let fresh = uuid::Uuid::new_v4().simple().to_string();
@@ -215,13 +219,14 @@ fn print_cell(i: usize, total: usize, code: &str, outcome: &Outcome, same: bool)
 
 /// The recorded executions (code and shell commands) of session `id`, oldest
 /// first.
-fn recorded_cells(id: &str) -> anyhow::Result<Vec<Entry>> {
+fn recorded_cells(id: &str, pool: Option<&str>) -> anyhow::Result<Vec<Entry>> {
     let path = ledger::default_path();
     let Some(conn) = ledger::schema::open_existing(&path)? else {
         bail!("nothing recorded yet: no ledger at {}", path.display());
     };
     let query = ledger::Query {
         identifier: Some(id.to_string()),
+        pool: super::log::choose_pool(&conn, id, pool)?,
         ..ledger::Query::default()
     };
     let cells: Vec<Entry> = ledger::read::entries(&conn, &query)

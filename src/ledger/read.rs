@@ -18,6 +18,9 @@ use crate::protocol::record::{
 pub struct Query {
     /// Only this session identifier's calls; all when `None`.
     pub identifier: Option<String>,
+    /// Only calls on this pool key (`local/PythonLTS/127.0.0.1:8341`, an
+    /// endpoint); every pool's when `None`.
+    pub pool: Option<String>,
     /// Only calls that arrived at or after this time.
     pub since: Option<DateTime<Utc>>,
     /// Only the last this many of them (still printed oldest first).
@@ -58,13 +61,14 @@ pub fn tail_start(conn: &Connection, query: &Query) -> rusqlite::Result<i64> {
     let start: Option<i64> = match &query.identifier {
         Some(id) => conn.query_row(
             "SELECT min(id) FROM (SELECT id FROM calls WHERE identifier = ?1 AND at_ms >= ?2
-             ORDER BY id DESC LIMIT ?3)",
-            params![id, since, limit],
+             AND (?4 IS NULL OR pool = ?4) ORDER BY id DESC LIMIT ?3)",
+            params![id, since, limit, query.pool],
             |r| r.get(0),
         )?,
         None => conn.query_row(
-            "SELECT min(id) FROM (SELECT id FROM calls WHERE at_ms >= ?1 ORDER BY id DESC LIMIT ?2)",
-            params![since, limit],
+            "SELECT min(id) FROM (SELECT id FROM calls WHERE at_ms >= ?1
+             AND (?3 IS NULL OR pool = ?3) ORDER BY id DESC LIMIT ?2)",
+            params![since, limit, query.pool],
             |r| r.get(0),
         )?,
     };
@@ -92,15 +96,16 @@ pub fn each<E: From<rusqlite::Error>>(
         Some(id) => {
             stmt = conn.prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM calls WHERE identifier = ?1 AND at_ms >= ?2 AND id >= ?3
-                 ORDER BY id"
+                 AND (?4 IS NULL OR pool = ?4) ORDER BY id"
             ))?;
-            stmt.query_map(params![id, since, from], entry)?
+            stmt.query_map(params![id, since, from, query.pool], entry)?
         }
         None => {
             stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM calls WHERE at_ms >= ?1 AND id >= ?2 ORDER BY id"
+                "SELECT {COLUMNS} FROM calls WHERE at_ms >= ?1 AND id >= ?2
+                 AND (?3 IS NULL OR pool = ?3) ORDER BY id"
             ))?;
-            stmt.query_map(params![since, from], entry)?
+            stmt.query_map(params![since, from, query.pool], entry)?
         }
     };
     for row in rows {
@@ -112,8 +117,8 @@ pub fn each<E: From<rusqlite::Error>>(
     Ok(())
 }
 
-/// The session identifiers with recorded calls at or after `since`, most
-/// recently active first, with their number of calls.
+/// The recorded sessions (pool key and identifier) with calls at or after
+/// `since`, most recently active first, with their number of calls.
 ///
 /// # Errors
 ///
@@ -121,14 +126,18 @@ pub fn each<E: From<rusqlite::Error>>(
 pub fn identifiers(
     conn: &Connection,
     since: Option<DateTime<Utc>>,
-) -> rusqlite::Result<Vec<(String, u64)>> {
+) -> rusqlite::Result<Vec<(String, String, u64)>> {
     let since = since.map_or(i64::MIN, |t| t.timestamp_millis());
     let mut stmt = conn.prepare_cached(
-        "SELECT identifier, count(*), max(id) AS last FROM calls WHERE at_ms >= ?1
-         GROUP BY identifier ORDER BY last DESC",
+        "SELECT pool, identifier, count(*), max(id) AS last FROM calls WHERE at_ms >= ?1
+         GROUP BY pool, identifier ORDER BY last DESC",
     )?;
     stmt.query_map([since], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.unsigned_abs()))
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?.unsigned_abs(),
+        ))
     })?
     .collect()
 }
@@ -182,6 +191,19 @@ pub fn sessions(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<Recorde
         })
     })?
     .collect()
+}
+
+/// The recorded sessions of `identifier`, one per pool it was used on, most
+/// recently active first (from the `sessions` table).
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn pools_of(conn: &Connection, identifier: &str) -> rusqlite::Result<Vec<RecordedSession>> {
+    Ok(sessions(conn, usize::MAX)?
+        .into_iter()
+        .filter(|s| s.identifier == identifier)
+        .collect())
 }
 
 /// The images of call `seq`, in order.

@@ -91,7 +91,13 @@ fn recorded_calls_read_back_in_order_with_their_fields() {
     assert_eq!(f.sha256, Some(sha256_hex(b"a,b")));
     assert_eq!(f.sha256.as_deref().map(str::len), Some(64));
     let ids = read::identifiers(&conn, None).unwrap();
-    assert_eq!(ids, vec![("alpha".to_string(), 2), ("beta".to_string(), 1)]);
+    assert_eq!(
+        ids,
+        vec![
+            ("local".to_string(), "alpha".to_string(), 2),
+            ("local".to_string(), "beta".to_string(), 1)
+        ]
+    );
     let tail = read::entries(
         &conn,
         &Query {

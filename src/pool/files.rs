@@ -124,7 +124,7 @@ async fn receive(
     headers: &HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<Vec<Entry>, WireError> {
-    let recording = Recording::start(pool.ledger.as_ref(), headers, &ctx.identifier);
+    let recording = Recording::start(pool.ledger.as_ref(), &pool.ledger_key, headers, &ctx.identifier);
     upload::check_declared_length(headers)?;
     let multipart = multipart.map_err(not_multipart)?;
     let work = upload::receive(multipart, &ctx.root, base, recording.is_some());
@@ -364,7 +364,7 @@ async fn get_rest(
     uri: Uri,
     headers: HeaderMap,
 ) -> Result<Response, WireError> {
-    let recording = Recording::start(pool.ledger.as_ref(), &headers, "");
+    let recording = Recording::start(pool.ledger.as_ref(), &pool.ledger_key, &headers, "");
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
     let (op, names) = RawName::from_uri(&uri)?.candidates(split_get(ctx.version.family()))?;
@@ -437,7 +437,7 @@ async fn delete_rest(
     uri: Uri,
     headers: HeaderMap,
 ) -> Result<Response, WireError> {
-    let recording = Recording::start(pool.ledger.as_ref(), &headers, "");
+    let recording = Recording::start(pool.ledger.as_ref(), &pool.ledger_key, &headers, "");
     let ctx = open(&pool, &query).await?;
     let base = base(&query)?;
     let ((), names) = RawName::from_uri(&uri)?.candidates(|s| ((), s))?;

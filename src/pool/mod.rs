@@ -231,6 +231,8 @@ pub struct LocalPool {
     reaper: tokio::task::JoinHandle<()>,
     activity: Arc<activity::Activity>,
     ledger: Option<crate::ledger::Recorder>,
+    /// The key its calls are recorded under.
+    ledger_key: String,
     hub: crate::events::Hub,
 }
 
@@ -337,7 +339,15 @@ impl LocalPool {
         registry.refill();
         let reaper = tokio::spawn(reap_idle_sessions(Arc::downgrade(&registry)));
         let activity = Arc::new(activity::Activity::default());
-        let app = server::router(registry.clone(), &opts, ledger.clone(), hub.clone()).layer(
+        let ledger_key = crate::protocol::record::local_pool_key(opts.container_type, &addr.to_string());
+        let app = server::router(
+            registry.clone(),
+            &opts,
+            ledger.clone(),
+            &ledger_key,
+            hub.clone(),
+        )
+        .layer(
             axum::middleware::from_fn_with_state(activity.clone(), activity::track),
         );
         let (stop, server) =
@@ -354,8 +364,16 @@ impl LocalPool {
             reaper,
             activity,
             ledger,
+            ledger_key,
             hub,
         })
+    }
+
+    /// The key this pool's calls are recorded under in the ledger
+    /// (`local/PythonLTS/127.0.0.1:41234`,
+    /// [`crate::protocol::record::local_pool_key`]).
+    pub fn ledger_key(&self) -> &str {
+        &self.ledger_key
     }
 
     /// The pool management endpoint, e.g. `http://127.0.0.1:41234`.

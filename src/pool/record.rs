@@ -17,7 +17,6 @@ use chrono::{DateTime, Utc};
 
 use crate::ledger::Recorder;
 use crate::protocol::Execution;
-use crate::protocol::record::POOL_KEY;
 use crate::protocol::record::{Call, CallKind, FileChange, RecordedFile, RecordedOutput};
 
 /// A call being answered, to be recorded when its reply is known.
@@ -63,15 +62,17 @@ impl Drop for ClientWatch {
 
 impl Recording {
     /// Starts recording a call about `identifier` whose request carried
-    /// `headers`; `None` when the pool records nothing.
+    /// `headers`, under the pool's key (`pool`, [`crate::protocol::record::local_pool_key`]);
+    /// `None` when the pool records nothing.
     pub(crate) fn start(
         recorder: Option<&Recorder>,
+        pool: &Arc<str>,
         headers: &HeaderMap,
         identifier: &str,
     ) -> Option<Self> {
         Some(Self::start_in(
             recorder?,
-            POOL_KEY.into(),
+            Arc::clone(pool),
             headers,
             identifier,
         ))

@@ -56,6 +56,9 @@ pub(crate) struct Pool {
     /// Where calls are recorded (the flight recorder's ledger); `None` records
     /// nothing (`serve --no-ledger`, `[ledger] enabled = false`).
     pub(crate) ledger: Option<crate::ledger::Recorder>,
+    /// The key its calls are recorded under
+    /// ([`crate::protocol::record::local_pool_key`]).
+    pub(crate) ledger_key: Arc<str>,
     /// The event stream's hub: running cells' output is published to it
     /// ([`super::events::LiveOutput`]).
     pub(crate) hub: crate::events::Hub,
@@ -98,6 +101,7 @@ pub fn router(
     registry: Arc<SessionRegistry>,
     opts: &PoolOptions,
     ledger: Option<crate::ledger::Recorder>,
+    ledger_key: &str,
     hub: crate::events::Hub,
 ) -> Router {
     let pool = Pool {
@@ -108,6 +112,7 @@ pub fn router(
         metadata: Arc::default(),
         container_type: opts.container_type,
         ledger,
+        ledger_key: ledger_key.into(),
         hub: hub.clone(),
     };
     // An agent on a pool without a sandbox (the user opted in) reads so in

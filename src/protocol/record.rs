@@ -10,9 +10,47 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// The pool key a local pool's calls are recorded under (as the sessions
-/// store names the local pool); other pools' calls go under their endpoint.
+/// The pool key every local pool's calls were recorded under before issue
+/// 26 (ledgers written then still hold it); a local pool now records under
+/// [`local_pool_key`], other pools' calls go under their endpoint.
 pub const POOL_KEY: &str = "local";
+
+/// The pool key a local pool of `container_type` listening at `addr`
+/// (`host:port`) records its calls under: `local/PythonLTS/127.0.0.1:8341`.
+/// One identifier used on a Python and a Shell pool, or on a `serve` and the
+/// background pool at once, is so two recorded sessions (issue 26).
+pub fn local_pool_key(container_type: crate::protocol::ContainerType, addr: &str) -> String {
+    format!("{POOL_KEY}/{}/{addr}", container_type.arm_name())
+}
+
+/// The pool key of the pool at `endpoint` whose sessions run
+/// `container_type`, as its calls are recorded: a loopback `http://` endpoint
+/// is a sessionpad local pool ([`local_pool_key`] of its `host:port`), any
+/// other the endpoint without its trailing `/` (the recording proxy's and the
+/// client's own key).
+pub fn pool_key_of(endpoint: &str, container_type: crate::protocol::ContainerType) -> String {
+    let endpoint = endpoint.trim().trim_end_matches('/');
+    match endpoint.strip_prefix("http://") {
+        Some(addr)
+            if addr.starts_with("127.") || addr.starts_with("localhost:") || addr.starts_with("[::1]") =>
+        {
+            local_pool_key(container_type, addr)
+        }
+        _ => endpoint.to_string(),
+    }
+}
+
+/// Whether `key` is a local pool's (the legacy [`POOL_KEY`] included).
+pub fn is_local_pool_key(key: &str) -> bool {
+    key == POOL_KEY || key.starts_with("local/")
+}
+
+/// The `host:port` a local pool key's pool listened at (`None` for the
+/// legacy [`POOL_KEY`] and for other pools' keys).
+pub fn local_pool_addr(key: &str) -> Option<&str> {
+    let rest = key.strip_prefix("local/")?;
+    rest.split_once('/').map(|(_, addr)| addr)
+}
 
 /// What kind of data-plane call a [`Call`] records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -77,6 +77,10 @@ pub(super) async fn again(
     }
     match (background(config, opts, events).await, gone) {
         (Ok(client), Some(_)) => {
+            events.pool_key(crate::protocol::record::pool_key_of(
+                client.endpoint(),
+                config.container_type,
+            ));
             events.pool_restarted(format!(
                 "the background local pool had ended (stopped, or idle too long): the cell ran \
                  in a new one, in a fresh session of {}; variables and files from before are gone",
@@ -85,6 +89,10 @@ pub(super) async fn again(
             Ok(client)
         }
         (Ok(client), None) => {
+            events.pool_key(crate::protocol::record::pool_key_of(
+                client.endpoint(),
+                config.container_type,
+            ));
             events.pool_ready();
             Ok(client)
         }

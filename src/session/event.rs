@@ -35,6 +35,9 @@ pub enum SessionEvent {
     PoolProgress(String),
     /// The pool answers: executions can run.
     PoolReady,
+    /// The key the flight recorder files the pool's calls under
+    /// ([`crate::protocol::record::pool_key_of`]), sent once it is reached.
+    PoolKey(String),
     /// The pool could not be started or reached; queued cells will fail with this.
     PoolFailed(Failure),
     /// The background local pool had ended (its idle exit, `sessionpad pool
@@ -128,6 +131,11 @@ impl EventSender {
     /// Reports one line of pool start-up progress.
     pub fn pool_progress(&self, line: &str) {
         self.send(SessionEvent::PoolProgress(line.to_string()));
+    }
+
+    /// Reports the key the ledger files the reached pool's calls under.
+    pub fn pool_key(&self, key: String) {
+        self.send(SessionEvent::PoolKey(key));
     }
 
     /// Reports that the pool is ready.

@@ -279,6 +279,10 @@ async fn run(
     };
     let (client, pool) = match connected {
         Ok((client, pool)) => {
+            events.pool_key(crate::protocol::record::pool_key_of(
+                client.endpoint(),
+                config.container_type,
+            ));
             events.pool_ready();
             (Ok(client), pool)
         }

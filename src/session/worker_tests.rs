@@ -40,6 +40,7 @@ async fn unreachable_remote_pool_fails_the_run_instead_of_losing_it() {
         events,
     );
     worker.execute(RunId(1), "1".into());
+    assert!(matches!(rx.recv().await, Some(SessionEvent::PoolKey(_))));
     assert!(matches!(rx.recv().await, Some(SessionEvent::PoolReady)));
     assert!(matches!(
         rx.recv().await,
@@ -84,6 +85,7 @@ async fn an_abandoned_run_reports_nothing_and_the_next_one_starts() {
     );
     worker.execute(RunId(1), "import time; time.sleep(60)".into());
     worker.execute(RunId(2), "2".into());
+    assert!(matches!(rx.recv().await, Some(SessionEvent::PoolKey(_))));
     assert!(matches!(rx.recv().await, Some(SessionEvent::PoolReady)));
     assert!(matches!(
         rx.recv().await,

@@ -180,7 +180,12 @@ async fn attach_sessions_store(app: &mut App, endpoint: Option<&str>, identifier
     let sessions = &mut app.sessions;
     sessions.endpoint = endpoint.map(str::to_string);
     sessions.pool = crate::notebook::store::pool_name(endpoint, app.config.language);
-    sessions.pane.ledger_pool = sessions::history::ledger_pool_key(endpoint);
+    // A local pool's key names its address, known once it is reached
+    // (`SessionEvent::PoolKey`); a remote pool's is its endpoint.
+    let key = sessions::history::ledger_pool_key(endpoint);
+    if !crate::protocol::record::is_local_pool_key(&key) {
+        sessions.pane.ledger_pool = key;
+    }
     match loaded {
         Ok(loaded) => {
             if let Some(problem) = loaded.problem {

@@ -46,6 +46,7 @@ impl App {
                 self.pool_log.drain(..excess);
             }
             SessionEvent::PoolReady => self.pool = PoolState::Ready,
+            SessionEvent::PoolKey(key) => self.sessions.pane.ledger_pool = key,
             SessionEvent::PoolFailed(reason) => self.pool = PoolState::Failed(reason.message),
             SessionEvent::PoolRestarted(message) => {
                 self.pool = PoolState::Ready;

@@ -136,7 +136,9 @@ impl App {
         let request = RecordedRequest {
             after: self.sessions.followed_seq(&identifier),
             identifier,
-            pool: None,
+            // This pool's calls only: the identifier may be in use on
+            // another pool at the same time (issue 26).
+            pool: Some(self.sessions.pane.ledger_pool.clone()),
             language: self.config.language,
             others_only: true,
         };

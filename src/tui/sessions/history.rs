@@ -62,7 +62,11 @@ pub fn ledger_pool_key(endpoint: Option<&str>) -> String {
 /// when the pool cannot list or has not answered); another pool's are
 /// `other`.
 pub fn state_of(state: &SessionsPaneState, recorded: &RecordedSession) -> &'static str {
-    if recorded.pool != state.ledger_pool {
+    // A ledger written before pools were told apart files every local pool
+    // as `local`: those sessions are judged by this pool's list.
+    let legacy = recorded.pool == crate::protocol::record::POOL_KEY
+        && crate::protocol::record::is_local_pool_key(&state.ledger_pool);
+    if recorded.pool != state.ledger_pool && !legacy {
         return "other";
     }
     match &state.pool_list {
