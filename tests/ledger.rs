@@ -33,6 +33,11 @@ fn log(data_dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The `host:port` of a pool management endpoint (`http://127.0.0.1:8341`).
+fn endpoint_addr(endpoint: &str) -> &str {
+    endpoint.trim_start_matches("http://").trim_end_matches('/')
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
@@ -120,7 +125,8 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     for c in &calls {
         assert_eq!(c["client"], AGENT, "{c}");
         assert_eq!(c["identifier"], id.as_str());
-        assert_eq!(c["pool"], "local");
+        let pool = c["pool"].as_str().unwrap();
+        assert_eq!(pool, format!("local/PythonLTS/{}", endpoint_addr(&endpoint)));
     }
     assert_eq!(calls[0]["code"], "x = 6 * 7\nprint('hello', x)\nx");
     assert_eq!(calls[0]["stdout"], "hello 42\n");
@@ -154,7 +160,11 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     // Every call of every session: this one's under its heading.
     let out = log(data.path(), &["--all"]);
     let all = String::from_utf8(out.stdout).unwrap();
-    assert!(all.contains(&format!("=== {id} (5 call(s))")), "{all}");
+    let heading = format!(
+        "=== {id} on local/PythonLTS/{} (5 call(s))",
+        endpoint_addr(&endpoint)
+    );
+    assert!(all.contains(&heading), "{all}");
     // Without an identifier (issue 26): the recorded sessions, not every
     // call: this one's line, and none of its code or output.
     let out = log(data.path(), &[]);
@@ -696,7 +706,8 @@ async fn the_files_an_agent_left_outlive_its_session() {
     let first = format!(
         "import os\nos.makedirs('/mnt/data/out/logs', exist_ok=True)\nopen('/mnt/data/report.csv', 'w').write({report:?})\nopen('/mnt/data/out/logs/run.log', 'w').write('run started\\n')\nprint('wrote')"
     );
-    let answer: Value = impatient
+    let patient = common::http_as(agent);
+    let answer: Value = patient
         .post(q("executions"))
         .bearer_auth(TOKEN)
         .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": first}))
@@ -854,4 +865,87 @@ async fn the_files_an_agent_left_outlive_its_session() {
         "run started\n",
         "kept as it was"
     );
+}
+
+/// Issue 26: one identifier used on a Python and a Shell pool is two recorded
+/// sessions, each under its pool's key; `log` says so and prints each under
+/// its pool, `--pool` picks one, and `export --recorded` writes one pool's
+/// cells in that pool's language, saying which it took.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_identifier_on_two_pools_is_two_recorded_sessions() {
+    let data = tempfile::tempdir().unwrap();
+    let python = common::TestPool::recording(data.path(), ContainerType::PythonLts).await;
+    let shell = common::TestPool::recording(data.path(), ContainerType::Shell).await;
+    let id = common::identifier();
+    let (status, _, body) = common::Raw::new(&python)
+        .post_json(
+            &format!("/executions?api-version={V}&identifier={id}"),
+            json!({"code": "print('from python')"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = common::Raw::new(&shell)
+        .post_json(
+            &format!("/executions?api-version={V}&identifier={id}"),
+            json!({"shellCommand": "echo from shell"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    python.pool.ledger().unwrap().flush();
+    shell.pool.ledger().unwrap().flush();
+    let python_key = python.pool.ledger_key().to_string();
+    let shell_key = shell.pool.ledger_key().to_string();
+    assert!(
+        python_key.starts_with("local/PythonLTS/127.0.0.1:"),
+        "{python_key}"
+    );
+    assert!(
+        shell_key.starts_with("local/Shell/127.0.0.1:"),
+        "{shell_key}"
+    );
+    let sessions: Vec<Value> = common::log_json(data.path(), &["--sessions"])
+        .into_iter()
+        .filter(|s| s["identifier"] == id.as_str())
+        .collect();
+    let mut pools: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["pool"].as_str().unwrap())
+        .collect();
+    pools.sort_unstable();
+    assert_eq!(pools, [python_key.as_str(), shell_key.as_str()]);
+    assert!(sessions.iter().all(|s| s["cells"] == 1), "{sessions:#?}");
+    // The text log names both pools and prints each session under its own.
+    let out = log(data.path(), &[&id]);
+    let (text, said) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(said.contains("was used on 2 pools"), "{said}");
+    assert!(text.contains(&format!("on {python_key}")), "{text}");
+    assert!(text.contains(&format!("on {shell_key}")), "{text}");
+    let one = common::log_json(data.path(), &[&id, "--pool", &shell_key]);
+    assert_eq!(one.len(), 1, "{one:#?}");
+    assert_eq!(one[0]["stdout"], "from shell\n");
+    // export --recorded takes one pool: the Python one asked for, in Python.
+    let out = common::sessionpad_command(data.path())
+        .args(["export", "--recorded", &id, "--pool", &python_key])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let nb: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(nb["cells"].as_array().unwrap().len(), 1, "{nb}");
+    assert_eq!(nb["metadata"]["kernelspec"]["language"], "python", "{nb}");
+    // Without --pool: the latest (the Shell pool's), said on stderr.
+    let out = common::sessionpad_command(data.path())
+        .args(["export", "--recorded", &id])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("taking the most recent"),
+        "{out:?}"
+    );
+    let nb: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(nb["cells"].as_array().unwrap().len(), 1, "{nb}");
+    assert_eq!(nb["cells"][0]["source"][0], "echo from shell", "{nb}");
 }

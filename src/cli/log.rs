@@ -244,7 +244,11 @@ pub(super) fn choose_pool(
             "nothing of {} is recorded on pool {}; it was used on: {}",
             plain(id),
             plain(wanted),
-            if pools.is_empty() { "none".to_string() } else { names() }
+            if pools.is_empty() {
+                "none".to_string()
+            } else {
+                names()
+            }
         );
     }
     if pools.len() > 1 {

@@ -154,8 +154,8 @@ fn recorded(
         ..ledger::Query::default()
     };
     let entries = ledger::read::entries(&conn, &query).map_err(read)?;
-    let got = crate::notebook::recorded::read(&conn, &entries, container_type.into())
-        .map_err(read)?;
+    let got =
+        crate::notebook::recorded::read(&conn, &entries, container_type.into()).map_err(read)?;
     if got.cells.is_empty() {
         bail!(
             "no executions recorded for {id:?} ({} file call(s)); `sessionpad log --sessions` lists the recorded sessions",

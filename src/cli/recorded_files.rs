@@ -54,9 +54,13 @@ pub(super) fn export(id: &str, dir: &Path, how: &Files<'_>) -> anyhow::Result<Ex
     let read = |e| ledger::LedgerError::sqlite(&path, e);
     let pool = super::log::choose_pool(&conn, id, pool)?;
     let upto = match at {
-        Some(n) => Some(nth_execution(&conn, id, pool.as_deref(), n).map_err(read)?.ok_or_else(|| {
-            anyhow::anyhow!("session {id:?} has fewer than {n} recorded executions")
-        })?),
+        Some(n) => Some(
+            nth_execution(&conn, id, pool.as_deref(), n)
+                .map_err(read)?
+                .ok_or_else(|| {
+                    anyhow::anyhow!("session {id:?} has fewer than {n} recorded executions")
+                })?,
+        ),
         None => None,
     };
     let state = ledger::read::files_after(&conn, pool.as_deref(), id, upto).map_err(read)?;

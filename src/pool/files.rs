@@ -124,7 +124,12 @@ async fn receive(
     headers: &HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<Vec<Entry>, WireError> {
-    let recording = Recording::start(pool.ledger.as_ref(), &pool.ledger_key, headers, &ctx.identifier);
+    let recording = Recording::start(
+        pool.ledger.as_ref(),
+        &pool.ledger_key,
+        headers,
+        &ctx.identifier,
+    );
     upload::check_declared_length(headers)?;
     let multipart = multipart.map_err(not_multipart)?;
     let work = upload::receive(multipart, &ctx.root, base, recording.is_some());

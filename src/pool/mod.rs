@@ -339,7 +339,8 @@ impl LocalPool {
         registry.refill();
         let reaper = tokio::spawn(reap_idle_sessions(Arc::downgrade(&registry)));
         let activity = Arc::new(activity::Activity::default());
-        let ledger_key = crate::protocol::record::local_pool_key(opts.container_type, &addr.to_string());
+        let ledger_key =
+            crate::protocol::record::local_pool_key(opts.container_type, &addr.to_string());
         let app = server::router(
             registry.clone(),
             &opts,
@@ -347,9 +348,10 @@ impl LocalPool {
             &ledger_key,
             hub.clone(),
         )
-        .layer(
-            axum::middleware::from_fn_with_state(activity.clone(), activity::track),
-        );
+        .layer(axum::middleware::from_fn_with_state(
+            activity.clone(),
+            activity::track,
+        ));
         let (stop, server) =
             crate::pool::server::run::serve_until_stopped(listener, app, "local pool server");
         tracing::info!(%addr, "local pool listening");

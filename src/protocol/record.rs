@@ -32,7 +32,9 @@ pub fn pool_key_of(endpoint: &str, container_type: crate::protocol::ContainerTyp
     let endpoint = endpoint.trim().trim_end_matches('/');
     match endpoint.strip_prefix("http://") {
         Some(addr)
-            if addr.starts_with("127.") || addr.starts_with("localhost:") || addr.starts_with("[::1]") =>
+            if addr.starts_with("127.")
+                || addr.starts_with("localhost:")
+                || addr.starts_with("[::1]") =>
         {
             local_pool_key(container_type, addr)
         }

@@ -197,7 +197,12 @@ pub(super) async fn execute_a(
     let code = pool.cell(req.code.clone().unwrap_or_default(), timeout);
     let session = pool.session(&identifier)?;
     let id = uuid::Uuid::new_v4().to_string();
-    let recording = Recording::start(pool.ledger.as_ref(), &pool.ledger_key, &headers, &identifier);
+    let recording = Recording::start(
+        pool.ledger.as_ref(),
+        &pool.ledger_key,
+        &headers,
+        &identifier,
+    );
     let live = LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
     let (registry, sent, watch) = (
         pool.registry.clone(),
@@ -260,7 +265,12 @@ pub(super) async fn execute_b(
         .filter(|v| !v.is_empty())
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
     if pool.container_type.is_shell() {
-        let recording = Recording::start(pool.ledger.as_ref(), &pool.ledger_key, &headers, &identifier);
+        let recording = Recording::start(
+            pool.ledger.as_ref(),
+            &pool.ledger_key,
+            &headers,
+            &identifier,
+        );
         return shell::execute(&pool, version, &identifier, &id, value, recording).await;
     }
     let req = request_from(value)?;
@@ -268,7 +278,12 @@ pub(super) async fn execute_b(
     let timeout = pool.timeout(&req);
     let code = pool.cell(req.code.clone().unwrap_or_default(), timeout);
     let session = pool.session(&identifier)?;
-    let recording = Recording::start(pool.ledger.as_ref(), &pool.ledger_key, &headers, &identifier);
+    let recording = Recording::start(
+        pool.ledger.as_ref(),
+        &pool.ledger_key,
+        &headers,
+        &identifier,
+    );
     let sent = req.code.clone().unwrap_or_default();
     let asynchronous = req
         .execution_type
