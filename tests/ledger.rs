@@ -195,7 +195,7 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
             &json!(2),
             &json!(5),
             &json!(AGENT),
-            &json!("local")
+            &json!(format!("local/PythonLTS/{}", endpoint_addr(&endpoint)))
         ),
         "{s}"
     );
