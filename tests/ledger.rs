@@ -126,7 +126,10 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
         assert_eq!(c["client"], AGENT, "{c}");
         assert_eq!(c["identifier"], id.as_str());
         let pool = c["pool"].as_str().unwrap();
-        assert_eq!(pool, format!("local/PythonLTS/{}", endpoint_addr(&endpoint)));
+        assert_eq!(
+            pool,
+            format!("local/PythonLTS/{}", endpoint_addr(&endpoint))
+        );
     }
     assert_eq!(calls[0]["code"], "x = 6 * 7\nprint('hello', x)\nx");
     assert_eq!(calls[0]["stdout"], "hello 42\n");
@@ -948,4 +951,53 @@ async fn one_identifier_on_two_pools_is_two_recorded_sessions() {
     let nb: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(nb["cells"].as_array().unwrap().len(), 1, "{nb}");
     assert_eq!(nb["cells"][0]["source"][0], "echo from shell", "{nb}");
+}
+
+/// Issue 26: with two serves running (the first publishes the discovery
+/// file), an agent's identifier on the second; `log ID -f` and `--follow ID`
+/// without `--endpoint` refuse and name the pool that records it, instead of
+/// following the other pool (and, for a take-over, running cells in a new
+/// session there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn following_without_an_endpoint_finds_the_pool_that_records_the_identifier() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut published, _) = common::serve(data.path(), TOKEN);
+    let (mut other, endpoint) = common::serve(data.path(), TOKEN);
+    let id = common::identifier();
+    let answer = http()
+        .post(format!(
+            "{endpoint}/executions?api-version={V}&identifier={id}"
+        ))
+        .bearer_auth(TOKEN)
+        .json(&json!({"code": "x = 1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    // Recorded: the ledger knows which pool wrote it.
+    for _ in 0..50 {
+        if !common::log_json(data.path(), &[&id]).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for args in [
+        vec!["log", id.as_str(), "-f"],
+        vec!["--follow", id.as_str()],
+    ] {
+        let out = common::sessionpad_command(data.path())
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {out:?}");
+        assert!(
+            said.contains(&format!("being recorded by the pool at {endpoint}")),
+            "{args:?}: {said}"
+        );
+        assert!(said.contains(&format!("--endpoint {endpoint}")), "{said}");
+    }
+    terminate(&mut other);
+    terminate(&mut published);
 }

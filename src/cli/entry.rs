@@ -72,6 +72,15 @@ async fn run_tui(mut target: cli::TargetOpt, follow: Option<String>) -> ExitCode
         }
         let mut s = target.settings()?;
         s.learn_container_type().await;
+        // Following without --endpoint: never take over a session in a new
+        // one on the wrong pool (issue 26).
+        if let (Some(id), None) = (&follow, &s.endpoint) {
+            let here = cli::locate::discovered(s.container_type);
+            let located = cli::locate::locate(id, here.as_deref()).await?;
+            if let Some(why) = cli::locate::refusal(id, &located, "sessionpad --follow") {
+                anyhow::bail!(why);
+            }
+        }
         let mut opts = s.tui_options(&target);
         opts.follow = follow.is_some();
         tui::run(opts).await

@@ -86,15 +86,7 @@ pub fn parse_since(s: &str) -> Result<DateTime<Utc>, String> {
 /// (damaged, newer schema), standard output closed; with `--follow`, no pool
 /// to follow.
 pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
-    let identifier = opt.id.clone().or_else(|| target.identifier.clone());
-    if let Some(id) = &identifier {
-        crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
-    }
-    if opt.diff && target.json {
-        anyhow::bail!(
-            "--diff prints text; with --json each call's files carry their sha256, and `sessionpad export --recorded ID --files DIR` writes their bytes"
-        );
-    }
+    let identifier = checked(opt, target)?;
     if opt.follow {
         return follow::run(opt, target, identifier).await;
     }
@@ -110,14 +102,7 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let wants_calls = identifier.is_some() || opt.all || opt.since.is_some() || opt.tail.is_some();
     if opt.sessions || !wants_calls {
         let listed = ledger::read::sessions(&conn, usize::MAX).map_err(read)?;
-        print_sessions(&listed, target.json)?;
-        if listed.is_empty() {
-            eprintln!("no sessions recorded");
-        } else if !opt.sessions && std::io::stderr().is_terminal() {
-            eprintln!(
-                "(the recorded sessions; `sessionpad log ID` prints one session's calls, `--all` every call)"
-            );
-        }
+        print_sessions(&listed, target.json, !opt.sessions)?;
         return Ok(ExitCode::SUCCESS);
     }
     let query = Query {
@@ -146,22 +131,7 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     // One identifier on several pools is several sessions: said, and each
     // printed under its pool.
     let several = match (&identifier, &opt.pool) {
-        (Some(id), None) => {
-            let pools = ledger::read::pools_of(&conn, id).map_err(read)?;
-            if pools.len() > 1 {
-                eprintln!(
-                    "{} was used on {} pools: {}; each pool's calls follow under its name (--pool KEY prints one)",
-                    plain(id),
-                    pools.len(),
-                    pools
-                        .iter()
-                        .map(|p| plain(&p.pool))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            pools.len() > 1
-        }
+        (Some(id), None) => on_several_pools(&conn, id).map_err(read)?,
         _ => false,
     };
     if target.json || (identifier.is_some() && !several) {
@@ -212,6 +182,44 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The identifier `log` is about (the argument, else `--identifier`),
+/// checked, and the options checked together.
+///
+/// # Errors
+///
+/// An identifier that breaks the rules; `--diff` with `--json`.
+fn checked(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<Option<String>> {
+    let identifier = opt.id.clone().or_else(|| target.identifier.clone());
+    if let Some(id) = &identifier {
+        crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
+    }
+    if opt.diff && target.json {
+        anyhow::bail!(
+            "--diff prints text; with --json each call's files carry their sha256, and `sessionpad export --recorded ID --files DIR` writes their bytes"
+        );
+    }
+    Ok(identifier)
+}
+
+/// Whether `id` was used on several pools; if so, says which on standard
+/// error (each pool's calls are then printed under its name).
+fn on_several_pools(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<bool> {
+    let pools = ledger::read::pools_of(conn, id)?;
+    if pools.len() > 1 {
+        eprintln!(
+            "{} was used on {} pools: {}; each pool's calls follow under its name (--pool KEY prints one)",
+            plain(id),
+            pools.len(),
+            pools
+                .iter()
+                .map(|p| plain(&p.pool))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(pools.len() > 1)
 }
 
 /// The pool whose recorded session `id` a command works on: `wanted` when
@@ -266,7 +274,20 @@ pub(super) fn choose_pool(
 /// `log --sessions`: one line per recorded session (its identifier, cells and
 /// calls, first and last activity, client, pool), or with `json` one
 /// [`ledger::read::RecordedSession`] object per line; session text sanitised.
-fn print_sessions(listed: &[ledger::read::RecordedSession], json: bool) -> anyhow::Result<()> {
+/// With `hint` (`log` without an identifier), says on a terminal how to
+/// print calls; says so when none is recorded.
+fn print_sessions(
+    listed: &[ledger::read::RecordedSession],
+    json: bool,
+    hint: bool,
+) -> anyhow::Result<()> {
+    if listed.is_empty() {
+        eprintln!("no sessions recorded");
+    } else if hint && std::io::stderr().is_terminal() {
+        eprintln!(
+            "(the recorded sessions; `sessionpad log ID` prints one session's calls, `--all` every call)"
+        );
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for s in listed {
         if json {

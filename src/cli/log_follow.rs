@@ -35,7 +35,7 @@ pub async fn run(
     target: &TargetOpt,
     identifier: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let client = pool_client(target)?;
+    let (client, key) = pool_client(target, identifier.as_deref()).await?;
     let mut events = client
         .events(identifier.as_deref())
         .await
@@ -45,8 +45,10 @@ pub async fn run(
         last_seq: 0,
         out: std::io::BufWriter::new(std::io::stdout()),
     };
+    // The followed pool's calls only: the identifier may have been used on
+    // others (issue 26).
     let query = Query {
-        pool: None,
+        pool: key.clone(),
         identifier: identifier.clone(),
         since: opt.since,
         tail: opt.tail.and_then(|n| usize::try_from(n).ok()),
@@ -58,7 +60,7 @@ pub async fn run(
             Ok(PoolEvent::Lagged(lag)) => {
                 tracing::warn!("log --follow missed {} event(s)", lag.missed);
                 let since = Query {
-                    pool: None,
+                    pool: key.clone(),
                     identifier: identifier.clone(),
                     since: opt.since,
                     tail: None,
@@ -74,31 +76,56 @@ pub async fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The client of the pool to follow: `--endpoint` (with its token or
-/// credential), else the running local pool's discovery file.
-fn pool_client(target: &TargetOpt) -> anyhow::Result<SessionClient> {
+/// The client of the pool to follow and its ledger key: `--endpoint` (with
+/// its token or credential), else the running local pool that records
+/// `identifier` ([`super::super::locate`]), else the local pool the
+/// discovery file names.
+///
+/// # Errors
+///
+/// No pool to follow; the identifier is recorded by a pool that is not the
+/// discovered one (its endpoint named) or by several.
+async fn pool_client(
+    target: &TargetOpt,
+    identifier: Option<&str>,
+) -> anyhow::Result<(SessionClient, Option<String>)> {
+    use crate::protocol::record::pool_key_of;
     let settings = target.settings()?;
     if let Some(endpoint) = &settings.endpoint {
-        return Ok(crate::target::remote_client(
+        let client = crate::target::remote_client(
             endpoint,
             settings.api_version,
             settings.token.clone(),
             settings.auth.as_ref(),
             settings.pool_type,
-        )?);
+        )?;
+        let key = pool_key_of(endpoint, settings.container_type);
+        return Ok((client, Some(key)));
     }
-    let found = crate::background::discovery::Discovery::find(settings.container_type).ok_or_else(|| {
+    let found = crate::background::discovery::Discovery::find(settings.container_type);
+    if let Some(id) = identifier {
+        let located =
+            super::super::locate::locate(id, found.as_ref().map(|f| f.endpoint.as_str())).await?;
+        if let Some(why) = super::super::locate::refusal(id, &located, "sessionpad log -f") {
+            anyhow::bail!(why);
+        }
+    }
+    let found = found.ok_or_else(|| {
         anyhow::anyhow!(
             "no local pool is running to follow: start one (sessionpad serve) or name one with --endpoint"
         )
     })?;
-    Ok(crate::target::remote_client(
-        &found.endpoint,
-        settings.api_version,
-        found.token,
-        None,
-        settings.pool_type,
-    )?)
+    let key = pool_key_of(&found.endpoint, settings.container_type);
+    Ok((
+        crate::target::remote_client(
+            &found.endpoint,
+            settings.api_version,
+            found.token,
+            None,
+            settings.pool_type,
+        )?,
+        Some(key),
+    ))
 }
 
 /// The calls `query` selects from the ledger (none when there is no ledger yet).

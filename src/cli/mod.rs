@@ -6,6 +6,7 @@
 pub mod entry;
 mod exec;
 mod files;
+pub(crate) mod locate;
 pub mod log;
 mod mcp;
 mod notebook;

@@ -109,6 +109,18 @@ impl Language {
     }
 }
 
+impl Language {
+    /// The container type of the pools that run this language (`PythonLTS`
+    /// for Python, the inverse of `From<ContainerType>` elsewhere).
+    pub fn container_type(self) -> ContainerType {
+        match self {
+            Self::Python => ContainerType::PythonLts,
+            Self::Shell => ContainerType::Shell,
+            Self::JavaScript => ContainerType::NodeLts,
+        }
+    }
+}
+
 impl From<ContainerType> for Language {
     /// The language a pool of this container type runs: shell commands on
     /// `Shell`, JavaScript on `NodeLTS`, Python elsewhere (custom containers

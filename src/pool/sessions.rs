@@ -217,6 +217,28 @@ impl SessionRegistry {
         }
     }
 
+    /// Runs `work` (an upload, a delete) in `session` and returns what it
+    /// changed, as [`SessionRegistry::noting_files`] does, but never waits
+    /// for a running execution: then nothing is reported for `work`, and the
+    /// execution's own look records the change
+    /// ([`super::files::changes::SessionFiles::noting_after`]).
+    pub(crate) async fn noting_files_after<T>(
+        &self,
+        session: &Session,
+        work: impl std::future::Future<Output = T>,
+    ) -> (T, super::files::changes::Changes) {
+        match self.files_budget {
+            Some(budget) => {
+                let folder = self.files_of(session);
+                session
+                    .files
+                    .noting_after(&folder, &self.watcher, budget, work)
+                    .await
+            }
+            None => (work.await, super::files::changes::Changes::default()),
+        }
+    }
+
     /// The idle time after which a session ends.
     pub fn cooldown(&self) -> Duration {
         self.cooldown

@@ -593,3 +593,29 @@ impl Entry {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ContainerType;
+
+    #[test]
+    fn pool_keys_tell_local_pools_apart_and_name_remote_ones_by_endpoint() {
+        assert_eq!(
+            pool_key_of("http://127.0.0.1:8123/", ContainerType::Shell),
+            "local/Shell/127.0.0.1:8123"
+        );
+        assert_eq!(
+            pool_key_of(
+                " https://p.eastus.azurecontainerapps.io/ ",
+                ContainerType::PythonLts
+            ),
+            "https://p.eastus.azurecontainerapps.io"
+        );
+        let key = local_pool_key(ContainerType::NodeLts, "127.0.0.1:9");
+        assert!(is_local_pool_key(&key) && is_local_pool_key(POOL_KEY));
+        assert_eq!(local_pool_addr(&key), Some("127.0.0.1:9"));
+        assert_eq!(local_pool_addr(POOL_KEY), None);
+        assert!(!is_local_pool_key("https://p.eastus.azurecontainerapps.io"));
+    }
+}

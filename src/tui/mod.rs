@@ -180,11 +180,12 @@ async fn attach_sessions_store(app: &mut App, endpoint: Option<&str>, identifier
     let sessions = &mut app.sessions;
     sessions.endpoint = endpoint.map(str::to_string);
     sessions.pool = crate::notebook::store::pool_name(endpoint, app.config.language);
-    // A local pool's key names its address, known once it is reached
-    // (`SessionEvent::PoolKey`); a remote pool's is its endpoint.
-    let key = sessions::history::ledger_pool_key(endpoint);
-    if !crate::protocol::record::is_local_pool_key(&key) {
-        sessions.pane.ledger_pool = key;
+    // A named endpoint's key is known now; the background or embedded
+    // pool's names its address, known once it is reached
+    // (`SessionEvent::PoolKey`).
+    if let Some(endpoint) = endpoint {
+        let container_type = app.config.language.container_type();
+        sessions.pane.ledger_pool = crate::protocol::record::pool_key_of(endpoint, container_type);
     }
     match loaded {
         Ok(loaded) => {

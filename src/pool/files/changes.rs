@@ -243,11 +243,42 @@ impl SessionFiles {
         budget: Budget,
         work: impl Future<Output = T>,
     ) -> (T, Changes) {
-        let mut seen = self.seen.lock().await;
+        let seen = self.seen.lock().await;
         let out = work.await;
+        (out, self.look(seen, folder, watcher, budget).await)
+    }
+
+    /// Runs `work` (an upload, a delete: calls that may come while an
+    /// execution runs), then looks as [`SessionFiles::noting`] does, unless
+    /// a call of the session is being looked at or an execution holds the
+    /// look (it runs): then nothing is reported for `work`, and the running
+    /// execution's look sees what `work` changed. `work` never waits for an
+    /// execution.
+    pub(crate) async fn noting_after<T>(
+        &self,
+        folder: &Path,
+        watcher: &Arc<Watcher>,
+        budget: Budget,
+        work: impl Future<Output = T>,
+    ) -> (T, Changes) {
+        let out = work.await;
+        match self.seen.try_lock() {
+            Ok(seen) => (out, self.look(seen, folder, watcher, budget).await),
+            Err(_) => (out, Changes::default()),
+        }
+    }
+
+    /// What changed since the last look, `seen` held.
+    async fn look(
+        &self,
+        mut seen: tokio::sync::MutexGuard<'_, HashMap<String, Seen>>,
+        folder: &Path,
+        watcher: &Arc<Watcher>,
+        budget: Budget,
+    ) -> Changes {
         watcher.drain();
         if !self.dirty.swap(false, Ordering::SeqCst) {
-            return (out, Changes::default());
+            return Changes::default();
         }
         let mut before = std::mem::take(&mut *seen);
         let (folder, watcher2, dirty) = (
@@ -263,18 +294,14 @@ impl SessionFiles {
         match walked {
             Ok((now, changes)) => {
                 *seen = now;
-                (out, changes)
+                changes
             }
             Err(e) => {
                 self.dirty.store(true, Ordering::SeqCst);
-                let note = Some(format!("/mnt/data could not be looked at: {e}"));
-                (
-                    out,
-                    Changes {
-                        files: Vec::new(),
-                        note,
-                    },
-                )
+                Changes {
+                    files: Vec::new(),
+                    note: Some(format!("/mnt/data could not be looked at: {e}")),
+                }
             }
         }
     }

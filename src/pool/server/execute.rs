@@ -291,34 +291,31 @@ pub(super) async fn execute_b(
         .is_some_and(|t| t.eq_ignore_ascii_case("asynchronous"));
     let (status, frame, exec) = if asynchronous {
         pool.registry.submitted(&session, &id);
-        let (registry, session, id2) = (pool.registry.clone(), session.clone(), id.clone());
-        let live = LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
-        tokio::spawn(async move {
-            let run = live.scope(limits.scope(registry.execute(&session, &id2, &code, timeout)));
-            let (exec, changes) = registry.noting_files(&session, run).await;
-            if let Some(r) = recording {
-                r.with_files(changes).code(&sent, &exec);
-            }
-        });
+        let cell = CellRun {
+            registry: pool.registry.clone(),
+            session,
+            id: id.clone(),
+            code,
+            timeout,
+            limits,
+            live: LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers),
+        };
+        tokio::spawn(cell.run(recording, sent));
         let running = running(&id);
         let frame = family_b_frame(&running, &identifier, "Asynchronous", AnswerForm::default());
         (StatusCode::ACCEPTED, frame, running)
     } else {
-        let live = LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
-        let (registry, id2, watch) = (
-            pool.registry.clone(),
-            id.clone(),
-            recording.as_ref().map(Recording::watch),
-        );
-        let exec = outlive_client(watch, async move {
-            let run = live.scope(limits.scope(registry.execute(&session, &id2, &code, timeout)));
-            let (exec, changes) = registry.noting_files(&session, run).await;
-            if let Some(r) = recording {
-                r.with_files(changes).code(&sent, &exec);
-            }
-            exec
-        })
-        .await?;
+        let cell = CellRun {
+            registry: pool.registry.clone(),
+            session,
+            id: id.clone(),
+            code,
+            timeout,
+            limits,
+            live: LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers),
+        };
+        let watch = recording.as_ref().map(Recording::watch);
+        let exec = outlive_client(watch, cell.run(recording, sent)).await?;
         let status = if version >= ApiVersion::V2025_10_02 {
             StatusCode::OK
         } else {
@@ -339,6 +336,41 @@ pub(super) async fn execute_b(
     let mut resp = reply.into_response(status);
     add_operation_headers(&mut resp, &id, version, &identifier);
     Ok(resp)
+}
+
+/// One family B execution to run (`aca-api.md` §4.2): its session, id,
+/// code (as the kernel runs it), limit, output limits and the publisher of
+/// its running output.
+struct CellRun {
+    registry: Arc<crate::pool::sessions::SessionRegistry>,
+    session: Arc<crate::pool::sessions::Session>,
+    id: String,
+    code: String,
+    timeout: Duration,
+    limits: OutputLimits,
+    live: LiveOutput,
+}
+
+impl CellRun {
+    /// Runs it, looks at what it changed in `/mnt/data`, and records it
+    /// with `recording` as `sent` (the code as the client sent it).
+    async fn run(self, recording: Option<Recording>, sent: String) -> Arc<Execution> {
+        let Self {
+            registry,
+            session,
+            id,
+            code,
+            timeout,
+            limits,
+            live,
+        } = self;
+        let run = live.scope(limits.scope(registry.execute(&session, &id, &code, timeout)));
+        let (exec, changes) = registry.noting_files(&session, run).await;
+        if let Some(r) = recording {
+            r.with_files(changes).code(&sent, &exec);
+        }
+        exec
+    }
 }
 
 /// The `operation-id` and `operation-location` headers of a family B

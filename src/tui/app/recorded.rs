@@ -137,8 +137,10 @@ impl App {
             after: self.sessions.followed_seq(&identifier),
             identifier,
             // This pool's calls only: the identifier may be in use on
-            // another pool at the same time (issue 26).
-            pool: Some(self.sessions.pane.ledger_pool.clone()),
+            // another pool at the same time (issue 26); every pool's while
+            // this pool's key is not known yet.
+            pool: Some(self.sessions.pane.ledger_pool.clone())
+                .filter(|k| k != crate::protocol::record::POOL_KEY),
             language: self.config.language,
             others_only: true,
         };

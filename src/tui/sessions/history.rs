@@ -46,17 +46,6 @@ impl RecordedList {
     }
 }
 
-/// The key the flight recorder files this pool's calls under: `local` for
-/// the local pool and for `http` endpoints (a sessionpad pool on loopback
-/// records itself as `local`), else the endpoint without its trailing `/`
-/// (what the notebook's own calls to a service pool are recorded under).
-pub fn ledger_pool_key(endpoint: Option<&str>) -> String {
-    match endpoint.map(str::trim) {
-        Some(e) if !e.starts_with("http://") => e.trim_end_matches('/').to_string(),
-        _ => crate::protocol::record::POOL_KEY.to_string(),
-    }
-}
-
 /// A recorded session's state as the pane shows it: this pool's sessions
 /// are `live` while the pool lists them and `ended` once it does not (`?`
 /// when the pool cannot list or has not answered); another pool's are

@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::ledger::read::RecordedSession;
 use crate::tui::app::App;
-use crate::tui::sessions::history::{RecordedList, ledger_pool_key, state_of};
+use crate::tui::sessions::history::{RecordedList, state_of};
 use crate::tui::sessions::pane::SessionRow;
 
 fn recorded(pool: &str, id: &str, cells: u64, client: &str) -> RecordedSession {
@@ -153,15 +153,5 @@ fn enter_on_a_recorded_session_reads_it_and_x_r_only_work_there() {
             .selected_row()
             .map(|r| r.identifier().to_string()),
         Some("agent-run-7".into())
-    );
-}
-
-#[test]
-fn the_ledger_key_of_a_pool() {
-    assert_eq!(ledger_pool_key(None), "local");
-    assert_eq!(ledger_pool_key(Some("http://127.0.0.1:8123")), "local");
-    assert_eq!(
-        ledger_pool_key(Some(" https://p.eastus.azurecontainerapps.io/ ")),
-        "https://p.eastus.azurecontainerapps.io"
     );
 }
