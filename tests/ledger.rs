@@ -1001,3 +1001,65 @@ async fn following_without_an_endpoint_finds_the_pool_that_records_the_identifie
     terminate(&mut other);
     terminate(&mut published);
 }
+
+/// Issue 26: replay redoes a recorded upload, in its place, from the bytes
+/// the ledger kept: the cell that reads the uploaded file ends as recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_redoes_recorded_uploads_from_the_ledger() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut child, endpoint) = common::serve(data.path(), TOKEN);
+    let id = common::identifier();
+    let content = b"city,n\nOslo,3\nLima,4\n".to_vec();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(content.clone()).file_name("input.csv"),
+    );
+    let r = http()
+        .post(format!("{endpoint}/files?api-version={V}&identifier={id}"))
+        .bearer_auth(TOKEN)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{r:?}");
+    let read =
+        "print(sum(int(l.split(',')[1]) for l in open('/mnt/data/input.csv').read().split()[1:]))";
+    let r = http()
+        .post(format!(
+            "{endpoint}/executions?api-version={V}&identifier={id}"
+        ))
+        .bearer_auth(TOKEN)
+        .json(&json!({"code": read}))
+        .send()
+        .await
+        .unwrap();
+    let answer: Value = r.json().await.unwrap();
+    assert_eq!(answer["result"]["stdout"], "7\n", "{answer}");
+    for _ in 0..200 {
+        if common::log_json(data.path(), &[&id]).len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let out = common::sessionpad_command(data.path())
+        .args([
+            "--endpoint",
+            &endpoint,
+            "--token",
+            TOKEN,
+            "--json",
+            "replay",
+            &id,
+        ])
+        .output()
+        .unwrap();
+    terminate(&mut child);
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    let steps = report["cells"].as_array().unwrap();
+    assert_eq!(steps[0]["upload"], "input.csv", "{report}");
+    assert_eq!(steps[0]["redone"], true, "{report}");
+    assert_eq!(steps[1]["stdout"], "7\n", "{report}");
+    assert_eq!(steps[1]["same_stdout"], true, "{report}");
+}

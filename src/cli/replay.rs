@@ -7,9 +7,12 @@
 //! The session is a new random identifier (`replay-<8 hex>`) unless
 //! `--identifier` names one. Code is run as code and shell commands (with
 //! their standard input) as shell commands, so a recording of shell commands
-//! needs a Shell pool (`--container-type shell`). Exit 0 when every cell ended
-//! as it did when recorded (succeeded, failed; a command's exit code), 1 when
-//! one did not, 2 when the replay could not run.
+//! needs a Shell pool (`--container-type shell`). Recorded uploads are done
+//! again in their place, from the bytes the ledger kept (the files each call
+//! changed, issue 26); an upload whose bytes it did not keep is said and
+//! counts as a difference. Exit 0 when every cell ended as it did when
+//! recorded (succeeded, failed; a command's exit code) and every upload was
+//! redone, 1 when not, 2 when the replay could not run.
 
 use std::process::ExitCode;
 
@@ -69,7 +72,7 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
     if !target.json {
         eprintln!(
             "replaying {} cell(s) of {} into session {} on {}",
-            cells.len(),
+            cells.iter().filter(|e| e.kind != CallKind::Upload).count(),
             opt.id,
             settings.identifier,
             conn.label
@@ -77,7 +80,30 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
     }
     let mut differ = 0;
     let mut report = Vec::new();
-    for (i, e) in cells.iter().enumerate() {
+    let executions = cells.iter().filter(|e| e.kind != CallKind::Upload).count();
+    let mut i = 0;
+    for e in &cells {
+        if e.kind == CallKind::Upload {
+            let redone = replay_upload(&conn, &settings, e).await;
+            if redone.is_err() {
+                differ += 1;
+            }
+            let name = e.file.as_ref().map_or("", |f| f.name.as_str());
+            match &redone {
+                _ if target.json => report.push(json!({
+                    "upload": name,
+                    "redone": redone.is_ok(),
+                    "why_not": redone.as_ref().err().map(|e| format!("{e:#}")),
+                })),
+                Ok(size) => eprintln!(
+                    "upload of {} redone ({})",
+                    plain(name),
+                    crate::text::human_size(*size)
+                ),
+                Err(why) => eprintln!("upload of {} NOT redone: {why:#}", plain(name)),
+            }
+            continue;
+        }
         let code = e.code.clone().unwrap_or_default();
         let outcome = replay_cell(&conn, &settings, e, &code).await?;
         let same = outcome.now == outcome.then;
@@ -87,8 +113,9 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
         if target.json {
             report.push(cell_json(i, &code, &outcome, same));
         } else {
-            print_cell(i, cells.len(), &code, &outcome, same);
+            print_cell(i, executions, &code, &outcome, same);
         }
+        i += 1;
     }
     if target.json {
         output::json(&json!({
@@ -99,8 +126,7 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
         }));
     } else {
         eprintln!(
-            "{} cell(s) replayed into session {}; {differ} ended otherwise than recorded",
-            cells.len(),
+            "{executions} cell(s) replayed into session {}; {differ} ended otherwise than recorded (or an upload not redone)",
             settings.identifier
         );
     }
@@ -119,6 +145,10 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
 /// Code recorded and a Shell pool, or shell commands recorded and another
 /// pool.
 fn check_kinds(cells: &[Entry], shell_pool: bool) -> anyhow::Result<()> {
+    let cells: Vec<&Entry> = cells
+        .iter()
+        .filter(|e| e.kind != CallKind::Upload)
+        .collect();
     let shell_cells = cells.iter().filter(|e| e.kind == CallKind::Shell).count();
     match (shell_pool, shell_cells) {
         (true, n) if n < cells.len() => bail!(
@@ -180,6 +210,47 @@ async fn replay_cell(
     })
 }
 
+/// Uploads recorded upload `e` again into the session, from the bytes the
+/// ledger kept of the file it stored (found by its SHA-256); returns their
+/// size.
+///
+/// # Errors
+///
+/// The ledger did not keep the bytes (too big, dropped, recorded before the
+/// ledger kept files), they do not match the recorded hash, or the pool
+/// refused the upload.
+async fn replay_upload(conn: &Connection, settings: &Settings, e: &Entry) -> anyhow::Result<u64> {
+    let Some(file) = &e.file else {
+        bail!("the recorded upload names no file");
+    };
+    let Some(sha) = &file.sha256 else {
+        bail!("the recorded upload has no sha256 (it did not complete)");
+    };
+    let path = ledger::default_path();
+    let bytes = ledger::schema::open_existing(&path)?
+        .map(|c| ledger::read::file_content(&c, sha))
+        .transpose()
+        .map_err(|e| ledger::LedgerError::sqlite(&path, e))?
+        .flatten();
+    let Some(bytes) = bytes else {
+        bail!("the ledger did not keep its bytes (sha256 {sha})");
+    };
+    if crate::protocol::record::sha256_hex(&bytes) != *sha {
+        bail!("the ledger's bytes do not match the recorded sha256 {sha}");
+    }
+    let mut tmp = tempfile::NamedTempFile::new()?;
+    std::io::Write::write_all(&mut tmp, &bytes)?;
+    // `sub/x.csv`: the file `x.csv` in the folder `sub` of /mnt/data.
+    let (folder, name) = match file.name.rsplit_once('/') {
+        Some((folder, name)) => (Some(folder), name),
+        None => (None, file.name.as_str()),
+    };
+    conn.client
+        .upload_file(&settings.identifier, tmp.path(), name, folder, &|_, _| {})
+        .await?;
+    Ok(bytes.len() as u64)
+}
+
 /// Replayed cell number `i` (from 0) in the `--json` report; `same`: whether
 /// it ended as recorded.
 fn cell_json(i: usize, code: &str, outcome: &Outcome, same: bool) -> serde_json::Value {
@@ -232,9 +303,9 @@ fn recorded_cells(id: &str, pool: Option<&str>) -> anyhow::Result<Vec<Entry>> {
     let cells: Vec<Entry> = ledger::read::entries(&conn, &query)
         .map_err(|e| ledger::LedgerError::sqlite(&path, e))?
         .into_iter()
-        .filter(|e| matches!(e.kind, CallKind::Code | CallKind::Shell))
+        .filter(|e| matches!(e.kind, CallKind::Code | CallKind::Shell | CallKind::Upload))
         .collect();
-    if cells.is_empty() {
+    if cells.iter().all(|e| e.kind == CallKind::Upload) {
         bail!(
             "no executions recorded for {id:?}; `sessionpad log --sessions` lists the recorded sessions"
         );
