@@ -298,6 +298,7 @@ fn main() {
     );
     let conn = ledger::schema::open_existing(&big).unwrap().unwrap();
     let query = Query {
+        pool: None,
         identifier: Some("agent-0421".into()),
         since: None,
         tail: Some(100),

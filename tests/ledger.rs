@@ -755,9 +755,9 @@ async fn the_files_an_agent_left_outlive_its_session() {
     terminate(&mut child);
     assert!(ended, "the cooldown did not end the session");
     let calls = common::log_json(data.path(), &[&id]);
-    let cells: Vec<&Value> = calls.iter().filter(|c| c["kind"] == "code").collect();
-    assert_eq!(cells.len(), 2, "{calls:#?}");
-    assert_eq!(cells[1]["client_gone"], true, "{}", cells[1]);
+    let executions: Vec<&Value> = calls.iter().filter(|c| c["kind"] == "code").collect();
+    assert_eq!(executions.len(), 2, "{calls:#?}");
+    assert_eq!(executions[1]["client_gone"], true, "{}", executions[1]);
     let files = |cell: &Value| -> Vec<(String, String, u64, String)> {
         cell["files"]
             .as_array()
@@ -776,7 +776,7 @@ async fn the_files_an_agent_left_outlive_its_session() {
     let sha = |s: &str| sessionpad::protocol::record::sha256_hex(s.as_bytes());
     let log_after = "run started\nlate cell\n";
     assert_eq!(
-        files(cells[0]),
+        files(executions[0]),
         vec![
             (
                 "/mnt/data/out/logs/run.log".into(),
@@ -793,7 +793,7 @@ async fn the_files_an_agent_left_outlive_its_session() {
         ]
     );
     assert_eq!(
-        files(cells[1]),
+        files(executions[1]),
         vec![
             (
                 "/mnt/data/late.txt".into(),
