@@ -840,6 +840,19 @@ async fn the_files_an_agent_left_outlive_its_session() {
         std::fs::read_to_string(dest.join("late.txt")).unwrap(),
         "written late"
     );
+    // The exported notebook says per cell who ran it, when, and what it
+    // changed.
+    let nb = common::sessionpad_command(data.path())
+        .args(["export", "--recorded", &id])
+        .output()
+        .unwrap();
+    assert!(nb.status.success(), "{nb:?}");
+    let nb: Value = serde_json::from_slice(&nb.stdout).unwrap();
+    let second = &nb["cells"][1]["metadata"]["sessionpad"]["recorded"];
+    assert_eq!(second["client"], agent, "{nb}");
+    assert_eq!(second["client_gone"], true, "{nb}");
+    assert!(second["at"].as_str().unwrap().starts_with("20"), "{nb}");
+    assert_eq!(second["files"][0]["path"], "/mnt/data/late.txt", "{nb}");
     // As they were after the first cell; an existing file is not replaced.
     let at1 = out.path().join("at1");
     let export = common::sessionpad_command(data.path())

@@ -89,19 +89,22 @@ pub fn export(opt: &ExportOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         if opt.output.is_none() {
             return Ok(code);
         }
-        let (cells, meta) = recorded(id, opt.pool.as_deref(), &settings)?;
-        let written = write(opt, target, &cells, &meta)?;
+        let (cells, meta, extras) = recorded(id, opt.pool.as_deref(), &settings)?;
+        let written = write(opt, target, &cells, &meta, &extras)?;
         return Ok(if code == ExitCode::SUCCESS {
             written
         } else {
             code
         });
     }
-    let (cells, meta) = match &opt.recorded {
+    let (cells, meta, extras) = match &opt.recorded {
         Some(id) => recorded(id, opt.pool.as_deref(), &settings)?,
-        None => stored(&settings)?,
+        None => {
+            let (cells, meta) = stored(&settings)?;
+            (cells, meta, Vec::new())
+        }
     };
-    write(opt, target, &cells, &meta)
+    write(opt, target, &cells, &meta, &extras)
 }
 
 /// The notebook stored on this machine for the settings' pool and session.
@@ -126,13 +129,14 @@ fn stored(settings: &super::target::Settings) -> anyhow::Result<(Vec<Cell>, Note
 }
 
 /// Session `id`'s recorded executions as cells ([`crate::notebook::recorded`]),
-/// code read as the settings' language (`--container-type`, the profile's),
-/// shell commands as shell.
+/// code read as the pool's language (from its ledger key, else the settings':
+/// `--container-type`, the profile's), shell commands as shell; with, per
+/// cell, what the ledger says of its call ([`recorded_extras`]).
 fn recorded(
     id: &str,
     pool: Option<&str>,
     settings: &super::target::Settings,
-) -> anyhow::Result<(Vec<Cell>, NotebookMeta)> {
+) -> anyhow::Result<(Vec<Cell>, NotebookMeta, Vec<serde_json::Value>)> {
     use crate::ledger;
     crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
     let path = ledger::default_path();
@@ -156,6 +160,7 @@ fn recorded(
     let entries = ledger::read::entries(&conn, &query).map_err(read)?;
     let got =
         crate::notebook::recorded::read(&conn, &entries, container_type.into()).map_err(read)?;
+    let extras = recorded_extras(&entries);
     if got.cells.is_empty() {
         bail!(
             "no executions recorded for {id:?} ({} file call(s)); `sessionpad log --sessions` lists the recorded sessions",
@@ -176,15 +181,76 @@ fn recorded(
         api_version: settings.api_version.to_string(),
         language: got.language,
     };
-    Ok((got.cells, meta))
+    Ok((got.cells, meta, extras))
 }
 
-/// Writes `cells` as `opt` asks: the format, the file or standard output.
+/// Per recorded execution in `entries` (one session's calls, oldest first),
+/// what the notebook's cells do not hold (issue 26): who ran it (`client`),
+/// when (`at`), its `execution_id` and ledger `seq`, whether its client had
+/// gone, the files it changed in `/mnt/data` (`files`, as `log --json`), and
+/// the uploads made since the cell before (`uploads_before`: name, size,
+/// sha256, at). Written as `metadata.sessionpad.recorded` of each cell.
+fn recorded_extras(entries: &[crate::protocol::record::Entry]) -> Vec<serde_json::Value> {
+    use crate::protocol::record::CallKind;
+    let mut extras = Vec::new();
+    let mut uploads = Vec::new();
+    for e in entries {
+        match e.kind {
+            CallKind::Upload => {
+                if let Some(f) = &e.file {
+                    uploads.push(serde_json::json!({
+                        "name": f.name, "size": f.size, "sha256": f.sha256, "at": e.at,
+                    }));
+                }
+            }
+            CallKind::Code | CallKind::Shell => extras.push(serde_json::json!({
+                "client": e.client,
+                "at": e.at,
+                "execution_id": e.execution_id,
+                "seq": e.seq,
+                "client_gone": e.client_gone,
+                "files": e.files,
+                "uploads_before": std::mem::take(&mut uploads),
+            })),
+            CallKind::Download | CallKind::Delete => {}
+        }
+    }
+    extras
+}
+
+/// `text` (an .ipynb) with `extras[i]` as `metadata.sessionpad.recorded` of
+/// its `i`th cell; unchanged when the counts differ or it does not parse.
+fn with_recorded(text: String, extras: &[serde_json::Value]) -> String {
+    let Ok(mut nb) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return text;
+    };
+    let Some(cells) = nb["cells"]
+        .as_array_mut()
+        .filter(|c| c.len() == extras.len())
+    else {
+        return text;
+    };
+    for (cell, extra) in cells.iter_mut().zip(extras) {
+        if !cell["metadata"].is_object() {
+            cell["metadata"] = serde_json::json!({});
+        }
+        if !cell["metadata"]["sessionpad"].is_object() {
+            cell["metadata"]["sessionpad"] = serde_json::json!({});
+        }
+        cell["metadata"]["sessionpad"]["recorded"] = extra.clone();
+    }
+    serde_json::to_string_pretty(&nb).map_or(text, |t| t + "\n")
+}
+
+/// Writes `cells` as `opt` asks: the format, the file or standard output;
+/// an .ipynb carries `extras` per cell ([`recorded_extras`]; none for a
+/// stored notebook).
 fn write(
     opt: &ExportOpt,
     target: &TargetOpt,
     cells: &[Cell],
     meta: &NotebookMeta,
+    extras: &[serde_json::Value],
 ) -> anyhow::Result<ExitCode> {
     let output = opt.output.as_deref().filter(|p| *p != Path::new("-"));
     let format = opt.format.unwrap_or(match output {
@@ -200,6 +266,9 @@ fn write(
         _ => ExportFormat::Ipynb,
     });
     let text = match format {
+        ExportFormat::Ipynb if !extras.is_empty() => {
+            with_recorded(ipynb::to_string(cells, meta), extras)
+        }
         ExportFormat::Ipynb => ipynb::to_string(cells, meta),
         ExportFormat::Script => ipynb::to_script(cells, meta),
     };
