@@ -5,6 +5,8 @@
 //! from `log --json` of the proxy's ledger; a 100 MB upload and download
 //! through it match byte for byte; 20 agents at once get no error; an
 //! asynchronous execution the agent never polls is recorded once; an
+//! execution, an upload and a delete whose agent went away before the answer
+//! are recorded when the upstream answers, marked `client_gone`; an
 //! unreachable upstream, a refused token (401, 403) and a token that cannot be
 //! had come back in the service's error shape with a clear message.
 
@@ -197,6 +199,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     assert_eq!(codes, sent_cells);
     for c in &calls {
         assert_eq!(c["client"], AGENT, "{c}");
+        assert_ne!(c["client_gone"], true, "the agent had every answer: {c}");
         assert_eq!(c["identifier"], id.as_str());
         assert_eq!(c["pool"], up_endpoint.as_str(), "pool key = the upstream");
     }
@@ -656,7 +659,9 @@ async fn slow_files() -> String {
             "/files",
             post(|body: axum::body::Bytes| async move {
                 tokio::time::sleep(Duration::from_secs(3)).await;
-                axum::Json(json!({"name": "notes.csv", "type": "file", "contentLength": body.len()}))
+                axum::Json(
+                    json!({"name": "notes.csv", "type": "file", "contentLength": body.len()}),
+                )
             }),
         )
         .route(
