@@ -322,7 +322,7 @@ async fn an_environment_is_gone_after_the_cooldown() {
 /// refusal is the error.
 #[tokio::test]
 async fn the_client_host_reaches_a_pool_again_after_it_has_gone() {
-    use sessionpad::mcp::{ClientHost, SessionHost};
+    use sessionpad::mcp::{Caller, ClientHost, SessionHost};
     let pool = TestPool::start().await;
     // A port nothing listens on any more.
     let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -337,8 +337,12 @@ async fn the_client_host_reaches_a_pool_again_after_it_has_gone() {
         .unwrap()
     };
     let limit = Duration::from_secs(60);
+    let caller = Caller::of_client_info("acme-agent", "0.3", None);
     let stuck = ClientHost::new(client_of(&dead), limit, limit);
-    let err = stuck.run_python("env-1234", "print(1)").await.unwrap_err();
+    let err = stuck
+        .run_python("env-1234", "print(1)", &caller)
+        .await
+        .unwrap_err();
     assert!(err.0.contains("cannot reach"), "{err}");
     let live = client_of(&pool.pool.endpoint());
     let host =
@@ -347,12 +351,15 @@ async fn the_client_host_reaches_a_pool_again_after_it_has_gone() {
             Box::pin(async move { Ok(live) })
         }));
     let exec = host
-        .run_python("env-1234", "x = 5\nprint(x)")
+        .run_python("env-1234", "x = 5\nprint(x)", &caller)
         .await
         .unwrap();
     assert_eq!(exec.stdout, "5\n");
     // From then on the new pool: the same session, its state.
-    let exec = host.run_python("env-1234", "print(x + 1)").await.unwrap();
+    let exec = host
+        .run_python("env-1234", "print(x + 1)", &caller)
+        .await
+        .unwrap();
     assert_eq!(exec.stdout, "6\n");
 }
 
@@ -443,11 +450,8 @@ async fn host_session(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_are_recorded_under_the_name_the_mcp_host_gave() {
     let data = tempfile::tempdir().unwrap();
-    let pool = TestPool::recording(
-        data.path(),
-        sessionpad::protocol::ContainerType::PythonLts,
-    )
-    .await;
+    let pool =
+        TestPool::recording(data.path(), sessionpad::protocol::ContainerType::PythonLts).await;
     let params = json!({"protocolVersion": "2025-03-26", "capabilities": {},
                         "clientInfo": {"name": "acme-agent", "version": "0.3"}});
     let env = host_session(
