@@ -159,6 +159,10 @@ impl SessionClient {
         } else {
             None
         };
+        // A User-Agent given before stays the recorded client.
+        if let (Some(r), Some(agent)) = (&mut self.recording, &self.user_agent) {
+            r.set_client(String::from_utf8_lossy(agent.as_bytes()).into_owned());
+        }
         self
     }
 
