@@ -493,3 +493,46 @@ async fn commands_are_recorded_under_the_name_the_mcp_host_gave() {
         assert_eq!(c["client"], "curl/8.5.0 via MCP", "{c}");
     }
 }
+
+/// Issue 26: a cell whose MCP host went away before the answer (its HTTP
+/// client's timeout, after 1 s of a 3 s cell) runs to its end and is recorded
+/// then, with its output, marked as answered to nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_whose_mcp_host_went_away_is_recorded_when_it_ends() {
+    let data = tempfile::tempdir().unwrap();
+    let pool =
+        TestPool::recording(data.path(), sessionpad::protocol::ContainerType::PythonLts).await;
+    let mcp = Mcp::new(&pool);
+    let env = mcp.launch().await;
+    let code = "import time\nprint('before the sleep')\ntime.sleep(3)\nprint('after the sleep')";
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let gave_up = impatient
+        .post(pool.pool.mcp_endpoint())
+        .header("x-ms-apikey", pool.pool.mcp_key().unwrap())
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "runPythonCodeInRemoteEnvironment",
+                                 "arguments": {"environmentId": env, "pythonCode": code}}}))
+        .send()
+        .await;
+    assert!(
+        gave_up.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "{gave_up:?}"
+    );
+    let mut calls = Vec::new();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        pool.pool.ledger().unwrap().flush();
+        calls = common::log_json(data.path(), &[&env]);
+        if !calls.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(calls.len(), 1, "the cell was not recorded: {calls:#?}");
+    let c = &calls[0];
+    assert_eq!(c["code"], code);
+    assert_eq!(c["stdout"], "before the sleep\nafter the sleep\n", "{c}");
+    assert_eq!(c["client_gone"], true, "{c}");
+}

@@ -106,14 +106,25 @@ impl SessionTools {
 
     /// Runs `run` with the session identifier of `environment`; an unknown or
     /// expired environment, or a command the host could not run, is a tool
-    /// error the model reads (see [`tool_error`]).
+    /// error the model reads (see [`tool_error`]). When the request is
+    /// cancelled (`cancelled`: its HTTP client went away, or the host sent
+    /// `notifications/cancelled`), `run` is dropped: the host's command runs on
+    /// in the session and is recorded as answered to nobody (issue 26), and
+    /// the result, which nobody reads, says so.
     async fn in_environment(
         &self,
         environment: &str,
+        cancelled: &tokio_util::sync::CancellationToken,
         run: impl AsyncFnOnce(String) -> Result<CallToolResult, HostError>,
     ) -> CallToolResult {
         let mut result = match self.environments.command(environment, &*self.host) {
-            Ok(identifier) => run(identifier).await.unwrap_or_else(|e| tool_error(e.0)),
+            Ok(identifier) => tokio::select! {
+                biased;
+                done = run(identifier) => done.unwrap_or_else(|e| tool_error(e.0)),
+                () = cancelled.cancelled() => tool_error(
+                    "the request was cancelled; the command runs on in the session".into(),
+                ),
+            },
             Err(why) => tool_error(why),
         };
         if let Some(notice) = &self.notice {
@@ -169,7 +180,9 @@ impl SessionTools {
                 .await?;
             Ok(python_result(&args.environment_id, &exec))
         };
-        Ok(self.in_environment(&args.environment_id, run).await)
+        Ok(self
+            .in_environment(&args.environment_id, &ctx.ct, run)
+            .await)
     }
 
     /// `runShellCommandInRemoteEnvironment`.
@@ -189,7 +202,9 @@ impl SessionTools {
             let run = self.host.run_shell(&identifier, &command, &caller).await?;
             Ok(shell_result(&args.environment_id, &run))
         };
-        Ok(self.in_environment(&args.environment_id, run).await)
+        Ok(self
+            .in_environment(&args.environment_id, &ctx.ct, run)
+            .await)
     }
 }
 
