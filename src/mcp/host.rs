@@ -47,8 +47,8 @@ pub trait SessionHost: Send + Sync + 'static {
     ) -> Result<Execution, HostError>;
 
     /// Runs a shell command in session `identifier` for `caller`: its exit
-    /// code, standard output and error. The one seam for shell execution: by default the
-    /// command runs through the session's Python kernel
+    /// code, standard output and error. The one seam for shell execution: by
+    /// default the command runs through the session's Python kernel
     /// ([`ShellCommand::as_python`], a real child process in the session's
     /// sandbox); a pool that runs shell commands itself (a Shell pool)
     /// overrides this.
