@@ -2,7 +2,8 @@
 //! ledger (issue 13, `client::recording`): a real session client drives a real
 //! local pool over HTTP with its own recording turned on, and the ledger holds
 //! each execution and file call it made, with the outputs, the bytes' SHA-256
-//! and sessionpad's own User-Agent; a client of an `http` endpoint (a
+//! and sessionpad's own User-Agent (or the one it was given to send, as
+//! `sessionpad mcp` names the MCP host); a client of an `http` endpoint (a
 //! sessionpad pool, which records itself) records nothing by default. One test
 //! per binary: the ledger a process records into is set once.
 
@@ -87,4 +88,31 @@ async fn a_clients_own_calls_are_recorded_with_outputs_hashes_and_its_user_agent
     }
     let deleted = entries[3].file.as_ref().unwrap();
     assert_eq!((deleted.name.as_str(), deleted.size), ("up.txt", None));
+
+    // A client sending another User-Agent (`sessionpad mcp` names the MCP
+    // host) records its calls under it, whichever is set first.
+    let named = "acme-agent/0.3 via MCP";
+    let other = identifier();
+    let agent = reqwest::header::HeaderValue::from_static("acme-agent/0.3 via MCP");
+    let first = pool
+        .client(ApiVersion::V2025_10_02)
+        .recording_own_calls(true)
+        .with_user_agent(agent.clone());
+    first.execute(&other, "1", LIMIT).await.unwrap();
+    let then = pool
+        .client(ApiVersion::V2025_10_02)
+        .with_user_agent(agent)
+        .recording_own_calls(true);
+    then.execute(&other, "2", LIMIT).await.unwrap();
+    recording::flush();
+    let entries = ledger::read::entries(
+        &conn,
+        &Query {
+            identifier: Some(other),
+            ..Query::default()
+        },
+    )
+    .unwrap();
+    let clients: Vec<Option<&str>> = entries.iter().map(|e| e.client.as_deref()).collect();
+    assert_eq!(clients, [Some(named), Some(named)], "{entries:#?}");
 }

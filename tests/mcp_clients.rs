@@ -3,8 +3,10 @@
 //! against the real binary: the pool's MCP endpoint of `sessionpad serve`
 //! (streamable HTTP with `x-ms-apikey`) and `sessionpad mcp` (stdio), on the
 //! serve found through its discovery file and on one named by `--endpoint`.
-//! Each run's environment is then found by its identifier as a person would:
-//! `sessionpad files ls --identifier <environmentId>` and `sessionpad exec`.
+//! Each run's commands are in the pool's ledger under the name the client gave
+//! in `initialize` (`acme-agent/0.3 via MCP`), and its environment is then
+//! found by its identifier as a person would: `sessionpad files ls
+//! --identifier <environmentId>` and `sessionpad exec`.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
@@ -51,6 +53,28 @@ fn run_client(env: &[(&str, &str)]) -> (Output, String) {
     (out, environment)
 }
 
+/// How the pool records the client script's commands: the name and version
+/// it gave in `initialize` (`clientInfo`), said to have come through MCP.
+const RECORDED_CLIENT: &str = "acme-agent/0.3 via MCP";
+
+/// The calls of `environment` in the ledger of the serve whose data directory
+/// is `data` are the client script's five commands (two cells, a failed one,
+/// two shell commands), each recorded under [`RECORDED_CLIENT`].
+fn assert_recorded_as_the_mcp_host(data: &Path, environment: &str) {
+    let mut calls = Vec::new();
+    for _ in 0..50 {
+        calls = common::log_json(data, &[environment]);
+        if calls.len() >= 5 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(calls.len(), 5, "{calls:#?}");
+    for c in &calls {
+        assert_eq!(c["client"], RECORDED_CLIENT, "{c}");
+    }
+}
+
 /// `sessionpad ARGS` with the serve's data directory (so it finds the serve).
 fn sessionpad(data: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sessionpad"))
@@ -88,6 +112,7 @@ fn the_mcp_sdk_uses_the_pools_mcp_endpoint_over_http() {
     let (_server, endpoint) = serve(data.path());
     let url = format!("{endpoint}/mcp");
     let (_, environment) = run_client(&[("MODE", "http"), ("URL", &url), ("KEY", KEY)]);
+    assert_recorded_as_the_mcp_host(data.path(), &environment);
     open_by_identifier(data.path(), &environment);
 }
 
@@ -140,6 +165,7 @@ fn sessionpad_mcp_serves_the_tools_over_stdio_on_the_pool_it_finds() {
         stderr.contains("local (serve, pid") && stderr.contains("--identifier <environmentId>"),
         "{stderr}"
     );
+    assert_recorded_as_the_mcp_host(data.path(), &environment);
     open_by_identifier(data.path(), &environment);
 }
 
@@ -151,5 +177,6 @@ fn sessionpad_mcp_serves_the_tools_over_stdio_on_an_endpoint() {
     let elsewhere = tempfile::tempdir().unwrap();
     let args = serde_json::json!(["mcp", "--endpoint", endpoint, "--token", TOKEN]).to_string();
     let (_, environment) = over_stdio(&args, elsewhere.path());
+    assert_recorded_as_the_mcp_host(data.path(), &environment);
     open_by_identifier(data.path(), &environment);
 }

@@ -322,7 +322,7 @@ async fn an_environment_is_gone_after_the_cooldown() {
 /// refusal is the error.
 #[tokio::test]
 async fn the_client_host_reaches_a_pool_again_after_it_has_gone() {
-    use sessionpad::mcp::{ClientHost, SessionHost};
+    use sessionpad::mcp::{Caller, ClientHost, SessionHost};
     let pool = TestPool::start().await;
     // A port nothing listens on any more.
     let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -337,8 +337,12 @@ async fn the_client_host_reaches_a_pool_again_after_it_has_gone() {
         .unwrap()
     };
     let limit = Duration::from_secs(60);
+    let caller = Caller::of_client_info("acme-agent", "0.3", None);
     let stuck = ClientHost::new(client_of(&dead), limit, limit);
-    let err = stuck.run_python("env-1234", "print(1)").await.unwrap_err();
+    let err = stuck
+        .run_python("env-1234", "print(1)", &caller)
+        .await
+        .unwrap_err();
     assert!(err.0.contains("cannot reach"), "{err}");
     let live = client_of(&pool.pool.endpoint());
     let host =
@@ -347,11 +351,188 @@ async fn the_client_host_reaches_a_pool_again_after_it_has_gone() {
             Box::pin(async move { Ok(live) })
         }));
     let exec = host
-        .run_python("env-1234", "x = 5\nprint(x)")
+        .run_python("env-1234", "x = 5\nprint(x)", &caller)
         .await
         .unwrap();
     assert_eq!(exec.stdout, "5\n");
     // From then on the new pool: the same session, its state.
-    let exec = host.run_python("env-1234", "print(x + 1)").await.unwrap();
+    let exec = host
+        .run_python("env-1234", "print(x + 1)", &caller)
+        .await
+        .unwrap();
     assert_eq!(exec.stdout, "6\n");
+}
+
+/// One JSON-RPC request to the MCP endpoint of `pool` with its key, as an MCP
+/// host's HTTP client named `agent` (its `User-Agent`) sends it, with the
+/// `Mcp-Session-Id` the server named at `initialize` where it named one (the
+/// MCP specification, 2025-03-26, "Session Management"): the answer's
+/// `Mcp-Session-Id` header and its JSON.
+async fn host_request(
+    pool: &TestPool,
+    agent: &str,
+    session: Option<&str>,
+    body: serde_json::Value,
+) -> (Option<String>, serde_json::Value) {
+    let mut req = common::http_as(agent)
+        .post(pool.pool.mcp_endpoint())
+        .header("x-ms-apikey", pool.pool.mcp_key().unwrap())
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(session) = session {
+        req = req.header("mcp-session-id", session);
+    }
+    let resp = req.send().await.unwrap();
+    assert!(resp.status().is_success(), "{body}: {}", resp.status());
+    let named = resp
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    let text = resp.text().await.unwrap();
+    (named, serde_json::from_str(&text).unwrap_or_default())
+}
+
+/// An MCP host's session on `pool` as its HTTP client `agent` makes it:
+/// `initialize` with `params` (none: the tutorials' curl request), then
+/// `notifications/initialized`, a new environment, the Python `code` and the
+/// shell `command` in it. The environment's id.
+async fn host_session(
+    pool: &TestPool,
+    agent: &str,
+    params: Option<serde_json::Value>,
+    code: &str,
+    command: &str,
+) -> String {
+    let mut init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"});
+    if let Some(params) = params {
+        init["params"] = params;
+    }
+    let (named, answer) = host_request(pool, agent, None, init).await;
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"],
+        "Microsoft Container Apps MCP Server"
+    );
+    let session = named.as_deref();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    host_request(pool, agent, session, initialized).await;
+    let call = |id: u64, name: &str, arguments: serde_json::Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+    };
+    let (_, launched) = host_request(pool, agent, session, call(2, "launchShell", json!({}))).await;
+    let env = launched["result"]["structuredContent"]["environmentId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let python = call(
+        3,
+        "runPythonCodeInRemoteEnvironment",
+        json!({"environmentId": env, "pythonCode": code}),
+    );
+    let (_, ran) = host_request(pool, agent, session, python).await;
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    let shell = call(
+        4,
+        "runShellCommandInRemoteEnvironment",
+        json!({"environmentId": env, "shellCommand": command}),
+    );
+    let (_, ran) = host_request(pool, agent, session, shell).await;
+    assert_eq!(ran["result"]["structuredContent"]["exitCode"], 0, "{ran}");
+    env
+}
+
+/// Issue 26: what an MCP host runs through the pool's `/mcp` is in the flight
+/// recorder under the name the host gave in `initialize` (`clientInfo`:
+/// `acme-agent/0.3 via MCP`), not its HTTP client's: the cell with its code and
+/// output, the shell command as sent with its output and exit code. A host
+/// that named nothing (the tutorials' curl, `initialize` without `params`) is
+/// named by its HTTP client's `User-Agent`, said to have come through MCP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_are_recorded_under_the_name_the_mcp_host_gave() {
+    let data = tempfile::tempdir().unwrap();
+    let pool =
+        TestPool::recording(data.path(), sessionpad::protocol::ContainerType::PythonLts).await;
+    let params = json!({"protocolVersion": "2025-03-26", "capabilities": {},
+                        "clientInfo": {"name": "acme-agent", "version": "0.3"}});
+    let env = host_session(
+        &pool,
+        "python-httpx/0.28.1",
+        Some(params),
+        "print('from acme')",
+        "echo shell from acme",
+    )
+    .await;
+    let curl = host_session(&pool, "curl/8.5.0", None, "print('from curl')", "true").await;
+    pool.pool.ledger().unwrap().flush();
+    let calls = common::log_json(data.path(), &[&env]);
+    let got: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c["kind"].as_str().unwrap(),
+                c["code"].as_str().unwrap(),
+                c["stdout"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("code", "print('from acme')", "from acme\n"),
+            ("shell", "echo shell from acme", "shell from acme\n")
+        ],
+        "{calls:#?}"
+    );
+    for c in &calls {
+        assert_eq!(c["client"], "acme-agent/0.3 via MCP", "{c}");
+    }
+    assert_eq!(calls[1]["exit_code"], 0, "{}", calls[1]);
+    let calls = common::log_json(data.path(), &[&curl]);
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    for c in &calls {
+        assert_eq!(c["client"], "curl/8.5.0 via MCP", "{c}");
+    }
+}
+
+/// Issue 26: a cell whose MCP host went away before the answer (its HTTP
+/// client's timeout, after 1 s of a 3 s cell) runs to its end and is recorded
+/// then, with its output, marked as answered to nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_whose_mcp_host_went_away_is_recorded_when_it_ends() {
+    let data = tempfile::tempdir().unwrap();
+    let pool =
+        TestPool::recording(data.path(), sessionpad::protocol::ContainerType::PythonLts).await;
+    let mcp = Mcp::new(&pool);
+    let env = mcp.launch().await;
+    let code = "import time\nprint('before the sleep')\ntime.sleep(3)\nprint('after the sleep')";
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let gave_up = impatient
+        .post(pool.pool.mcp_endpoint())
+        .header("x-ms-apikey", pool.pool.mcp_key().unwrap())
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "runPythonCodeInRemoteEnvironment",
+                                 "arguments": {"environmentId": env, "pythonCode": code}}}))
+        .send()
+        .await;
+    assert!(
+        gave_up.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "{gave_up:?}"
+    );
+    let mut calls = Vec::new();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        pool.pool.ledger().unwrap().flush();
+        calls = common::log_json(data.path(), &[&env]);
+        if !calls.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(calls.len(), 1, "the cell was not recorded: {calls:#?}");
+    let c = &calls[0];
+    assert_eq!(c["code"], code);
+    assert_eq!(c["stdout"], "before the sleep\nafter the sleep\n", "{c}");
+    assert_eq!(c["client_gone"], true, "{c}");
 }

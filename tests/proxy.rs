@@ -5,6 +5,8 @@
 //! from `log --json` of the proxy's ledger; a 100 MB upload and download
 //! through it match byte for byte; 20 agents at once get no error; an
 //! asynchronous execution the agent never polls is recorded once; an
+//! execution, an upload and a delete whose agent went away before the answer
+//! are recorded when the upstream answers, marked `client_gone`; an
 //! unreachable upstream, a refused token (401, 403) and a token that cannot be
 //! had come back in the service's error shape with a clear message.
 
@@ -197,6 +199,7 @@ async fn a_clients_calls_go_through_and_log_gives_them_back_exactly() {
     assert_eq!(codes, sent_cells);
     for c in &calls {
         assert_eq!(c["client"], AGENT, "{c}");
+        assert_ne!(c["client_gone"], true, "the agent had every answer: {c}");
         assert_eq!(c["identifier"], id.as_str());
         assert_eq!(c["pool"], up_endpoint.as_str(), "pool key = the upstream");
     }
@@ -581,4 +584,146 @@ async fn an_asynchronous_execution_never_polled_is_recorded_once() {
     assert_eq!(calls[0]["status"], "Succeeded");
     assert_eq!(calls[0]["execution_id"], exec_id.as_str());
     assert_eq!(calls[0]["stdout"], "nobody polled\n");
+}
+
+/// An agent's HTTP client that gives up after one second, as an agent's tool
+/// with a short timeout does.
+fn impatient() -> reqwest::Client {
+    reqwest::Client::builder()
+        .user_agent(AGENT)
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap()
+}
+
+/// Reads the proxy's ledger in `data` until it holds a call of `kind` for
+/// identifier `id` (for at most 20 s); every call of `id` recorded by then.
+async fn calls_once_recorded(data: &std::path::Path, id: &str, kind: &str) -> Vec<Value> {
+    let mut calls = Vec::new();
+    for _ in 0..100 {
+        calls = log_json(data, &[id]);
+        if calls.iter().any(|c| c["kind"] == kind) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    calls
+}
+
+/// Issue 26: an execution whose agent went away before the answer (its
+/// client's timeout, after 1 s of a 3 s cell) still goes on upstream, and the
+/// proxy records it with its output when the upstream answers, marked as
+/// answered to nobody (`client_gone`, "the client had gone").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_execution_whose_agent_went_away_is_recorded_when_it_ends() {
+    let (_up_data, proxy_data, (_up, _up_endpoint), (px, endpoint)) = proxied(&[]);
+    let id = common::identifier();
+    let code = "import time\nprint('before the sleep')\ntime.sleep(3)\nprint('after the sleep')";
+    let gave_up = impatient()
+        .post(format!(
+            "{endpoint}/executions?api-version=2025-10-02-preview&identifier={id}"
+        ))
+        .bearer_auth(PROXY_TOKEN)
+        .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}))
+        .send()
+        .await;
+    assert!(
+        gave_up.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "the agent should have timed out: {gave_up:?}"
+    );
+    let calls = calls_once_recorded(proxy_data.path(), &id, "code").await;
+    let text = common::sessionpad_ok(proxy_data.path(), &["log", &id]);
+    px.terminate();
+    let cell = calls
+        .iter()
+        .find(|c| c["kind"] == "code")
+        .unwrap_or_else(|| panic!("the execution was not recorded: {calls:#?}"));
+    assert_eq!(cell["code"], code);
+    assert_eq!(
+        cell["stdout"], "before the sleep\nafter the sleep\n",
+        "{cell}"
+    );
+    assert_eq!(cell["status"], "Succeeded", "{cell}");
+    assert_eq!(cell["client"], AGENT, "{cell}");
+    assert_eq!(cell["client_gone"], true, "{cell}");
+    assert!(text.contains("the client had gone"), "{text}");
+}
+
+/// A stand-in upstream that takes its time: it reads an upload's body whole,
+/// then answers it (200, a file's JSON) after 3 s; a delete, 204 after 3 s.
+/// Its endpoint.
+async fn slow_files() -> String {
+    use axum::routing::{delete, post};
+    let app = axum::Router::new()
+        .route(
+            "/files",
+            post(|body: axum::body::Bytes| async move {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                axum::Json(
+                    json!({"name": "notes.csv", "type": "file", "contentLength": body.len()}),
+                )
+            }),
+        )
+        .route(
+            "/files/{name}",
+            delete(|| async {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                axum::http::StatusCode::NO_CONTENT
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// Issue 26, for the file calls that change a session: an upload the upstream
+/// has whole, and a delete, whose agent gave up before the upstream answered
+/// them, are still recorded when it does, marked as answered to nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_and_a_delete_whose_agent_went_away_are_recorded() {
+    let data = tempfile::tempdir().unwrap();
+    let up = slow_files().await;
+    let (px, endpoint) = proxy(data.path(), &up, UPSTREAM_TOKEN);
+    let id = common::identifier();
+    let v = "2025-10-02-preview";
+    let content = b"name,value\na,1\n".to_vec();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(content.clone()).file_name("notes.csv"),
+    );
+    let gave_up = impatient()
+        .post(format!("{endpoint}/files?api-version={v}&identifier={id}"))
+        .bearer_auth(PROXY_TOKEN)
+        .multipart(form)
+        .send()
+        .await;
+    assert!(
+        gave_up.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "{gave_up:?}"
+    );
+    let gave_up = impatient()
+        .delete(format!(
+            "{endpoint}/files/notes.csv?api-version={v}&identifier={id}"
+        ))
+        .bearer_auth(PROXY_TOKEN)
+        .send()
+        .await;
+    assert!(
+        gave_up.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "{gave_up:?}"
+    );
+    let calls = calls_once_recorded(data.path(), &id, "delete").await;
+    px.terminate();
+    let kinds: Vec<&str> = calls.iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["upload", "delete"], "{calls:#?}");
+    let hash = sessionpad::protocol::record::sha256_hex(&content);
+    assert_eq!(
+        calls[0]["file"],
+        json!({"name": "notes.csv", "size": content.len(), "sha256": hash})
+    );
+    for c in &calls {
+        assert_eq!(c["client"], AGENT, "{c}");
+        assert_eq!(c["client_gone"], true, "{c}");
+    }
 }

@@ -66,6 +66,9 @@ pub struct SessionClient {
     pool_type: PoolType,
     container_type: ContainerType,
     recording: Option<recording::CallRecording>,
+    /// The `User-Agent` of this client's requests where it is not the
+    /// process's ([`SessionClient::with_user_agent`]).
+    user_agent: Option<reqwest::header::HeaderValue>,
 }
 
 impl SessionClient {
@@ -110,6 +113,7 @@ impl SessionClient {
             pool_type: PoolType::default(),
             container_type: ContainerType::default(),
             recording,
+            user_agent: None,
         })
     }
 
@@ -155,6 +159,24 @@ impl SessionClient {
         } else {
             None
         };
+        // A User-Agent given before stays the recorded client.
+        if let (Some(r), Some(agent)) = (&mut self.recording, &self.user_agent) {
+            r.set_client(String::from_utf8_lossy(agent.as_bytes()).into_owned());
+        }
+        self
+    }
+
+    /// Sends `agent` as the `User-Agent` of every request instead of the
+    /// process's own ([`user_agent`]), and records this client's own calls
+    /// ([`recording`]) under it: for requests made on someone else's behalf
+    /// (`sessionpad mcp` names the MCP host, `mcp::Caller`). Cheap: the
+    /// connection pool stays shared with the clones.
+    #[must_use]
+    pub fn with_user_agent(mut self, agent: reqwest::header::HeaderValue) -> Self {
+        if let Some(r) = &mut self.recording {
+            r.set_client(String::from_utf8_lossy(agent.as_bytes()).into_owned());
+        }
+        self.user_agent = Some(agent);
         self
     }
 
@@ -195,12 +217,17 @@ impl SessionClient {
     }
 
     /// `req` with the `Authorization` header from the token source (cached,
-    /// refreshed before expiry). Errors: [`ClientError::Auth`] when no token can be
-    /// had.
+    /// refreshed before expiry), and this client's own `User-Agent` where it
+    /// has one ([`SessionClient::with_user_agent`]; every request passes
+    /// here). Errors: [`ClientError::Auth`] when no token can be had.
     async fn authorize(
         &self,
         req: reqwest::RequestBuilder,
     ) -> Result<reqwest::RequestBuilder, ClientError> {
+        let req = match &self.user_agent {
+            Some(agent) => req.header(reqwest::header::USER_AGENT, agent.clone()),
+            None => req,
+        };
         Ok(match self.auth.bearer().await? {
             Some(header) => req.header(reqwest::header::AUTHORIZATION, header),
             None => req,

@@ -16,8 +16,9 @@
 //! only by this trait: it never imports the ledger.
 //!
 //! Every request of a [`super::SessionClient`] carries the `User-Agent`
-//! [`super::user_agent`] (`sessionpad/<version> (pid N)`), which is also the
-//! recorded client.
+//! [`super::user_agent`] (`sessionpad/<version> (pid N)`), or the one it was
+//! given ([`super::SessionClient::with_user_agent`]: `sessionpad mcp` names
+//! the MCP host), which is also the recorded client.
 //! Never a token: a [`Call`] has no field for one.
 
 use std::sync::OnceLock;
@@ -64,10 +65,12 @@ fn recorder() -> Option<&'static dyn CallSink> {
     PROCESS.get().map(Box::as_ref)
 }
 
-/// How one client records its calls: under the pool key of its endpoint.
+/// How one client records its calls: under the pool key of its endpoint,
+/// with its `User-Agent` as the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CallRecording {
     pool: String,
+    client: String,
 }
 
 impl CallRecording {
@@ -85,7 +88,14 @@ impl CallRecording {
         PROCESS.get()?;
         Some(Self {
             pool: endpoint.trim().trim_end_matches('/').to_string(),
+            client: super::user_agent().to_string(),
         })
+    }
+
+    /// Records the calls as made by `client` (the `User-Agent` the client
+    /// sends instead of the process's).
+    pub(crate) fn set_client(&mut self, client: String) {
+        self.client = client;
     }
 
     fn call(
@@ -98,7 +108,7 @@ impl CallRecording {
         Call::new(
             self.pool.clone(),
             identifier.to_string(),
-            Some(super::user_agent().to_string()),
+            Some(self.client.clone()),
             at,
             duration,
             kind,

@@ -116,7 +116,12 @@ mod tests {
 
     #[async_trait]
     impl SessionHost for Host {
-        async fn run_python(&self, _: &str, _: &str) -> Result<Execution, HostError> {
+        async fn run_python(
+            &self,
+            _: &str,
+            _: &str,
+            _: &crate::mcp::Caller,
+        ) -> Result<Execution, HostError> {
             Err(HostError("not used".into()))
         }
         fn session_exists(&self, _: &str) -> Option<bool> {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 
+use super::caller::Caller;
 use super::shell::{ShellCommand, ShellRun};
 use crate::client::{ClientError, SessionClient};
 use crate::protocol::Execution;
@@ -26,21 +27,28 @@ pub struct HostError(pub String);
 
 /// A pool whose sessions the MCP tools run code in. Every method takes the
 /// session identifier (`aca-api.md` §4.5) an environment maps onto; a session
-/// is created on the first command, as the data plane does.
+/// is created on the first command, as the data plane does. A command also
+/// takes the [`Caller`] it is run for, which the pool records as the call's
+/// client.
 #[async_trait]
 pub trait SessionHost: Send + Sync + 'static {
-    /// Runs Python `code` in session `identifier` and returns its outcome: an
-    /// exception is a `Failed` execution, not an error.
+    /// Runs Python `code` in session `identifier` for `caller` and returns its
+    /// outcome: an exception is a `Failed` execution, not an error.
     ///
     /// # Errors
     ///
     /// [`HostError`] when nothing could run: pool full, pool unreachable,
     /// authentication refused, a reply of the wrong shape.
-    async fn run_python(&self, identifier: &str, code: &str) -> Result<Execution, HostError>;
+    async fn run_python(
+        &self,
+        identifier: &str,
+        code: &str,
+        caller: &Caller,
+    ) -> Result<Execution, HostError>;
 
-    /// Runs a shell command in session `identifier`: its exit code, standard
-    /// output and error. The one seam for shell execution: by default the
-    /// command runs through the session's Python kernel
+    /// Runs a shell command in session `identifier` for `caller`: its exit
+    /// code, standard output and error. The one seam for shell execution: by
+    /// default the command runs through the session's Python kernel
     /// ([`ShellCommand::as_python`], a real child process in the session's
     /// sandbox); a pool that runs shell commands itself (a Shell pool)
     /// overrides this.
@@ -53,8 +61,11 @@ pub trait SessionHost: Send + Sync + 'static {
         &self,
         identifier: &str,
         command: &ShellCommand,
+        caller: &Caller,
     ) -> Result<ShellRun, HostError> {
-        let exec = self.run_python(identifier, &command.as_python()).await?;
+        let exec = self
+            .run_python(identifier, &command.as_python(), caller)
+            .await?;
         ShellRun::from_python(exec)
     }
 
@@ -77,7 +88,10 @@ pub type Reconnect =
 /// A [`SessionHost`] over the session client: any pool sessionpad reaches
 /// (Azure with its Entra credential, a `serve`, the background local pool).
 /// Each command is one `POST executions` (or `code/execute`) of the client's
-/// api-version, `aca-api.md` §3.1 / §4.2.
+/// api-version, `aca-api.md` §3.1 / §4.2, whose `User-Agent` is the
+/// [`Caller`]'s label: a local pool or the recording proxy records the call
+/// under it, and so does this process where it records its own calls (an
+/// `https` pool, `client::recording`).
 pub struct ClientHost {
     client: RwLock<SessionClient>,
     timeout: Duration,
@@ -117,9 +131,18 @@ impl ClientHost {
 
 #[async_trait]
 impl SessionHost for ClientHost {
-    async fn run_python(&self, identifier: &str, code: &str) -> Result<Execution, HostError> {
+    /// Sends the execution with `caller`'s label as its `User-Agent`
+    /// ([`SessionClient::with_user_agent`]), which the pool records.
+    async fn run_python(
+        &self,
+        identifier: &str,
+        code: &str,
+        caller: &Caller,
+    ) -> Result<Execution, HostError> {
         let host_error = |e: ClientError| HostError(e.to_string());
-        match self.client().execute(identifier, code, self.timeout).await {
+        let as_caller = |client: SessionClient| client.with_user_agent(caller.header_value());
+        let client = as_caller(self.client());
+        match client.execute(identifier, code, self.timeout).await {
             Err(ClientError::Unreachable { source, .. }) if source.is_connect() => {
                 let Some(reconnect) = &self.reconnect else {
                     return Err(HostError(format!(
@@ -135,7 +158,7 @@ impl SessionHost for ClientHost {
                     .client
                     .write()
                     .unwrap_or_else(std::sync::PoisonError::into_inner) = fresh.clone();
-                fresh
+                as_caller(fresh)
                     .execute(identifier, code, self.timeout)
                     .await
                     .map_err(host_error)

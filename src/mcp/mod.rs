@@ -12,8 +12,11 @@
 //! its streamable HTTP transport (stateless, JSON answers) in [`http`] for the
 //! local pool's `/mcp` route, its stdio transport for `sessionpad mcp`. What
 //! runs the code is a [`SessionHost`]; environments map onto session
-//! identifiers ([`environments`]). Nothing here knows the terminal.
+//! identifiers ([`environments`]). Each command is run for a [`Caller`], the
+//! MCP host as its `initialize` named it, which the pool records as the
+//! call's client ([`caller`]). Nothing here knows the terminal.
 
+pub mod caller;
 pub mod environments;
 pub mod host;
 pub mod http;
@@ -28,10 +31,12 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
-use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+pub use self::caller::Caller;
 pub use self::environments::Environments;
 pub use self::host::{ClientHost, HostError, SessionHost};
 pub use self::shell::{ShellCommand, ShellRun};
@@ -101,14 +106,25 @@ impl SessionTools {
 
     /// Runs `run` with the session identifier of `environment`; an unknown or
     /// expired environment, or a command the host could not run, is a tool
-    /// error the model reads (see [`tool_error`]).
+    /// error the model reads (see [`tool_error`]). When the request is
+    /// cancelled (`cancelled`: its HTTP client went away, or the host sent
+    /// `notifications/cancelled`), `run` is dropped: the host's command runs on
+    /// in the session and is recorded as answered to nobody (issue 26), and
+    /// the result, which nobody reads, says so.
     async fn in_environment(
         &self,
         environment: &str,
+        cancelled: &tokio_util::sync::CancellationToken,
         run: impl AsyncFnOnce(String) -> Result<CallToolResult, HostError>,
     ) -> CallToolResult {
         let mut result = match self.environments.command(environment, &*self.host) {
-            Ok(identifier) => run(identifier).await.unwrap_or_else(|e| tool_error(e.0)),
+            Ok(identifier) => tokio::select! {
+                biased;
+                done = run(identifier) => done.unwrap_or_else(|e| tool_error(e.0)),
+                () = cancelled.cancelled() => tool_error(
+                    "the request was cancelled; the command runs on in the session".into(),
+                ),
+            },
             Err(why) => tool_error(why),
         };
         if let Some(notice) = &self.notice {
@@ -154,12 +170,19 @@ impl SessionTools {
     async fn run_python(
         &self,
         Parameters(args): Parameters<PythonArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        let caller = caller(&ctx);
         let run = async |identifier: String| {
-            let exec = self.host.run_python(&identifier, &args.python_code).await?;
+            let exec = self
+                .host
+                .run_python(&identifier, &args.python_code, &caller)
+                .await?;
             Ok(python_result(&args.environment_id, &exec))
         };
-        Ok(self.in_environment(&args.environment_id, run).await)
+        Ok(self
+            .in_environment(&args.environment_id, &ctx.ct, run)
+            .await)
     }
 
     /// `runShellCommandInRemoteEnvironment`.
@@ -170,14 +193,18 @@ impl SessionTools {
     async fn run_shell(
         &self,
         Parameters(args): Parameters<ShellArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let command = ShellCommand::from_arguments(args.shell_command, args.exec_command_and_args)
             .map_err(|why| ErrorData::invalid_params(why, None))?;
+        let caller = caller(&ctx);
         let run = async |identifier: String| {
-            let run = self.host.run_shell(&identifier, &command).await?;
+            let run = self.host.run_shell(&identifier, &command, &caller).await?;
             Ok(shell_result(&args.environment_id, &run))
         };
-        Ok(self.in_environment(&args.environment_id, run).await)
+        Ok(self
+            .in_environment(&args.environment_id, &ctx.ct, run)
+            .await)
     }
 }
 
@@ -191,6 +218,31 @@ impl ServerHandler for SessionTools {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Owned(vec![PROTOCOL_VERSION])
+    }
+}
+
+/// The MCP host a tool call comes from: over HTTP, the [`Caller`] the
+/// transport's middleware found for the request ([`http`]; the stateless
+/// transport itself keeps no `initialize`); over stdio, the `clientInfo` of
+/// the session's `initialize` (or of the request's own metadata, where a
+/// client sends it there).
+fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
+    if let Some(parts) = ctx.extensions.get::<axum::http::request::Parts>() {
+        return parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .unwrap_or_else(|| {
+                let agent = parts
+                    .headers
+                    .get(axum::http::header::USER_AGENT)
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+                Caller::unnamed(agent.as_deref())
+            });
+    }
+    match ctx.client_info() {
+        Some(info) => Caller::of_client_info(&info.name, &info.version, None),
+        None => Caller::unnamed(None),
     }
 }
 

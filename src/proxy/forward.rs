@@ -26,7 +26,7 @@ use super::route::Op;
 use super::tap;
 use super::{Shared, route};
 use crate::client::ClientError;
-use crate::pool::record::{DownloadTap, Recording};
+use crate::pool::record::{ClientWatch, DownloadTap, Recording};
 use crate::pool::wire_error::WireError;
 
 /// Most bytes of an execution request the proxy reads to record it: 16 MiB
@@ -62,15 +62,11 @@ const NOT_FORWARDED: [HeaderName; 9] = [
 ];
 
 /// Forwards `req` to the upstream and answers with the upstream's answer (see
-/// the module doc).
+/// the module doc). A recorded call that changes the session (an execution,
+/// an upload, a delete: [`Op::changes_the_session`]) is carried out on a task
+/// of its own ([`outlive_agent`]), so it is recorded even when its agent goes
+/// away before the answer.
 pub(crate) async fn forward(State(shared): State<Arc<Shared>>, req: Request) -> Response {
-    match forward_inner(&shared, req).await {
-        Ok(resp) => resp,
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, WireError> {
     let (parts, body) = req.into_parts();
     let query = parts.uri.query().unwrap_or("");
     let op = Op::of(
@@ -89,6 +85,57 @@ async fn forward_inner(shared: &Arc<Shared>, req: Request) -> Result<Response, W
             )
         })
     });
+    let watch = recording
+        .as_ref()
+        .filter(|_| op.changes_the_session())
+        .map(Recording::watch);
+    let exchange = async move {
+        forward_inner(&shared, parts, body, op, recording)
+            .await
+            .unwrap_or_else(IntoResponse::into_response)
+    };
+    match watch {
+        Some(watch) => outlive_agent(watch, exchange).await,
+        None => exchange.await,
+    }
+}
+
+/// Runs `exchange` (a request sent upstream, its answer read and recorded) on
+/// a task of its own and waits for its answer to the agent. An agent that goes
+/// away before it (its timeout, a closed connection) makes the server drop
+/// this future, not the exchange: the upstream, which may be running the
+/// agent's code, still gets the whole request and its answer is still read
+/// and recorded, and `watch` marks the call as answered to nobody (issue 26;
+/// the local pool's `outlive_client`). A task that panicked is a 500
+/// `InternalServerError` in the service's shape.
+async fn outlive_agent(
+    watch: ClientWatch,
+    exchange: impl std::future::Future<Output = Response> + Send + 'static,
+) -> Response {
+    match tokio::spawn(exchange).await {
+        Ok(resp) => {
+            watch.answered();
+            resp
+        }
+        Err(e) => WireError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "InternalServerError",
+            message: format!("the forwarding task failed: {e}"),
+        }
+        .into_response(),
+    }
+}
+
+/// Forwards the request of `parts` and `body`, which is `op`, and records it
+/// with `recording` (`None`: not recorded) on the way.
+async fn forward_inner(
+    shared: &Arc<Shared>,
+    parts: Parts,
+    body: Body,
+    op: Op,
+    recording: Option<Recording>,
+) -> Result<Response, WireError> {
+    let query = parts.uri.query().unwrap_or("");
     let (upstream, sent, uploaded) =
         send_upstream(shared, &parts, &op, recording.is_some(), body).await?;
     let status = upstream.status();

@@ -12,7 +12,11 @@
 //! through the local pool's [`crate::pool::record::Recording`] API, under the
 //! upstream endpoint as pool key. An asynchronous execution is recorded when
 //! it finishes, even when the agent never polls it: the proxy polls the
-//! upstream itself ([`watch`]).
+//! upstream itself ([`watch`]). An execution, upload or delete whose agent
+//! goes away before the answer (its timeout, a closed connection) still goes
+//! through: it runs on a task of its own, and is recorded when the upstream
+//! answers, marked as answered to nobody (`client_gone`, issue 26; see
+//! [`forward`]).
 //!
 //! Where the upstream cannot be reached, no token can be had, or the upstream
 //! refuses the proxy's token (401, 403), the agent gets the service's error

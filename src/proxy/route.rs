@@ -27,6 +27,14 @@ pub(crate) enum Op {
 }
 
 impl Op {
+    /// Whether the call changes the session upstream (an execution, an
+    /// upload, a delete), so that it must be recorded once the upstream has
+    /// it, whether or not its agent is still there for the answer; a poll or
+    /// a download changes nothing.
+    pub(crate) fn changes_the_session(&self) -> bool {
+        matches!(self, Op::Execute | Op::Upload | Op::Delete(_))
+    }
+
     /// Classifies a request: `path` is the URI's path as received (percent-
     /// encoded; repeated slashes, which some clients send, are ignored), `path_query`
     /// the `path` query parameter of family B file calls (a folder, absolute

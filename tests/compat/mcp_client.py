@@ -2,8 +2,9 @@
 server: over HTTP (MODE=http: URL, KEY) or over stdio (MODE=stdio: COMMAND and
 ARGS, a JSON list, start `sessionpad mcp`). Lists the tools, launches an
 environment, runs Python twice in it (state persists), runs shell commands in
-both forms, writes a file, and asks for an unknown environment. Prints
-`ENVIRONMENT <id>` and, when every check passed, `MCP OK`."""
+both forms, writes a file, and asks for an unknown environment, naming itself
+`acme-agent` 0.3 in `initialize`. Prints `ENVIRONMENT <id>` and, when every
+check passed, `MCP OK`."""
 
 import asyncio
 import json
@@ -13,6 +14,11 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+# How this MCP host names itself in `initialize` (`clientInfo`): the pool
+# records its commands under this name.
+CLIENT_INFO = Implementation(name="acme-agent", version="0.3")
 
 
 def check(cond, what):
@@ -75,13 +81,13 @@ async def main():
         import httpx2
         async with httpx2.AsyncClient(headers={"x-ms-apikey": os.environ["KEY"]}, timeout=120) as http:
             async with streamable_http_client(os.environ["URL"], http_client=http) as (read, write):
-                async with ClientSession(read, write) as session:
+                async with ClientSession(read, write, client_info=CLIENT_INFO) as session:
                     await exercise(session)
     else:
         params = StdioServerParameters(command=os.environ["COMMAND"], args=json.loads(os.environ["ARGS"]),
                                        env=dict(os.environ))
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, client_info=CLIENT_INFO) as session:
                 await exercise(session)
 
 
