@@ -222,6 +222,26 @@ fn on_several_pools(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<b
     Ok(pools.len() > 1)
 }
 
+/// The ledger, its path and the pool of recorded session `id` that
+/// `export --recorded` and `replay` work on ([`choose_pool`] of `wanted`).
+///
+/// # Errors
+///
+/// An identifier that breaks the rules; no ledger yet; one that cannot be
+/// read; `wanted` is not a pool `id` was used on.
+pub(super) fn recorded_session(
+    id: &str,
+    wanted: Option<&str>,
+) -> anyhow::Result<(rusqlite::Connection, std::path::PathBuf, Option<String>)> {
+    crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
+    let path = ledger::default_path();
+    let Some(conn) = ledger::schema::open_existing(&path)? else {
+        anyhow::bail!("nothing recorded yet: no ledger at {}", path.display());
+    };
+    let pool = choose_pool(&conn, id, wanted)?;
+    Ok((conn, path, pool))
+}
+
 /// The pool whose recorded session `id` a command works on: `wanted` when
 /// given (an error naming the pools `id` was used on when it is not one of
 /// them), else the only one, else the most recently active, said on

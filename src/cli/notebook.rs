@@ -138,13 +138,8 @@ fn recorded(
     settings: &super::target::Settings,
 ) -> anyhow::Result<(Vec<Cell>, NotebookMeta, Vec<serde_json::Value>)> {
     use crate::ledger;
-    crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
-    let path = ledger::default_path();
-    let Some(conn) = ledger::schema::open_existing(&path)? else {
-        bail!("nothing recorded yet: no ledger at {}", path.display());
-    };
+    let (conn, path, pool) = super::log::recorded_session(id, pool)?;
     let read = |e| ledger::LedgerError::sqlite(&path, e);
-    let pool = super::log::choose_pool(&conn, id, pool)?;
     // A local pool's key names what its sessions ran.
     let container_type = pool
         .as_deref()

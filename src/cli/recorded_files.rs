@@ -46,13 +46,8 @@ pub(super) fn export(id: &str, dir: &Path, how: &Files<'_>) -> anyhow::Result<Ex
         pool,
         json,
     } = *how;
-    crate::pool::server::validate_identifier(id).map_err(|e| anyhow::anyhow!(e.message))?;
-    let path = ledger::default_path();
-    let Some(conn) = ledger::schema::open_existing(&path)? else {
-        bail!("nothing recorded yet: no ledger at {}", path.display());
-    };
+    let (conn, path, pool) = super::log::recorded_session(id, pool)?;
     let read = |e| ledger::LedgerError::sqlite(&path, e);
-    let pool = super::log::choose_pool(&conn, id, pool)?;
     let upto = match at {
         Some(n) => Some(
             nth_execution(&conn, id, pool.as_deref(), n)

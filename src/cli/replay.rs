@@ -291,13 +291,10 @@ fn print_cell(i: usize, total: usize, code: &str, outcome: &Outcome, same: bool)
 /// The recorded executions (code and shell commands) of session `id`, oldest
 /// first.
 fn recorded_cells(id: &str, pool: Option<&str>) -> anyhow::Result<Vec<Entry>> {
-    let path = ledger::default_path();
-    let Some(conn) = ledger::schema::open_existing(&path)? else {
-        bail!("nothing recorded yet: no ledger at {}", path.display());
-    };
+    let (conn, path, pool) = super::log::recorded_session(id, pool)?;
     let query = ledger::Query {
         identifier: Some(id.to_string()),
-        pool: super::log::choose_pool(&conn, id, pool)?,
+        pool,
         ..ledger::Query::default()
     };
     let cells: Vec<Entry> = ledger::read::entries(&conn, &query)

@@ -133,7 +133,10 @@ async fn receive(
     upload::check_declared_length(headers)?;
     let multipart = multipart.map_err(not_multipart)?;
     let work = upload::receive(multipart, &ctx.root, base, recording.is_some());
-    let (stored, changes) = pool.registry.noting_files_after(&ctx.session, work).await;
+    let (stored, changes) = pool
+        .registry
+        .noting_files(&ctx.session, self::changes::Order::Aside, work)
+        .await;
     let stored = stored?;
     if let Some(r) = recording {
         // What the upload changed in /mnt/data goes with its first file.
@@ -450,7 +453,10 @@ async fn delete_rest(
     let root = ctx.root;
     let shown = rel.as_relative();
     let work = blocking(move || root.remove(&rel));
-    let (removed, changes) = pool.registry.noting_files_after(&ctx.session, work).await;
+    let (removed, changes) = pool
+        .registry
+        .noting_files(&ctx.session, self::changes::Order::Aside, work)
+        .await;
     removed?.map_err(|e| e.into_wire(false))?;
     if let Some(r) = recording {
         r.about(&ctx.identifier)

@@ -101,7 +101,9 @@ impl PoolHost {
         let (registry, timeout) = (self.pool.registry.clone(), self.pool.max_execution);
         let task = tokio::spawn(async move {
             let run = live.scope(registry.execute(&session, &id, &code, timeout));
-            let (exec, changes) = registry.noting_files(&session, run).await;
+            let (exec, changes) = registry
+                .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
+                .await;
             if let Some(r) = recording {
                 what.record(&r.with_files(changes), &code, &exec);
             }

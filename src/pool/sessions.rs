@@ -197,12 +197,13 @@ impl SessionRegistry {
 
     /// Runs `work` (an execution, an upload, a delete) in `session` and
     /// returns its output with what it changed in the session's `/mnt/data`
-    /// ([`super::files::changes`]); nothing changed is reported when the pool
-    /// does not record files. A session's calls are looked at one after the
-    /// other.
+    /// ([`super::files::changes`]), `order` saying how it stands to the
+    /// session's other calls; nothing changed is reported when the pool does
+    /// not record files.
     pub(crate) async fn noting_files<T>(
         &self,
         session: &Session,
+        order: super::files::changes::Order,
         work: impl std::future::Future<Output = T>,
     ) -> (T, super::files::changes::Changes) {
         match self.files_budget {
@@ -210,29 +211,7 @@ impl SessionRegistry {
                 let folder = self.files_of(session);
                 session
                     .files
-                    .noting(&folder, &self.watcher, budget, work)
-                    .await
-            }
-            None => (work.await, super::files::changes::Changes::default()),
-        }
-    }
-
-    /// Runs `work` (an upload, a delete) in `session` and returns what it
-    /// changed, as [`SessionRegistry::noting_files`] does, but never waits
-    /// for a running execution: then nothing is reported for `work`, and the
-    /// execution's own look records the change
-    /// ([`super::files::changes::SessionFiles::noting_after`]).
-    pub(crate) async fn noting_files_after<T>(
-        &self,
-        session: &Session,
-        work: impl std::future::Future<Output = T>,
-    ) -> (T, super::files::changes::Changes) {
-        match self.files_budget {
-            Some(budget) => {
-                let folder = self.files_of(session);
-                session
-                    .files
-                    .noting_after(&folder, &self.watcher, budget, work)
+                    .noting(&folder, &self.watcher, budget, order, work)
                     .await
             }
             None => (work.await, super::files::changes::Changes::default()),

@@ -151,6 +151,20 @@ impl Watcher {
     }
 }
 
+/// How a call's look stands to the session's other calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// An execution: it and its look hold the session's look throughout,
+    /// so calls' changes are never mixed; a second execution starts once the
+    /// first's look is done (executions wait for each other anyway).
+    Serial,
+    /// An upload or a delete, which may come while an execution runs: it
+    /// never waits for one. It is looked at after it is done unless the look
+    /// is held (an execution runs): then nothing is reported for it, and the
+    /// running execution's look records what it changed.
+    Aside,
+}
+
 /// How many bytes of changed files one look keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Budget {
@@ -231,40 +245,31 @@ impl Default for SessionFiles {
 }
 
 impl SessionFiles {
-    /// Runs `work` (an execution, an upload, a delete), then looks at the
-    /// session's `folder` (the pool's path of its `/mnt/data`) and returns
-    /// what changed since the last look, keeping bytes within `budget`.
-    /// Calls of one session are looked at one after the other: a second
-    /// call's `work` starts once the first's look is done.
+    /// Runs `work`, then looks at the session's `folder` (the pool's path of
+    /// its `/mnt/data`) and returns what changed since the last look, keeping
+    /// bytes within `budget`. `order` says how `work` stands to the
+    /// session's other calls ([`Order`]).
     pub(crate) async fn noting<T>(
         &self,
         folder: &Path,
         watcher: &Arc<Watcher>,
         budget: Budget,
+        order: Order,
         work: impl Future<Output = T>,
     ) -> (T, Changes) {
-        let seen = self.seen.lock().await;
-        let out = work.await;
-        (out, self.look(seen, folder, watcher, budget).await)
-    }
-
-    /// Runs `work` (an upload, a delete: calls that may come while an
-    /// execution runs), then looks as [`SessionFiles::noting`] does, unless
-    /// a call of the session is being looked at or an execution holds the
-    /// look (it runs): then nothing is reported for `work`, and the running
-    /// execution's look sees what `work` changed. `work` never waits for an
-    /// execution.
-    pub(crate) async fn noting_after<T>(
-        &self,
-        folder: &Path,
-        watcher: &Arc<Watcher>,
-        budget: Budget,
-        work: impl Future<Output = T>,
-    ) -> (T, Changes) {
-        let out = work.await;
-        match self.seen.try_lock() {
-            Ok(seen) => (out, self.look(seen, folder, watcher, budget).await),
-            Err(_) => (out, Changes::default()),
+        let (out, seen) = match order {
+            Order::Serial => {
+                let seen = self.seen.lock().await;
+                (work.await, Some(seen))
+            }
+            Order::Aside => {
+                let out = work.await;
+                (out, self.seen.try_lock().ok())
+            }
+        };
+        match seen {
+            Some(seen) => (out, self.look(seen, folder, watcher, budget).await),
+            None => (out, Changes::default()),
         }
     }
 

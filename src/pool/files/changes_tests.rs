@@ -10,7 +10,8 @@ fn look_at(files: &SessionFiles, dir: &Path, watcher: &Arc<Watcher>, budget: Bud
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(files.noting(dir, watcher, budget, async {})).1
+    rt.block_on(files.noting(dir, watcher, budget, Order::Serial, async {}))
+        .1
 }
 
 fn summary(c: &Changes) -> Vec<(String, FileChangeKind, Option<ContentKept>)> {

@@ -211,7 +211,9 @@ pub(super) async fn execute_a(
     );
     let exec = outlive_client(watch, async move {
         let run = live.scope(registry.execute(&session, &id, &code, timeout));
-        let (exec, changes) = registry.noting_files(&session, run).await;
+        let (exec, changes) = registry
+            .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
+            .await;
         if let Some(r) = recording {
             r.with_files(changes)
                 .code(sent.as_deref().unwrap_or_default(), &exec);
@@ -289,31 +291,22 @@ pub(super) async fn execute_b(
         .execution_type
         .as_deref()
         .is_some_and(|t| t.eq_ignore_ascii_case("asynchronous"));
+    let cell = CellRun {
+        registry: pool.registry.clone(),
+        session,
+        id: id.clone(),
+        code,
+        timeout,
+        limits,
+        live: LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers),
+    };
     let (status, frame, exec) = if asynchronous {
-        pool.registry.submitted(&session, &id);
-        let cell = CellRun {
-            registry: pool.registry.clone(),
-            session,
-            id: id.clone(),
-            code,
-            timeout,
-            limits,
-            live: LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers),
-        };
+        pool.registry.submitted(&cell.session, &id);
         tokio::spawn(cell.run(recording, sent));
         let running = running(&id);
         let frame = family_b_frame(&running, &identifier, "Asynchronous", AnswerForm::default());
         (StatusCode::ACCEPTED, frame, running)
     } else {
-        let cell = CellRun {
-            registry: pool.registry.clone(),
-            session,
-            id: id.clone(),
-            code,
-            timeout,
-            limits,
-            live: LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers),
-        };
         let watch = recording.as_ref().map(Recording::watch);
         let exec = outlive_client(watch, cell.run(recording, sent)).await?;
         let status = if version >= ApiVersion::V2025_10_02 {
@@ -365,7 +358,9 @@ impl CellRun {
             live,
         } = self;
         let run = live.scope(limits.scope(registry.execute(&session, &id, &code, timeout)));
-        let (exec, changes) = registry.noting_files(&session, run).await;
+        let (exec, changes) = registry
+            .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
+            .await;
         if let Some(r) = recording {
             r.with_files(changes).code(&sent, &exec);
         }

@@ -108,7 +108,9 @@ pub(super) async fn execute(
     let stdin = body.stdin;
     let outcome = super::execute::outlive_client(watch, async move {
         let run = limits.scope(registry.execute(&session, &id2, &code, timeout));
-        let (exec, changes) = registry.noting_files(&session, run).await;
+        let (exec, changes) = registry
+            .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
+            .await;
         let outcome = outcome(&exec);
         if let Some(r) = recording {
             r.with_files(changes).shell(
