@@ -508,6 +508,11 @@ impl Walk<'_> {
             .budget
             .per_file
             .min(self.budget.per_look.saturating_sub(self.kept));
+        let change = if before.is_some() {
+            FileChangeKind::Modified
+        } else {
+            FileChangeKind::Added
+        };
         match read(dir, name, room) {
             Ok(read) => {
                 let unchanged = before.is_some_and(|w| w.sha256.as_ref() == Some(&read.sha256));
@@ -523,11 +528,7 @@ impl Walk<'_> {
                     };
                     self.files.push(FileChange {
                         path: shown(&rel),
-                        change: if before.is_some() {
-                            FileChangeKind::Modified
-                        } else {
-                            FileChangeKind::Added
-                        },
+                        change,
                         size: read.size,
                         sha256: Some(read.sha256),
                         content: Some(content),
@@ -542,11 +543,7 @@ impl Walk<'_> {
                 tracing::debug!("a changed session file could not be read: {e}");
                 self.files.push(FileChange {
                     path: shown(&rel),
-                    change: if before.is_some() {
-                        FileChangeKind::Modified
-                    } else {
-                        FileChangeKind::Added
-                    },
+                    change,
                     size: u64::try_from(st.st_size).unwrap_or(0),
                     sha256: None,
                     content: Some(ContentKept::Unreadable),
