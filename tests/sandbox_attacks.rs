@@ -1109,3 +1109,88 @@ echo done"#,
 fn the_attacks_also_fail_as_an_unprivileged_user() {
     common::rerun_as_nobody("the_attacks_also_fail");
 }
+
+/// Issue 26: the pool reads the files a call changed, on the host side, to
+/// record them. A session plants links in its `/mnt/data` to a host file,
+/// to a host folder and to another session's file, a hard link attempt, and a
+/// FIFO that would block a reader: the look follows no link and opens no
+/// FIFO (the cell's answer comes), so neither the host's nor the other
+/// session's bytes reach the ledger; the session's own file is recorded.
+#[tokio::test]
+async fn the_look_at_changed_files_follows_no_planted_link() {
+    let data = tempfile::tempdir().unwrap();
+    let secret_dir = tempfile::tempdir().unwrap();
+    let host_secret = format!("HOST-SECRET-{}", uuid::Uuid::new_v4().simple());
+    let secret = secret_dir.path().join("secret.txt");
+    std::fs::write(&secret, &host_secret).unwrap();
+    let ledger_path = data.path().join(sessionpad::ledger::FILE_NAME);
+    let pool = TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.ledger = Some(sessionpad::ledger::LedgerOptions {
+            path: ledger_path.clone(),
+            limits: sessionpad::ledger::LedgerConfig::default().limits(),
+            files: true,
+        });
+    })
+    .await;
+    if !pool.pool.isolation().is_sandboxed() {
+        common::sandbox_tests_skipped(&pool.pool.isolation().warning().unwrap_or_default());
+        return;
+    }
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let (victim, attacker) = (identifier(), identifier());
+    run_ok(
+        &client,
+        &victim,
+        "open('/mnt/data/victim.txt','w').write('VICTIM-DATA')",
+    )
+    .await;
+    let session = pool.pool.registry().get(&victim).expect("victim session");
+    let view = pool.pool.registry().files_of(&session);
+    let code = format!(
+        "import os\n\
+         for name, target in [('leak', {secret:?}), ('leakdir', {dir:?}), ('steal', {victim_file:?}), ('stealdir', {victim_dir:?})]:\n    \
+             print('trying a link', name, '->', target)\n    \
+             os.symlink(target, '/mnt/data/' + name)\n\
+         try:\n    \
+             print('trying a hard link to the host file')\n    \
+             os.link({secret:?}, '/mnt/data/hard')\n    \
+             print('LINKED')\n\
+         except OSError as e:\n    \
+             print('blocked hard link:', e)\n\
+         print('trying a FIFO')\n\
+         os.mkfifo('/mnt/data/pipe')\n\
+         open('/mnt/data/own.txt', 'w').write('own bytes')",
+        secret = secret.display().to_string(),
+        dir = secret_dir.path().display().to_string(),
+        victim_file = view.join("victim.txt").display().to_string(),
+        victim_dir = view.display().to_string(),
+    );
+    let out = run_ok(&client, &attacker, &code).await;
+    assert!(out.contains("trying a FIFO"), "{out}");
+    assert!(!out.contains("LINKED"), "{out}");
+    let recorder = pool.pool.ledger().unwrap();
+    recorder.flush();
+    let conn = sessionpad::ledger::schema::open_existing(&ledger_path)
+        .unwrap()
+        .unwrap();
+    let left = sessionpad::ledger::read::files_after(&conn, None, &attacker, None).unwrap();
+    assert_eq!(
+        left.keys().collect::<Vec<_>>(),
+        ["/mnt/data/own.txt"],
+        "only the session's own regular file is recorded"
+    );
+    for f in left.values() {
+        let bytes = sessionpad::ledger::read::file_content(&conn, f.sha256.as_deref().unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(bytes, b"own bytes");
+    }
+    drop(conn);
+    let all = common::ledger_bytes(data.path());
+    assert!(
+        !all.windows(host_secret.len())
+            .any(|w| w == host_secret.as_bytes()),
+        "the host file's bytes reached the ledger"
+    );
+}
