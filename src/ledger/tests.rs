@@ -505,20 +505,17 @@ fn changed(
     }
 }
 
-/// Issue 26: the files each call changed are read back with the call; their
-/// bytes are stored once per hash; a session past its content budget loses
-/// its oldest versions' bytes first (said as `dropped`, the bytes deleted),
-/// and the state after any call is known.
-#[test]
-fn changed_files_are_kept_within_the_session_budget_oldest_dropped_first() {
-    use crate::protocol::record::{ContentKept, FileChangeKind::*};
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ledger.sqlite3");
+/// Records, with a session budget of 2,500 bytes: agent-1 writing `a.csv`
+/// and `b.txt` (1,000 bytes each), then rewriting `a.csv` and deleting
+/// `b.txt` (with a note of what the look could not see); agent-2 writing
+/// `copy.csv` with `a.csv`'s first bytes.
+fn record_versions(path: &std::path::Path) {
+    use crate::protocol::record::FileChangeKind::*;
     let limits = Limits {
         session_content_max: 2500,
         ..LOOSE
     };
-    let rec = Recorder::start(&path, limits).unwrap();
+    let rec = Recorder::start(path, limits).unwrap();
     let now = Utc::now().timestamp_millis();
     let mut a = call("agent-1", now, "write");
     a.files = vec![
@@ -538,6 +535,18 @@ fn changed_files_are_kept_within_the_session_budget_oldest_dropped_first() {
     other.files = vec![changed("copy.csv", Added, b'a', 1000)];
     rec.record(other);
     rec.flush();
+}
+
+/// Issue 26: the files each call changed are read back with the call; their
+/// bytes are stored once per hash; a session past its content budget loses
+/// its oldest versions' bytes first (said as `dropped`, the bytes deleted),
+/// and the state after any call is known.
+#[test]
+fn changed_files_are_kept_within_the_session_budget_oldest_dropped_first() {
+    use crate::protocol::record::{ContentKept, FileChangeKind::*};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    record_versions(&path);
     let conn = schema::open(&path).unwrap();
     let entries = read::entries(&conn, &Query::default()).unwrap();
     let summary = |i: usize| -> Vec<(String, &'static str, Option<ContentKept>)> {
