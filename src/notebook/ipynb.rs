@@ -10,7 +10,8 @@
 //! `failed` or `canceled`, or `queued` for a cell not settled yet, or
 //! [`RUNNING_WHEN_QUIT`] / [`QUEUED_WHEN_QUIT`] for a cell the notebook was
 //! quit while it waited, with what identifies its execution beside it
-//! (`identifier`, `pool`, `execution_id`, `started_at`, `quit_while`; and
+//! (`identifier`, `pool`, `execution_id`, `started_at`, `quit_at`,
+//! `quit_while`; and
 //! `recorded_seq` once the flight recorder's record filled it in). The
 //! notebook's `metadata.sessionpad.draft` keeps the text typed in the editor
 //! and not run when the notebook was quit.
@@ -300,14 +301,18 @@ fn read_quit_while(ours: &Value, status: Option<&str>) -> Option<Box<QuitWhile>>
         (Some("running"), _) | (None, Some(RUNNING_WHEN_QUIT)) => Waiting::Running,
         _ => return None,
     };
+    let time = |k: &str| {
+        field(k)
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+            .map(|t| t.with_timezone(&chrono::Utc))
+    };
     Some(Box::new(QuitWhile {
         was,
         identifier: field("identifier").unwrap_or_default(),
         pool: field("pool"),
         execution_id: field("execution_id"),
-        started_at: field("started_at")
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
-            .map(|t| t.with_timezone(&chrono::Utc)),
+        started_at: time("started_at"),
+        quit_at: time("quit_at"),
         recorded_seq: ours.get("recorded_seq").and_then(Value::as_i64),
     }))
 }

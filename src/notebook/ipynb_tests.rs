@@ -335,6 +335,11 @@ fn quit_running(execution_id: Option<&str>) -> QuitWhile {
                 .unwrap()
                 .with_timezone(&chrono::Utc),
         ),
+        quit_at: Some(
+            chrono::DateTime::parse_from_rfc3339("2025-11-02T10:20:32Z")
+                .unwrap()
+                .with_timezone(&chrono::Utc),
+        ),
         recorded_seq: None,
     }
 }
@@ -368,6 +373,7 @@ fn a_cell_running_when_you_quit_keeps_its_outputs_and_how_to_find_it() {
             "pool": "local/PythonLTS/127.0.0.1:8341",
             "execution_id": "exec-1",
             "started_at": "2025-11-02T10:20:30.456Z",
+            "quit_at": "2025-11-02T10:20:32.000Z",
         })
     );
     assert_eq!(

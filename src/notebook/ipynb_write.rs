@@ -109,7 +109,8 @@ struct CellMeta<'a> {
 /// a cell the notebook was quit while it waited, where it was (`quit_while`:
 /// `queued` or `running`) and what identifies its execution (the session
 /// `identifier`, the flight recorder's `pool` key, the `execution_id`, when
-/// it `started_at`), and once the flight recorder's record filled it in, that
+/// it `started_at` and when the notebook was quit, `quit_at`), and once the
+/// flight recorder's record filled it in, that
 /// record's `recorded_seq`.
 #[derive(Serialize)]
 struct Ours<'a> {
@@ -123,6 +124,8 @@ struct Ours<'a> {
     identifier: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quit_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     quit_while: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,15 +148,19 @@ impl<'a> Ours<'a> {
             exit_code: cell.exit_code,
             identifier: quit.map(|q| q.identifier.as_str()),
             pool: quit.and_then(|q| q.pool.as_deref()),
+            quit_at: quit.and_then(|q| q.quit_at).map(rfc3339),
             quit_while: quit.map(|q| waiting_name(q.was)),
             recorded_seq: quit.and_then(|q| q.recorded_seq),
-            started_at: quit
-                .and_then(|q| q.started_at)
-                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            started_at: quit.and_then(|q| q.started_at).map(rfc3339),
             status: status_name(cell.outcome, quit.map(|q| q.was)),
             stdin: cell.stdin.as_deref(),
         }
     }
+}
+
+/// A time as written in the notebook: RFC 3339, UTC, milliseconds.
+fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// The `quit_while` written for where a cell was when the notebook was quit.

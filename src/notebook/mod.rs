@@ -65,8 +65,12 @@ pub struct QuitWhile {
     /// The pool's execution id, when the notebook had heard it (a local
     /// pool's running output names it; the reply would have).
     pub execution_id: Option<String>,
-    /// When the cell began executing (wall clock, UTC), when it had.
+    /// When the cell began executing (wall clock, UTC), when it had; as
+    /// the notebook saw it, which may be a little after the pool did.
     pub started_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// When the notebook was quit (wall clock, UTC): a cell running then
+    /// had reached the pool before.
+    pub quit_at: Option<chrono::DateTime<chrono::Utc>>,
     /// The ledger `seq` of the recorded call the cell's outputs were filled
     /// in from, once they were (the cell ended after the notebook was quit).
     pub recorded_seq: Option<i64>,

@@ -135,9 +135,13 @@ pub fn open(path: &Path, request: &RecordedRequest) -> Result<RecordedNotebook, 
 
 /// How far before the time a notebook says its cell began executing the
 /// flight recorder's record of it may say it arrived: the notebook's clock
-/// read when the worker said the cell began, the pool's when the request
-/// arrived, on the same machine for a local pool.
+/// is read when it hears that the cell began, which is after the pool got it
+/// (by as much as the UI was busy), on the same machine for a local pool.
 pub const RECORD_SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+
+/// How far after the notebook was quit its running cell's record may say it
+/// arrived: none should (it was running then); a second for the clocks.
+const QUIT_SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
 
 /// Which recorded call to find: the execution of a notebook's cell that was
 /// running when the notebook was quit ([`crate::notebook::QuitWhile`]).
@@ -154,11 +158,15 @@ pub struct RecordLookup {
     /// The pool's execution id of it, when the notebook heard it: then the
     /// call is found by it alone.
     pub execution_id: Option<String>,
-    /// When it began executing (wall clock, UTC). Without an execution id,
-    /// the call is the first of this notebook's (sessionpad's `User-Agent`)
-    /// with this code that arrived since then (less [`RECORD_SLACK`]); with
-    /// neither, no call can be told to be it.
+    /// When it began executing, as the notebook saw it (wall clock, UTC).
     pub started_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// When the notebook was quit (wall clock, UTC). Without an execution
+    /// id, the call is the last of sessionpad's own (its `User-Agent`) with
+    /// this code that arrived between `started_at` (less [`RECORD_SLACK`])
+    /// and `quit_at`: the cell ran then, and the notebook runs one cell at a
+    /// time, so an earlier run of the same code arrived before it. With
+    /// neither time nor id, no call can be told to be it.
+    pub quit_at: Option<chrono::DateTime<chrono::Utc>>,
     /// The language code executions are in.
     pub language: Language,
 }
@@ -187,7 +195,7 @@ pub struct FoundRecord {
 /// or read.
 pub fn find_record(path: &Path, lookup: &RecordLookup) -> Result<Option<FoundRecord>, Failure> {
     let fail = |e: &dyn std::fmt::Display| local_failure(path, e);
-    if lookup.execution_id.is_none() && lookup.started_at.is_none() {
+    if lookup.execution_id.is_none() && lookup.started_at.is_none() && lookup.quit_at.is_none() {
         return Ok(None);
     }
     let Some(conn) = ledger::schema::open_existing(path).map_err(|e| fail(&e))? else {
@@ -200,22 +208,36 @@ pub fn find_record(path: &Path, lookup: &RecordLookup) -> Result<Option<FoundRec
         tail: None,
     };
     let entries = ledger::read::entries(&conn, &query).map_err(|e| fail(&e))?;
-    let Some(entry) = entries.into_iter().find(|e| {
-        let execution = matches!(
+    let execution = |e: &crate::protocol::record::Entry| {
+        matches!(
             e.kind,
             crate::protocol::record::CallKind::Code | crate::protocol::record::CallKind::Shell
-        );
-        let same = match &lookup.execution_id {
-            Some(id) => e.execution_id.as_ref() == Some(id),
-            None => {
-                e.code.as_ref() == Some(&lookup.code)
+        )
+    };
+    let found = match &lookup.execution_id {
+        Some(id) => entries
+            .into_iter()
+            .find(|e| execution(e) && e.execution_id.as_ref() == Some(id)),
+        None => {
+            let until = lookup.quit_at.map(|t| t + QUIT_SLACK);
+            let candidates = entries.into_iter().filter(|e| {
+                execution(e)
+                    && e.code.as_ref() == Some(&lookup.code)
                     && e.client
                         .as_deref()
                         .is_some_and(|c| c.starts_with(OWN_CLIENT_PREFIX))
+                    && until.is_none_or(|until| e.at <= until)
+            });
+            // Before the quit, the last; without its time, the first since
+            // the cell began.
+            if until.is_some() {
+                candidates.last()
+            } else {
+                candidates.into_iter().next()
             }
-        };
-        execution && same
-    }) else {
+        }
+    };
+    let Some(entry) = found else {
         return Ok(None);
     };
     let (seq, client_gone) = (entry.seq, entry.client_gone);

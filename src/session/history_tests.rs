@@ -201,30 +201,41 @@ fn quit_ledger(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-fn lookup(execution_id: Option<&str>, started_ms: Option<i64>) -> RecordLookup {
+fn lookup(
+    execution_id: Option<&str>,
+    started_ms: Option<i64>,
+    quit_ms: Option<i64>,
+) -> RecordLookup {
     use chrono::TimeZone;
+    let at = |ms: i64| chrono::Utc.timestamp_millis_opt(ms).single().unwrap();
     RecordLookup {
         cell: 3,
         code: "print('done')".into(),
         identifier: "nb-1".into(),
         pool: Some("local".into()),
         execution_id: execution_id.map(str::to_string),
-        started_at: started_ms.map(|ms| chrono::Utc.timestamp_millis_opt(ms).single().unwrap()),
+        started_at: started_ms.map(at),
+        quit_at: quit_ms.map(at),
         language: Language::Python,
     }
 }
 
 /// The record of a cell the notebook was quit while it ran is found by its
-/// execution id; without one, as the first of the notebook's own calls with
-/// its code since it began (an agent's same code, and the notebook's earlier
-/// run, are not it); with neither, or nothing since, there is none.
+/// execution id; without one, as the last of the notebook's own calls with
+/// its code between the time it began (as the notebook saw it, which may be
+/// late) and the quit (an agent's same code, and the notebook's earlier run,
+/// are not it); with neither id nor time, or nothing in the window, there
+/// is none.
 #[test]
 fn a_cell_left_running_finds_its_own_record() {
     let dir = tempfile::tempdir().unwrap();
     let path = quit_ledger(dir.path());
-    let by_id = find_record(&path, &lookup(Some("exec-21000"), Some(20_500)))
-        .unwrap()
-        .expect("found by id");
+    let by_id = find_record(
+        &path,
+        &lookup(Some("exec-21000"), Some(20_500), Some(23_000)),
+    )
+    .unwrap()
+    .expect("found by id");
     assert!(by_id.client_gone);
     assert_eq!(by_id.cell.source, "print('done')");
     assert_eq!(
@@ -232,31 +243,42 @@ fn a_cell_left_running_finds_its_own_record() {
         Some(crate::notebook::CellOutcome::Succeeded)
     );
 
-    let by_code = find_record(&path, &lookup(None, Some(20_500)))
+    // Seen to begin a little after the pool got it, quit after.
+    let by_code = find_record(&path, &lookup(None, Some(21_700), Some(23_000)))
         .unwrap()
         .expect("found by code and time");
     assert_eq!(by_code.seq, by_id.seq);
-
-    let earlier = find_record(&path, &lookup(None, Some(9_000)))
+    // Seen to begin much later than it did (a busy UI): still the last
+    // before the quit, never the earlier run.
+    let late = find_record(&path, &lookup(None, Some(9_000), Some(23_000)))
         .unwrap()
-        .expect("the earlier run, which is then the first since");
+        .expect("the last before the quit");
+    assert_eq!(late.seq, by_id.seq);
+    // Quit before the notebook's second run arrived: the earlier one.
+    let earlier = find_record(&path, &lookup(None, Some(9_000), Some(15_000)))
+        .unwrap()
+        .expect("the earlier run");
     assert!(earlier.seq < by_id.seq);
     assert!(!earlier.client_gone);
 
-    assert!(find_record(&path, &lookup(None, None)).unwrap().is_none());
     assert!(
-        find_record(&path, &lookup(None, Some(40_000)))
+        find_record(&path, &lookup(None, None, None))
             .unwrap()
             .is_none()
     );
     assert!(
-        find_record(&path, &lookup(Some("exec-99"), Some(20_500)))
+        find_record(&path, &lookup(None, Some(40_000), Some(41_000)))
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        find_record(&path, &lookup(Some("exec-99"), Some(20_500), None))
             .unwrap()
             .is_none()
     );
     let missing = dir.path().join("none.sqlite3");
     assert!(
-        find_record(&missing, &lookup(Some("exec-21000"), None))
+        find_record(&missing, &lookup(Some("exec-21000"), None, None))
             .unwrap()
             .is_none()
     );

@@ -58,33 +58,22 @@ impl App {
     /// Asks the flight recorder for each cell of the notebook that was
     /// running when it was last quit and that no record filled in yet: the
     /// effects (none when there is no such cell).
-    pub fn look_up_quit_cells(&mut self) -> Vec<Effect> {
-        let lookups: Vec<RecordLookup> = self
-            .notebook
+    pub fn look_up_quit_cells(&self) -> Vec<Effect> {
+        self.notebook
             .awaiting_record()
             .into_iter()
-            .map(|(cell, c, quit)| RecordLookup {
-                cell,
-                code: c.source.clone(),
-                identifier: quit.identifier.clone(),
-                pool: quit.pool.clone(),
-                execution_id: quit.execution_id.clone(),
-                started_at: quit.started_at,
-                language: self.config.language,
+            .map(|(cell, c, quit)| {
+                Effect::Sessions(SessionsCommand::FindRecord(RecordLookup {
+                    cell,
+                    code: c.source.clone(),
+                    identifier: quit.identifier.clone(),
+                    pool: quit.pool.clone(),
+                    execution_id: quit.execution_id.clone(),
+                    started_at: quit.started_at,
+                    quit_at: quit.quit_at,
+                    language: self.config.language,
+                }))
             })
-            .collect();
-        if let Some(first) = lookups.first() {
-            self.notice = Some(format!(
-                "In [{}] was running when you quit: looking for it in the flight recorder…",
-                self.notebook
-                    .cells()
-                    .get(first.cell)
-                    .map_or(0, |c| c.execution_count)
-            ));
-        }
-        lookups
-            .into_iter()
-            .map(|l| Effect::Sessions(SessionsCommand::FindRecord(l)))
             .collect()
     }
 
@@ -104,9 +93,9 @@ impl App {
         };
         self.notice = Some(match result {
             Err(e) => format!("In [{count}] was running when you quit; {e}"),
-            Ok(None) => format!(
-                "In [{count}] was running when you quit; the flight recorder has no record of its end (yet)"
-            ),
+            Ok(None) => {
+                format!("In [{count}] was running when you quit: not in the flight recorder (yet)")
+            }
             Ok(Some(found)) => {
                 let FoundRecord {
                     cell,
@@ -126,9 +115,7 @@ impl App {
                     return;
                 }
                 let after = if client_gone { " after you quit" } else { "" };
-                format!(
-                    "In [{count}] ended{after}: its outputs are filled in from the flight recorder"
-                )
+                format!("In [{count}] ended{after}: outputs from the flight recorder")
             }
         });
     }

@@ -273,6 +273,7 @@ fn quitting_keeps_the_running_cell_the_queued_one_and_the_typed_text() {
     assert_eq!(quit.execution_id.as_deref(), Some("exec-7"));
     assert_eq!(quit.pool.as_deref(), Some("local/PythonLTS/127.0.0.1:8341"));
     assert!(quit.started_at.is_some());
+    assert!(quit.quit_at >= quit.started_at);
     assert!(running.awaits_record());
     let queued = nb.cells[1].quit_while.as_deref().expect("marked");
     assert_eq!(queued.was, Waiting::Queued);
@@ -309,6 +310,7 @@ fn left_running(execution_id: Option<&str>) -> Cell {
         pool: Some("local/PythonLTS/127.0.0.1:8341".into()),
         execution_id: execution_id.map(str::to_string),
         started_at: Some(chrono::Utc::now()),
+        quit_at: Some(chrono::Utc::now()),
         recorded_seq: None,
     });
     cell
@@ -365,7 +367,7 @@ fn a_reopened_cell_is_filled_in_from_its_record() {
     );
     assert_eq!(
         app.notice.as_deref(),
-        Some("In [1] ended after you quit: its outputs are filled in from the flight recorder")
+        Some("In [1] ended after you quit: outputs from the flight recorder")
     );
     assert!(app.look_up_quit_cells().is_empty(), "filled in: no lookup");
 }
@@ -391,7 +393,7 @@ fn without_a_record_the_cell_stays_running_when_you_quit() {
     assert!(
         app.notice
             .as_deref()
-            .is_some_and(|n| n.contains("no record of its end")),
+            .is_some_and(|n| n.contains("not in the flight recorder (yet)")),
         "{:?}",
         app.notice
     );

@@ -163,6 +163,7 @@ impl NotebookUi {
                 pool: at.pool.filter(|p| !p.is_empty()).map(str::to_string),
                 execution_id: self.execution_ids.remove(&run.cell),
                 started_at,
+                quit_at: Some(at.wall),
                 recorded_seq: None,
             };
             if let Some(cell) = self.book.cell_mut(run.cell)
