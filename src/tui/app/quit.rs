@@ -25,6 +25,7 @@ impl App {
         if at_stake.is_empty() {
             self.should_quit = true;
         } else {
+            tracing::info!(?at_stake, "quitting would leave something behind: asking");
             self.ask(Prompt::question(Purpose::Quit, at_stake.question()));
         }
     }
