@@ -412,3 +412,50 @@ fn without_a_record_the_cell_stays_running_when_you_quit() {
     );
     assert_eq!(app.notice, None);
 }
+
+/// Text typed and set aside by browsing history (Up) is still typed text:
+/// quitting asks about it and keeps it, not the cell shown.
+#[test]
+fn typed_text_set_aside_by_history_browsing_is_kept() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let done = run(&mut app, "x = 1", now);
+    app.handle_event(
+        SessionEvent::ExecutionFinished {
+            run: done,
+            outcome: Ok(exec("", None)),
+            exit_code: None,
+            images: vec![],
+        },
+        now,
+    );
+    type_text(&mut app, "draft = 1");
+    app.update(Action::Notebook(NotebookAction::HistoryPrev), now);
+    assert_eq!(app.notebook.editor.lines(), ["x = 1"]);
+    assert_eq!(app.notebook.at_stake().typed_lines, Some(1));
+    assert_eq!(app.notebook.editor.draft().as_deref(), Some("draft = 1"));
+    app.update(Action::Notebook(NotebookAction::HistoryNext), now);
+    assert_eq!(app.notebook.editor.lines(), ["draft = 1"]);
+    assert_eq!(app.notebook.at_stake().typed_lines, Some(1));
+}
+
+/// The notebook's draft given back while the editor holds other text (the
+/// text carried from another pool) waits behind it: both are kept at quit,
+/// and it comes into the editor after the text is run.
+#[test]
+fn a_draft_given_back_behind_other_text_is_kept_and_offered_next() {
+    let mut app = test_app();
+    let now = Instant::now();
+    type_text(&mut app, "carried = 1");
+    app.notebook.editor.restore_draft("own = 2");
+    assert_eq!(app.notebook.editor.lines(), ["carried = 1"]);
+    assert_eq!(
+        app.notebook.editor.draft().as_deref(),
+        Some("carried = 1\n\nown = 2")
+    );
+    app.update(Action::Notebook(NotebookAction::RunCell), now);
+    assert_eq!(app.notebook.cells()[0].source, "carried = 1");
+    assert_eq!(app.notebook.editor.lines(), ["own = 2"]);
+    assert_eq!(app.notebook.at_stake().typed_lines, None, "kept already");
+    assert_eq!(app.notebook.editor.draft().as_deref(), Some("own = 2"));
+}

@@ -21,8 +21,8 @@ use crate::tui::notebook::editor;
 struct History {
     position: Option<usize>,
     draft: Vec<String>,
-    /// How the draft came to the editor (`Some(None)`: typed), while browsing.
-    given: Option<Option<Given>>,
+    /// How the draft came to the editor while browsing (`None`: typed).
+    given: Option<Given>,
 }
 
 /// Text the editor was given rather than typed, as it was given.
@@ -158,8 +158,7 @@ impl CellEditor {
     fn held(&self) -> Vec<(String, Option<&Given>)> {
         let mut held = vec![(self.source(), self.given.as_ref())];
         if self.history.position.is_some() {
-            let given = self.history.given.as_ref().and_then(Option::as_ref);
-            held.push((self.history.draft.join("\n"), given));
+            held.push((self.history.draft.join("\n"), self.history.given.as_ref()));
         }
         held
     }
@@ -276,6 +275,7 @@ impl CellEditor {
             None if count == 0 => return,
             None => {
                 self.history.draft = self.area.lines().to_vec();
+                self.history.given = self.given.take();
                 count - 1
             }
             Some(0) => return,
@@ -284,7 +284,6 @@ impl CellEditor {
         self.history.position = Some(target);
         let source = cells[target].source.clone();
         self.load(&source, CursorMove::Top);
-        self.history.given.get_or_insert(self.given.take());
         self.given = Some(Given::Copy(source));
     }
 
@@ -304,7 +303,7 @@ impl CellEditor {
             self.history.position = None;
             self.load(&draft.join("\n"), CursorMove::Bottom);
             // The text browsing began from, and how it came.
-            self.given = self.history.given.take().flatten();
+            self.given = self.history.given.take();
         }
     }
 }
