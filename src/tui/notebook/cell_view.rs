@@ -515,6 +515,49 @@ mod tests {
         assert_eq!(rows_text(&cell, 60)[1], "  no answer");
     }
 
+    /// A cell the notebook was quit while it ran says so, never as if it
+    /// had finished, and keeps what it printed; one filled in from the
+    /// flight recorder says where its outputs came from; a queued one that
+    /// it was never sent.
+    #[test]
+    fn a_cell_quit_while_it_waited_says_so() {
+        let quit = |was| crate::notebook::QuitWhile {
+            was,
+            identifier: "sp-1".into(),
+            pool: None,
+            execution_id: None,
+            started_at: None,
+            quit_at: None,
+            recorded_seq: None,
+        };
+        let mut cell = unsettled("import time; time.sleep(5); print('done')");
+        cell.outputs = vec![Output::Stream {
+            name: StreamName::Stdout,
+            text: "so far\n".into(),
+        }];
+        cell.quit_waiting(quit(crate::notebook::Waiting::Running));
+        let rows = rows_text(&cell, 80);
+        assert_eq!(rows[1].trim_end(), "so far");
+        assert_eq!(
+            rows[2].trim_end(),
+            "  running when you quit: how it ended is not known here"
+        );
+        let mut recorded = unsettled("x");
+        recorded.outcome = Some(CellOutcome::Succeeded);
+        recorded.duration = Some(Duration::from_secs(5));
+        cell.fill_from_record(recorded, 3);
+        assert_eq!(
+            rows_text(&cell, 80)[1].trim_end(),
+            "  done in 5.0 s · ended after you quit: outputs from the flight recorder"
+        );
+        let mut queued = unsettled("y = 2");
+        queued.quit_waiting(quit(crate::notebook::Waiting::Queued));
+        assert_eq!(
+            rows_text(&queued, 80)[1].trim_end(),
+            "  queued when you quit: never sent"
+        );
+    }
+
     #[test]
     fn a_long_stdout_is_collapsed() {
         let text: String = (0..300).map(|i| format!("{i}\n")).collect();
