@@ -43,6 +43,7 @@ fn cells() -> Vec<Cell> {
         duration: Some(Duration::from_millis(u64::from(n) * 10)),
         exit_code: None,
         stdin: None,
+        quit_while: None,
     };
     vec![
         cell(

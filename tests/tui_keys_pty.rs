@@ -171,6 +171,11 @@ fn keys_from_the_config_the_help_and_the_external_editor() {
     pty.send(ESC);
     pty.wait_for("the notebook hints", |s| s.contains("x leave"));
     pty.send("x");
+    // The cell typed is not run: quitting asks first (and keeps it).
+    pty.wait_for("the quit question", |s| {
+        s.contains("The editor holds 2 lines: quit anyway?")
+    });
+    pty.send("y");
     assert!(matches!(pty.wait_exit(), WaitStatus::Exited(_, 0)));
 }
 
@@ -189,6 +194,9 @@ fn a_failing_editor_leaves_the_cell_and_says_why() {
         screen.contains("keep = 1") && !screen.contains("junk"),
         "{screen}"
     );
+    pty.send(CTRL_Q);
+    pty.wait_for("the quit question", |s| s.contains("quit anyway?"));
+    // Ctrl+Q again confirms.
     pty.send(CTRL_Q);
     assert!(matches!(pty.wait_exit(), WaitStatus::Exited(_, 0)));
 }
@@ -212,6 +220,8 @@ fn the_editor_gets_the_keys_while_it_runs() {
         s.contains("In [1]") && s.contains("typed_in_the_editor = 1")
     });
     assert!(!screen.contains("EDITOR READY"), "{screen}");
+    pty.send(CTRL_Q);
+    pty.wait_for("the quit question", |s| s.contains("quit anyway?"));
     pty.send(CTRL_Q);
     assert!(matches!(pty.wait_exit(), WaitStatus::Exited(_, 0)));
 }

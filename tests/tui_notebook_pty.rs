@@ -201,3 +201,146 @@ fn keys_typed_while_the_notebook_starts_are_kept() {
     );
     pty.quit_with(pty::CTRL_Q);
 }
+
+/// Stops the background pools of a data directory when dropped (the test's
+/// end, or its failure): the notebooks below are quit without stopping
+/// them, since the pool goes on running the cell the notebook left.
+struct StopPools<'a>(&'a std::path::Path);
+
+impl Drop for StopPools<'_> {
+    fn drop(&mut self) {
+        pty::stop_background_pools(self.0);
+    }
+}
+
+/// Quits with Ctrl+Q (asserting a clean exit), leaving the background pool
+/// running.
+fn quit_leaving_the_pool(mut pty: Pty) {
+    pty.data_dir = None;
+    pty.quit_with(pty::CTRL_Q);
+}
+
+/// Issue 26 and 27: Ctrl+Q while a cell runs and text is typed asks first
+/// (Esc stays); confirmed, the notebook is saved with the running cell
+/// marked as running when you quit and the typed text as its draft. Opened
+/// again before the cell ended, the cell says it was running when you quit
+/// and the text is back in the editor; opened once the pool (which went on
+/// without the notebook) recorded its end, the cell shows the recorded
+/// output, saying it came from the flight recorder.
+#[test]
+fn quitting_while_a_cell_runs_asks_and_keeps_the_cell_and_the_typed_text() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let _pools = StopPools(data.path());
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    pty.send(&format!("import time; time.sleep(5); print(\"done\"){F5}"));
+    pty.wait_for("the sleep to run", CELL_DEADLINE, |s| {
+        s.contains(" running ")
+    });
+    let started = std::time::Instant::now();
+    // Three lines typed and not run (Enter is a new line in the editor).
+    pty.send("a = 1\rb = 2\rprint(a + b)");
+    pty.wait_for("the typed lines", Duration::from_secs(10), |s| {
+        s.contains("print(a + b)")
+    });
+    pty.send(pty::CTRL_Q);
+    let question = "A cell is running (In [1]) and the editor holds 3 lines: quit anyway?";
+    pty.wait_for("the quit question", Duration::from_secs(10), |s| {
+        bottom(s).contains(question)
+    });
+    // Esc stays.
+    pty.send("\x1b");
+    pty.wait_for("the question taken down", Duration::from_secs(10), |s| {
+        bottom(s).contains("not quitting")
+    });
+    assert!(pty.poll_exit().is_none(), "Esc must not quit");
+    // Asked again, a second Ctrl+Q confirms.
+    pty.send(pty::CTRL_Q);
+    pty.wait_for("the quit question again", Duration::from_secs(10), |s| {
+        bottom(s).contains(question)
+    });
+    let confirmed = started.elapsed();
+    assert!(
+        confirmed < Duration::from_secs(4),
+        "the cell must still run when the notebook is quit ({confirmed:?}); the machine is too slow for this test",
+    );
+    quit_leaving_the_pool(pty);
+
+    let doc = pty::saved_notebook(data.path());
+    let cells = doc["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 1, "the running cell is kept: {doc:#}");
+    let ours = &cells[0]["metadata"]["sessionpad"];
+    assert_eq!(ours["status"], "running when you quit", "{doc:#}");
+    assert_eq!(ours["quit_while"], "running", "{doc:#}");
+    assert!(
+        ours["identifier"].as_str().is_some_and(|id| !id.is_empty()),
+        "{doc:#}"
+    );
+    assert!(ours["started_at"].is_string(), "{doc:#}");
+    assert!(ours["quit_at"].is_string(), "{doc:#}");
+    assert_eq!(
+        cells[0]["source"],
+        serde_json::json!(["import time; time.sleep(5); print(\"done\")"])
+    );
+    assert_eq!(
+        doc["metadata"]["sessionpad"]["draft"], "a = 1\nb = 2\nprint(a + b)",
+        "the typed text is kept: {doc:#}"
+    );
+
+    // Opened again while the pool still runs the cell: it says so, and the
+    // typed text is back in the editor.
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    let screen = pty.wait_for("the cell running when you quit", CELL_DEADLINE, |s| {
+        s.contains("In [1]: import time; time.sleep(5)")
+            && s.contains("running when you quit")
+            && s.contains("print(a + b)")
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "reopened after the cell ended ({:?}); the machine is too slow for this test",
+        started.elapsed()
+    );
+    assert!(
+        !screen.contains("done in"),
+        "a cell running when you quit must not show as finished:\n{screen}"
+    );
+    pty.wait_for("the flight recorder's answer", CELL_DEADLINE, |s| {
+        bottom(s).contains("not in the flight recorder (yet)")
+    });
+    // Unchanged, the draft is kept already: Ctrl+Q quits at once.
+    quit_leaving_the_pool(pty);
+
+    // Once the cell ended, the pool recorded it: opened again, its output is
+    // filled in from the record.
+    std::thread::sleep(Duration::from_secs(7).saturating_sub(started.elapsed()));
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    let screen = pty.wait_for("the cell filled in from the record", CELL_DEADLINE, |s| {
+        s.contains("ended after you quit: outputs from the flight recorder")
+    });
+    assert!(has_line(&screen, "done"), "the recorded output:\n{screen}");
+    assert!(
+        screen.contains("  done in ") && !screen.contains("running when you quit"),
+        "the record says it finished, and how long it ran:\n{screen}"
+    );
+    assert!(
+        screen.contains("print(a + b)"),
+        "the draft is still in the editor:\n{screen}"
+    );
+    quit_leaving_the_pool(pty);
+    let doc = pty::saved_notebook(data.path());
+    let ours = &doc["cells"][0]["metadata"]["sessionpad"];
+    assert_eq!(ours["status"], "succeeded", "{doc:#}");
+    assert!(ours["recorded_seq"].is_i64(), "{doc:#}");
+    assert_eq!(
+        doc["cells"][0]["outputs"][0]["text"],
+        serde_json::json!(["done\n"]),
+        "{doc:#}"
+    );
+    assert_eq!(
+        doc["metadata"]["sessionpad"]["draft"],
+        "a = 1\nb = 2\nprint(a + b)"
+    );
+}

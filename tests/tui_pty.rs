@@ -422,5 +422,11 @@ fn copy_writes_our_osc52_and_history_search_recalls_a_cell() {
     pty.wait_for("typing in the editor again", CELL_DEADLINE, |s| {
         s.contains("q = 2")
     });
-    quit(pty);
+    // The line typed is not run: `q` asks before quitting, `y` quits.
+    pty.focus_notebook();
+    pty.send("q");
+    pty.wait_for("the quit question", CELL_DEADLINE, |s| {
+        s.contains("The editor holds 1 line: quit anyway?")
+    });
+    pty.quit_with("y");
 }

@@ -7,7 +7,14 @@
 //! failure is an `error`. What the model has and nbformat does not (what a cell's
 //! execution came to, its duration, a command's exit code and standard input)
 //! goes into the cell's `metadata.sessionpad`: `status` is `succeeded`,
-//! `failed` or `canceled`, or `queued` for a cell not settled yet.
+//! `failed` or `canceled`, or `queued` for a cell not settled yet, or
+//! [`RUNNING_WHEN_QUIT`] / [`QUEUED_WHEN_QUIT`] for a cell the notebook was
+//! quit while it waited, with what identifies its execution beside it
+//! (`identifier`, `pool`, `execution_id`, `started_at`, `quit_at`,
+//! `quit_while`; and
+//! `recorded_seq` once the flight recorder's record filled it in). The
+//! notebook's `metadata.sessionpad.draft` keeps the text typed in the editor
+//! and not run when the notebook was quit.
 //!
 //! Reading accepts what Jupyter writes too: multiline strings as one string or as a
 //! list of lines, markdown and raw cells (skipped, and counted), rich outputs
@@ -22,7 +29,15 @@ use serde_json::{Map, Value};
 
 use super::ipynb_write::Doc;
 use super::language::Language;
-use super::{Cell, CellOutcome, Output, StreamName};
+use super::{Cell, CellOutcome, Output, QuitWhile, StreamName, Waiting};
+
+/// The `status` of a cell the notebook was quit while it ran, until the
+/// flight recorder's record fills it in.
+pub const RUNNING_WHEN_QUIT: &str = "running when you quit";
+
+/// The `status` of a cell the notebook was quit while it was queued: it was
+/// never sent to the pool.
+pub const QUEUED_WHEN_QUIT: &str = "queued when you quit";
 
 /// Where a notebook's cells ran, kept in the notebook's `metadata.sessionpad`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +66,9 @@ pub struct ReadNotebook {
     /// The language its metadata names (`language_info`, `kernelspec`);
     /// Python when it names none sessionpad runs.
     pub language: Language,
+    /// The text typed in the editor and not run when the notebook was quit
+    /// (`metadata.sessionpad.draft`).
+    pub draft: Option<String>,
 }
 
 /// Why `.ipynb` text could not be read.
@@ -67,7 +85,7 @@ pub enum IpynbError {
 /// The notebook as an nbformat v4.5 document (the same document
 /// [`to_string`] writes, as a JSON tree: for tests and small notebooks).
 pub fn to_value(cells: &[Cell], meta: &NotebookMeta) -> Value {
-    serde_json::to_value(Doc::new(cells, meta)).unwrap_or(Value::Null)
+    serde_json::to_value(Doc::new(cells, meta, None)).unwrap_or(Value::Null)
 }
 
 /// The notebook as `.ipynb` text, laid out as Jupyter writes it (one-space indent,
@@ -91,14 +109,26 @@ pub fn to_string(cells: &[Cell], meta: &NotebookMeta) -> String {
 /// # Errors
 ///
 /// `out`'s.
-pub fn write(
+pub fn write(cells: &[Cell], meta: &NotebookMeta, out: impl std::io::Write) -> std::io::Result<()> {
+    write_with_draft(cells, meta, None, out)
+}
+
+/// [`write`], with `draft` (the text typed in the editor and not run when
+/// the notebook was quit) in `metadata.sessionpad.draft`.
+///
+/// # Errors
+///
+/// `out`'s.
+pub fn write_with_draft(
     cells: &[Cell],
     meta: &NotebookMeta,
+    draft: Option<&str>,
     mut out: impl std::io::Write,
 ) -> std::io::Result<()> {
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
-    serde::Serialize::serialize(&Doc::new(cells, meta), &mut ser).map_err(std::io::Error::from)?;
+    serde::Serialize::serialize(&Doc::new(cells, meta, draft), &mut ser)
+        .map_err(std::io::Error::from)?;
     out.write_all(b"\n")?;
     out.flush()
 }
@@ -170,11 +200,17 @@ pub fn from_str(text: &str) -> Result<ReadNotebook, IpynbError> {
     let meta = doc
         .pointer("/metadata/sessionpad")
         .and_then(|v| read_meta(v, language));
+    let draft = doc
+        .pointer("/metadata/sessionpad/draft")
+        .and_then(Value::as_str)
+        .filter(|d| !d.trim().is_empty())
+        .map(str::to_string);
     Ok(ReadNotebook {
         cells,
         meta,
         skipped,
         language,
+        draft,
     })
 }
 
@@ -211,9 +247,9 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         .map(|list| list.iter().filter_map(read_output).collect())
         .unwrap_or_default();
     let ours = obj.get("metadata").and_then(|m| m.get("sessionpad"));
-    let outcome = ours
-        .and_then(|m| m.get("status"))
-        .and_then(Value::as_str)
+    let status = ours.and_then(|m| m.get("status")).and_then(Value::as_str);
+    let quit_while = ours.and_then(|m| read_quit_while(m, status));
+    let outcome = status
         .and_then(read_status)
         .unwrap_or_else(|| infer_outcome(&outputs));
     let duration = ours
@@ -236,18 +272,49 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         duration,
         exit_code,
         stdin,
+        quit_while,
     })
 }
 
 /// A stored status. A cell saved while queued or running never got its answer,
-/// so it is read as failed rather than left unsettled forever.
+/// so it is read as failed rather than left unsettled forever; a cell the
+/// notebook was quit while it waited is read as such (not known).
 fn read_status(name: &str) -> Option<CellOutcome> {
     match name {
         "succeeded" => Some(CellOutcome::Succeeded),
         "failed" | "queued" | "running" => Some(CellOutcome::Failed),
         "canceled" => Some(CellOutcome::Canceled),
+        RUNNING_WHEN_QUIT | QUEUED_WHEN_QUIT => Some(CellOutcome::Unknown),
         _ => None,
     }
+}
+
+/// What a cell's `metadata.sessionpad` (`ours`, with its `status`) says of
+/// the notebook being quit while the cell waited: `None` for a cell it was
+/// not. The status alone is enough (a file edited by hand may have lost the
+/// rest); without an identifier the lookup in the flight recorder finds
+/// nothing, and the cell says so.
+fn read_quit_while(ours: &Value, status: Option<&str>) -> Option<Box<QuitWhile>> {
+    let field = |k: &str| ours.get(k).and_then(Value::as_str).map(str::to_string);
+    let was = match (field("quit_while").as_deref(), status) {
+        (Some("queued"), _) | (None, Some(QUEUED_WHEN_QUIT)) => Waiting::Queued,
+        (Some("running"), _) | (None, Some(RUNNING_WHEN_QUIT)) => Waiting::Running,
+        _ => return None,
+    };
+    let time = |k: &str| {
+        field(k)
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+            .map(|t| t.with_timezone(&chrono::Utc))
+    };
+    Some(Box::new(QuitWhile {
+        was,
+        identifier: field("identifier").unwrap_or_default(),
+        pool: field("pool"),
+        execution_id: field("execution_id"),
+        started_at: time("started_at"),
+        quit_at: time("quit_at"),
+        recorded_seq: ours.get("recorded_seq").and_then(Value::as_i64),
+    }))
 }
 
 fn infer_outcome(outputs: &[Output]) -> CellOutcome {

@@ -23,6 +23,7 @@ fn cell(source: &str, count: u32, outputs: Vec<Output>, outcome: CellOutcome) ->
         duration: Some(Duration::from_millis(12)),
         exit_code: None,
         stdin: None,
+        quit_while: None,
     }
 }
 
@@ -320,6 +321,134 @@ fn an_unsettled_cell_is_written_as_before_and_read_as_failed() {
     let running = UNSETTLED_AS_BEFORE.replace("\"queued\"", "\"running\"");
     let back = from_str(&running).expect("a notebook");
     assert_eq!(back.cells[0].outcome, Some(CellOutcome::Failed));
+}
+
+/// What a notebook knew of a cell it was quit while the cell ran.
+fn quit_running(execution_id: Option<&str>) -> QuitWhile {
+    QuitWhile {
+        was: Waiting::Running,
+        identifier: "sp-0123".into(),
+        pool: Some("local/PythonLTS/127.0.0.1:8341".into()),
+        execution_id: execution_id.map(str::to_string),
+        started_at: Some(
+            chrono::DateTime::parse_from_rfc3339("2025-11-02T10:20:30.456Z")
+                .unwrap()
+                .with_timezone(&chrono::Utc),
+        ),
+        quit_at: Some(
+            chrono::DateTime::parse_from_rfc3339("2025-11-02T10:20:32Z")
+                .unwrap()
+                .with_timezone(&chrono::Utc),
+        ),
+        recorded_seq: None,
+    }
+}
+
+/// A cell the notebook was quit while it ran is written with its outputs
+/// so far, `status` "running when you quit" and what identifies its
+/// execution, and read back as such: not finished, not failed.
+#[test]
+fn a_cell_running_when_you_quit_keeps_its_outputs_and_how_to_find_it() {
+    let mut nb = crate::notebook::Notebook::default();
+    nb.push("import time; time.sleep(5); print('done')".into());
+    nb.push("y = 2".into());
+    let running = &mut nb.cells[0];
+    running.outputs = vec![Output::Stream {
+        name: StreamName::Stdout,
+        text: "so far\n".into(),
+    }];
+    running.quit_waiting(quit_running(Some("exec-1")));
+    nb.cells[1].quit_waiting(QuitWhile {
+        was: Waiting::Queued,
+        started_at: None,
+        ..quit_running(None)
+    });
+    let doc = to_value(&nb.cells, &meta());
+    assert_eq!(
+        doc["cells"][0]["metadata"]["sessionpad"],
+        json!({
+            "status": "running when you quit",
+            "quit_while": "running",
+            "identifier": "sp-0123",
+            "pool": "local/PythonLTS/127.0.0.1:8341",
+            "execution_id": "exec-1",
+            "started_at": "2025-11-02T10:20:30.456Z",
+            "quit_at": "2025-11-02T10:20:32.000Z",
+        })
+    );
+    assert_eq!(
+        doc["cells"][0]["outputs"][0]["text"],
+        json!(["so far\n"]),
+        "the outputs so far are kept"
+    );
+    assert_eq!(
+        doc["cells"][1]["metadata"]["sessionpad"]["status"],
+        "queued when you quit"
+    );
+    let back = from_str(&to_string(&nb.cells, &meta())).expect("reads what it wrote");
+    assert_eq!(back.cells, nb.cells);
+    assert_eq!(back.cells[0].outcome, Some(CellOutcome::Unknown));
+    assert!(back.cells[0].awaits_record());
+    assert!(!back.cells[1].awaits_record(), "a queued cell never ran");
+}
+
+/// Once the flight recorder's record filled the cell in, it is written with
+/// the record's outcome, still saying it was running when you quit and
+/// which record it came from; it no longer waits for one.
+#[test]
+fn a_cell_filled_in_from_the_record_says_so() {
+    let mut nb = crate::notebook::Notebook::default();
+    nb.push("print('done')".into());
+    nb.push("x".into());
+    nb.cells[1].quit_waiting(quit_running(None));
+    let mut recorded = cell(
+        "x",
+        1,
+        vec![Output::ExecuteResult {
+            execution_count: 1,
+            text: "done".into(),
+            json: None,
+        }],
+        CellOutcome::Succeeded,
+    );
+    recorded.duration = Some(Duration::from_secs(5));
+    nb.cells[1].fill_from_record(recorded, 42);
+    let back = from_str(&to_string(&nb.cells, &meta())).expect("reads what it wrote");
+    let filled = &back.cells[1];
+    assert_eq!(filled.outcome, Some(CellOutcome::Succeeded));
+    assert_eq!(filled.duration, Some(Duration::from_secs(5)));
+    assert!(matches!(
+        &filled.outputs[..],
+        [Output::ExecuteResult { execution_count: 2, text, .. }] if text == "done"
+    ));
+    let quit = filled
+        .quit_while
+        .as_deref()
+        .expect("still says it was quit");
+    assert_eq!(quit.recorded_seq, Some(42));
+    assert_eq!(quit.was, Waiting::Running);
+    assert!(!filled.awaits_record());
+}
+
+/// The text typed and not run is kept in the notebook's metadata and read
+/// back; a blank one is as none.
+#[test]
+fn the_draft_is_written_and_read_back() {
+    let mut out = Vec::new();
+    write_with_draft(&every_kind(), &meta(), Some("a = 1\nb = ("), &mut out).unwrap();
+    let back = from_str(std::str::from_utf8(&out).unwrap()).unwrap();
+    assert_eq!(back.draft.as_deref(), Some("a = 1\nb = ("));
+    assert_eq!(back.cells, every_kind());
+    assert_eq!(
+        from_str(&to_string(&every_kind(), &meta())).unwrap().draft,
+        None
+    );
+    let mut out = Vec::new();
+    write_with_draft(&[], &meta(), Some("  \n"), &mut out).unwrap();
+    assert_eq!(
+        from_str(std::str::from_utf8(&out).unwrap()).unwrap().draft,
+        None
+    );
 }
 
 const UNSETTLED_AS_BEFORE: &str = r#"{

@@ -15,8 +15,8 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use super::ipynb::NotebookMeta;
-use super::{Cell, CellOutcome, Output, StreamName};
+use super::ipynb::{NotebookMeta, QUEUED_WHEN_QUIT, RUNNING_WHEN_QUIT};
+use super::{Cell, CellOutcome, Output, StreamName, Waiting};
 
 /// The `nbformat_minor` written: 4.5 is the first with cell ids.
 pub(super) const NBFORMAT_MINOR: u64 = 5;
@@ -31,8 +31,9 @@ pub(super) struct Doc<'a> {
 }
 
 impl<'a> Doc<'a> {
-    /// The view of `cells` with `meta`.
-    pub(super) fn new(cells: &'a [Cell], meta: &'a NotebookMeta) -> Self {
+    /// The view of `cells` with `meta`, and `draft`, the text typed in the
+    /// editor and not run when the notebook was quit.
+    pub(super) fn new(cells: &'a [Cell], meta: &'a NotebookMeta, draft: Option<&'a str>) -> Self {
         Self {
             cells: cells
                 .iter()
@@ -44,6 +45,7 @@ impl<'a> Doc<'a> {
                 language_info: meta.language.language_info(),
                 sessionpad: Where {
                     api_version: &meta.api_version,
+                    draft,
                     identifier: &meta.identifier,
                     pool: &meta.pool,
                 },
@@ -64,6 +66,10 @@ struct DocMeta<'a> {
 #[derive(Serialize)]
 struct Where<'a> {
     api_version: &'a str,
+    /// The text typed in the editor and not run when the notebook was quit,
+    /// given back to the editor when it is opened again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    draft: Option<&'a str>,
     identifier: &'a str,
     pool: &'a str,
 }
@@ -86,14 +92,7 @@ impl<'a> CellOut<'a> {
             execution_count: cell.execution_count,
             id: format!("cell-{}", index + 1),
             metadata: CellMeta {
-                sessionpad: Ours {
-                    duration_ms: cell
-                        .duration
-                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-                    exit_code: cell.exit_code,
-                    status: status_name(cell.outcome),
-                    stdin: cell.stdin.as_deref(),
-                },
+                sessionpad: Ours::new(cell),
             },
             outputs: cell.outputs.iter().map(OutputOut).collect(),
             source: Lines(&cell.source),
@@ -106,28 +105,86 @@ struct CellMeta<'a> {
     sessionpad: Ours<'a>,
 }
 
-/// What the model has and nbformat does not, in `metadata.sessionpad`.
+/// What the model has and nbformat does not, in `metadata.sessionpad`: for
+/// a cell the notebook was quit while it waited, where it was (`quit_while`:
+/// `queued` or `running`) and what identifies its execution (the session
+/// `identifier`, the flight recorder's `pool` key, the `execution_id`, when
+/// it `started_at` and when the notebook was quit, `quit_at`), and once the
+/// flight recorder's record filled it in, that
+/// record's `recorded_seq`.
 #[derive(Serialize)]
 struct Ours<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     duration_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    execution_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identifier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quit_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quit_while: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded_seq: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started_at: Option<String>,
     status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     stdin: Option<&'a str>,
 }
 
+impl<'a> Ours<'a> {
+    fn new(cell: &'a Cell) -> Self {
+        let quit = cell.quit_while.as_deref();
+        Self {
+            duration_ms: cell
+                .duration
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            execution_id: quit.and_then(|q| q.execution_id.as_deref()),
+            exit_code: cell.exit_code,
+            identifier: quit.map(|q| q.identifier.as_str()),
+            pool: quit.and_then(|q| q.pool.as_deref()),
+            quit_at: quit.and_then(|q| q.quit_at).map(rfc3339),
+            quit_while: quit.map(|q| waiting_name(q.was)),
+            recorded_seq: quit.and_then(|q| q.recorded_seq),
+            started_at: quit.and_then(|q| q.started_at).map(rfc3339),
+            status: status_name(cell.outcome, quit.map(|q| q.was)),
+            stdin: cell.stdin.as_deref(),
+        }
+    }
+}
+
+/// A time as written in the notebook: RFC 3339, UTC, milliseconds.
+fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The `quit_while` written for where a cell was when the notebook was quit.
+pub(super) fn waiting_name(was: Waiting) -> &'static str {
+    match was {
+        Waiting::Queued => "queued",
+        Waiting::Running => "running",
+    }
+}
+
 /// The `status` written for a cell's outcome. A cell not settled yet (sent,
 /// no answer) is written `queued`, as every unsettled cell was before the
 /// model stopped keeping queued and running apart; reading takes it (and an
-/// older file's `running`) as failed, since its answer never came.
-pub(super) fn status_name(outcome: Option<CellOutcome>) -> &'static str {
-    match outcome {
-        None => "queued",
-        Some(CellOutcome::Succeeded) => "succeeded",
-        Some(CellOutcome::Failed) => "failed",
-        Some(CellOutcome::Canceled) => "canceled",
+/// older file's `running`) as failed, since its answer never came. A cell
+/// the notebook was quit while it waited (`quit`) is written
+/// [`RUNNING_WHEN_QUIT`] or [`QUEUED_WHEN_QUIT`], and read back as such.
+pub(super) fn status_name(outcome: Option<CellOutcome>, quit: Option<Waiting>) -> &'static str {
+    match (outcome, quit) {
+        (None, _) => "queued",
+        (Some(CellOutcome::Succeeded), _) => "succeeded",
+        (Some(CellOutcome::Failed), _) => "failed",
+        (Some(CellOutcome::Canceled), _) => "canceled",
+        (Some(CellOutcome::Unknown), Some(Waiting::Queued)) => QUEUED_WHEN_QUIT,
+        (Some(CellOutcome::Unknown), _) => RUNNING_WHEN_QUIT,
     }
 }
 

@@ -34,6 +34,46 @@ pub enum CellOutcome {
     Failed,
     /// The service cancelled the execution.
     Canceled,
+    /// Not known here: the notebook was quit while the cell was queued or
+    /// running ([`Cell::quit_while`] says which, and what identifies its
+    /// execution). The pool may have run it to its end after the notebook
+    /// was gone, and its flight recorder may hold what it came to.
+    Unknown,
+}
+
+/// Where a cell was when the notebook was quit before its answer came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting {
+    /// Sent and waiting for earlier cells: it was never sent to the pool.
+    Queued,
+    /// Executing on the pool, which goes on without the notebook.
+    Running,
+}
+
+/// What the notebook knew of a cell it was quit while waiting for (kept in
+/// the cell's `metadata.sessionpad` of the `.ipynb`), so that reopening it can
+/// say so and find what the cell came to in the flight recorder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuitWhile {
+    /// Queued or running.
+    pub was: Waiting,
+    /// The session identifier the cell ran in.
+    pub identifier: String,
+    /// The flight recorder's key of the pool (`local/PythonLTS/127.0.0.1:8341`,
+    /// an endpoint), when the notebook knew it.
+    pub pool: Option<String>,
+    /// The pool's execution id, when the notebook had heard it (a local
+    /// pool's running output names it; the reply would have).
+    pub execution_id: Option<String>,
+    /// When the cell began executing (wall clock, UTC), when it had; as
+    /// the notebook saw it, which may be a little after the pool did.
+    pub started_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// When the notebook was quit (wall clock, UTC): a cell running then
+    /// had reached the pool before.
+    pub quit_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The ledger `seq` of the recorded call the cell's outputs were filled
+    /// in from, once they were (the cell ended after the notebook was quit).
+    pub recorded_seq: Option<i64>,
 }
 
 /// One code cell of the notebook.
@@ -57,6 +97,10 @@ pub struct Cell {
     pub exit_code: Option<i32>,
     /// What the cell was given on standard input (Shell pools), if anything.
     pub stdin: Option<String>,
+    /// The notebook was quit while the cell waited for its answer (its
+    /// outcome is then [`CellOutcome::Unknown`] until the flight recorder's
+    /// record of it fills it in); `None` for every other cell.
+    pub quit_while: Option<Box<QuitWhile>>,
 }
 
 /// What a cell was run with, which is what running it again sends: its
@@ -111,6 +155,51 @@ impl Cell {
         self.outcome = Some(CellOutcome::Failed);
         self.duration = None;
     }
+
+    /// Records that the notebook was quit while the cell waited (`quit`
+    /// says how): what it came to is [`CellOutcome::Unknown`]; the outputs
+    /// streamed so far stay.
+    pub fn quit_waiting(&mut self, quit: QuitWhile) {
+        self.outcome = Some(CellOutcome::Unknown);
+        self.quit_while = Some(Box::new(quit));
+    }
+
+    /// The cell waits for what the flight recorder holds of it: the notebook
+    /// was quit while it ran, and no record has filled it in yet.
+    pub fn awaits_record(&self) -> bool {
+        self.outcome == Some(CellOutcome::Unknown)
+            && self
+                .quit_while
+                .as_ref()
+                .is_some_and(|q| q.was == Waiting::Running)
+    }
+
+    /// Fills in a cell the notebook was quit while it ran from `recorded`,
+    /// the same execution as the flight recorder's call `seq` holds it (the
+    /// cell ended after the notebook was gone): its outputs, outcome,
+    /// duration and exit code, the result numbered as this cell. The cell
+    /// keeps [`Cell::quit_while`], now naming the record.
+    pub fn fill_from_record(&mut self, recorded: Cell, seq: i64) {
+        let count = self.execution_count;
+        self.outputs = recorded
+            .outputs
+            .into_iter()
+            .map(|o| match o {
+                Output::ExecuteResult { text, json, .. } => Output::ExecuteResult {
+                    execution_count: count,
+                    text,
+                    json,
+                },
+                other => other,
+            })
+            .collect();
+        self.outcome = recorded.outcome;
+        self.duration = recorded.duration;
+        self.exit_code = recorded.exit_code;
+        if let Some(quit) = self.quit_while.as_mut() {
+            quit.recorded_seq = Some(seq);
+        }
+    }
 }
 
 /// An ordered list of cells and the counter that numbers them.
@@ -133,6 +222,7 @@ impl Notebook {
             duration: None,
             exit_code: None,
             stdin: None,
+            quit_while: None,
         });
         self.cells.len() - 1
     }

@@ -72,6 +72,7 @@ pub fn cells(
             duration: None,
             exit_code: None,
             stdin: e.stdin.clone(),
+            quit_while: None,
         };
         let exit_code = (e.kind == CallKind::Shell).then_some(e.exit_code).flatten();
         cell.finish(exec, exit_code);

@@ -151,7 +151,24 @@ pub fn write_atomic_with(
 ///
 /// See [`write_atomic`].
 pub fn save(path: &Path, cells: &[Cell], meta: &NotebookMeta) -> std::io::Result<()> {
-    write_atomic_with(path, |file| ipynb::write(cells, meta, file))
+    save_with_draft(path, cells, meta, None)
+}
+
+/// [`save`], with `draft` (the text typed in the editor and not run when the
+/// notebook was quit) in the notebook's metadata.
+///
+/// # Errors
+///
+/// See [`write_atomic`].
+pub fn save_with_draft(
+    path: &Path,
+    cells: &[Cell],
+    meta: &NotebookMeta,
+    draft: Option<&str>,
+) -> std::io::Result<()> {
+    write_atomic_with(path, |file| {
+        ipynb::write_with_draft(cells, meta, draft, file)
+    })
 }
 
 /// Why a stored notebook could not be loaded.
@@ -216,20 +233,39 @@ pub fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
     Ok(aside)
 }
 
+/// What the UI hands the saver.
+#[derive(Debug)]
+enum Change {
+    /// Cell `.0` is settled as `.1`.
+    Cell(usize, Cell),
+    /// The editor's draft to keep (`None`: none).
+    Draft(Option<String>),
+}
+
 /// The UI's handle on the background saver: hands over finished cells without
 /// waiting. Cheap to clone; the saver stops once every handle is dropped and
 /// everything handed over is written.
 #[derive(Debug, Clone)]
 pub struct Saver {
-    tx: mpsc::Sender<(usize, Cell)>,
+    tx: mpsc::Sender<Change>,
 }
 
 impl Saver {
     /// Records that cell `index` is settled as `cell`; the file is rewritten soon,
     /// on the saver's thread.
     pub fn cell_finished(&self, index: usize, cell: Cell) {
-        if self.tx.send((index, cell)).is_err() {
+        if self.tx.send(Change::Cell(index, cell)).is_err() {
             tracing::error!(index, "the notebook saver is gone; cell not saved");
+        }
+    }
+
+    /// Keeps `draft` (the text typed in the editor and not run, when the
+    /// notebook is quit; `None` for none) in the notebook's metadata, for the
+    /// editor to give back when it is opened again; the file is rewritten
+    /// soon, on the saver's thread.
+    pub fn keep_draft(&self, draft: Option<String>) {
+        if self.tx.send(Change::Draft(draft)).is_err() {
+            tracing::error!("the notebook saver is gone; the editor's text not saved");
         }
     }
 }
@@ -256,7 +292,8 @@ impl SaverThread {
 }
 
 /// Starts the saver of the notebook at `path`, which already holds `cells`
-/// (loaded at start; they are rewritten with every save).
+/// and `draft` (loaded at start; they are rewritten with every save until a
+/// cell or a draft replaces them).
 ///
 /// Each write is the whole notebook, so handing over cells faster than the disk
 /// takes them only merges writes: no cell is dropped. A failed write is logged and
@@ -269,17 +306,25 @@ pub fn spawn_saver(
     path: PathBuf,
     meta: NotebookMeta,
     cells: Vec<Cell>,
+    draft: Option<String>,
 ) -> std::io::Result<(Saver, SaverThread)> {
-    let (tx, rx) = mpsc::channel::<(usize, Cell)>();
+    let (tx, rx) = mpsc::channel::<Change>();
     let mut settled: BTreeMap<usize, Cell> = cells.into_iter().enumerate().collect();
+    let mut draft = draft;
     let handle = std::thread::Builder::new()
         .name("notebook-saver".into())
         .spawn(move || {
-            while let Ok((index, cell)) = rx.recv() {
-                settled.insert(index, cell);
-                settled.extend(rx.try_iter());
+            while let Ok(first) = rx.recv() {
+                for change in std::iter::once(first).chain(rx.try_iter()) {
+                    match change {
+                        Change::Cell(index, cell) => {
+                            settled.insert(index, cell);
+                        }
+                        Change::Draft(d) => draft = d,
+                    }
+                }
                 let cells: Vec<Cell> = settled.values().cloned().collect();
-                match save(&path, &cells, &meta) {
+                match save_with_draft(&path, &cells, &meta, draft.as_deref()) {
                     Ok(()) => tracing::debug!(cells = cells.len(), "notebook saved"),
                     Err(e) => tracing::error!("cannot save {}: {e}", path.display()),
                 }
@@ -316,6 +361,7 @@ mod tests {
             duration: Some(Duration::from_millis(1)),
             exit_code: None,
             stdin: None,
+            quit_while: None,
         }
     }
 
@@ -420,7 +466,7 @@ mod tests {
     fn the_saver_keeps_loaded_cells_and_every_finished_one() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nb/n.ipynb");
-        let (saver, thread) = spawn_saver(path.clone(), meta(), vec![cell(1)]).unwrap();
+        let (saver, thread) = spawn_saver(path.clone(), meta(), vec![cell(1)], None).unwrap();
         // Handed over out of order and in a burst: all of them land, in order.
         for n in [3, 2, 4] {
             saver.cell_finished(n as usize - 1, cell(n));
@@ -431,6 +477,38 @@ mod tests {
         let sources: Vec<_> = nb.cells.iter().map(|c| c.source.as_str()).collect();
         assert_eq!(sources, ["x = 1", "x = 2", "x = 3", "x = 4"]);
         assert_eq!(nb.meta, Some(meta()));
+    }
+
+    /// The draft loaded with the notebook is written with every save until
+    /// the editor's text at quitting replaces it; `None` takes it away.
+    #[test]
+    fn the_saver_keeps_the_draft_until_another_replaces_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.ipynb");
+        let (saver, thread) =
+            spawn_saver(path.clone(), meta(), vec![], Some("typed = 1".into())).unwrap();
+        saver.cell_finished(0, cell(1));
+        drop(saver);
+        thread.join();
+        let nb = load(&path).unwrap().unwrap();
+        assert_eq!(nb.draft.as_deref(), Some("typed = 1"));
+
+        let (saver, thread) = spawn_saver(path.clone(), meta(), nb.cells, nb.draft).unwrap();
+        saver.keep_draft(Some("for i in range(3):\n    print(i)".into()));
+        drop(saver);
+        thread.join();
+        let nb = load(&path).unwrap().unwrap();
+        assert_eq!(nb.cells.len(), 1);
+        assert_eq!(
+            nb.draft.as_deref(),
+            Some("for i in range(3):\n    print(i)")
+        );
+
+        let (saver, thread) = spawn_saver(path.clone(), meta(), nb.cells, nb.draft).unwrap();
+        saver.keep_draft(None);
+        drop(saver);
+        thread.join();
+        assert_eq!(load(&path).unwrap().unwrap().draft, None);
     }
 
     /// Issue 26: a new notebook (what a session ran) is its owner's only,

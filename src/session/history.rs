@@ -133,6 +133,131 @@ pub fn open(path: &Path, request: &RecordedRequest) -> Result<RecordedNotebook, 
     })
 }
 
+/// How far before the time a notebook says its cell began executing the
+/// flight recorder's record of it may say it arrived: the notebook's clock
+/// is read when it hears that the cell began, which is after the pool got it
+/// (by as much as the UI was busy), on the same machine for a local pool.
+pub const RECORD_SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+
+/// How far after the notebook was quit its running cell's record may say it
+/// arrived: none should (it was running then); a second for the clocks.
+const QUIT_SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
+
+/// Which recorded call to find: the execution of a notebook's cell that was
+/// running when the notebook was quit ([`crate::notebook::QuitWhile`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordLookup {
+    /// The cell's index in the notebook that asks (handed back as it is).
+    pub cell: usize,
+    /// The cell's source.
+    pub code: String,
+    /// The session identifier it ran in.
+    pub identifier: String,
+    /// Only calls recorded under this pool key; `None`: under any.
+    pub pool: Option<String>,
+    /// The pool's execution id of it, when the notebook heard it: then the
+    /// call is found by it alone.
+    pub execution_id: Option<String>,
+    /// When it began executing, as the notebook saw it (wall clock, UTC).
+    pub started_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// When the notebook was quit (wall clock, UTC). Without an execution
+    /// id, the call is the last of sessionpad's own (its `User-Agent`) with
+    /// this code that arrived between `started_at` (less [`RECORD_SLACK`])
+    /// and `quit_at`: the cell ran then, and the notebook runs one cell at a
+    /// time, so an earlier run of the same code arrived before it. With
+    /// neither time nor id, no call can be told to be it.
+    pub quit_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The language code executions are in.
+    pub language: Language,
+}
+
+/// The recorded call of a cell ([`find_record`]).
+#[derive(Debug)]
+pub struct FoundRecord {
+    /// The call as a finished cell (its outputs, outcome, duration).
+    pub cell: Cell,
+    /// The call's ledger `seq`.
+    pub seq: i64,
+    /// The images of its display outputs, decoded, in order.
+    pub images: Vec<DecodedImage>,
+    /// Nobody received the pool's answer (the notebook was gone).
+    pub client_gone: bool,
+}
+
+/// The flight recorder's record (in the ledger at `path`) of the execution
+/// `lookup` names, as a cell; `None` when the ledger holds none (not yet:
+/// the cell may still run; or never: the pool records nothing, the record
+/// was pruned, the pool was not a local one).
+///
+/// # Errors
+///
+/// A [`FailureKind::Local`] failure naming the file when it cannot be opened
+/// or read.
+pub fn find_record(path: &Path, lookup: &RecordLookup) -> Result<Option<FoundRecord>, Failure> {
+    let fail = |e: &dyn std::fmt::Display| local_failure(path, e);
+    if lookup.execution_id.is_none() && lookup.started_at.is_none() && lookup.quit_at.is_none() {
+        return Ok(None);
+    }
+    let Some(conn) = ledger::schema::open_existing(path).map_err(|e| fail(&e))? else {
+        return Ok(None);
+    };
+    let query = Query {
+        identifier: Some(lookup.identifier.clone()),
+        pool: lookup.pool.clone(),
+        since: lookup.started_at.map(|t| t - RECORD_SLACK),
+        tail: None,
+    };
+    let entries = ledger::read::entries(&conn, &query).map_err(|e| fail(&e))?;
+    let execution = |e: &crate::protocol::record::Entry| {
+        matches!(
+            e.kind,
+            crate::protocol::record::CallKind::Code | crate::protocol::record::CallKind::Shell
+        )
+    };
+    let found = match &lookup.execution_id {
+        Some(id) => entries
+            .into_iter()
+            .find(|e| execution(e) && e.execution_id.as_ref() == Some(id)),
+        None => {
+            let until = lookup.quit_at.map(|t| t + QUIT_SLACK);
+            let candidates = entries.into_iter().filter(|e| {
+                execution(e)
+                    && e.code.as_ref() == Some(&lookup.code)
+                    && e.client
+                        .as_deref()
+                        .is_some_and(|c| c.starts_with(OWN_CLIENT_PREFIX))
+                    && until.is_none_or(|until| e.at <= until)
+            });
+            // Before the quit, the last; without its time, the first since
+            // the cell began.
+            if until.is_some() {
+                candidates.last()
+            } else {
+                candidates.into_iter().next()
+            }
+        }
+    };
+    let Some(entry) = found else {
+        return Ok(None);
+    };
+    let (seq, client_gone) = (entry.seq, entry.client_gone);
+    let got = crate::notebook::recorded::read(&conn, std::slice::from_ref(&entry), lookup.language)
+        .map_err(|e| fail(&e))?;
+    let Some(cell) = got.cells.into_iter().next() else {
+        return Ok(None);
+    };
+    let images = decode_images(std::slice::from_ref(&cell))
+        .into_iter()
+        .map(|(_, decoded)| decoded)
+        .collect();
+    Ok(Some(FoundRecord {
+        cell,
+        seq,
+        images,
+        client_gone,
+    }))
+}
+
 /// The images of `cells`' display outputs, decoded, keyed by (cell, output).
 pub fn decode_images(cells: &[Cell]) -> Vec<((usize, usize), DecodedImage)> {
     let mut images = Vec::new();

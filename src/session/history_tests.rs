@@ -178,3 +178,109 @@ fn a_file_that_is_not_a_ledger_is_a_clear_local_failure() {
     assert_eq!(e.kind, FailureKind::Local);
     assert!(e.message.contains("ledger.sqlite3"), "{}", e.message);
 }
+
+/// A ledger where a notebook's cell `print('done')` (session `nb-1`) ran
+/// once long before, once by an agent, then once more by the notebook, which
+/// was gone before it ended.
+fn quit_ledger(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("ledger.sqlite3");
+    let conn = ledger::open(&path).unwrap();
+    let own = "sessionpad/0.1.0 (pid 7)";
+    let mut gone = call("nb-1", own, 21_000, "print('done')");
+    gone.client_gone = true;
+    ledger::write::insert_all(
+        &conn,
+        &[
+            call("nb-1", own, 10_000, "print('done')"),
+            call("nb-1", "langchain/1.0", 20_000, "print('done')"),
+            gone,
+            call("nb-1", own, 22_000, "other()"),
+        ],
+    )
+    .unwrap();
+    path
+}
+
+fn lookup(
+    execution_id: Option<&str>,
+    started_ms: Option<i64>,
+    quit_ms: Option<i64>,
+) -> RecordLookup {
+    use chrono::TimeZone;
+    let at = |ms: i64| chrono::Utc.timestamp_millis_opt(ms).single().unwrap();
+    RecordLookup {
+        cell: 3,
+        code: "print('done')".into(),
+        identifier: "nb-1".into(),
+        pool: Some("local".into()),
+        execution_id: execution_id.map(str::to_string),
+        started_at: started_ms.map(at),
+        quit_at: quit_ms.map(at),
+        language: Language::Python,
+    }
+}
+
+/// The record of a cell the notebook was quit while it ran is found by its
+/// execution id; without one, as the last of the notebook's own calls with
+/// its code between the time it began (as the notebook saw it, which may be
+/// late) and the quit (an agent's same code, and the notebook's earlier run,
+/// are not it); with neither id nor time, or nothing in the window, there
+/// is none.
+#[test]
+fn a_cell_left_running_finds_its_own_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = quit_ledger(dir.path());
+    let by_id = find_record(
+        &path,
+        &lookup(Some("exec-21000"), Some(20_500), Some(23_000)),
+    )
+    .unwrap()
+    .expect("found by id");
+    assert!(by_id.client_gone);
+    assert_eq!(by_id.cell.source, "print('done')");
+    assert_eq!(
+        by_id.cell.outcome,
+        Some(crate::notebook::CellOutcome::Succeeded)
+    );
+
+    // Seen to begin a little after the pool got it, quit after.
+    let by_code = find_record(&path, &lookup(None, Some(21_700), Some(23_000)))
+        .unwrap()
+        .expect("found by code and time");
+    assert_eq!(by_code.seq, by_id.seq);
+    // Seen to begin much later than it did (a busy UI): still the last
+    // before the quit, never the earlier run.
+    let late = find_record(&path, &lookup(None, Some(9_000), Some(23_000)))
+        .unwrap()
+        .expect("the last before the quit");
+    assert_eq!(late.seq, by_id.seq);
+    // Quit before the notebook's second run arrived: the earlier one.
+    let earlier = find_record(&path, &lookup(None, Some(9_000), Some(15_000)))
+        .unwrap()
+        .expect("the earlier run");
+    assert!(earlier.seq < by_id.seq);
+    assert!(!earlier.client_gone);
+
+    assert!(
+        find_record(&path, &lookup(None, None, None))
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        find_record(&path, &lookup(None, Some(40_000), Some(41_000)))
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        find_record(&path, &lookup(Some("exec-99"), Some(20_500), None))
+            .unwrap()
+            .is_none()
+    );
+    let missing = dir.path().join("none.sqlite3");
+    assert!(
+        find_record(&missing, &lookup(Some("exec-21000"), None, None))
+            .unwrap()
+            .is_none()
+    );
+    assert!(!missing.exists(), "looking must not create a ledger");
+}

@@ -26,6 +26,6 @@ pub use event::{DecodedImage, EventSender, RunId, SessionEvent};
 pub use failure::{Failure, FailureKind};
 pub use files::{FileCommand, FileEvent, FileHead, HeadRequest};
 pub use follow::{FollowNews, Followed};
-pub use history::{RecordedNotebook, RecordedRequest};
+pub use history::{FoundRecord, RecordLookup, RecordedNotebook, RecordedRequest};
 pub use sessions::{SessionsCommand, SessionsEvent};
 pub use worker::{Cell, Connection, SessionWorker, WorkerConfig};

@@ -1,13 +1,14 @@
 //! The session worker's work on the pool's sessions, beside its executions: list
 //! them, read one's details, end one (`DELETE session`, `aca-api.md` §4.4) and
 //! read the pool's metadata; and the flight recorder's history of sessions
-//! ([`super::history`]: this user's ledger, read on a blocking thread). Each
+//! and of the cells a notebook was quit while they ran ([`super::history`]:
+//! this user's ledger, read on a blocking thread). Each
 //! command runs on a task of its own, so a slow listing never holds up another
 //! command.
 
 use super::event::EventSender;
 use super::failure::Failure;
-use super::history::{self, RecordedNotebook, RecordedRequest};
+use super::history::{self, FoundRecord, RecordLookup, RecordedNotebook, RecordedRequest};
 use crate::client::SessionClient;
 use crate::ledger::read::RecordedSession;
 use crate::protocol::{PoolMetadata, SessionInfo};
@@ -34,6 +35,9 @@ pub enum SessionsCommand {
     Recorded,
     /// One recorded session's calls as cells.
     OpenRecorded(RecordedRequest),
+    /// The flight recorder's record of the execution of a cell that was
+    /// running when the notebook was quit.
+    FindRecord(RecordLookup),
 }
 
 /// What the sessions work reports.
@@ -70,6 +74,14 @@ pub enum SessionsEvent {
         /// The cells, or why the ledger could not be read.
         result: Result<Box<RecordedNotebook>, Failure>,
     },
+    /// The record of a cell's execution ([`SessionsCommand::FindRecord`]).
+    FoundRecord {
+        /// What was asked.
+        lookup: RecordLookup,
+        /// The record (`None`: the ledger holds none), or why the ledger
+        /// could not be read.
+        result: Result<Option<Box<FoundRecord>>, Failure>,
+    },
 }
 
 /// Carries out `command` with `client` and reports its outcome through `events`.
@@ -100,6 +112,15 @@ pub(super) async fn perform(
             })
             .await;
             SessionsEvent::OpenedRecorded { request, result }
+        }
+        SessionsCommand::FindRecord(lookup) => {
+            let asked = lookup.clone();
+            let result = blocking(move || {
+                history::find_record(&crate::ledger::default_path(), &asked)
+                    .map(|found| found.map(Box::new))
+            })
+            .await;
+            SessionsEvent::FoundRecord { lookup, result }
         }
     };
     events.sessions(event);

@@ -122,6 +122,7 @@ mod tests {
             duration: None,
             exit_code: None,
             stdin: None,
+            quit_while: None,
         }
     }
 

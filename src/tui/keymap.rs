@@ -538,12 +538,23 @@ impl Keymap {
 
     /// The action for a key press: its binding in the current mode when the
     /// binding's condition holds; else, in the editor, the key edits the text.
+    /// While an overlay takes every key (a prompt, the history search, the
+    /// picker, the pools chooser), every key is typed there, except the
+    /// editor's quit key (Ctrl+Q): it quits from anywhere (asking first when
+    /// that would leave something behind, and confirming that question).
     pub fn action_for_key(&self, key: KeyEvent, ctx: KeyContext) -> Option<Action> {
         if key.kind == KeyEventKind::Release {
             return None;
         }
         if ctx.typing {
-            return Some(Action::Edit(Input::from(key)));
+            let quit = self
+                .lookup(Mode::Editor, KeyPress::from(key))
+                .is_some_and(|b| b.action == Action::Quit);
+            return Some(if quit {
+                Action::Quit
+            } else {
+                Action::Edit(Input::from(key))
+            });
         }
         let mode = ctx.mode;
         if let Some(binding) = self.lookup(mode, KeyPress::from(key))

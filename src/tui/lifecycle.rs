@@ -98,7 +98,13 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     attach_sessions_store(&mut app, t.endpoint.as_deref(), &identifier).await;
     app.queue_sources(carry.queued);
     if let Some(draft) = carry.draft {
+        // This notebook's own draft, given back, waits behind the text
+        // carried from the other pool.
+        let own = app.notebook.editor.draft();
         app.notebook.editor.replace(&draft);
+        if let Some(own) = own.filter(|own| *own != draft) {
+            app.notebook.editor.restore_draft(&own);
+        }
     }
     app.notice = carry.notice;
     // Following from the start: the calls an agent made before are read from
@@ -125,10 +131,14 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
         },
         sender.session(),
     );
+    // The cells that were running when the notebook was last quit are looked
+    // for in the flight recorder.
+    let lookups = app.look_up_quit_cells();
     // The effects of the start go where every effect goes: the worker's to
     // it now, the loop's to the loop's queue (`pending`).
     let pending = follow_effects
         .into_iter()
+        .chain(lookups)
         .filter_map(|effect| super::runner::offload_to(&worker, &sender, effect))
         .collect();
     // Whether the reopened notebook's session still runs on the pool: the
@@ -198,12 +208,19 @@ pub const RESTART_TO_SANDBOX: &str = "the background pool runs sessions NOT isol
 
 /// Ends `run`: stops its worker (the background local pool it talks to keeps
 /// running, for the next run and the command line), applies the news that came
-/// meanwhile (a cell that finished is still saved) and waits up to `wait` for
-/// the notebook's savers.
-pub async fn finish(mut run: Run, wait: Duration) {
+/// meanwhile (a cell that finished is still saved), keeps the cells still
+/// running or queued (saved as such: the pool goes on running the one that
+/// runs, and records it) and, with `keep_draft` (quitting, not switching
+/// pools: the text then goes along), the editor's typed text as the
+/// notebook's draft; then waits up to `wait` for the notebook's savers.
+pub async fn finish(mut run: Run, wait: Duration, keep_draft: bool) {
     run.worker.shutdown(wait).await;
     while let Ok(event) = run.events.try_recv() {
         run.app.handle_event(event, Instant::now());
+    }
+    let kept = run.app.keep_at_quit(keep_draft, Instant::now());
+    if kept > 0 {
+        tracing::info!(kept, "cells still waiting at quit kept in the notebook");
     }
     let switched = run.app.sessions.take_savers();
     drop(run.app);

@@ -148,12 +148,12 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
         .await;
         let Ok(runner::LoopEnd::SwitchPool(choice)) = result else {
             drop(guard);
-            lifecycle::finish(run, SHUTDOWN_WAIT).await;
+            lifecycle::finish(run, SHUTDOWN_WAIT, true).await;
             break result.map(|_| ());
         };
         carry = lifecycle::Carry::from_app(&mut run.app, &choice);
         let _ = lifecycle::draw_switching(guard.terminal_mut(), &mut run.app, &choice);
-        lifecycle::finish(run, SHUTDOWN_WAIT).await;
+        lifecycle::finish(run, SHUTDOWN_WAIT, false).await;
         current = current.switched_to(&choice);
     }
 }

@@ -1,7 +1,8 @@
 //! The TUI's end of notebook persistence: at start, load the stored notebook of
-//! (pool, identifier) off the UI task and hand its cells to the app as history;
-//! then start the background saver the app gives each settled cell to; at the
-//! end, wait (bounded) for the last write.
+//! (pool, identifier) off the UI task and hand its cells to the app as history
+//! (and its draft, the text typed and not run when it was last quit, to the
+//! editor); then start the background saver the app gives each settled cell
+//! to; at the end, wait (bounded) for the last write.
 //!
 //! It never blocks the UI task: reading, decoding images and writing happen on
 //! blocking threads.
@@ -49,11 +50,13 @@ impl Place {
     }
 }
 
-/// What loading found: the cells, their decoded images, and a notice for the
-/// user when the file had to be set aside (or saving is off).
+/// What loading found: the cells, their decoded images, the draft typed and
+/// not run when the notebook was last quit, and a notice for the user when
+/// the file had to be set aside (or saving is off).
 struct Loaded {
     cells: Vec<Cell>,
     images: Vec<(ImageKey, DecodedImage)>,
+    draft: Option<String>,
     notice: Option<String>,
     save: bool,
 }
@@ -67,6 +70,7 @@ pub async fn attach(app: &mut App, place: Place) -> Option<SaverThread> {
         .unwrap_or_else(|e| Loaded {
             cells: Vec::new(),
             images: Vec::new(),
+            draft: None,
             notice: Some(format!("notebook not loaded: {e}")),
             save: false,
         });
@@ -77,8 +81,17 @@ pub async fn attach(app: &mut App, place: Place) -> Option<SaverThread> {
     if !loaded.save {
         return None;
     }
-    let spawned = store::spawn_saver(place.path, place.meta, loaded.cells.clone());
+    let spawned = store::spawn_saver(
+        place.path,
+        place.meta,
+        loaded.cells.clone(),
+        loaded.draft.clone(),
+    );
     app.load_history(loaded.cells, loaded.images);
+    // The text typed and not run when the notebook was last quit comes back.
+    if let Some(draft) = &loaded.draft {
+        app.notebook.editor.restore_draft(draft);
+    }
     match spawned {
         Ok((saver, thread)) => {
             app.notebook.set_saver(saver);
@@ -106,6 +119,7 @@ fn load(path: &std::path::Path) -> Loaded {
     let empty = |notice: Option<String>, save: bool| Loaded {
         cells: Vec::new(),
         images: Vec::new(),
+        draft: None,
         notice,
         save,
     };
@@ -116,6 +130,7 @@ fn load(path: &std::path::Path) -> Loaded {
             Loaded {
                 cells: nb.cells,
                 images,
+                draft: nb.draft,
                 notice: None,
                 save: true,
             }
@@ -215,6 +230,7 @@ mod tests {
             duration: Some(Duration::from_millis(3)),
             exit_code: None,
             stdin: None,
+            quit_while: None,
         }
     }
 
@@ -254,7 +270,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nb/t.ipynb");
         let loaded = vec![stored("a = 1")];
-        let (saver, thread) = store::spawn_saver(path.clone(), meta(), loaded.clone()).unwrap();
+        let (saver, thread) =
+            store::spawn_saver(path.clone(), meta(), loaded.clone(), None).unwrap();
         let mut app = app();
         app.load_history(loaded, vec![]);
         app.notebook.set_saver(saver);

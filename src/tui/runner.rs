@@ -256,6 +256,7 @@ where
                 Effect::LoadNotebook(place) => {
                     let thread = super::persist::attach(app, place).await;
                     app.sessions.keep_saver(thread);
+                    effects.extend(app.look_up_quit_cells());
                 }
                 Effect::Local(work) => {
                     let outcome = local::perform(screen, work).await;

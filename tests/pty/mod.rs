@@ -248,8 +248,12 @@ impl Pty {
 
 impl Drop for Pty {
     fn drop(&mut self) {
-        // On a failed assertion, ask politely first so the pool stops its kernels.
+        // On a failed assertion, ask politely first so the pool stops its kernels
+        // (twice: the first Ctrl+Q may ask whether to quit with a cell
+        // running or text typed, the second confirms).
         if self.poll_exit().is_none() {
+            let _ = self.session.write_all(CTRL_Q.as_bytes());
+            std::thread::sleep(Duration::from_millis(200));
             let _ = self.session.write_all(CTRL_Q.as_bytes());
             let start = Instant::now();
             while self.poll_exit().is_none() && start.elapsed() < Duration::from_secs(15) {

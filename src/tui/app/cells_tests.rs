@@ -380,6 +380,7 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         duration: None,
         exit_code: None,
         stdin: None,
+        quit_while: None,
     };
     app.update(Action::Notebook(NotebookAction::ReplayEarlier), now);
     assert_eq!(

@@ -197,6 +197,9 @@ impl App {
             let Some((index, _)) = self.running() else {
                 return;
             };
+            // What finds the cell's record should the notebook be quit
+            // before it ends.
+            self.notebook.note_execution_id(index, &chunk.execution_id);
             index
         } else {
             if !self.follow.following {

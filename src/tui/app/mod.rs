@@ -299,7 +299,7 @@ impl App {
             Action::PageUp => self.notebook.outputs.page(false),
             Action::PageDown => self.notebook.outputs.page(true),
             Action::ScrollLines(n) => self.notebook.outputs.scroll_by(i64::from(n)),
-            Action::Quit => self.should_quit = true,
+            Action::Quit => self.ask_to_quit(),
             Action::Click { column, row } => return self.notebook_click(column, row),
             Action::FocusEditor => self.focus = Focus::Editor,
             Action::Resize => {}
@@ -316,10 +316,12 @@ impl App {
     }
 
     /// Ctrl+C with no cell of this app running: the first press warns (the
-    /// status line counts down), a second within [`QUIT_WINDOW`] quits.
+    /// status line counts down), a second within [`QUIT_WINDOW`] quits (asking
+    /// first when a cell is queued or text is typed: [`App::ask_to_quit`]).
     fn arm_or_quit(&mut self, now: Instant) {
         if self.quit_armed_until.is_some_and(|t| now < t) {
-            self.should_quit = true;
+            self.quit_armed_until = None;
+            self.ask_to_quit();
         } else {
             self.quit_armed_until = Some(now + QUIT_WINDOW);
         }
@@ -384,6 +386,7 @@ mod overlay;
 mod picker;
 mod pools;
 pub(crate) mod prompt;
+mod quit;
 mod recorded;
 mod session;
 mod sessions;

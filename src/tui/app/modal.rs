@@ -31,7 +31,11 @@ impl App {
                 taken.state.paste(&text, self.notebook.cells());
                 self.overlays.put_back(taken, Layer::HistorySearch);
             }
-            Action::Quit => self.should_quit = true,
+            Action::Quit => {
+                // The search stays open beneath the question, if one is asked.
+                self.overlays.put_back(taken, Layer::HistorySearch);
+                self.ask_to_quit();
+            }
             // Anything else (a resize, the mouse) leaves the search as it is.
             _ => self.overlays.put_back(taken, Layer::HistorySearch),
         }

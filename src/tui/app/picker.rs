@@ -24,13 +24,20 @@ impl App {
     }
 
     /// A key (or paste, resize…) while the picker is open: keys go to
-    /// [`FilePicker::key`]; anything else leaves it as it is. An upload that
+    /// [`FilePicker::key`], the quit key quits ([`App::ask_to_quit`]);
+    /// anything else leaves it as it is. An upload that
     /// `App::upload` refuses (too big, a transfer under way) keeps the picker
     /// and its marks open, with the reason.
     pub fn picker_action(&mut self, action: Action) -> Vec<Effect> {
         let Some(mut taken) = self.overlays.take_picker() else {
             return Vec::new();
         };
+        if action == Action::Quit {
+            // The picker stays open beneath the question, if one is asked.
+            self.overlays.put_back(taken, Layer::Picker);
+            self.ask_to_quit();
+            return Vec::new();
+        }
         if let Action::Edit(input) = action {
             match taken.state.key(&input) {
                 PickerKey::Stay => {}

@@ -25,13 +25,14 @@ impl App {
     }
 
     /// An action while the chooser is open: its keys go to its reducer
-    /// ([`PoolsMenu::update`]); Ctrl+Q still quits.
+    /// ([`PoolsMenu::update`]); Ctrl+Q still quits (asking first when that
+    /// would leave something behind).
     pub fn pools_menu_action(&mut self, action: Action) -> Vec<Effect> {
         let count = self.pools.choices.len();
         let outcome = match (action, self.overlays.pools_menu_mut()) {
             (Action::Edit(input), Some(menu)) => menu.update(&input, count),
             (Action::Quit, _) => {
-                self.should_quit = true;
+                self.ask_to_quit();
                 return Vec::new();
             }
             _ => return Vec::new(),

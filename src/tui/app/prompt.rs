@@ -24,6 +24,9 @@ pub enum Purpose {
     Files(FilesPrompt),
     /// The sessions pane.
     Sessions(SessionsPrompt),
+    /// The app itself: quit although a cell runs or text is typed
+    /// (`quit.rs`)?
+    Quit,
 }
 
 impl Purposeful for Purpose {
@@ -32,6 +35,7 @@ impl Purposeful for Purpose {
             Purpose::Notebook(asked) => asked.completion(),
             Purpose::Files(asked) => asked.completion(),
             Purpose::Sessions(asked) => asked.completion(),
+            Purpose::Quit => None,
         }
     }
 }
@@ -86,7 +90,9 @@ impl App {
     /// A key or paste while a prompt is open: it edits the line (Tab completes
     /// a path where the purpose does; Ctrl+O in the upload prompt opens the
     /// picker there), or answers, and the answer goes to the feature that
-    /// asked. Ctrl+Q still quits.
+    /// asked. Ctrl+Q still quits: it answers the quit question yes, and over
+    /// any other prompt asks it, when quitting would leave something behind
+    /// ([`App::ask_to_quit`]).
     pub fn prompt_action(&mut self, action: Action) -> Vec<Effect> {
         let Some(mut taken) = self.overlays.take_prompt() else {
             return Vec::new();
@@ -94,8 +100,9 @@ impl App {
         let prompt = &mut taken.state;
         let completion = prompt.completion();
         let answer = match (&mut prompt.ask, action) {
+            (_, Action::Quit) if matches!(prompt.purpose, Purpose::Quit) => Answer::Yes,
             (_, Action::Quit) => {
-                self.should_quit = true;
+                self.ask_to_quit();
                 return Vec::new();
             }
             (Ask::YesNo(_), Action::Edit(input)) => {
@@ -145,6 +152,10 @@ impl App {
             Purpose::Notebook(asked) => self.notebook_answer(asked, answer),
             Purpose::Files(asked) => self.files_answer(asked, answer),
             Purpose::Sessions(asked) => self.sessions_answer(asked, answer),
+            Purpose::Quit => {
+                self.quit_answer(&answer);
+                Vec::new()
+            }
         }
     }
 }

@@ -300,7 +300,9 @@ impl App {
             | SessionEvent::PoolRestarted(_)
             | SessionEvent::Followed(_)
             | SessionEvent::LiveOutput { .. }
-            | SessionEvent::Follow(_) => {
+            | SessionEvent::Follow(_)
+            // It fills in a cell of the live notebook.
+            | SessionEvent::Sessions(crate::session::SessionsEvent::FoundRecord { .. }) => {
                 view.deferred.push(event);
                 None
             }

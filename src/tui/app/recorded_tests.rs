@@ -24,6 +24,7 @@ fn cell(n: u32, source: &str, stdout: &str) -> Cell {
         duration: Some(Duration::from_millis(5)),
         exit_code: None,
         stdin: None,
+        quit_while: None,
     }
 }
 

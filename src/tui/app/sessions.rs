@@ -83,6 +83,7 @@ impl App {
             SessionsEvent::OpenedRecorded { request, result } => {
                 return self.recorded_read(request, result);
             }
+            SessionsEvent::FoundRecord { lookup, result } => self.record_found(&lookup, result),
         }
         Vec::new()
     }

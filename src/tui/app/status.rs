@@ -78,6 +78,7 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
         (CellOutcome::Canceled, _) => ("canceled".to_string(), theme.warning),
         (CellOutcome::Succeeded, Some(t)) => (format!("done in {t}"), theme.success),
         (CellOutcome::Succeeded, None) => ("done".to_string(), theme.success),
+        (CellOutcome::Unknown, _) => ("running when you quit".to_string(), theme.warning),
     };
     (format!("{text}{queued_note}"), style)
 }

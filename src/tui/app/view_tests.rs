@@ -476,7 +476,7 @@ fn a_cells_pending_state_is_derived_from_its_run() {
         language: crate::notebook::language::Language::Python,
     };
     let (saver, thread) =
-        crate::notebook::store::spawn_saver(path.clone(), meta.clone(), Vec::new()).unwrap();
+        crate::notebook::store::spawn_saver(path.clone(), meta.clone(), Vec::new(), None).unwrap();
     let mut app = app(PoolState::Ready);
     app.notebook.set_saver(saver);
     // What the file would say of cell 0 if the notebook were written now.

@@ -435,6 +435,9 @@ fn an_open_prompt_takes_every_key_and_no_mouse() {
         modifiers: KeyModifiers::NONE,
     };
     assert_eq!(keymap.action_for_event(Event::Mouse(wheel), prompt), None);
+    // But Ctrl+Q quits from anywhere (and confirms the quit question).
+    let ctrl_q = key(KeyCode::Char('q'), KeyModifiers::CONTROL);
+    assert_eq!(keymap.action_for_key(ctrl_q, prompt), Some(Action::Quit));
 }
 
 #[test]

@@ -376,11 +376,19 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
         (None, None) => return Line::styled("  no answer", theme.muted),
         (None, Some(outcome)) => outcome,
     };
+    let quit = cell.quit_while.as_deref();
+    // Filled in from the flight recorder: the cell ended after the notebook
+    // was quit, and its outputs are the record's, not this notebook's.
+    let from_record = if quit.is_some_and(|q| q.recorded_seq.is_some()) {
+        FROM_RECORD
+    } else {
+        ""
+    };
     if let Some(code) = cell.exit_code {
         let style = if code == 0 { theme.muted } else { theme.error };
         let text = match took {
-            Some(t) => format!("  exit {code} in {t}"),
-            None => format!("  exit {code}"),
+            Some(t) => format!("  exit {code} in {t}{from_record}"),
+            None => format!("  exit {code}{from_record}"),
         };
         return Line::styled(text, style);
     }
@@ -390,8 +398,21 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
         (CellOutcome::Failed, Some(t)) => (format!("  failed in {t}"), theme.error),
         (CellOutcome::Failed, None) => ("  failed".to_string(), theme.error),
         (CellOutcome::Canceled, _) => ("  canceled by the service".to_string(), theme.warning),
+        (CellOutcome::Unknown, _) => (quit_status(quit), theme.warning),
     };
-    Line::styled(text, style)
+    Line::styled(format!("{text}{from_record}"), style)
+}
+
+/// What a cell filled in from the flight recorder says after its outcome.
+pub const FROM_RECORD: &str = " · ended after you quit: outputs from the flight recorder";
+
+/// The status of a cell the notebook was quit while it waited, not filled in
+/// from the flight recorder (yet): where it was, never as if it had finished.
+fn quit_status(quit: Option<&crate::notebook::QuitWhile>) -> String {
+    match quit.map(|q| q.was) {
+        Some(crate::notebook::Waiting::Queued) => "  queued when you quit: never sent".to_string(),
+        _ => "  running when you quit: how it ended is not known here".to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -464,6 +485,7 @@ mod tests {
             duration: None,
             exit_code: None,
             stdin: None,
+            quit_while: None,
         }
     }
 
@@ -493,6 +515,49 @@ mod tests {
         assert_eq!(rows_text(&cell, 60)[1], "  no answer");
     }
 
+    /// A cell the notebook was quit while it ran says so, never as if it
+    /// had finished, and keeps what it printed; one filled in from the
+    /// flight recorder says where its outputs came from; a queued one that
+    /// it was never sent.
+    #[test]
+    fn a_cell_quit_while_it_waited_says_so() {
+        let quit = |was| crate::notebook::QuitWhile {
+            was,
+            identifier: "sp-1".into(),
+            pool: None,
+            execution_id: None,
+            started_at: None,
+            quit_at: None,
+            recorded_seq: None,
+        };
+        let mut cell = unsettled("import time; time.sleep(5); print('done')");
+        cell.outputs = vec![Output::Stream {
+            name: StreamName::Stdout,
+            text: "so far\n".into(),
+        }];
+        cell.quit_waiting(quit(crate::notebook::Waiting::Running));
+        let rows = rows_text(&cell, 80);
+        assert_eq!(rows[1].trim_end(), "so far");
+        assert_eq!(
+            rows[2].trim_end(),
+            "  running when you quit: how it ended is not known here"
+        );
+        let mut recorded = unsettled("x");
+        recorded.outcome = Some(CellOutcome::Succeeded);
+        recorded.duration = Some(Duration::from_secs(5));
+        cell.fill_from_record(recorded, 3);
+        assert_eq!(
+            rows_text(&cell, 80)[1].trim_end(),
+            "  done in 5.0 s · ended after you quit: outputs from the flight recorder"
+        );
+        let mut queued = unsettled("y = 2");
+        queued.quit_waiting(quit(crate::notebook::Waiting::Queued));
+        assert_eq!(
+            rows_text(&queued, 80)[1].trim_end(),
+            "  queued when you quit: never sent"
+        );
+    }
+
     #[test]
     fn a_long_stdout_is_collapsed() {
         let text: String = (0..300).map(|i| format!("{i}\n")).collect();
@@ -507,6 +572,7 @@ mod tests {
             duration: Some(Duration::from_millis(4)),
             exit_code: None,
             stdin: None,
+            quit_while: None,
         };
         let rows = rows_text(&cell, 80);
         assert_eq!(rows.len(), 1 + 20 + 1 + 10 + 2);
@@ -537,6 +603,7 @@ mod tests {
             duration: Some(Duration::from_millis(4)),
             exit_code: None,
             stdin: None,
+            quit_while: None,
         };
         assert_eq!(
             rows_text(&cell, 40),
@@ -565,6 +632,7 @@ mod tests {
             duration: Some(Duration::from_millis(4)),
             exit_code: None,
             stdin: None,
+            quit_while: None,
         };
         assert_eq!(
             rows_text(&cell, 40),
@@ -595,6 +663,7 @@ mod tests {
             duration: Some(Duration::from_millis(4)),
             exit_code: None,
             stdin: None,
+            quit_while: None,
         };
         let rows = rows_text(&cell, 80);
         assert_eq!(
@@ -623,6 +692,7 @@ mod tests {
             duration: None,
             exit_code: None,
             stdin: None,
+            quit_while: None,
         };
         assert_eq!(
             rows_text(&cell, 80),

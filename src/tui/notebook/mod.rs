@@ -17,12 +17,14 @@ pub mod cell_view;
 pub mod editor;
 pub mod history_search;
 pub mod outputs;
+pub mod quit;
 mod run_news;
 pub mod runs;
 mod selected;
 pub mod state;
 pub mod update;
 
+pub use self::quit::{AtStake, QuitCx};
 pub use self::state::{Areas, NotebookUi, SessionBoundary};
 pub use self::update::{NotebookCx, NotebookOut, NotebookPrompt, NotebookRequest};
 

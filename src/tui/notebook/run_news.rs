@@ -46,6 +46,7 @@ impl NotebookUi {
             return Vec::new();
         };
         let index = step.cell;
+        self.execution_ids.remove(&index);
         let mut outs: Vec<NotebookOut> = self.end_notice_about(run).into_iter().collect();
         let settled = |ran| Out::Request(NotebookRequest::Settled { cell: index, ran });
         let Some(cell) = self.book.cell_mut(index) else {

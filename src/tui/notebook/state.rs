@@ -6,7 +6,7 @@
 //! long texts, the highlighter) stays the app's and is handed in where a
 //! method needs it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use ratatui::layout::Rect;
@@ -80,6 +80,10 @@ pub struct NotebookUi {
     /// The run the status line's notice is about, and its text: the notice
     /// ends when that run settles (if no key took it down first).
     pub(super) notice_about: Option<(RunId, String)>,
+    /// The pool's execution ids of this app's running cells, by cell, as
+    /// their running output named them (`quit.rs`: what finds a cell's
+    /// record once the notebook was quit while it ran).
+    pub(super) execution_ids: HashMap<usize, String>,
 }
 
 impl NotebookUi {
@@ -109,6 +113,7 @@ impl NotebookUi {
         self.areas = Areas::default();
         self.editor.new_session();
         self.runs.clear();
+        self.execution_ids.clear();
         self.selected = None;
         self.saver = None;
     }

@@ -353,7 +353,7 @@ impl NotebookUi {
         };
         let source = cell.source.clone();
         let count = cell.execution_count;
-        self.editor.replace(&source);
+        self.editor.replace_with_copy(&source);
         vec![
             Out::FocusEditor,
             Out::Notice(format!(

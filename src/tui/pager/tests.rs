@@ -323,6 +323,7 @@ fn the_pager_opens_the_selected_cell_else_the_last_one() {
         duration: None,
         exit_code: None,
         stdin: None,
+        quit_while: None,
     };
     let cells = vec![cell("first\n"), cell("second\n")];
     let texts = LongTexts::default();

@@ -29,7 +29,8 @@ pub enum Ask {
 
 /// A yes/no question: `before`, the `subject` (a path or a name, shortened
 /// from its start when the row is narrow, so the answers stay in view), then
-/// `after`.
+/// `after`, then the first of its `notes` that fits the row whole (none when
+/// none does).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Question {
     /// The text before the subject.
@@ -38,6 +39,8 @@ pub struct Question {
     pub subject: String,
     /// The text after the subject.
     pub after: String,
+    /// What the answer does, longest first: the first that fits is shown.
+    pub notes: Vec<String>,
 }
 
 impl Question {
@@ -47,15 +50,32 @@ impl Question {
             before: before.to_string(),
             subject: subject.into(),
             after: after.to_string(),
+            notes: Vec::new(),
         }
     }
 
+    /// The question with `notes` after it, longest first: the first that
+    /// fits the row whole is shown, none when none does.
+    #[must_use]
+    pub fn with_notes(mut self, notes: Vec<String>) -> Self {
+        self.notes = notes;
+        self
+    }
+
     /// The whole question in one line, the subject shortened to fit `width`
-    /// columns with room for the answers.
+    /// columns with room for the answers; then the first note that fits.
     pub fn text(&self, width: usize) -> String {
         let fixed = fit::columns(&self.before) + fit::columns(&self.after) + ANSWERS.len() + 3;
         let subject = keep_end(&fit::one_line(&self.subject), width.saturating_sub(fixed));
-        format!("{}{subject}{}", self.before, self.after)
+        let text = format!("{}{subject}{}", self.before, self.after);
+        let room = width.saturating_sub(fit::columns(&text) + ANSWERS.len() + 3);
+        let note = self
+            .notes
+            .iter()
+            .map(|n| fit::one_line(n))
+            .find(|n| fit::columns(n) <= room)
+            .unwrap_or_default();
+        format!("{text}{note}")
     }
 }
 
@@ -187,5 +207,20 @@ mod tests {
         assert!(short.starts_with("Create folder …"), "{short}");
         assert!(short.ends_with("/plots and download into it?"), "{short}");
         assert!(fit::columns(&short) + ANSWERS.len() + 3 <= 60, "{short}");
+    }
+
+    /// A note is shown whole or not at all: the longest that fits.
+    #[test]
+    fn the_longest_note_that_fits_is_shown() {
+        let q = Question::new("", "In [2] is running", ": quit anyway?").with_notes(vec![
+            " It is kept, marked as running when you quit.".into(),
+            " It is kept.".into(),
+        ]);
+        assert_eq!(
+            q.text(200),
+            "In [2] is running: quit anyway? It is kept, marked as running when you quit."
+        );
+        assert_eq!(q.text(50), "In [2] is running: quit anyway? It is kept.");
+        assert_eq!(q.text(40), "In [2] is running: quit anyway?");
     }
 }
