@@ -153,6 +153,12 @@ pub struct ServeOpt {
     /// `[ledger] enabled = false` in the config file.
     #[arg(long)]
     pub no_ledger: bool,
+    /// Record calls but not what they changed in each session's /mnt/data
+    /// (the files, their hashes and bytes); also `[ledger] files = false`.
+    /// With --upstream, the proxy then never lists nor fetches the
+    /// upstream's files.
+    #[arg(long)]
+    pub no_record_files: bool,
     /// Memory of each session, e.g. `2GiB` (default 2 GiB; `[pool] memory`).
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<bytesize::ByteSize>,
@@ -191,6 +197,20 @@ pub struct ServeOpt {
 }
 
 impl ServeOpt {
+    /// The flight recorder's options: the config file's `[ledger]`, none with
+    /// `--no-ledger`, without the look at files with `--no-record-files`.
+    pub fn ledger(
+        &self,
+        config: &crate::ledger::LedgerConfig,
+    ) -> Option<crate::ledger::LedgerOptions> {
+        if self.no_ledger {
+            return None;
+        }
+        let mut ledger = crate::ledger::LedgerOptions::from_config(config)?;
+        ledger.files &= !self.no_record_files;
+        Some(ledger)
+    }
+
     /// The per-session limits: these flags over the config file's `[pool]`.
     pub fn limits(&self, config: &crate::config::PoolLimits) -> crate::protocol::limits::Limits {
         crate::config::PoolLimits {

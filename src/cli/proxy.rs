@@ -51,11 +51,7 @@ pub async fn run(opt: ServeOpt, upstream: String, target: &TargetOpt) -> anyhow:
     let tokens = TokenSource::new(&upstream_auth(target, &upstream)?)
         .context("the upstream's credential")?;
     let (_, config) = target.load_config()?;
-    let ledger = if opt.no_ledger {
-        None
-    } else {
-        crate::ledger::LedgerOptions::from_config(&config.ledger)
-    };
+    let ledger = opt.ledger(&config.ledger);
     let token = if opt.no_auth {
         None
     } else {
@@ -114,6 +110,15 @@ fn print_banner(proxy: &Proxy) {
     match proxy.ledger() {
         Some(l) => outln!("  recording into:           {}", l.path().display()),
         None => outln!("  recording into:           nothing (--no-ledger)"),
+    }
+    if proxy.ledger().is_some() {
+        match proxy.files_budget() {
+            Some(max) => outln!(
+                "  files:                    listed after each execution; changed files up to {} kept",
+                bytesize::ByteSize(max)
+            ),
+            None => outln!("  files:                    not recorded (--no-record-files)"),
+        }
     }
     outln!(
         "\nAgents use the endpoint above with the bearer token above; the proxy calls \

@@ -50,11 +50,7 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
         }
     }
     let no_sandbox = opt.no_sandbox;
-    let ledger = if opt.no_ledger {
-        None
-    } else {
-        crate::ledger::LedgerOptions::from_config(&config.ledger)
-    };
+    let ledger = opt.ledger(&config.ledger);
     let mut options = pool_options(opt, limits);
     options.ledger = ledger;
     options.container_type = target.container_type.unwrap_or_default();

@@ -8,7 +8,7 @@ mod cgroup;
 pub mod cgroup_base;
 pub mod data_fs;
 pub mod events;
-mod files;
+pub(crate) mod files;
 pub mod housekeeping;
 pub mod image;
 pub mod interrupt;

@@ -21,13 +21,16 @@ use axum::http::request::Parts;
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use super::record::{self, Sent};
+use super::files::Held;
+use super::record::{self, About, Answer, Sent};
 use super::route::Op;
 use super::tap;
 use super::{Shared, route};
 use crate::client::ClientError;
 use crate::pool::record::{ClientWatch, DownloadTap, Recording};
 use crate::pool::wire_error::WireError;
+use crate::protocol::api::ApiVersion;
+use tokio::sync::OwnedMutexGuard;
 
 /// Most bytes of an execution request the proxy reads to record it: 16 MiB
 /// (the local pool takes 2 MiB; the service's limit is not documented). A
@@ -89,8 +92,31 @@ pub(crate) async fn forward(State(shared): State<Arc<Shared>>, req: Request) -> 
         .as_ref()
         .filter(|_| op.changes_the_session())
         .map(Recording::watch);
+    let about = About {
+        identifier,
+        api: query_param(query, "api-version")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(ApiVersion::V2025_10_02),
+    };
     let exchange = async move {
-        forward_inner(&shared, parts, body, op, recording)
+        let mut turn = None;
+        if let (Some(files), Some(_)) = (&shared.files, &recording) {
+            // An execution waits for its turn; a look at this session's
+            // files in progress must not see this call: wait for it; and
+            // list the session once before its first execution
+            // (`super::files`).
+            let look = files.session(&about.identifier);
+            if op == Op::Execute {
+                turn = look.turn().await;
+            }
+            let gate = look.hold().await;
+            if op == Op::Execute {
+                files.baseline(&about.identifier, about.api, &look).await;
+            }
+            drop(gate);
+        }
+        let recorded = recording.map(|r| (r, about, turn));
+        forward_inner(&shared, parts, body, op, recorded)
             .await
             .unwrap_or_else(IntoResponse::into_response)
     };
@@ -126,6 +152,10 @@ async fn outlive_agent(
     }
 }
 
+/// The recording of a call, the session it is about, and the execution's
+/// turn in the session when it holds it (see [`super::files`]).
+type Recorded = (Recording, About, Option<OwnedMutexGuard<()>>);
+
 /// Forwards the request of `parts` and `body`, which is `op`, and records it
 /// with `recording` (`None`: not recorded) on the way.
 async fn forward_inner(
@@ -133,7 +163,7 @@ async fn forward_inner(
     parts: Parts,
     body: Body,
     op: Op,
-    recording: Option<Recording>,
+    recording: Option<Recorded>,
 ) -> Result<Response, WireError> {
     let query = parts.uri.query().unwrap_or("");
     let (upstream, sent, uploaded) =
@@ -145,23 +175,37 @@ async fn forward_inner(
     let resp_headers = answer_headers(upstream.headers(), &shared.upstream);
     let ok = status.is_success();
     let body = match (op, recording) {
-        (Op::Execute | Op::Poll(_), Some(recording)) if ok => {
+        (Op::Execute | Op::Poll(_), Some(recorded)) if ok => {
             let bytes = read_answer(upstream).await?;
-            record_execution(shared, &parts, recording, sent, bytes.clone());
+            // Hold the session's gate from before the agent has the answer
+            // until the look at its files has listed and the execution is
+            // recorded: the agent's next call waits, so it is neither seen
+            // by the look nor recorded before the execution.
+            let finishes = op_id(&parts.method, parts.uri.path())
+                .is_none_or(|id| shared.pending.contains(&id));
+            let gate = match &shared.files {
+                Some(files) if finishes => files.session(&recorded.1.identifier).hold().await,
+                _ => None,
+            };
+            record_execution(shared, &parts, recorded, sent, bytes.clone(), gate);
             Body::from(bytes)
         }
-        (Op::Download(name), Some(recording)) if ok => {
+        (Op::Download(name), Some((recording, ..))) if ok => {
             let expected = upstream.content_length().unwrap_or(u64::MAX);
             let tap = DownloadTap::new(recording, name, expected);
             tap::tap_download(upstream.bytes_stream(), tap)
         }
-        (Op::Upload, Some(recording)) if ok => {
+        (Op::Upload, Some((recording, about, _))) if ok => {
             if let Some(part) = uploaded {
-                record_upload(recording, query_param(query, "path"), part);
+                let path = query_param(query, "path");
+                record_upload(shared, recording, about, path, part);
             }
             Body::from_stream(upstream.bytes_stream())
         }
-        (Op::Delete(name), Some(recording)) if ok => {
+        (Op::Delete(name), Some((recording, about, _))) if ok => {
+            if let Some(files) = &shared.files {
+                files.deleted(&about.identifier, &name);
+            }
             recording.file(crate::protocol::record::CallKind::Delete, name, None, None);
             Body::from_stream(upstream.bytes_stream())
         }
@@ -303,28 +347,44 @@ async fn with_body(
 
 /// Records a successful execution or poll from its `answer`, on a task of its
 /// own: a poll (`GET executions/{id}`) settles the pending execution it names;
-/// an execution's request `sent` is recorded with its answer, and one still
-/// running is watched until it ends.
+/// an execution's request `sent` is recorded with its answer (and what it
+/// changed in the session's files, listed while `gate`, the session's, is
+/// held), and one still running is watched until it ends.
 fn record_execution(
     shared: &Arc<Shared>,
     parts: &Parts,
-    recording: Recording,
+    (recording, about, turn): Recorded,
     sent: Option<Sent>,
     answer: Bytes,
+    gate: Option<OwnedMutexGuard<()>>,
 ) {
-    let pending = Arc::clone(shared);
+    let held = Held { turn, gate };
+    let shared = Arc::clone(shared);
     match (op_id(&parts.method, parts.uri.path()), sent) {
         (Some(id), _) => {
-            tokio::spawn(async move {
-                record::polled(&id, &answer, &pending.pending);
+            shared.recording.clone().spawn(async move {
+                if let record::Polled::Finished(finished) =
+                    record::polled(&id, &answer, &shared.pending)
+                {
+                    finished.record(shared.files.as_ref(), held).await;
+                }
             });
         }
         (None, Some(sent)) => {
             let query = parts.uri.query().map(str::to_string);
-            tokio::spawn(async move {
-                let running = record::answered(recording, sent, &answer, &pending.pending);
-                if let Some(id) = running {
-                    super::watch::watch(pending, id, query).await;
+            shared.recording.clone().spawn(async move {
+                match Answer::read(&answer) {
+                    Answer::Finished(answer) => {
+                        let finished = record::Finished::new(recording, sent, about, answer);
+                        finished.record(shared.files.as_ref(), held).await;
+                    }
+                    Answer::Running(id) => {
+                        drop(held);
+                        record::keep_pending(&shared.pending, id.clone(), recording, sent, about);
+                        // Not waited for at shutdown: it may poll for minutes.
+                        tokio::spawn(super::watch::watch(shared, id, query));
+                    }
+                    Answer::Unreadable => {}
                 }
             });
         }
@@ -334,11 +394,22 @@ fn record_execution(
 
 /// Records a successful upload once its file `part` has been read from the
 /// request (its name under the data root, below the request's `path`; its size
-/// and hash), on a task of its own.
-fn record_upload(recording: Recording, query_path: Option<String>, part: UploadPart) {
-    tokio::spawn(async move {
+/// and hash), on a task of its own, and takes the file into the proxy's
+/// listing of the session.
+fn record_upload(
+    shared: &Arc<Shared>,
+    recording: Recording,
+    about: About,
+    query_path: Option<String>,
+    part: UploadPart,
+) {
+    let shared = Arc::clone(shared);
+    shared.recording.clone().spawn(async move {
         if let Ok(Some(part)) = part.await {
             let name = route::below_data(query_path.as_deref(), &[&part.file_name]);
+            if let Some(files) = &shared.files {
+                files.uploaded(&about.identifier, &name, part.size, part.sha256.clone());
+            }
             recording.file(
                 crate::protocol::record::CallKind::Upload,
                 name,

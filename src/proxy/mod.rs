@@ -23,6 +23,12 @@
 //! shape (`aca-api.md` §6.1) with a message saying what to fix on the proxy's
 //! side ([`forward`]).
 //!
+//! After each execution the proxy lists the session's files and records
+//! what the execution changed in `/mnt/data`, with the bytes of the changed
+//! files within the ledger's budget ([`files`], issue 26), so what an agent
+//! left outlives the session on the service too; `--no-record-files` or
+//! `[ledger] files = false` turns it off.
+//!
 //! `/mcp` (a sessionpad upstream's MCP server, `aca-api.md` §8) is forwarded
 //! as it is, with the agent's `x-ms-apikey` and without the proxy's bearer
 //! token: an MCP client sends only that key, which is the upstream's own (the
@@ -31,6 +37,7 @@
 //! path below the pool management endpoint, so it is not reached through the
 //! proxy at all.
 
+mod files;
 mod forward;
 mod record;
 mod route;
@@ -112,7 +119,18 @@ pub(crate) struct Shared {
     pub(crate) ledger: Option<Recorder>,
     /// Asynchronous executions waiting for their finished answer.
     pub(crate) pending: record::PendingMap,
+    /// The looks at the sessions' files after executions (`None`: files are
+    /// not recorded: no ledger, `[ledger] files = false` or
+    /// `--no-record-files`).
+    pub(crate) files: Option<files::ProxyFiles>,
+    /// The tasks that record calls (a look at files first, which takes a
+    /// listing and downloads): [`Proxy::shutdown`] waits for them, at most
+    /// [`RECORD_WAIT`].
+    pub(crate) recording: tokio_util::task::TaskTracker,
 }
+
+/// Longest wait of [`Proxy::shutdown`] for the calls still being recorded.
+const RECORD_WAIT: Duration = Duration::from_secs(60);
 
 /// Longest wait for the upstream to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -125,6 +143,8 @@ pub struct Proxy {
     upstream: String,
     auth: String,
     ledger: Option<Recorder>,
+    files_budget: Option<u64>,
+    recording: tokio_util::task::TaskTracker,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -147,7 +167,14 @@ impl Proxy {
             .user_agent(concat!("sessionpad-proxy/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let auth = opts.tokens.describe();
+        let files = opts.ledger.as_ref().filter(|l| l.files).map(|l| {
+            files::ProxyFiles::new(&upstream, opts.tokens.clone(), l.limits.file_content_max)
+        });
+        let files_budget = files.as_ref().map(files::ProxyFiles::per_file_max);
+        let recording = tokio_util::task::TaskTracker::new();
         let shared = Arc::new(Shared {
+            files,
+            recording: recording.clone(),
             pool_key: opts.upstream.trim_end_matches('/').into(),
             upstream: upstream.clone(),
             http,
@@ -178,6 +205,8 @@ impl Proxy {
             upstream,
             auth,
             ledger,
+            files_budget,
+            recording,
             stop: Some(stop),
             server: Some(server),
         })
@@ -208,14 +237,33 @@ impl Proxy {
         self.ledger.as_ref()
     }
 
-    /// Stops accepting requests, waits for the answers in flight and until the
-    /// ledger holds every call recorded.
+    /// The per-file budget (bytes) of the files the proxy fetches after each
+    /// execution to record what changed (`[ledger] file_content_max`);
+    /// `None` when it does not look at files (no ledger, `[ledger] files =
+    /// false`, `--no-record-files`).
+    pub fn files_budget(&self) -> Option<u64> {
+        self.files_budget
+    }
+
+    /// Stops accepting requests, waits for the answers in flight, for the
+    /// calls still being recorded (their look at files; at most 60 s) and
+    /// until the ledger holds every call recorded.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         if let Some(server) = self.server.take() {
             let _ = server.await;
+        }
+        self.recording.close();
+        if tokio::time::timeout(RECORD_WAIT, self.recording.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "calls still being recorded after {} s are lost",
+                RECORD_WAIT.as_secs()
+            );
         }
         if let Some(ledger) = self.ledger.clone() {
             let _ = tokio::task::spawn_blocking(move || ledger.flush()).await;

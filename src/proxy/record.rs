@@ -13,9 +13,10 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::files::{Held, ProxyFiles};
 use crate::pool::record::Recording;
 use crate::protocol::ExecutionStatus;
-use crate::protocol::api::ValueForm;
+use crate::protocol::api::{ApiVersion, ValueForm};
 use crate::protocol::reply::{parse_family_a, parse_family_b, parse_shell_reply};
 use crate::protocol::shell::ShellRequestBody;
 
@@ -95,42 +96,138 @@ fn state_of(answer: &Value) -> (Option<String>, bool) {
     (id, running)
 }
 
-/// Records the execution `sent` with the upstream's 2xx `answer`, or keeps it
-/// in `pending` when the answer says it is still running (the polling will
-/// finish it) and returns its execution id then. An answer that is not JSON,
-/// or that neither family's reader takes, records nothing.
-pub(crate) fn answered(
-    recording: Recording,
-    sent: Sent,
-    answer: &[u8],
-    pending: &PendingMap,
-) -> Option<String> {
-    let answer = serde_json::from_slice::<Value>(answer).ok()?;
-    let (id, running) = state_of(&answer);
-    if running {
-        let id = id?;
-        pending.insert(id.clone(), Pending { recording, sent });
-        return Some(id);
-    }
-    record(&recording, &sent, &answer);
-    None
+/// What an execution's or a poll's 2xx answer says.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// It has finished: the answer, read.
+    Finished(Value),
+    /// It still runs, under this execution id.
+    Running(String),
+    /// Not JSON, or running without an id: nothing is recorded.
+    Unreadable,
 }
 
-/// A polling answer (`GET executions/{id}`, 2xx) for `id`: records the pending
-/// execution it finishes, once (whoever polled: a second finished answer finds
-/// nothing pending). Whether the answer says the execution has finished
-/// (`false` while it runs, or for an answer that is not JSON).
-pub(crate) fn polled(id: &str, answer: &[u8], pending: &PendingMap) -> bool {
-    let Ok(answer) = serde_json::from_slice::<Value>(answer) else {
-        return false;
-    };
-    if state_of(&answer).1 {
-        return false;
+impl Answer {
+    /// Reads `answer`.
+    pub(crate) fn read(answer: &[u8]) -> Self {
+        let Ok(answer) = serde_json::from_slice::<Value>(answer) else {
+            return Answer::Unreadable;
+        };
+        match state_of(&answer) {
+            (Some(id), true) => Answer::Running(id),
+            (None, true) => Answer::Unreadable,
+            (_, false) => Answer::Finished(answer),
+        }
     }
-    if let Some(p) = pending.take(id) {
-        record(&p.recording, &p.sent, &answer);
+}
+
+/// Which session an execution ran in and the api-version its agent used
+/// (the proxy's look at the session's files lists with it).
+#[derive(Debug, Clone)]
+pub(crate) struct About {
+    /// The session identifier.
+    pub(crate) identifier: String,
+    /// The agent's api-version.
+    pub(crate) api: ApiVersion,
+}
+
+/// An execution whose finished answer is known, to be recorded.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    recording: Recording,
+    sent: Sent,
+    about: About,
+    answer: Value,
+}
+
+impl Finished {
+    /// Execution `sent` of `recording`, in the session `about` names,
+    /// finished with `answer`.
+    pub(crate) fn new(recording: Recording, sent: Sent, about: About, answer: Value) -> Self {
+        Self {
+            recording,
+            sent,
+            about,
+            answer,
+        }
     }
-    true
+
+    /// Records it, with what it changed in the session's `/mnt/data` when
+    /// the proxy looks at files (`files`; see [`super::files`]). `held` is
+    /// what the execution holds of the session's locks: its gate, held since
+    /// the answer came (when not, it is taken now: the proxy's own polling
+    /// saw the execution end); both are given back once the call is handed
+    /// to the ledger, so the session's next call is recorded after it.
+    pub(crate) async fn record(self, files: Option<&ProxyFiles>, held: Held) {
+        let Some(files) = files else {
+            record(&self.recording, &self.sent, &self.answer);
+            return;
+        };
+        let look = files.session(&self.about.identifier);
+        let Held { turn, gate } = held;
+        let gate = match gate {
+            Some(g) => Some(g),
+            None => look.hold().await,
+        };
+        let changes = files
+            .look(&self.about.identifier, self.about.api, &look)
+            .await;
+        record(
+            &self.recording.with_files(changes),
+            &self.sent,
+            &self.answer,
+        );
+        drop((gate, turn));
+    }
+}
+
+/// Keeps execution `id` (`sent` of `recording`, in the session `about`
+/// names), which the upstream answered as still running, until its polling
+/// finishes it.
+pub(crate) fn keep_pending(
+    pending: &PendingMap,
+    id: String,
+    recording: Recording,
+    sent: Sent,
+    about: About,
+) {
+    pending.insert(
+        id,
+        Pending {
+            recording,
+            sent,
+            about,
+        },
+    );
+}
+
+/// What a polling answer means for the execution it names.
+#[derive(Debug)]
+pub(crate) enum Polled {
+    /// It still runs (or the answer is not JSON).
+    Running,
+    /// It has finished; nothing is pending for it (already recorded).
+    Settled,
+    /// It has finished: record it.
+    Finished(Box<Finished>),
+}
+
+/// A polling answer (`GET executions/{id}`, 2xx) for `id`: the pending
+/// execution it finishes is handed out once (whoever polled: a second
+/// finished answer finds nothing pending).
+pub(crate) fn polled(id: &str, answer: &[u8], pending: &PendingMap) -> Polled {
+    match Answer::read(answer) {
+        Answer::Finished(answer) => match pending.take(id) {
+            Some(p) => Polled::Finished(Box::new(Finished::new(
+                p.recording,
+                p.sent,
+                p.about,
+                answer,
+            ))),
+            None => Polled::Settled,
+        },
+        Answer::Running(_) | Answer::Unreadable => Polled::Running,
+    }
 }
 
 fn record(recording: &Recording, sent: &Sent, answer: &Value) {
@@ -170,6 +267,7 @@ fn record(recording: &Recording, sent: &Sent, answer: &Value) {
 pub(crate) struct Pending {
     recording: Recording,
     sent: Sent,
+    about: About,
 }
 
 /// The pending asynchronous executions by execution id.

@@ -20,6 +20,7 @@ use axum::http::header::{self, HeaderValue};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::Shared;
+use super::files::Held;
 use super::forward::{describe_transport, read_answer};
 use super::record;
 
@@ -71,11 +72,16 @@ pub(crate) async fn watch(shared: Arc<Shared>, id: String, query: Option<String>
             return;
         }
         match poll(&shared, &url).await {
-            Polled::Answer(body) => {
-                if record::polled(&id, &body, &shared.pending) {
+            Polled::Answer(body) => match record::polled(&id, &body, &shared.pending) {
+                record::Polled::Running => {}
+                record::Polled::Settled => return,
+                record::Polled::Finished(finished) => {
+                    finished
+                        .record(shared.files.as_ref(), Held::default())
+                        .await;
                     return;
                 }
-            }
+            },
             Polled::Retry(why) => {
                 tracing::debug!(execution = %id, "polling the upstream again later: {why}");
             }

@@ -70,16 +70,31 @@ pub fn proxied(
 /// `data`, the upstream's token `upstream_token` read from [`TOKEN_VAR`]
 /// through a profile `auth = "token-env"` of a config file in `data`.
 pub fn proxy(data: &Path, upstream: &str, upstream_token: &str) -> (Running, String) {
-    let config = data.join("config.toml");
+    proxy_with(data, upstream, upstream_token, "", &[])
+}
+
+/// [`proxy`] with `config` added to its config file (e.g. a `[ledger]`
+/// table) and `extra` arguments to `serve`.
+pub fn proxy_with(
+    data: &Path,
+    upstream: &str,
+    upstream_token: &str,
+    config: &str,
+    extra: &[&str],
+) -> (Running, String) {
+    let file = data.join("config.toml");
     std::fs::write(
-        &config,
+        &file,
         format!(
-            "default_profile = \"azure\"\n\n[profiles.azure]\nauth = \"token-env\"\ntoken_env = \"{TOKEN_VAR}\"\n"
+            "default_profile = \"azure\"\n\n[profiles.azure]\nauth = \"token-env\"\ntoken_env = \"{TOKEN_VAR}\"\n\n{config}"
         ),
     )
     .unwrap();
+    let config = file;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessionpad"));
-    cmd.args(["serve", "--port", "0", "--token", PROXY_TOKEN, "--upstream"])
+    cmd.args(["serve", "--port", "0", "--token", PROXY_TOKEN])
+        .args(extra)
+        .arg("--upstream")
         .arg(upstream)
         .env("SESSIONPAD_CONFIG", &config)
         .env("SESSIONPAD_DATA_DIR", data)
