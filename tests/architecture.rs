@@ -272,7 +272,7 @@ fn the_ledger_stores_protocol_types_and_never_imports_the_client() {
 /// the client itself. It reads what the upstream answered with
 /// `protocol::reply`, the client's own readers, never with the client's
 /// internals (its `executions` or `shell` modules).
-const PROXY_USES_OF_CLIENT: &[&str] = &["auth", "ClientError", "SessionClient"];
+const PROXY_USES_OF_CLIENT: &[&str] = &["auth", "ClientError", "SessionClient", "Target"];
 
 /// The items code `lines` name right below `crate::client::`, each with the
 /// number of the line its `crate::client::` is on:

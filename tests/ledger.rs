@@ -115,7 +115,12 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     // The orderly end writes every answered call.
     terminate(&mut child);
 
-    let calls = common::log_json(data.path(), &[&id]);
+    let mut calls = common::log_json(data.path(), &[&id]);
+    // The pool's orderly end ended the session, which is recorded too.
+    let end = calls.pop().unwrap();
+    assert_eq!(end["kind"], "end", "{end}");
+    assert_eq!(end["status"], "the pool stopped", "{end}");
+    assert!(end.get("client").is_none(), "{end}");
     let kinds: Vec<&str> = calls.iter().map(|c| c["kind"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
@@ -160,11 +165,12 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     assert!(text.contains(AGENT), "{text}");
     assert!(text.contains("In     x = 6 * 7"), "{text}");
     assert!(text.contains("Out    hello 42"), "{text}");
-    // Every call of every session: this one's under its heading.
+    // Every call of every session: this one's under its heading (its end,
+    // when the pool stopped, included).
     let out = log(data.path(), &["--all"]);
     let all = String::from_utf8(out.stdout).unwrap();
     let heading = format!(
-        "=== {id} on local/PythonLTS/{} (5 call(s))",
+        "=== {id} on local/PythonLTS/{} (6 call(s))",
         endpoint_addr(&endpoint)
     );
     assert!(all.contains(&heading), "{all}");
@@ -176,7 +182,8 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
     assert!(summary.contains(&id), "{summary}");
     assert!(!summary.contains("hello 42"), "{summary}");
     assert_eq!(summary.lines().count(), 1, "{summary}");
-    // The recorded sessions: this one, its two cells among five calls.
+    // The recorded sessions: this one, its two cells among six calls (five and
+    // its end).
     let out = log(data.path(), &["--json", "--sessions"]);
     let listed: Vec<Value> = String::from_utf8(out.stdout)
         .unwrap()
@@ -196,7 +203,7 @@ async fn serve_records_each_call_a_client_makes_and_log_gives_them_back() {
         (
             &json!(id),
             &json!(2),
-            &json!(5),
+            &json!(6),
             &json!(AGENT),
             &json!(format!("local/PythonLTS/{}", endpoint_addr(&endpoint)))
         ),
@@ -721,7 +728,9 @@ async fn the_files_an_agent_left_outlive_its_session() {
         .await
         .unwrap();
     assert_eq!(answer["status"], "Succeeded", "{answer}");
-    let second = "import time\nopen('/mnt/data/late.txt', 'w').write('written late')\nopen('/mnt/data/out/logs/run.log', 'a').write('late cell\\n')\ntime.sleep(3)";
+    // A timer writes after.txt 1.5 s after the cell ends, before the
+    // cooldown ends the session: the end's look finds it.
+    let second = "import threading, time\nopen('/mnt/data/late.txt', 'w').write('written late')\nopen('/mnt/data/out/logs/run.log', 'a').write('late cell\\n')\nthreading.Timer(4.5, lambda: open('/mnt/data/after.txt', 'w').write('after the last call')).start()\ntime.sleep(3)";
     let gave_up = impatient
         .post(q("executions"))
         .bearer_auth(TOKEN)
@@ -758,6 +767,12 @@ async fn the_files_an_agent_left_outlive_its_session() {
     let executions: Vec<&Value> = calls.iter().filter(|c| c["kind"] == "code").collect();
     assert_eq!(executions.len(), 2, "{calls:#?}");
     assert_eq!(executions[1]["client_gone"], true, "{}", executions[1]);
+    // The end is recorded, with why and what changed since the last call.
+    let end = calls.last().unwrap();
+    assert_eq!(end["kind"], "end", "{calls:#?}");
+    assert_eq!(end["status"], "idle past the cooldown", "{end}");
+    assert_eq!(end["files"][0]["path"], "/mnt/data/after.txt", "{end}");
+    assert_eq!(end["files"][0]["change"], "added", "{end}");
     let files = |cell: &Value| -> Vec<(String, String, u64, String)> {
         cell["files"]
             .as_array()
@@ -813,6 +828,16 @@ async fn the_files_an_agent_left_outlive_its_session() {
     let text = String::from_utf8(log(data.path(), &[&id]).stdout).unwrap();
     assert!(text.contains("added    /mnt/data/report.csv"), "{text}");
     assert!(
+        text.contains(
+            "session ended: idle past the cooldown; its variables and /mnt/data files are gone"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("Files  added    /mnt/data/after.txt"),
+        "{text}"
+    );
+    assert!(
         text.contains("modified /mnt/data/out/logs/run.log"),
         "{text}"
     );
@@ -839,6 +864,10 @@ async fn the_files_an_agent_left_outlive_its_session() {
     assert_eq!(
         std::fs::read_to_string(dest.join("late.txt")).unwrap(),
         "written late"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dest.join("after.txt")).unwrap(),
+        "after the last call"
     );
     // The exported notebook says per cell who ran it, when, and what it
     // changed.
@@ -1075,4 +1104,55 @@ async fn replay_redoes_recorded_uploads_from_the_ledger() {
     assert_eq!(steps[0]["redone"], true, "{report}");
     assert_eq!(steps[1]["stdout"], "7\n", "{report}");
     assert_eq!(steps[1]["same_stdout"], true, "{report}");
+}
+
+/// Issue 26: a session a client ends (`DELETE session`, `aca-api.md` §4.4)
+/// is recorded as ended by that client, with what its code left changed
+/// since the last call (a process still writing when it was ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_a_client_ends_is_recorded_as_ended_by_it() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut child, endpoint) = common::serve(data.path(), TOKEN);
+    let id = common::identifier();
+    let q = |path: &str| format!("{endpoint}/{path}?api-version={V}&identifier={id}");
+    let code = "import threading\nthreading.Timer(0.5, lambda: open('/mnt/data/left.txt', 'w').write('still writing')).start()";
+    let answer: Value = http()
+        .post(q("executions"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"codeInputType": "inline", "executionType": "synchronous", "code": code}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["status"], "Succeeded", "{answer}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let ender = "session-ender/2.0";
+    let r = common::http_as(ender)
+        .delete(q("session"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    terminate(&mut child);
+    let calls = common::log_json(data.path(), &[&id]);
+    let kinds: Vec<&str> = calls.iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["code", "end"], "{calls:#?}");
+    assert!(calls[0].get("files").is_none(), "{}", calls[0]);
+    let end = &calls[1];
+    assert_eq!(end["status"], "the client ended it", "{end}");
+    assert_eq!(end["client"], ender, "{end}");
+    assert_eq!(end["files"][0]["path"], "/mnt/data/left.txt", "{end}");
+    assert_eq!(
+        end["files"][0]["sha256"],
+        sessionpad::protocol::record::sha256_hex(b"still writing"),
+        "{end}"
+    );
+    let text = String::from_utf8(log(data.path(), &[&id]).stdout).unwrap();
+    assert!(
+        text.contains("session ended: the client ended it (session-ender/2.0)"),
+        "{text}"
+    );
 }

@@ -373,6 +373,9 @@ pub fn render(e: &Entry, in_group: bool) -> String {
     if !in_group {
         s.push_str(&format!(" {}", plain(&e.identifier)));
     }
+    if e.kind == CallKind::End {
+        return render_end(e, s);
+    }
     s.push_str(&format!(
         " {} {}",
         plain(e.client.as_deref().unwrap_or("(no user agent)")),
@@ -432,7 +435,7 @@ pub fn render(e: &Entry, in_group: bool) -> String {
                 );
             }
         }
-        CallKind::Upload | CallKind::Download | CallKind::Delete => {
+        CallKind::Upload | CallKind::Download | CallKind::Delete | CallKind::End => {
             if let Some(f) = &e.file {
                 let mut line = plain(&f.name);
                 if let Some(size) = f.size {
@@ -451,6 +454,28 @@ pub fn render(e: &Entry, in_group: bool) -> String {
         block(&mut s, "Files", &format!("(not seen: {note})"));
     }
     s
+}
+
+/// The end of a session as text, after `head` (its time and identifier):
+/// why it ended, by which client when one asked, and the files changed since
+/// its last call.
+fn render_end(e: &Entry, mut head: String) -> String {
+    head.push_str(&format!(
+        " session ended: {}",
+        plain(e.status.as_deref().unwrap_or("why not recorded"))
+    ));
+    if let Some(client) = &e.client {
+        head.push_str(&format!(" ({})", plain(client)));
+    }
+    head.push_str("; its variables and /mnt/data files are gone\n");
+    for (i, f) in e.files.iter().enumerate() {
+        let label = if i == 0 { "Files" } else { "" };
+        head.push_str(&format!("  {label:<7}{}\n", plain(&file_line(f))));
+    }
+    if let Some(note) = &e.files_note {
+        head.push_str(&format!("  Files  (not seen: {})\n", plain(note)));
+    }
+    head
 }
 
 /// One changed file as `log` lists it under its call: the change, the path

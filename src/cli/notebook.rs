@@ -207,7 +207,7 @@ fn recorded_extras(entries: &[crate::protocol::record::Entry]) -> Vec<serde_json
                 "files": e.files,
                 "uploads_before": std::mem::take(&mut uploads),
             })),
-            CallKind::Download | CallKind::Delete => {}
+            CallKind::Download | CallKind::Delete | CallKind::End => {}
         }
     }
     extras

@@ -128,9 +128,13 @@ async fn get_session(State(pool): State<Pool>, Query(q): Params) -> Result<Respo
 }
 
 /// `DELETE session` → 204 and the session's kernel and folder are gone (§4.4).
-async fn delete_session(State(pool): State<Pool>, Query(q): Params) -> Result<Response, WireError> {
+async fn delete_session(
+    State(pool): State<Pool>,
+    Query(q): Params,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, WireError> {
     let (_, identifier) = target(&q)?;
-    if pool.registry.end(&identifier).await {
+    if pool.registry.end_for(&identifier, &headers).await {
         Ok(StatusCode::NO_CONTENT.into_response())
     } else {
         Err(not_found(&identifier))
@@ -158,9 +162,10 @@ async fn mgmt_get_session(
 async fn mgmt_stop_session(
     State(pool): State<Pool>,
     Query(q): Params,
+    headers: axum::http::HeaderMap,
 ) -> Result<Response, WireError> {
     let (_, identifier) = target(&q)?;
-    if !pool.registry.end(&identifier).await {
+    if !pool.registry.end_for(&identifier, &headers).await {
         return Err(not_found(&identifier));
     }
     let text = format!("Session {identifier} in session pool local stopped.");

@@ -341,6 +341,9 @@ impl LocalPool {
         let activity = Arc::new(activity::Activity::default());
         let ledger_key =
             crate::protocol::record::local_pool_key(opts.container_type, &addr.to_string());
+        if let Some(recorder) = &ledger {
+            registry.record_ends(recorder.clone(), &ledger_key);
+        }
         let app = server::router(
             registry.clone(),
             &opts,

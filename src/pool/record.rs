@@ -186,6 +186,20 @@ impl Recording {
     }
 }
 
+impl Recording {
+    /// Records the end of the session (kind [`CallKind::End`]), `cause`
+    /// saying why (`the client ended it`, `idle past the cooldown`, `the
+    /// pool stopped`), with the files the last look found changed.
+    pub(crate) fn ended(&self, cause: &str) {
+        let mut call = self.call(CallKind::End);
+        call.output = Some(RecordedOutput {
+            status: cause.to_string(),
+            ..RecordedOutput::default()
+        });
+        self.recorder.record(call);
+    }
+}
+
 fn output(exec: &Arc<Execution>, exit_code: Option<i32>) -> RecordedOutput {
     RecordedOutput::of_shared(exec, exit_code)
 }

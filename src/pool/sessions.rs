@@ -144,6 +144,8 @@ pub struct SessionRegistry {
     /// How many bytes of changed files are kept, when the pool records what
     /// each call changed in `/mnt/data` (a ledger, `[ledger] files` on).
     files_budget: Option<super::files::changes::Budget>,
+    /// Where sessions' ends are recorded ([`SessionRegistry::record_ends`]).
+    ends: std::sync::OnceLock<(crate::ledger::Recorder, Arc<str>)>,
 }
 
 impl SessionRegistry {
@@ -192,6 +194,7 @@ impl SessionRegistry {
                     per_look: l.limits.session_content_max,
                 }
             }),
+            ends: std::sync::OnceLock::new(),
         }
     }
 
@@ -484,14 +487,28 @@ impl SessionRegistry {
     /// Ends the session of `identifier`: its kernel is stopped and its folder
     /// removed. Returns false when there was no such session.
     pub async fn end(&self, identifier: &str) -> bool {
+        self.end_for(identifier, &axum::http::HeaderMap::new())
+            .await
+    }
+
+    /// [`SessionRegistry::end`] asked by a client whose request carried
+    /// `headers` (its `User-Agent` is recorded with the end).
+    pub(crate) async fn end_for(&self, identifier: &str, headers: &axum::http::HeaderMap) -> bool {
         let removed = lock(&self.sessions).remove(identifier);
         match removed {
             Some(s) => {
-                end(self, s).await;
+                end(self, s, Cause::Client(headers)).await;
                 true
             }
             None => false,
         }
+    }
+
+    /// Records each session's end in `recorder` under pool key `key` (kind
+    /// `end`, with what changed in `/mnt/data` since its last call); set
+    /// once, by the pool that has a ledger.
+    pub(crate) fn record_ends(&self, recorder: crate::ledger::Recorder, key: &str) {
+        let _ = self.ends.set((recorder, Arc::from(key)));
     }
 
     /// Ends every session whose last use is older than the cooldown and that is
@@ -509,7 +526,7 @@ impl SessionRegistry {
         };
         let n = expired.len();
         for s in expired {
-            end(self, s).await;
+            end(self, s, Cause::Cooldown).await;
         }
         n
     }
@@ -522,7 +539,7 @@ impl SessionRegistry {
         refills.shutdown().await;
         let all: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for s in all {
-            end(self, s).await;
+            end(self, s, Cause::Stopped).await;
         }
         let ready: Vec<Ready> = lock(&self.ready).drain(..).collect();
         for r in ready {
@@ -548,7 +565,18 @@ impl SessionRegistry {
     }
 }
 
-async fn end(registry: &SessionRegistry, session: Arc<Session>) {
+/// Why a session ends.
+enum Cause<'a> {
+    /// A client asked (`DELETE session`, `stopSession`), with its request's
+    /// headers.
+    Client(&'a axum::http::HeaderMap),
+    /// It was idle past the cooldown.
+    Cooldown,
+    /// The pool stopped.
+    Stopped,
+}
+
+async fn end(registry: &SessionRegistry, session: Arc<Session>, cause: Cause<'_>) {
     let handle = lock(&session.interrupter).take();
     // An execution holds the kernel: kill it so the session ends now rather
     // than when the code finishes (the execution reports the kernel's death).
@@ -565,6 +593,22 @@ async fn end(registry: &SessionRegistry, session: Arc<Session>) {
         k.shutdown().await;
     }
     drop(kernel);
+    if let Some((recorder, key)) = registry.ends.get() {
+        // What changed since the last call (a process still writing), seen
+        // before the folder goes, recorded with the end.
+        let (_, changes) = registry
+            .noting_files(&session, super::files::changes::Order::Serial, async {})
+            .await;
+        let empty = axum::http::HeaderMap::new();
+        let (headers, why) = match cause {
+            Cause::Client(headers) => (headers, "the client ended it"),
+            Cause::Cooldown => (&empty, "idle past the cooldown"),
+            Cause::Stopped => (&empty, "the pool stopped"),
+        };
+        super::record::Recording::start_in(recorder, Arc::clone(key), headers, &session.identifier)
+            .with_files(changes)
+            .ended(why);
+    }
     session.files.forget(&registry.watcher);
     registry.remove_folder(&session.folder);
     tracing::info!(identifier = %session.identifier, "session ended");

@@ -68,6 +68,11 @@ pub enum CallKind {
     Download,
     /// A file removed (`DELETE files/{name}`).
     Delete,
+    /// The session ended (a client's `DELETE session` or `stopSession`, the
+    /// cooldown, the pool stopping): its status says why, its files what
+    /// changed in `/mnt/data` since the session's last call (a process still
+    /// writing), seen just before the folder went (local pool, issue 26).
+    End,
 }
 
 impl CallKind {
@@ -79,6 +84,7 @@ impl CallKind {
             Self::Upload => "upload",
             Self::Download => "download",
             Self::Delete => "delete",
+            Self::End => "end",
         }
     }
 
@@ -90,6 +96,7 @@ impl CallKind {
             "upload" => Self::Upload,
             "download" => Self::Download,
             "delete" => Self::Delete,
+            "end" => Self::End,
             _ => return None,
         })
     }

@@ -152,6 +152,13 @@ impl App {
             entry.client.as_deref(),
         ));
         let Some(exec) = execution else {
+            if entry.kind == CallKind::End {
+                self.notice = Some(format!(
+                    "the session ended ({}): its variables and /mnt/data files are gone",
+                    crate::tui::widgets::sanitize::plain(entry.status.as_deref().unwrap_or("?"))
+                ));
+                return Vec::new();
+            }
             // A file call: said, and the files pane lists again.
             if let Some(file) = &entry.file {
                 let verb = match entry.kind {
