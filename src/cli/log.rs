@@ -123,7 +123,7 @@ pub async fn run(opt: &LogOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         } else {
             write!(out, "{}", render(e, in_group))?;
             if opt.diff {
-                write!(out, "{}", diff::of_call(&conn, e)?)?;
+                write!(out, "{}", crate::ledger::diff::of_call(&conn, e)?)?;
             }
         }
         Ok(())
@@ -501,9 +501,6 @@ fn file_line(f: &crate::protocol::record::FileChange) -> String {
 
 #[path = "log_follow.rs"]
 pub mod follow;
-
-#[path = "log_diff.rs"]
-mod diff;
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 use crate::ledger;
-use crate::protocol::record::{ContentKept, DATA_ROOT, FileChange};
+use crate::ledger::export;
+use crate::protocol::record::FileChange;
 use crate::text::sanitize::plain;
 
 /// How `export --recorded ID --files DIR` writes.
@@ -120,79 +121,22 @@ fn nth_execution(
     .optional()
 }
 
-/// Where the session's `session_path` (`/mnt/data/out/run.log`) goes below
-/// `dir`: each component made safe, so always inside `dir`.
+/// Where the session's `session_path` goes below `dir` ([`export::local_path`]).
 fn local_path(dir: &Path, session_path: &str) -> PathBuf {
-    let rel = session_path
-        .strip_prefix(DATA_ROOT)
-        .unwrap_or(session_path)
-        .trim_start_matches('/');
-    let mut out = dir.to_path_buf();
-    for part in rel.split('/').filter(|p| !p.is_empty()) {
-        out.push(crate::localname::safe_file_name(part));
-    }
-    out
+    export::local_path(dir, session_path)
 }
 
-/// Writes version `f`'s bytes to `local`; returns their size.
+/// Writes version `f`'s bytes to `local` ([`export::write_version`]); returns
+/// their size.
 fn write_one(
     conn: &rusqlite::Connection,
     f: &FileChange,
     local: &Path,
     force: bool,
 ) -> anyhow::Result<u64> {
-    if let Some(why) = f.content.and_then(ContentKept::why_not) {
-        bail!("{why} ({})", crate::text::human_size(f.size));
-    }
-    let Some(sha) = &f.sha256 else {
-        bail!("its bytes were not recorded");
-    };
-    let Some(bytes) = ledger::read::file_content(conn, sha)? else {
-        bail!("its bytes are no longer in the ledger (pruned)");
-    };
-    if crate::protocol::record::sha256_hex(&bytes) != *sha {
-        bail!("the ledger's bytes do not match the recorded sha256 {sha}");
-    }
-    if local.exists() && !force {
-        bail!("{} exists; --force replaces it", local.display());
-    }
-    let parent = local.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".sessionpad-export-")
-        .tempfile_in(parent)
-        .with_context(|| format!("creating a temporary file in {}", parent.display()))?;
-    std::io::Write::write_all(&mut tmp, &bytes)
-        .with_context(|| format!("writing {}", tmp.path().display()))?;
-    if force {
-        tmp.persist(local)
-    } else {
-        tmp.persist_noclobber(local)
-    }
-    .with_context(|| format!("writing {}", local.display()))?;
-    Ok(bytes.len() as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_paths_stay_below_the_folder() {
-        let dir = Path::new("/tmp/out");
-        for (session, local) in [
-            ("/mnt/data/report.csv", "/tmp/out/report.csv"),
-            ("/mnt/data/out/logs/run.log", "/tmp/out/out/logs/run.log"),
-            (
-                "/mnt/data/../../etc/passwd",
-                "/tmp/out/download/download/etc/passwd",
-            ),
-            ("/etc/shadow", "/tmp/out/etc/shadow"),
-            ("/mnt/data/a\u{1b}[31m/b", "/tmp/out/a_[31m/b"),
-        ] {
-            let p = local_path(dir, session);
-            assert_eq!(p, Path::new(local), "{session:?}");
-            assert!(p.starts_with(dir));
-        }
+    match export::write_version(conn, f, local, force) {
+        Ok(size) => Ok(size),
+        Err(export::SaveError::Exists(p)) => bail!("{} exists; --force replaces it", p.display()),
+        Err(e) => Err(e.into()),
     }
 }

@@ -25,6 +25,7 @@ use super::target::{Connection, Settings, TargetOpt, connect};
 use crate::client::ShellRequest;
 use crate::ledger;
 use crate::protocol::record::{CallKind, Entry};
+use crate::session::replay::{Ending, RecordedUpload, Tally, redo_upload};
 use crate::text::sanitize::plain;
 
 /// Options of `sessionpad replay`.
@@ -40,10 +41,10 @@ pub struct ReplayOpt {
 
 /// One replayed cell's outcome against its recording.
 struct Outcome {
-    /// `Succeeded`/`Failed`/… or `exit N` now.
-    now: String,
+    /// How it ended now: `Succeeded`/`Failed`/… or `exit N`.
+    now: Ending,
     /// The same, as recorded.
-    then: String,
+    then: Ending,
     /// Whether standard output is the same as recorded.
     same_stdout: bool,
     /// Standard output now.
@@ -78,38 +79,37 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
             conn.label
         );
     }
-    let mut differ = 0;
+    let mut tally = Tally::default();
     let mut report = Vec::new();
     let executions = cells.iter().filter(|e| e.kind != CallKind::Upload).count();
     let mut i = 0;
+    let ledger = ledger::default_path();
     for e in &cells {
-        if e.kind == CallKind::Upload {
-            let redone = replay_upload(&conn, &settings, e).await;
+        if let Some(upload) = RecordedUpload::of_entry(e) {
+            let redone = redo_upload(&conn.client, &settings.identifier, &ledger, &upload).await;
             if redone.is_err() {
-                differ += 1;
+                tally.uploads_not_redone += 1;
             }
-            let name = e.file.as_ref().map_or("", |f| f.name.as_str());
+            let name = upload.name.as_str();
             match &redone {
                 _ if target.json => report.push(json!({
                     "upload": name,
                     "redone": redone.is_ok(),
-                    "why_not": redone.as_ref().err().map(|e| format!("{e:#}")),
+                    "why_not": redone.as_ref().err(),
                 })),
                 Ok(size) => eprintln!(
                     "upload of {} redone ({})",
                     plain(name),
                     crate::text::human_size(*size)
                 ),
-                Err(why) => eprintln!("upload of {} NOT redone: {why:#}", plain(name)),
+                Err(why) => eprintln!("upload of {} NOT redone: {}", plain(name), plain(why)),
             }
             continue;
         }
         let code = e.code.clone().unwrap_or_default();
         let outcome = replay_cell(&conn, &settings, e, &code).await?;
+        tally.cell(&outcome.then, &outcome.now);
         let same = outcome.now == outcome.then;
-        if !same {
-            differ += 1;
-        }
         if target.json {
             report.push(cell_json(i, &code, &outcome, same));
         } else {
@@ -117,16 +117,18 @@ pub async fn run(opt: &ReplayOpt, target: &TargetOpt) -> anyhow::Result<ExitCode
         }
         i += 1;
     }
+    let differ = tally.differ + tally.uploads_not_redone;
     if target.json {
         output::json(&json!({
             "recorded": opt.id,
             "identifier": settings.identifier,
             "cells": report,
             "differ": differ,
+            "summary": tally.to_string(),
         }));
     } else {
         eprintln!(
-            "{executions} cell(s) replayed into session {}; {differ} ended otherwise than recorded (or an upload not redone)",
+            "{executions} cell(s) replayed into session {}: {tally}",
             settings.identifier
         );
     }
@@ -176,7 +178,8 @@ async fn replay_cell(
     e: &Entry,
     code: &str,
 ) -> anyhow::Result<Outcome> {
-    let (now, then, stdout, stderr) = if e.kind == CallKind::Shell {
+    let then = Ending::of_entry(e).unwrap_or_else(|| Ending::Other("unknown".into()));
+    let (now, stdout, stderr) = if e.kind == CallKind::Shell {
         let request = ShellRequest {
             stdin: e.stdin.clone(),
             ..ShellRequest::line(code.to_string(), settings.timeout)
@@ -185,21 +188,13 @@ async fn replay_cell(
             .client
             .execute_shell(&settings.identifier, &request)
             .await?;
-        let now = exec
-            .exit_code
-            .map_or_else(|| "no exit code".to_string(), |c| format!("exit {c}"));
-        let then = e
-            .exit_code
-            .map_or_else(|| "no exit code".to_string(), |c| format!("exit {c}"));
-        (now, then, exec.stdout, exec.stderr)
+        (Ending::Exit(exec.exit_code), exec.stdout, exec.stderr)
     } else {
         let exec = conn
             .client
             .execute(&settings.identifier, code, settings.timeout)
             .await?;
-        let now = format!("{:?}", exec.status);
-        let then = e.status.clone().unwrap_or_else(|| "unknown".into());
-        (now, then, exec.stdout, exec.stderr)
+        (Ending::Status(exec.status), exec.stdout, exec.stderr)
     };
     Ok(Outcome {
         same_stdout: e.stdout.as_deref().unwrap_or("") == stdout,
@@ -210,55 +205,14 @@ async fn replay_cell(
     })
 }
 
-/// Uploads recorded upload `e` again into the session, from the bytes the
-/// ledger kept of the file it stored (found by its SHA-256); returns their
-/// size.
-///
-/// # Errors
-///
-/// The ledger did not keep the bytes (too big, dropped, recorded before the
-/// ledger kept files), they do not match the recorded hash, or the pool
-/// refused the upload.
-async fn replay_upload(conn: &Connection, settings: &Settings, e: &Entry) -> anyhow::Result<u64> {
-    let Some(file) = &e.file else {
-        bail!("the recorded upload names no file");
-    };
-    let Some(sha) = &file.sha256 else {
-        bail!("the recorded upload has no sha256 (it did not complete)");
-    };
-    let path = ledger::default_path();
-    let bytes = ledger::schema::open_existing(&path)?
-        .map(|c| ledger::read::file_content(&c, sha))
-        .transpose()
-        .map_err(|e| ledger::LedgerError::sqlite(&path, e))?
-        .flatten();
-    let Some(bytes) = bytes else {
-        bail!("the ledger did not keep its bytes (sha256 {sha})");
-    };
-    if crate::protocol::record::sha256_hex(&bytes) != *sha {
-        bail!("the ledger's bytes do not match the recorded sha256 {sha}");
-    }
-    let mut tmp = tempfile::NamedTempFile::new()?;
-    std::io::Write::write_all(&mut tmp, &bytes)?;
-    // `sub/x.csv`: the file `x.csv` in the folder `sub` of /mnt/data.
-    let (folder, name) = match file.name.rsplit_once('/') {
-        Some((folder, name)) => (Some(folder), name),
-        None => (None, file.name.as_str()),
-    };
-    conn.client
-        .upload_file(&settings.identifier, tmp.path(), name, folder, &|_, _| {})
-        .await?;
-    Ok(bytes.len() as u64)
-}
-
 /// Replayed cell number `i` (from 0) in the `--json` report; `same`: whether
 /// it ended as recorded.
 fn cell_json(i: usize, code: &str, outcome: &Outcome, same: bool) -> serde_json::Value {
     json!({
         "cell": i + 1,
         "code": code,
-        "status": outcome.now,
-        "recorded_status": outcome.then,
+        "status": outcome.now.to_string(),
+        "recorded_status": outcome.then.to_string(),
         "same_status": same,
         "same_stdout": outcome.same_stdout,
         "stdout": outcome.stdout,

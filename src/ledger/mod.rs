@@ -8,11 +8,15 @@
 //! One concept per file: [`schema`] (opening, the schema version and its
 //! migrations), [`write`] (the writer thread the pool records through),
 //! [`in_place`] (big outputs written without SQLite's copies), [`read`]
-//! (what `sessionpad log` prints) and [`retention`] (pruning by age and size).
+//! (what `sessionpad log` prints), [`diff`] (a changed file against its
+//! previous version), [`export`] (a recorded file written to a local folder)
+//! and [`retention`] (pruning by age and size).
 //!
 //! It knows no HTTP and no terminal: the pool hands it finished [`crate::protocol::record::Call`]s, the
 //! command line reads [`crate::protocol::record::Entry`]s back.
 
+pub mod diff;
+pub mod export;
 pub mod in_place;
 pub mod read;
 pub mod retention;

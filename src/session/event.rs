@@ -50,6 +50,15 @@ pub enum SessionEvent {
     PoolIsolation(Isolation),
     /// The worker began executing this run (earlier runs are done).
     ExecutionStarted(RunId),
+    /// Before this run, the recorded uploads a replay asked for were done
+    /// again ([`super::SessionWorker::uploads_before`]), in order: each with
+    /// its size in bytes, or why it was not redone.
+    UploadsRedone {
+        /// The run they came before.
+        run: RunId,
+        /// Each upload and how it went.
+        outcomes: Vec<(super::replay::RecordedUpload, Result<u64, String>)>,
+    },
     /// The worker has the answer for this run.
     ExecutionFinished {
         /// Which run.
@@ -182,6 +191,15 @@ impl EventSender {
     /// Reports news of the event stream's subscription.
     pub fn follow(&self, news: FollowNews) {
         self.send(SessionEvent::Follow(news));
+    }
+
+    /// Reports how the uploads redone before `run` went.
+    pub fn uploads_redone(
+        &self,
+        run: RunId,
+        outcomes: Vec<(super::replay::RecordedUpload, Result<u64, String>)>,
+    ) {
+        self.send(SessionEvent::UploadsRedone { run, outcomes });
     }
 
     /// Reports that `run` is now executing.

@@ -10,10 +10,12 @@ use std::path::Path;
 
 use super::event::DecodedImage;
 use super::failure::{Failure, FailureKind};
+use super::replay::{Ending, RecordedUpload};
 use crate::ledger::read::RecordedSession;
 use crate::ledger::{self, Query};
 use crate::notebook::language::Language;
 use crate::notebook::{Cell, Output};
+use crate::protocol::record::FileChange;
 
 /// How many recorded sessions the sessions pane lists: the most recently
 /// active ones.
@@ -60,6 +62,72 @@ pub struct RecordedNotebook {
     pub missing_images: usize,
     /// The highest ledger `seq` read (`None`: no call).
     pub last_seq: Option<i64>,
+    /// Per cell, what the flight recorder says of it beside its outputs
+    /// (when, how long, what it changed, the uploads before it).
+    pub records: Vec<CellRecord>,
+    /// The uploads recorded after the last cell (no cell follows them).
+    pub uploads_after: Vec<RecordedUpload>,
+}
+
+/// What the flight recorder says of one recorded cell beside its outputs
+/// (issue 26). Strings are the session's or a client's: untrusted, sanitise
+/// before showing them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellRecord {
+    /// The call's ledger `seq`.
+    pub seq: i64,
+    /// The pool key it was recorded under.
+    pub pool: String,
+    /// The session identifier.
+    pub identifier: String,
+    /// When the call arrived (UTC).
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// How long the call took, in milliseconds.
+    pub duration_ms: f64,
+    /// Nobody received the pool's answer (the client was gone).
+    pub client_gone: bool,
+    /// The files of `/mnt/data` it changed, in path order.
+    pub files: Vec<FileChange>,
+    /// What the look at `/mnt/data` after it could not do, if anything.
+    pub files_note: Option<String>,
+    /// The uploads recorded between the cell before it and this one, in order.
+    pub uploads_before: Vec<RecordedUpload>,
+    /// How it ended, for a replay to compare with.
+    pub ending: Ending,
+}
+
+/// The per-cell records of `calls` (the cells' ledger `seq`s) from
+/// `entries`, and the uploads after the last cell.
+fn records_of(
+    entries: &[crate::protocol::record::Entry],
+    calls: &[(Option<String>, i64)],
+) -> (Vec<CellRecord>, Vec<RecordedUpload>) {
+    let mut records = Vec::new();
+    let mut uploads = Vec::new();
+    let mut next = calls.iter().map(|(_, seq)| *seq).peekable();
+    for e in entries {
+        if let Some(upload) = RecordedUpload::of_entry(e) {
+            uploads.push(upload);
+            continue;
+        }
+        if next.peek() != Some(&e.seq) {
+            continue;
+        }
+        next.next();
+        records.push(CellRecord {
+            seq: e.seq,
+            pool: e.pool.clone(),
+            identifier: e.identifier.clone(),
+            at: e.at,
+            duration_ms: e.duration_ms,
+            client_gone: e.client_gone,
+            files: e.files.clone(),
+            files_note: e.files_note.clone(),
+            uploads_before: std::mem::take(&mut uploads),
+            ending: Ending::of_entry(e).unwrap_or_else(|| Ending::Other("unknown".into())),
+        });
+    }
+    (records, uploads)
 }
 
 fn local_failure(path: &Path, e: impl std::fmt::Display) -> Failure {
@@ -103,6 +171,8 @@ pub fn open(path: &Path, request: &RecordedRequest) -> Result<RecordedNotebook, 
             file_calls: 0,
             missing_images: 0,
             last_seq: None,
+            records: Vec::new(),
+            uploads_after: Vec::new(),
         });
     };
     let query = Query {
@@ -122,6 +192,7 @@ pub fn open(path: &Path, request: &RecordedRequest) -> Result<RecordedNotebook, 
     let got =
         crate::notebook::recorded::read(&conn, &entries, request.language).map_err(|e| fail(&e))?;
     let images = decode_images(&got.cells);
+    let (records, uploads_after) = records_of(&entries, &got.calls);
     Ok(RecordedNotebook {
         cells: got.cells,
         calls: got.calls,
@@ -130,6 +201,8 @@ pub fn open(path: &Path, request: &RecordedRequest) -> Result<RecordedNotebook, 
         file_calls: got.file_calls,
         missing_images: got.missing_images,
         last_seq,
+        records,
+        uploads_after,
     })
 }
 

@@ -18,6 +18,8 @@ pub mod history;
 mod queue;
 pub mod radar;
 mod radar_listing;
+pub mod recorded_files;
+pub mod replay;
 pub mod sessions;
 mod side;
 pub mod worker;

@@ -1,7 +1,7 @@
 //! The session worker's queue of runs: runs waiting their turn, in the order
 //! they were asked for, and runs given up before they started (skipped).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::event::RunId;
 use super::worker::{Cell, Command};
@@ -11,6 +11,8 @@ use super::worker::{Cell, Command};
 pub(super) struct Queue {
     waiting: VecDeque<(RunId, Cell)>,
     abandoned: HashSet<RunId>,
+    /// Recorded uploads to redo before a run (a replay's), by run.
+    uploads: HashMap<RunId, Vec<super::replay::RecordedUpload>>,
 }
 
 impl Queue {
@@ -23,7 +25,15 @@ impl Queue {
             Command::Interrupt { run } | Command::Abandon { run } => {
                 self.abandoned.insert(run);
             }
+            Command::UploadsBefore { run, uploads } => {
+                self.uploads.entry(run).or_default().extend(uploads);
+            }
         }
+    }
+
+    /// The recorded uploads to redo before `run` (none for most runs).
+    pub(super) fn take_uploads(&mut self, run: RunId) -> Vec<super::replay::RecordedUpload> {
+        self.uploads.remove(&run).unwrap_or_default()
     }
 
     /// The next run to execute, skipping abandoned ones.
@@ -32,7 +42,9 @@ impl Queue {
             // Runs execute in the order of their ids: older marks are moot.
             let abandoned = self.abandoned.remove(&run);
             self.abandoned.retain(|r| *r > run);
-            if !abandoned {
+            if abandoned {
+                self.uploads.remove(&run);
+            } else {
                 return Some((run, cell));
             }
         }

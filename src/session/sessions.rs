@@ -9,6 +9,7 @@
 use super::event::EventSender;
 use super::failure::Failure;
 use super::history::{self, FoundRecord, RecordLookup, RecordedNotebook, RecordedRequest};
+use super::recorded_files::{self, RecordedFileRead, RecordedFileRequest, SaveRecordedFile, Saved};
 use crate::client::SessionClient;
 use crate::ledger::read::RecordedSession;
 use crate::protocol::{PoolMetadata, SessionInfo};
@@ -38,6 +39,10 @@ pub enum SessionsCommand {
     /// The flight recorder's record of the execution of a cell that was
     /// running when the notebook was quit.
     FindRecord(RecordLookup),
+    /// The bytes (and diff) of a file version a recorded cell left.
+    ReadRecordedFile(RecordedFileRequest),
+    /// Save a file version a recorded cell left into a local folder.
+    SaveRecordedFile(SaveRecordedFile),
 }
 
 /// What the sessions work reports.
@@ -82,6 +87,21 @@ pub enum SessionsEvent {
         /// could not be read.
         result: Result<Option<Box<FoundRecord>>, Failure>,
     },
+    /// A recorded file version read ([`SessionsCommand::ReadRecordedFile`]).
+    RecordedFileRead {
+        /// What was asked.
+        request: RecordedFileRequest,
+        /// Its bytes and diff, or why the ledger could not be read.
+        result: Result<Box<RecordedFileRead>, Failure>,
+    },
+    /// A recorded file version saved, or not
+    /// ([`SessionsCommand::SaveRecordedFile`]).
+    RecordedFileSaved {
+        /// What was asked.
+        request: SaveRecordedFile,
+        /// How it went.
+        saved: Saved,
+    },
 }
 
 /// Carries out `command` with `client` and reports its outcome through `events`.
@@ -121,6 +141,22 @@ pub(super) async fn perform(
             })
             .await;
             SessionsEvent::FoundRecord { lookup, result }
+        }
+        SessionsCommand::ReadRecordedFile(request) => {
+            let asked = request.clone();
+            let result = blocking(move || {
+                recorded_files::read(&crate::ledger::default_path(), &asked).map(Box::new)
+            })
+            .await;
+            SessionsEvent::RecordedFileRead { request, result }
+        }
+        SessionsCommand::SaveRecordedFile(request) => {
+            let asked = request.clone();
+            let saved =
+                blocking(move || Ok(recorded_files::save(&crate::ledger::default_path(), &asked)))
+                    .await
+                    .unwrap_or_else(|e| Saved::Failed(e.message));
+            SessionsEvent::RecordedFileSaved { request, saved }
         }
     };
     events.sessions(event);

@@ -99,9 +99,20 @@ impl From<&str> for Cell {
 }
 
 pub(super) enum Command {
-    Execute { run: RunId, cell: Cell },
-    Interrupt { run: RunId },
-    Abandon { run: RunId },
+    Execute {
+        run: RunId,
+        cell: Cell,
+    },
+    UploadsBefore {
+        run: RunId,
+        uploads: Vec<super::replay::RecordedUpload>,
+    },
+    Interrupt {
+        run: RunId,
+    },
+    Abandon {
+        run: RunId,
+    },
 }
 
 /// The UI task's handle on the worker.
@@ -126,6 +137,9 @@ impl std::fmt::Debug for Command {
             Self::Execute { run, .. } => write!(f, "Execute({run:?})"),
             Self::Interrupt { run } => write!(f, "Interrupt({run:?})"),
             Self::Abandon { run } => write!(f, "Abandon({run:?})"),
+            Self::UploadsBefore { run, uploads } => {
+                write!(f, "UploadsBefore({run:?}, {})", uploads.len())
+            }
         }
     }
 }
@@ -197,6 +211,14 @@ impl SessionWorker {
         if self.commands.send(Command::Execute { run, cell }).is_err() {
             tracing::error!(?run, "session worker is gone; run dropped");
         }
+    }
+
+    /// Redoes `uploads` (a recorded session's, from the ledger's bytes) in
+    /// the session just before `run` executes, in order; how they went comes
+    /// back as [`super::SessionEvent::UploadsRedone`]. Send it before `run`'s
+    /// [`SessionWorker::execute`].
+    pub fn uploads_before(&self, run: RunId, uploads: Vec<super::replay::RecordedUpload>) {
+        self.send(Command::UploadsBefore { run, uploads });
     }
 
     /// Interrupts `run` if it is running on the embedded pool (its outcome then
@@ -371,6 +393,7 @@ impl Worker {
     async fn cell(&mut self, run: RunId, cell: Cell) -> Result<(), bool> {
         self.config.identifier.clone_from(&self.identifier.borrow());
         self.attach_again_if_gone().await?;
+        self.redo_uploads(run).await;
         let before = self.listing_before().await?;
         self.events.execution_started(run);
         let (outcome, exit_code) = match self.execute(run, &cell).await {
@@ -386,6 +409,28 @@ impl Worker {
         self.events
             .execution_finished(run, outcome, exit_code, images);
         self.after_cell(before).await
+    }
+
+    /// Redoes the recorded uploads a replay asked for before `run`, in
+    /// order, and reports how they went (nothing when there are none).
+    async fn redo_uploads(&mut self, run: RunId) {
+        let uploads = self.queue.take_uploads(run);
+        if uploads.is_empty() {
+            return;
+        }
+        let ledger = crate::ledger::default_path();
+        let mut outcomes = Vec::new();
+        for upload in uploads {
+            let outcome = match &self.client {
+                Ok(client) => {
+                    super::replay::redo_upload(client, &self.config.identifier, &ledger, &upload)
+                        .await
+                }
+                Err(reason) => Err(reason.message.clone()),
+            };
+            outcomes.push((upload, outcome));
+        }
+        self.events.uploads_redone(run, outcomes);
     }
 
     /// Before a cell on the background local pool: the pool that could not be

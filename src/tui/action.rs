@@ -53,6 +53,9 @@ pub enum Action {
     Quit,
     /// Move the keyboard focus back to the cell editor (Esc, Enter or `i`).
     FocusEditor,
+    /// In a recorded session shown read-only: the files the selected cell
+    /// changed, to preview, diff or save one (`F`).
+    RecordedFiles,
     /// A left click at this screen position: focuses the pane under it and
     /// selects the cell clicked in the notebook.
     #[serde(skip)]
@@ -92,6 +95,15 @@ pub enum Effect {
         code: String,
         /// A shell command's standard input, if it was given one.
         stdin: Option<String>,
+    },
+    /// Before `run` executes, redo these recorded uploads (a replay of a
+    /// recorded session, from the ledger's bytes), in order; sent just
+    /// before `run`'s [`Effect::Execute`].
+    ReplayUploads {
+        /// The run they come before.
+        run: RunId,
+        /// The uploads.
+        uploads: Vec<crate::session::replay::RecordedUpload>,
     },
     /// Ask the local pool to interrupt `run` (a `KeyboardInterrupt` in the cell);
     /// its reply still arrives as usual.

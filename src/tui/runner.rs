@@ -180,6 +180,7 @@ pub(crate) fn offload_to(
                 stdin,
             },
         ),
+        Effect::ReplayUploads { run, uploads } => worker.uploads_before(run, uploads),
         Effect::Interrupt { run } => worker.interrupt(run),
         Effect::Abandon { run } => worker.abandon(run),
         Effect::Files(command) => worker.files(command),
@@ -239,6 +240,7 @@ where
         while let Some(effect) = effects.pop_front() {
             match effect {
                 Effect::Execute { .. }
+                | Effect::ReplayUploads { .. }
                 | Effect::Interrupt { .. }
                 | Effect::Abandon { .. }
                 | Effect::Files(_)

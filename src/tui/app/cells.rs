@@ -126,6 +126,7 @@ impl App {
             &mut self.views.images,
         );
         self.apply_notebook(outs, now);
+        self.replay_settled(run);
     }
 
     /// The worker's word on an interrupt it sent.

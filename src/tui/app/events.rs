@@ -60,6 +60,7 @@ impl App {
             }
             SessionEvent::PoolIsolation(isolation) => self.isolation = Some(isolation),
             SessionEvent::ExecutionStarted(run) => self.execution_started(run, now),
+            SessionEvent::UploadsRedone { run, outcomes } => self.uploads_redone(run, &outcomes),
             SessionEvent::ExecutionFinished {
                 run,
                 outcome,

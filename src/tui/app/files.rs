@@ -72,6 +72,10 @@ impl App {
     /// to the image store, the preview to the pane (unless another preview
     /// was asked for since).
     pub fn preview_built(&mut self, generation: u64, result: Result<Box<Preview>, String>) {
+        if generation & super::recorded_files::PREVIEW_BIT != 0 {
+            self.recorded_preview_built(generation, result);
+            return;
+        }
         if self.files.is_current_preview(generation)
             && let Ok(preview) = &result
             && let Some(image) = preview_image(preview)

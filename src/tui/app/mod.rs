@@ -235,6 +235,7 @@ impl App {
             (Some(Overlay::HistorySearch), action) => self.modal_action(action),
             (Some(Overlay::Picker), action) => self.picker_action(action),
             (Some(Overlay::PoolsMenu), action) => self.pools_menu_action(action),
+            (Some(Overlay::RecordedFiles), action) => self.recorded_files_action(action),
             (Some(Overlay::Help), Action::Help(action)) => self.help_action(action),
             (Some(Overlay::Pager), action) => match pager_action(action) {
                 Ok(action) => self.pager_action(action),
@@ -302,6 +303,7 @@ impl App {
             Action::Quit => self.ask_to_quit(),
             Action::Click { column, row } => return self.notebook_click(column, row),
             Action::FocusEditor => self.focus = Focus::Editor,
+            Action::RecordedFiles => return self.open_recorded_files(),
             Action::Resize => {}
             Action::Pager(PagerAction::Open) => self.open_pager(),
             // The pager's other keys come only while it is open (above).
@@ -388,6 +390,9 @@ mod pools;
 pub(crate) mod prompt;
 mod quit;
 mod recorded;
+mod recorded_files;
+mod recorded_marks;
+mod replay_watch;
 mod session;
 mod sessions;
 pub mod status;

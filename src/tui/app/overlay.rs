@@ -28,6 +28,9 @@ pub enum Overlay {
     Help,
     /// The pager: its own bindings (its search line takes every key).
     Pager,
+    /// The files a recorded cell changed, and one previewed: every key goes
+    /// to it.
+    RecordedFiles,
 }
 
 impl Overlay {
@@ -35,7 +38,11 @@ impl Overlay {
     pub fn takes_every_key(self) -> bool {
         matches!(
             self,
-            Self::Prompt | Self::HistorySearch | Self::Picker | Self::PoolsMenu
+            Self::Prompt
+                | Self::HistorySearch
+                | Self::Picker
+                | Self::PoolsMenu
+                | Self::RecordedFiles
         )
     }
 }
@@ -55,6 +62,8 @@ pub enum Layer {
     Help(HelpView),
     /// The pager on one long output (`tui/pager/`).
     Pager(Pager),
+    /// The files a recorded cell changed (`recorded_files.rs`).
+    RecordedFiles(Box<super::recorded_files::RecordedFilesUi>),
 }
 
 impl Layer {
@@ -67,6 +76,7 @@ impl Layer {
             Self::PoolsMenu(_) => Overlay::PoolsMenu,
             Self::Help(_) => Overlay::Help,
             Self::Pager(_) => Overlay::Pager,
+            Self::RecordedFiles(_) => Overlay::RecordedFiles,
         }
     }
 }
@@ -179,6 +189,12 @@ impl Overlays {
     layer_access!(Picker, FilePicker, picker, picker_mut);
     layer_access!(PoolsMenu, PoolsMenu, pools_menu, pools_menu_mut);
     layer_access!(Pager, Pager, pager, pager_mut);
+    layer_access!(
+        RecordedFiles,
+        Box<super::recorded_files::RecordedFilesUi>,
+        recorded_files,
+        recorded_files_mut
+    );
     layer_take!(Prompt, AppPrompt, take_prompt);
     layer_take!(HistorySearch, HistorySearch, take_history_search);
     layer_take!(Picker, FilePicker, take_picker);

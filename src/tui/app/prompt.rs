@@ -27,6 +27,8 @@ pub enum Purpose {
     /// The app itself: quit although a cell runs or text is typed
     /// (`quit.rs`)?
     Quit,
+    /// Saving a file a recorded cell changed (`recorded_files.rs`).
+    Recorded(super::recorded_files::RecordedPrompt),
 }
 
 impl Purposeful for Purpose {
@@ -36,6 +38,7 @@ impl Purposeful for Purpose {
             Purpose::Files(asked) => asked.completion(),
             Purpose::Sessions(asked) => asked.completion(),
             Purpose::Quit => None,
+            Purpose::Recorded(_) => Some(crate::tui::local_paths::complete_path),
         }
     }
 }
@@ -156,6 +159,7 @@ impl App {
                 self.quit_answer(&answer);
                 Vec::new()
             }
+            Purpose::Recorded(asked) => self.recorded_file_answer(asked, answer),
         }
     }
 }

@@ -24,7 +24,8 @@ use super::App;
 use super::SessionBoundary;
 use crate::ledger::read::RecordedSession;
 use crate::notebook::ipynb::{self, NotebookMeta};
-use crate::notebook::{Cell, CellInput, Notebook};
+use crate::notebook::{Cell, Notebook};
+use crate::session::replay::{Ending, PlannedCell, ReplayPlan};
 use crate::session::{Failure, RecordedNotebook, RecordedRequest, SessionEvent, SessionsCommand};
 use crate::tui::action::Effect;
 use crate::tui::app::Purpose;
@@ -53,6 +54,9 @@ pub struct RecordedUi {
     pub view: Option<RecordedView>,
     /// Reads under way and what follows each.
     waiting: Vec<(RecordedRequest, Then)>,
+    /// The replay of a recorded session into this notebook, while it runs
+    /// and after (its verdicts and summary stay on screen).
+    pub replay: Option<super::replay_watch::ReplayWatch>,
 }
 
 /// A recorded session on screen, read-only.
@@ -62,6 +66,9 @@ pub struct RecordedView {
     pub identifier: String,
     /// The pool key it was recorded under.
     pub pool: String,
+    /// Per cell, what the flight recorder says of it (when, how long, the
+    /// uploads before it, the files it changed).
+    pub records: Vec<crate::session::history::CellRecord>,
     /// The live notebook, kept aside.
     live: Live,
     /// News about the live notebook that arrived meanwhile, in order.
@@ -181,25 +188,58 @@ impl App {
             }
             Then::View => self.show_recorded(request, *got),
             Then::Export => self.ask_export(&request, &got),
-            Then::Replay => {
-                let cells: Vec<CellInput> = got.cells.iter().map(Cell::input).collect();
-                let hex = uuid::Uuid::new_v4().simple().to_string();
-                let fresh = format!("replay-{}", &hex[..8]);
-                let question = Question::new(
-                    "Replay the ",
-                    format!("{} recorded cells of {name}", cells.len()),
-                    &format!(" into a fresh session {fresh}?"),
-                );
-                self.ask(Prompt::question(
-                    Purpose::Sessions(SessionsPrompt::ReplayRecorded {
-                        identifier: fresh,
-                        cells,
-                    }),
-                    question,
-                ));
-            }
+            Then::Replay => self.ask_replay(&name, *got),
         }
         Vec::new()
+    }
+
+    /// Asks whether to replay `got` (recorded session `name`, sanitised)
+    /// into a fresh session, its uploads redone before the cells they came
+    /// before.
+    fn ask_replay(&mut self, name: &str, got: RecordedNotebook) {
+        let shell = got.language == crate::notebook::language::Language::Shell;
+        let mut records = got.records.into_iter();
+        let cells: Vec<PlannedCell> = got
+            .cells
+            .iter()
+            .map(|cell| {
+                let record = records.next();
+                PlannedCell {
+                    input: Cell::input(cell),
+                    recorded: record.as_ref().map_or_else(
+                        || Ending::of_cell(cell, shell).unwrap_or(Ending::Other("unknown".into())),
+                        |r| r.ending.clone(),
+                    ),
+                    uploads: record.map(|r| r.uploads_before).unwrap_or_default(),
+                }
+            })
+            .collect();
+        let uploads: usize =
+            cells.iter().map(|c| c.uploads.len()).sum::<usize>() + got.uploads_after.len();
+        let hex = uuid::Uuid::new_v4().simple().to_string();
+        let fresh = format!("replay-{}", &hex[..8]);
+        let what = match uploads {
+            0 => format!("{} recorded cells of {name}", cells.len()),
+            n => format!("{} recorded cells of {name} ({n} uploads)", cells.len()),
+        };
+        let question = Question::new(
+            "Replay the ",
+            what,
+            &format!(" into a fresh session {fresh}?"),
+        );
+        let plan = ReplayPlan {
+            source: name.to_string(),
+            cells,
+            uploads_after: got.uploads_after,
+            shell,
+        };
+        self.ask(Prompt::question(
+            Purpose::Sessions(SessionsPrompt::ReplayRecorded {
+                identifier: fresh,
+                plan: Box::new(plan),
+            }),
+            question,
+        ));
     }
 
     /// Shows `got` read-only, the live notebook kept aside.
@@ -233,12 +273,13 @@ impl App {
         self.notebook.outputs.follow();
         let name = sanitize::plain(&request.identifier);
         self.notice = Some(format!(
-            "recorded session {name}: {count} cells, read-only · run a cell to go back to {}",
+            "recorded session {name}: {count} cells, read-only · F: a cell's files · run a cell to go back to {}",
             sanitize::plain(&self.config.identifier)
         ));
         self.recorded.view = Some(RecordedView {
             identifier: request.identifier,
             pool: request.pool.unwrap_or_default(),
+            records: got.records,
             live,
             deferred,
         });
@@ -296,6 +337,7 @@ impl App {
         match event {
             SessionEvent::ExecutionStarted(_)
             | SessionEvent::ExecutionFinished { .. }
+            | SessionEvent::UploadsRedone { .. }
             | SessionEvent::InterruptSent { .. }
             | SessionEvent::PoolRestarted(_)
             | SessionEvent::Followed(_)

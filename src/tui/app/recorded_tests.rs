@@ -46,6 +46,8 @@ fn recorded(cells: &[(&str, &str)], client: &str, first_seq: i64) -> Box<Recorde
         file_calls: 0,
         missing_images: 0,
         last_seq: Some(first_seq + i64::try_from(cells.len()).unwrap() - 1),
+        records: vec![],
+        uploads_after: vec![],
     })
 }
 

@@ -18,6 +18,8 @@ impl App {
         // saver lets its thread write what it has and end).
         self.notebook.new_session(self.config.language);
         self.follow.new_session();
+        // A replay's verdicts were about the session left.
+        self.recorded.replay = None;
         // Fresh views, but the same terminal: its image protocol and the
         // encoders off the UI task stay, and so does the cells' language.
         self.views = Views {

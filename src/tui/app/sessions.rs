@@ -84,6 +84,12 @@ impl App {
                 return self.recorded_read(request, result);
             }
             SessionsEvent::FoundRecord { lookup, result } => self.record_found(&lookup, result),
+            SessionsEvent::RecordedFileRead { request, result } => {
+                return self.recorded_file_read(&request, result);
+            }
+            SessionsEvent::RecordedFileSaved { request, saved } => {
+                self.recorded_file_saved(request, saved);
+            }
         }
         Vec::new()
     }
@@ -193,10 +199,10 @@ impl App {
                 Vec::new()
             }
             SessionsRequest::Replay(cells) => self.replay(cells),
-            SessionsRequest::ReplayIn { identifier, cells } => {
+            SessionsRequest::ReplayIn { identifier, plan } => {
                 let mut effects = self.switch_session(&identifier);
                 if self.config.identifier == identifier {
-                    effects.extend(self.replay(cells));
+                    effects.extend(self.replay_recorded(*plan));
                 }
                 effects
             }

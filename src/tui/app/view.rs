@@ -187,6 +187,12 @@ fn render_pane_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
 fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now: Instant) {
     let pending = app.pending_cells();
     let output_at_end = app.output_arrives_at_end();
+    let marks = app.cell_marks();
+    let replay_banner = app
+        .recorded
+        .replay
+        .as_ref()
+        .and_then(super::replay_watch::ReplayWatch::banner);
     let App {
         theme,
         views,
@@ -213,11 +219,15 @@ fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now:
             pager_key: &pager_key,
         };
         let outputs = &mut notebook.outputs;
-        outputs.set_marks(app.follow.marks());
-        outputs.set_boundaries(boundary_texts(
-            &notebook.boundaries,
-            notebook.book.cells.len(),
-        ));
+        outputs.set_marks(marks);
+        let mut boundaries = boundary_texts(&notebook.boundaries, notebook.book.cells.len());
+        if let Some((after, text)) = replay_banner {
+            match boundaries.iter_mut().find(|(a, _)| *a == after) {
+                Some((_, said)) => *said = format!("{said} · {text}"),
+                None => boundaries.push((after, text)),
+            }
+        }
+        outputs.set_boundaries(boundaries);
         // The notebook's cursor shows only while the notebook has the keys.
         let selected = notebook
             .selected
@@ -269,6 +279,7 @@ fn render_overlays(frame: &mut Frame<'_>, app: &mut App, notebook_area: Rect, st
         theme,
         keymap,
         pools,
+        views,
         ..
     } = app;
     // The one prompt over the status line, the history search over the notebook.
@@ -277,6 +288,15 @@ fn render_overlays(frame: &mut Frame<'_>, app: &mut App, notebook_area: Rect, st
     }
     if let Some(search) = overlays.history_search_mut() {
         search.render(notebook.cells(), notebook_area, frame.buffer_mut(), theme);
+    }
+    if let Some(files) = overlays.recorded_files_mut() {
+        super::recorded_files::render(
+            files,
+            notebook_area,
+            frame.buffer_mut(),
+            theme,
+            &mut views.images,
+        );
     }
     if let Some(menu) = overlays.pools_menu() {
         crate::tui::pools::view::render(pools, menu, notebook_area, frame.buffer_mut(), theme);

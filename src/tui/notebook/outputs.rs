@@ -235,9 +235,13 @@ impl OutputsView {
             if slot.as_ref().is_none_or(|l| l.width != width || !l.settled) {
                 let (mut rows, settled) = cell_rows(cell, index, width, ctx);
                 if let Some((_, text)) = self.marks.iter().find(|(c, _)| *c == index) {
-                    let line = Line::styled(format!("▸ {text}"), ctx.theme.muted);
-                    let mut marked: Vec<Row> =
-                        wrap(line, width).into_iter().map(Row::Text).collect();
+                    // One row (or more, wrapped) per line of the mark.
+                    let mut marked: Vec<Row> = Vec::new();
+                    for (i, part) in text.split('\n').enumerate() {
+                        let prefix = if i == 0 { "▸ " } else { "  " };
+                        let line = Line::styled(format!("{prefix}{part}"), ctx.theme.muted);
+                        marked.extend(wrap(line, width).into_iter().map(Row::Text));
+                    }
                     marked.append(&mut rows);
                     rows = marked;
                 }

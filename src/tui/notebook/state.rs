@@ -123,6 +123,11 @@ impl NotebookUi {
     /// got (their images are keyed from it). They mark a session boundary.
     pub fn load_history(&mut self, cells: Vec<Cell>) -> usize {
         let offset = self.book.cells.len();
+        // A fresh session's notebook (a replay's): nothing ran earlier, even
+        // when the replayed cells are already in the notebook (issue 26).
+        if cells.is_empty() {
+            return offset;
+        }
         self.book.cells.extend(cells);
         self.loaded_cells = self.book.cells.len();
         // The cells came from an earlier run of sessionpad: whatever state they

@@ -108,8 +108,8 @@ pub enum SessionsPrompt {
     ReplayRecorded {
         /// The fresh session's identifier.
         identifier: String,
-        /// The cells, in order.
-        cells: Vec<CellInput>,
+        /// The cells, in order, with the uploads before each.
+        plan: Box<crate::session::replay::ReplayPlan>,
     },
 }
 

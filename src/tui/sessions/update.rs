@@ -48,8 +48,8 @@ pub enum SessionsRequest {
     ReplayIn {
         /// The fresh session.
         identifier: String,
-        /// The cells, in order.
-        cells: Vec<CellInput>,
+        /// The cells, in order, with the uploads before each.
+        plan: Box<crate::session::replay::ReplayPlan>,
     },
 }
 
@@ -205,11 +205,8 @@ impl SessionsUi {
                 ]
             }
             (SessionsPrompt::ExportRecorded { .. }, _) => notice("not exported"),
-            (SessionsPrompt::ReplayRecorded { identifier, cells }, Answer::Yes) => {
-                vec![Out::Request(SessionsRequest::ReplayIn {
-                    identifier,
-                    cells,
-                })]
+            (SessionsPrompt::ReplayRecorded { identifier, plan }, Answer::Yes) => {
+                vec![Out::Request(SessionsRequest::ReplayIn { identifier, plan })]
             }
             (SessionsPrompt::ReplayRecorded { .. }, _) => notice("not replayed"),
             // A line given up (Esc).

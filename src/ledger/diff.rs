@@ -1,9 +1,10 @@
-//! `sessionpad log ID --diff`: what each call changed in the session's text
-//! files, as unified diffs (`similar`) against the previous recorded version
-//! of each file (an added file against nothing). Bytes the ledger did not keep,
-//! and files that are not text, are said in one line. Every line is
-//! sanitised ([`crate::text::sanitize::plain`]): a file's bytes are the
-//! session's.
+//! What a recorded call changed in the session's text files, as unified
+//! diffs (`similar`) against the previous recorded version of each file (an
+//! added file against nothing): what `sessionpad log ID --diff` prints under
+//! each call, and what the notebook's recorded view shows for one changed
+//! file. Bytes the ledger did not keep, and files that are not text, are said
+//! in one line. Every line is sanitised ([`crate::text::sanitize::plain`]): a
+//! file's bytes are the session's. Reads the ledger: run it off a UI task.
 
 use rusqlite::Connection;
 
@@ -20,30 +21,64 @@ const MAX_LINES: usize = 2000;
 /// # Errors
 ///
 /// SQLite's error.
-pub(super) fn of_call(conn: &Connection, e: &Entry) -> rusqlite::Result<String> {
+pub fn of_call(conn: &Connection, e: &Entry) -> rusqlite::Result<String> {
     let mut out = String::new();
     for f in &e.files {
         if f.change == FileChangeKind::Deleted {
             continue;
         }
-        let new = bytes(conn, f)?;
-        let old = match f.change {
-            FileChangeKind::Modified => {
-                ledger::read::previous_version(conn, &e.pool, &e.identifier, &f.path, e.seq)?
-            }
-            _ => None,
-        };
-        let old_bytes = match &old {
-            Some(v) => bytes(conn, v)?,
-            None => Ok(Vec::new()),
-        };
-        out.push_str(&file_diff(&f.path, f.change, old_bytes, new));
+        out.push_str(&of_file(conn, &e.pool, &e.identifier, e.seq, f)?);
     }
     Ok(out)
 }
 
-/// The bytes of recorded version `f`, or why they are not there.
-fn bytes(conn: &Connection, f: &FileChange) -> rusqlite::Result<Result<Vec<u8>, &'static str>> {
+/// The diff of file `f`, changed by call `seq` of session `identifier` on
+/// pool key `pool`, against its previous recorded version (an added file
+/// against nothing), indented by four spaces under a line naming the change
+/// and the path; a deleted file, or bytes the ledger did not keep, in one
+/// line saying so.
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn of_file(
+    conn: &Connection,
+    pool: &str,
+    identifier: &str,
+    seq: i64,
+    f: &FileChange,
+) -> rusqlite::Result<String> {
+    if f.change == FileChangeKind::Deleted {
+        return Ok(format!(
+            "    {} {}\n    (no diff: the file was deleted)\n",
+            f.change.as_str(),
+            plain(&f.path)
+        ));
+    }
+    let new = version_bytes(conn, f)?;
+    let old = match f.change {
+        FileChangeKind::Modified => {
+            ledger::read::previous_version(conn, pool, identifier, &f.path, seq)?
+        }
+        _ => None,
+    };
+    let old_bytes = match &old {
+        Some(v) => version_bytes(conn, v)?,
+        None => Ok(Vec::new()),
+    };
+    Ok(file_diff(&f.path, f.change, old_bytes, new))
+}
+
+/// The bytes of recorded version `f` from the ledger `conn`, or why they are
+/// not there (too big to keep, dropped, unreadable, pruned since).
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn version_bytes(
+    conn: &Connection,
+    f: &FileChange,
+) -> rusqlite::Result<Result<Vec<u8>, &'static str>> {
     let why = f.content.and_then(ContentKept::why_not);
     let (Some(sha), None) = (&f.sha256, why) else {
         return Ok(Err(why.unwrap_or("its bytes were not kept")));
@@ -52,7 +87,7 @@ fn bytes(conn: &Connection, f: &FileChange) -> rusqlite::Result<Result<Vec<u8>, 
 }
 
 /// Text of `bytes`, when they are text (UTF-8 without NUL).
-fn text(bytes: &[u8]) -> Option<&str> {
+pub fn text(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes)
         .ok()
         .filter(|t| !t.contains('\0'))
