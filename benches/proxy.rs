@@ -42,7 +42,8 @@ fn client(endpoint: String, token: &str) -> SessionClient {
 }
 
 /// A local pool, and a recording proxy in front of it (recording into a
-/// ledger in `dir`), in this process.
+/// ledger in `dir`; listing the session's files after each execution when
+/// `files`, issue 26), in this process.
 async fn pool_and_proxy(dir: &std::path::Path) -> (LocalPool, Proxy) {
     let mut opts = PoolOptions::embedded();
     opts.sessions_dir = dir.join("sessions");
@@ -50,21 +51,27 @@ async fn pool_and_proxy(dir: &std::path::Path) -> (LocalPool, Proxy) {
     let pool = LocalPool::start(opts, &|l| eprintln!("[python env] {l}"))
         .await
         .unwrap();
-    let proxy = Proxy::start(ProxyOptions {
+    let proxy = proxy_in_front(&pool, dir, true).await;
+    (pool, proxy)
+}
+
+/// A recording proxy in front of `pool`, its ledger in `dir`, looking at
+/// files after each execution when `files`.
+async fn proxy_in_front(pool: &LocalPool, dir: &std::path::Path, files: bool) -> Proxy {
+    Proxy::start(ProxyOptions {
         upstream: pool.endpoint(),
         tokens: TokenSource::new(&AuthConfig::StaticToken(pool.token().unwrap().into())).unwrap(),
         bind: [127, 0, 0, 1].into(),
         port: 0,
         token: Some(PROXY_TOKEN.into()),
         ledger: Some(LedgerOptions {
-            path: dir.join("proxy-ledger.sqlite3"),
+            path: dir.join(format!("proxy-ledger-{files}.sqlite3")),
             limits: ledger::LedgerConfig::default().limits(),
-            files: true,
+            files,
         }),
     })
     .await
-    .unwrap();
-    (pool, proxy)
+    .unwrap()
 }
 
 fn report(what: &str, direct: &mut [Duration], proxied: &mut [Duration]) {
@@ -78,37 +85,50 @@ fn report(what: &str, direct: &mut [Duration], proxied: &mut [Duration]) {
     );
 }
 
-/// Interleaved runs of `1+1` and of a listing, direct and through the proxy;
-/// then criterion on both.
+/// Interleaved runs of `1+1` and of a listing, direct, through the proxy,
+/// and through a proxy that does not look at files (`--no-record-files`,
+/// what the proxy did before issue 26); then criterion on the first two.
 fn overhead(dir: &std::path::Path, c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (pool, proxy) = rt.block_on(pool_and_proxy(dir));
+    let blind = rt.block_on(proxy_in_front(&pool, dir, false));
     let direct = client(pool.endpoint(), pool.token().unwrap());
     let proxied = client(proxy.endpoint(), PROXY_TOKEN);
+    let unlooked = client(blind.endpoint(), PROXY_TOKEN);
     let timeout = Duration::from_secs(30);
     rt.block_on(async {
-        for cl in [&direct, &proxied] {
+        for cl in [&direct, &proxied, &unlooked] {
             for _ in 0..20 {
                 cl.execute("bench", "1+1", timeout).await.unwrap();
             }
         }
-        let (mut exec_direct, mut exec_proxied) = (Vec::new(), Vec::new());
-        let (mut list_direct, mut list_proxied) = (Vec::new(), Vec::new());
+        let mut exec: [Vec<Duration>; 3] = Default::default();
+        let mut list: [Vec<Duration>; 3] = Default::default();
         for _ in 0..RUNS {
-            for (cl, samples) in [(&direct, &mut exec_direct), (&proxied, &mut exec_proxied)] {
+            for (cl, samples) in [&direct, &proxied, &unlooked]
+                .into_iter()
+                .zip(exec.iter_mut())
+            {
                 let started = Instant::now();
-                let exec = cl.execute("bench", "1+1", timeout).await.unwrap();
+                let done = cl.execute("bench", "1+1", timeout).await.unwrap();
                 samples.push(started.elapsed());
-                assert!(exec.succeeded());
+                assert!(done.succeeded());
             }
-            for (cl, samples) in [(&direct, &mut list_direct), (&proxied, &mut list_proxied)] {
+            for (cl, samples) in [&direct, &proxied, &unlooked]
+                .into_iter()
+                .zip(list.iter_mut())
+            {
                 let started = Instant::now();
                 cl.list_files("bench", None, false).await.unwrap();
                 samples.push(started.elapsed());
             }
         }
-        report("1+1", &mut exec_direct, &mut exec_proxied);
-        report("GET files", &mut list_direct, &mut list_proxied);
+        let [exec_direct, exec_proxied, exec_unlooked] = &mut exec;
+        let [list_direct, list_proxied, list_unlooked] = &mut list;
+        report("1+1", exec_direct, exec_proxied);
+        report("1+1 (no look at files)", exec_direct, exec_unlooked);
+        report("GET files", list_direct, list_proxied);
+        report("GET files (no look at files)", list_direct, list_unlooked);
     });
     for (name, cl) in [("direct", &direct), ("through the proxy", &proxied)] {
         c.bench_function(&format!("proxy: 1+1, {name}"), |b| {
@@ -118,6 +138,7 @@ fn overhead(dir: &std::path::Path, c: &mut Criterion) {
             b.iter(|| rt.block_on(cl.list_files("bench", None, false)).unwrap());
         });
     }
+    rt.block_on(blind.shutdown());
     rt.block_on(proxy.shutdown());
     rt.block_on(pool.shutdown());
 }

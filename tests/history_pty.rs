@@ -161,3 +161,82 @@ fn the_history_opens_exports_and_catches_up_on_an_agent_s_session() {
     );
     pty.quit_with(pty::CTRL_Q);
 }
+
+/// Ends `session` as the agent: `DELETE session` (2025-10-02-preview,
+/// `aca-api.md` §4.4).
+fn agent_ends(endpoint: &str, session: &str) {
+    let script = r#"
+import sys, urllib.request
+endpoint, token, session, agent = sys.argv[1:]
+req = urllib.request.Request(
+    f"{endpoint}/session?api-version=2025-10-02-preview&identifier={session}",
+    method="DELETE", headers={"Authorization": f"Bearer {token}", "User-Agent": agent})
+with urllib.request.urlopen(req, timeout=60) as r:
+    assert r.status == 204, r.status
+"#;
+    let status = Command::new("python3")
+        .args(["-c", script, endpoint, TOKEN, session, AGENT])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Issue 26: after an agent's session has ended (its `/mnt/data` gone with
+/// it), the file one of its cells wrote is listed under that cell in the
+/// recorded view, previewed from the ledger's copy, and saved, byte for
+/// byte, into a new folder the person names (asked before it is created).
+#[test]
+fn a_file_an_agent_left_is_previewed_and_saved_after_its_session_ended() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (server, endpoint) = common::serve(data.path(), TOKEN);
+    let _server = common::Served(server);
+    let session = format!("agent-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let report = "region,total\nnorth,3\nsouth,5\n";
+    agent_runs(
+        &endpoint,
+        &session,
+        &format!("open('/mnt/data/report.csv', 'w').write({report:?})"),
+    );
+    agent_ends(&endpoint, &session);
+
+    let args = ["--endpoint", endpoint.as_str(), "--token", TOKEN];
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &args);
+    pty.send("\x1b[13~"); // F3
+    pty.wait_for("the recorded sessions", CELL_DEADLINE, |s| {
+        s.contains("Recorded ·") && s.contains(&session)
+    });
+    select_recorded(&mut pty, &session);
+    pty.send("\r");
+    pty.wait_for("the read-only view", CELL_DEADLINE, |s| {
+        s.contains("read-only") && s.contains("1 file(s) changed") && s.contains(AGENT)
+    });
+    pty.send("F");
+    pty.wait_for("the cell's files", CELL_DEADLINE, |s| {
+        s.contains("Files cell 1 changed") && s.contains("added    /mnt/data/report.csv")
+    });
+    pty.send("\r");
+    pty.wait_for("the preview from the ledger", CELL_DEADLINE, |s| {
+        s.contains("north") && s.contains("south")
+    });
+    pty.send("s");
+    pty.wait_for("the folder prompt", CELL_DEADLINE, |s| {
+        s.contains("Save report.csv into folder:")
+    });
+    pty.send(&"\x7f".repeat(200));
+    let folder = work.path().join("kept/from the agent");
+    pty.send(&folder.display().to_string());
+    pty.send("\r");
+    pty.wait_for("the question", CELL_DEADLINE, |s| {
+        s.contains("Create folder")
+    });
+    assert!(!folder.exists(), "nothing is created before the answer");
+    pty.send("y");
+    pty.wait_for("the save", CELL_DEADLINE, |s| s.contains("sha256 checked"));
+    assert_eq!(
+        std::fs::read_to_string(folder.join("report.csv")).unwrap(),
+        report
+    );
+    pty.send("\x1b");
+    pty.quit_with(pty::CTRL_Q);
+}
