@@ -596,7 +596,7 @@ async fn end(registry: &SessionRegistry, session: Arc<Session>, cause: Cause<'_>
     if let Some((recorder, key)) = registry.ends.get() {
         // What changed since the last call (a process still writing), seen
         // before the folder goes, recorded with the end.
-        let (_, changes) = registry
+        let ((), changes) = registry
             .noting_files(&session, super::files::changes::Order::Serial, async {})
             .await;
         let empty = axum::http::HeaderMap::new();

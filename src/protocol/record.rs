@@ -236,6 +236,20 @@ pub struct FileChange {
     pub data: Option<std::sync::Arc<Vec<u8>>>,
 }
 
+impl FileChange {
+    /// File `path` (as the session sees it, `/mnt/data/…`) deleted.
+    pub fn deleted(path: String) -> Self {
+        Self {
+            path,
+            change: FileChangeKind::Deleted,
+            size: 0,
+            sha256: None,
+            content: None,
+            data: None,
+        }
+    }
+}
+
 /// The path prefix of a session's files as the session sees them.
 pub const DATA_ROOT: &str = "/mnt/data";
 

@@ -341,14 +341,7 @@ impl ProxyFiles {
                 continue;
             }
             if listing.coverage.covers(&path) {
-                files.push(FileChange {
-                    path: session_path(&path),
-                    change: FileChangeKind::Deleted,
-                    size: 0,
-                    sha256: None,
-                    content: None,
-                    data: None,
-                });
+                files.push(FileChange::deleted(session_path(&path)));
             } else {
                 now.insert(path, old);
             }

@@ -373,14 +373,7 @@ fn look(
             continue;
         }
         if complete {
-            files.push(FileChange {
-                path: shown(&path),
-                change: FileChangeKind::Deleted,
-                size: 0,
-                sha256: None,
-                content: None,
-                data: None,
-            });
+            files.push(FileChange::deleted(shown(&path)));
         } else {
             // Not reached: not known to be gone.
             now.insert(path, was);
