@@ -13,6 +13,8 @@ pub(super) struct Queue {
     abandoned: HashSet<RunId>,
     /// Recorded uploads to redo before a run (a replay's), by run.
     uploads: HashMap<RunId, Vec<super::replay::RecordedUpload>>,
+    /// Recorded uploads to redo after a run (a replay's last cell's).
+    after: HashMap<RunId, Vec<super::replay::RecordedUpload>>,
 }
 
 impl Queue {
@@ -25,8 +27,9 @@ impl Queue {
             Command::Interrupt { run } | Command::Abandon { run } => {
                 self.abandoned.insert(run);
             }
-            Command::UploadsBefore { run, uploads } => {
-                self.uploads.entry(run).or_default().extend(uploads);
+            Command::Uploads { run, before, after } => {
+                self.uploads.entry(run).or_default().extend(before);
+                self.after.entry(run).or_default().extend(after);
             }
         }
     }
@@ -34,6 +37,11 @@ impl Queue {
     /// The recorded uploads to redo before `run` (none for most runs).
     pub(super) fn take_uploads(&mut self, run: RunId) -> Vec<super::replay::RecordedUpload> {
         self.uploads.remove(&run).unwrap_or_default()
+    }
+
+    /// The recorded uploads to redo after `run` (none for most runs).
+    pub(super) fn take_uploads_after(&mut self, run: RunId) -> Vec<super::replay::RecordedUpload> {
+        self.after.remove(&run).unwrap_or_default()
     }
 
     /// The next run to execute, skipping abandoned ones.
@@ -44,6 +52,7 @@ impl Queue {
             self.abandoned.retain(|r| *r > run);
             if abandoned {
                 self.uploads.remove(&run);
+                self.after.remove(&run);
             } else {
                 return Some((run, cell));
             }

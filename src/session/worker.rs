@@ -103,9 +103,10 @@ pub(super) enum Command {
         run: RunId,
         cell: Cell,
     },
-    UploadsBefore {
+    Uploads {
         run: RunId,
-        uploads: Vec<super::replay::RecordedUpload>,
+        before: Vec<super::replay::RecordedUpload>,
+        after: Vec<super::replay::RecordedUpload>,
     },
     Interrupt {
         run: RunId,
@@ -137,8 +138,8 @@ impl std::fmt::Debug for Command {
             Self::Execute { run, .. } => write!(f, "Execute({run:?})"),
             Self::Interrupt { run } => write!(f, "Interrupt({run:?})"),
             Self::Abandon { run } => write!(f, "Abandon({run:?})"),
-            Self::UploadsBefore { run, uploads } => {
-                write!(f, "UploadsBefore({run:?}, {})", uploads.len())
+            Self::Uploads { run, before, after } => {
+                write!(f, "Uploads({run:?}, {}, {})", before.len(), after.len())
             }
         }
     }
@@ -213,12 +214,20 @@ impl SessionWorker {
         }
     }
 
-    /// Redoes `uploads` (a recorded session's, from the ledger's bytes) in
-    /// the session just before `run` executes, in order; how they went comes
-    /// back as [`super::SessionEvent::UploadsRedone`]. Send it before `run`'s
+    /// Redoes `before` (recorded uploads, a recorded session's, from the
+    /// ledger's bytes) in the session just before `run` executes and `after`
+    /// once it has (a replay's last cell: the uploads recorded after it),
+    /// each set in order; how they went comes back as
+    /// [`super::SessionEvent::UploadsRedone`] for `run` (those after it
+    /// before its outcome). Send it before `run`'s
     /// [`SessionWorker::execute`].
-    pub fn uploads_before(&self, run: RunId, uploads: Vec<super::replay::RecordedUpload>) {
-        self.send(Command::UploadsBefore { run, uploads });
+    pub fn uploads_around(
+        &self,
+        run: RunId,
+        before: Vec<super::replay::RecordedUpload>,
+        after: Vec<super::replay::RecordedUpload>,
+    ) {
+        self.send(Command::Uploads { run, before, after });
     }
 
     /// Interrupts `run` if it is running on the embedded pool (its outcome then
@@ -393,7 +402,8 @@ impl Worker {
     async fn cell(&mut self, run: RunId, cell: Cell) -> Result<(), bool> {
         self.config.identifier.clone_from(&self.identifier.borrow());
         self.attach_again_if_gone().await?;
-        self.redo_uploads(run).await;
+        let uploads = self.queue.take_uploads(run);
+        self.redo_uploads(run, uploads).await;
         let before = self.listing_before().await?;
         self.events.execution_started(run);
         let (outcome, exit_code) = match self.execute(run, &cell).await {
@@ -402,6 +412,10 @@ impl Worker {
             Step::Abandoned => return Ok(()),
             Step::Stop(keep) => return Err(keep),
         };
+        // A replay's uploads recorded after its last cell, told before the
+        // cell's outcome (which ends the replay).
+        let after = self.queue.take_uploads_after(run);
+        self.redo_uploads(run, after).await;
         let images = match &outcome {
             Ok(exec) => decode_images(exec).await,
             Err(_) => Vec::new(),
@@ -411,10 +425,10 @@ impl Worker {
         self.after_cell(before).await
     }
 
-    /// Redoes the recorded uploads a replay asked for before `run`, in
-    /// order, and reports how they went (nothing when there are none).
-    async fn redo_uploads(&mut self, run: RunId) {
-        let uploads = self.queue.take_uploads(run);
+    /// Redoes `uploads`, recorded uploads a replay asked for before or after
+    /// `run`, in order, and reports how they went (nothing when there are
+    /// none).
+    async fn redo_uploads(&mut self, run: RunId, uploads: Vec<super::replay::RecordedUpload>) {
         if uploads.is_empty() {
             return;
         }

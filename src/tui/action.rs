@@ -97,13 +97,16 @@ pub enum Effect {
         stdin: Option<String>,
     },
     /// Before `run` executes, redo these recorded uploads (a replay of a
-    /// recorded session, from the ledger's bytes), in order; sent just
-    /// before `run`'s [`Effect::Execute`].
+    /// recorded session, from the ledger's bytes), in order, and `after` it
+    /// those recorded after the last cell; sent just before `run`'s
+    /// [`Effect::Execute`].
     ReplayUploads {
-        /// The run they come before.
+        /// The run they come before (or after).
         run: RunId,
-        /// The uploads.
+        /// The uploads before it.
         uploads: Vec<crate::session::replay::RecordedUpload>,
+        /// The uploads after it (the replay's last cell's only).
+        after: Vec<crate::session::replay::RecordedUpload>,
     },
     /// Ask the local pool to interrupt `run` (a `KeyboardInterrupt` in the cell);
     /// its reply still arrives as usual.

@@ -180,7 +180,11 @@ pub(crate) fn offload_to(
                 stdin,
             },
         ),
-        Effect::ReplayUploads { run, uploads } => worker.uploads_before(run, uploads),
+        Effect::ReplayUploads {
+            run,
+            uploads,
+            after,
+        } => worker.uploads_around(run, uploads, after),
         Effect::Interrupt { run } => worker.interrupt(run),
         Effect::Abandon { run } => worker.abandon(run),
         Effect::Files(command) => worker.files(command),

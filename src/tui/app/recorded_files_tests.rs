@@ -274,6 +274,11 @@ fn a_replay_redoes_uploads_before_their_cell_and_sums_up_like_the_cli() {
         sha256: Some("cc".into()),
         size: 21,
     };
+    let late = RecordedUpload {
+        name: "late.csv".into(),
+        sha256: Some("dd".into()),
+        size: 5,
+    };
     let plan = ReplayPlan {
         source: "agent-1".into(),
         cells: vec![
@@ -294,10 +299,16 @@ fn a_replay_redoes_uploads_before_their_cell_and_sums_up_like_the_cli() {
                 recorded: Ending::Status(crate::protocol::ExecutionStatus::Succeeded),
             },
         ],
-        uploads_after: vec![],
+        uploads_after: vec![late.clone()],
         shell: false,
     };
     let effects = app.replay_recorded(plan);
+    // The upload recorded after the last cell goes with it, to be redone
+    // once it has run.
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::ReplayUploads { uploads, after, .. } if uploads.is_empty() && after == &vec![late.clone()])),
+        "{effects:?}"
+    );
     let runs: Vec<crate::session::RunId> = effects
         .iter()
         .filter_map(|e| match e {
@@ -306,7 +317,7 @@ fn a_replay_redoes_uploads_before_their_cell_and_sums_up_like_the_cli() {
         })
         .collect();
     assert!(
-        matches!(effects.as_slice(), [Effect::ReplayUploads { run, uploads }, Effect::Execute { run: first, .. }, Effect::Execute { .. }] if run == first && uploads == &vec![upload.clone()]),
+        matches!(effects.as_slice(), [Effect::ReplayUploads { run, uploads, .. }, Effect::Execute { run: first, .. }, Effect::ReplayUploads { .. }, Effect::Execute { .. }] if run == first && uploads == &vec![upload.clone()]),
         "{effects:?}"
     );
     let now = Instant::now();
@@ -328,6 +339,15 @@ fn a_replay_redoes_uploads_before_their_cell_and_sums_up_like_the_cli() {
     );
     let mut failed = exec("", None);
     failed.status = crate::protocol::ExecutionStatus::Failed;
+    // The worker redoes the late upload after the last cell ran, and says so
+    // before the cell's outcome.
+    app.handle_event(
+        SessionEvent::UploadsRedone {
+            run: runs[1],
+            outcomes: vec![(late, Ok(5))],
+        },
+        now,
+    );
     app.handle_event(
         SessionEvent::ExecutionFinished {
             run: runs[1],
@@ -346,6 +366,7 @@ fn a_replay_redoes_uploads_before_their_cell_and_sums_up_like_the_cli() {
         shown.contains("upload of input.csv redone (21 B)"),
         "{shown}"
     );
+    assert!(shown.contains("upload of late.csv redone (5 B)"), "{shown}");
     assert!(shown.contains("as recorded (Succeeded)"), "{shown}");
     assert!(
         shown.contains("DIFFERS: Failed now, Succeeded when recorded"),

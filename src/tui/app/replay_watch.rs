@@ -79,7 +79,9 @@ impl App {
             end: first + plan.cells.len(),
             ..ReplayWatch::default()
         };
+        let last = plan.cells.len().saturating_sub(1);
         let mut planned = plan.cells.into_iter().enumerate();
+        let mut trailing = plan.uploads_after;
         let mut with_uploads = Vec::new();
         for out in outs {
             if let NotebookOut::Effect(Effect::Execute { run, .. }) = &out
@@ -88,33 +90,35 @@ impl App {
                 let run = *run;
                 watch.runs.insert(run, (first + i, cell.recorded));
                 watch.remaining += 1;
+                // The uploads recorded after the last cell are redone once
+                // it has run.
+                let after = if i == last {
+                    std::mem::take(&mut trailing)
+                } else {
+                    Vec::new()
+                };
+                let notes = watch.notes.entry(first + i).or_default();
                 if !cell.uploads.is_empty() {
-                    watch.notes.entry(first + i).or_default().push(format!(
+                    notes.push(format!(
                         "redoing {} recorded upload(s) first",
                         cell.uploads.len()
                     ));
+                }
+                if !after.is_empty() {
+                    notes.push(format!(
+                        "redoing {} upload(s) recorded after it once it has run",
+                        after.len()
+                    ));
+                }
+                if !cell.uploads.is_empty() || !after.is_empty() {
                     with_uploads.push(NotebookOut::Effect(Effect::ReplayUploads {
                         run,
                         uploads: cell.uploads,
+                        after,
                     }));
                 }
             }
             with_uploads.push(out);
-        }
-        for upload in &plan.uploads_after {
-            watch.tally.uploads_not_redone += 1;
-            let line = upload_line(
-                upload,
-                &Err(
-                    "it came after the last cell (the notebook redoes an upload before a cell)"
-                        .into(),
-                ),
-            );
-            watch
-                .notes
-                .entry(watch.end.saturating_sub(1))
-                .or_default()
-                .push(line);
         }
         self.recorded.replay = Some(watch);
         self.apply_notebook(with_uploads, Instant::now())
@@ -133,7 +137,11 @@ impl App {
             return;
         };
         let notes = watch.notes.entry(*cell).or_default();
-        notes.retain(|l| !l.starts_with("redoing "));
+        // The outcomes of one set: its announcement goes (the first one's
+        // first; the uploads after the cell come once it has run).
+        if let Some(at) = notes.iter().position(|l| l.starts_with("redoing ")) {
+            notes.remove(at);
+        }
         for (upload, outcome) in outcomes {
             if outcome.is_err() {
                 watch.tally.uploads_not_redone += 1;
