@@ -51,8 +51,8 @@ pub struct ReplayPlan {
     pub source: String,
     /// The cells, in order.
     pub cells: Vec<PlannedCell>,
-    /// Uploads recorded after the last cell: a notebook has no run to do
-    /// them before, so they are said as not redone.
+    /// Uploads recorded after the last cell: redone once the last cell has
+    /// run ([`super::SessionWorker::uploads_around`]).
     pub uploads_after: Vec<RecordedUpload>,
     /// The cells are shell commands (compared by exit code).
     pub shell: bool,
