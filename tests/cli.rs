@@ -710,3 +710,25 @@ fn pool_options_are_accepted_after_the_subcommand() {
         cwd.path(),
     );
 }
+
+/// Issue 27 item 16: `sessionpad completions SHELL | head -3` ended with a
+/// panic (`failed to write completion file … Broken pipe`, exit 101). With
+/// the reader gone before anything is written, every shell's completions
+/// end quietly, exit 0.
+#[test]
+fn completions_into_a_closed_pipe_end_quietly() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+            .args(["completions", shell])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away at once: its end of the pipe closed.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{shell}: {:?} {stderr}", out.status);
+        assert!(stderr.is_empty(), "{shell}: {stderr}");
+    }
+}

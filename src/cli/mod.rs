@@ -249,13 +249,16 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Replay(opt) => replay::run(&opt, &target).await,
         Command::Open(opt) => notebook::open(opt, &target).await,
         Command::Completions { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "sessionpad",
-                &mut std::io::stdout(),
-            );
-            Ok(ExitCode::SUCCESS)
+            // Written whole from memory: clap_complete panics when its
+            // writer fails (a reader that closed the pipe, issue 27).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "sessionpad", &mut script);
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(&script)
+                .and_then(|()| stdout.flush())
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(anyhow::Error::from)
         }
     };
     result.unwrap_or_else(|e| {
