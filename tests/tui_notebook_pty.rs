@@ -102,9 +102,19 @@ fn a_reopened_notebook_marks_the_new_session_and_replays_it() {
                 && s.contains("new session: the cells above ran in an earlier one; R replays them")
         },
     );
-    // R (in the notebook) replays the cells above into this session.
+    // R (in the notebook) replays the cells above into this session, once
+    // asked (issue 27 item 10).
     pty.focus_notebook();
     pty.send("R");
+    pty.wait_for("the replay question", CELL_DEADLINE, |s| {
+        s.contains("earlier cell(s) in this session")
+    });
+    assert!(
+        !pty.contents().contains("In [4]"),
+        "nothing runs before the answer:\n{}",
+        pty.contents()
+    );
+    pty.send("y");
     let screen = pty.wait_for("the replay", CELL_DEADLINE, |s| {
         s.contains("In [4]: print('x is', x)") && s.matches("x is 42").count() >= 2
     });

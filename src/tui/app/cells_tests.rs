@@ -403,7 +403,31 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
             replayed: false
         }]
     );
+    // R asks first (issue 27 item 10), and nothing runs until the answer.
     let effects = app.update(Action::Notebook(NotebookAction::ReplayEarlier), now);
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(!app.notebook.boundaries[0].replayed);
+    let asked = match app.overlays.prompt().map(|p| &p.ask) {
+        Some(crate::tui::widgets::prompt::Ask::YesNo(q)) => q.text(200),
+        other => panic!("no question: {other:?}"),
+    };
+    assert!(
+        asked.contains(
+            "Replay 2 earlier cell(s) in this session (1 that did not succeed left out)?"
+        ),
+        "{asked}"
+    );
+    let effects = app.notebook_answer(
+        crate::tui::notebook::NotebookPrompt::ReplayEarlier,
+        crate::tui::widgets::prompt::Answer::No,
+    );
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(app.notebook.book.cells.len(), 3);
+    app.overlays.take_prompt();
+    let effects = app.notebook_answer(
+        crate::tui::notebook::NotebookPrompt::ReplayEarlier,
+        crate::tui::widgets::prompt::Answer::Yes,
+    );
     let sent: Vec<&str> = effects
         .iter()
         .map(|e| match e {

@@ -142,6 +142,10 @@ impl NotebookUi {
             (NotebookPrompt::Stdin, _) => Some(Out::Notice(
                 "not run: the command stays in the editor".to_string(),
             )),
+            (NotebookPrompt::ReplayEarlier, Answer::Yes) => return self.replay_earlier_now(),
+            (NotebookPrompt::ReplayEarlier, _) => {
+                Some(Out::Notice("not replayed: R asks again".to_string()))
+            }
         };
         out.into_iter().collect()
     }

@@ -24,7 +24,7 @@ use crate::session::RunId;
 use crate::tui::action::{Action, Effect, Out};
 use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::local::SaveRequest;
-use crate::tui::widgets::prompt::{Prompt, Purposeful};
+use crate::tui::widgets::prompt::{Prompt, Purposeful, Question};
 
 /// What the notebook's reducer hands back (see [`Out`]).
 pub type NotebookOut = Out<Prompt<NotebookPrompt>, NotebookRequest>;
@@ -41,6 +41,8 @@ pub enum NotebookPrompt {
     Overwrite(SaveRequest),
     /// The standard input to run the editor's shell command with.
     Stdin,
+    /// Replay the cells above the last session boundary here (`y`)?
+    ReplayEarlier,
 }
 
 impl Purposeful for NotebookPrompt {
@@ -48,7 +50,7 @@ impl Purposeful for NotebookPrompt {
     fn completion(&self) -> Option<fn(&str) -> String> {
         match self {
             Self::SavePath { .. } => Some(crate::tui::local_paths::complete_one),
-            Self::Overwrite(_) | Self::Stdin => None,
+            Self::Overwrite(_) | Self::Stdin | Self::ReplayEarlier => None,
         }
     }
 }
@@ -274,11 +276,45 @@ impl NotebookUi {
 
     /// Replays the cells that succeeded above the newest boundary into the
     /// session (`R`), as new cells after the others.
+    /// `R`: asks whether to replay the cells above the last session
+    /// boundary that succeeded (issue 27: it replayed them at once), or says
+    /// there is nothing to replay.
     fn replay_earlier(&mut self) -> Vec<NotebookOut> {
-        let Some(boundary) = self.boundaries.last_mut() else {
+        let Some(boundary) = self.boundaries.last() else {
             return vec![Out::Notice(
                 "nothing to replay: every cell ran in this session".into(),
             )];
+        };
+        let above = &self.book.cells[..boundary.after.min(self.book.cells.len())];
+        let runs = above
+            .iter()
+            .filter(|c| c.outcome == Some(CellOutcome::Succeeded))
+            .count();
+        if runs == 0 {
+            return vec![Out::Notice(
+                "nothing to replay: no earlier cell succeeded".into(),
+            )];
+        }
+        let left_out = match above.len() - runs {
+            0 => String::new(),
+            n => format!(" ({n} that did not succeed left out)"),
+        };
+        let question = Question::new(
+            "Replay ",
+            format!("{runs} earlier cell(s)"),
+            &format!(" in this session{left_out}?"),
+        );
+        vec![Out::Ask(Prompt::question(
+            NotebookPrompt::ReplayEarlier,
+            question,
+        ))]
+    }
+
+    /// Replays the cells above the last session boundary that succeeded
+    /// (the answer to [`NotebookPrompt::ReplayEarlier`]).
+    pub(super) fn replay_earlier_now(&mut self) -> Vec<NotebookOut> {
+        let Some(boundary) = self.boundaries.last_mut() else {
+            return Vec::new();
         };
         boundary.replayed = true;
         let after = boundary.after;
