@@ -237,9 +237,10 @@ async fn what_an_agent_left_upstream_is_recorded_by_the_proxy_and_outlives_the_s
     assert!(!dest.join("report.csv").exists());
 }
 
-/// The per-file budget holds through the proxy (a file above
-/// `[ledger] file_content_max` is recorded by size, `too_big`, never
-/// fetched), and `serve --upstream --no-record-files` records executions
+/// The budgets hold through the proxy: a file above `[ledger]
+/// file_content_max` is recorded by size, `too_big`, never fetched; past
+/// `session_content_max` in one look the rest are recorded unfetched,
+/// `dropped`. `serve --upstream --no-record-files` records executions
 /// without listing files.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_proxy_keeps_files_within_the_budget_and_can_be_told_not_to_look() {
@@ -250,7 +251,7 @@ async fn the_proxy_keeps_files_within_the_budget_and_can_be_told_not_to_look() {
         small_data.path(),
         &up_endpoint,
         UPSTREAM_TOKEN,
-        "[ledger]\nfile_content_max = \"64 B\"\n",
+        "[ledger]\nfile_content_max = \"64 B\"\nsession_content_max = \"100 B\"\n",
         &[],
     );
     let off_data = tempfile::tempdir().unwrap();
@@ -263,7 +264,7 @@ async fn the_proxy_keeps_files_within_the_budget_and_can_be_told_not_to_look() {
     );
     let http = common::http_as(AGENT);
     let id = common::identifier();
-    let code = "open('/mnt/data/small.txt', 'w').write('tiny')\nopen('/mnt/data/big.txt', 'w').write('x' * 1000)";
+    let code = "open('/mnt/data/small.txt', 'w').write('tiny')\nopen('/mnt/data/big.txt', 'w').write('x' * 1000)\nfor n in (1, 2): open(f'/mnt/data/mid{n}.txt', 'w').write('m' * 60)";
     let answer = run(&http, &small_endpoint, B, &id, code).await.unwrap();
     assert_eq!(answer["status"], "Succeeded", "{answer}");
     let other = common::identifier();
@@ -276,17 +277,30 @@ async fn the_proxy_keeps_files_within_the_budget_and_can_be_told_not_to_look() {
     let calls = log_json(small_data.path(), &[&id]);
     assert_eq!(calls.len(), 1, "{calls:#?}");
     let recorded = calls[0]["files"].as_array().unwrap();
-    assert_eq!(recorded.len(), 2, "{}", calls[0]);
-    assert_eq!(recorded[0]["path"], "/mnt/data/big.txt");
-    assert_eq!(recorded[0]["size"], 1000);
-    assert_eq!(recorded[0]["content"], "too_big");
-    assert!(recorded[0].get("sha256").is_none(), "{}", recorded[0]);
-    assert_eq!(recorded[1]["path"], "/mnt/data/small.txt");
-    assert_eq!(recorded[1]["content"], "kept");
+    let of = |path: &str| {
+        recorded
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{path} not recorded: {}", calls[0]))
+    };
+    assert_eq!(recorded.len(), 4, "{}", calls[0]);
+    let big = of("/mnt/data/big.txt");
+    assert_eq!(big["size"], 1000);
+    assert_eq!(big["content"], "too_big");
+    assert!(big.get("sha256").is_none(), "{big}");
+    let small_file = of("/mnt/data/small.txt");
+    assert_eq!(small_file["content"], "kept");
     assert_eq!(
-        recorded[1]["sha256"].as_str().map(str::to_string),
+        small_file["sha256"].as_str().map(str::to_string),
         Some(sha("tiny"))
     );
+    // Two 60-byte files, 100 bytes for the look: one fetched, one not.
+    let mut mids: Vec<&str> = ["/mnt/data/mid1.txt", "/mnt/data/mid2.txt"]
+        .iter()
+        .map(|p| of(p)["content"].as_str().unwrap())
+        .collect();
+    mids.sort_unstable();
+    assert_eq!(mids, ["dropped", "kept"], "{}", calls[0]);
 
     let calls = log_json(off_data.path(), &[&other]);
     assert_eq!(calls.len(), 1, "{calls:#?}");

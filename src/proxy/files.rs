@@ -146,6 +146,10 @@ pub(crate) struct ProxyFiles {
     tokens: TokenSource,
     /// The per-file budget, bytes: larger files are not fetched.
     per_file_max: u64,
+    /// Most bytes one look fetches in all (`[ledger] session_content_max`:
+    /// the ledger would drop the rest anyway); past it changed files are
+    /// recorded unfetched, `dropped`.
+    per_look_max: u64,
     sessions: Mutex<Looks>,
     /// Clients by api-version (each holds a connection pool).
     clients: Mutex<HashMap<ApiVersion, SessionClient>>,
@@ -164,12 +168,19 @@ impl std::fmt::Debug for ProxyFiles {
 
 impl ProxyFiles {
     /// Looks at the files of `upstream`'s sessions with `tokens`, fetching
-    /// files of at most `per_file_max` bytes.
-    pub(crate) fn new(upstream: &str, tokens: TokenSource, per_file_max: u64) -> Self {
+    /// files of at most `per_file_max` bytes, at most `per_look_max` bytes
+    /// in all after one execution.
+    pub(crate) fn new(
+        upstream: &str,
+        tokens: TokenSource,
+        per_file_max: u64,
+        per_look_max: u64,
+    ) -> Self {
         Self {
             upstream: upstream.to_string(),
             tokens,
             per_file_max,
+            per_look_max,
             sessions: Mutex::default(),
             clients: Mutex::default(),
             no_recursive: std::sync::atomic::AtomicBool::new(false),
@@ -313,6 +324,7 @@ impl ProxyFiles {
         let before = before.unwrap_or_default();
         let mut files = Vec::new();
         let mut now = HashMap::with_capacity(listing.files.len());
+        let mut fetched_bytes = 0u64;
         for f in &listing.files {
             let path = f.path();
             let seen = known_of(f);
@@ -328,9 +340,15 @@ impl ProxyFiles {
                 );
                 continue;
             }
+            let room = self
+                .per_file_max
+                .min(self.per_look_max.saturating_sub(fetched_bytes));
             let (change, known) = self
-                .fetched(listing.version, identifier, &path, old, seen)
+                .fetched(listing.version, identifier, &path, old, seen, room)
                 .await;
+            if let Some(data) = change.as_ref().and_then(|c| c.data.as_ref()) {
+                fetched_bytes += data.len() as u64;
+            }
             files.extend(change);
             if let Some(known) = known {
                 now.insert(path, known);
@@ -367,6 +385,7 @@ impl ProxyFiles {
         path: &str,
         old: Option<&Known>,
         seen: Known,
+        room: u64,
     ) -> (Option<FileChange>, Option<Known>) {
         let kind = if old.is_some() {
             FileChangeKind::Modified
@@ -374,13 +393,16 @@ impl ProxyFiles {
             FileChangeKind::Added
         };
         let size = seen.size.unwrap_or(0);
-        if size > self.per_file_max {
-            return (
-                Some(unfetched(path, kind, size, ContentKept::TooBig)),
-                Some(seen),
-            );
+        // Too big for one file, or for what is left of the look's budget.
+        let not_kept = if size > self.per_file_max {
+            ContentKept::TooBig
+        } else {
+            ContentKept::Dropped
+        };
+        if size > room {
+            return (Some(unfetched(path, kind, size, not_kept)), Some(seen));
         }
-        let mut sink = Capped::new(self.per_file_max);
+        let mut sink = Capped::new(room);
         let got = match self.client(version) {
             Ok(client) => {
                 client
@@ -412,10 +434,7 @@ impl ProxyFiles {
                 (Some(change), Some(known))
             }
             Err(ClientError::NotFound { .. }) => (None, None),
-            Err(_) if sink.over => (
-                Some(unfetched(path, kind, size, ContentKept::TooBig)),
-                Some(seen),
-            ),
+            Err(_) if sink.over => (Some(unfetched(path, kind, size, not_kept)), Some(seen)),
             Err(e) => {
                 tracing::debug!(file = path, "the proxy could not fetch a changed file: {e}");
                 (

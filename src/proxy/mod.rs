@@ -168,7 +168,12 @@ impl Proxy {
             .build()?;
         let auth = opts.tokens.describe();
         let files = opts.ledger.as_ref().filter(|l| l.files).map(|l| {
-            files::ProxyFiles::new(&upstream, opts.tokens.clone(), l.limits.file_content_max)
+            files::ProxyFiles::new(
+                &upstream,
+                opts.tokens.clone(),
+                l.limits.file_content_max,
+                l.limits.session_content_max,
+            )
         });
         let files_budget = files.as_ref().map(files::ProxyFiles::per_file_max);
         let recording = tokio_util::task::TaskTracker::new();
