@@ -237,6 +237,11 @@ fn a_file_an_agent_left_is_previewed_and_saved_after_its_session_ended() {
         std::fs::read_to_string(folder.join("report.csv")).unwrap(),
         report
     );
+    // Esc closes the preview (the list stays); waited for, so the next key
+    // is not read as part of an escape sequence.
     pty.send("\x1b");
+    pty.wait_for("the preview closed", CELL_DEADLINE, |s| {
+        s.contains("Enter preview · d diff · s save · Esc close")
+    });
     pty.quit_with(pty::CTRL_Q);
 }
