@@ -156,7 +156,8 @@ fn a_pool_that_ends_between_two_cells_is_started_again_and_the_cell_kept() {
         s.contains("run the 1 earlier cells again?")
     });
     assert!(
-        screen.contains("new session: the cells above ran in an earlier one; R replays them"),
+        screen
+            .contains("new session: the variables and /mnt/data files of the cells above are gone"),
         "{screen}"
     );
     pty.send("y");

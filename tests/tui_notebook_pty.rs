@@ -99,7 +99,7 @@ fn a_reopened_notebook_marks_the_new_session_and_replays_it() {
         CELL_DEADLINE,
         |s| {
             s.contains("In [2]: print('x is', x)")
-                && s.contains("new session: the cells above ran in an earlier one; R replays them")
+                && s.contains("session ended: variables and /mnt/data files are gone")
         },
     );
     // R (in the notebook) replays the cells above into this session, once
@@ -123,6 +123,42 @@ fn a_reopened_notebook_marks_the_new_session_and_replays_it() {
     pty.send("i");
     pty.send(&format!("x + 1{F5}"));
     pty.wait_for("Out[5]: 43", CELL_DEADLINE, |s| has_line(s, "Out[5]: 43"));
+    pty.quit_with(pty::CTRL_Q);
+}
+
+/// A reopened notebook whose session still runs says so (issue 27 item 9:
+/// it said "maybe in a session that has ended since"), and the state is
+/// there; `R` then asks whether to run the cells again anyway.
+#[test]
+fn a_reopened_notebook_on_a_live_session_says_it_is_live() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    pty.send(&format!("x = 6*7{F5}"));
+    pty.wait_for("cell 1", CELL_DEADLINE, |s| {
+        s.contains("In [1]: x = 6*7") && s.contains("done in")
+    });
+    // The background pool, and its session, outlive the notebook.
+    quit_leaving_the_pool(pty);
+
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    let screen = pty.wait_for("the pool's answer", CELL_DEADLINE, |s| {
+        s.contains("reopened · session live (created") && s.contains("variables and files kept")
+    });
+    assert!(!screen.contains("ended"), "{screen}");
+    pty.send(&format!("print('x is', x){F5}"));
+    pty.wait_for("the state kept", CELL_DEADLINE, |s| has_line(s, "x is 42"));
+    pty.focus_notebook();
+    pty.send("R");
+    pty.wait_for("the replay question", CELL_DEADLINE, |s| {
+        s.contains("The session is live and ran them")
+    });
+    pty.send("n");
+    pty.wait_for("the question gone", CELL_DEADLINE, |s| {
+        !s.contains("The session is live and ran them")
+    });
     pty.quit_with(pty::CTRL_Q);
 }
 

@@ -59,6 +59,8 @@ struct Loaded {
     draft: Option<String>,
     notice: Option<String>,
     save: bool,
+    /// When the file was last written (its modification time).
+    written_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Loads the stored notebook into `app` and starts its saver. `None` when the
@@ -73,6 +75,7 @@ pub async fn attach(app: &mut App, place: Place) -> Option<SaverThread> {
             draft: None,
             notice: Some(format!("notebook not loaded: {e}")),
             save: false,
+            written_at: None,
         });
     if let Some(notice) = loaded.notice {
         tracing::warn!("{notice}");
@@ -87,6 +90,7 @@ pub async fn attach(app: &mut App, place: Place) -> Option<SaverThread> {
         loaded.cells.clone(),
         loaded.draft.clone(),
     );
+    app.notebook.loaded_at = loaded.written_at;
     app.load_history(loaded.cells, loaded.images);
     // The text typed and not run when the notebook was last quit comes back.
     if let Some(draft) = &loaded.draft {
@@ -122,6 +126,7 @@ fn load(path: &std::path::Path) -> Loaded {
         draft: None,
         notice,
         save,
+        written_at: None,
     };
     match store::load(path) {
         Ok(None) => empty(None, true),
@@ -133,6 +138,10 @@ fn load(path: &std::path::Path) -> Loaded {
                 draft: nb.draft,
                 notice: None,
                 save: true,
+                written_at: std::fs::metadata(path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .map(chrono::DateTime::<chrono::Utc>::from),
             }
         }
         // An unreadable file is kept for the user, never overwritten.

@@ -400,7 +400,8 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         vec![SessionBoundary {
             after: 3,
             known_new: false,
-            replayed: false
+            replayed: false,
+            pool_says: crate::tui::app::PoolSays::Asking,
         }]
     );
     // R asks first (issue 27 item 10), and nothing runs until the answer.

@@ -136,6 +136,16 @@ impl App {
     /// are keyed by position in `cells`.
     pub fn load_history(&mut self, cells: Vec<Cell>, images: Vec<(ImageKey, DecodedImage)>) {
         let offset = self.notebook.load_history(cells);
+        // The session of the reopened cells is asked about (lifecycle.rs at
+        // start, `switch_session` after a switch) wherever the pool can say.
+        if self.sessions.can_list {
+            let reopened = self.notebook.loaded_cells;
+            for b in self.notebook.boundaries.iter_mut() {
+                if b.after == reopened && !b.known_new {
+                    b.pool_says = PoolSays::Asking;
+                }
+            }
+        }
         for (key, decoded) in images {
             let key = ImageKey {
                 cell: key.cell + offset,
@@ -404,7 +414,7 @@ pub use self::overlay::{Layer, Overlay, Overlays, Taken};
 pub use self::prompt::{AppPrompt, Purpose};
 pub use self::recorded::{RecordedUi, RecordedView, Then};
 pub use crate::tui::notebook::PoolState;
-pub use crate::tui::notebook::{NotebookPrompt, SessionBoundary};
+pub use crate::tui::notebook::{NotebookPrompt, PoolSays, SessionBoundary};
 
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,7 @@ use crate::session::FailureKind;
 use crate::session::SessionsCommand;
 use crate::session::SessionsEvent;
 use crate::tui::action::Effect;
+use crate::tui::app::PoolSays;
 use crate::tui::app::Purpose;
 use crate::tui::app::SidePane;
 use crate::tui::app::Then;
@@ -44,25 +45,25 @@ impl App {
                     return Vec::new();
                 }
                 match result {
-                    Ok(info) => self.session_details(info, now),
+                    Ok(info) => {
+                        self.reopened_session_is(Some(&info));
+                        self.session_details(info, now);
+                    }
                     // The pool has no such session (any more): no countdown
-                    // for a session that is gone; asked before a cell of this
-                    // run, the reopened notebook's session is certainly new.
+                    // for a session that is gone.
                     Err(e) if e.kind == FailureKind::NotFound => {
                         self.sessions.current = None;
-                        let reopened = self.notebook.loaded_cells;
-                        if reopened > 0 && self.notebook.book.cells.len() == reopened {
-                            for b in self
-                                .notebook
-                                .boundaries
-                                .iter_mut()
-                                .filter(|b| b.after == reopened)
-                            {
-                                b.known_new = true;
+                        self.reopened_session_is(None);
+                    }
+                    // No answer: the boundary says the pool could not tell.
+                    Err(e) => {
+                        tracing::debug!("session details: {e}");
+                        for b in self.notebook.boundaries.iter_mut() {
+                            if b.pool_says == PoolSays::Asking {
+                                b.pool_says = PoolSays::CannotAsk;
                             }
                         }
                     }
-                    Err(e) => tracing::debug!("session details: {e}"),
                 }
             }
             SessionsEvent::Ended { identifier, result } => {
@@ -92,6 +93,48 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// What the pool answered about a reopened notebook's session (`info`,
+    /// `None` when it has no such session), while its boundary waits for it:
+    /// the session is live and ran the cells above when it was created
+    /// before the notebook file was last written (2 s of clock slack);
+    /// otherwise the session that ran them ended, with its variables and
+    /// `/mnt/data` files. The status line says which, once, unless it
+    /// shows another notice.
+    fn reopened_session_is(&mut self, info: Option<&SessionInfo>) {
+        const SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
+        let reopened = self.notebook.loaded_cells;
+        let loaded_at = self.notebook.loaded_at;
+        let Some(b) = self
+            .notebook
+            .boundaries
+            .iter_mut()
+            .find(|b| b.after == reopened && b.pool_says == PoolSays::Asking)
+        else {
+            return;
+        };
+        let created = info.and_then(|i| i.created);
+        let ran_them = match (created, loaded_at) {
+            (Some(created), Some(at)) => created <= at + SLACK,
+            _ => true,
+        };
+        let said = if info.is_some() && ran_them {
+            b.pool_says = PoolSays::Live { created };
+            "session live: variables and files kept"
+        } else {
+            b.pool_says = PoolSays::Ended;
+            b.known_new = true;
+            "session ended: variables and /mnt/data files are gone"
+        };
+        // A notice already up (the flight recorder's about a cell left
+        // running) says more; the boundary says this one too.
+        if self.notice.is_none() {
+            self.notice = Some(said.into());
+        }
+        if let Some(last) = reopened.checked_sub(1) {
+            self.notebook.outputs.invalidate(last);
+        }
     }
 
     /// The current session's details: the countdown's new end, and a recycled

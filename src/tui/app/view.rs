@@ -20,7 +20,7 @@ use crate::tui::keymap::Mode;
 use crate::tui::notebook::cell_view::{CellContext, RunClock};
 use crate::tui::notebook::editor;
 use crate::tui::notebook::outputs;
-use crate::tui::notebook::{Areas, SessionBoundary};
+use crate::tui::notebook::{Areas, PoolSays, SessionBoundary};
 use crate::tui::pager::{self, PagerView};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::highlight::Highlighter;
@@ -307,9 +307,10 @@ fn render_overlays(frame: &mut Frame<'_>, app: &mut App, notebook_area: Rect, st
 }
 
 /// What each session boundary says: the newest one says what was lost and
-/// how to get it back (`R`); a reopened notebook's session is certainly new
-/// only when the pool said so (every pool, the background local pool too,
-/// can outlive sessionpad).
+/// how to get it back (`R`). A reopened notebook's boundary says what the
+/// pool answered about its session (issue 27 item 9): live, with variables
+/// and files kept; ended, with its variables and `/mnt/data` files gone;
+/// still asking; or that this pool cannot say.
 fn boundary_texts(boundaries: &[SessionBoundary], cells: usize) -> Vec<(usize, String)> {
     let newest = boundaries.len().saturating_sub(1);
     boundaries
@@ -318,20 +319,45 @@ fn boundary_texts(boundaries: &[SessionBoundary], cells: usize) -> Vec<(usize, S
         .filter(|(_, b)| b.after <= cells)
         .map(|(i, b)| {
             let text = match (i == newest, b.replayed) {
+                (false, _) if matches!(b.pool_says, PoolSays::Live { .. }) => {
+                    "reopened: same session".to_string()
+                }
                 (false, _) => "new session".to_string(),
                 (true, true) => {
                     "new session: the cells above ran in an earlier one; replayed below".to_string()
                 }
-                (true, false) if b.known_new => {
-                    "new session: the cells above ran in an earlier one; R replays them".to_string()
-                }
-                (true, false) => "reopened: the cells above ran in an earlier run, \
-                                  maybe in a session that has ended since; R replays them"
-                    .to_string(),
+                (true, false) => newest_boundary_text(b),
             };
             (b.after, text)
         })
         .collect()
+}
+
+/// The newest boundary's text, not replayed.
+fn newest_boundary_text(b: &SessionBoundary) -> String {
+    match b.pool_says {
+        PoolSays::Live { created } => {
+            let since = created
+                .map(|at| format!(" (created {})", super::recorded_marks::local_time(at)))
+                .unwrap_or_default();
+            format!("reopened · session live{since}: variables and files kept")
+        }
+        PoolSays::Ended if b.known_new => {
+            "session ended: variables and /mnt/data files are gone; R replays them".to_string()
+        }
+        _ if b.known_new => {
+            "new session: the variables and /mnt/data files of the cells above are gone; \
+             R replays them"
+                .to_string()
+        }
+        PoolSays::Asking => {
+            "reopened: asking the pool whether the session of the cells above is live…".to_string()
+        }
+        PoolSays::Ended | PoolSays::CannotAsk => "reopened: this pool cannot say whether the \
+             session of the cells above is live (if it ended, its variables and /mnt/data \
+             files are gone); R replays them"
+            .to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -370,9 +370,9 @@ fn a_reopened_notebook_shows_where_its_session_ended() {
     for (width, height) in [(80, 24), (160, 48)] {
         let mut app = app(PoolState::Ready);
         app.load_history(cells.clone(), Vec::new());
-        // Until the pool says, the session may be the one that ran the cells.
+        // Until the pool says, the notebook says it asked.
         let unsure = format!("{:?}", screen(&mut app, now, width, height));
-        assert!(unsure.contains("reopened: the cells above"), "{unsure}");
+        assert!(unsure.contains("reopened: asking the pool"), "{unsure}");
         // The pool has no such session: the reopened notebook's is certainly new.
         let identifier = app.config.identifier.clone();
         app.handle_event(
@@ -394,24 +394,58 @@ fn a_reopened_notebook_shows_where_its_session_ended() {
 
 #[test]
 fn boundaries_say_what_is_known() {
-    use crate::tui::app::SessionBoundary;
+    use crate::tui::app::{PoolSays, SessionBoundary};
     let b = |after, known_new, replayed| SessionBoundary {
         after,
         known_new,
         replayed,
+        pool_says: PoolSays::CannotAsk,
     };
-    // On a pool that outlives sessionpad, a reopened notebook's session may
-    // still be the one that ran its cells.
+    // A pool that cannot be asked: it says so, and what an end would take.
     let texts = boundary_texts(&[b(2, false, false)], 2);
-    assert!(texts[0].1.starts_with("reopened:"), "{texts:?}");
-    // The pool said the session is new (it has no such session, or recycled it).
+    assert!(
+        texts[0].1.starts_with("reopened: this pool cannot say")
+            && texts[0].1.contains("/mnt/data files are gone"),
+        "{texts:?}"
+    );
+    // The pool said the session is new (it recycled it, or the pool restarted).
     let texts = boundary_texts(&[b(2, true, false)], 3);
     assert_eq!(
         texts,
         [(
             2,
-            "new session: the cells above ran in an earlier one; R replays them".to_string()
+            "new session: the variables and /mnt/data files of the cells above are gone; \
+             R replays them"
+                .to_string()
         )]
+    );
+    // Asked about a reopened notebook's session: asking, live, ended.
+    let asking = SessionBoundary {
+        pool_says: PoolSays::Asking,
+        ..b(2, false, false)
+    };
+    let texts = boundary_texts(&[asking], 2);
+    assert!(
+        texts[0].1.starts_with("reopened: asking the pool"),
+        "{texts:?}"
+    );
+    let live = SessionBoundary {
+        pool_says: PoolSays::Live { created: None },
+        ..b(2, false, false)
+    };
+    let texts = boundary_texts(&[live], 2);
+    assert_eq!(
+        texts[0].1,
+        "reopened · session live: variables and files kept"
+    );
+    let ended = SessionBoundary {
+        pool_says: PoolSays::Ended,
+        ..b(2, true, false)
+    };
+    let texts = boundary_texts(&[ended], 2);
+    assert_eq!(
+        texts[0].1,
+        "session ended: variables and /mnt/data files are gone; R replays them"
     );
     // Only the newest boundary says how to get the state back, or that it
     // was replayed.
@@ -425,6 +459,80 @@ fn boundaries_say_what_is_known() {
                 "new session: the cells above ran in an earlier one; replayed below".to_string()
             )
         ]
+    );
+}
+
+/// A reopened notebook asks the pool about its session (issue 27 item 9):
+/// a session created before the notebook file was written is live and ran
+/// the cells (R then asks whether to run them again anyway); one created
+/// after it is a new session, as is none at all.
+#[test]
+fn a_reopened_notebook_says_whether_its_session_is_live() {
+    use chrono::{TimeDelta, Utc};
+    let now = Instant::now();
+    let mut earlier = app(PoolState::Ready);
+    run_cell(&mut earlier, "x = 6*7", Some(done("", None, 2)), now);
+    let cells = earlier.notebook.book.cells.clone();
+    let written = Utc::now() - TimeDelta::minutes(5);
+    let answer = |app: &mut App, created| {
+        let identifier = app.config.identifier.clone();
+        app.handle_event(
+            crate::session::SessionEvent::Sessions(crate::session::SessionsEvent::Info {
+                identifier: identifier.clone(),
+                result: Ok(crate::protocol::SessionInfo {
+                    identifier,
+                    created: Some(created),
+                    last_accessed: None,
+                    expires: None,
+                    etag: None,
+                }),
+            }),
+            now,
+        );
+    };
+    let mut app = app(PoolState::Ready);
+    app.notebook.loaded_at = Some(written);
+    app.load_history(cells.clone(), Vec::new());
+    answer(&mut app, written - TimeDelta::minutes(10));
+    let text = format!("{:?}", screen(&mut app, now, 120, 24));
+    assert!(
+        text.contains("reopened · session live (created")
+            && text.contains("variables and files kept"),
+        "{text}"
+    );
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("session live: variables and files kept")
+    );
+    app.update(
+        crate::tui::action::Action::Notebook(crate::tui::notebook::NotebookAction::ReplayEarlier),
+        now,
+    );
+    let asked = match app.overlays.prompt().map(|p| &p.ask) {
+        Some(crate::tui::widgets::prompt::Ask::YesNo(q)) => q.text(200),
+        other => panic!("no question: {other:?}"),
+    };
+    assert!(
+        asked.contains("The session is live and ran them"),
+        "{asked}"
+    );
+    // A later answer (the countdown's) changes nothing.
+    answer(&mut app, written + TimeDelta::minutes(1));
+    let text = format!("{:?}", screen(&mut app, now, 120, 24));
+    assert!(text.contains("session live"), "{text}");
+
+    let mut app = self::app(PoolState::Ready);
+    app.notebook.loaded_at = Some(written);
+    app.load_history(cells, Vec::new());
+    answer(&mut app, written + TimeDelta::minutes(1));
+    let text = format!("{:?}", screen(&mut app, now, 120, 24));
+    assert!(
+        text.contains("session ended: variables and /mnt/data files are gone"),
+        "{text}"
+    );
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("session ended: variables and /mnt/data files are gone")
     );
 }
 

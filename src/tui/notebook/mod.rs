@@ -25,7 +25,7 @@ pub mod state;
 pub mod update;
 
 pub use self::quit::{AtStake, QuitCx};
-pub use self::state::{Areas, NotebookUi, SessionBoundary};
+pub use self::state::{Areas, NotebookUi, PoolSays, SessionBoundary};
 pub use self::update::{NotebookCx, NotebookOut, NotebookPrompt, NotebookRequest};
 
 /// A key of the notebook: the editor's and the outputs' own actions. The

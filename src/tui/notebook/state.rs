@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use ratatui::layout::Rect;
 
 use super::cell_editor::CellEditor;
@@ -34,6 +35,32 @@ pub struct SessionBoundary {
     pub known_new: bool,
     /// The cells above were replayed into the new session (`R`).
     pub replayed: bool,
+    /// What the pool said about the session of the cells above, for a
+    /// reopened notebook (issue 27 item 9: it said "maybe ended" of a live
+    /// session, and never that `/mnt/data` goes with an ended one).
+    pub pool_says: PoolSays,
+}
+
+/// What the pool said about the session that ran a reopened notebook's cells
+/// (`GET session`, 2025-02-02-preview and later, `aca-api.md` §4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PoolSays {
+    /// The pool cannot be asked (its api-version has no session calls), or
+    /// the boundary is not a reopened notebook's.
+    #[default]
+    CannotAsk,
+    /// Asked; no answer yet.
+    Asking,
+    /// The session is live and was created before the notebook file was
+    /// last written (`created`, when the pool gives it), so it is the one
+    /// that ran the cells above: their variables and files are kept.
+    Live {
+        /// When the pool created the session (`createdAt`).
+        created: Option<DateTime<Utc>>,
+    },
+    /// The pool has no such session: it ended, and its variables and
+    /// `/mnt/data` files with it.
+    Ended,
 }
 
 /// Where the notebook's panes were drawn, as of the last frame (for clicks).
@@ -61,6 +88,10 @@ pub struct NotebookUi {
     /// How many cells at the start of the notebook were reloaded from disk
     /// (records of an earlier run, not this run's).
     pub loaded_cells: usize,
+    /// When the notebook file of those cells was last written (its
+    /// modification time): a live session created after it did not run
+    /// them.
+    pub loaded_at: Option<DateTime<Utc>>,
     /// The execution limit of a cell, shown on the running cell.
     pub execution_limit: Option<Duration>,
     /// Cells can be interrupted for real (the embedded local pool); elsewhere
@@ -107,6 +138,7 @@ impl NotebookUi {
         self.book = Notebook::default();
         self.boundaries.clear();
         self.loaded_cells = 0;
+        self.loaded_at = None;
         self.outputs = OutputsView::default();
         self.editor_view = EditorView::default();
         self.editor_view.set_language(language);
@@ -189,6 +221,7 @@ impl NotebookUi {
                 after,
                 known_new,
                 replayed: false,
+                pool_says: PoolSays::CannotAsk,
             });
             self.boundaries.sort_by_key(|b| b.after);
         }

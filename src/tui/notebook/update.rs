@@ -299,11 +299,16 @@ impl NotebookUi {
             0 => String::new(),
             n => format!(" ({n} that did not succeed left out)"),
         };
-        let question = Question::new(
-            "Replay ",
-            format!("{runs} earlier cell(s)"),
-            &format!(" in this session{left_out}?"),
-        );
+        // A live session ran them already: their variables are there.
+        let (before, after) = if matches!(boundary.pool_says, super::PoolSays::Live { .. }) {
+            (
+                "The session is live and ran them: replay ",
+                format!(" again anyway{left_out}?"),
+            )
+        } else {
+            ("Replay ", format!(" in this session{left_out}?"))
+        };
+        let question = Question::new(before, format!("{runs} earlier cell(s)"), &after);
         vec![Out::Ask(Prompt::question(
             NotebookPrompt::ReplayEarlier,
             question,
