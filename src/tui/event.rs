@@ -26,6 +26,9 @@ pub enum AppEvent {
         /// The preview, or why it could not be built.
         result: Result<Box<Preview>, String>,
     },
+    /// The terminal's answer to the graphics probe, read off the UI task
+    /// while the loop ran: the picker images are drawn with from now on.
+    GraphicsProbed(ratatui_image::picker::Picker),
 }
 
 impl From<SessionEvent> for AppEvent {
@@ -68,6 +71,11 @@ impl AppEventSender {
     /// Hands back an image encoding made off the UI task.
     pub fn image_encoded(&self, encoded: Encoded) {
         self.send(AppEvent::ImageEncoded(encoded));
+    }
+
+    /// Hands back the picker the graphics probe made.
+    pub fn graphics_probed(&self, picker: ratatui_image::picker::Picker) {
+        self.send(AppEvent::GraphicsProbed(picker));
     }
 
     /// Hands back a preview built off the UI task.

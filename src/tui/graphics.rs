@@ -63,21 +63,101 @@ pub fn choice(config: ImageProtocol) -> ImageProtocol {
     }
 }
 
-/// The picker for `choice`: half-blocks without asking; otherwise the terminal
-/// is asked (for its cell size, and for the protocol under `auto`). Also the
-/// keys typed while the answer was read, in order, for the input loop.
-pub fn picker(choice: ImageProtocol) -> (Picker, Vec<crossterm::event::Event>) {
+/// The question asked of the terminal, its answer still to be read
+/// ([`Asked::answer`]): made by [`ask_terminal`] on the UI task, which owns
+/// standard output, so that the question's bytes never land inside a frame
+/// the loop draws while the answer is read on a blocking thread.
+pub struct Asked {
+    /// `None`: the picker is known without asking (half-blocks chosen), or
+    /// the question could not be asked (why, in the log and `failed`).
+    tty: Option<(std::fs::File, Ending)>,
+    forced: Option<ProtocolType>,
+    /// Why the question could not be asked.
+    failed: Option<io::Error>,
+    started: Instant,
+}
+
+/// Asks the terminal about its graphics for `choice` now (half-blocks need no
+/// question): writes the question to standard output, after `tmux set -p
+/// allow-passthrough on` inside tmux. The answer is read by
+/// [`Asked::answer`], off the UI task.
+pub fn ask_terminal(choice: ImageProtocol) -> Asked {
     let forced = match choice {
-        ImageProtocol::Halfblocks => return (Picker::halfblocks(), Vec::new()),
+        ImageProtocol::Halfblocks => None,
         ImageProtocol::Auto => None,
         ImageProtocol::Kitty => Some(ProtocolType::Kitty),
         ImageProtocol::Sixel => Some(ProtocolType::Sixel),
         ImageProtocol::Iterm2 => Some(ProtocolType::Iterm2),
     };
     let started = Instant::now();
-    let mut typed = Vec::new();
-    let answer = ask(PROBE_TIMEOUT, &mut typed);
-    let took = started.elapsed();
+    if choice == ImageProtocol::Halfblocks {
+        return Asked {
+            tty: None,
+            forced,
+            failed: None,
+            started,
+        };
+    }
+    match ask() {
+        Ok(tty) => Asked {
+            tty: Some(tty),
+            forced,
+            failed: None,
+            started,
+        },
+        Err(e) => Asked {
+            tty: None,
+            forced,
+            failed: Some(e),
+            started,
+        },
+    }
+}
+
+impl Asked {
+    /// Reads the terminal's answer (blocking, at most [`PROBE_TIMEOUT`]) and
+    /// returns the picker it makes. The keys typed meanwhile are handed to
+    /// `typed` as soon as each is whole, in order (issue 27: they waited for
+    /// the end of the probe, 150 ms inside tmux), without the answers.
+    pub fn answer(self, typed: &mut impl FnMut(Vec<crossterm::event::Event>)) -> Picker {
+        let Self {
+            tty,
+            forced,
+            failed,
+            started,
+        } = self;
+        let Some((mut tty, ending)) = tty else {
+            return match failed {
+                None => Picker::halfblocks(),
+                Some(e) => settle(forced, started, Err(e), 0),
+            };
+        };
+        let mut keys = super::typeahead::Typeahead::default();
+        let mut bytes = 0;
+        let answer = read_answer(&mut tty, started + PROBE_TIMEOUT, ending, &mut |chunk| {
+            bytes += chunk.len();
+            let events = keys.feed(chunk);
+            if !events.is_empty() {
+                typed(events);
+            }
+        });
+        let took = started.elapsed();
+        if ending == Ending::Status && took > PROBE_SLOW && answer.is_ok() {
+            tracing::warn!("the terminal answered the graphics probe late, in {took:?}");
+        }
+        settle(forced, started, answer, bytes)
+    }
+}
+
+/// The picker `answer` makes (or half-blocks without one), with `forced`'s
+/// protocol where one was chosen; logged with why, how long since `started`
+/// and how many bytes were read.
+fn settle(
+    forced: Option<ProtocolType>,
+    started: Instant,
+    answer: io::Result<Answer>,
+    bytes: usize,
+) -> Picker {
     let (mut picker, why) = match &answer {
         Ok(answer) => answer.picker(),
         Err(e) => {
@@ -100,11 +180,19 @@ pub fn picker(choice: ImageProtocol) -> (Picker, Vec<crossterm::event::Event>) {
         font = ?picker.font_size(),
         terminal = answer.as_ref().ok().and_then(|a| a.terminal.as_deref()).unwrap_or("?"),
         why,
-        took = ?took,
-        typed = typed.len(),
+        took = ?started.elapsed(),
+        bytes,
         "image protocol"
     );
-    (picker, super::typeahead::key_events(&typed))
+    picker
+}
+
+/// The picker for `choice`, asked and answered in one go (blocking), with the
+/// keys typed while the answer was read, in order.
+pub fn picker(choice: ImageProtocol) -> (Picker, Vec<crossterm::event::Event>) {
+    let mut typed = Vec::new();
+    let picker = ask_terminal(choice).answer(&mut |keys| typed.extend(keys));
+    (picker, typed)
 }
 
 /// What the terminal said.
@@ -244,13 +332,13 @@ enum Ending {
 }
 
 /// Reads answers from `input` until the status report ([`Ending`]) or
-/// `deadline`; every byte read (answers and typed keys alike) is appended to
-/// `seen`.
+/// `deadline`; every chunk read (answers and typed keys alike) is handed to
+/// `seen` as it is read.
 fn read_answer(
     input: &mut impl Read,
     mut deadline: Instant,
     ending: Ending,
-    seen: &mut Vec<u8>,
+    seen: &mut dyn FnMut(&[u8]),
 ) -> io::Result<Answer> {
     let mut parser = Parser::new();
     let mut dcs = vte::Parser::new();
@@ -262,7 +350,7 @@ fn read_answer(
         match input.read(&mut buf) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => {
-                seen.extend_from_slice(&buf[..n]);
+                seen(&buf[..n]);
                 dcs.advance(&mut version, &buf[..n]);
                 if let Some(terminal) = version.done.take() {
                     answer.terminal = Some(terminal);
@@ -314,13 +402,14 @@ fn question(tmux: bool) -> String {
     question
 }
 
-/// Writes the question and reads the answer within `timeout`; the bytes read
-/// go to `seen`.
+/// Opens the terminal for reading (a non-blocking handle of its own) and
+/// writes the question; the answer is read from the handle returned, until
+/// the [`Ending`] returned.
 #[cfg(unix)]
-fn ask(timeout: Duration, seen: &mut Vec<u8>) -> io::Result<Answer> {
+fn ask() -> io::Result<(std::fs::File, Ending)> {
     use std::os::unix::fs::OpenOptionsExt;
 
-    let mut tty = std::fs::OpenOptions::new()
+    let tty = std::fs::OpenOptions::new()
         .read(true)
         // O_NONBLOCK on this handle only (its own open file description): reads never
         // wait, while the terminal input crossterm reads stays blocking.
@@ -348,17 +437,11 @@ fn ask(timeout: Duration, seen: &mut Vec<u8>) -> io::Result<Answer> {
     } else {
         Ending::Status
     };
-    let started = Instant::now();
-    let answer = read_answer(&mut tty, started + timeout, ending, seen);
-    let took = started.elapsed();
-    if ending == Ending::Status && took > PROBE_SLOW && answer.is_ok() {
-        tracing::warn!("the terminal answered the graphics probe late, in {took:?}");
-    }
-    answer
+    Ok((tty, ending))
 }
 
 #[cfg(not(unix))]
-fn ask(_timeout: Duration, _seen: &mut Vec<u8>) -> io::Result<Answer> {
+fn ask() -> io::Result<(std::fs::File, Ending)> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
@@ -385,7 +468,7 @@ mod tests {
             &mut Chunks(chunks.iter().map(|c| c.to_vec()).collect()),
             Instant::now() + Duration::from_secs(1),
             Ending::Status,
-            &mut Vec::new(),
+            &mut |_: &[u8]| {},
         )
         .expect("an answer")
     }
@@ -469,7 +552,7 @@ mod tests {
             ]),
             Instant::now() + Duration::from_secs(1),
             Ending::Tmux(Duration::from_millis(100)),
-            &mut Vec::new(),
+            &mut |_: &[u8]| {},
         )
         .expect("an answer");
         assert!(outer.kitty && outer.terminal.as_deref() == Some("kitty(0.43.1)"));
@@ -478,7 +561,7 @@ mod tests {
             &mut Chunks(vec![b"\x1b[0n".to_vec()]),
             started + Duration::from_secs(5),
             Ending::Tmux(Duration::from_millis(100)),
-            &mut Vec::new(),
+            &mut |_: &[u8]| {},
         )
         .expect("tmux's answer");
         assert_eq!(alone, Answer::default());
@@ -500,7 +583,7 @@ mod tests {
             &mut Chunks(vec![]),
             started + Duration::from_millis(50),
             Ending::Status,
-            &mut Vec::new(),
+            &mut |_: &[u8]| {},
         );
         assert_eq!(answer.map_err(|e| e.kind()), Err(io::ErrorKind::TimedOut));
         assert!(started.elapsed() < Duration::from_millis(200));

@@ -116,25 +116,35 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
         queued,
         ..Default::default()
     };
-    let mut picker = None;
+    // The graphics probe's picker once known, and until then the probe
+    // reading the answer off the UI task (its keys go to the first run).
+    let mut picker: Option<ratatui_image::picker::Picker> = None;
+    let mut probing: Option<tokio::task::JoinHandle<ratatui_image::picker::Picker>> = None;
     loop {
         let mut run = lifecycle::start(&current, std::mem::take(&mut carry)).await?;
-        let mut typed = Vec::new();
-        let picker = match &picker {
-            Some(p) => p,
+        let mut typed = None;
+        if picker.is_none()
+            && let Some(probe) = probing.take()
+        {
+            // A pool chosen before the terminal answered: its answer first.
+            picker = probe.await.ok();
+        }
+        match &picker {
+            Some(picker) => {
+                run.app.views.images.set_picker(picker.clone());
+                run.app.notebook.outputs.invalidate_all();
+            }
             None => {
                 // The first frame, before the terminal is asked anything.
                 run.app.dirty = true;
                 guard.terminal_mut().draw(|frame| {
                     app::view::draw(frame, &mut run.app, std::time::Instant::now());
                 })?;
-                let (probed, keys) = probe_graphics(&current).await;
-                typed = keys;
-                picker.insert(probed)
+                let (keys, handle) = probe_graphics(&current, run.sender.clone());
+                typed = Some(keys);
+                probing = Some(handle);
             }
-        };
-        run.app.views.images.set_picker(picker.clone());
-        run.app.notebook.outputs.invalidate_all();
+        }
         run.app.dirty = true;
         let result = runner::run_loop(
             guard.terminal_mut(),
@@ -146,6 +156,13 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
             std::mem::take(&mut run.pending),
         )
         .await;
+        // The answer, once read, serves every later run (a switched pool's);
+        // still probing, the next run waits for it.
+        if picker.is_none()
+            && let Some(probe) = probing.take_if(|p| p.is_finished())
+        {
+            picker = probe.await.ok();
+        }
         let Ok(runner::LoopEnd::SwitchPool(choice)) = result else {
             drop(guard);
             lifecycle::finish(run, SHUTDOWN_WAIT, true).await;
@@ -158,18 +175,34 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
     }
 }
 
-/// Asks the terminal which image protocol it speaks, after the first frame
-/// and before the input stream starts; also returns the keys typed while the
-/// answer was read (see [`typeahead`]), for the loop to take first. A
-/// terminal that never answers holds the loop (not the first frame) for the
-/// probe's timeout; the worker carries on meanwhile.
-async fn probe_graphics(
+/// Asks the terminal which image protocol it speaks, after the first frame:
+/// the question is written now, and the answer read on a blocking thread
+/// while the loop runs (issue 27: the loop used to wait for it, 150 ms inside
+/// tmux, before the first key was handled). The keys typed meanwhile come
+/// through the receiver returned as soon as each is whole; it closes when
+/// the answer is read, and then the loop reads the terminal itself. The
+/// picker goes to the loop as [`event::AppEvent::GraphicsProbed`] and is
+/// also the task's result. A terminal that never answers takes
+/// [`graphics::PROBE_TIMEOUT`] to give half-blocks.
+fn probe_graphics(
     opts: &TuiOptions,
-) -> (ratatui_image::picker::Picker, Vec<crossterm::event::Event>) {
-    let choice = graphics::choice(opts.ui.image_protocol);
-    tokio::task::spawn_blocking(move || graphics::picker(choice))
-        .await
-        .unwrap_or_else(|_| (ratatui_image::picker::Picker::halfblocks(), Vec::new()))
+    events: event::AppEventSender,
+) -> (
+    tokio::sync::mpsc::UnboundedReceiver<crossterm::event::Event>,
+    tokio::task::JoinHandle<ratatui_image::picker::Picker>,
+) {
+    let asked = graphics::ask_terminal(graphics::choice(opts.ui.image_protocol));
+    let (keys, typed) = tokio::sync::mpsc::unbounded_channel();
+    let handle = tokio::task::spawn_blocking(move || {
+        let picker = asked.answer(&mut |events| {
+            for key in events {
+                let _ = keys.send(key);
+            }
+        });
+        events.graphics_probed(picker.clone());
+        picker
+    });
+    (typed, handle)
 }
 
 /// Reads this machine's sessions store (off the UI task) into the sessions pane

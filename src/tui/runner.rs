@@ -93,8 +93,9 @@ pub enum LoopEnd {
 }
 
 /// Runs until the user quits (or the process is told to terminate) or
-/// switches pools. `typed` are keys read before the loop started (by the
-/// graphics probe), handled before anything crossterm reads; `pending` are
+/// switches pools. `typed` are the keys the graphics probe reads while the
+/// loop runs, handled as they come and before anything crossterm reads
+/// (crossterm starts reading once it closes); `pending` are
 /// effects of the run's start that only the loop can carry out, carried out
 /// first.
 ///
@@ -107,7 +108,7 @@ pub async fn run_loop(
     events: &mut UnboundedReceiver<AppEvent>,
     worker: &SessionWorker,
     ui_events: &AppEventSender,
-    typed: Vec<Event>,
+    typed: Option<UnboundedReceiver<Event>>,
     pending: Vec<Effect>,
 ) -> anyhow::Result<LoopEnd> {
     let mut offload = |effect| {
@@ -117,12 +118,11 @@ pub async fn run_loop(
         }
     };
     let typed = std::cell::RefCell::new(typed);
-    // The first input stream starts with the typed keys; one made again after
-    // `$EDITOR` had the terminal has none left to give.
-    let input = || {
-        let first = std::mem::take(&mut *typed.borrow_mut());
-        futures::stream::iter(first.into_iter().map(Ok)).chain(EventStream::new())
-    };
+    // The first input stream starts with the keys the graphics probe reads,
+    // as they come, and reads the terminal itself once the probe is done
+    // (the receiver closed): crossterm's reader must not start before. One
+    // made again after `$EDITOR` had the terminal has none left to give.
+    let input = || probed_then(typed.borrow_mut().take(), EventStream::new);
     drive(
         terminal,
         app,
@@ -133,6 +133,23 @@ pub async fn run_loop(
         terminal_gone(),
     )
     .await
+}
+
+/// An input stream: the keys of `probed` (the graphics probe's, as it reads
+/// them) until it closes, then the stream `terminal` makes, made only then
+/// (crossterm's reader must not read the terminal while the probe does).
+fn probed_then<T>(
+    mut probed: Option<UnboundedReceiver<Event>>,
+    terminal: impl FnOnce() -> T + Unpin,
+) -> impl Stream<Item = io::Result<Event>> + Unpin
+where
+    T: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let keys = futures::stream::poll_fn(move |cx| match probed.as_mut() {
+        Some(keys) => keys.poll_recv(cx).map(|key| key.map(Ok)),
+        None => Poll::Ready(None),
+    });
+    keys.chain(futures::stream::once(futures::future::lazy(|_| terminal())).flatten())
 }
 
 /// Resolves when the terminal on standard input has gone away (its other side

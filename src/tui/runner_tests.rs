@@ -200,3 +200,38 @@ async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
     .await;
     assert_eq!(screen.frames, after_reading);
 }
+
+/// The keys the graphics probe reads reach the loop as they come, while the
+/// probe still runs (issue 27: the loop waited for the probe's end, 150 ms
+/// inside tmux, before its first key); the terminal's own reader is made
+/// only once the probe is done.
+#[tokio::test]
+async fn keys_read_by_the_probe_come_at_once_and_the_terminal_after_it() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use futures::StreamExt;
+    let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let made = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = made.clone();
+    let mut input = probed_then(Some(rx), move || {
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        futures::stream::iter(vec![Ok(key('z'))])
+    });
+    tx.send(key('1')).unwrap();
+    let first = input.next().await.unwrap().unwrap();
+    assert_eq!(
+        first,
+        key('1'),
+        "a key the probe read, while it still reads"
+    );
+    assert!(!made.load(std::sync::atomic::Ordering::SeqCst));
+    tx.send(key('+')).unwrap();
+    assert_eq!(input.next().await.unwrap().unwrap(), key('+'));
+    drop(tx);
+    assert_eq!(input.next().await.unwrap().unwrap(), key('z'));
+    assert!(made.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(input.next().await.is_none());
+    // No probe (a later run's): the terminal at once.
+    let mut input = probed_then(None, || futures::stream::iter(vec![Ok(key('q'))]));
+    assert_eq!(input.next().await.unwrap().unwrap(), key('q'));
+}

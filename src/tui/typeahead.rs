@@ -17,10 +17,35 @@ use vte::{Params, Parser, Perform};
 /// without the answers to the graphics probe. Sequences this does not know are
 /// dropped rather than typed as text.
 pub fn key_events(bytes: &[u8]) -> Vec<Event> {
-    let mut keys = Keys::default();
-    let mut parser = Parser::new();
-    parser.advance(&mut keys, bytes);
-    keys.0.into_iter().map(Event::Key).collect()
+    Typeahead::default().feed(bytes)
+}
+
+/// Typed keys read in chunks, as they arrive: a sequence cut between two
+/// chunks (an answer, or a key's escape sequence) is finished by the next.
+#[derive(Default)]
+pub struct Typeahead {
+    keys: Keys,
+    parser: Parser,
+}
+
+impl Typeahead {
+    /// The key events that `bytes` (one read of the terminal), read after
+    /// every chunk fed so far, complete, in order. A read of Esc alone is
+    /// the Esc key.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
+        // Esc pressed alone is one read of one byte; as a sequence's start it
+        // would wait for the next key (crossterm reads it the same way).
+        if bytes == b"\x1b" {
+            self.parser = Parser::new();
+            self.keys.1 = Ss3::default();
+            return vec![Event::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE))];
+        }
+        self.parser.advance(&mut self.keys, bytes);
+        std::mem::take(&mut self.keys.0)
+            .into_iter()
+            .map(Event::Key)
+            .collect()
+    }
 }
 
 #[derive(Default)]
@@ -216,6 +241,28 @@ mod tests {
                 (KeyCode::Char('Q'), KeyModifiers::SHIFT),
             ]
         );
+    }
+
+    /// Fed in chunks cut anywhere, the same keys come out, each as soon as it
+    /// is whole.
+    #[test]
+    fn chunks_cut_anywhere_give_the_same_keys() {
+        let bytes: &[u8] =
+            b"6*\x1b_Gi=31;OK\x1b\\7\x1b[?62;4;22c+1\x1b[6;20;10t\x1b[A\r\x1b[15~\x1b[0n";
+        let whole = key_events(bytes);
+        for cut in 1..bytes.len() {
+            let mut t = Typeahead::default();
+            let mut events = t.feed(&bytes[..cut]);
+            events.extend(t.feed(&bytes[cut..]));
+            assert_eq!(events, whole, "cut at {cut}");
+        }
+        let mut t = Typeahead::default();
+        assert_eq!(t.feed(b"1+").len(), 2, "typed text is a key at once");
+        assert!(t.feed(b"\x1b[1").is_empty(), "half a sequence waits");
+        assert_eq!(t.feed(b"5~").len(), 1, "F5 once whole");
+        let esc = Event::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        assert_eq!(t.feed(b"\x1b"), [esc], "Esc pressed alone");
+        assert_eq!(t.feed(b"q").len(), 1, "and the next key is itself");
     }
 
     #[test]

@@ -33,6 +33,10 @@ impl App {
                 }
             }
             AppEvent::PreviewBuilt { generation, result } => self.preview_built(generation, result),
+            AppEvent::GraphicsProbed(picker) => {
+                self.views.images.set_picker(picker);
+                self.notebook.outputs.invalidate_all();
+            }
         }
         Vec::new()
     }
