@@ -129,7 +129,7 @@ impl Asked {
         let Some((mut tty, ending)) = tty else {
             return match failed {
                 None => Picker::halfblocks(),
-                Some(e) => settle(forced, started, Err(e), 0),
+                Some(e) => settle(forced, started, &Err(e), 0),
             };
         };
         let mut keys = super::typeahead::Typeahead::default();
@@ -145,7 +145,7 @@ impl Asked {
         if ending == Ending::Status && took > PROBE_SLOW && answer.is_ok() {
             tracing::warn!("the terminal answered the graphics probe late, in {took:?}");
         }
-        settle(forced, started, answer, bytes)
+        settle(forced, started, &answer, bytes)
     }
 }
 
@@ -155,10 +155,10 @@ impl Asked {
 fn settle(
     forced: Option<ProtocolType>,
     started: Instant,
-    answer: io::Result<Answer>,
+    answer: &io::Result<Answer>,
     bytes: usize,
 ) -> Picker {
-    let (mut picker, why) = match &answer {
+    let (mut picker, why) = match answer {
         Ok(answer) => answer.picker(),
         Err(e) => {
             tracing::warn!(

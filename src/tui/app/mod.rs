@@ -140,7 +140,7 @@ impl App {
         // start, `switch_session` after a switch) wherever the pool can say.
         if self.sessions.can_list {
             let reopened = self.notebook.loaded_cells;
-            for b in self.notebook.boundaries.iter_mut() {
+            for b in &mut self.notebook.boundaries {
                 if b.after == reopened && !b.known_new {
                     b.pool_says = PoolSays::Asking;
                 }

@@ -58,7 +58,7 @@ impl App {
                     // No answer: the boundary says the pool could not tell.
                     Err(e) => {
                         tracing::debug!("session details: {e}");
-                        for b in self.notebook.boundaries.iter_mut() {
+                        for b in &mut self.notebook.boundaries {
                             if b.pool_says == PoolSays::Asking {
                                 b.pool_says = PoolSays::CannotAsk;
                             }
