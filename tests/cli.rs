@@ -161,7 +161,7 @@ fn exec_on_a_shell_pool_runs_commands_and_exits_with_their_code() {
     ]);
     let v: serde_json::Value = serde_json::from_slice(&sorted.stdout).unwrap();
     assert_eq!(
-        (v["exitCode"].as_i64(), v["stdout"].as_str()),
+        (v["exit_code"].as_i64(), v["stdout"].as_str()),
         (Some(0), Some("a\nb\n"))
     );
     // --stdin-file is refused where the pool takes code (here: as told,
@@ -309,7 +309,7 @@ fn exec_shows_results_as_python_and_every_figure_next_to_a_value() {
     let out = pool.run(id, &["--json", "exec", "-c", "plt.plot([1, 4, 9])"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
-        v["resultText"]
+        v["result_text"]
             .as_str()
             .is_some_and(|t| t.starts_with("[<matplotlib.lines.Line2D")),
         "{v}"
@@ -423,7 +423,14 @@ fn files_put_ls_get_rm_round_trip_byte_identical() {
     let out = dir.path().join("back");
     pool.run_ok(
         id,
-        &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()],
+        &[
+            "files",
+            "get",
+            "-p",
+            "blob #1 ü.bin",
+            "-o",
+            out.to_str().unwrap(),
+        ],
     );
     assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), bytes);
     // No overwrite without --force, and the existing file is untouched.
@@ -578,8 +585,8 @@ fn a_missing_file_is_named_as_missing() {
 }
 
 /// Issue 11, point 12: `files get NAME DIR` downloads into DIR (created when
-/// missing), as `cp` and `scp` take their last argument, not into the current
-/// folder; `-o` still names the folder for every name.
+/// missing with `-p`, issue 27), as `cp` and `scp` take their last argument,
+/// not into the current folder; `-o` still names the folder for every name.
 #[test]
 fn files_get_name_dir_downloads_into_dir() {
     let pool = Served::start();
@@ -596,7 +603,7 @@ fn files_get_name_dir_downloads_into_dir() {
     // `sessionpad ARGS` on this session, run in `cwd`.
     let with = |args: &[&str]| pool.bare(&pool.with_pool(id, args), cwd.path());
     let with_ok = |args: &[&str]| pool.bare_ok(&pool.with_pool(id, args), cwd.path());
-    with_ok(&["files", "get", "a.txt", "into"]);
+    with_ok(&["files", "get", "-p", "a.txt", "into"]);
     assert_eq!(
         std::fs::read(cwd.path().join("into/a.txt")).unwrap(),
         b"a.txt"
@@ -606,7 +613,7 @@ fn files_get_name_dir_downloads_into_dir() {
         "not into the current folder"
     );
     // Several names, then the folder.
-    with_ok(&["files", "get", "a.txt", "b.txt", "both"]);
+    with_ok(&["files", "get", "-p", "a.txt", "b.txt", "both"]);
     assert!(cwd.path().join("both/a.txt").exists() && cwd.path().join("both/b.txt").exists());
     // One name alone: the current folder.
     with_ok(&["files", "get", "b.txt"]);
@@ -622,7 +629,7 @@ fn files_get_name_dir_downloads_into_dir() {
     );
     assert_eq!(std::fs::read(cwd.path().join("plain")).unwrap(), b"mine");
     // With -o every argument is a name.
-    with_ok(&["files", "get", "a.txt", "b.txt", "-o", "named"]);
+    with_ok(&["files", "get", "-p", "a.txt", "b.txt", "-o", "named"]);
     assert!(cwd.path().join("named/a.txt").exists() && cwd.path().join("named/b.txt").exists());
 }
 
@@ -975,11 +982,11 @@ fn every_json_output_uses_snake_case_keys() {
     json(&pool, &["sessions", "ls"]);
     json(&pool, &["sessions", "show"]);
     json(&pool, &["pool", "info"]);
-    json(&pool, &["export", "-o", nb]);
+    json(&pool, &["export", "--recorded", id, "-o", nb]);
     json(&pool, &["files", "rm", "k.txt"]);
     json(
         &shell,
-        &["--container-type", "shell", "exec", "-c", "exit 3"],
+        &["--container-type", "shell", "exec", "-c", "exit 1"],
     );
     json(&shell, &["pool", "info"]);
     json(&pool, &["log", id]);
@@ -1010,7 +1017,11 @@ fn every_json_output_uses_snake_case_keys() {
         for doc in &docs {
             keys_of(doc, "", &["result"], &mut keys);
         }
-        assert!(!keys.is_empty(), "{args}: no keys in {stdout}");
+        // `files get` prints the paths written: no keys.
+        assert!(
+            !keys.is_empty() || args.starts_with("files get"),
+            "{args}: no keys in {stdout}"
+        );
         for k in keys {
             let last = k.rsplit('.').next().unwrap_or_default();
             if !snake(last) {

@@ -37,14 +37,17 @@ pub enum ClientError {
         message: String,
     },
     /// HTTP 401: the bearer token is missing, expired or for the wrong audience
-    /// (it must be for `https://dynamicsessions.io`).
-    #[error(
-        "401 Unauthorized: the bearer token was missing, expired or for the wrong audience \
-         (it must be issued for https://dynamicsessions.io){}", detail(.message.as_deref())
-    )]
+    /// (it must be for `https://dynamicsessions.io`); from a sessionpad pool
+    /// (`sessionpad serve`, its recording proxy), missing or not the one it
+    /// printed.
+    #[error("{}", unauthorized(.message.as_deref(), *.sessionpad))]
     Unauthorized {
         /// The service's message, if any.
         message: Option<String>,
+        /// The answer came from a sessionpad pool (its `Server` header names
+        /// [`crate::protocol::api::SERVER_PRODUCT`]), whose token is the one
+        /// `sessionpad serve` printed, not an Entra token.
+        sessionpad: bool,
     },
     /// HTTP 403: the caller lacks the "Azure ContainerApps Session Executor" role on
     /// the session pool (or the assignment has not propagated yet).
@@ -175,6 +178,25 @@ fn not_found(message: Option<&str>, code: Option<&str>, missing: Option<&str>) -
              maximum number of sessions{}",
             message.map(|m| format!(" ({m})")).unwrap_or_default()
         ),
+    }
+}
+
+/// The text of [`ClientError::Unauthorized`]: from a sessionpad pool, which
+/// token it wants and how to pass it; else what Azure's pools want.
+fn unauthorized(message: Option<&str>, sessionpad: bool) -> String {
+    if sessionpad {
+        format!(
+            "401 Unauthorized: this sessionpad pool wants the token `sessionpad serve` printed \
+             (its `bearer token:` line): pass it with --token, the SESSIONPAD_TOKEN variable, or \
+             a profile's `auth = \"token-env\"` and `token_env`{}",
+            detail(message)
+        )
+    } else {
+        format!(
+            "401 Unauthorized: the bearer token was missing, expired or for the wrong audience \
+             (it must be issued for https://dynamicsessions.io){}",
+            detail(message)
+        )
     }
 }
 

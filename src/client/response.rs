@@ -22,6 +22,7 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let retry_after = super::retry::retry_after(resp.headers());
+    let sessionpad = from_sessionpad(resp.headers());
     let body = resp.text().await.unwrap_or_default();
     let (body_code, body_message) = parse_error_body(&body);
     let message = body_message.or_else(|| {
@@ -29,7 +30,10 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
         (!t.is_empty()).then(|| t.chars().take(300).collect())
     });
     Err(match status {
-        StatusCode::UNAUTHORIZED => ClientError::Unauthorized { message },
+        StatusCode::UNAUTHORIZED => ClientError::Unauthorized {
+            message,
+            sessionpad,
+        },
         StatusCode::FORBIDDEN => ClientError::Forbidden { message },
         StatusCode::NOT_FOUND => ClientError::NotFound {
             message,
@@ -44,6 +48,16 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
             message: message.unwrap_or_else(|| status.canonical_reason().unwrap_or("").into()),
         },
     })
+}
+
+/// Whether an answer came from a sessionpad pool: its `Server` header is
+/// [`crate::protocol::api::SERVER_PRODUCT`], alone or with `/VERSION`.
+fn from_sessionpad(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::SERVER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split('/').next())
+        .is_some_and(|product| product == crate::protocol::api::SERVER_PRODUCT)
 }
 
 /// Reads `{"error":{"code","message"}}`; either part may be missing.

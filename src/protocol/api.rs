@@ -231,6 +231,13 @@ pub const OUTPUTS_HEADER: &str = "x-sessionpad-outputs";
 /// that may be sessionpad's (loopback); Azure's pools ignore it.
 pub const METADATA_HEADER: &str = "x-sessionpad-metadata";
 
+/// The product a sessionpad pool (`sessionpad serve`, its recording proxy)
+/// names in the `Server` header of its 401 answers (`sessionpad/0.1.0`), so
+/// a client tells it from Azure's pools and says to use the token serve
+/// printed rather than to get an Entra token for the dynamic-sessions
+/// audience.
+pub const SERVER_PRODUCT: &str = "sessionpad";
+
 #[cfg(test)]
 mod tests {
     use super::*;
