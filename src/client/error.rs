@@ -211,6 +211,31 @@ fn detail(message: Option<&str>) -> String {
 mod tests {
     use super::*;
 
+    /// Issue 27 item 18: Azure's 401 names the audience; a sessionpad pool's
+    /// names the token serve printed and how to pass it.
+    #[test]
+    fn a_401_says_which_token_the_pool_wants() {
+        let azure = ClientError::Unauthorized {
+            message: None,
+            sessionpad: false,
+        }
+        .to_string();
+        assert!(azure.contains("https://dynamicsessions.io"), "{azure}");
+        let local = ClientError::Unauthorized {
+            message: Some("the bearer token is not valid for this pool".into()),
+            sessionpad: true,
+        }
+        .to_string();
+        assert!(
+            local.contains("the token `sessionpad serve` printed")
+                && local.contains("--token")
+                && local.contains("SESSIONPAD_TOKEN")
+                && local.ends_with("(the bearer token is not valid for this pool)"),
+            "{local}"
+        );
+        assert!(!local.contains("audience"), "{local}");
+    }
+
     #[test]
     fn a_missing_file_is_named_and_other_404s_keep_their_hint() {
         let local = ClientError::NotFound {
