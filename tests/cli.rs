@@ -873,8 +873,8 @@ fn files_get_into_a_missing_folder_needs_parents_and_gets_the_usual_mode() {
     let made = cwd.path().join("made-here");
     std::fs::write(&made, "").unwrap();
     let usual = std::fs::metadata(&made).unwrap().permissions().mode() & 0o777;
-    let mode = std::fs::metadata(&got).unwrap().permissions().mode() & 0o777;
-    assert_eq!(format!("{mode:o}"), format!("{usual:o}"));
+    let got_mode = std::fs::metadata(&got).unwrap().permissions().mode() & 0o777;
+    assert_eq!(format!("{got_mode:o}"), format!("{usual:o}"));
 }
 
 /// Issue 27 item 8: `files put` no longer replaces a file of the session
@@ -938,7 +938,7 @@ fn keys_of(value: &serde_json::Value, path: &str, verbatim: &[&str], out: &mut V
 }
 
 /// Issue 27 item 17: every `--json` output of sessionpad's own shapes uses
-/// one key style, snake_case (`duration_ms`, `exit_code`, `content_type`),
+/// one key style, `snake_case` (`duration_ms`, `exit_code`, `content_type`),
 /// whatever the command: exec (Python and shell), files, sessions, pool,
 /// log, replay, export.
 #[test]
