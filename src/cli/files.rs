@@ -258,6 +258,9 @@ async fn refuse_replacing(
     let listed = match client.list_files(id, path, false).await {
         Ok(listed) => listed,
         Err(crate::client::ClientError::NotFound { .. }) => return Ok(()),
+        // The upload itself is not possible there either (a folder in
+        // api-version family A): said as the upload would say it.
+        Err(e @ crate::client::ClientError::NotSupported { .. }) => return Err(e.into()),
         Err(e) => bail!(
             "cannot tell whether the session already has these files, as its listing of {} \
              failed ({e}); `files put --force` uploads them anyway, replacing any",

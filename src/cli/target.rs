@@ -64,7 +64,9 @@ pub struct TargetOpt {
     /// Execution limit per cell, in seconds (default 220).
     #[arg(long, global = true)]
     pub timeout: Option<u64>,
-    /// Machine-readable JSON output.
+    /// Machine-readable JSON output (sessionpad's own keys in snake_case;
+    /// shapes the service defines keep their own).
+    #[allow(clippy::doc_markdown)] // this doc is the --help text: no backticks there
     #[arg(long, global = true)]
     pub json: bool,
 }
