@@ -221,18 +221,14 @@ pub(crate) async fn auth(
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
         let Some(given) = given else {
-            return named(WireError::unauthorized(
-                "the Authorization header is missing",
-            ));
+            return named(WireError::unauthorized(crate::protocol::api::TOKEN_MISSING));
         };
         let bearer = given
             .strip_prefix("Bearer ")
             .or_else(|| given.strip_prefix("bearer "))
             .unwrap_or("");
         if !constant_time_eq(bearer.trim().as_bytes(), token.as_bytes()) {
-            return named(WireError::unauthorized(
-                "the bearer token is not valid for this pool",
-            ));
+            return named(WireError::unauthorized(crate::protocol::api::TOKEN_REFUSED));
         }
     }
     next.run(req).await

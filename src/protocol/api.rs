@@ -238,6 +238,15 @@ pub const METADATA_HEADER: &str = "x-sessionpad-metadata";
 /// audience.
 pub const SERVER_PRODUCT: &str = "sessionpad";
 
+/// The message of a sessionpad pool's 401 when the request has no
+/// `Authorization` header: with [`TOKEN_REFUSED`], how a client tells a
+/// sessionpad pool that predates [`SERVER_PRODUCT`] from Azure's.
+pub const TOKEN_MISSING: &str = "the Authorization header is missing";
+
+/// The message of a sessionpad pool's 401 for a bearer token other than its
+/// own (see [`TOKEN_MISSING`]).
+pub const TOKEN_REFUSED: &str = "the bearer token is not valid for this pool";
+
 #[cfg(test)]
 mod tests {
     use super::*;
