@@ -161,7 +161,7 @@ fn exec_on_a_shell_pool_runs_commands_and_exits_with_their_code() {
     ]);
     let v: serde_json::Value = serde_json::from_slice(&sorted.stdout).unwrap();
     assert_eq!(
-        (v["exitCode"].as_i64(), v["stdout"].as_str()),
+        (v["exit_code"].as_i64(), v["stdout"].as_str()),
         (Some(0), Some("a\nb\n"))
     );
     // --stdin-file is refused where the pool takes code (here: as told,
@@ -309,7 +309,7 @@ fn exec_shows_results_as_python_and_every_figure_next_to_a_value() {
     let out = pool.run(id, &["--json", "exec", "-c", "plt.plot([1, 4, 9])"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
-        v["resultText"]
+        v["result_text"]
             .as_str()
             .is_some_and(|t| t.starts_with("[<matplotlib.lines.Line2D")),
         "{v}"
@@ -423,7 +423,14 @@ fn files_put_ls_get_rm_round_trip_byte_identical() {
     let out = dir.path().join("back");
     pool.run_ok(
         id,
-        &["files", "get", "blob #1 ü.bin", "-o", out.to_str().unwrap()],
+        &[
+            "files",
+            "get",
+            "-p",
+            "blob #1 ü.bin",
+            "-o",
+            out.to_str().unwrap(),
+        ],
     );
     assert_eq!(std::fs::read(out.join("blob #1 ü.bin")).unwrap(), bytes);
     // No overwrite without --force, and the existing file is untouched.
@@ -578,8 +585,8 @@ fn a_missing_file_is_named_as_missing() {
 }
 
 /// Issue 11, point 12: `files get NAME DIR` downloads into DIR (created when
-/// missing), as `cp` and `scp` take their last argument, not into the current
-/// folder; `-o` still names the folder for every name.
+/// missing with `-p`, issue 27), as `cp` and `scp` take their last argument,
+/// not into the current folder; `-o` still names the folder for every name.
 #[test]
 fn files_get_name_dir_downloads_into_dir() {
     let pool = Served::start();
@@ -596,7 +603,7 @@ fn files_get_name_dir_downloads_into_dir() {
     // `sessionpad ARGS` on this session, run in `cwd`.
     let with = |args: &[&str]| pool.bare(&pool.with_pool(id, args), cwd.path());
     let with_ok = |args: &[&str]| pool.bare_ok(&pool.with_pool(id, args), cwd.path());
-    with_ok(&["files", "get", "a.txt", "into"]);
+    with_ok(&["files", "get", "-p", "a.txt", "into"]);
     assert_eq!(
         std::fs::read(cwd.path().join("into/a.txt")).unwrap(),
         b"a.txt"
@@ -606,7 +613,7 @@ fn files_get_name_dir_downloads_into_dir() {
         "not into the current folder"
     );
     // Several names, then the folder.
-    with_ok(&["files", "get", "a.txt", "b.txt", "both"]);
+    with_ok(&["files", "get", "-p", "a.txt", "b.txt", "both"]);
     assert!(cwd.path().join("both/a.txt").exists() && cwd.path().join("both/b.txt").exists());
     // One name alone: the current folder.
     with_ok(&["files", "get", "b.txt"]);
@@ -622,7 +629,7 @@ fn files_get_name_dir_downloads_into_dir() {
     );
     assert_eq!(std::fs::read(cwd.path().join("plain")).unwrap(), b"mine");
     // With -o every argument is a name.
-    with_ok(&["files", "get", "a.txt", "b.txt", "-o", "named"]);
+    with_ok(&["files", "get", "-p", "a.txt", "b.txt", "-o", "named"]);
     assert!(cwd.path().join("named/a.txt").exists() && cwd.path().join("named/b.txt").exists());
 }
 
@@ -731,4 +738,351 @@ fn completions_into_a_closed_pipe_end_quietly() {
         assert!(out.status.success(), "{shell}: {:?} {stderr}", out.status);
         assert!(stderr.is_empty(), "{shell}: {stderr}");
     }
+}
+
+/// Issue 27 item 8: `sessions rm ID…` ends the sessions named (positionally,
+/// as `log ID` and `replay ID` take theirs); `sessions show ID` likewise.
+/// `sessions rm` with no identifier at all would end this folder's session:
+/// with standard input not a terminal nobody can be asked, so it is refused
+/// without `--yes` (saying so) and the session lives on.
+#[test]
+fn sessions_rm_takes_identifiers_and_asks_before_ending_this_folders() {
+    let pool = Served::start();
+    for id in ["cli-rm-a", "cli-rm-b", "cli-rm-c"] {
+        pool.run_ok(id, &["exec", "-c", "a = 1"]);
+    }
+    let listed = |cwd: &Path| {
+        pool.bare_ok(
+            &[
+                "--endpoint",
+                &pool.endpoint,
+                "--token",
+                TOKEN,
+                "sessions",
+                "ls",
+            ],
+            cwd,
+        )
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let flags = ["--endpoint", &pool.endpoint, "--token", TOKEN];
+    let with = |args: &[&str]| {
+        let mut all = flags.to_vec();
+        all.extend_from_slice(args);
+        let mut cmd = pool.bare_command(&all, cwd.path());
+        cmd.stdin(std::process::Stdio::null());
+        cmd.output().unwrap()
+    };
+    let show = with(&["--json", "sessions", "show", "cli-rm-a"]);
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&show.stderr)));
+    assert_eq!(v["identifier"], "cli-rm-a");
+    let rm = with(&["sessions", "rm", "cli-rm-a", "cli-rm-b"]);
+    assert!(rm.status.success(), "{}", text(&rm.stderr));
+    let ls = listed(cwd.path());
+    assert!(
+        !ls.contains("cli-rm-a") && !ls.contains("cli-rm-b") && ls.contains("cli-rm-c"),
+        "{ls}"
+    );
+    // This folder's session, then `sessions rm` with no identifier.
+    let here = with(&["--json", "exec", "-c", "b = 2"]);
+    let v: serde_json::Value = serde_json::from_slice(&here.stdout).unwrap();
+    let mine = v["identifier"].as_str().unwrap().to_string();
+    let refused = with(&["sessions", "rm"]);
+    let err = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--yes") && err.contains(&mine) && err.contains("not a terminal"),
+        "{err}"
+    );
+    assert!(listed(cwd.path()).contains(&mine), "still there");
+    let yes = with(&["sessions", "rm", "--yes"]);
+    assert!(yes.status.success(), "{}", text(&yes.stderr));
+    assert!(!listed(cwd.path()).contains(&mine));
+}
+
+/// Issue 27 item 8: `files ls FOLDER` lists the folder (as `ls` does), as
+/// `--path FOLDER` still does.
+#[test]
+fn files_ls_takes_the_folder_positionally() {
+    let pool = Served::start();
+    let id = "cli-ls-sub";
+    pool.run_ok(
+        id,
+        &[
+            "exec",
+            "-c",
+            "import os; os.mkdir('/mnt/data/sub'); open('/mnt/data/sub/in.txt', 'w').write('x')",
+        ],
+    );
+    for args in [
+        &["files", "ls", "sub"][..],
+        &["files", "ls", "--path", "sub"],
+    ] {
+        let out = pool.run(id, args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("in.txt"),
+            "{args:?}: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
+/// Issue 27 item 8: `files get NAME DIR` with DIR missing creates nothing
+/// without `--parents` when nobody can be asked (standard input not a
+/// terminal), and says which flag; with `-p` it creates DIR and its parents.
+/// Downloads get the mode a new file gets (0666 less the umask, as `cp` and
+/// `curl -O` give), not 0600.
+#[test]
+fn files_get_into_a_missing_folder_needs_parents_and_gets_the_usual_mode() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let pool = Served::start();
+    let id = "cli-get-parents";
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("a.txt"), "a").unwrap();
+    pool.run_ok(
+        id,
+        &["files", "put", src.path().join("a.txt").to_str().unwrap()],
+    );
+    let cwd = tempfile::tempdir().unwrap();
+    let deep = cwd.path().join("no/such/deep/dir");
+    let with = |args: &[&str]| {
+        let mut cmd = pool.bare_command(&pool.with_pool(id, args), cwd.path());
+        cmd.stdin(std::process::Stdio::null());
+        cmd.output().unwrap()
+    };
+    for args in [
+        &["files", "get", "a.txt", deep.to_str().unwrap()][..],
+        &["files", "get", "a.txt", "-o", deep.to_str().unwrap()],
+    ] {
+        let out = with(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("--parents") && err.contains("does not exist"),
+            "{err}"
+        );
+        assert!(!cwd.path().join("no").exists(), "{args:?}: nothing created");
+    }
+    let out = with(&["files", "get", "a.txt", "-p", deep.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = deep.join("a.txt");
+    assert_eq!(std::fs::read(&got).unwrap(), b"a");
+    // What a file this process creates gets: the same umask as the child's.
+    let made = cwd.path().join("made-here");
+    std::fs::write(&made, "").unwrap();
+    let usual = std::fs::metadata(&made).unwrap().permissions().mode() & 0o777;
+    let got_mode = std::fs::metadata(&got).unwrap().permissions().mode() & 0o777;
+    assert_eq!(format!("{got_mode:o}"), format!("{usual:o}"));
+}
+
+/// Issue 27 item 8: `files put` no longer replaces a file of the session
+/// without `--force` (as `get` keeps local files), and a local folder is named
+/// as a folder, not blamed on the pool.
+#[test]
+fn files_put_refuses_to_replace_without_force_and_names_folders() {
+    let pool = Served::start();
+    let id = "cli-put-force";
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("n.txt");
+    std::fs::write(&local, "first").unwrap();
+    pool.run_ok(id, &["files", "put", local.to_str().unwrap()]);
+    std::fs::write(&local, "second").unwrap();
+    let again = pool.run(id, &["files", "put", local.to_str().unwrap()]);
+    let err = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert!(err.contains("n.txt") && err.contains("--force"), "{err}");
+    let cat = pool.run_ok(id, &["exec", "-c", "print(open('/mnt/data/n.txt').read())"]);
+    assert_eq!(cat, "first\n");
+    pool.run_ok(id, &["files", "put", "--force", local.to_str().unwrap()]);
+    let cat = pool.run_ok(id, &["exec", "-c", "print(open('/mnt/data/n.txt').read())"]);
+    assert_eq!(cat, "second\n");
+    // Into a folder: the same check there.
+    pool.run_ok(
+        id,
+        &["files", "put", "--path", "sub", local.to_str().unwrap()],
+    );
+    let again = pool.run(
+        id,
+        &["files", "put", "--path", "sub", local.to_str().unwrap()],
+    );
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    // A local folder.
+    let folder = pool.run(id, &["files", "put", dir.path().to_str().unwrap()]);
+    let err = text(&folder.stderr);
+    assert_eq!(folder.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a folder"), "{err}");
+    assert!(!err.contains("cannot reach"), "{err}");
+}
+
+/// Every key of `value` (at any depth), with its path, except below the keys
+/// in `verbatim` (values the session or the service chose: a cell's result).
+fn keys_of(value: &serde_json::Value, path: &str, verbatim: &[&str], out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(format!("{path}.{k}"));
+                if !verbatim.contains(&k.as_str()) {
+                    keys_of(v, &format!("{path}.{k}"), verbatim, out);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for v in items {
+                keys_of(v, &format!("{path}[]"), verbatim, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Issue 27 item 17: every `--json` output of sessionpad's own shapes uses
+/// one key style, `snake_case` (`duration_ms`, `exit_code`, `content_type`),
+/// whatever the command: exec (Python and shell), files, sessions, pool,
+/// log, replay, export.
+#[test]
+fn every_json_output_uses_snake_case_keys() {
+    let pool = Served::start();
+    let shell = Served::start_shell();
+    let id = "cli-json-keys";
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("k.txt");
+    std::fs::write(&local, "k").unwrap();
+    let local = local.to_str().unwrap();
+    let out_dir = dir.path().join("out");
+    let out_dir = out_dir.to_str().unwrap();
+    let nb = dir.path().join("nb.ipynb");
+    let nb = nb.to_str().unwrap();
+    let mut outputs: Vec<(String, String)> = Vec::new();
+    let mut json = |pool: &Served, args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = pool.run(id, &all);
+        outputs.push((args.join(" "), text(&out.stdout)));
+        assert!(
+            out.status.code().is_some_and(|c| c < 2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    };
+    json(
+        &pool,
+        &[
+            "exec",
+            "-c",
+            "import os; os.mkdir('/mnt/data/d'); {'camelKey': 1}",
+        ],
+    );
+    json(&pool, &["files", "put", local]);
+    json(&pool, &["files", "ls"]);
+    json(&pool, &["files", "ls", "--recursive"]);
+    json(&pool, &["files", "stat", "k.txt"]);
+    json(&pool, &["files", "get", "-p", "k.txt", "-o", out_dir]);
+    json(&pool, &["sessions", "ls"]);
+    json(&pool, &["sessions", "show"]);
+    json(&pool, &["pool", "info"]);
+    json(&pool, &["export", "--recorded", id, "-o", nb]);
+    json(&pool, &["files", "rm", "k.txt"]);
+    json(
+        &shell,
+        &["--container-type", "shell", "exec", "-c", "exit 1"],
+    );
+    json(&shell, &["pool", "info"]);
+    json(&pool, &["log", id]);
+    json(&pool, &["log", "--sessions"]);
+    json(&pool, &["replay", id]);
+    json(&pool, &["sessions", "rm"]);
+    let snake = |k: &str| {
+        k.starts_with(|c: char| c.is_ascii_lowercase())
+            && k.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            && !k.contains("__")
+            && !k.ends_with('_')
+    };
+    let mut wrong = Vec::new();
+    for (args, stdout) in &outputs {
+        assert!(!stdout.trim().is_empty(), "{args}: nothing printed");
+        // Pretty JSON, or one JSON object a line (`log`).
+        let docs: Vec<serde_json::Value> = serde_json::from_str(stdout).map_or_else(
+            |_| {
+                stdout
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{args}: {e}: {l}")))
+                    .collect()
+            },
+            |v| vec![v],
+        );
+        let mut keys = Vec::new();
+        for doc in &docs {
+            keys_of(doc, "", &["result"], &mut keys);
+        }
+        // `files get` prints the paths written: no keys.
+        assert!(
+            !keys.is_empty() || args.starts_with("files get"),
+            "{args}: no keys in {stdout}"
+        );
+        for k in keys {
+            let last = k.rsplit('.').next().unwrap_or_default();
+            if !snake(last) {
+                wrong.push(format!("{args}: {k}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "not snake_case:\n{}", wrong.join("\n"));
+}
+
+/// Issue 27 item 18: a `sessionpad serve` on loopback, reached over http
+/// without a token (or with a wrong one), is told apart from Azure: the error
+/// says to use the token serve printed and how to pass it, not to install
+/// the Azure CLI nor to get a token for Azure's audience.
+#[test]
+fn a_local_serve_without_or_with_a_wrong_token_says_to_use_the_printed_one() {
+    let pool = Served::start();
+    let cwd = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--token", "not-the-token"]] {
+        let mut args = vec!["--endpoint", pool.endpoint.as_str()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--identifier", "cli-tok", "exec", "-c", "1"]);
+        let mut cmd = pool.bare_command(&args, cwd.path());
+        // No az on PATH: what a machine without the Azure CLI sees.
+        cmd.env("PATH", "/nonexistent");
+        let out = cmd.output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(
+            err.contains("the token `sessionpad serve` printed")
+                && err.contains("--token")
+                && err.contains("SESSIONPAD_TOKEN"),
+            "{extra:?}: {err}"
+        );
+        assert!(
+            !err.contains("Azure CLI") && !err.contains("audience"),
+            "{extra:?}: {err}"
+        );
+    }
+}
+
+/// Issue 27 item 18: a pool that does not answer is reported with its cause
+/// once, not the same words twice.
+#[test]
+fn a_connection_error_prints_its_cause_once() {
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let data = tempfile::tempdir().unwrap();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let out = common::sessionpad_command(data.path())
+        .args(["--endpoint", &endpoint, "--token", "t", "--identifier", "x"])
+        .args(["exec", "-c", "1"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot reach the session pool"), "{err}");
+    assert_eq!(err.matches("error sending request").count(), 1, "{err}");
+    assert!(err.contains("Connection refused"), "{err}");
 }

@@ -1075,7 +1075,7 @@ async fn error_answers_become_typed_errors() {
     );
     let e = c.list_files(ID, None, false).await.unwrap_err();
     assert!(
-        matches!(&e, ClientError::Unauthorized { message: Some(m) } if m == "token expired"),
+        matches!(&e, ClientError::Unauthorized { message: Some(m), .. } if m == "token expired"),
         "{e:?}"
     );
     let e = c.pool_metadata().await.unwrap_err();

@@ -217,8 +217,24 @@ async fn a_wrong_token_is_a_401_the_client_explains() {
     })
     .unwrap();
     let err = client.execute(&identifier(), "1", LIMIT).await.unwrap_err();
-    assert!(matches!(err, ClientError::Unauthorized { .. }), "{err}");
-    assert!(err.to_string().contains("dynamicsessions.io"));
+    // The local pool names itself (`Server: sessionpad/…`): its token is the
+    // one serve printed, not an Entra token for Azure's audience (issue 27).
+    assert!(
+        matches!(
+            err,
+            ClientError::Unauthorized {
+                sessionpad: true,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("the token `sessionpad serve` printed"),
+        "{err}"
+    );
+    assert!(!err.to_string().contains("dynamicsessions.io"), "{err}");
 }
 
 #[tokio::test]

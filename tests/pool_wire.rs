@@ -162,6 +162,10 @@ async fn errors_have_azure_codes() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 401);
     assert_eq!(resp.headers()["x-ms-error-code"], "Unauthorized");
+    // The pool names itself on a 401, so a client says to use the token
+    // serve printed rather than Azure's audience (issue 27 item 18).
+    let server = resp.headers()["server"].to_str().unwrap();
+    assert!(server.starts_with("sessionpad/"), "{server}");
 }
 
 #[tokio::test]

@@ -91,7 +91,7 @@ async fn run_tui(mut target: cli::TargetOpt, follow: Option<String>) -> ExitCode
         Err(e) => {
             // Not `eprintln!`, which panics when standard error is gone (the
             // terminal closed under the notebook).
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", cli::error_text(&e));
             ExitCode::from(2)
         }
     }

@@ -142,11 +142,11 @@ fn shell_exit_status(exec: &ShellExecution) -> u8 {
 fn shell_json(exec: &ShellExecution, identifier: &str) -> Value {
     json!({
         "identifier": identifier,
-        "executionId": exec.id,
-        "exitCode": exec.exit_code,
+        "execution_id": exec.id,
+        "exit_code": exec.exit_code,
         "stdout": exec.stdout,
         "stderr": exec.stderr,
-        "durationMs": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
+        "duration_ms": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
     })
 }
 
@@ -210,15 +210,15 @@ fn print_human(exec: &Execution, saved: &[PathBuf], saving: bool) {
 fn to_json(exec: &Execution, identifier: &str, saved: &[PathBuf]) -> Value {
     json!({
         "identifier": identifier,
-        "executionId": exec.id,
+        "execution_id": exec.id,
         "status": exec.status.family_b_name(),
         "stdout": exec.stdout,
         "stderr": exec.stderr,
         // The typed value where the reply carried one (a Jupyter-format reply
         // carries only text), and the value as Python shows it.
         "result": exec.result.as_ref().map(|v| v.json.clone().unwrap_or_else(|| Value::String(v.text.clone()))),
-        "resultText": exec.result.as_ref().map(|v| v.text.as_str()),
-        "durationMs": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
+        "result_text": exec.result.as_ref().map(|v| v.text.as_str()),
+        "duration_ms": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
         "images": exec.images.iter().enumerate().map(|(i, img)| json!({
             "format": img.format,
             "bytes": img.data.len(),

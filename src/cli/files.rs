@@ -19,27 +19,35 @@ use crate::text::sanitize;
 /// File commands.
 #[derive(Debug, Subcommand)]
 pub enum FilesCmd {
-    /// List files (in a folder with --path, all below it with --recursive).
+    /// List files (in FOLDER, all below it with --recursive).
     Ls {
-        /// Folder below /mnt/data.
-        #[arg(long)]
+        /// Folder below /mnt/data (default: /mnt/data itself).
+        #[arg(value_name = "FOLDER")]
+        folder: Option<String>,
+        /// The same as FOLDER.
+        #[arg(long, value_name = "FOLDER", conflicts_with = "folder")]
         path: Option<String>,
         /// Include every sub-folder (api-version 2025-10-02-preview).
         #[arg(long)]
         recursive: bool,
     },
-    /// Upload local files.
+    /// Upload local files (never replacing a file of the session without
+    /// --force).
     Put {
-        /// Local files.
+        /// Local files (not folders).
         #[arg(required = true)]
         local: Vec<PathBuf>,
         /// Folder below /mnt/data to put them in.
-        #[arg(long)]
+        #[arg(long, value_name = "FOLDER")]
         path: Option<String>,
+        /// Replace files the session already has.
+        #[arg(long)]
+        force: bool,
     },
     /// Download files into a local folder (never overwriting without --force):
-    /// `get NAME` into the current folder, `get NAME... DIR` into DIR (created
-    /// when missing), `get NAME... -o DIR` likewise.
+    /// `get NAME` into the current folder, `get NAME... DIR` into DIR, `get
+    /// NAME... -o DIR` likewise. A missing DIR is created after asking, or
+    /// with --parents.
     #[command(override_usage = "sessionpad files get [OPTIONS] <NAME>... [DIR]")]
     Get {
         /// Remote file names, then the local folder when more than one is given
@@ -52,6 +60,9 @@ pub enum FilesCmd {
         /// Replace existing local files.
         #[arg(long)]
         force: bool,
+        /// Create the folder (and its parents) when missing, without asking.
+        #[arg(long, short = 'p')]
+        parents: bool,
     },
     /// Delete files.
     Rm {
@@ -67,12 +78,27 @@ pub enum FilesCmd {
 }
 
 /// Runs a file command.
+///
+/// # Errors
+///
+/// Local files that cannot be uploaded (a folder, a missing file) and a
+/// download folder that is missing and not to be created are refused before
+/// the pool is reached; then the pool's errors, and a session file `put`
+/// would replace without `--force`.
 pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let settings = target.settings()?;
+    let Some(cmd) = checked_locally(cmd)? else {
+        return Ok(ExitCode::from(1));
+    };
     let conn = connect(&settings).await?;
     let (client, id, json) = (&conn.client, settings.identifier.as_str(), target.json);
     match cmd {
-        FilesCmd::Ls { path, recursive } => {
+        FilesCmd::Ls {
+            folder,
+            path,
+            recursive,
+        } => {
+            let path = folder.or(path);
             let files = client.list_files(id, path.as_deref(), recursive).await?;
             if json {
                 output::json(&serde_json::to_value(&files)?);
@@ -91,7 +117,10 @@ pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> 
                 print_listing(std::slice::from_ref(&f));
             }
         }
-        FilesCmd::Put { local, path } => {
+        FilesCmd::Put { local, path, force } => {
+            if !force {
+                refuse_replacing(client, id, &local, path.as_deref()).await?;
+            }
             let mut done = Vec::new();
             for file in &local {
                 done.push(put(client, id, file, path.as_deref(), json).await?);
@@ -100,8 +129,10 @@ pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> 
                 output::json(&serde_json::to_value(&done)?);
             }
         }
-        FilesCmd::Get { names, out, force } => {
-            let (names, out) = destination(names, out)?;
+        FilesCmd::Get {
+            names, out, force, ..
+        } => {
+            let out = out.unwrap_or_else(|| PathBuf::from("."));
             let mut written = Vec::new();
             for name in &names {
                 written.push(get(client, id, name, &out, force, json).await?);
@@ -123,6 +154,137 @@ pub async fn run(cmd: FilesCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> 
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What can be checked of a file command before the pool is reached: `put`'s
+/// local files are files; `get`'s folder ([`destination`], then set as its
+/// `out`) exists, or is created with `--parents` or after asking. `None` when
+/// the person declined to create the folder (said).
+///
+/// # Errors
+///
+/// A local folder or missing file given to `put`; `get`'s folder missing
+/// while nobody can be asked and `--parents` is not given, or not creatable.
+fn checked_locally(cmd: FilesCmd) -> anyhow::Result<Option<FilesCmd>> {
+    match cmd {
+        FilesCmd::Put {
+            ref local,
+            ref path,
+            ..
+        } => {
+            for file in local {
+                uploadable(file, path.as_deref())?;
+            }
+            Ok(Some(cmd))
+        }
+        FilesCmd::Get {
+            names,
+            out,
+            force,
+            parents,
+        } => {
+            let (names, out) = destination(names, out)?;
+            if !out.exists() && !folder_made(&out, parents)? {
+                return Ok(None);
+            }
+            Ok(Some(FilesCmd::Get {
+                names,
+                out: Some(out),
+                force,
+                parents,
+            }))
+        }
+        other => Ok(Some(other)),
+    }
+}
+
+/// Refuses a local path `files put` cannot upload: a folder (named as such,
+/// with what to type instead) or a path that is not there.
+fn uploadable(file: &Path, path: Option<&str>) -> anyhow::Result<()> {
+    let meta = std::fs::metadata(file).with_context(|| format!("reading {}", file.display()))?;
+    if meta.is_dir() {
+        let into = path.map_or_else(String::new, |p| format!(" --path {p}"));
+        bail!(
+            "{dir} is a folder; `files put` uploads files: use `sessionpad files put{into} {dir}/*` \
+             for the files in it (sub-folders are not uploaded)",
+            dir = file.display()
+        );
+    }
+    Ok(())
+}
+
+/// Creates the missing download folder `out` with its parents when `parents`
+/// is given or the person agrees; false when they decline (said).
+///
+/// # Errors
+///
+/// Nobody can be asked (standard input is not a terminal) and `parents` is
+/// not given (the flag is named); the folder cannot be created.
+fn folder_made(out: &Path, parents: bool) -> anyhow::Result<bool> {
+    if !parents {
+        let question = format!("{} does not exist; create it?", out.display());
+        match output::confirm(&question)? {
+            Some(true) => {}
+            Some(false) => {
+                eprintln!("nothing downloaded");
+                return Ok(false);
+            }
+            None => bail!(
+                "{} does not exist: give --parents (-p) to create it (standard input is not \
+                 a terminal, so nobody can be asked)",
+                out.display()
+            ),
+        }
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    Ok(true)
+}
+
+/// Refuses an upload that would replace a file the session already has in
+/// folder `path` (one listing of that folder for all of `local`). A folder
+/// that is not there yet holds nothing to replace.
+///
+/// # Errors
+///
+/// A local file's name is in the listing (`--force` named), or the listing
+/// failed, so whether one would be replaced cannot be told (said, with
+/// `--force`).
+async fn refuse_replacing(
+    client: &SessionClient,
+    id: &str,
+    local: &[PathBuf],
+    path: Option<&str>,
+) -> anyhow::Result<()> {
+    let listed = match client.list_files(id, path, false).await {
+        Ok(listed) => listed,
+        Err(crate::client::ClientError::NotFound { .. }) => return Ok(()),
+        // The upload itself is not possible there either (a folder in
+        // api-version family A): said as the upload would say it.
+        Err(e @ crate::client::ClientError::NotSupported { .. }) => return Err(e.into()),
+        Err(e) => bail!(
+            "cannot tell whether the session already has these files, as its listing of {} \
+             failed ({e}); `files put --force` uploads them anyway, replacing any",
+            data_folder(path)
+        ),
+    };
+    for file in local {
+        let name = upload_name(file)?;
+        if listed.iter().any(|f| f.path() == name) {
+            bail!(
+                "{} exists in the session's {}; use --force to replace it",
+                sanitize::plain(name),
+                data_folder(path)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The name a local file is uploaded under: its own file name.
+fn upload_name(file: &Path) -> anyhow::Result<&str> {
+    file.file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| format!("{} has no usable file name", file.display()))
 }
 
 /// The remote names and the local folder of `files get`: `--out` when given
@@ -209,10 +371,7 @@ async fn put(
     path: Option<&str>,
     json: bool,
 ) -> anyhow::Result<RemoteFile> {
-    let name = file
-        .file_name()
-        .and_then(|n| n.to_str())
-        .with_context(|| format!("{} has no usable file name", file.display()))?;
+    let name = upload_name(file)?;
     let size = std::fs::metadata(file)
         .with_context(|| format!("reading {}", file.display()))?
         .len();
@@ -227,9 +386,11 @@ async fn put(
     Ok(remote)
 }
 
-/// Downloads `name` into `out` under a safe local name, through a temporary file
-/// in the same folder that is renamed into place only when complete; an existing
-/// file is replaced only with `force`.
+/// Downloads `name` into the existing folder `out` under a safe local name,
+/// through a temporary file in the same folder that is renamed into place only
+/// when complete; an existing file is replaced only with `force`. The file
+/// gets the mode a new file gets (0666 less the umask, as `cp` and `curl -O`
+/// give), not the temporary file's 0600.
 async fn get(
     client: &SessionClient,
     id: &str,
@@ -238,13 +399,13 @@ async fn get(
     force: bool,
     json: bool,
 ) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let dest = localname::local_path(out, name);
     if dest.exists() && !force {
         bail!("{} exists; use --force to replace it", dest.display());
     }
     let tmp = tempfile::Builder::new()
         .prefix(".sessionpad-download-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .tempfile_in(out)
         .with_context(|| format!("creating a temporary file in {}", out.display()))?;
     let pb = bar(None, name, json);

@@ -267,9 +267,28 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         if closed_pipe(&e) {
             return ExitCode::SUCCESS;
         }
-        let _ = writeln!(std::io::stderr(), "error: {e:#}");
+        let _ = writeln!(std::io::stderr(), "error: {}", error_text(&e));
         ExitCode::from(2)
     })
+}
+
+/// `e` and its causes as one line, each said once: `context: cause: cause`,
+/// leaving out a cause whose words the text before already holds (an error
+/// whose message includes its source, as `cannot reach the session pool at
+/// …: {source}` does, where `{e:#}` printed the source twice).
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let said = cause.to_string();
+        if said.is_empty() || text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
 }
 
 /// True when `e` comes from writing to a pipe whose reader has gone
@@ -302,6 +321,22 @@ mod tests {
             help.contains("kitty, sixel, iterm2 or halfblocks"),
             "{help}"
         );
+    }
+
+    /// Issue 27 item 18: a cause the message already holds is said once.
+    #[test]
+    fn an_errors_causes_are_said_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot reach it: {0}")]
+        struct Outer(#[source] std::io::Error);
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let e = anyhow::Error::new(Outer(io)).context("reaching the pool");
+        assert_eq!(
+            error_text(&e),
+            "reaching the pool: cannot reach it: refused"
+        );
+        let plain = anyhow::anyhow!("just this");
+        assert_eq!(error_text(&plain), "just this");
     }
 
     #[test]

@@ -50,6 +50,32 @@ pub fn json(value: &serde_json::Value) {
     outln!("{text}");
 }
 
+/// Asks `question` (on standard error, ending in `[y/N]`) and reads the
+/// answer from standard input: `Some(true)` for `y` or `yes` (any case),
+/// `Some(false)` for anything else or end of input; `None` without asking
+/// when standard input is not a terminal (nobody to ask: the caller refuses
+/// and names the flag that skips the question).
+///
+/// # Errors
+///
+/// Standard input cannot be read.
+pub fn confirm(question: &str) -> std::io::Result<Option<bool>> {
+    if !std::io::stdin().is_terminal() {
+        return Ok(None);
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{question} [y/N] ").and_then(|()| err.flush());
+    drop(err);
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    Ok(Some(is_yes(&line)))
+}
+
+/// Whether an answer typed to [`confirm`] means yes.
+fn is_yes(answer: &str) -> bool {
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
 /// A short human size (`512 B`, `1.5 KiB`, `3.0 MiB`): the same as the TUI shows.
 pub use crate::text::human_size;
 
@@ -66,6 +92,16 @@ mod tests {
         let mut pipe = Vec::new();
         write(&mut pipe, false, hostile);
         assert_eq!(pipe, hostile.as_bytes());
+    }
+
+    #[test]
+    fn only_y_or_yes_is_yes() {
+        for yes in ["y\n", "Y", " yes \n", "YES"] {
+            assert!(is_yes(yes), "{yes:?}");
+        }
+        for no in ["", "\n", "n", "no", "yess", "ja"] {
+            assert!(!is_yes(no), "{no:?}");
+        }
     }
 
     #[test]

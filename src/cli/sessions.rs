@@ -16,11 +16,22 @@ use crate::text::sanitize;
 pub enum SessionsCmd {
     /// List the pool's sessions.
     Ls,
-    /// Show one session (default: this directory's).
-    Show,
-    /// End a session: its state and files are gone (`DELETE session`, or
-    /// `.management/stopSession` with `--pool-type custom-container`).
-    Rm,
+    /// Show one session (default: --identifier, else this directory's).
+    Show {
+        /// The session identifier.
+        id: Option<String>,
+    },
+    /// End sessions: their state and files are gone (`DELETE session`, or
+    /// `.management/stopSession` with `--pool-type custom-container`). With no
+    /// ID: --identifier's session, else this directory's, after asking.
+    Rm {
+        /// The session identifiers.
+        ids: Vec<String>,
+        /// End this directory's session without asking (needed when standard
+        /// input is not a terminal).
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
 }
 
 /// Pool commands.
@@ -35,8 +46,13 @@ pub enum PoolCmd {
     Stop,
 }
 
-/// Runs a session command. `show` and `rm` act on `--identifier` (default: this
-/// directory's session).
+/// Runs a session command. `show` and `rm` act on the identifiers given,
+/// else on `--identifier` (default: this directory's session, which `rm` ends
+/// only after asking, or with `--yes`).
+///
+/// # Errors
+///
+/// The pool's errors; `rm` of this directory's session refused or declined.
 pub async fn run_sessions(cmd: SessionsCmd, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     let settings = target.settings()?;
     let conn = connect(&settings).await?;
@@ -55,24 +71,69 @@ pub async fn run_sessions(cmd: SessionsCmd, target: &TargetOpt) -> anyhow::Resul
                 }
             }
         }
-        SessionsCmd::Show => {
-            let s = client.pool_session(id).await?;
+        SessionsCmd::Show { id: named } => {
+            let s = client.pool_session(named.as_deref().unwrap_or(id)).await?;
             if target.json {
                 output::json(&serde_json::to_value(&s)?);
             } else {
                 print_session(&s);
             }
         }
-        SessionsCmd::Rm => {
-            let message = client.end_session(id).await?;
-            if target.json {
-                output::json(&json!({"deleted": id, "message": message}));
+        SessionsCmd::Rm { ids, yes } => {
+            let ids = if ids.is_empty() {
+                if settings.derived_identifier && !yes && !confirmed_ending_this_folders(id)? {
+                    return Ok(ExitCode::from(1));
+                }
+                vec![id.to_string()]
             } else {
-                eprintln!("{}", sanitize::plain(&message));
+                ids
+            };
+            let mut ended = Vec::new();
+            for id in &ids {
+                let message = client.end_session(id).await?;
+                if target.json {
+                    ended.push(json!({"deleted": id, "message": message}));
+                } else {
+                    eprintln!("{}", sanitize::plain(&message));
+                }
+            }
+            if target.json {
+                // One object for one session, as before; a list for several.
+                output::json(&match ended.as_slice() {
+                    [one] => one.clone(),
+                    _ => json!(ended),
+                });
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Asks before `sessions rm` with no identifier ends this directory's
+/// session `id`: true to go on, false when the answer was no (said).
+///
+/// # Errors
+///
+/// Standard input is not a terminal (nobody to ask: `--yes` is named), or
+/// cannot be read.
+fn confirmed_ending_this_folders(id: &str) -> anyhow::Result<bool> {
+    let question = format!(
+        "end this directory's session {}? Its variables and /mnt/data files are lost",
+        sanitize::plain(id)
+    );
+    match output::confirm(&question)? {
+        Some(true) => Ok(true),
+        Some(false) => {
+            eprintln!("not ended");
+            Ok(false)
+        }
+        None => anyhow::bail!(
+            "`sessions rm` without an identifier ends this directory's session {}: \
+             standard input is not a terminal, so nobody can be asked; give --yes to end it, \
+             or name sessions (`sessions rm ID...`)",
+            sanitize::plain(id)
+        ),
+    }
 }
 
 fn time(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
@@ -151,7 +212,7 @@ async fn stop(
     if json {
         let list: Vec<_> = stopped
             .iter()
-            .map(|(t, pid)| json!({ "containerType": t.arm_name(), "pid": pid }))
+            .map(|(t, pid)| json!({ "container_type": t.arm_name(), "pid": pid }))
             .collect();
         // `stopped` keeps its old meaning (the Python pool's pid, or null).
         let python = stopped

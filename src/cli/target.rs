@@ -64,7 +64,9 @@ pub struct TargetOpt {
     /// Execution limit per cell, in seconds (default 220).
     #[arg(long, global = true)]
     pub timeout: Option<u64>,
-    /// Machine-readable JSON output.
+    /// Machine-readable JSON output (sessionpad's own keys in snake_case;
+    /// shapes the service defines keep their own).
+    #[allow(clippy::doc_markdown)] // this doc is the --help text: no backticks there
     #[arg(long, global = true)]
     pub json: bool,
 }
@@ -171,7 +173,7 @@ impl TargetOpt {
             self.auth.or(profile.auth),
             self.client_id.clone().or(profile.client_id.clone()),
             token.is_some(),
-            endpoint.is_some(),
+            endpoint.as_deref(),
         )?;
         Ok(Settings {
             endpoint,
@@ -204,13 +206,16 @@ impl TargetOpt {
 }
 
 /// The credential for a remote endpoint: the kind asked for, else a static token
-/// when one is given, else the Azure CLI / Developer CLI login.
+/// when one is given, else, for a plain-http loopback endpoint (a `sessionpad
+/// serve`, whose token is the one it printed; one run with `--no-auth` wants
+/// none), no header, else the Azure CLI / Developer CLI login.
 fn auth_config(
     kind: Option<AuthKind>,
     client_id: Option<String>,
     have_token: bool,
-    remote: bool,
+    endpoint: Option<&str>,
 ) -> anyhow::Result<Option<AuthConfig>> {
+    let entra_by_default = endpoint.is_some_and(|e| !loopback_http(e)) && !have_token;
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     Ok(match kind {
         Some(AuthKind::Az) => Some(AuthConfig::DeveloperTools),
@@ -234,9 +239,25 @@ fn auth_config(
         }
         Some(AuthKind::None) => Some(AuthConfig::None),
         Some(AuthKind::TokenEnv) => None,
-        None if remote && !have_token => Some(AuthConfig::DeveloperTools),
+        None if entra_by_default => Some(AuthConfig::DeveloperTools),
         None => None,
     })
+}
+
+/// Whether `endpoint` is plain http on this machine (`localhost`, a loopback
+/// address): a sessionpad pool, never one of Azure's (https), so no Entra
+/// token is fetched for it by default.
+fn loopback_http(endpoint: &str) -> bool {
+    let Ok(url) = url::Url::parse(endpoint.trim()) else {
+        return false;
+    };
+    url.scheme() == "http"
+        && match url.host() {
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        }
 }
 
 fn profile_token(profile: &Profile) -> anyhow::Result<Option<String>> {

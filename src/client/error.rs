@@ -37,14 +37,17 @@ pub enum ClientError {
         message: String,
     },
     /// HTTP 401: the bearer token is missing, expired or for the wrong audience
-    /// (it must be for `https://dynamicsessions.io`).
-    #[error(
-        "401 Unauthorized: the bearer token was missing, expired or for the wrong audience \
-         (it must be issued for https://dynamicsessions.io){}", detail(.message.as_deref())
-    )]
+    /// (it must be for `https://dynamicsessions.io`); from a sessionpad pool
+    /// (`sessionpad serve`, its recording proxy), missing or not the one it
+    /// printed.
+    #[error("{}", unauthorized(.message.as_deref(), *.sessionpad))]
     Unauthorized {
         /// The service's message, if any.
         message: Option<String>,
+        /// The answer came from a sessionpad pool (its `Server` header names
+        /// [`crate::protocol::api::SERVER_PRODUCT`]), whose token is the one
+        /// `sessionpad serve` printed, not an Entra token.
+        sessionpad: bool,
     },
     /// HTTP 403: the caller lacks the "Azure ContainerApps Session Executor" role on
     /// the session pool (or the assignment has not propagated yet).
@@ -178,6 +181,25 @@ fn not_found(message: Option<&str>, code: Option<&str>, missing: Option<&str>) -
     }
 }
 
+/// The text of [`ClientError::Unauthorized`]: from a sessionpad pool, which
+/// token it wants and how to pass it; else what Azure's pools want.
+fn unauthorized(message: Option<&str>, sessionpad: bool) -> String {
+    if sessionpad {
+        format!(
+            "401 Unauthorized: this sessionpad pool wants the token `sessionpad serve` printed \
+             (its `bearer token:` line): pass it with --token, the SESSIONPAD_TOKEN variable, or \
+             a profile's `auth = \"token-env\"` and `token_env`{}",
+            detail(message)
+        )
+    } else {
+        format!(
+            "401 Unauthorized: the bearer token was missing, expired or for the wrong audience \
+             (it must be issued for https://dynamicsessions.io){}",
+            detail(message)
+        )
+    }
+}
+
 fn detail(message: Option<&str>) -> String {
     message
         .filter(|m| !m.is_empty())
@@ -188,6 +210,31 @@ fn detail(message: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 27 item 18: Azure's 401 names the audience; a sessionpad pool's
+    /// names the token serve printed and how to pass it.
+    #[test]
+    fn a_401_says_which_token_the_pool_wants() {
+        let azure = ClientError::Unauthorized {
+            message: None,
+            sessionpad: false,
+        }
+        .to_string();
+        assert!(azure.contains("https://dynamicsessions.io"), "{azure}");
+        let local = ClientError::Unauthorized {
+            message: Some("the bearer token is not valid for this pool".into()),
+            sessionpad: true,
+        }
+        .to_string();
+        assert!(
+            local.contains("the token `sessionpad serve` printed")
+                && local.contains("--token")
+                && local.contains("SESSIONPAD_TOKEN")
+                && local.ends_with("(the bearer token is not valid for this pool)"),
+            "{local}"
+        );
+        assert!(!local.contains("audience"), "{local}");
+    }
 
     #[test]
     fn a_missing_file_is_named_and_other_404s_keep_their_hint() {

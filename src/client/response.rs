@@ -22,6 +22,7 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let retry_after = super::retry::retry_after(resp.headers());
+    let sessionpad = from_sessionpad(resp.headers());
     let body = resp.text().await.unwrap_or_default();
     let (body_code, body_message) = parse_error_body(&body);
     let message = body_message.or_else(|| {
@@ -29,7 +30,15 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
         (!t.is_empty()).then(|| t.chars().take(300).collect())
     });
     Err(match status {
-        StatusCode::UNAUTHORIZED => ClientError::Unauthorized { message },
+        StatusCode::UNAUTHORIZED => ClientError::Unauthorized {
+            // A serve that predates its `Server` header says its own words.
+            sessionpad: sessionpad
+                || matches!(
+                    message.as_deref(),
+                    Some(crate::protocol::api::TOKEN_MISSING | crate::protocol::api::TOKEN_REFUSED)
+                ),
+            message,
+        },
         StatusCode::FORBIDDEN => ClientError::Forbidden { message },
         StatusCode::NOT_FOUND => ClientError::NotFound {
             message,
@@ -44,6 +53,16 @@ pub(crate) async fn check(resp: Response) -> Result<Response, ClientError> {
             message: message.unwrap_or_else(|| status.canonical_reason().unwrap_or("").into()),
         },
     })
+}
+
+/// Whether an answer came from a sessionpad pool: its `Server` header is
+/// [`crate::protocol::api::SERVER_PRODUCT`], alone or with `/VERSION`.
+fn from_sessionpad(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::SERVER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split('/').next())
+        .is_some_and(|product| product == crate::protocol::api::SERVER_PRODUCT)
 }
 
 /// Reads `{"error":{"code","message"}}`; either part may be missing.
@@ -190,6 +209,37 @@ pub(crate) fn count(v: Option<&Value>) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 27 item 18: a 401 from a sessionpad pool is known by its `Server`
+    /// header, or (a serve from before that header) by its own words; any
+    /// other 401 is Azure's.
+    #[tokio::test]
+    async fn a_sessionpad_pools_401_is_told_from_azures() {
+        let answer = |server: Option<&str>, message: &str| {
+            let mut resp = axum::http::Response::builder().status(401);
+            if let Some(server) = server {
+                resp = resp.header("server", server);
+            }
+            let body = serde_json::json!({"error": {"code": "Unauthorized", "message": message}});
+            reqwest::Response::from(resp.body(body.to_string()).unwrap())
+        };
+        for (server, message, sessionpad) in [
+            (Some("sessionpad/0.1.0"), "no", true),
+            (None, crate::protocol::api::TOKEN_REFUSED, true),
+            (None, crate::protocol::api::TOKEN_MISSING, true),
+            (None, "Token expired", false),
+            (Some("Microsoft-HTTPAPI/2.0"), "no", false),
+        ] {
+            match check(answer(server, message)).await {
+                Err(ClientError::Unauthorized {
+                    sessionpad: got, ..
+                }) => {
+                    assert_eq!(got, sessionpad, "{server:?} {message}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn times_of_both_families_parse() {

@@ -221,18 +221,33 @@ pub(crate) async fn auth(
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
         let Some(given) = given else {
-            return WireError::unauthorized("the Authorization header is missing").into_response();
+            return named(WireError::unauthorized(crate::protocol::api::TOKEN_MISSING));
         };
         let bearer = given
             .strip_prefix("Bearer ")
             .or_else(|| given.strip_prefix("bearer "))
             .unwrap_or("");
         if !constant_time_eq(bearer.trim().as_bytes(), token.as_bytes()) {
-            return WireError::unauthorized("the bearer token is not valid for this pool")
-                .into_response();
+            return named(WireError::unauthorized(crate::protocol::api::TOKEN_REFUSED));
         }
     }
     next.run(req).await
+}
+
+/// `refusal` answered with `Server: sessionpad/VERSION`
+/// ([`crate::protocol::api::SERVER_PRODUCT`]): a client then knows the token
+/// wanted is the one serve printed, not an Entra token.
+fn named(refusal: WireError) -> Response {
+    let mut resp = refusal.into_response();
+    let server = format!(
+        "{}/{}",
+        crate::protocol::api::SERVER_PRODUCT,
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Ok(value) = axum::http::HeaderValue::from_str(&server) {
+        resp.headers_mut().insert(axum::http::header::SERVER, value);
+    }
+    resp
 }
 
 /// Rejects MCP requests without `x-ms-apikey: <key>` with 401, as the

@@ -231,6 +231,22 @@ pub const OUTPUTS_HEADER: &str = "x-sessionpad-outputs";
 /// that may be sessionpad's (loopback); Azure's pools ignore it.
 pub const METADATA_HEADER: &str = "x-sessionpad-metadata";
 
+/// The product a sessionpad pool (`sessionpad serve`, its recording proxy)
+/// names in the `Server` header of its 401 answers (`sessionpad/0.1.0`), so
+/// a client tells it from Azure's pools and says to use the token serve
+/// printed rather than to get an Entra token for the dynamic-sessions
+/// audience.
+pub const SERVER_PRODUCT: &str = "sessionpad";
+
+/// The message of a sessionpad pool's 401 when the request has no
+/// `Authorization` header: with [`TOKEN_REFUSED`], how a client tells a
+/// sessionpad pool that predates [`SERVER_PRODUCT`] from Azure's.
+pub const TOKEN_MISSING: &str = "the Authorization header is missing";
+
+/// The message of a sessionpad pool's 401 for a bearer token other than its
+/// own (see [`TOKEN_MISSING`]).
+pub const TOKEN_REFUSED: &str = "the bearer token is not valid for this pool";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -518,7 +518,10 @@ async fn refused(shared: &Shared, upstream: reqwest::Response) -> Response {
     let unauthorized = status == StatusCode::UNAUTHORIZED;
     let what = if unauthorized {
         shared.tokens.invalidate();
-        ClientError::Unauthorized { message }
+        ClientError::Unauthorized {
+            message,
+            sessionpad: false,
+        }
     } else {
         ClientError::Forbidden { message }
     };
