@@ -173,6 +173,9 @@ impl fmt::Display for KeyPress {
             KeyCode::Char(c) if chorded && c.is_lowercase() => {
                 write!(f, "{}", c.to_uppercase())
             }
+            // An upper-case letter carries Shift: `<C-Z>` is Ctrl+Shift+Z,
+            // not to be read as Ctrl+Z.
+            KeyCode::Char(c) if chorded && c.is_uppercase() => write!(f, "Shift+{c}"),
             KeyCode::Char(c) => write!(f, "{c}"),
             KeyCode::F(n) => write!(f, "F{n}"),
             KeyCode::BackTab => f.write_str("Shift+Tab"),

@@ -103,6 +103,22 @@ impl NotebookUi {
             NotebookAction::Newline => self.editor.newline(cx.language),
             NotebookAction::Undo => self.editor.undo(),
             NotebookAction::Redo => self.editor.redo(),
+            NotebookAction::KillToStart => self.editor.kill_to_start(),
+            NotebookAction::KillToEnd => self.editor.kill_to_end(),
+            NotebookAction::Yank => self.editor.yank(),
+            NotebookAction::Dedent => self.editor.dedent(),
+            // Ctrl+C in the editor: the running cell first (its interrupt
+            // stays one key away while text is typed), then IPython's habit
+            // of clearing the cell, then the app's quit rule.
+            NotebookAction::ClearOrInterrupt if self.runs.running().is_some() => {
+                return self.stop_running(cx.keymap);
+            }
+            NotebookAction::ClearOrInterrupt if self.editor.clear() => {
+                return vec![Out::Notice(cleared_notice(cx.keymap))];
+            }
+            NotebookAction::ClearOrInterrupt => {
+                return vec![Out::Request(NotebookRequest::NothingToInterrupt)];
+            }
             NotebookAction::ExternalEditor => {
                 return vec![Out::Effect(Effect::EditExternally {
                     source: self.editor.source(),
@@ -234,11 +250,17 @@ impl NotebookUi {
 
     /// Stops the running cell (Ctrl+C while a cell runs), whatever is selected.
     fn stop_running(&mut self, keymap: &Keymap) -> Vec<NotebookOut> {
-        let key = key_for(
+        let interrupt = key_for(
             keymap,
             Mode::Editor,
             &Action::Notebook(NotebookAction::Interrupt),
             "Ctrl+C",
+        );
+        let key = key_for(
+            keymap,
+            Mode::Editor,
+            &Action::Notebook(NotebookAction::ClearOrInterrupt),
+            &interrupt,
         );
         self.stop(self.running().map(|(i, _)| i), &key)
     }
@@ -406,6 +428,15 @@ fn key_for(keymap: &Keymap, mode: Mode, action: &Action, fallback: &str) -> Stri
         .iter()
         .find(|b| &b.action == action)
         .map_or_else(|| fallback.to_string(), |b| b.key.to_string())
+}
+
+/// What the status line says when Ctrl+C cleared the cell: the keys that
+/// bring the text back.
+fn cleared_notice(keymap: &Keymap) -> String {
+    let key = |action, fallback| key_for(keymap, Mode::Editor, &Action::Notebook(action), fallback);
+    let undo = key(NotebookAction::Undo, "undo");
+    let yank = key(NotebookAction::Yank, "yank");
+    format!("cell cleared: {undo} or {yank} brings it back")
 }
 
 /// The key that stops a cell in the notebook, for notices.
