@@ -505,3 +505,155 @@ pub fn clean_paste(text: &str) -> String {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     crate::tui::widgets::sanitize::plain(&text.replace('\t', "    "))
 }
+
+#[cfg(test)]
+mod tests {
+    use ratatui_textarea::{Input, Key};
+
+    use super::*;
+
+    fn key(key: Key) -> Input {
+        Input {
+            key,
+            ctrl: false,
+            alt: false,
+            shift: false,
+        }
+    }
+
+    fn typed(text: &str) -> CellEditor {
+        let mut editor = CellEditor::default();
+        for c in text.chars() {
+            if c == '\n' {
+                editor.newline(Language::Python);
+            } else {
+                editor.input(key(Key::Char(c)));
+            }
+        }
+        editor
+    }
+
+    #[test]
+    fn clearing_keeps_the_text_for_undo_and_yank() {
+        let mut editor = typed("a = 1\nb = 2");
+        assert!(editor.clear());
+        assert!(editor.is_empty());
+        assert!(!editor.clear(), "nothing left to clear");
+        editor.undo();
+        assert_eq!(editor.lines(), ["a = 1", "b = 2"]);
+        editor.clear();
+        editor.yank();
+        assert_eq!(editor.lines(), ["a = 1", "b = 2"]);
+        // Undo and redo keep the kill buffer.
+        editor.undo();
+        editor.redo();
+        editor.clear();
+        editor.yank();
+        assert_eq!(editor.lines(), ["a = 1", "b = 2"]);
+    }
+
+    #[test]
+    fn kills_go_to_the_kill_buffer() {
+        let mut editor = typed("abc def");
+        for _ in 0..3 {
+            editor.input(key(Key::Left));
+        }
+        editor.kill_to_start();
+        assert_eq!(editor.lines(), ["def"]);
+        editor.kill_to_end();
+        assert!(editor.is_empty());
+        editor.yank();
+        assert_eq!(editor.lines(), ["def"]);
+        editor.undo();
+        editor.undo();
+        assert_eq!(editor.lines(), ["def"]);
+        editor.undo();
+        assert_eq!(editor.lines(), ["abc def"]);
+    }
+
+    #[test]
+    fn undo_goes_a_word_at_a_time_and_a_cursor_move_ends_a_step() {
+        let mut editor = typed("print(x) + y");
+        editor.undo();
+        assert_eq!(editor.lines(), ["print(x) +"]);
+        editor.undo();
+        assert_eq!(editor.lines(), ["print(x)"]);
+        editor.undo();
+        assert!(editor.is_empty());
+        let mut editor = typed("ab");
+        editor.input(key(Key::Left));
+        editor.input(key(Key::Char('X')));
+        editor.input(key(Key::Backspace));
+        editor.input(key(Key::Backspace));
+        assert_eq!(editor.lines(), ["b"]);
+        editor.undo();
+        assert_eq!(editor.lines(), ["aXb"]);
+        editor.undo();
+        assert_eq!(editor.lines(), ["ab"]);
+        editor.redo();
+        assert_eq!(editor.lines(), ["aXb"]);
+    }
+
+    #[test]
+    fn backspace_in_the_indentation_removes_a_level() {
+        let mut editor = typed("if x:\nif y:\n");
+        assert_eq!(editor.lines(), ["if x:", "    if y:", "        "]);
+        editor.input(key(Key::Backspace));
+        assert_eq!(editor.lines(), ["if x:", "    if y:", "    "]);
+        editor.input(key(Key::Char('z')));
+        editor.input(key(Key::Backspace));
+        assert_eq!(editor.lines(), ["if x:", "    if y:", "    "]);
+        editor.input(key(Key::Backspace));
+        assert_eq!(editor.lines(), ["if x:", "    if y:", ""]);
+        editor.input(key(Key::Backspace));
+        assert_eq!(editor.lines(), ["if x:", "    if y:"]);
+    }
+
+    #[test]
+    fn shift_tab_dedents_the_line_wherever_the_cursor_is() {
+        let mut editor = typed("if x:\nprint(x)");
+        editor.input(key(Key::Left));
+        editor.dedent();
+        assert_eq!(editor.lines(), ["if x:", "print(x)"]);
+        assert_eq!(editor.cursor(), DataCursor(1, 7));
+        editor.undo();
+        assert_eq!(editor.lines(), ["if x:", "    print(x)"]);
+        // Nothing to dedent: nothing changes, no undo step.
+        let mut editor = typed("x");
+        editor.dedent();
+        assert_eq!(editor.lines(), ["x"]);
+    }
+
+    #[test]
+    fn tab_and_shift_tab_with_a_selection_indent_and_dedent_its_lines() {
+        let mut editor = typed("a\nb\nc");
+        // Select from the end of `c` up into `a`.
+        let shift_up = Input {
+            key: Key::Up,
+            ctrl: false,
+            alt: false,
+            shift: true,
+        };
+        editor.input(shift_up.clone());
+        editor.input(shift_up);
+        editor.input(key(Key::Tab));
+        assert_eq!(editor.lines(), ["    a", "    b", "    c"]);
+        assert!(editor.area.selection_range().is_some(), "still selected");
+        editor.input(key(Key::Tab));
+        editor.dedent();
+        assert_eq!(editor.lines(), ["    a", "    b", "    c"]);
+        editor.dedent();
+        assert_eq!(editor.lines(), ["a", "b", "c"]);
+        editor.undo();
+        assert_eq!(editor.lines(), ["    a", "    b", "    c"]);
+    }
+
+    #[test]
+    fn a_paste_is_one_undo_step() {
+        let mut editor = typed("x = ");
+        editor.paste("[1, 2,\n 3]");
+        assert_eq!(editor.lines(), ["x = [1, 2,", " 3]"]);
+        editor.undo();
+        assert_eq!(editor.lines(), ["x = "]);
+    }
+}
