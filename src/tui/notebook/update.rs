@@ -63,6 +63,9 @@ pub enum NotebookRequest {
     /// Ctrl+C with no cell of this app running: the app's quit window (the
     /// first press warns, a second within two seconds quits).
     NothingToInterrupt,
+    /// Ctrl+C cleared the cell: a quit window opened by an earlier Ctrl+C
+    /// closes, so that the next Ctrl+C only warns again.
+    Cleared,
     /// Open the history search (Ctrl+R) over the notebook.
     OpenHistorySearch(Box<HistorySearch>),
     /// Take down the status line's notice if it still says this text (the
@@ -114,7 +117,10 @@ impl NotebookUi {
                 return self.stop_running(cx.keymap);
             }
             NotebookAction::ClearOrInterrupt if self.editor.clear() => {
-                return vec![Out::Notice(cleared_notice(cx.keymap))];
+                return vec![
+                    Out::Notice(cleared_notice(cx.keymap)),
+                    Out::Request(NotebookRequest::Cleared),
+                ];
             }
             NotebookAction::ClearOrInterrupt => {
                 return vec![Out::Request(NotebookRequest::NothingToInterrupt)];

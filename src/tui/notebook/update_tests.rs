@@ -143,10 +143,10 @@ fn ctrl_c_in_the_editor_stops_the_running_cell_first_then_clears_the_cell() {
     // Nothing runs: Ctrl+C clears the cell, saying how to get it back.
     let outs = notebook.update(NotebookAction::ClearOrInterrupt, &cx(&keymap));
     match outs.as_slice() {
-        [Out::Notice(notice)] => {
+        [Out::Notice(notice), Out::Request(NotebookRequest::Cleared)] => {
             assert_eq!(notice, "cell cleared: Ctrl+Z or Ctrl+Y brings it back");
         }
-        other => panic!("expected a notice, got {other:?}"),
+        other => panic!("expected a notice and the quit window closed, got {other:?}"),
     }
     assert!(notebook.editor.is_empty());
     // The editor is empty: the app's quit window.
