@@ -34,7 +34,12 @@ fn start() -> (Pty, tempfile::TempDir) {
     let mut pty = Pty::spawn_in(
         &data,
         dir.path(),
-        &["--endpoint", "http://127.0.0.1:9", "--identifier", "editor-keys"],
+        &[
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--identifier",
+            "editor-keys",
+        ],
     );
     pty.wait_for("the editor", DEADLINE, |s| s.contains(PLACEHOLDER));
     (pty, dir)
@@ -77,9 +82,7 @@ fn ctrl_c_clears_the_cell_and_ctrl_z_or_ctrl_y_brings_it_back() {
     pty.send("x = 1");
     wait_rows(&mut pty, "the typed text", &["x = 1"]);
     pty.send(CTRL_C);
-    let screen = pty.wait_for("the cleared editor", DEADLINE, |s| {
-        s.contains(PLACEHOLDER)
-    });
+    let screen = pty.wait_for("the cleared editor", DEADLINE, |s| s.contains(PLACEHOLDER));
     assert!(
         !screen.contains("again to quit"),
         "Ctrl+C with text armed quit; screen:\n{screen}"
@@ -97,7 +100,9 @@ fn ctrl_c_clears_the_cell_and_ctrl_z_or_ctrl_y_brings_it_back() {
 fn ctrl_c_in_the_empty_editor_still_arms_quit() {
     let (mut pty, _dir) = start();
     pty.send(CTRL_C);
-    pty.wait_for("the quit warning", DEADLINE, |s| s.contains("again to quit"));
+    pty.wait_for("the quit warning", DEADLINE, |s| {
+        s.contains("again to quit")
+    });
     pty.send(CTRL_C);
     let status = pty.wait_exit(DEADLINE);
     assert!(
@@ -146,7 +151,11 @@ fn backspace_in_the_indentation_removes_a_level_and_shift_tab_dedents() {
     // Shift+Tab wherever the cursor is: the middle line, cursor at its end.
     pty::keys(&mut pty, &["\x1b[A"]);
     pty.send(SHIFT_TAB);
-    wait_rows(&mut pty, "the middle line dedented", &["if x:", "if y:", "z"]);
+    wait_rows(
+        &mut pty,
+        "the middle line dedented",
+        &["if x:", "if y:", "z"],
+    );
     quit(pty);
 }
 
@@ -170,10 +179,7 @@ fn a_long_line_wraps_and_leaves_the_other_lines_whole() {
         "the long line's start is hidden; screen:\n{screen}"
     );
     // Every character of the long line is on screen, across the rows it takes.
-    let shown: String = rows[1..]
-        .iter()
-        .map(|r| r.trim_end_matches('…'))
-        .collect();
+    let shown: String = rows[1..].iter().map(|r| r.trim_end_matches('…')).collect();
     assert_eq!(shown, long, "screen:\n{screen}");
     quit(pty);
 }

@@ -255,7 +255,10 @@ fn editing_keys_of_the_editor() {
         editor(key(KeyCode::BackTab, KeyModifiers::SHIFT)),
         notebook(NotebookAction::Dedent)
     );
-    assert_eq!(editor(ctrl('c')), notebook(NotebookAction::ClearOrInterrupt));
+    assert_eq!(
+        editor(ctrl('c')),
+        notebook(NotebookAction::ClearOrInterrupt)
+    );
 }
 
 #[test]

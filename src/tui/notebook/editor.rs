@@ -88,10 +88,11 @@ impl EditorView {
             let line = self.lines.get(i).cloned().unwrap_or_default();
             let pieces = wrap(line, u16::try_from(width).unwrap_or(u16::MAX));
             let last = pieces.len().saturating_sub(1);
-            self.rows.extend(pieces.into_iter().enumerate().map(|(j, text)| Row {
-                text,
-                cut: j < last,
-            }));
+            self.rows
+                .extend(pieces.into_iter().enumerate().map(|(j, text)| Row {
+                    text,
+                    cut: j < last,
+                }));
         }
     }
 
@@ -133,7 +134,11 @@ fn wrap_width(inner: usize) -> usize {
 /// included), long lines wrapped: what [`height`] is asked for.
 pub fn wrapped_rows(lines: &[String], width: u16) -> usize {
     let at = u16::try_from(wrap_width(usize::from(width.saturating_sub(2)))).unwrap_or(u16::MAX);
-    lines.iter().map(|l| rows_needed(l, at)).sum::<usize>().max(1)
+    lines
+        .iter()
+        .map(|l| rows_needed(l, at))
+        .sum::<usize>()
+        .max(1)
 }
 
 /// Rows the editor wants for `lines` lines of text, within `available` rows.

@@ -37,7 +37,10 @@ pub fn dedent_width(line: &str) -> usize {
 /// `start` to `end` (each (row, column), in order), without its last row
 /// when the selection ends at that row's start; the cursor's row when
 /// nothing is selected.
-pub fn rows(selection: Option<((usize, usize), (usize, usize))>, cursor_row: usize) -> (usize, usize) {
+pub fn rows(
+    selection: Option<((usize, usize), (usize, usize))>,
+    cursor_row: usize,
+) -> (usize, usize) {
     match selection {
         Some(((r1, _), (r2, 0))) if r2 > r1 => (r1, r2 - 1),
         Some(((r1, _), (r2, _))) => (r1, r2),
