@@ -152,11 +152,11 @@ fn keys_from_the_config_the_help_and_the_external_editor() {
 
     pty.send(F1);
     pty.wait_for("the help", |s| {
-        s.contains(" Keys ") && s.contains("Edit the cell in $EDITOR")
+        s.contains(" Keys ") && s.contains("Go to the notebook")
     });
     // The notebook's keys are further down (how far depends on how the
     // descriptions wrap): page down until the user's key shows.
-    for _ in 0..6 {
+    for _ in 0..10 {
         pty.send(PAGE_DOWN);
         std::thread::sleep(Duration::from_millis(200));
         pty.pump();

@@ -39,7 +39,13 @@ fn ctrl_c_interrupts_a_running_cell_and_quits_only_when_idle() {
         s.contains(" running ")
     });
     std::thread::sleep(Duration::from_millis(500));
-    // Ctrl+C in the editor, as in Jupyter: the running cell is interrupted.
+    // The next cell typed meanwhile.
+    pty.send("draft = 1");
+    pty.wait_for("the draft", Duration::from_secs(10), |s| {
+        s.contains("│draft = 1")
+    });
+    // Ctrl+C in the editor, as in Jupyter: the running cell is interrupted,
+    // before the text typed is cleared (issue 27: a running cell comes first).
     pty.send(CTRL_C);
     let screen = pty.wait_for("the KeyboardInterrupt", Duration::from_secs(30), |s| {
         s.contains("KeyboardInterrupt")
@@ -47,6 +53,10 @@ fn ctrl_c_interrupts_a_running_cell_and_quits_only_when_idle() {
     assert!(
         !screen.contains("again to quit"),
         "Ctrl+C on a running cell must not ask to quit:\n{screen}"
+    );
+    assert!(
+        screen.contains("│draft = 1"),
+        "the interrupt cleared the text typed:\n{screen}"
     );
     // The notice about the interrupt ended with the cell, with no key pressed.
     let screen = pty.wait_for("the cell to settle", CELL_DEADLINE, |s| {
@@ -56,6 +66,12 @@ fn ctrl_c_interrupts_a_running_cell_and_quits_only_when_idle() {
         !screen.contains("interrupting"),
         "a stale notice stays after the cell ended:\n{screen}"
     );
+    // Nothing runs: Ctrl+C clears the cell, IPython's habit.
+    pty.send(CTRL_C);
+    let screen = pty.wait_for("the cleared editor", Duration::from_secs(10), |s| {
+        s.contains("Type Python here")
+    });
+    assert!(!screen.contains("again to quit"), "{screen}");
     // The session lived on.
     pty.send(&format!("kept{F5}"));
     pty.wait_for("Out[3]: 7", CELL_DEADLINE, |s| has_line(s, "Out[3]: 7"));

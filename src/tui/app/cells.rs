@@ -55,6 +55,7 @@ impl App {
             match request {
                 NotebookRequest::FocusNotebook => app.focus = Focus::Notebook,
                 NotebookRequest::NothingToInterrupt => app.arm_or_quit(now),
+                NotebookRequest::Cleared => app.quit_armed_until = None,
                 NotebookRequest::OpenHistorySearch(search) => {
                     app.overlays.open(Layer::HistorySearch(*search));
                 }

@@ -459,3 +459,22 @@ fn a_draft_given_back_behind_other_text_is_kept_and_offered_next() {
     assert_eq!(app.notebook.at_stake().typed_lines, None, "kept already");
     assert_eq!(app.notebook.editor.draft().as_deref(), Some("own = 2"));
 }
+
+/// Ctrl+C in the editor (issue 27): with the editor empty it opens the quit
+/// window; text typed in that window is cleared by the next Ctrl+C, which
+/// closes the window, so a third Ctrl+C warns again instead of quitting.
+#[test]
+fn ctrl_c_clearing_the_cell_closes_the_quit_window() {
+    let mut app = test_app();
+    let t0 = Instant::now();
+    let ctrl_c = || Action::Notebook(NotebookAction::ClearOrInterrupt);
+    app.update(ctrl_c(), t0);
+    type_text(&mut app, "x = 1");
+    app.update(ctrl_c(), t0 + Duration::from_millis(300));
+    assert!(app.notebook.editor.is_empty());
+    app.update(ctrl_c(), t0 + Duration::from_millis(600));
+    assert!(!app.should_quit, "quit without a second warning");
+    assert!(quit_question(&app, 200).is_none());
+    app.update(Action::Notebook(NotebookAction::Undo), t0);
+    assert_eq!(app.notebook.editor.lines(), ["x = 1"]);
+}

@@ -364,12 +364,13 @@ fn enter_auto_indents_and_ctrl_z_undoes() {
         press(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
     }
     assert_eq!(app.notebook.editor.lines(), ["if x:", "    pass"]);
-    for _ in 0..6 {
-        press(&mut app, KeyCode::Char('z'), KeyModifiers::CONTROL);
-    }
+    // A word at a time (issue 27): the word typed, then Enter with its indent.
+    press(&mut app, KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(app.notebook.editor.lines(), ["if x:", "    "]);
+    press(&mut app, KeyCode::Char('z'), KeyModifiers::CONTROL);
     assert_eq!(app.notebook.editor.lines(), ["if x:"]);
-    press(&mut app, KeyCode::Char('y'), KeyModifiers::CONTROL);
-    assert_eq!(app.notebook.editor.lines(), ["if x:", ""]);
+    press(&mut app, KeyCode::Char('z'), KeyModifiers::ALT);
+    assert_eq!(app.notebook.editor.lines(), ["if x:", "    "]);
 }
 
 #[test]
@@ -416,7 +417,7 @@ fn external_edits_replace_the_cell_or_leave_it_alone() {
         app.notebook.editor.lines(),
         ["for i in range(3):", "    print(i)"]
     );
-    app.update(Action::Notebook(NotebookAction::Undo), now);
+    // The replacement is one undo step.
     app.update(Action::Notebook(NotebookAction::Undo), now);
     assert_eq!(app.notebook.editor.lines(), ["x = 1"]);
 }

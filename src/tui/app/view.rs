@@ -69,7 +69,10 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     if render_pager(frame, app) {
         return;
     }
-    let editor_rows = editor::height(app.notebook.editor.lines().len(), area.height);
+    let editor_rows = editor::height(
+        editor::wrapped_rows(app.notebook.editor.lines(), area.width),
+        area.height,
+    );
     let [outputs_area, editor_area, status_area] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(editor_rows),

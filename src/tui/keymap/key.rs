@@ -5,7 +5,8 @@
 //!
 //! Both sides are normalised the same way, so that a binding matches whatever
 //! the terminal sends for it: the case of a character carries Shift (`<S-x>` is
-//! `X`), Shift+Tab is `BackTab`, and only Ctrl, Alt and Shift count.
+//! `X`), Shift+Tab is `BackTab`, Ctrl+7 (the byte 0x1F) is Ctrl+_, and only
+//! Ctrl, Alt and Shift count.
 
 use std::fmt;
 use std::str::FromStr;
@@ -43,6 +44,9 @@ impl KeyPress {
                 modifiers.remove(KeyModifiers::SHIFT);
                 KeyCode::BackTab
             }
+            // Terminals send Ctrl+_ (and Ctrl+/) as the byte 0x1F, which
+            // crossterm reads as Ctrl+7: the key people pressed is Ctrl+_.
+            KeyCode::Char('7') if modifiers == KeyModifiers::CONTROL => KeyCode::Char('_'),
             other => other,
         };
         Self { code, modifiers }
@@ -173,6 +177,9 @@ impl fmt::Display for KeyPress {
             KeyCode::Char(c) if chorded && c.is_lowercase() => {
                 write!(f, "{}", c.to_uppercase())
             }
+            // An upper-case letter carries Shift: `<C-Z>` is Ctrl+Shift+Z,
+            // not to be read as Ctrl+Z.
+            KeyCode::Char(c) if chorded && c.is_uppercase() => write!(f, "Shift+{c}"),
             KeyCode::Char(c) => write!(f, "{c}"),
             KeyCode::F(n) => write!(f, "F{n}"),
             KeyCode::BackTab => f.write_str("Shift+Tab"),

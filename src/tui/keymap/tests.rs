@@ -229,12 +229,35 @@ fn editing_keys_of_the_editor() {
         Some(Action::Notebook(NotebookAction::Undo))
     );
     assert_eq!(
-        keymap.action_for_key(ctrl('y'), MIDDLE),
-        Some(Action::Notebook(NotebookAction::Redo))
-    );
-    assert_eq!(
         keymap.action_for_key(ctrl('e'), MIDDLE),
         Some(Action::Notebook(NotebookAction::ExternalEditor))
+    );
+    // Readline's keys, as IPython has them (issue 27): Ctrl+_ undoes (sent as
+    // the byte crossterm reads as Ctrl+7), Ctrl+U and Ctrl+K kill, Ctrl+Y
+    // yanks; redo is Alt+Z (Ctrl+Shift+Z where the terminal reports it).
+    let editor = |k| keymap.action_for_key(k, MIDDLE);
+    let notebook = |a| Some(Action::Notebook(a));
+    assert_eq!(editor(ctrl('7')), notebook(NotebookAction::Undo));
+    assert_eq!(editor(ctrl('_')), notebook(NotebookAction::Undo));
+    assert_eq!(editor(ctrl('u')), notebook(NotebookAction::KillToStart));
+    assert_eq!(editor(ctrl('k')), notebook(NotebookAction::KillToEnd));
+    assert_eq!(editor(ctrl('y')), notebook(NotebookAction::Yank));
+    assert_eq!(
+        editor(key(KeyCode::Char('z'), KeyModifiers::ALT)),
+        notebook(NotebookAction::Redo)
+    );
+    let ctrl_shift_z = key(
+        KeyCode::Char('Z'),
+        KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+    );
+    assert_eq!(editor(ctrl_shift_z), notebook(NotebookAction::Redo));
+    assert_eq!(
+        editor(key(KeyCode::BackTab, KeyModifiers::SHIFT)),
+        notebook(NotebookAction::Dedent)
+    );
+    assert_eq!(
+        editor(ctrl('c')),
+        notebook(NotebookAction::ClearOrInterrupt)
     );
 }
 

@@ -1,6 +1,8 @@
 //! The cell editor, drawn by hand: ratatui-textarea keeps the text and the cursor
 //! and does the editing, but has no highlighting hook, so this view draws the
-//! syntect-highlighted lines itself, scrolls them to keep the cursor in sight and
+//! syntect-highlighted lines itself, wraps long lines (a `…` in the last column
+//! where a line goes on in the next row; issue 27: scrolling sideways cut the
+//! start of every line), scrolls the rows to keep the cursor in sight and
 //! places the terminal cursor with `Frame::set_cursor_position`. The key hints in
 //! its title come from the keymap of the focused mode.
 //!
@@ -19,24 +21,40 @@ use crate::notebook::language::Language;
 use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::highlight::highlight;
-use crate::tui::widgets::wrap::{columns_of_prefix, skip_columns};
+use crate::tui::widgets::wrap::{columns_of_prefix, rows_needed, wrap};
 
 /// What a line ending in `:` adds to the next line's indentation.
 const INDENT: &str = "    ";
 /// What the empty editor says after the language's "Type … here".
 const PLACEHOLDER_TAIL: &str = "; Enter adds a line, Up recalls earlier cells";
 
-/// The editor's highlighted lines (rebuilt only when the text changes) and its
-/// scroll position.
+/// The editor's highlighted lines (rebuilt only when the text changes), cut
+/// into screen rows at the editor's width (long lines wrap: every line keeps
+/// its first columns, and nothing is hidden sideways), and its scroll
+/// position in rows.
 #[derive(Debug, Default)]
 pub struct EditorView {
     /// The language the text is highlighted as.
     language: Language,
     source: String,
     lines: Vec<Line<'static>>,
+    /// The wrapped rows for `width`, and where each text line's rows begin.
+    rows: Vec<Row>,
+    starts: Vec<usize>,
+    width: usize,
     top: usize,
-    left: usize,
 }
+
+/// One screen row of the editor: a piece of a text line, and whether the
+/// line goes on in the next row (drawn with a [`WRAP_MARK`] at the edge).
+#[derive(Debug, Clone)]
+struct Row {
+    text: Line<'static>,
+    cut: bool,
+}
+
+/// Drawn in the last column of a row whose line goes on in the next row.
+const WRAP_MARK: &str = "…";
 
 impl EditorView {
     /// Highlights the text as `language` from now on.
@@ -44,32 +62,83 @@ impl EditorView {
         if language != self.language {
             self.language = language;
             self.lines.clear();
+            self.rows.clear();
         }
     }
 
-    fn lines_for(&mut self, editor: &TextArea<'_>) -> &[Line<'static>] {
+    /// Highlights the text of `editor` (when it changed) and cuts its lines
+    /// into rows of at most `width` columns (when the text or the width
+    /// changed).
+    fn layout(&mut self, editor: &TextArea<'_>, width: usize) {
         let source = editor.lines().join("\n");
-        if source != self.source || self.lines.is_empty() {
+        let changed = source != self.source || self.lines.is_empty();
+        if changed {
             self.lines = highlight(&source, self.language);
             self.source = source;
         }
-        &self.lines
+        if !changed && width == self.width && !self.rows.is_empty() {
+            return;
+        }
+        self.width = width;
+        self.rows.clear();
+        self.starts.clear();
+        let count = editor.lines().len().max(1);
+        for i in 0..count {
+            self.starts.push(self.rows.len());
+            let line = self.lines.get(i).cloned().unwrap_or_default();
+            let pieces = wrap(line, u16::try_from(width).unwrap_or(u16::MAX));
+            let last = pieces.len().saturating_sub(1);
+            self.rows
+                .extend(pieces.into_iter().enumerate().map(|(j, text)| Row {
+                    text,
+                    cut: j < last,
+                }));
+        }
     }
 
-    /// Moves the scroll position so that (`row`, `col`) is inside a `width` x
-    /// `height` window.
-    fn reveal(&mut self, row: usize, col: usize, width: usize, height: usize) {
+    /// The screen row (from the text's first) and column of the cursor at
+    /// (`row`, `col`), `col` in columns of its line.
+    fn locate(&self, row: usize, col: usize) -> (usize, usize) {
+        let first = self.starts.get(row).copied().unwrap_or(0);
+        let end = self.starts.get(row + 1).copied().unwrap_or(self.rows.len());
+        let mut col = col;
+        for (i, piece) in self.rows.iter().enumerate().take(end).skip(first) {
+            let w = piece.text.width();
+            if col < w || i + 1 >= end {
+                return (i, col);
+            }
+            col -= w;
+        }
+        (first, col)
+    }
+
+    /// Moves the scroll position so that screen row `row` is inside a
+    /// window of `height` rows.
+    fn reveal(&mut self, row: usize, height: usize) {
         if row < self.top {
             self.top = row;
         } else if row >= self.top + height {
             self.top = row + 1 - height;
         }
-        if col < self.left {
-            self.left = col;
-        } else if col >= self.left + width {
-            self.left = col + 1 - width;
-        }
     }
+}
+
+/// The width text is wrapped at in an editor whose inside is `inner`
+/// columns wide: one column is kept for the cursor at a line's end and for
+/// the [`WRAP_MARK`].
+fn wrap_width(inner: usize) -> usize {
+    inner.saturating_sub(1).max(1)
+}
+
+/// Screen rows `lines` take in an editor `width` columns wide (its borders
+/// included), long lines wrapped: what [`height`] is asked for.
+pub fn wrapped_rows(lines: &[String], width: u16) -> usize {
+    let at = u16::try_from(wrap_width(usize::from(width.saturating_sub(2)))).unwrap_or(u16::MAX);
+    lines
+        .iter()
+        .map(|l| rows_needed(l, at))
+        .sum::<usize>()
+        .max(1)
 }
 
 /// Rows the editor wants for `lines` lines of text, within `available` rows.
@@ -200,14 +269,11 @@ pub fn render(
     }
     let (row, col) = (editor.cursor().0, editor.cursor().1);
     let line_text = editor.lines().get(row).map_or("", String::as_str);
-    let screen_col = columns_of_prefix(line_text, col);
-    view.reveal(
-        row,
-        screen_col,
-        usize::from(inner.width),
-        usize::from(inner.height),
-    );
-    let (top, left) = (view.top, view.left);
+    let width = usize::from(inner.width);
+    view.layout(editor, wrap_width(width));
+    let (cursor_row, cursor_col) = view.locate(row, columns_of_prefix(line_text, col));
+    view.reveal(cursor_row, usize::from(inner.height));
+    let top = view.top;
     let buf = frame.buffer_mut();
     if editor.is_empty() {
         buf.set_line(
@@ -217,9 +283,8 @@ pub fn render(
             inner.width,
         );
     } else {
-        let lines = view.lines_for(editor);
-        for (line, y) in lines.iter().skip(top).zip(inner.y..inner.bottom()) {
-            let mut shown = skip_columns(line, left);
+        for (piece, y) in view.rows.iter().skip(top).zip(inner.y..inner.bottom()) {
+            let mut shown = piece.text.clone();
             if !theme.colors {
                 // NO_COLOR: the highlighting keeps its bold and italics only.
                 for span in &mut shown.spans {
@@ -227,10 +292,14 @@ pub fn render(
                 }
             }
             buf.set_line(inner.x, y, &shown, inner.width);
+            if piece.cut {
+                let x = inner.x + u16::try_from(width - 1).unwrap_or(0);
+                buf.set_string(x, y, WRAP_MARK, theme.muted);
+            }
         }
     }
-    let x = inner.x + u16::try_from(screen_col - left).unwrap_or(0);
-    let y = inner.y + u16::try_from(row - top).unwrap_or(0);
+    let x = inner.x + u16::try_from(cursor_col).unwrap_or(0).min(inner.width - 1);
+    let y = inner.y + u16::try_from(cursor_row - top).unwrap_or(0);
     if focused {
         frame.set_cursor_position(Position::new(x, y));
     }
@@ -335,9 +404,33 @@ mod tests {
     #[test]
     fn reveal_scrolls_to_the_cursor() {
         let mut v = EditorView::default();
-        v.reveal(10, 0, 20, 3);
+        v.reveal(10, 3);
         assert_eq!(v.top, 8);
-        v.reveal(2, 30, 20, 3);
-        assert_eq!((v.top, v.left), (2, 11));
+        v.reveal(2, 3);
+        assert_eq!(v.top, 2);
+    }
+
+    #[test]
+    fn long_lines_wrap_and_the_cursor_follows_its_row() {
+        let long = format!("s = '{}'", "a".repeat(20));
+        let editor = TextArea::from(["first = 1".to_string(), long.clone(), "x".to_string()]);
+        let mut v = EditorView::default();
+        v.layout(&editor, 10);
+        let rows: Vec<String> = v.rows.iter().map(|r| r.text.to_string()).collect();
+        assert_eq!(
+            rows,
+            ["first = 1", "s = 'aaaaa", "aaaaaaaaaa", "aaaaa'", "x"]
+        );
+        let cut: Vec<bool> = v.rows.iter().map(|r| r.cut).collect();
+        assert_eq!(cut, [false, true, true, false, false]);
+        assert_eq!(v.locate(0, 3), (0, 3));
+        assert_eq!(v.locate(1, 0), (1, 0));
+        assert_eq!(v.locate(1, 10), (2, 0));
+        assert_eq!(v.locate(1, 26), (3, 6));
+        assert_eq!(v.locate(2, 1), (4, 1));
+        assert_eq!(wrapped_rows(editor.lines(), 13), 5);
+        // A narrower editor rewraps the same text.
+        v.layout(&editor, 20);
+        assert_eq!(v.rows.len(), 4);
     }
 }

@@ -16,12 +16,14 @@ pub mod cell_editor;
 pub mod cell_view;
 pub mod editor;
 pub mod history_search;
+pub mod indent;
 pub mod outputs;
 pub mod quit;
 mod run_news;
 pub mod runs;
 mod selected;
 pub mod state;
+pub mod undo;
 pub mod update;
 
 pub use self::quit::{AtStake, QuitCx};
@@ -48,10 +50,29 @@ pub enum NotebookAction {
     /// Enter in the editor: a new line with the current line's indentation, four
     /// spaces more after a line ending in `:`.
     Newline,
-    /// Undo the last edit of the cell (Ctrl+Z).
+    /// Undo the last edit of the cell, a word or a whole edit at a time
+    /// (Ctrl+Z, Ctrl+_).
     Undo,
-    /// Redo what was undone (Ctrl+Y).
+    /// Redo what was undone (Alt+Z; Ctrl+Shift+Z where the terminal reports it).
     Redo,
+    /// Kill from the cursor to the start of the line, into the kill buffer
+    /// (Ctrl+U, as readline); at the start of a line, join it to the one above.
+    KillToStart,
+    /// Kill from the cursor to the end of the line, into the kill buffer
+    /// (Ctrl+K, as readline); at the end of a line, join the next one.
+    KillToEnd,
+    /// Insert the kill buffer at the cursor (Ctrl+Y, as readline): the text
+    /// last killed or cleared.
+    Yank,
+    /// Dedent the cursor's line, or the selected lines, by one level
+    /// (Shift+Tab).
+    Dedent,
+    /// Ctrl+C in the editor: while a cell of this app runs, interrupt it as
+    /// [`NotebookAction::Interrupt`] does (the running cell comes first, so
+    /// its interrupt is always one key away); else, when the editor holds
+    /// text, clear the cell as IPython does, the text kept in the kill buffer
+    /// (Ctrl+Y) and one undo away (Ctrl+Z); else the app's quit rule.
+    ClearOrInterrupt,
     /// Edit the cell in `$VISUAL` / `$EDITOR` (Ctrl+E); the terminal is handed
     /// over until the editor exits.
     ExternalEditor,

@@ -63,6 +63,9 @@ pub enum NotebookRequest {
     /// Ctrl+C with no cell of this app running: the app's quit window (the
     /// first press warns, a second within two seconds quits).
     NothingToInterrupt,
+    /// Ctrl+C cleared the cell: a quit window opened by an earlier Ctrl+C
+    /// closes, so that the next Ctrl+C only warns again.
+    Cleared,
     /// Open the history search (Ctrl+R) over the notebook.
     OpenHistorySearch(Box<HistorySearch>),
     /// Take down the status line's notice if it still says this text (the
@@ -103,6 +106,25 @@ impl NotebookUi {
             NotebookAction::Newline => self.editor.newline(cx.language),
             NotebookAction::Undo => self.editor.undo(),
             NotebookAction::Redo => self.editor.redo(),
+            NotebookAction::KillToStart => self.editor.kill_to_start(),
+            NotebookAction::KillToEnd => self.editor.kill_to_end(),
+            NotebookAction::Yank => self.editor.yank(),
+            NotebookAction::Dedent => self.editor.dedent(),
+            // Ctrl+C in the editor: the running cell first (its interrupt
+            // stays one key away while text is typed), then IPython's habit
+            // of clearing the cell, then the app's quit rule.
+            NotebookAction::ClearOrInterrupt if self.runs.running().is_some() => {
+                return self.stop_running(cx.keymap);
+            }
+            NotebookAction::ClearOrInterrupt if self.editor.clear() => {
+                return vec![
+                    Out::Notice(cleared_notice(cx.keymap)),
+                    Out::Request(NotebookRequest::Cleared),
+                ];
+            }
+            NotebookAction::ClearOrInterrupt => {
+                return vec![Out::Request(NotebookRequest::NothingToInterrupt)];
+            }
             NotebookAction::ExternalEditor => {
                 return vec![Out::Effect(Effect::EditExternally {
                     source: self.editor.source(),
@@ -234,11 +256,17 @@ impl NotebookUi {
 
     /// Stops the running cell (Ctrl+C while a cell runs), whatever is selected.
     fn stop_running(&mut self, keymap: &Keymap) -> Vec<NotebookOut> {
-        let key = key_for(
+        let interrupt = key_for(
             keymap,
             Mode::Editor,
             &Action::Notebook(NotebookAction::Interrupt),
             "Ctrl+C",
+        );
+        let key = key_for(
+            keymap,
+            Mode::Editor,
+            &Action::Notebook(NotebookAction::ClearOrInterrupt),
+            &interrupt,
         );
         self.stop(self.running().map(|(i, _)| i), &key)
     }
@@ -411,6 +439,15 @@ fn key_for(keymap: &Keymap, mode: Mode, action: &Action, fallback: &str) -> Stri
         .iter()
         .find(|b| &b.action == action)
         .map_or_else(|| fallback.to_string(), |b| b.key.to_string())
+}
+
+/// What the status line says when Ctrl+C cleared the cell: the keys that
+/// bring the text back.
+fn cleared_notice(keymap: &Keymap) -> String {
+    let key = |action, fallback| key_for(keymap, Mode::Editor, &Action::Notebook(action), fallback);
+    let undo = key(NotebookAction::Undo, "undo");
+    let yank = key(NotebookAction::Yank, "yank");
+    format!("cell cleared: {undo} or {yank} brings it back")
 }
 
 /// The key that stops a cell in the notebook, for notices.

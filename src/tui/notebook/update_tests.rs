@@ -120,3 +120,44 @@ fn ctrl_c_with_nothing_running_is_the_apps_quit_window() {
         "{outs:?}"
     );
 }
+
+#[test]
+fn ctrl_c_in_the_editor_stops_the_running_cell_first_then_clears_the_cell() {
+    let keymap = Keymap::default();
+    let mut notebook = NotebookUi::new(Language::Python);
+    // The service: no interrupt, a stop abandons the cell.
+    notebook.can_interrupt = false;
+    let first = run(&mut notebook, &keymap, "import time; time.sleep(60)");
+    notebook.execution_started(first, Instant::now());
+    notebook.editor.paste("x = 1");
+    // A cell runs: Ctrl+C stops it; the text typed meanwhile stays.
+    let outs = notebook.update(NotebookAction::ClearOrInterrupt, &cx(&keymap));
+    assert!(
+        outs.iter().any(|o| matches!(
+            o,
+            Out::Effect(Effect::Abandon { run } | Effect::Interrupt { run }) if *run == first
+        )),
+        "{outs:?}"
+    );
+    assert_eq!(notebook.editor.lines(), ["x = 1"]);
+    // Nothing runs: Ctrl+C clears the cell, saying how to get it back.
+    let outs = notebook.update(NotebookAction::ClearOrInterrupt, &cx(&keymap));
+    match outs.as_slice() {
+        [Out::Notice(notice), Out::Request(NotebookRequest::Cleared)] => {
+            assert_eq!(notice, "cell cleared: Ctrl+Z or Ctrl+Y brings it back");
+        }
+        other => panic!("expected a notice and the quit window closed, got {other:?}"),
+    }
+    assert!(notebook.editor.is_empty());
+    // The editor is empty: the app's quit window.
+    let outs = notebook.update(NotebookAction::ClearOrInterrupt, &cx(&keymap));
+    assert!(
+        matches!(
+            outs.as_slice(),
+            [Out::Request(NotebookRequest::NothingToInterrupt)]
+        ),
+        "{outs:?}"
+    );
+    notebook.update(NotebookAction::Undo, &cx(&keymap));
+    assert_eq!(notebook.editor.lines(), ["x = 1"]);
+}

@@ -1,6 +1,6 @@
 //! Cutting styled lines to a width: hard wrapping for the outputs pane (code and
-//! tracebacks read better cut at the edge than re-flowed at spaces) and horizontal
-//! scrolling for the editor. Widths are terminal columns, not bytes or chars.
+//! tracebacks read better cut at the edge than re-flowed at spaces) and the
+//! cell editor. Widths are terminal columns, not bytes or chars.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -81,30 +81,6 @@ pub fn rows_needed(text: &str, width: u16) -> usize {
     rows
 }
 
-/// `line` without its first `skip` columns (a wide character straddling the cut
-/// is dropped whole).
-pub fn skip_columns(line: &Line<'static>, skip: usize) -> Line<'static> {
-    if skip == 0 {
-        return line.clone();
-    }
-    let mut skipped = 0usize;
-    let mut spans = Vec::new();
-    for span in &line.spans {
-        let mut run = String::new();
-        for g in span.styled_graphemes(Style::default()) {
-            if skipped < skip {
-                skipped += columns(g.symbol);
-                continue;
-            }
-            run.push_str(g.symbol);
-        }
-        if !run.is_empty() {
-            spans.push(Span::styled(run, span.style));
-        }
-    }
-    Line::from(spans).style(line.style)
-}
-
 /// Columns taken by the first `chars` characters of `text`.
 pub fn columns_of_prefix(text: &str, chars: usize) -> usize {
     text.chars()
@@ -154,10 +130,5 @@ mod tests {
         for s in ["", "ab", "abcdefghij", "日本語の", "a日本"] {
             assert_eq!(rows_needed(s, 3), wrap(Line::raw(s), 3).len(), "{s}");
         }
-    }
-
-    #[test]
-    fn skip_columns_scrolls_horizontally() {
-        assert_eq!(skip_columns(&Line::raw("abcdef"), 2).to_string(), "cdef");
     }
 }
