@@ -25,7 +25,8 @@ use super::failure::Failure;
 use super::head::read_head;
 use crate::client::{ClientError, MAX_UPLOAD, SessionClient};
 use crate::protocol::RemoteFile;
-use crate::text::{human_size, sanitize};
+use crate::text::human_size;
+use crate::text::names::escape;
 
 /// What a front end asks of the file work.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,29 +263,44 @@ impl Ctx {
         let count = files.len();
         let mut exists = Vec::new();
         let mut done = Vec::new();
+        let mut renamed = Vec::new();
         // One file that fails (refused name, gone, a local error) does not stop
         // the others; the summary counts the failures and names the first.
         let mut failed: Vec<String> = Vec::new();
         for (n, (name, dest)) in files.into_iter().enumerate() {
-            let label = numbered(&name, n, count);
+            let label = numbered(&escape(&name), n, count);
             match self
                 .download_one(&name, &dest, overwrite, &label, cancel)
                 .await
             {
-                Ok(bytes) => done.push(format!("{} ({})", dest.display(), human_size(bytes))),
+                Ok(bytes) => {
+                    done.push(format!("{} ({})", dest.display(), human_size(bytes)));
+                    if let Some(rename) = rename_note(&name, &dest) {
+                        renamed.push(rename);
+                    }
+                }
                 Err(DownloadError::Exists) => exists.push((name, dest)),
                 Err(DownloadError::Cancelled) => {
-                    return (format!("download of {name} cancelled"), exists);
+                    return (format!("download of {} cancelled", escape(&name)), exists);
                 }
                 Err(DownloadError::Error(e)) => {
-                    failed.push(format!("{}: {e}", sanitize::plain(&name)));
+                    failed.push(format!("{}: {e}", escape(&name)));
                 }
             }
         }
-        let mut summary = match done.as_slice() {
-            [] => "nothing downloaded".to_string(),
-            [one] => format!("downloaded {one}"),
-            many => format!("downloaded {} files to {}", many.len(), folder_of(&many[0])),
+        let mut summary = match (done.as_slice(), renamed.as_slice()) {
+            ([], _) => "nothing downloaded".to_string(),
+            // Every rename is said: a name that could not be kept is named
+            // with the local name it got.
+            ([one], [rename]) => format!("{rename} ({})", one.rsplit(" (").next().unwrap_or(")")),
+            ([one], _) => format!("downloaded {one}"),
+            (many, []) => format!("downloaded {} files to {}", many.len(), folder_of(&many[0])),
+            (many, renames) => format!(
+                "downloaded {} files to {}; {}",
+                many.len(),
+                folder_of(&many[0]),
+                crate::text::names::listed(renames, 3)
+            ),
         };
         // Failures first: on a narrow status line they are what must show.
         match failed.as_slice() {
@@ -419,7 +435,7 @@ impl Ctx {
                 );
             }
             let events = self.events.clone();
-            let label = numbered(&name, n, count);
+            let label = numbered(&escape(&name), n, count);
             let progress = move |done: u64, total: u64| {
                 events.files(FileEvent::Progress {
                     label: label.clone(),
@@ -457,12 +473,12 @@ impl Ctx {
         let mut deleted = 0;
         for name in &names {
             if let Err(e) = self.client.delete_file(&self.identifier, name).await {
-                return format!("cannot delete {name}: {e}");
+                return format!("cannot delete {}: {e}", escape(name));
             }
             deleted += 1;
         }
         match names.as_slice() {
-            [one] => format!("deleted {one}"),
+            [one] => format!("deleted {}", escape(one)),
             _ => format!("deleted {deleted} files"),
         }
     }
@@ -476,6 +492,27 @@ enum DownloadError {
     Cancelled,
     /// Anything else.
     Error(String),
+}
+
+/// `saved NAME as LOCAL` when the local file `dest` does not carry the remote
+/// `name`'s own last part (a character a local name cannot hold, a leading
+/// dot), the remote name escaped as `ls -b` shows it; `None` when it does.
+pub fn rename_note(name: &str, dest: &Path) -> Option<String> {
+    let own = name.rsplit('/').next().unwrap_or(name);
+    let local = dest.file_name().map(|n| n.to_string_lossy().into_owned());
+    if local.as_deref() == Some(own) {
+        return None;
+    }
+    let hidden = if own.starts_with('.') {
+        " (a hidden name: saved visible)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "saved {} as {}{hidden}",
+        escape(name),
+        escape(&dest.display().to_string())
+    ))
 }
 
 /// `name (2 of 3)` when there are several, else `name`.

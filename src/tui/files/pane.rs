@@ -6,7 +6,8 @@
 //! [`FilesPaneState`] is the pane's own view state, changed only by the app's
 //! update functions; [`render`] is pure: it reads the state and draws, never
 //! touching the network or the clock (the state carries `now`). Remote names are
-//! untrusted and pass [`fit::one_line`] before they are drawn.
+//! untrusted: they are drawn escaped as `ls -b` shows them
+//! ([`crate::text::names::escape`]).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -185,7 +186,7 @@ fn visible_start(scroll: usize, selected: usize, rows: usize) -> usize {
 /// name unless the listing was recursive), sanitised, folders with a trailing
 /// `/`.
 pub fn display_name(file: &RemoteFile) -> String {
-    let mut name = fit::one_line(&file.path());
+    let mut name = crate::text::names::escape(&file.path());
     if file.kind == FileKind::Directory {
         name.push('/');
     }
@@ -355,7 +356,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &FilesPaneState, theme: &Them
     } else {
         theme.border
     };
-    let title = format!(" Files · {} ", fit::one_line(&state.folder));
+    let title = format!(" Files · {} ", crate::text::names::escape(&state.folder));
     let block = Block::bordered()
         .border_style(border)
         .title(Span::styled(title, theme.accent))

@@ -176,7 +176,10 @@ impl FilesUi {
                 notice(format!("{} is not a folder", folder.display()))
             }
             (FilesPrompt::Upload, Answer::Text(text)) => {
-                let paths = expand_paths(&text);
+                let paths = match expand_paths(&text) {
+                    Ok(paths) => paths,
+                    Err(why) => return notice(why),
+                };
                 if paths.is_empty() {
                     return notice("nothing to upload".into());
                 }
