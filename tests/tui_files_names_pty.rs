@@ -50,13 +50,15 @@ fn select_row(pty: &mut Pty, text: &str) {
     let rows: Vec<&str> = screen.lines().collect();
     let top = rows
         .iter()
-        .position(|l| l.contains("Name"))
+        .position(|l| l.contains("│  Name"))
         .expect("the pane's header");
+    // The pane is the right 40 % of the 100 columns.
     let at = rows
         .iter()
-        .position(|l| l.contains(text))
+        .skip(top + 1)
+        .position(|l| l.chars().skip(60).collect::<String>().contains(text))
         .unwrap_or_else(|| panic!("{text} listed:\n{screen}"));
-    for _ in 0..(at - top - 1) {
+    for _ in 0..at {
         keys(pty, &["j"]);
     }
 }

@@ -193,6 +193,10 @@ impl FilesUi {
 
     pub(crate) fn list(&mut self) -> Effect {
         self.list_generation += 1;
+        // The marks belong to the last cell, not to a listing: the folder
+        // shown now gets its part of them.
+        let folder = self.relative_folder();
+        self.pane.set_radar(&self.radar, folder.as_deref());
         if self.pane.entries().is_empty() {
             self.pane.message = Some("loading…".into());
         }

@@ -102,13 +102,10 @@ impl FilesPaneState {
         self.message = None;
     }
 
-    /// Takes the radar's new/changed marks.
-    pub fn set_radar(&mut self, radar: &Radar) {
-        self.changes = radar
-            .artifacts
-            .iter()
-            .map(|a| (a.path.clone(), a.change))
-            .collect();
+    /// Takes the radar's new/changed marks of the entries of `folder`
+    /// (relative to `/mnt/data`, `None` at the root; see [`Radar::marks_in`]).
+    pub fn set_radar(&mut self, radar: &Radar, folder: Option<&str>) {
+        self.changes = radar.marks_in(folder);
     }
 
     /// The selected entry.
@@ -329,12 +326,15 @@ fn summary(state: &FilesPaneState) -> String {
     if folders > 0 {
         parts.push(plural(folders, "folder", "folders"));
     }
-    let new = state
-        .changes
-        .values()
-        .filter(|c| **c == Change::New)
-        .count();
-    let changed = state.changes.len() - new;
+    // Files only: a folder's mark stands for the files inside it.
+    let marks = |change: Change| {
+        state
+            .entries
+            .iter()
+            .filter(|f| f.kind == FileKind::File && state.changes.get(&f.path()) == Some(&change))
+            .count()
+    };
+    let (new, changed) = (marks(Change::New), marks(Change::Changed));
     if new > 0 {
         parts.push(format!("{new} new"));
     }

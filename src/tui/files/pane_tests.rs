@@ -69,7 +69,7 @@ fn after() -> Vec<RemoteFile> {
 fn state() -> FilesPaneState {
     let mut s = FilesPaneState::new("/mnt/data", now());
     s.set_listing(after());
-    s.set_radar(&radar::scan(&before(), &after()));
+    s.set_radar(&radar::scan(&before(), &after()), None);
     s.focused = true;
     s
 }

@@ -440,9 +440,20 @@ impl FilesUi {
     ) -> Vec<FilesOut> {
         let mut outs = Vec::new();
         let radar = radar::scan(before, &after);
-        self.pane.set_radar(&radar);
-        if self.relative_folder().is_none() {
-            self.pane.set_listing(after);
+        self.radar = radar.clone();
+        let folder = self.relative_folder();
+        self.pane.set_radar(&radar, folder.as_deref());
+        if folder.is_none() {
+            // The listings may be recursive: the root shows its own entries.
+            let top = after
+                .into_iter()
+                .filter(|f| {
+                    f.directory
+                        .as_deref()
+                        .is_none_or(|d| d.trim_matches('/').is_empty())
+                })
+                .collect();
+            self.pane.set_listing(top);
         } else {
             outs.push(self.list().into());
         }
@@ -472,7 +483,6 @@ impl FilesUi {
         {
             outs.push(self.preview_of(&file, cx.colors).into());
         }
-        self.radar = radar;
         outs
     }
 }
