@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use expectrl::WaitStatus;
 
+mod common;
+mod nbformat;
 mod pty;
 
 use pty::*;
@@ -153,6 +155,31 @@ fn hostile_names_show_escaped_are_marked_and_download_under_safe_names_said() {
         matches!(status, WaitStatus::Exited(_, 0)),
         "exit status {status:?}"
     );
+
+    // The files line is kept with the cell: exported, it is a display line
+    // nbformat accepts.
+    let exported = work.path().join("names.ipynb");
+    common::stdout_ok(
+        common::sessionpad_command(data.path())
+            .args(["export", "-o"])
+            .arg(&exported)
+            .current_dir(work.path()),
+    );
+    nbformat::validate(&exported);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&exported).unwrap()).unwrap();
+    let line = doc["cells"][0]["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["output_type"] == "display_data")
+        .map(|o| o["data"]["text/plain"].to_string())
+        .unwrap_or_default();
+    assert!(
+        line.contains("files: wrote") && line.contains("reports/describe.csv"),
+        "{doc}"
+    );
+    assert!(!line.contains("\\u001b"), "escaped, never raw: {line}");
 }
 
 #[test]

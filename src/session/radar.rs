@@ -93,7 +93,9 @@ impl Radar {
     /// The marks of the entries listed in `folder` (relative to `/mnt/data`,
     /// `None` for the data root), by their names there: a new or changed
     /// file's own mark; a new folder [`Change::New`]; a folder that holds a
-    /// new or changed file (at any depth) [`Change::Changed`].
+    /// new or changed file (at any depth) [`Change::Changed`]. Files below
+    /// are keyed by their path under `folder` too (`sub/x.csv`), as a
+    /// recursive listing names them.
     pub fn marks_in(&self, folder: Option<&str>) -> HashMap<String, Change> {
         let prefix = folder
             .map(|f| format!("{}/", f.trim_matches('/')))
@@ -104,13 +106,11 @@ impl Radar {
             let Some(rest) = a.path.strip_prefix(&prefix) else {
                 continue;
             };
-            match rest.split_once('/') {
-                None => {
-                    marks.insert(rest.to_string(), a.change);
-                }
-                Some((child, _)) => {
-                    marks.entry(child.to_string()).or_insert(Change::Changed);
-                }
+            // Its own mark by its path below `folder` (a recursive listing
+            // shows it so), and its top folder there is marked as changed.
+            marks.insert(rest.to_string(), a.change);
+            if let Some((child, _)) = rest.split_once('/') {
+                marks.entry(child.to_string()).or_insert(Change::Changed);
             }
         }
         marks
@@ -363,7 +363,8 @@ mod tests {
         assert_eq!(root.get("reports"), Some(&Change::New));
         assert_eq!(root.get("old"), Some(&Change::Changed));
         assert_eq!(root.get("hist.png"), Some(&Change::New));
-        assert_eq!(root.len(), 3, "{root:?}");
+        assert_eq!(root.get("reports/describe.csv"), Some(&Change::New));
+        assert_eq!(root.get("old/notes.md"), None);
         let old = r.marks_in(Some("old"));
         assert_eq!(old.get("deep"), Some(&Change::Changed));
         assert_eq!(old.get("notes.md"), None);
