@@ -46,13 +46,13 @@ fn every_kind() -> Vec<Cell> {
                     format: "png".into(),
                     data: vec![0x89, b'P', b'N', b'G', 0, 255],
                 },
-                Output::Files {
-                    line: "files: wrote hist.png, reports/describe.csv; changed notes.md".into(),
-                },
                 Output::ExecuteResult {
                     execution_count: 1,
                     text: "{'a': [1, 2.5, None, True]}".into(),
                     json: Some(json!({"a": [1, 2.5, null, true]})),
+                },
+                Output::Files {
+                    line: "files: wrote hist.png, reports/describe.csv; changed notes.md".into(),
                 },
             ],
             CellOutcome::Succeeded,
