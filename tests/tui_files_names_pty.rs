@@ -242,3 +242,46 @@ fn a_path_with_spaces_uploads_and_the_picker_opens_a_folder_on_its_first_file() 
         "exit status {status:?}"
     );
 }
+
+#[test]
+fn a_folder_downloads_with_everything_in_it_and_deletes_after_a_yes() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    pty.send(
+        "import os; os.makedirs('reports/deep', exist_ok=True); \
+         open('reports/describe.csv', 'w').write('a,b\\n'); \
+         open('reports/deep/x\\ty.txt', 'w').write('deep'); print('made')",
+    );
+    pty.send(F5);
+    pty.wait_for("the cell", CELL_DEADLINE, |s| s.contains("done in"));
+    keys(&mut pty, &[F2]);
+    pty.wait_for("the folder listed", CELL_DEADLINE, |s| {
+        s.contains("Files · /mnt/data") && s.contains("reports/")
+    });
+    select_row(&mut pty, "reports/");
+    keys(&mut pty, &["d"]);
+    let csv = wait_file(&mut pty, &work.path().join("reports/describe.csv"));
+    assert_eq!(csv, b"a,b\n");
+    let deep = wait_file(&mut pty, &work.path().join("reports/deep/x_y.txt"));
+    assert_eq!(deep, b"deep");
+
+    keys(&mut pty, &["x"]);
+    pty.wait_for("the question", CELL_DEADLINE, |s| {
+        s.contains("Delete reports/ with everything in it")
+    });
+    keys(&mut pty, &["y"]);
+    pty.wait_for("the folder gone", CELL_DEADLINE, |s| {
+        s.contains("deleted reports/ (2 files)") && s.contains("(no files)")
+    });
+
+    keys(&mut pty, &[TAB]);
+    pty.focus_notebook();
+    pty.send("q");
+    let status = pty.wait_exit(Duration::from_secs(30));
+    assert!(
+        matches!(status, WaitStatus::Exited(_, 0)),
+        "exit status {status:?}"
+    );
+}

@@ -62,6 +62,25 @@ pub enum FileCommand {
         /// The names.
         names: Vec<String>,
     },
+    /// Download remote folders, each with everything in it (listed
+    /// recursively: api-version 2025-10-02 and later), beside some files.
+    DownloadFolders {
+        /// Remote folder (relative to `/mnt/data`) and the local folder it
+        /// becomes (created; its subfolders are created inside it).
+        folders: Vec<(String, PathBuf)>,
+        /// Files marked beside the folders, as [`FileCommand::Download`]'s.
+        files: Vec<(String, PathBuf)>,
+        /// Create this folder (and its parents) first (the user said yes).
+        create_folder: Option<PathBuf>,
+    },
+    /// Delete remote folders with everything in them (their files, then
+    /// their folders deepest first, then the folder), and some files.
+    DeleteFolders {
+        /// The folders (relative to `/mnt/data`).
+        folders: Vec<String>,
+        /// Files marked beside them.
+        files: Vec<String>,
+    },
     /// Cancel the transfer under way.
     Cancel,
 }
@@ -249,6 +268,44 @@ impl Ctx {
                 (self.upload_all(paths, folder, &cancel).await, Vec::new())
             }
             FileCommand::Delete { names } => (self.delete_all(names).await, Vec::new()),
+            FileCommand::DownloadFolders {
+                folders,
+                files,
+                create_folder,
+            } => {
+                if let Some(folder) = create_folder
+                    && let Err(e) = tokio::fs::create_dir_all(&folder).await
+                {
+                    let summary = format!(
+                        "cannot create {}: {e}; nothing downloaded",
+                        folder.display()
+                    );
+                    self.events.files(FileEvent::Done {
+                        summary,
+                        exists: Vec::new(),
+                    });
+                    return;
+                }
+                match super::files_tree::expand(&self.client, &self.identifier, folders).await {
+                    Ok(mut expanded) => {
+                        expanded.extend(files);
+                        self.download_all(expanded, false, &cancel).await
+                    }
+                    Err(why) => (why, Vec::new()),
+                }
+            }
+            FileCommand::DeleteFolders { folders, files } => {
+                let mut summary = if files.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}; ", self.delete_all(files).await)
+                };
+                summary.push_str(
+                    &super::files_tree::delete_folders(&self.client, &self.identifier, &folders)
+                        .await,
+                );
+                (summary, Vec::new())
+            }
             _ => return,
         };
         self.events.files(FileEvent::Done { summary, exists });

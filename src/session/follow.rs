@@ -375,7 +375,12 @@ mod radar_tests {
     #[test]
     fn downloads_do_not_reset_the_marks_of_a_followed_cell() {
         assert!(!changes_files(CallKind::Download));
-        for kind in [CallKind::Code, CallKind::Shell, CallKind::Upload, CallKind::Delete] {
+        for kind in [
+            CallKind::Code,
+            CallKind::Shell,
+            CallKind::Upload,
+            CallKind::Delete,
+        ] {
             assert!(changes_files(kind), "{kind:?}");
         }
     }

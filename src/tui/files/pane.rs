@@ -130,28 +130,22 @@ impl FilesPaneState {
         self.selected = self.selected.saturating_add_signed(delta).min(last);
     }
 
-    /// Marks or unmarks the selected file (folders cannot be marked: a download
-    /// takes files).
+    /// Marks or unmarks the selected file or folder.
     pub fn toggle_mark(&mut self) {
         let Some(file) = self.selected_file() else {
             return;
         };
-        if file.kind == FileKind::Directory {
-            return;
-        }
         let path = file.path();
         if !self.marked.remove(&path) {
             self.marked.insert(path);
         }
     }
 
-    /// The files an action applies to: the marked ones, else the selected file.
+    /// The files and folders an action applies to: the marked ones, else the
+    /// selected entry.
     pub fn targets(&self) -> Vec<&RemoteFile> {
         if self.marked.is_empty() {
-            self.selected_file()
-                .filter(|f| f.kind == FileKind::File)
-                .into_iter()
-                .collect()
+            self.selected_file().into_iter().collect()
         } else {
             self.entries
                 .iter()

@@ -14,11 +14,17 @@ use super::{files_key, fresh_pane};
 use crate::client::MAX_UPLOAD;
 use crate::protocol::{FileKind, RemoteFile};
 use crate::session::{FileCommand, FileEvent, radar};
+use crate::text::names::escape;
 use crate::tui::action::{Effect, Out};
 use crate::tui::keymap::Keymap;
 use crate::tui::local_paths::{expand_paths, pasted_paths};
 use crate::tui::widgets::fit::human_size;
 use crate::tui::widgets::prompt::{Answer, Prompt, Question};
+
+/// What the pane says when a folder is to be downloaded or deleted on an
+/// api-version that cannot list one recursively.
+const NO_FOLDERS: &str = "this api-version cannot list a folder recursively (2025-10-02-preview \
+     can): open the folder and mark its files";
 
 /// What the files pane's reducer hands back (see [`Out`]).
 pub type FilesOut = Out<Prompt<FilesPrompt>, FilesRequest>;
@@ -188,7 +194,12 @@ impl FilesUi {
             (FilesPrompt::Delete(names), Answer::Yes) => {
                 self.start_transfer(FileCommand::Delete { names })
             }
-            (FilesPrompt::Delete(_), _) => notice("nothing deleted".into()),
+            (FilesPrompt::DeleteFolders { folders, files }, Answer::Yes) => {
+                self.start_transfer(FileCommand::DeleteFolders { folders, files })
+            }
+            (FilesPrompt::Delete(_) | FilesPrompt::DeleteFolders { .. }, _) => {
+                notice("nothing deleted".into())
+            }
             (FilesPrompt::CreateFolder(folder), Answer::Yes) => {
                 self.download_folder.clone_from(&folder);
                 self.download_into(Some(folder))
@@ -251,9 +262,7 @@ impl FilesUi {
             Ok(_) if folder.is_dir() => self.download_into(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if self.pane.targets().is_empty() {
-                    vec![Out::Notice(
-                        "no file selected (folders are not downloaded)".into(),
-                    )]
+                    vec![Out::Notice("nothing selected".into())]
                 } else {
                     vec![Self::ask_create_folder(folder)]
                 }
@@ -265,46 +274,77 @@ impl FilesUi {
 
     /// Starts the download of the marked (else the selected) files into the
     /// download folder, creating it first when `create` is set.
+    /// A folder among them is downloaded with everything in it, into a local
+    /// folder of its (safe) name, where the api-version lists recursively.
     pub fn download_into(&mut self, create: Option<PathBuf>) -> Vec<FilesOut> {
-        let targets: Vec<(String, PathBuf)> = self
+        let (folders, files) =
+            self.split_targets(|f| crate::localname::local_path(&self.download_folder, &f.name));
+        if folders.is_empty() && files.is_empty() {
+            return vec![Out::Notice("nothing selected".into())];
+        }
+        if !folders.is_empty() && !self.can_recurse {
+            return vec![Out::Notice(NO_FOLDERS.into())];
+        }
+        self.pane.marked.clear();
+        if folders.is_empty() {
+            return self.start_transfer(FileCommand::Download {
+                files,
+                overwrite: false,
+                create_folder: create,
+            });
+        }
+        self.start_transfer(FileCommand::DownloadFolders {
+            folders,
+            files,
+            create_folder: create,
+        })
+    }
+
+    /// The targets split into folders and files, each with `dest` of it.
+    fn split_targets<T>(
+        &self,
+        dest: impl Fn(&RemoteFile) -> T,
+    ) -> (Vec<(String, T)>, Vec<(String, T)>) {
+        let (folders, files): (Vec<_>, Vec<_>) = self
             .pane
             .targets()
             .into_iter()
-            .map(|f| {
-                let dest = crate::localname::local_path(&self.download_folder, &f.name);
-                (self.remote_name(f), dest)
-            })
-            .collect();
-        if targets.is_empty() {
-            return vec![Out::Notice(
-                "no file selected (folders are not downloaded)".into(),
-            )];
-        }
-        self.pane.marked.clear();
-        self.start_transfer(FileCommand::Download {
-            files: targets,
-            overwrite: false,
-            create_folder: create,
-        })
+            .partition(|f| f.kind == FileKind::Directory);
+        let pairs = |list: Vec<&RemoteFile>| -> Vec<(String, T)> {
+            list.into_iter()
+                .map(|f| (self.remote_name(f), dest(f)))
+                .collect()
+        };
+        (pairs(folders), pairs(files))
     }
 
     fn delete(&mut self) -> Vec<FilesOut> {
         if !self.can_manage {
             return vec![Out::Notice("this api-version cannot delete files".into())];
         }
-        let names: Vec<String> = self
-            .pane
-            .targets()
-            .into_iter()
-            .map(|f| self.remote_name(f))
-            .collect();
-        let what = match names.as_slice() {
-            [] => return vec![Out::Notice("no file selected".into())],
-            [one] => one.clone(),
+        let (folders, files) = self.split_targets(|_| ());
+        let folders: Vec<String> = folders.into_iter().map(|(n, ())| n).collect();
+        let files: Vec<String> = files.into_iter().map(|(n, ())| n).collect();
+        if !folders.is_empty() {
+            if !self.can_recurse {
+                return vec![Out::Notice(NO_FOLDERS.into())];
+            }
+            let what = match (folders.as_slice(), files.len()) {
+                ([one], 0) => format!("{}/", escape(one)),
+                (many, n) => format!("{} folders and {n} files", many.len()),
+            };
+            return vec![Out::Ask(Prompt::question(
+                FilesPrompt::DeleteFolders { folders, files },
+                Question::new("Delete ", what, " with everything in it from the session?"),
+            ))];
+        }
+        let what = match files.as_slice() {
+            [] => return vec![Out::Notice("nothing selected".into())],
+            [one] => escape(one),
             many => format!("{} files", many.len()),
         };
         vec![Out::Ask(Prompt::question(
-            FilesPrompt::Delete(names),
+            FilesPrompt::Delete(files),
             Question::new("Delete ", what, " from the session?"),
         ))]
     }
@@ -331,7 +371,7 @@ impl FilesUi {
             )];
         }
         let label = match &command {
-            FileCommand::Download { .. } => "downloading…",
+            FileCommand::Download { .. } | FileCommand::DownloadFolders { .. } => "downloading…",
             FileCommand::Upload { .. } => "uploading…",
             _ => "deleting…",
         };
