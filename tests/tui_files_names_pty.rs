@@ -269,7 +269,7 @@ fn a_folder_downloads_with_everything_in_it_and_deletes_after_a_yes() {
 
     keys(&mut pty, &["x"]);
     pty.wait_for("the question", CELL_DEADLINE, |s| {
-        s.contains("Delete reports/ with everything in it")
+        s.contains("Delete reports/ (2 files) with everything in it")
     });
     keys(&mut pty, &["y"]);
     pty.wait_for("the folder gone", CELL_DEADLINE, |s| {

@@ -73,6 +73,15 @@ pub enum FileCommand {
         /// Create this folder (and its parents) first (the user said yes).
         create_folder: Option<PathBuf>,
     },
+    /// Count the files in remote folders (listed recursively), so the
+    /// question before deleting them can say how many: answered with
+    /// [`FileEvent::Counted`].
+    CountFolders {
+        /// The folders (relative to `/mnt/data`).
+        folders: Vec<String>,
+        /// Files marked beside them (handed back).
+        files: Vec<String>,
+    },
     /// Delete remote folders with everything in them (their files, then
     /// their folders deepest first, then the folder), and some files.
     DeleteFolders {
@@ -146,6 +155,15 @@ pub enum FileEvent {
         /// Bytes in all, when known.
         total: Option<u64>,
     },
+    /// The files in folders to delete, counted ([`FileCommand::CountFolders`]).
+    Counted {
+        /// The folders.
+        folders: Vec<String>,
+        /// The files marked beside them.
+        files: Vec<String>,
+        /// How many files the folders hold, or why they could not be listed.
+        count: Result<usize, String>,
+    },
     /// A transfer (or delete) ended.
     Done {
         /// What happened, for the status line.
@@ -197,6 +215,18 @@ async fn run(
                     let generation = request.generation;
                     let result = ctx.head(request).await;
                     ctx.events.files(FileEvent::Head { generation, result });
+                });
+            }
+            FileCommand::CountFolders { folders, files } => {
+                tokio::spawn(async move {
+                    let count =
+                        super::files_tree::count_files(&ctx.client, &ctx.identifier, &folders)
+                            .await;
+                    ctx.events.files(FileEvent::Counted {
+                        folders,
+                        files,
+                        count,
+                    });
                 });
             }
             FileCommand::Cancel => {

@@ -103,6 +103,27 @@ pub(super) async fn delete_folders(
     }
 }
 
+/// How many files (not folders) the remote `folders` hold, at every level.
+///
+/// # Errors
+///
+/// What to say when a folder cannot be listed.
+pub(super) async fn count_files(
+    client: &SessionClient,
+    identifier: &str,
+    folders: &[String],
+) -> Result<usize, String> {
+    let mut count = 0;
+    for folder in folders {
+        let listing = list_below(client, identifier, folder).await?;
+        count += listing
+            .iter()
+            .filter(|(_, f)| f.kind == FileKind::File)
+            .count();
+    }
+    Ok(count)
+}
+
 /// Everything below remote `folder`, listed recursively, each with its path
 /// relative to the folder (whether the pool gives `directory` relative to
 /// the folder or to `/mnt/data`).

@@ -480,7 +480,13 @@ fn marks_of_subfolders_survive_browsing_in_and_out() {
         Instant::now(),
     );
     // The root shows its own entries only, the folder marked new.
-    assert!(app.files.pane.entries().iter().all(|f| f.directory.is_none()));
+    assert!(
+        app.files
+            .pane
+            .entries()
+            .iter()
+            .all(|f| f.directory.is_none())
+    );
     assert_eq!(
         app.files.pane.changes.get("reports"),
         Some(&crate::session::radar::Change::New)

@@ -329,14 +329,11 @@ impl FilesUi {
             if !self.can_recurse {
                 return vec![Out::Notice(NO_FOLDERS.into())];
             }
-            let what = match (folders.as_slice(), files.len()) {
-                ([one], 0) => format!("{}/", escape(one)),
-                (many, n) => format!("{} folders and {n} files", many.len()),
-            };
-            return vec![Out::Ask(Prompt::question(
-                FilesPrompt::DeleteFolders { folders, files },
-                Question::new("Delete ", what, " with everything in it from the session?"),
-            ))];
+            // Counted first, so the question can say how many files go.
+            return vec![
+                Out::Notice("counting the files to delete…".into()),
+                Effect::Files(FileCommand::CountFolders { folders, files }).into(),
+            ];
         }
         let what = match files.as_slice() {
             [] => return vec![Out::Notice("nothing selected".into())],
@@ -347,6 +344,21 @@ impl FilesUi {
             FilesPrompt::Delete(files),
             Question::new("Delete ", what, " from the session?"),
         ))]
+    }
+
+    /// The question before deleting `folders` (holding `count` files in all)
+    /// and `files`.
+    fn ask_delete_folders(folders: Vec<String>, files: Vec<String>, count: usize) -> FilesOut {
+        let all = count + files.len();
+        let noun = if all == 1 { "file" } else { "files" };
+        let what = match (folders.as_slice(), files.len()) {
+            ([one], 0) => format!("{}/ ({all} {noun})", escape(one)),
+            (many, _) => format!("{} folders ({all} {noun})", many.len()),
+        };
+        Out::Ask(Prompt::question(
+            FilesPrompt::DeleteFolders { folders, files },
+            Question::new("Delete ", what, " with everything in it from the session?"),
+        ))
     }
 
     /// Esc: cancels the transfer, else closes the preview, else gives the
@@ -441,6 +453,14 @@ impl FilesUi {
                     }
                 }
             }
+            FileEvent::Counted {
+                folders,
+                files,
+                count,
+            } => match count {
+                Ok(count) => vec![Self::ask_delete_folders(folders, files, count)],
+                Err(why) => vec![Out::Notice(format!("{why}; nothing deleted"))],
+            },
             FileEvent::Progress { label, done, total } => {
                 self.transfer = Some(Transfer { label, done, total });
                 Vec::new()
