@@ -349,8 +349,9 @@ impl Ctx {
     ) -> (String, Vec<(String, PathBuf)>) {
         let count = files.len();
         let mut exists = Vec::new();
-        let mut done = Vec::new();
-        let mut renamed = Vec::new();
+        // Each file saved: its local path, size, and what was said of its
+        // name when it had to change.
+        let mut done: Vec<Saved> = Vec::new();
         // One file that fails (refused name, gone, a local error) does not stop
         // the others; the summary counts the failures and names the first.
         let mut failed: Vec<String> = Vec::new();
@@ -360,12 +361,11 @@ impl Ctx {
                 .download_one(&name, &dest, overwrite, &label, cancel)
                 .await
             {
-                Ok(bytes) => {
-                    done.push(format!("{} ({})", dest.display(), human_size(bytes)));
-                    if let Some(rename) = rename_note(&name, &dest) {
-                        renamed.push(rename);
-                    }
-                }
+                Ok(bytes) => done.push(Saved {
+                    note: rename_note(&name, &dest),
+                    dest,
+                    size: human_size(bytes),
+                }),
                 Err(DownloadError::Exists) => exists.push((name, dest)),
                 Err(DownloadError::Cancelled) => {
                     return (format!("download of {} cancelled", escape(&name)), exists);
@@ -375,19 +375,32 @@ impl Ctx {
                 }
             }
         }
-        let mut summary = match (done.as_slice(), renamed.as_slice()) {
-            ([], _) => "nothing downloaded".to_string(),
-            // Every rename is said: a name that could not be kept is named
-            // with the local name it got.
-            ([one], [rename]) => format!("{rename} ({})", one.rsplit(" (").next().unwrap_or(")")),
-            ([one], _) => format!("downloaded {one}"),
-            (many, []) => format!("downloaded {} files to {}", many.len(), folder_of(&many[0])),
-            (many, renames) => format!(
-                "downloaded {} files to {}; {}",
-                many.len(),
-                folder_of(&many[0]),
-                crate::text::names::listed(renames, 3)
-            ),
+        // Every rename is said: a name that could not be kept is named with
+        // the local name it got.
+        let notes: Vec<String> = done.iter().filter_map(|d| d.note.clone()).collect();
+        let mut summary = match done.as_slice() {
+            [] => "nothing downloaded".to_string(),
+            [
+                Saved {
+                    note: Some(note),
+                    size,
+                    ..
+                },
+            ] => format!("{note} ({size})"),
+            [one] => format!("downloaded {} ({})", one.dest.display(), one.size),
+            many => {
+                let folder = many[0]
+                    .dest
+                    .parent()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                let mut text = format!("downloaded {} files to {folder}", many.len());
+                if !notes.is_empty() {
+                    text.push_str("; ");
+                    text.push_str(&crate::text::names::listed(&notes, 3));
+                }
+                text
+            }
         };
         // Failures first: on a narrow status line they are what must show.
         match failed.as_slice() {
@@ -571,6 +584,16 @@ impl Ctx {
     }
 }
 
+/// One file a download saved.
+struct Saved {
+    /// Where it went.
+    dest: PathBuf,
+    /// Its size, as a person reads it.
+    size: String,
+    /// What [`rename_note`] said of its name, when it had to change.
+    note: Option<String>,
+}
+
 /// Why one download did not happen.
 enum DownloadError {
     /// The local file exists and the user has not said to replace it.
@@ -609,13 +632,6 @@ fn numbered(name: &str, n: usize, count: usize) -> String {
     } else {
         name.to_string()
     }
-}
-
-fn folder_of(done: &str) -> String {
-    Path::new(done.split(" (").next().unwrap_or(done))
-        .parent()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -21,6 +21,9 @@ use crate::tui::local_paths::{expand_paths, pasted_paths};
 use crate::tui::widgets::fit::human_size;
 use crate::tui::widgets::prompt::{Answer, Prompt, Question};
 
+/// Remote names (relative to `/mnt/data`), each with something of its own.
+type Named<T> = Vec<(String, T)>;
+
 /// What the pane says when a folder is to be downloaded or deleted on an
 /// api-version that cannot list one recursively.
 const NO_FOLDERS: &str = "this api-version cannot list a folder recursively (2025-10-02-preview \
@@ -301,10 +304,7 @@ impl FilesUi {
     }
 
     /// The targets split into folders and files, each with `dest` of it.
-    fn split_targets<T>(
-        &self,
-        dest: impl Fn(&RemoteFile) -> T,
-    ) -> (Vec<(String, T)>, Vec<(String, T)>) {
+    fn split_targets<T>(&self, dest: impl Fn(&RemoteFile) -> T) -> (Named<T>, Named<T>) {
         let (folders, files): (Vec<_>, Vec<_>) = self
             .pane
             .targets()
