@@ -31,7 +31,7 @@ pub(super) fn below_root(path: &str) -> &str {
 /// The `/`-separated parts of a file name, without a leading `/mnt/data/` and
 /// without empty parts. Errors: nothing left, or a `.` / `..` part (which URLs
 /// would silently drop or resolve). Tabs and line breaks are part of a name
-/// like any other character: [`file_path`] percent-encodes them.
+/// like any other character: [`append_segments`] percent-encodes them.
 pub(super) fn name_segments(name: &str) -> Result<Vec<&str>, ClientError> {
     let rel = name
         .strip_prefix(DATA_ROOT)

@@ -551,15 +551,15 @@ impl Ctx {
                 &progress,
             );
             let outcome = tokio::select! {
-                () = cancel.cancelled() => return format!("upload of {name} cancelled"),
+                () = cancel.cancelled() => return format!("upload of {} cancelled", escape(&name)),
                 r = upload => r,
             };
             match outcome {
-                Ok(_) => sent.push(format!("{name} ({})", human_size(size))),
+                Ok(_) => sent.push(format!("{} ({})", escape(&name), human_size(size))),
                 Err(ClientError::TooLarge { message: None }) => {
-                    return format!("{name} is too large for the pool (over 128 MiB)");
+                    return format!("{} is too large for the pool (over 128 MiB)", escape(&name));
                 }
-                Err(e) => return format!("cannot upload {name}: {e}"),
+                Err(e) => return format!("cannot upload {}: {e}", escape(&name)),
             }
         }
         match sent.as_slice() {
