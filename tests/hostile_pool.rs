@@ -7,8 +7,8 @@
 //! opened with `create_new` so nothing is overwritten. Every file must land
 //! directly inside the folder, without escape sequences or line breaks in its
 //! name, and nothing else under the test's root may change. A name with `..`
-//! parts is asked for as the one encoded segment it is; only `..` itself and a
-//! name with a line break (which a URL cannot carry) are refused. The last test
+//! parts is asked for as the one encoded segment it is; a name with a line break
+//! travels percent-encoded (issue 27 item 15); only `..` itself is refused. The last test
 //! does the same through the files pane of the real binary in a pty.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
@@ -269,9 +269,9 @@ async fn hostile_names_download_only_into_the_chosen_folder() {
             ("../../etc/passwd".into(), saved("passwd")),
             ("..\\..\\win.ini".into(), saved("win.ini")),
             ("other/x".into(), Outcome::Exists("x".into())),
-            // Escape sequences alone would get a safe local name, but this name
-            // also holds a line break, which a URL cannot carry: refused.
-            ((*escape_name).to_string(), Outcome::Refused),
+            // Escape sequences and a line break: asked for percent-encoded,
+            // saved under a safe local name.
+            ((*escape_name).to_string(), saved(&escape_local)),
             ("..".into(), Outcome::Refused),
         ]
     );
@@ -289,7 +289,8 @@ async fn hostile_names_download_only_into_the_chosen_folder() {
             "etc/x",
             "sub/../../y",
             "../../etc/passwd",
-            "..\\..\\win.ini"
+            "..\\..\\win.ini",
+            escape_name,
         ]
     );
 
@@ -316,7 +317,7 @@ async fn hostile_names_download_only_into_the_chosen_folder() {
         .map(|(p, _)| p.as_str())
         .filter(|p| p.ends_with("/content"))
         .collect();
-    assert_eq!(content_paths.len(), 6, "{content_paths:?}");
+    assert_eq!(content_paths.len(), 7, "{content_paths:?}");
     assert!(
         content_paths
             .iter()
@@ -339,24 +340,21 @@ fn local_names_have_no_control_or_bidi_characters() {
 }
 
 /// The `url` crate drops tabs, CRs and LFs from a path segment (WHATWG URL
-/// parsing), so a listed name with a line break would be asked for without it
-/// (another file). The client refuses such names instead of fetching the wrong
-/// file.
+/// parsing), so a listed name with a line break could be asked for without it
+/// (another file). The client percent-encodes them (issue 27 item 15): the
+/// pool is asked for exactly the name, and serves that file.
 #[tokio::test]
-async fn names_with_line_breaks_are_refused_not_mistaken() {
+async fn names_with_line_breaks_are_asked_for_exactly() {
     let (client, seen, server) = start().await;
     let name = "two\r\nlines\t.txt";
     let mut sink = Vec::new();
-    let err = client
+    client
         .download_file(ID, name, &mut sink, &|_, _| {})
         .await
-        .unwrap_err();
+        .unwrap();
     server.abort();
-    assert!(
-        matches!(err, sessionpad::client::ClientError::InvalidArgument(_)),
-        "{err}"
-    );
-    assert!(served_names(&seen).is_empty(), "nothing was requested");
+    assert_eq!(served_names(&seen), [name]);
+    assert_eq!(sink, content_for(name));
 }
 
 mod pty;
@@ -412,8 +410,9 @@ fn the_files_pane_downloads_hostile_names_inside_the_folder() {
         s.contains("existing files kept")
     });
     println!("{screen}");
-    // The names the client would not ask for are said, not silently skipped.
-    assert!(screen.contains("2 failed ("), "{screen}");
+    // The name the client would not ask for (`..`) is said, not silently
+    // skipped.
+    assert!(screen.contains("cannot download .."), "{screen}");
     pty::keys(&mut pty, &[pty::CTRL_Q]);
     pty.wait_exit(Duration::from_secs(30));
     server.abort();
@@ -431,6 +430,11 @@ fn the_files_pane_downloads_hostile_names_inside_the_folder() {
     ] {
         expected.insert(work.join(local), content_for(remote));
     }
+    let escape_name = LISTED[7].0;
+    expected.insert(
+        work.join(localname::safe_file_name(escape_name)),
+        content_for(escape_name),
+    );
     let after: BTreeMap<_, _> = tree(root.path())
         .into_iter()
         .filter(|(p, _)| !p.starts_with(work.join(".sessionpad")))

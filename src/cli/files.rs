@@ -14,7 +14,6 @@ use super::target::{TargetOpt, connect};
 use crate::client::SessionClient;
 use crate::localname;
 use crate::protocol::{FileKind, RemoteFile};
-use crate::text::sanitize;
 
 /// File commands.
 #[derive(Debug, Subcommand)]
@@ -321,7 +320,7 @@ fn data_folder(path: Option<&str>) -> String {
     if rel.is_empty() {
         "/mnt/data".to_string()
     } else {
-        format!("/mnt/data/{}", sanitize::plain(rel))
+        format!("/mnt/data/{}", crate::text::names::escape(rel))
     }
 }
 
@@ -336,10 +335,11 @@ fn print_listing(files: &[RemoteFile]) {
         if f.kind == FileKind::Directory {
             name.push('/');
         }
-        // Names come from the session: never let them drive the terminal.
+        // Names come from the session: never let them drive the terminal;
+        // shown escaped as `ls -b` shows them.
         output::out(&format!(
             "{size:>10}  {modified}  {}\n",
-            sanitize::plain(&name)
+            crate::text::names::escape(&name)
         ));
     }
 }
@@ -360,7 +360,7 @@ fn bar(total: Option<u64>, label: &str, json: bool) -> ProgressBar {
     .unwrap_or_else(|_| ProgressStyle::default_bar())
     .progress_chars("=> ");
     bar.set_style(style);
-    bar.set_message(sanitize::plain(label));
+    bar.set_message(crate::text::names::escape(label));
     bar
 }
 
@@ -381,7 +381,11 @@ async fn put(
     pb.finish_and_clear();
     let remote = result?;
     if !json {
-        eprintln!("uploaded {} ({})", remote.path(), output::human_size(size));
+        eprintln!(
+            "uploaded {} ({})",
+            crate::text::names::escape(&remote.path()),
+            output::human_size(size)
+        );
     }
     Ok(remote)
 }
@@ -433,7 +437,7 @@ async fn get(
     if !json {
         eprintln!(
             "downloaded {} → {} ({})",
-            sanitize::plain(name),
+            crate::text::names::escape(name),
             dest.display(),
             output::human_size(bytes)
         );

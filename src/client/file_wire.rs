@@ -30,7 +30,8 @@ pub(super) fn below_root(path: &str) -> &str {
 
 /// The `/`-separated parts of a file name, without a leading `/mnt/data/` and
 /// without empty parts. Errors: nothing left, or a `.` / `..` part (which URLs
-/// would silently drop or resolve).
+/// would silently drop or resolve). Tabs and line breaks are part of a name
+/// like any other character: [`append_segments`] percent-encodes them.
 pub(super) fn name_segments(name: &str) -> Result<Vec<&str>, ClientError> {
     let rel = name
         .strip_prefix(DATA_ROOT)
@@ -40,13 +41,6 @@ pub(super) fn name_segments(name: &str) -> Result<Vec<&str>, ClientError> {
     if segments.is_empty() {
         return Err(ClientError::InvalidArgument(format!(
             "{name:?} names no file"
-        )));
-    }
-    // URLs drop tabs and line breaks from paths, so such a name would request
-    // another file: refuse it rather than fetch the wrong one.
-    if name.chars().any(|c| matches!(c, '\t' | '\r' | '\n')) {
-        return Err(ClientError::InvalidArgument(format!(
-            "{name:?} contains a tab or line break, which a URL cannot carry"
         )));
     }
     if segments.iter().any(|s| matches!(*s, "." | "..")) {
@@ -61,11 +55,11 @@ pub(super) fn name_segments(name: &str) -> Result<Vec<&str>, ClientError> {
 /// parts, or, when a part is `.` or `..` (a name no real file has, which URLs
 /// would drop or resolve into another route), the whole name as one segment, its
 /// `/`s percent-encoded, so the pool is asked for exactly the name it listed
-/// and the request stays on the file route. Errors: nothing left, a tab or line
-/// break, or a name that is only `.` or `..`.
+/// and the request stays on the file route. Errors: nothing left, or a name
+/// that is only `.` or `..`.
 pub(super) fn request_segments(name: &str) -> Result<Vec<&str>, ClientError> {
     match name_segments(name) {
-        Err(ClientError::InvalidArgument(_)) if !name.contains(['\t', '\r', '\n']) => {
+        Err(ClientError::InvalidArgument(_)) => {
             let rel = name
                 .strip_prefix(DATA_ROOT)
                 .filter(|rest| rest.starts_with('/'))
@@ -80,6 +74,29 @@ pub(super) fn request_segments(name: &str) -> Result<Vec<&str>, ClientError> {
         }
         other => other,
     }
+}
+
+/// What a file name's path segment percent-encodes: everything but ASCII
+/// letters, digits and `-._~` (RFC 3986 unreserved), so tabs, line breaks,
+/// `%`, `/`, `?`, `#` and every non-ASCII byte travel as `%XX` and the pool
+/// decodes the exact name (the `url` crate's own segment setter would drop a
+/// tab or line break, `aca-api.md` §4.3 names are any string).
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `url` with `segments` appended to its path, each one percent-encoded
+/// segment ([`SEGMENT`]). A segment that is `.` or `..` is never given
+/// ([`request_segments`] refuses it).
+pub(super) fn append_segments(url: &mut url::Url, segments: &[&str]) {
+    let mut path = url.path().trim_end_matches('/').to_string();
+    for segment in segments {
+        path.push('/');
+        path.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
+    }
+    url.set_path(&path);
 }
 
 /// Family B upload target: the folders of the name appended to `path`, and the
@@ -207,13 +224,26 @@ mod tests {
         assert_eq!(request_segments("/mnt/data/a/../b").unwrap(), ["a/../b"]);
         assert!(request_segments("..").is_err());
         assert!(request_segments("/mnt/data/./").is_err());
-        assert!(request_segments("a\n/../b").is_err());
-        let mut url = Url::parse("http://h/files").unwrap();
-        url.path_segments_mut()
-            .unwrap()
-            .extend(request_segments("../evil.txt").unwrap())
-            .push("content");
+        assert_eq!(request_segments("a\n/../b").unwrap(), ["a\n/../b"]);
+        let mut url = Url::parse("http://h/files?api-version=x").unwrap();
+        append_segments(&mut url, &request_segments("../evil.txt").unwrap());
+        append_segments(&mut url, &["content"]);
         assert_eq!(url.path(), "/files/..%2Fevil.txt/content");
+    }
+
+    #[test]
+    fn tabs_line_breaks_and_percent_signs_travel_encoded() {
+        let mut url = Url::parse("http://h/files?api-version=x").unwrap();
+        let segments = request_segments("sub/tab\tname\n50%.txt").unwrap();
+        append_segments(&mut url, &segments);
+        assert_eq!(url.path(), "/files/sub/tab%09name%0A50%25.txt");
+        assert_eq!(url.query(), Some("api-version=x"));
+        let mut url = Url::parse("http://h/files").unwrap();
+        append_segments(&mut url, &["evil\u{1b}]0;x\u{7}", "naïve café"]);
+        assert_eq!(
+            url.path(),
+            "/files/evil%1B%5D0%3Bx%07/na%C3%AFve%20caf%C3%A9"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! | [`delete_file`](SessionClient::delete_file) | not supported | `DELETE files/{name}` |
 //!
 //! A `{name}` is sent as one percent-encoded path segment per `/`-separated part,
-//! so spaces, Unicode, `#`, `%`, `&` and `?` survive. Operations a version lacks
+//! so spaces, Unicode, `#`, `%`, `&`, `?`, tabs and line breaks survive. Operations a version lacks
 //! fail with [`ClientError::NotSupported`] before anything is sent.
 
 use std::path::Path;
@@ -27,8 +27,8 @@ use tokio_util::io::ReaderStream;
 use url::Url;
 
 use super::file_wire::{
-    below_root, is_data_root, name_segments, parse_a_upload, parse_b_file, parse_entry,
-    request_segments, split_folder,
+    append_segments, below_root, is_data_root, name_segments, parse_a_upload, parse_b_file,
+    parse_entry, request_segments, split_folder,
 };
 use super::response::{json, transport};
 use super::retry::{CALL_TIMEOUT, IDLE_TIMEOUT, Limit};
@@ -126,8 +126,7 @@ impl SessionClient {
     /// # Errors
     ///
     /// [`ClientError::NotFound`] when there is no such file;
-    /// [`ClientError::InvalidArgument`] for an empty name, a tab or line break,
-    /// or a name that is only `.`/`..` (a name with a `.`/`..` part, which only a
+    /// [`ClientError::InvalidArgument`] for an empty name, or a name that is only `.`/`..` (a name with a `.`/`..` part, which only a
     /// hostile or broken listing gives, is asked for as one segment with its `/`s
     /// encoded, so the request cannot leave the file route);
     /// transport and service errors (retried when transient);
@@ -386,12 +385,14 @@ impl SessionClient {
         after: &[&str],
     ) -> Result<Url, ClientError> {
         let mut url = self.url("files", Some(identifier))?;
-        url.path_segments_mut()
-            .map_err(|()| ClientError::InvalidEndpoint {
+        if url.cannot_be_a_base() {
+            return Err(ClientError::InvalidEndpoint {
                 endpoint: self.endpoint.clone(),
                 reason: "the endpoint cannot have path segments".into(),
-            })?
-            .extend(before.iter().chain(name).chain(after));
+            });
+        }
+        let all: Vec<&str> = before.iter().chain(name).chain(after).copied().collect();
+        append_segments(&mut url, &all);
         Ok(url)
     }
 }

@@ -364,7 +364,20 @@ fn read_output(v: &Value) -> Option<Output> {
                 json,
             })
         }
-        "display_data" | "update_display_data" => read_display(v.get("data")?),
+        "display_data" | "update_display_data" => {
+            let files = v
+                .get("metadata")
+                .and_then(|m| m.get(super::output::FILES_METADATA))
+                .and_then(Value::as_str)
+                == Some("files");
+            if files {
+                let line = multiline(v.get("data")?.get("text/plain"))?;
+                return Some(Output::Files {
+                    line: line.trim_end().to_string(),
+                });
+            }
+            read_display(v.get("data")?)
+        }
         "error" => Some(Output::Error {
             ename: v.get("ename")?.as_str()?.to_string(),
             evalue: v.get("evalue")?.as_str()?.to_string(),

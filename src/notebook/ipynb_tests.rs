@@ -51,6 +51,9 @@ fn every_kind() -> Vec<Cell> {
                     text: "{'a': [1, 2.5, None, True]}".into(),
                     json: Some(json!({"a": [1, 2.5, null, true]})),
                 },
+                Output::Files {
+                    line: "files: wrote hist.png, reports/describe.csv; changed notes.md".into(),
+                },
             ],
             CellOutcome::Succeeded,
         ),
@@ -489,3 +492,21 @@ const UNSETTLED_AS_BEFORE: &str = r#"{
  "nbformat_minor": 5
 }
 "#;
+
+#[test]
+fn the_files_line_is_a_display_line_other_tools_read_as_text() {
+    let cells = every_kind();
+    let doc = to_value(&cells, &meta());
+    let outputs = &doc["cells"][0]["outputs"];
+    let files = outputs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["metadata"]["sessionpad"] == "files")
+        .expect("the files line is written");
+    assert_eq!(files["output_type"], "display_data");
+    assert_eq!(
+        files["data"]["text/plain"],
+        json!(["files: wrote hist.png, reports/describe.csv; changed notes.md"])
+    );
+}

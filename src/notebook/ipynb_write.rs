@@ -254,6 +254,18 @@ impl Serialize for OutputOut<'_> {
                 m.serialize_entry("output_type", "display_data")?;
                 m.end()
             }
+            Output::Files { line } => {
+                // A display line other tools show as text; the metadata tells
+                // sessionpad it is the cell's files line.
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("data", &serde_json::json!({ "text/plain": [line] }))?;
+                m.serialize_entry(
+                    "metadata",
+                    &serde_json::json!({ super::output::FILES_METADATA: "files" }),
+                )?;
+                m.serialize_entry("output_type", "display_data")?;
+                m.end()
+            }
             Output::Error {
                 ename,
                 evalue,

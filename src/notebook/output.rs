@@ -116,6 +116,16 @@ pub enum Output {
         /// The image bytes (not base64).
         data: Vec<u8>,
     },
+    /// What the cell did to the session's files, from the artifact radar
+    /// (`files: wrote hist.png, reports/describe.csv; changed notes.md`,
+    /// names already escaped as `ls -b` shows them): a line under the cell,
+    /// kept with it and exported. In `.ipynb` a `display_data` output with
+    /// this `text/plain` and the metadata [`FILES_METADATA`], so other
+    /// notebook tools show it as text.
+    Files {
+        /// The line.
+        line: String,
+    },
     /// An uncaught exception (`output_type: "error"`).
     Error {
         /// Exception class name, e.g. `ZeroDivisionError`.
@@ -126,6 +136,10 @@ pub enum Output {
         traceback: Vec<String>,
     },
 }
+
+/// The `display_data` metadata key (value `"files"`) that marks an
+/// [`Output::Files`] line in `.ipynb`.
+pub const FILES_METADATA: &str = "sessionpad";
 
 const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
 

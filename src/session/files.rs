@@ -25,7 +25,8 @@ use super::failure::Failure;
 use super::head::read_head;
 use crate::client::{ClientError, MAX_UPLOAD, SessionClient};
 use crate::protocol::RemoteFile;
-use crate::text::{human_size, sanitize};
+use crate::text::human_size;
+use crate::text::names::escape;
 
 /// What a front end asks of the file work.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +61,34 @@ pub enum FileCommand {
     Delete {
         /// The names.
         names: Vec<String>,
+    },
+    /// Download remote folders, each with everything in it (listed
+    /// recursively: api-version 2025-10-02 and later), beside some files.
+    DownloadFolders {
+        /// Remote folder (relative to `/mnt/data`) and the local folder it
+        /// becomes (created; its subfolders are created inside it).
+        folders: Vec<(String, PathBuf)>,
+        /// Files marked beside the folders, as [`FileCommand::Download`]'s.
+        files: Vec<(String, PathBuf)>,
+        /// Create this folder (and its parents) first (the user said yes).
+        create_folder: Option<PathBuf>,
+    },
+    /// Count the files in remote folders (listed recursively), so the
+    /// question before deleting them can say how many: answered with
+    /// [`FileEvent::Counted`].
+    CountFolders {
+        /// The folders (relative to `/mnt/data`).
+        folders: Vec<String>,
+        /// Files marked beside them (handed back).
+        files: Vec<String>,
+    },
+    /// Delete remote folders with everything in them (their files, then
+    /// their folders deepest first, then the folder), and some files.
+    DeleteFolders {
+        /// The folders (relative to `/mnt/data`).
+        folders: Vec<String>,
+        /// Files marked beside them.
+        files: Vec<String>,
     },
     /// Cancel the transfer under way.
     Cancel,
@@ -126,6 +155,15 @@ pub enum FileEvent {
         /// Bytes in all, when known.
         total: Option<u64>,
     },
+    /// The files in folders to delete, counted ([`FileCommand::CountFolders`]).
+    Counted {
+        /// The folders.
+        folders: Vec<String>,
+        /// The files marked beside them.
+        files: Vec<String>,
+        /// How many files the folders hold, or why they could not be listed.
+        count: Result<usize, String>,
+    },
     /// A transfer (or delete) ended.
     Done {
         /// What happened, for the status line.
@@ -177,6 +215,18 @@ async fn run(
                     let generation = request.generation;
                     let result = ctx.head(request).await;
                     ctx.events.files(FileEvent::Head { generation, result });
+                });
+            }
+            FileCommand::CountFolders { folders, files } => {
+                tokio::spawn(async move {
+                    let count =
+                        super::files_tree::count_files(&ctx.client, &ctx.identifier, &folders)
+                            .await;
+                    ctx.events.files(FileEvent::Counted {
+                        folders,
+                        files,
+                        count,
+                    });
                 });
             }
             FileCommand::Cancel => {
@@ -248,6 +298,44 @@ impl Ctx {
                 (self.upload_all(paths, folder, &cancel).await, Vec::new())
             }
             FileCommand::Delete { names } => (self.delete_all(names).await, Vec::new()),
+            FileCommand::DownloadFolders {
+                folders,
+                files,
+                create_folder,
+            } => {
+                if let Some(folder) = create_folder
+                    && let Err(e) = tokio::fs::create_dir_all(&folder).await
+                {
+                    let summary = format!(
+                        "cannot create {}: {e}; nothing downloaded",
+                        folder.display()
+                    );
+                    self.events.files(FileEvent::Done {
+                        summary,
+                        exists: Vec::new(),
+                    });
+                    return;
+                }
+                match super::files_tree::expand(&self.client, &self.identifier, folders).await {
+                    Ok(mut expanded) => {
+                        expanded.extend(files);
+                        self.download_all(expanded, false, &cancel).await
+                    }
+                    Err(why) => (why, Vec::new()),
+                }
+            }
+            FileCommand::DeleteFolders { folders, files } => {
+                let mut summary = if files.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}; ", self.delete_all(files).await)
+                };
+                summary.push_str(
+                    &super::files_tree::delete_folders(&self.client, &self.identifier, &folders)
+                        .await,
+                );
+                (summary, Vec::new())
+            }
             _ => return,
         };
         self.events.files(FileEvent::Done { summary, exists });
@@ -261,30 +349,58 @@ impl Ctx {
     ) -> (String, Vec<(String, PathBuf)>) {
         let count = files.len();
         let mut exists = Vec::new();
-        let mut done = Vec::new();
+        // Each file saved: its local path, size, and what was said of its
+        // name when it had to change.
+        let mut done: Vec<Saved> = Vec::new();
         // One file that fails (refused name, gone, a local error) does not stop
         // the others; the summary counts the failures and names the first.
         let mut failed: Vec<String> = Vec::new();
         for (n, (name, dest)) in files.into_iter().enumerate() {
-            let label = numbered(&name, n, count);
+            let label = numbered(&escape(&name), n, count);
             match self
                 .download_one(&name, &dest, overwrite, &label, cancel)
                 .await
             {
-                Ok(bytes) => done.push(format!("{} ({})", dest.display(), human_size(bytes))),
+                Ok(bytes) => done.push(Saved {
+                    note: rename_note(&name, &dest),
+                    dest,
+                    size: human_size(bytes),
+                }),
                 Err(DownloadError::Exists) => exists.push((name, dest)),
                 Err(DownloadError::Cancelled) => {
-                    return (format!("download of {name} cancelled"), exists);
+                    return (format!("download of {} cancelled", escape(&name)), exists);
                 }
                 Err(DownloadError::Error(e)) => {
-                    failed.push(format!("{}: {e}", sanitize::plain(&name)));
+                    failed.push(format!("{}: {e}", escape(&name)));
                 }
             }
         }
+        // Every rename is said: a name that could not be kept is named with
+        // the local name it got.
+        let notes: Vec<String> = done.iter().filter_map(|d| d.note.clone()).collect();
         let mut summary = match done.as_slice() {
             [] => "nothing downloaded".to_string(),
-            [one] => format!("downloaded {one}"),
-            many => format!("downloaded {} files to {}", many.len(), folder_of(&many[0])),
+            [
+                Saved {
+                    note: Some(note),
+                    size,
+                    ..
+                },
+            ] => format!("{note} ({size})"),
+            [one] => format!("downloaded {} ({})", one.dest.display(), one.size),
+            many => {
+                let folder = many[0]
+                    .dest
+                    .parent()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                let mut text = format!("downloaded {} files to {folder}", many.len());
+                if !notes.is_empty() {
+                    text.push_str("; ");
+                    text.push_str(&crate::text::names::listed(&notes, 3));
+                }
+                text
+            }
         };
         // Failures first: on a narrow status line they are what must show.
         match failed.as_slice() {
@@ -419,7 +535,7 @@ impl Ctx {
                 );
             }
             let events = self.events.clone();
-            let label = numbered(&name, n, count);
+            let label = numbered(&escape(&name), n, count);
             let progress = move |done: u64, total: u64| {
                 events.files(FileEvent::Progress {
                     label: label.clone(),
@@ -435,15 +551,15 @@ impl Ctx {
                 &progress,
             );
             let outcome = tokio::select! {
-                () = cancel.cancelled() => return format!("upload of {name} cancelled"),
+                () = cancel.cancelled() => return format!("upload of {} cancelled", escape(&name)),
                 r = upload => r,
             };
             match outcome {
-                Ok(_) => sent.push(format!("{name} ({})", human_size(size))),
+                Ok(_) => sent.push(format!("{} ({})", escape(&name), human_size(size))),
                 Err(ClientError::TooLarge { message: None }) => {
-                    return format!("{name} is too large for the pool (over 128 MiB)");
+                    return format!("{} is too large for the pool (over 128 MiB)", escape(&name));
                 }
-                Err(e) => return format!("cannot upload {name}: {e}"),
+                Err(e) => return format!("cannot upload {}: {e}", escape(&name)),
             }
         }
         match sent.as_slice() {
@@ -457,15 +573,25 @@ impl Ctx {
         let mut deleted = 0;
         for name in &names {
             if let Err(e) = self.client.delete_file(&self.identifier, name).await {
-                return format!("cannot delete {name}: {e}");
+                return format!("cannot delete {}: {e}", escape(name));
             }
             deleted += 1;
         }
         match names.as_slice() {
-            [one] => format!("deleted {one}"),
+            [one] => format!("deleted {}", escape(one)),
             _ => format!("deleted {deleted} files"),
         }
     }
+}
+
+/// One file a download saved.
+struct Saved {
+    /// Where it went.
+    dest: PathBuf,
+    /// Its size, as a person reads it.
+    size: String,
+    /// What [`rename_note`] said of its name, when it had to change.
+    note: Option<String>,
 }
 
 /// Why one download did not happen.
@@ -478,6 +604,27 @@ enum DownloadError {
     Error(String),
 }
 
+/// `saved NAME as LOCAL` when the local file `dest` does not carry the remote
+/// `name`'s own last part (a character a local name cannot hold, a leading
+/// dot), the remote name escaped as `ls -b` shows it; `None` when it does.
+pub fn rename_note(name: &str, dest: &Path) -> Option<String> {
+    let own = name.rsplit('/').next().unwrap_or(name);
+    let local = dest.file_name().map(|n| n.to_string_lossy().into_owned());
+    if local.as_deref() == Some(own) {
+        return None;
+    }
+    let hidden = if own.starts_with('.') {
+        " (a hidden name: saved visible)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "saved {} as {}{hidden}",
+        escape(name),
+        escape(&dest.display().to_string())
+    ))
+}
+
 /// `name (2 of 3)` when there are several, else `name`.
 fn numbered(name: &str, n: usize, count: usize) -> String {
     if count > 1 {
@@ -485,13 +632,6 @@ fn numbered(name: &str, n: usize, count: usize) -> String {
     } else {
         name.to_string()
     }
-}
-
-fn folder_of(done: &str) -> String {
-    Path::new(done.split(" (").next().unwrap_or(done))
-        .parent()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -197,5 +197,18 @@ async fn a_head_is_the_first_bytes_or_a_typed_failure() {
 fn labels_number_several_files() {
     assert_eq!(numbered("a.csv", 0, 1), "a.csv");
     assert_eq!(numbered("b.png", 1, 3), "b.png (2 of 3)");
-    assert_eq!(folder_of("/tmp/dl/a.csv (3 B)"), "/tmp/dl");
+}
+
+#[test]
+fn renames_are_said_with_the_name_escaped() {
+    let dest = Path::new("./evil_]0;x_t.txt");
+    assert_eq!(
+        rename_note("sub/evil\u{1b}]0;x\u{7}t.txt", dest).as_deref(),
+        Some("saved sub/evil\\033]0;x\\007t.txt as ./evil_]0;x_t.txt")
+    );
+    assert_eq!(
+        rename_note(".hidden", Path::new("./hidden")).as_deref(),
+        Some("saved .hidden as ./hidden (a hidden name: saved visible)")
+    );
+    assert_eq!(rename_note("sub/a.csv", Path::new("/tmp/a.csv")), None);
 }

@@ -183,7 +183,13 @@ async fn follow_one(
                 if call.entry.client.as_deref() == Some(own_agent) {
                     continue;
                 }
+                let kind = call.entry.kind;
                 events.followed(followed(*call).await);
+                if !changes_files(kind) {
+                    // A download (the other client previewing a file) changes
+                    // nothing: the marks of its last cell stay.
+                    continue;
+                }
                 let after = snapshot(client, id).await;
                 if let (Some(before), Some(after)) = (listing.take(), after.clone()) {
                     events.follow(FollowNews::Radar { before, after });
@@ -205,6 +211,13 @@ async fn follow_one(
         "the pool closed its event stream".into(),
     ));
     Ended::Broke
+}
+
+/// Whether a call of `kind` can change the session's files (and so is
+/// followed by the radar's listing): executions, uploads, deletes and ends,
+/// not downloads.
+fn changes_files(kind: crate::protocol::record::CallKind) -> bool {
+    !matches!(kind, crate::protocol::record::CallKind::Download)
 }
 
 /// The radar's first listing when the stream opens: none of a session the
@@ -351,5 +364,24 @@ mod tests {
         assert_eq!(short_agent(None), "unknown client");
         let long = "x".repeat(60);
         assert_eq!(short_agent(Some(&long)).chars().count(), 40);
+    }
+}
+
+#[cfg(test)]
+mod radar_tests {
+    use super::changes_files;
+    use crate::protocol::record::CallKind;
+
+    #[test]
+    fn downloads_do_not_reset_the_marks_of_a_followed_cell() {
+        assert!(!changes_files(CallKind::Download));
+        for kind in [
+            CallKind::Code,
+            CallKind::Shell,
+            CallKind::Upload,
+            CallKind::Delete,
+        ] {
+            assert!(changes_files(kind), "{kind:?}");
+        }
     }
 }

@@ -12,6 +12,7 @@ pub mod connect;
 pub mod event;
 pub mod failure;
 pub mod files;
+mod files_tree;
 pub mod follow;
 mod head;
 pub mod history;

@@ -3,12 +3,24 @@
 //! which changed (size or modification time), and which one of them to preview
 //! automatically: the first new image or table, else the first changed one.
 //!
+//! The listings are recursive where the api-version can list so (2025-10-02
+//! and later), so a file a cell wrote into a subfolder (`reports/describe.csv`)
+//! is found too; a folder holding a new or changed file is marked as changed
+//! where it is listed ([`Radar::marks_in`]). Files that went are kept apart
+//! ([`Radar::deleted`]), for the line under the cell ([`Radar::files_line`]).
+//!
 //! Pure functions over [`RemoteFile`]s: no I/O, no clock, no terminal. Files are
-//! told apart by [`RemoteFile::path`] (folder and name).
+//! told apart by [`RemoteFile::path`] (folder and name, relative to
+//! `/mnt/data`).
 
 use std::collections::HashMap;
 
 use crate::protocol::{FileKind, RemoteFile};
+use crate::text::names::{escape, listed};
+
+/// The most names of one kind the line under a cell gives before
+/// `… and N more`.
+const LINE_NAMES: usize = 4;
 /// How a file differs from the listing before the cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Change {
@@ -36,6 +48,8 @@ pub struct Artifact {
     pub change: Change,
     /// Image or table, when it is either.
     pub kind: Option<ArtifactKind>,
+    /// A folder (new: a folder is never marked changed by itself).
+    pub folder: bool,
 }
 
 /// The radar's findings for one cell.
@@ -46,6 +60,8 @@ pub struct Radar {
     pub artifacts: Vec<Artifact>,
     /// Index in `artifacts` of the file to preview automatically.
     pub preview: Option<usize>,
+    /// Paths of the files (not folders) in the listing before and not after.
+    pub deleted: Vec<String>,
 }
 
 impl Radar {
@@ -67,14 +83,62 @@ impl Radar {
         self.artifacts.is_empty()
     }
 
-    /// How many files are new and how many changed.
+    /// How many files (folders not counted) are new and how many changed.
     pub fn counts(&self) -> (usize, usize) {
-        let new = self
-            .artifacts
-            .iter()
-            .filter(|a| a.change == Change::New)
-            .count();
-        (new, self.artifacts.len() - new)
+        let files = self.artifacts.iter().filter(|a| !a.folder);
+        let new = files.clone().filter(|a| a.change == Change::New).count();
+        (new, files.count() - new)
+    }
+
+    /// The marks of the entries listed in `folder` (relative to `/mnt/data`,
+    /// `None` for the data root), by their names there: a new or changed
+    /// file's own mark; a new folder [`Change::New`]; a folder that holds a
+    /// new or changed file (at any depth) [`Change::Changed`]. Files below
+    /// are keyed by their path under `folder` too (`sub/x.csv`), as a
+    /// recursive listing names them.
+    pub fn marks_in(&self, folder: Option<&str>) -> HashMap<String, Change> {
+        let prefix = folder
+            .map(|f| format!("{}/", f.trim_matches('/')))
+            .filter(|p| p != "/")
+            .unwrap_or_default();
+        let mut marks = HashMap::new();
+        for a in &self.artifacts {
+            let Some(rest) = a.path.strip_prefix(&prefix) else {
+                continue;
+            };
+            // Its own mark by its path below `folder` (a recursive listing
+            // shows it so), and its top folder there is marked as changed.
+            marks.insert(rest.to_string(), a.change);
+            if let Some((child, _)) = rest.split_once('/') {
+                marks.entry(child.to_string()).or_insert(Change::Changed);
+            }
+        }
+        marks
+    }
+
+    /// The line under the cell that says what it did to the files:
+    /// `files: wrote hist.png, reports/describe.csv; changed notes.md;
+    /// deleted old.txt`, names escaped as `ls -b` shows them, each list cut
+    /// after a few names with `… and N more`; `None` when it did nothing.
+    pub fn files_line(&self) -> Option<String> {
+        let names = |change: Change| -> Vec<String> {
+            self.artifacts
+                .iter()
+                .filter(|a| !a.folder && a.change == change)
+                .map(|a| escape(&a.path))
+                .collect()
+        };
+        let deleted: Vec<String> = self.deleted.iter().map(|p| escape(p)).collect();
+        let parts: Vec<String> = [
+            ("wrote", names(Change::New)),
+            ("changed", names(Change::Changed)),
+            ("deleted", deleted),
+        ]
+        .into_iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(verb, names)| format!("{verb} {}", listed(&names, LINE_NAMES)))
+        .collect();
+        (!parts.is_empty()).then(|| format!("files: {}", parts.join("; ")))
     }
 }
 
@@ -99,15 +163,27 @@ pub fn scan(before: &[RemoteFile], after: &[RemoteFile]) -> Radar {
             kind: artifact_kind(file),
             path,
             change,
+            folder: file.kind == FileKind::Directory,
         });
     }
+    let now: std::collections::HashSet<String> = after.iter().map(RemoteFile::path).collect();
+    let deleted = before
+        .iter()
+        .filter(|f| f.kind == FileKind::File)
+        .map(RemoteFile::path)
+        .filter(|p| !now.contains(p))
+        .collect();
     let first = |change| {
         artifacts
             .iter()
             .position(|a| a.change == change && a.kind.is_some())
     };
     let preview = first(Change::New).or_else(|| first(Change::Changed));
-    Radar { artifacts, preview }
+    Radar {
+        artifacts,
+        preview,
+        deleted,
+    }
 }
 
 /// Whether two listings of one file disagree on what they both know.
@@ -245,10 +321,80 @@ mod tests {
                 ("plots".into(), Change::New, None),
             ]
         );
-        assert_eq!(r.counts(), (2, 2));
+        assert_eq!(r.counts(), (1, 2), "a new folder is not counted as a file");
+        assert_eq!(r.deleted, ["gone.txt"]);
+        assert_eq!(
+            r.files_line().as_deref(),
+            Some("files: wrote report.csv; changed grown.log, touched.py; deleted gone.txt")
+        );
         assert_eq!(r.change_of("grown.log"), Some(Change::Changed));
         assert_eq!(r.change_of("same.txt"), None);
         assert_eq!(r.preview().map(|a| a.path.as_str()), Some("report.csv"));
+    }
+
+    fn inside(folder: &str, f: RemoteFile) -> RemoteFile {
+        RemoteFile {
+            directory: Some(folder.into()),
+            ..f
+        }
+    }
+
+    #[test]
+    fn subfolders_are_marked_where_they_are_listed() {
+        let before = [
+            folder("old", 0),
+            inside("old", file("notes.md", 1, 0)),
+            inside("old", folder("deep", 0)),
+            inside("old/deep", file("x.txt", 1, 0)),
+            file("gone.txt", 1, 0),
+        ];
+        let after = [
+            folder("old", 9),
+            inside("old", file("notes.md", 1, 0)),
+            inside("old", folder("deep", 9)),
+            inside("old/deep", file("x.txt", 2, 9)),
+            folder("reports", 9),
+            inside("reports", file("describe.csv", 5, 9)),
+            file("hist.png", 5, 9),
+        ];
+        let r = scan(&before, &after);
+        assert_eq!(r.counts(), (2, 1));
+        let root = r.marks_in(None);
+        assert_eq!(root.get("reports"), Some(&Change::New));
+        assert_eq!(root.get("old"), Some(&Change::Changed));
+        assert_eq!(root.get("hist.png"), Some(&Change::New));
+        assert_eq!(root.get("reports/describe.csv"), Some(&Change::New));
+        assert_eq!(root.get("old/notes.md"), None);
+        let old = r.marks_in(Some("old"));
+        assert_eq!(old.get("deep"), Some(&Change::Changed));
+        assert_eq!(old.get("notes.md"), None);
+        assert_eq!(
+            r.marks_in(Some("/old/deep/")).get("x.txt"),
+            Some(&Change::Changed)
+        );
+        assert_eq!(
+            r.marks_in(Some("reports")).get("describe.csv"),
+            Some(&Change::New)
+        );
+        assert_eq!(
+            r.files_line().as_deref(),
+            Some(
+                "files: wrote reports/describe.csv, hist.png; changed old/deep/x.txt; deleted gone.txt"
+            )
+        );
+    }
+
+    #[test]
+    fn the_files_line_escapes_names_and_cuts_long_lists() {
+        let after: Vec<RemoteFile> = (0..7)
+            .map(|i| file(&format!("f{i}\x1b.txt"), 1, 0))
+            .collect();
+        let line = scan(&[], &after).files_line().unwrap();
+        assert_eq!(
+            line,
+            "files: wrote f0\\033.txt, f1\\033.txt, f2\\033.txt, f3\\033.txt … and 3 more"
+        );
+        assert_eq!(scan(&after, &after).files_line(), None);
     }
 
     #[test]

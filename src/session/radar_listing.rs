@@ -40,12 +40,15 @@ pub async fn after_cell(
 }
 
 /// The listing of the data root, for the radar, if it comes within `wait`
-/// (`None` when it fails or is late: the radar then has nothing to compare).
+/// (`None` when it fails or is late: the radar then has nothing to compare):
+/// every level below it where the api-version lists recursively (2025-10-02
+/// and later, `aca-api.md` §4.3), so files written into subfolders are found.
 pub async fn snapshot(
     client: &SessionClient,
     identifier: &str,
     wait: Duration,
 ) -> Option<Vec<RemoteFile>> {
-    let listing = client.list_files(identifier, None, false);
+    let recursive = client.api_version().has_recursive_listing();
+    let listing = client.list_files(identifier, None, recursive);
     tokio::time::timeout(wait, listing).await.ok()?.ok()
 }

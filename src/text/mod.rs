@@ -2,6 +2,7 @@
 //! the notebook: the sanitizer every piece of session text passes before it is
 //! shown ([`sanitize`]), and sizes as a person reads them.
 
+pub mod names;
 pub mod sanitize;
 
 /// A byte count in binary units: `812 B`, `1.5 KiB`, `64 KiB`, `10.2 MiB`,

@@ -193,7 +193,7 @@ impl Perform for Gate {
 
 /// Bidirectional overrides and isolates, which can make text read differently from
 /// what it is.
-fn is_bidi_control(c: char) -> bool {
+pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 

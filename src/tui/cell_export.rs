@@ -36,6 +36,7 @@ pub fn output_text(cell: &Cell) -> String {
                     traceback.join("\n")
                 }
             }
+            Output::Files { line } => line.clone(),
             Output::DisplayData { .. } => continue,
         };
         text.push_str(&part);

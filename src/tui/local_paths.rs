@@ -1,7 +1,10 @@
 //! Local paths as the upload prompt and a paste give them: several paths
-//! separated by spaces, `~/` expanded, a `*` wildcard in the last component,
-//! Tab completion against the local folder, and the paths of files dropped on
-//! the terminal (a bracketed paste, maybe quoted, maybe a `file://` URL).
+//! separated by spaces, read as a POSIX shell reads words (`'my file.txt'`,
+//! `"my file.txt"`, `my\ file.txt`; the `shlex` crate splits and quotes),
+//! `~/` expanded, a `*` wildcard in the last component, Tab completion against
+//! the local folder (a completed name that needs quoting is written quoted),
+//! and the paths of files dropped on the terminal (a bracketed paste, maybe
+//! quoted, maybe a `file://` URL).
 //! Reads local folders only (small, on the UI task, like the save prompt).
 
 use std::path::{Path, PathBuf};
@@ -18,11 +21,19 @@ pub fn pasted_paths(text: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The typed paths of the upload prompt: separated by spaces, `~/` expanded, a
-/// `*` in the last component matched against that folder's files.
-pub fn expand_paths(text: &str) -> Vec<PathBuf> {
+/// The typed paths of the upload prompt: words as a POSIX shell splits them
+/// (quotes and backslashes as `sh` reads them), `~/` expanded, a `*` in the
+/// last component matched against that folder's files.
+///
+/// # Errors
+///
+/// A quote left open or a backslash at the end: what to say.
+pub fn expand_paths(text: &str) -> Result<Vec<PathBuf>, String> {
+    let words = shlex::split(text).ok_or_else(|| {
+        "a quote is not closed (or a \\ ends the line): nothing uploaded".to_string()
+    })?;
     let mut out = Vec::new();
-    for word in text.split_whitespace() {
+    for word in &words {
         let path = super::local::resolve(word);
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         match name {
@@ -42,7 +53,7 @@ pub fn expand_paths(text: &str) -> Vec<PathBuf> {
             _ => out.push(path),
         }
     }
-    out
+    Ok(out)
 }
 
 fn parent_or_dot(path: &Path) -> PathBuf {
@@ -73,13 +84,67 @@ pub fn wildcard(pattern: &str, name: &str) -> bool {
 }
 
 /// Completes the last word of the upload prompt against the local folder: the
-/// longest common prefix of the matching names (a folder gets a `/`).
+/// longest common prefix of the matching names (a folder gets a `/`). The
+/// word is read as the shell reads it (quoted, or a quote still open, or with
+/// backslashes), and written back quoted when it needs to be (`'my file.txt'`),
+/// a leading `~/` left outside the quotes.
 pub fn complete_path(text: &str) -> String {
-    let (head, word) = match text.rfind(' ') {
-        Some(i) => (&text[..=i], &text[i + 1..]),
-        None => ("", text),
+    let Some((head, word)) = last_word(text) else {
+        return text.to_string();
     };
-    format!("{head}{}", complete_one(word))
+    let completed = complete_one(&word);
+    if completed == word {
+        return text.to_string();
+    }
+    format!("{head}{}", quoted(&completed))
+}
+
+/// The text before the last shell word of `text`, and that word unquoted
+/// (an open quote is taken as closed at the end); `None` when no split reads
+/// it as one word.
+fn last_word(text: &str) -> Option<(&str, String)> {
+    let starts = std::iter::once(0).chain(
+        text.char_indices()
+            .filter(|&(i, c)| c == ' ' && !text[..i].ends_with('\\'))
+            .map(|(i, _)| i + 1),
+    );
+    for start in starts {
+        let (head, tail) = text.split_at(start);
+        if shlex::split(head).is_none() {
+            continue;
+        }
+        if tail.is_empty() {
+            return Some((head, String::new()));
+        }
+        if tail.starts_with(' ') {
+            continue;
+        }
+        for closing in ["", "'", "\""] {
+            if let Some(words) = shlex::split(&format!("{tail}{closing}"))
+                && let [word] = words.as_slice()
+            {
+                return Some((head, word.clone()));
+            }
+        }
+    }
+    None
+}
+
+/// `path` as a shell word: quoted when it needs to be, a leading `~/` kept
+/// outside the quotes (it is expanded either way).
+fn quoted(path: &str) -> String {
+    let (home, rest) = match path.strip_prefix("~/") {
+        Some(rest) => ("~/", rest),
+        None => ("", path),
+    };
+    if rest.is_empty() {
+        return path.to_string();
+    }
+    match shlex::try_quote(rest) {
+        Ok(q) => format!("{home}{q}"),
+        // A NUL cannot be quoted (nor be in a local path): left as typed.
+        Err(_) => path.to_string(),
+    }
 }
 
 /// Completes `word` as one path (spaces are part of it), as

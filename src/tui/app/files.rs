@@ -5,6 +5,7 @@
 //! prompts, the picker, the focus.
 
 use super::App;
+use crate::notebook::Output;
 use crate::session::FileEvent;
 use crate::tui::action::Effect;
 use crate::tui::app::{Purpose, SidePane};
@@ -90,9 +91,42 @@ impl App {
     /// follow from it.
     pub fn files_event(&mut self, event: FileEvent) -> Vec<Effect> {
         self.dirty = true;
+        let after_cell = matches!(event, FileEvent::CellListing { .. });
         let cx = files_cx(&self.theme, self.side, &self.keymap);
         let outs = self.files.event(event, &cx);
+        if after_cell {
+            self.files_line_under_last_cell();
+        }
         self.apply_files(outs)
+    }
+
+    /// Puts the radar's line (`files: wrote …`) under the cell it was taken
+    /// for: the last settled cell (the listing after a cell comes on the
+    /// worker's one channel after the cell's answer, and holds up the next
+    /// cell), and saves the cell again with it.
+    fn files_line_under_last_cell(&mut self) {
+        let Some(line) = self.files.radar.files_line() else {
+            return;
+        };
+        let cells = self.notebook.cells();
+        let Some(index) = cells.iter().rposition(|c| c.outcome.is_some()) else {
+            return;
+        };
+        let Some(cell) = self.notebook.book.cell_mut(index) else {
+            return;
+        };
+        // The same listing seen twice (an own cell that is also followed)
+        // gives one line.
+        if cell
+            .outputs
+            .iter()
+            .any(|o| matches!(o, Output::Files { line: l } if *l == line))
+        {
+            return;
+        }
+        cell.outputs.push(Output::Files { line });
+        self.notebook.outputs.invalidate(index);
+        self.notebook.save_cell(index);
     }
 }
 

@@ -99,6 +99,7 @@ impl App {
     /// remote endpoint (which is only known to work once a cell runs).
     pub fn new(config: AppConfig, pool: PoolState) -> Self {
         let config_can_manage = config.api_version.has_file_management();
+        let config_can_recurse = config.api_version.has_recursive_listing();
         let notebook = NotebookUi::new(config.language);
         let mut views = Views::default();
         views.set_language(config.language);
@@ -123,7 +124,7 @@ impl App {
             overlays: Overlays::default(),
             dirty: true,
             views,
-            files: super::files::FilesUi::new(config_can_manage),
+            files: super::files::FilesUi::new(config_can_manage).with_recursion(config_can_recurse),
             sessions,
             pools: super::pools::PoolsUi::default(),
             follow: FollowUi::default(),

@@ -38,7 +38,8 @@ impl Purposeful for Purpose {
             Purpose::Files(asked) => asked.completion(),
             Purpose::Sessions(asked) => asked.completion(),
             Purpose::Quit => None,
-            Purpose::Recorded(_) => Some(crate::tui::local_paths::complete_path),
+            // One folder, typed as it is (spaces are part of it).
+            Purpose::Recorded(_) => Some(crate::tui::local_paths::complete_one),
         }
     }
 }

@@ -28,7 +28,8 @@ impl App {
         };
         self.views.set_language(self.config.language);
         let files_open = self.pane_open(super::SidePane::Files);
-        self.files = FilesUi::new(self.config.api_version.has_file_management());
+        self.files = FilesUi::new(self.config.api_version.has_file_management())
+            .with_recursion(self.config.api_version.has_recursive_listing());
         self.dirty = true;
         if files_open {
             return self.files_action(crate::tui::files::FilesAction::Refresh);

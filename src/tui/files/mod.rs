@@ -59,7 +59,7 @@ pub enum FilesAction {
     Parent,
     /// List the folder again.
     Refresh,
-    /// Mark or unmark the selected file.
+    /// Mark or unmark the selected file or folder.
     Mark,
     /// Preview the selected file.
     Preview,
@@ -100,6 +100,13 @@ pub enum FilesPrompt {
     Upload,
     /// Delete these remote files?
     Delete(Vec<String>),
+    /// Delete these remote folders, with everything in them, and files?
+    DeleteFolders {
+        /// The folders (relative to `/mnt/data`).
+        folders: Vec<String>,
+        /// The files marked beside them.
+        files: Vec<String>,
+    },
     /// These local files exist: replace them? (With the summary of the transfer
     /// that found them, kept in view after the answer.)
     Overwrite(Vec<(String, PathBuf)>, String),
@@ -136,6 +143,9 @@ pub struct FilesUi {
     pub download_folder: PathBuf,
     /// Folders can be listed (the api-version has `path`) and files deleted.
     pub can_manage: bool,
+    /// Folders can be listed recursively (2025-10-02 and later), so they can
+    /// be downloaded and deleted with everything in them.
+    pub can_recurse: bool,
     /// The size the preview was last drawn in (columns, rows).
     pub view_size: (u16, u16),
     /// The last radar (marks of the last cell).
@@ -162,6 +172,7 @@ impl FilesUi {
             transfer: None,
             download_folder: PathBuf::from("."),
             can_manage,
+            can_recurse: false,
             view_size: (60, 20),
             radar: Radar::default(),
             list_generation: 0,
@@ -170,6 +181,14 @@ impl FilesUi {
             preview_generation: 0,
             preview_frame: (60, 20, true),
         }
+    }
+
+    /// The same pane, saying whether folders can be listed recursively
+    /// ([`Self::can_recurse`]).
+    #[must_use]
+    pub fn with_recursion(mut self, can_recurse: bool) -> Self {
+        self.can_recurse = can_recurse;
+        self
     }
 
     /// The listed folder relative to `/mnt/data` (`None` at the root).
@@ -193,6 +212,10 @@ impl FilesUi {
 
     pub(crate) fn list(&mut self) -> Effect {
         self.list_generation += 1;
+        // The marks belong to the last cell, not to a listing: the folder
+        // shown now gets its part of them.
+        let folder = self.relative_folder();
+        self.pane.set_radar(&self.radar, folder.as_deref());
         if self.pane.entries().is_empty() {
             self.pane.message = Some("loading…".into());
         }

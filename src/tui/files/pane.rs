@@ -6,7 +6,8 @@
 //! [`FilesPaneState`] is the pane's own view state, changed only by the app's
 //! update functions; [`render`] is pure: it reads the state and draws, never
 //! touching the network or the clock (the state carries `now`). Remote names are
-//! untrusted and pass [`fit::one_line`] before they are drawn.
+//! untrusted: they are drawn escaped as `ls -b` shows them
+//! ([`crate::text::names::escape`]).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -101,13 +102,10 @@ impl FilesPaneState {
         self.message = None;
     }
 
-    /// Takes the radar's new/changed marks.
-    pub fn set_radar(&mut self, radar: &Radar) {
-        self.changes = radar
-            .artifacts
-            .iter()
-            .map(|a| (a.path.clone(), a.change))
-            .collect();
+    /// Takes the radar's new/changed marks of the entries of `folder`
+    /// (relative to `/mnt/data`, `None` at the root; see [`Radar::marks_in`]).
+    pub fn set_radar(&mut self, radar: &Radar, folder: Option<&str>) {
+        self.changes = radar.marks_in(folder);
     }
 
     /// The selected entry.
@@ -132,28 +130,22 @@ impl FilesPaneState {
         self.selected = self.selected.saturating_add_signed(delta).min(last);
     }
 
-    /// Marks or unmarks the selected file (folders cannot be marked: a download
-    /// takes files).
+    /// Marks or unmarks the selected file or folder.
     pub fn toggle_mark(&mut self) {
         let Some(file) = self.selected_file() else {
             return;
         };
-        if file.kind == FileKind::Directory {
-            return;
-        }
         let path = file.path();
         if !self.marked.remove(&path) {
             self.marked.insert(path);
         }
     }
 
-    /// The files an action applies to: the marked ones, else the selected file.
+    /// The files and folders an action applies to: the marked ones, else the
+    /// selected entry.
     pub fn targets(&self) -> Vec<&RemoteFile> {
         if self.marked.is_empty() {
-            self.selected_file()
-                .filter(|f| f.kind == FileKind::File)
-                .into_iter()
-                .collect()
+            self.selected_file().into_iter().collect()
         } else {
             self.entries
                 .iter()
@@ -185,7 +177,7 @@ fn visible_start(scroll: usize, selected: usize, rows: usize) -> usize {
 /// name unless the listing was recursive), sanitised, folders with a trailing
 /// `/`.
 pub fn display_name(file: &RemoteFile) -> String {
-    let mut name = fit::one_line(&file.path());
+    let mut name = crate::text::names::escape(&file.path());
     if file.kind == FileKind::Directory {
         name.push('/');
     }
@@ -328,12 +320,15 @@ fn summary(state: &FilesPaneState) -> String {
     if folders > 0 {
         parts.push(plural(folders, "folder", "folders"));
     }
-    let new = state
-        .changes
-        .values()
-        .filter(|c| **c == Change::New)
-        .count();
-    let changed = state.changes.len() - new;
+    // Files only: a folder's mark stands for the files inside it.
+    let marks = |change: Change| {
+        state
+            .entries
+            .iter()
+            .filter(|f| f.kind == FileKind::File && state.changes.get(&f.path()) == Some(&change))
+            .count()
+    };
+    let (new, changed) = (marks(Change::New), marks(Change::Changed));
     if new > 0 {
         parts.push(format!("{new} new"));
     }
@@ -355,7 +350,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &FilesPaneState, theme: &Them
     } else {
         theme.border
     };
-    let title = format!(" Files · {} ", fit::one_line(&state.folder));
+    let title = format!(" Files · {} ", crate::text::names::escape(&state.folder));
     let block = Block::bordered()
         .border_style(border)
         .title(Span::styled(title, theme.accent))

@@ -69,7 +69,7 @@ fn after() -> Vec<RemoteFile> {
 fn state() -> FilesPaneState {
     let mut s = FilesPaneState::new("/mnt/data", now());
     s.set_listing(after());
-    s.set_radar(&radar::scan(&before(), &after()));
+    s.set_radar(&radar::scan(&before(), &after()), None);
     s.focused = true;
     s
 }
@@ -105,7 +105,10 @@ fn selection_and_marks_follow_paths_across_listings() {
     s.toggle_mark();
     s.move_selection(-100);
     assert_eq!(s.selected, 0);
-    s.toggle_mark(); // a folder: not marked
+    let folder = s.selected_file().map(RemoteFile::path).unwrap();
+    s.toggle_mark(); // a folder: marked too (downloaded or deleted whole)
+    s.toggle_mark(); // and unmarked
+    assert!(!s.marked.contains(&folder));
     assert!(s.select_path("notes.md"));
     s.toggle_mark();
     assert_eq!(s.marked.len(), 2);
@@ -126,10 +129,11 @@ fn selection_and_marks_follow_paths_across_listings() {
 }
 
 #[test]
-fn targets_are_the_selected_file_without_marks() {
+fn targets_are_the_selected_entry_without_marks() {
     let mut s = state();
     s.selected = 0; // a folder
-    assert!(s.targets().is_empty());
+    assert_eq!(s.targets().len(), 1);
+    assert_eq!(s.targets()[0].kind, crate::protocol::FileKind::Directory);
     assert!(s.select_path("notes.md"));
     assert_eq!(s.targets().len(), 1);
 }

@@ -154,7 +154,7 @@ pub struct TablePreview {
 impl Preview {
     /// Builds the preview of a file (see the module docs for the kinds).
     pub fn build(req: &PreviewRequest<'_>) -> Self {
-        let name = fit::one_line(req.name);
+        let name = crate::text::names::escape(req.name);
         let head = &req.bytes[..req.bytes.len().min(PREVIEW_BYTES)];
         let total = req
             .total_size

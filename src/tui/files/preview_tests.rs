@@ -260,7 +260,10 @@ fn an_image_that_cannot_be_decoded_falls_back_to_hex() {
 #[test]
 fn empty_files_and_hostile_names() {
     let p = Preview::build(&request("a\u{1b}]0;x\u{7}b\nc.txt", b"", Some(0)));
-    assert_eq!(p.name, "ab\u{fffd}c.txt");
+    assert_eq!(
+        p.name, "a\\033]0;x\\007b\\nc.txt",
+        "escaped as ls -b shows it"
+    );
     assert_eq!(text_of(&p), ["(empty file)"]);
 }
 

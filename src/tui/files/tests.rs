@@ -457,3 +457,73 @@ fn on_narrow_terminals_a_focused_pane_sits_under_the_outputs() {
 
 #[path = "transfer_tests.rs"]
 mod transfers;
+
+fn inside(dir: &str, f: RemoteFile) -> RemoteFile {
+    RemoteFile {
+        directory: Some(dir.into()),
+        ..f
+    }
+}
+
+#[test]
+fn marks_of_subfolders_survive_browsing_in_and_out() {
+    let (mut app, _) = after_a_cell_with_effects();
+    // A second cell writes into a new subfolder (a recursive listing).
+    let mut later = after();
+    later.push(folder("reports"));
+    later.push(inside("reports", file("describe.csv", 9)));
+    app.handle_event(
+        SessionEvent::Files(FileEvent::CellListing {
+            before: after(),
+            after: later,
+        }),
+        Instant::now(),
+    );
+    // The root shows its own entries only, the folder marked new.
+    assert!(
+        app.files
+            .pane
+            .entries()
+            .iter()
+            .all(|f| f.directory.is_none())
+    );
+    assert_eq!(
+        app.files.pane.changes.get("reports"),
+        Some(&crate::session::radar::Change::New)
+    );
+    assert!(app.files.pane.select_path("reports"));
+    press(&mut app, KeyCode::Enter);
+    listed(&mut app, vec![file("describe.csv", 9)]);
+    assert_eq!(
+        app.files.pane.changes.get("describe.csv"),
+        Some(&crate::session::radar::Change::New)
+    );
+    press(&mut app, KeyCode::Backspace);
+    listed(&mut app, {
+        let mut root = after();
+        root.push(folder("reports"));
+        root
+    });
+    assert_eq!(
+        app.files.pane.changes.get("reports"),
+        Some(&crate::session::radar::Change::New),
+        "the marks belong to the last cell, not to a listing"
+    );
+}
+
+#[test]
+fn folders_on_an_api_version_without_recursive_listing_say_so() {
+    let mut app = app(ApiVersion::V2025_02_02);
+    app.files.pane.now = now();
+    press(&mut app, KeyCode::F(2));
+    listed(&mut app, before());
+    assert!(app.files.pane.select_path("cache"));
+    assert!(press(&mut app, KeyCode::Char('x')).is_empty());
+    assert!(
+        app.notice
+            .as_deref()
+            .is_some_and(|n| n.contains("cannot list a folder recursively")),
+        "{:?}",
+        app.notice
+    );
+}

@@ -125,7 +125,7 @@ fn upload_prompt_completes_and_a_pasted_path_uploads() {
         crate::tui::local_paths::complete_path(&format!("{base}data-2025")),
         format!("{base}data-2025.csv")
     );
-    assert_eq!(expand_paths(&format!("{base}*.csv")).len(), 2);
+    assert_eq!(expand_paths(&format!("{base}*.csv")).unwrap().len(), 2);
 
     let mut app = after_a_cell();
     press(&mut app, KeyCode::Char('u'));
@@ -250,4 +250,44 @@ fn a_download_folder_that_is_a_file_is_refused() {
         app.notice.as_deref(),
         Some(format!("{} is not a folder", not_a_folder.display()).as_str())
     );
+}
+
+#[test]
+fn upload_paths_are_read_and_completed_as_shell_words() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("my notes.txt"), b"x").unwrap();
+    std::fs::write(dir.path().join("it's.txt"), b"x").unwrap();
+    let base = format!("{}/", dir.path().display());
+    let complete = crate::tui::local_paths::complete_path;
+    // Completed quoted; completing again keeps it; an open quote completes too.
+    assert_eq!(
+        complete(&format!("{base}my")),
+        format!("'{base}my notes.txt'")
+    );
+    assert_eq!(
+        complete(&format!("'{base}my")),
+        format!("'{base}my notes.txt'")
+    );
+    assert_eq!(
+        complete(&format!("{base}my\\ n")),
+        format!("'{base}my notes.txt'")
+    );
+    assert_eq!(
+        complete(&format!("a.txt '{base}my notes.txt' {base}it")),
+        format!("a.txt '{base}my notes.txt' \"{base}it's.txt\"")
+    );
+    // Each quoting of a name with spaces reads as the one file.
+    let want = vec![dir.path().join("my notes.txt")];
+    for typed in [
+        format!("'{base}my notes.txt'"),
+        format!("\"{base}my notes.txt\""),
+        format!("{base}my\\ notes.txt"),
+    ] {
+        assert_eq!(expand_paths(&typed).unwrap(), want, "{typed}");
+    }
+    assert_eq!(
+        expand_paths(&format!("{base}it\\'s.txt  '{base}my notes.txt'")).unwrap(),
+        vec![dir.path().join("it's.txt"), dir.path().join("my notes.txt")]
+    );
+    assert!(expand_paths("'open quote").is_err());
 }

@@ -14,11 +14,20 @@ use super::{files_key, fresh_pane};
 use crate::client::MAX_UPLOAD;
 use crate::protocol::{FileKind, RemoteFile};
 use crate::session::{FileCommand, FileEvent, radar};
+use crate::text::names::escape;
 use crate::tui::action::{Effect, Out};
 use crate::tui::keymap::Keymap;
 use crate::tui::local_paths::{expand_paths, pasted_paths};
 use crate::tui::widgets::fit::human_size;
 use crate::tui::widgets::prompt::{Answer, Prompt, Question};
+
+/// Remote names (relative to `/mnt/data`), each with something of its own.
+type Named<T> = Vec<(String, T)>;
+
+/// What the pane says when a folder is to be downloaded or deleted on an
+/// api-version that cannot list one recursively.
+const NO_FOLDERS: &str = "this api-version cannot list a folder recursively (2025-10-02-preview \
+     can): open the folder and mark its files";
 
 /// What the files pane's reducer hands back (see [`Out`]).
 pub type FilesOut = Out<Prompt<FilesPrompt>, FilesRequest>;
@@ -176,7 +185,10 @@ impl FilesUi {
                 notice(format!("{} is not a folder", folder.display()))
             }
             (FilesPrompt::Upload, Answer::Text(text)) => {
-                let paths = expand_paths(&text);
+                let paths = match expand_paths(&text) {
+                    Ok(paths) => paths,
+                    Err(why) => return notice(why),
+                };
                 if paths.is_empty() {
                     return notice("nothing to upload".into());
                 }
@@ -185,7 +197,12 @@ impl FilesUi {
             (FilesPrompt::Delete(names), Answer::Yes) => {
                 self.start_transfer(FileCommand::Delete { names })
             }
-            (FilesPrompt::Delete(_), _) => notice("nothing deleted".into()),
+            (FilesPrompt::DeleteFolders { folders, files }, Answer::Yes) => {
+                self.start_transfer(FileCommand::DeleteFolders { folders, files })
+            }
+            (FilesPrompt::Delete(_) | FilesPrompt::DeleteFolders { .. }, _) => {
+                notice("nothing deleted".into())
+            }
             (FilesPrompt::CreateFolder(folder), Answer::Yes) => {
                 self.download_folder.clone_from(&folder);
                 self.download_into(Some(folder))
@@ -248,9 +265,7 @@ impl FilesUi {
             Ok(_) if folder.is_dir() => self.download_into(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if self.pane.targets().is_empty() {
-                    vec![Out::Notice(
-                        "no file selected (folders are not downloaded)".into(),
-                    )]
+                    vec![Out::Notice("nothing selected".into())]
                 } else {
                     vec![Self::ask_create_folder(folder)]
                 }
@@ -262,48 +277,88 @@ impl FilesUi {
 
     /// Starts the download of the marked (else the selected) files into the
     /// download folder, creating it first when `create` is set.
+    /// A folder among them is downloaded with everything in it, into a local
+    /// folder of its (safe) name, where the api-version lists recursively.
     pub fn download_into(&mut self, create: Option<PathBuf>) -> Vec<FilesOut> {
-        let targets: Vec<(String, PathBuf)> = self
+        let (folders, files) =
+            self.split_targets(|f| crate::localname::local_path(&self.download_folder, &f.name));
+        if folders.is_empty() && files.is_empty() {
+            return vec![Out::Notice("nothing selected".into())];
+        }
+        if !folders.is_empty() && !self.can_recurse {
+            return vec![Out::Notice(NO_FOLDERS.into())];
+        }
+        self.pane.marked.clear();
+        if folders.is_empty() {
+            return self.start_transfer(FileCommand::Download {
+                files,
+                overwrite: false,
+                create_folder: create,
+            });
+        }
+        self.start_transfer(FileCommand::DownloadFolders {
+            folders,
+            files,
+            create_folder: create,
+        })
+    }
+
+    /// The targets split into folders and files, each with `dest` of it.
+    fn split_targets<T>(&self, dest: impl Fn(&RemoteFile) -> T) -> (Named<T>, Named<T>) {
+        let (folders, files): (Vec<_>, Vec<_>) = self
             .pane
             .targets()
             .into_iter()
-            .map(|f| {
-                let dest = crate::localname::local_path(&self.download_folder, &f.name);
-                (self.remote_name(f), dest)
-            })
-            .collect();
-        if targets.is_empty() {
-            return vec![Out::Notice(
-                "no file selected (folders are not downloaded)".into(),
-            )];
-        }
-        self.pane.marked.clear();
-        self.start_transfer(FileCommand::Download {
-            files: targets,
-            overwrite: false,
-            create_folder: create,
-        })
+            .partition(|f| f.kind == FileKind::Directory);
+        let pairs = |list: Vec<&RemoteFile>| -> Vec<(String, T)> {
+            list.into_iter()
+                .map(|f| (self.remote_name(f), dest(f)))
+                .collect()
+        };
+        (pairs(folders), pairs(files))
     }
 
     fn delete(&mut self) -> Vec<FilesOut> {
         if !self.can_manage {
             return vec![Out::Notice("this api-version cannot delete files".into())];
         }
-        let names: Vec<String> = self
-            .pane
-            .targets()
-            .into_iter()
-            .map(|f| self.remote_name(f))
-            .collect();
-        let what = match names.as_slice() {
-            [] => return vec![Out::Notice("no file selected".into())],
-            [one] => one.clone(),
+        let (folders, files) = self.split_targets(|_| ());
+        let folders: Vec<String> = folders.into_iter().map(|(n, ())| n).collect();
+        let files: Vec<String> = files.into_iter().map(|(n, ())| n).collect();
+        if !folders.is_empty() {
+            if !self.can_recurse {
+                return vec![Out::Notice(NO_FOLDERS.into())];
+            }
+            // Counted first, so the question can say how many files go.
+            return vec![
+                Out::Notice("counting the files to delete…".into()),
+                Effect::Files(FileCommand::CountFolders { folders, files }).into(),
+            ];
+        }
+        let what = match files.as_slice() {
+            [] => return vec![Out::Notice("nothing selected".into())],
+            [one] => escape(one),
             many => format!("{} files", many.len()),
         };
         vec![Out::Ask(Prompt::question(
-            FilesPrompt::Delete(names),
+            FilesPrompt::Delete(files),
             Question::new("Delete ", what, " from the session?"),
         ))]
+    }
+
+    /// The question before deleting `folders` (holding `count` files in all)
+    /// and `files`.
+    fn ask_delete_folders(folders: Vec<String>, files: Vec<String>, count: usize) -> FilesOut {
+        let all = count + files.len();
+        let noun = if all == 1 { "file" } else { "files" };
+        let what = match (folders.as_slice(), files.len()) {
+            ([one], 0) => format!("{}/ ({all} {noun})", escape(one)),
+            (many, _) => format!("{} folders ({all} {noun})", many.len()),
+        };
+        Out::Ask(Prompt::question(
+            FilesPrompt::DeleteFolders { folders, files },
+            Question::new("Delete ", what, " with everything in it from the session?"),
+        ))
     }
 
     /// Esc: cancels the transfer, else closes the preview, else gives the
@@ -328,7 +383,7 @@ impl FilesUi {
             )];
         }
         let label = match &command {
-            FileCommand::Download { .. } => "downloading…",
+            FileCommand::Download { .. } | FileCommand::DownloadFolders { .. } => "downloading…",
             FileCommand::Upload { .. } => "uploading…",
             _ => "deleting…",
         };
@@ -398,6 +453,14 @@ impl FilesUi {
                     }
                 }
             }
+            FileEvent::Counted {
+                folders,
+                files,
+                count,
+            } => match count {
+                Ok(count) => vec![Self::ask_delete_folders(folders, files, count)],
+                Err(why) => vec![Out::Notice(format!("{why}; nothing deleted"))],
+            },
             FileEvent::Progress { label, done, total } => {
                 self.transfer = Some(Transfer { label, done, total });
                 Vec::new()
@@ -437,9 +500,20 @@ impl FilesUi {
     ) -> Vec<FilesOut> {
         let mut outs = Vec::new();
         let radar = radar::scan(before, &after);
-        self.pane.set_radar(&radar);
-        if self.relative_folder().is_none() {
-            self.pane.set_listing(after);
+        self.radar = radar.clone();
+        let folder = self.relative_folder();
+        self.pane.set_radar(&radar, folder.as_deref());
+        if folder.is_none() {
+            // The listings may be recursive: the root shows its own entries.
+            let top = after
+                .into_iter()
+                .filter(|f| {
+                    f.directory
+                        .as_deref()
+                        .is_none_or(|d| d.trim_matches('/').is_empty())
+                })
+                .collect();
+            self.pane.set_listing(top);
         } else {
             outs.push(self.list().into());
         }
@@ -469,7 +543,6 @@ impl FilesUi {
         {
             outs.push(self.preview_of(&file, cx.colors).into());
         }
-        self.radar = radar;
         outs
     }
 }

@@ -112,7 +112,10 @@ fn render_preview(files: &FilesUi, cx: &mut FilesView<'_>, area: Rect, buf: &mut
         let block = Block::bordered().border_style(theme.border);
         let inner = block.inner(area);
         block.render(area, buf);
-        let line = Line::styled(format!("loading {}…", fit::one_line(name)), theme.muted);
+        let line = Line::styled(
+            format!("loading {}…", crate::text::names::escape(name)),
+            theme.muted,
+        );
         buf.set_line(inner.x, inner.y, &line, inner.width);
         return;
     };

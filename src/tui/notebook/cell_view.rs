@@ -335,6 +335,8 @@ fn output_lines(output: &Output, theme: &Theme) -> Vec<Line<'static>> {
                 theme.muted,
             )]
         }
+        // Escaped when made; cleaned again, as everything from a file is.
+        Output::Files { line } => vec![Line::styled(sanitize::plain(line), theme.muted)],
     }
 }
 

@@ -428,6 +428,7 @@ fn title(cells: &[Cell], key: OutputKey) -> String {
         }) => "stderr",
         Some(Output::ExecuteResult { .. }) => "result",
         Some(Output::Error { .. }) => "error",
+        Some(Output::Files { .. }) => "files line",
         Some(Output::DisplayData { .. }) | None => "output",
     };
     format!("{what} of In [{}]", cell.execution_count)

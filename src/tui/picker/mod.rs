@@ -177,15 +177,16 @@ impl FilePicker {
         let _ = self.explorer.handle(step);
     }
 
-    /// Enter: into a folder, or upload (the marked files, else this one).
+    /// Enter: upload the marked files when there are any (as the footer
+    /// says, wherever the cursor is); else into a folder, or upload this file.
     fn enter(&mut self) -> PickerKey {
+        if !self.marked.is_empty() {
+            return PickerKey::Upload(self.marked.iter().cloned().collect());
+        }
         match self.current() {
             Some((_, true, _)) => {
                 self.open_selected();
                 PickerKey::Stay
-            }
-            _ if !self.marked.is_empty() => {
-                PickerKey::Upload(self.marked.iter().cloned().collect())
             }
             Some((path, false, true)) => PickerKey::Upload(vec![path.to_path_buf()]),
             Some((path, false, false)) => {
@@ -318,10 +319,17 @@ impl FilePicker {
         }
     }
 
-    /// After moving from folder `from`: select it if it is listed (going up).
+    /// After moving from folder `from`: select it if it is listed (going up),
+    /// else (going down) the first entry after `../`.
     fn listed_from(&mut self, from: &Path) {
         self.listed();
-        let _ = self.select(from);
+        // Going down, `from` is listed too: as the `../` entry.
+        let went_up = from.parent() == Some(self.cwd());
+        if !(went_up && self.select(from))
+            && let Some(first) = self.explorer.files().iter().position(|f| f.name != "../")
+        {
+            self.explorer.set_selected_idx(first);
+        }
     }
 
     /// Selects the entry at `path`; false when it is not listed.

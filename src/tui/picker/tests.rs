@@ -82,6 +82,8 @@ fn into_a_subfolder_and_back_selects_the_folder_left() {
     assert_eq!(p.key(&key(Key::Right)), PickerKey::Stay);
     assert_eq!(p.cwd(), root.join("sub"));
     assert_eq!(names(&p), ["../", "c.txt"]);
+    // Going down, the cursor is on the folder's first entry, not on `../`.
+    assert_eq!(selected_name(&p), "c.txt");
     p.key(&key(Key::Left));
     assert_eq!(p.cwd(), root);
     assert_eq!(selected_name(&p), "sub/");
@@ -391,8 +393,7 @@ fn shift_u_opens_the_picker_and_marked_files_upload_through_the_app() {
     press(&mut app, KeyCode::Right); // on b.txt: nothing
     press(&mut app, KeyCode::Up);
     press(&mut app, KeyCode::Up);
-    press(&mut app, KeyCode::Right); // into sub/
-    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Right); // into sub/, on c.txt
     press(&mut app, KeyCode::Char(' '));
     // A resize or a paste leaves the picker as it is.
     app.update(Action::Resize, Instant::now());
@@ -472,4 +473,23 @@ fn ctrl_o_in_the_upload_prompt_opens_the_picker_in_the_typed_folder() {
     press_with(&mut app, KeyCode::Char('o'), KeyModifiers::CONTROL);
     let picker = app.overlays.picker().expect("Ctrl+O opens the picker");
     assert_eq!(picker.cwd(), std::env::current_dir().unwrap());
+}
+
+#[test]
+fn enter_uploads_the_marked_files_even_on_a_folder_or_the_parent() {
+    let (_dir, root) = tree();
+    let mut p = FilePicker::open(&root).unwrap();
+    go_to(&mut p, "a.txt");
+    p.key(&ch(' '));
+    p.key(&key(Key::Home));
+    assert_eq!(selected_name(&p), "../");
+    assert_eq!(
+        p.key(&key(Key::Enter)),
+        PickerKey::Upload(vec![root.join("a.txt")])
+    );
+    go_to(&mut p, "sub/");
+    assert_eq!(
+        p.key(&key(Key::Enter)),
+        PickerKey::Upload(vec![root.join("a.txt")])
+    );
 }

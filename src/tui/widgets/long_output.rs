@@ -90,7 +90,7 @@ fn made_text(output: &Output) -> Option<String> {
             traceback,
         } if traceback.iter().all(|l| l.trim().is_empty()) => Some(format!("{ename}: {evalue}")),
         Output::Error { traceback, .. } => Some(traceback.join("\n")),
-        Output::Stream { .. } | Output::DisplayData { .. } => None,
+        Output::Stream { .. } | Output::DisplayData { .. } | Output::Files { .. } => None,
     }
 }
 
