@@ -271,7 +271,7 @@ async fn refuse_replacing(
         if listed.iter().any(|f| f.path() == name) {
             bail!(
                 "{} exists in the session's {}; use --force to replace it",
-                sanitize::plain(name),
+                crate::text::names::escape(name),
                 data_folder(path)
             );
         }
