@@ -180,7 +180,12 @@ async fn const_cells_run_again_and_top_level_await_waits() {
     let c = client(&pool);
     let id = identifier();
     for n in 1..=2 {
-        let e = run(&c, &id, "const fs = require('fs'); let n = typeof fs.readFileSync; n").await;
+        let e = run(
+            &c,
+            &id,
+            "const fs = require('fs'); let n = typeof fs.readFileSync; n",
+        )
+        .await;
         assert_eq!(e.status, ExecutionStatus::Succeeded, "run {n}: {e:?}");
         assert_eq!(value(&e).1, Some(&json!("function")), "run {n}: {e:?}");
     }

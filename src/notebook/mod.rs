@@ -34,6 +34,10 @@ pub enum CellOutcome {
     Failed,
     /// The service cancelled the execution.
     Canceled,
+    /// Never run: it was queued behind a cell that failed, and the queue
+    /// stopped there, as Jupyter's does on an error. Its source is kept, to
+    /// run again.
+    NotRun,
     /// Not known here: the notebook was quit while the cell was queued or
     /// running ([`Cell::quit_while`] says which, and what identifies its
     /// execution). The pool may have run it to its end after the notebook
@@ -153,6 +157,14 @@ impl Cell {
             traceback: Vec::new(),
         }];
         self.outcome = Some(CellOutcome::Failed);
+        self.duration = None;
+    }
+
+    /// Records that the cell was never run: it was queued behind a cell
+    /// that failed ([`CellOutcome::NotRun`]); it has no outputs.
+    pub fn not_run(&mut self) {
+        self.outputs.clear();
+        self.outcome = Some(CellOutcome::NotRun);
         self.duration = None;
     }
 

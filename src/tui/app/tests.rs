@@ -49,6 +49,7 @@ pub(crate) fn run(app: &mut App, code: &str, now: Instant) -> RunId {
                 run,
                 code: sent,
                 stdin: None,
+                stop_on_error: true,
             },
         ] => {
             assert_eq!(sent, code);

@@ -399,6 +399,10 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
         (CellOutcome::Failed, None) => ("  failed".to_string(), theme.error),
         (CellOutcome::Canceled, _) => ("  canceled by the service".to_string(), theme.warning),
         (CellOutcome::Unknown, _) => (quit_status(quit), theme.warning),
+        (CellOutcome::NotRun, _) => (
+            "  not run: an earlier cell failed (run it again from the history)".to_string(),
+            theme.warning,
+        ),
     };
     Line::styled(format!("{text}{from_record}"), style)
 }

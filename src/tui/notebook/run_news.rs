@@ -64,6 +64,29 @@ impl NotebookUi {
         outs
     }
 
+    /// The worker did not run `run` (it was queued behind a cell that
+    /// failed): its cell settles as not run, keeping its source, and is
+    /// saved. Hands back the end of the notice about the run and
+    /// [`NotebookRequest::Settled`] (not ran).
+    pub fn execution_not_run(&mut self, run: RunId) -> Vec<NotebookOut> {
+        let Some(step) = self.runs.apply(run, RunEvent::Finished, self.can_interrupt) else {
+            return Vec::new();
+        };
+        let index = step.cell;
+        self.execution_ids.remove(&index);
+        let mut outs: Vec<NotebookOut> = self.end_notice_about(run).into_iter().collect();
+        outs.push(Out::Request(NotebookRequest::Settled {
+            cell: index,
+            ran: false,
+        }));
+        if let Some(cell) = self.book.cell_mut(index) {
+            cell.not_run();
+            self.outputs.invalidate(index);
+            self.save_cell(index);
+        }
+        outs
+    }
+
     /// The worker's word on an interrupt it sent for `run`: when the kernel
     /// did not take it, a notice (naming the key that abandons the cell,
     /// from `keymap`) lasting until the run settles.
