@@ -716,9 +716,19 @@ fn ended_in_error(outcome: &Result<Execution, Failure>, exit_code: Option<i32>) 
 
 /// The step of an execution that failed with `error`: [`Step::Gone`] when the
 /// pool refused the connection (nothing ran), else a failed outcome.
+/// An execution the pool did not answer in time ([`crate::client::ClientError::Timeout`])
+/// is not known to have stopped: the failure says so (issue 27 item 6).
 fn failed(error: &crate::client::ClientError) -> Step {
     if super::attach::refused(error) {
         Step::Gone(Failure::from(error))
+    } else if matches!(error, crate::client::ClientError::Timeout(_)) {
+        let failure = Failure::from(error);
+        let message = format!(
+            "{}: the code may still be running in the session, and what it prints is lost; \
+             the session's next cell waits for it to end",
+            failure.message
+        );
+        Step::Finished(Err(Failure::new(failure.kind, message)), None)
     } else {
         Step::Finished(Err(Failure::from(error)), None)
     }

@@ -375,3 +375,23 @@ async fn a_failed_run_stops_the_runs_queued_behind_it() {
     assert_eq!(seen, ["started 4", "failed 4", "started 5", "failed 5"]);
     worker.shutdown(Duration::from_secs(5)).await;
 }
+
+/// An execution the pool did not answer in time fails saying that its code
+/// may still be running (issue 27 item 6: nothing said so).
+#[test]
+fn an_unanswered_execution_says_its_code_may_still_run() {
+    let step = failed(&crate::client::ClientError::Timeout(Duration::from_secs(
+        33,
+    )));
+    let Step::Finished(Err(failure), None) = step else {
+        panic!("not a failed outcome");
+    };
+    assert_eq!(failure.kind, FailureKind::Timeout);
+    assert!(
+        failure.message.contains("did not answer within 33s")
+            && failure
+                .message
+                .contains("may still be running in the session"),
+        "{failure}"
+    );
+}

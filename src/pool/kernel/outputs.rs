@@ -2,7 +2,7 @@
 //! streams, the value, images and errors, each capped while it is collected so
 //! that a cell printing without end costs the pool a bounded amount of memory.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use jupyter_protocol::{ExecutionState, JupyterMessageContent, MediaType, Stdio as StreamName};
@@ -396,10 +396,29 @@ impl Run {
         ));
     }
 
-    pub(super) fn timed_out(&mut self) {
+    /// The execution ran past its `limit`: the service's timeout text, then
+    /// what became of the code, so that nobody takes it to be running still
+    /// (issue 27 item 6): interrupted (the session keeps its state), or,
+    /// when it ignored the interrupt (`killed`), its kernel ended.
+    pub(super) fn timed_out(&mut self, limit: Duration, killed: bool) {
         self.failed = true;
         self.stderr
             .notice("Request timed out waiting for code execution to complete\n");
+        let limit = match limit.as_secs() {
+            0 => format!("{} ms", limit.as_millis()),
+            secs => format!("{secs} s"),
+        };
+        self.stderr.notice(&if killed {
+            format!(
+                "[local pool: the code was stopped at its {limit} limit; it ignored the interrupt, \
+                 so its kernel was ended: the next execution starts a fresh session state]\n"
+            )
+        } else {
+            format!(
+                "[local pool: the code was stopped at its {limit} limit (interrupted); it no longer \
+                 runs, the session keeps its state, and output after the limit is not kept]\n"
+            )
+        });
     }
 
     pub(super) fn finish(mut self, started: Instant) -> Execution {
