@@ -56,3 +56,36 @@ fn a_timed_out_cell_says_what_became_of_its_code() {
     pty.send(&format!("print(\"free\"){F5}"));
     pty.wait_for("the next cell", CELL_DEADLINE, |s| has_line(s, "free"));
 }
+
+/// A cell's `In [n]` is the kernel's own count, the one its traceback names:
+/// after the kernel started again (it died) the numbering starts again at 1,
+/// and the notebook says so. Reproduces issue 27 item 5: a cell labelled
+/// `In [60]` showed `Cell In[1], line 1` in its traceback.
+#[test]
+fn cell_labels_follow_the_kernels_count_across_a_restart() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    pty.send(&format!("kept = 1{F5}"));
+    pty.wait_for("cell 1", CELL_DEADLINE, |s| {
+        s.contains("In [1]: kept = 1") && s.contains("done in")
+    });
+    pty.send(&format!("import os; os._exit(1){F5}"));
+    pty.wait_for("the kernel to die", CELL_DEADLINE, |s| {
+        s.contains("In [2]: import os") && s.contains("kernel died")
+    });
+    pty.send(&format!("1/0{F5}"));
+    let screen = pty.wait_for("the error", CELL_DEADLINE, |s| {
+        s.contains("ZeroDivisionError") && s.contains("failed in")
+    });
+    assert!(screen.contains("Cell In[1]"), "{screen}");
+    assert!(
+        screen.contains("In [1]: 1/0"),
+        "the label disagrees with the traceback:\n{screen}"
+    );
+    assert!(
+        screen.contains("kernel restarted — numbering starts again"),
+        "{screen}"
+    );
+}

@@ -254,6 +254,7 @@ mod tests {
 
     fn exec(status: ExecutionStatus) -> Execution {
         Execution {
+            execution_count: None,
             id: None,
             status,
             stdout: String::new(),

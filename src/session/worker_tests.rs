@@ -124,6 +124,7 @@ async fn images_decode_in_order_and_bad_ones_say_why() {
         data,
     };
     let exec = Execution {
+        execution_count: None,
         id: None,
         status: crate::protocol::ExecutionStatus::Succeeded,
         stdout: String::new(),

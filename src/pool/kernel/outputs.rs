@@ -214,6 +214,8 @@ pub(super) struct Run {
     /// Images left out for [`MAX_IMAGE_BYTES`].
     images_dropped: usize,
     failed: bool,
+    /// The kernel's execution count of the run (its `execute_input`).
+    execution_count: Option<u32>,
 }
 
 impl Run {
@@ -257,6 +259,9 @@ impl Run {
                 if let Some(live) = &self.live {
                     live.publish(name, &s.text[..kept]);
                 }
+            }
+            JupyterMessageContent::ExecuteInput(i) => {
+                self.execution_count = u32::try_from(i.execution_count.0).ok().filter(|n| *n > 0);
             }
             JupyterMessageContent::ExecuteResult(r) => self.take_result(&r.data.content),
             JupyterMessageContent::DisplayData(d) => self.take_images(&d.data.content),
@@ -441,6 +446,7 @@ impl Run {
             stderr: self.stderr.finish(),
             images: self.images,
             duration: started.elapsed(),
+            execution_count: self.execution_count,
         }
     }
 }

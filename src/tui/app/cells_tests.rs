@@ -31,6 +31,7 @@ fn finished(run: RunId, stderr: &str) -> SessionEvent {
     SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
+            execution_count: None,
             id: None,
             status: ExecutionStatus::Failed,
             stdout: "late\n".into(),
@@ -400,7 +401,8 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         vec![SessionBoundary {
             after: 3,
             known_new: false,
-            replayed: false
+            replayed: false,
+            kernel_restarted: false,
         }]
     );
     // R asks first (issue 27 item 10), and nothing runs until the answer.

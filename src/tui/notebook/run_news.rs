@@ -49,11 +49,17 @@ impl NotebookUi {
         self.execution_ids.remove(&index);
         let mut outs: Vec<NotebookOut> = self.end_notice_about(run).into_iter().collect();
         let settled = |ran| Out::Request(NotebookRequest::Settled { cell: index, ran });
-        let Some(cell) = self.book.cell_mut(index) else {
+        if self.book.cells.get(index).is_none() {
             outs.push(settled(false));
             return outs;
-        };
+        }
         outs.push(settled(outcome.is_ok()));
+        if let Some(count) = outcome.as_ref().ok().and_then(|e| e.execution_count) {
+            self.kernel_numbered(index, count);
+        }
+        let Some(cell) = self.book.cell_mut(index) else {
+            return outs;
+        };
         match outcome {
             Ok(exec) => cell.finish(exec, exit_code),
             Err(failure) => cell.fail(&failure.message),

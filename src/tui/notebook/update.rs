@@ -140,9 +140,11 @@ impl NotebookUi {
     /// cells queued after it are not run (Jupyter's `stop_on_error`).
     fn queue_cell(&mut self, stdin: Option<String>, stop_on_error: bool) -> Option<NotebookOut> {
         let code = self.editor.take_for_run()?;
+        let count = self.next_count();
         let index = self.book.push(code.clone());
         if let Some(cell) = self.book.cell_mut(index) {
             cell.stdin.clone_from(&stdin);
+            cell.execution_count = count;
         }
         let run = self.runs.queue(index);
         self.outputs.follow();
