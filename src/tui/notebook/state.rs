@@ -189,12 +189,17 @@ impl NotebookUi {
     }
 
     /// The `In [n]` the next cell gets: 1 right after a session boundary
-    /// (the session is new: its kernel counts from 1), else one past the
-    /// newest numbered cell's. A local pool's kernel corrects it when the
+    /// the pool said is new (its kernel counts from 1), else one past the
+    /// newest numbered cell's (a reopened notebook's session may live on). A local pool's kernel corrects it when the
     /// cell has run ([`NotebookUi::kernel_numbered`]).
     pub fn next_count(&self) -> u32 {
         let len = self.book.cells.len();
-        if len > 0 && self.boundaries.iter().any(|b| b.after == len) {
+        if len > 0
+            && self
+                .boundaries
+                .iter()
+                .any(|b| b.after == len && b.known_new)
+        {
             return 1;
         }
         self.book.next_count()
