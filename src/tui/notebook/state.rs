@@ -238,9 +238,20 @@ impl NotebookUi {
     }
 
     /// Marks that the cells from `after` on run in a session other than the one
-    /// that ran the cells before (once per place); `known_new` when the pool
-    /// said so.
+    /// that ran the cells before (once per place; a kernel restart marked
+    /// there becomes this boundary); `known_new` when the pool said so.
     pub fn mark_new_session(&mut self, after: usize, known_new: bool) {
+        // A kernel that started again there was the new session's: the
+        // boundary says the session is new (the count started again too).
+        if let Some(b) = self
+            .boundaries
+            .iter_mut()
+            .find(|b| b.after == after && b.kernel_restarted)
+        {
+            b.kernel_restarted = false;
+            b.known_new = true;
+            return;
+        }
         if !self.boundaries.iter().any(|b| b.after == after) {
             self.boundaries.push(SessionBoundary {
                 after,
