@@ -109,6 +109,7 @@ fn finished_with(run: RunId, stdout: String, picture: Option<image::DynamicImage
     SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
+            execution_count: None,
             id: None,
             status: ExecutionStatus::Succeeded,
             stdout,

@@ -59,9 +59,12 @@ fn the_session_of_an_mcp_environment_opens_in_the_notebook() {
     });
     pty.send("print(agent_answer, open('agent-notes.txt').read())");
     pty.send(F5);
+    // Its label is the kernel's count, which the agent's cells come into
+    // (issue 27 item 5): not In [1].
     let screen = pty.wait_for("the cell", CELL_DEADLINE, |s| {
-        s.contains("In [1]") && s.contains("42 left by the agent")
+        s.contains("]: print(agent_answer") && s.contains("42 left by the agent")
     });
+    assert!(!screen.contains("In [1]: print(agent_answer"), "{screen}");
     println!("{screen}");
     pty.send(CTRL_Q);
     let status = pty.wait_exit(Duration::from_secs(30));

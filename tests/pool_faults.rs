@@ -30,6 +30,13 @@ async fn a_timeout_interrupts_and_keeps_the_state() {
     );
     assert_eq!(exec.status, ExecutionStatus::Failed);
     assert!(exec.stderr.contains("timed out"), "{}", exec.stderr);
+    // It says what became of the code (issue 27 item 6: only `timed out`).
+    assert!(
+        exec.stderr
+            .contains("the code was stopped at its 1 s limit (interrupted)"),
+        "{}",
+        exec.stderr
+    );
     let after = client.execute(&id, "kept", common::LIMIT).await.unwrap();
     assert_eq!(
         after.result.clone().and_then(|v| v.json),
@@ -50,6 +57,12 @@ async fn code_that_ignores_interrupts_is_killed_and_replaced() {
         .unwrap();
     assert_eq!(exec.status, ExecutionStatus::Failed);
     assert!(exec.stderr.contains("timed out"), "{}", exec.stderr);
+    assert!(
+        exec.stderr
+            .contains("it ignored the interrupt, so its kernel was ended"),
+        "{}",
+        exec.stderr
+    );
     let next = client.execute(&id, "6*7", common::LIMIT).await.unwrap();
     assert_eq!(
         next.result.clone().and_then(|v| v.json),

@@ -168,3 +168,73 @@ async fn the_metadata_names_node_and_no_python() {
     assert!(meta.packages.is_empty(), "{meta:?}");
     assert!(meta.kernel.is_none(), "{meta:?}");
 }
+
+/// Cells are evaluated as Node's REPL does (V8's REPL mode): running
+/// `const fs = require('fs')` again redeclares it, and `await` at the top
+/// level waits. Reproduces issue 27 item 12: the second run failed with
+/// `SyntaxError: Identifier 'fs' has already been declared`, and top-level
+/// `await` was refused.
+#[tokio::test]
+async fn const_cells_run_again_and_top_level_await_waits() {
+    let pool = node_pool().await;
+    let c = client(&pool);
+    let id = identifier();
+    for n in 1..=2 {
+        let e = run(
+            &c,
+            &id,
+            "const fs = require('fs'); let n = typeof fs.readFileSync; n",
+        )
+        .await;
+        assert_eq!(e.status, ExecutionStatus::Succeeded, "run {n}: {e:?}");
+        assert_eq!(value(&e).1, Some(&json!("function")), "run {n}: {e:?}");
+    }
+    let e = run(
+        &c,
+        &id,
+        "const later = await new Promise((r) => setTimeout(() => r(6 * 7), 50)); later",
+    )
+    .await;
+    assert_eq!(e.status, ExecutionStatus::Succeeded, "{e:?}");
+    assert_eq!(value(&e).1, Some(&json!(42)), "{e:?}");
+    // What the awaited cell declared stays, as any cell's does.
+    let e = run(&c, &id, "later + 1").await;
+    assert_eq!(value(&e).1, Some(&json!(43)), "{e:?}");
+    // An awaited rejection is the cell's error, with its stack.
+    let e = run(&c, &id, "await Promise.reject(new Error('nope'))").await;
+    assert_eq!(e.status, ExecutionStatus::Failed, "{e:?}");
+    assert!(e.stderr.starts_with("Error: nope"), "{}", e.stderr);
+}
+
+/// Without a sandbox there is no `/mnt/data` mount: as in a Python session,
+/// a Node.js session's paths below `/mnt/data` are its session folder's.
+/// Reproduces issue 27 item 12: `/mnt/data` did not exist there.
+#[tokio::test]
+async fn without_a_sandbox_mnt_data_is_the_session_folder() {
+    let pool = TestPool::start_with(|o| {
+        o.container_type = ContainerType::NodeLts;
+        o.sandbox = false;
+    })
+    .await;
+    let c = client(&pool);
+    let id = identifier();
+    let e = run(
+        &c,
+        &id,
+        "const fs = require('fs'); fs.mkdirSync('/mnt/data/sub', { recursive: true }); \
+         fs.writeFileSync('/mnt/data/sub/x.txt', 'mapped'); \
+         [fs.readFileSync('/mnt/data/sub/x.txt', 'utf8'), fs.readdirSync('/mnt/data'), \
+          fs.existsSync('/mnt/data/sub/x.txt'), await fs.promises.readFile('/mnt/data/sub/x.txt', 'utf8')]",
+    )
+    .await;
+    assert_eq!(
+        value(&e).1,
+        Some(&json!(["mapped", ["sub"], true, "mapped"])),
+        "{e:?}"
+    );
+    let session = pool.pool.registry().get(&id).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(pool.pool.registry().files_of(&session).join("sub/x.txt")).unwrap(),
+        "mapped"
+    );
+}

@@ -121,6 +121,7 @@ fn app_with_a_hostile_cell() -> App {
         SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
+                execution_count: None,
                 id: None,
                 status: ExecutionStatus::Failed,
                 stdout: hostile("out"),

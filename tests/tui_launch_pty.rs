@@ -104,11 +104,13 @@ fn the_notebook_attaches_to_the_running_background_pool_and_its_session() {
     let pid = pool_pid(data.path()).expect("exec started the background pool");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
     pty.send(&format!("y * 2{F5}"));
+    // The cell is the session kernel's second (the command line's was its
+    // first), and its label says so (issue 27 item 5).
     let screen = pty.wait_for("the cell's result", CELL_DEADLINE, |s| {
-        has_line(s, "Out[1]: 84") || s.contains("Error")
+        has_line(s, "Out[2]: 84") || s.contains("Error")
     });
     assert!(
-        has_line(&screen, "Out[1]: 84"),
+        has_line(&screen, "Out[2]: 84"),
         "the session's state is not there:\n{screen}"
     );
     assert_eq!(pool_pid(data.path()), Some(pid), "no second pool started");
@@ -140,7 +142,8 @@ fn a_pool_that_ends_between_two_cells_is_started_again_and_the_cell_kept() {
     }
     pty.send(&format!("print('x is', x){F5}"));
     let screen = pty.wait_for("the cell to run again", POOL_DEADLINE, |s| {
-        s.contains("In [2]: print('x is', x)") && s.contains("failed in")
+        // The new pool's kernel counts from 1 (issue 27 item 5).
+        s.contains("In [1]: print('x is', x)") && s.contains("failed in")
     });
     // The cell ran, in a fresh session of a new pool, and says what was lost.
     assert!(screen.contains("NameError"), "{screen}");
@@ -162,7 +165,7 @@ fn a_pool_that_ends_between_two_cells_is_started_again_and_the_cell_kept() {
     );
     pty.send("y");
     pty.wait_for("the replay", CELL_DEADLINE, |s| {
-        s.contains("In [3]: x = 1") && s.matches("done in").count() >= 2
+        s.contains("In [2]: x = 1") && s.matches("done in").count() >= 2
     });
     pty.send(&format!("print('x is', x){F5}"));
     // Quit once the cell has ended: Ctrl+Q asks while a cell runs.

@@ -34,7 +34,9 @@ def _sessionpad_node_start():
     import subprocess
 
     folder = _sessionpad_node_state["folder"]
-    keep = ("PATH", "HOME", "LANG", "TZ")
+    # SESSIONPAD_MNT_DATA (unsandboxed sessions only): the session's folder,
+    # which session.js maps /mnt/data paths to, as kernel_startup.py does.
+    keep = ("PATH", "HOME", "LANG", "TZ", "SESSIONPAD_MNT_DATA")
     env = {k: v for k, v in os.environ.items() if k in keep}
     req_r, req_w = os.pipe()
     ans_r, ans_w = os.pipe()

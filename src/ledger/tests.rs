@@ -401,6 +401,7 @@ fn a_version_1_ledger_gets_its_sessions_filled_when_opened() {
 fn a_shared_execution_is_recorded_without_copying_its_output() {
     use crate::protocol::{Execution, ExecutionStatus};
     let exec = std::sync::Arc::new(Execution {
+        execution_count: None,
         id: Some("e-big".into()),
         status: ExecutionStatus::Succeeded,
         stdout: (0..10_000).map(|i| format!("{i}\n")).collect(),

@@ -177,6 +177,7 @@ mod tests {
 
     fn exec(status: ExecutionStatus, value: Option<ExecutionValue>) -> Execution {
         Execution {
+            execution_count: None,
             id: None,
             status,
             stdout: "out".into(),

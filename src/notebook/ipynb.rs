@@ -35,6 +35,10 @@ use super::{Cell, CellOutcome, Output, QuitWhile, StreamName, Waiting};
 /// flight recorder's record fills it in.
 pub const RUNNING_WHEN_QUIT: &str = "running when you quit";
 
+/// The stored status of a cell never run: it was queued behind a cell that
+/// failed ([`CellOutcome::NotRun`]).
+pub const NOT_RUN: &str = "not run";
+
 /// The `status` of a cell the notebook was quit while it was queued: it was
 /// never sent to the pool.
 pub const QUEUED_WHEN_QUIT: &str = "queued when you quit";
@@ -284,6 +288,7 @@ fn read_status(name: &str) -> Option<CellOutcome> {
         "succeeded" => Some(CellOutcome::Succeeded),
         "failed" | "queued" | "running" => Some(CellOutcome::Failed),
         "canceled" => Some(CellOutcome::Canceled),
+        NOT_RUN => Some(CellOutcome::NotRun),
         RUNNING_WHEN_QUIT | QUEUED_WHEN_QUIT => Some(CellOutcome::Unknown),
         _ => None,
     }

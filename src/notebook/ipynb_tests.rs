@@ -272,6 +272,7 @@ fn a_saved_result_is_the_python_form_of_the_execution() {
         },
     );
     let exec = Execution {
+        execution_count: None,
         id: None,
         status: ExecutionStatus::Succeeded,
         stdout: String::new(),

@@ -15,7 +15,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use super::ipynb::{NotebookMeta, QUEUED_WHEN_QUIT, RUNNING_WHEN_QUIT};
+use super::ipynb::{NOT_RUN, NotebookMeta, QUEUED_WHEN_QUIT, RUNNING_WHEN_QUIT};
 use super::{Cell, CellOutcome, Output, StreamName, Waiting};
 
 /// The `nbformat_minor` written: 4.5 is the first with cell ids.
@@ -183,6 +183,7 @@ pub(super) fn status_name(outcome: Option<CellOutcome>, quit: Option<Waiting>) -
         (Some(CellOutcome::Succeeded), _) => "succeeded",
         (Some(CellOutcome::Failed), _) => "failed",
         (Some(CellOutcome::Canceled), _) => "canceled",
+        (Some(CellOutcome::NotRun), _) => NOT_RUN,
         (Some(CellOutcome::Unknown), Some(Waiting::Queued)) => QUEUED_WHEN_QUIT,
         (Some(CellOutcome::Unknown), _) => RUNNING_WHEN_QUIT,
     }

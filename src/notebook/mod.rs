@@ -34,6 +34,10 @@ pub enum CellOutcome {
     Failed,
     /// The service cancelled the execution.
     Canceled,
+    /// Never run: it was queued behind a cell that failed, and the queue
+    /// stopped there, as Jupyter's does on an error. Its source is kept, to
+    /// run again.
+    NotRun,
     /// Not known here: the notebook was quit while the cell was queued or
     /// running ([`Cell::quit_while`] says which, and what identifies its
     /// execution). The pool may have run it to its end after the notebook
@@ -82,7 +86,9 @@ pub struct Cell {
     /// The source exactly as the user ran it (Python, a shell command or
     /// JavaScript: the notebook's [`language::Language`]).
     pub source: String,
-    /// The `In [n]` number, given when the cell is queued.
+    /// The `In [n]` number: given when the cell is queued (one past the
+    /// cell before's), then the kernel's own count once the pool told it
+    /// ([`Execution::execution_count`]); 0 for a cell never run (`In [ ]`).
     pub execution_count: u32,
     /// What the execution produced, in display order.
     pub outputs: Vec<Output>,
@@ -127,6 +133,11 @@ impl Cell {
     /// no traceback to find in them. The execution's output moves into the
     /// cell (megabytes of stdout are not copied).
     pub fn finish(&mut self, exec: Execution, exit_code: Option<i32>) {
+        // The kernel's own count, where the pool told it, is the cell's
+        // `In [n]`: the one its tracebacks name (`Cell In[n]`).
+        if let Some(count) = exec.execution_count {
+            self.execution_count = count;
+        }
         let (status, duration) = (exec.status, exec.duration);
         self.outputs = match exit_code {
             Some(_) => output::outputs_from_command(exec),
@@ -153,6 +164,16 @@ impl Cell {
             traceback: Vec::new(),
         }];
         self.outcome = Some(CellOutcome::Failed);
+        self.duration = None;
+    }
+
+    /// Records that the cell was never run: it was queued behind a cell
+    /// that failed ([`CellOutcome::NotRun`]); it has no outputs.
+    pub fn not_run(&mut self) {
+        // Numbered like Jupyter's aborted cells: `In [ ]`.
+        self.execution_count = 0;
+        self.outputs.clear();
+        self.outcome = Some(CellOutcome::NotRun);
         self.duration = None;
     }
 
@@ -213,7 +234,7 @@ impl Notebook {
     /// Appends `source` as a new cell, not settled yet (no outputs, no
     /// outcome), and returns its index.
     pub fn push(&mut self, source: String) -> usize {
-        let execution_count = u32::try_from(self.cells.len() + 1).unwrap_or(u32::MAX);
+        let execution_count = self.next_count();
         self.cells.push(Cell {
             source,
             execution_count,
@@ -227,9 +248,14 @@ impl Notebook {
         self.cells.len() - 1
     }
 
-    /// The execution count the next cell will get.
+    /// The execution count the next cell will get: one past the newest
+    /// numbered cell's (cells never run have none), 1 for the first.
     pub fn next_count(&self) -> u32 {
-        u32::try_from(self.cells.len() + 1).unwrap_or(u32::MAX)
+        self.cells
+            .iter()
+            .rev()
+            .find(|c| c.execution_count > 0)
+            .map_or(1, |c| c.execution_count.saturating_add(1))
     }
 
     /// The cell at `index`, mutably.
@@ -244,6 +270,7 @@ mod tests {
 
     fn exec(status: ExecutionStatus, stdout: &str, stderr: &str) -> Execution {
         Execution {
+            execution_count: None,
             id: None,
             status,
             stdout: stdout.into(),

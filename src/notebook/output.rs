@@ -268,6 +268,7 @@ mod tests {
 
     fn exec(status: ExecutionStatus) -> Execution {
         Execution {
+            execution_count: None,
             id: None,
             status,
             stdout: String::new(),

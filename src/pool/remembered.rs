@@ -81,6 +81,7 @@ mod tests {
     fn done(stdout_bytes: usize) -> ExecutionRecord {
         ExecutionRecord::Done {
             exec: Arc::new(Execution {
+                execution_count: None,
                 id: None,
                 status: ExecutionStatus::Succeeded,
                 stdout: "x".repeat(stdout_bytes),

@@ -616,6 +616,7 @@ async fn end(registry: &SessionRegistry, session: Arc<Session>, cause: Cause<'_>
 
 fn failed(stderr: String) -> Execution {
     Execution {
+        execution_count: None,
         id: None,
         status: ExecutionStatus::Failed,
         stdout: String::new(),

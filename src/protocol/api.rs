@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 pub use answer::{
-    AnswerForm, FAMILY_A_STREAMS, FAMILY_B_STREAMS, IMAGES_FIELD, VALUE_FIELD, ValueForm,
-    family_a_frame, family_a_response, family_b_frame, family_b_response, outputs_from_wire,
-    result_from_wire, result_to_wire,
+    AnswerForm, COUNT_FIELD, FAMILY_A_STREAMS, FAMILY_B_STREAMS, IMAGES_FIELD, VALUE_FIELD,
+    ValueForm, family_a_frame, family_a_response, family_b_frame, family_b_response,
+    outputs_from_wire, result_from_wire, result_to_wire,
 };
 
 /// The api-versions of the dynamic-sessions data plane (`aca-api.md` §1).

@@ -129,6 +129,12 @@ pub struct Execution {
     /// Execution time the service reported (`executionTimeInMilliseconds`).
     #[serde(with = "millis")]
     pub duration: Duration,
+    /// The kernel's execution count of this run (Jupyter's `In [n]`, which
+    /// its tracebacks name as `Cell In[n]`), when the pool told it:
+    /// sessionpad's local pool does (`sessionpadExecutionCount`,
+    /// [`crate::protocol::api::COUNT_FIELD`]); the service does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_count: Option<u32>,
 }
 
 impl Execution {

@@ -601,6 +601,7 @@ impl Entry {
             _ => ExecutionStatus::Failed,
         };
         Some(Execution {
+            execution_count: None,
             id: self.execution_id.clone(),
             status,
             stdout: self.stdout.clone().unwrap_or_default(),

@@ -57,6 +57,15 @@ fn text(v: &mut Value, key: &str) -> String {
 }
 
 /// `executionTimeInMilliseconds` of `v`; zero when absent or not a count.
+/// The kernel's execution count the local pool added
+/// ([`super::api::COUNT_FIELD`]), when it is a positive integer.
+fn count(v: &Value) -> Option<u32> {
+    v.get(super::api::COUNT_FIELD)
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| *n > 0)
+}
+
 fn millis(v: &Value) -> Duration {
     Duration::from_millis(
         v.get("executionTimeInMilliseconds")
@@ -104,6 +113,7 @@ pub fn parse_family_a(v: &mut Value, form: ValueForm) -> Result<Execution, Malfo
         result,
         images,
         duration: millis(props),
+        execution_count: count(props),
     })
 }
 
@@ -154,6 +164,7 @@ pub fn parse_family_b(v: &mut Value, form: ValueForm) -> Result<Execution, Malfo
         stderr,
         result: value,
         images,
+        execution_count: count(result),
         duration: millis(result),
     })
 }

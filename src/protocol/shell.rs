@@ -58,6 +58,7 @@ impl ShellExecution {
     /// `Succeeded` for exit code 0, else `Failed`; no value, no images.
     pub fn to_execution(&self) -> Execution {
         Execution {
+            execution_count: None,
             id: self.id.clone(),
             status: if self.succeeded() {
                 ExecutionStatus::Succeeded

@@ -71,6 +71,11 @@ pub enum SessionEvent {
         /// The execution's images decoded, in the order of `Execution::images`.
         images: Vec<DecodedImage>,
     },
+    /// This run was not executed: it was queued behind a run that failed
+    /// and stops on error ([`super::Cell::stop_on_error`], Jupyter's
+    /// `stop_on_error`). Sent right after that run's
+    /// [`SessionEvent::ExecutionFinished`]; nothing more names it.
+    ExecutionNotRun(RunId),
     /// The worker asked the local pool to interrupt this run.
     InterruptSent {
         /// Which run.
@@ -205,6 +210,12 @@ impl EventSender {
     /// Reports that `run` is now executing.
     pub fn execution_started(&self, run: RunId) {
         self.send(SessionEvent::ExecutionStarted(run));
+    }
+
+    /// Reports that `run` was not executed (an earlier run failed and stops
+    /// on error).
+    pub fn execution_not_run(&self, run: RunId) {
+        self.send(SessionEvent::ExecutionNotRun(run));
     }
 
     /// Reports that an interrupt of `run` was sent (and whether the kernel

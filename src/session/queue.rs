@@ -44,6 +44,22 @@ impl Queue {
         self.after.remove(&run).unwrap_or_default()
     }
 
+    /// Takes every waiting run off the queue (an earlier run failed and
+    /// stops on error) and returns those not abandoned, in order; their
+    /// uploads are dropped with them.
+    pub(super) fn skip_waiting(&mut self) -> Vec<RunId> {
+        let mut skipped = Vec::new();
+        while let Some((run, _)) = self.waiting.pop_front() {
+            self.uploads.remove(&run);
+            self.after.remove(&run);
+            if !self.abandoned.remove(&run) {
+                skipped.push(run);
+            }
+        }
+        self.abandoned.clear();
+        skipped
+    }
+
     /// The next run to execute, skipping abandoned ones.
     pub(super) fn next(&mut self) -> Option<(RunId, Cell)> {
         while let Some((run, cell)) = self.waiting.pop_front() {
@@ -84,5 +100,20 @@ mod tests {
             queue.abandoned.is_empty(),
             "marks of skipped runs are dropped"
         );
+    }
+
+    #[test]
+    fn skipping_the_queue_names_the_runs_not_abandoned() {
+        let mut queue = Queue::default();
+        for n in 1..=3 {
+            queue.accept(Command::Execute {
+                run: RunId(n),
+                cell: Cell::from("x"),
+            });
+        }
+        queue.accept(Command::Abandon { run: RunId(2) });
+        assert_eq!(queue.skip_waiting(), vec![RunId(1), RunId(3)]);
+        assert_eq!(queue.next(), None);
+        assert!(queue.abandoned.is_empty());
     }
 }

@@ -156,7 +156,9 @@ impl Ending {
         Some(Self::Status(match cell.outcome? {
             CellOutcome::Succeeded => ExecutionStatus::Succeeded,
             CellOutcome::Canceled => ExecutionStatus::Canceled,
-            CellOutcome::Failed | CellOutcome::Unknown => ExecutionStatus::Failed,
+            CellOutcome::Failed | CellOutcome::Unknown | CellOutcome::NotRun => {
+                ExecutionStatus::Failed
+            }
         }))
     }
 }

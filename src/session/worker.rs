@@ -86,14 +86,22 @@ pub struct Cell {
     pub source: String,
     /// Text for the command's standard input (Shell pools); `None`: empty.
     pub stdin: Option<String>,
+    /// If this cell fails (an error, a failed or canceled execution, or no
+    /// answer at all), the runs queued after it are not run but reported
+    /// [`super::SessionEvent::ExecutionNotRun`], as Jupyter's
+    /// `stop_on_error` aborts its queue. A shell command's exit code is not
+    /// a failure here: only a failed call is.
+    pub stop_on_error: bool,
 }
 
 impl From<&str> for Cell {
-    /// A cell of `source` with no standard input.
+    /// A cell of `source` with no standard input that stops the queue on
+    /// error.
     fn from(source: &str) -> Self {
         Self {
             source: source.to_string(),
             stdin: None,
+            stop_on_error: true,
         }
     }
 }
@@ -420,9 +428,27 @@ impl Worker {
             Ok(exec) => decode_images(exec).await,
             Err(_) => Vec::new(),
         };
+        let not_run = if cell.stop_on_error && ended_in_error(&outcome, exit_code) {
+            self.skip_queued()
+        } else {
+            Vec::new()
+        };
         self.events
             .execution_finished(run, outcome, exit_code, images);
+        for skipped in not_run {
+            self.events.execution_not_run(skipped);
+        }
         self.after_cell(before).await
+    }
+
+    /// After a cell that failed and stops on error: every run asked for
+    /// before its outcome is told (those still in the channel too) is taken
+    /// off the queue, to be reported not run.
+    fn skip_queued(&mut self) -> Vec<RunId> {
+        while let Ok(command) = self.commands.try_recv() {
+            self.queue.accept(command);
+        }
+        self.queue.skip_waiting()
     }
 
     /// Redoes `uploads`, recorded uploads a replay asked for before or after
@@ -676,11 +702,33 @@ impl<'a> Running<'a> {
     }
 }
 
+/// Whether a run ended in error, as Jupyter's `stop_on_error` means it: no
+/// answer, or code that raised, failed or was canceled. A shell command
+/// (`exit_code` given) fails only when the call did; its exit code is its
+/// own business.
+fn ended_in_error(outcome: &Result<Execution, Failure>, exit_code: Option<i32>) -> bool {
+    match outcome {
+        Err(_) => true,
+        Ok(_) if exit_code.is_some() => false,
+        Ok(exec) => !matches!(exec.status, crate::protocol::ExecutionStatus::Succeeded),
+    }
+}
+
 /// The step of an execution that failed with `error`: [`Step::Gone`] when the
 /// pool refused the connection (nothing ran), else a failed outcome.
+/// An execution the pool did not answer in time ([`crate::client::ClientError::Timeout`])
+/// is not known to have stopped: the failure says so (issue 27 item 6).
 fn failed(error: &crate::client::ClientError) -> Step {
     if super::attach::refused(error) {
         Step::Gone(Failure::from(error))
+    } else if matches!(error, crate::client::ClientError::Timeout(_)) {
+        let failure = Failure::from(error);
+        let message = format!(
+            "{}: the code may still be running in the session, and what it prints is lost; \
+             the session's next cell waits for it to end",
+            failure.message
+        );
+        Step::Finished(Err(Failure::new(failure.kind, message)), None)
     } else {
         Step::Finished(Err(Failure::from(error)), None)
     }

@@ -124,6 +124,7 @@ async fn images_decode_in_order_and_bad_ones_say_why() {
         data,
     };
     let exec = Execution {
+        execution_count: None,
         id: None,
         status: crate::protocol::ExecutionStatus::Succeeded,
         stdout: String::new(),
@@ -330,4 +331,68 @@ async fn subscribing_to_a_session_does_not_start_it() {
     }
     worker.shutdown(Duration::from_secs(5)).await;
     pool.shutdown().await;
+}
+
+/// A run that fails stops the queue behind it (Jupyter's `stop_on_error`):
+/// the runs asked for before its outcome are reported not run, in order,
+/// right after it; a run asked for later runs. A run that does not stop on
+/// error (a recorded session's replay) leaves the queue going.
+#[tokio::test]
+async fn a_failed_run_stops_the_runs_queued_behind_it() {
+    let (events, mut rx) = EventSender::channel();
+    let worker = SessionWorker::spawn(
+        // Port 9 (discard) on loopback: nothing listens in a test box.
+        remote("http://127.0.0.1:9", None, ApiVersion::V2025_10_02),
+        events,
+    );
+    worker.execute(RunId(1), "1".into());
+    worker.execute(RunId(2), "2".into());
+    worker.execute(RunId(3), "3".into());
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        match rx.recv().await.expect("an event") {
+            SessionEvent::ExecutionStarted(run) => seen.push(format!("started {}", run.0)),
+            SessionEvent::ExecutionFinished { run, .. } => seen.push(format!("failed {}", run.0)),
+            SessionEvent::ExecutionNotRun(run) => seen.push(format!("not run {}", run.0)),
+            _ => {}
+        }
+    }
+    assert_eq!(seen, ["started 1", "failed 1", "not run 2", "not run 3"]);
+    let go_on = |source: &str| Cell {
+        stop_on_error: false,
+        ..Cell::from(source)
+    };
+    worker.execute(RunId(4), go_on("4"));
+    worker.execute(RunId(5), go_on("5"));
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        match rx.recv().await.expect("an event") {
+            SessionEvent::ExecutionStarted(run) => seen.push(format!("started {}", run.0)),
+            SessionEvent::ExecutionFinished { run, .. } => seen.push(format!("failed {}", run.0)),
+            SessionEvent::ExecutionNotRun(run) => seen.push(format!("not run {}", run.0)),
+            _ => {}
+        }
+    }
+    assert_eq!(seen, ["started 4", "failed 4", "started 5", "failed 5"]);
+    worker.shutdown(Duration::from_secs(5)).await;
+}
+
+/// An execution the pool did not answer in time fails saying that its code
+/// may still be running (issue 27 item 6: nothing said so).
+#[test]
+fn an_unanswered_execution_says_its_code_may_still_run() {
+    let step = failed(&crate::client::ClientError::Timeout(Duration::from_secs(
+        33,
+    )));
+    let Step::Finished(Err(failure), None) = step else {
+        panic!("not a failed outcome");
+    };
+    assert_eq!(failure.kind, FailureKind::Timeout);
+    assert!(
+        failure.message.contains("did not answer within 33s")
+            && failure
+                .message
+                .contains("may still be running in the session"),
+        "{failure}"
+    );
 }

@@ -95,6 +95,9 @@ pub enum Effect {
         code: String,
         /// A shell command's standard input, if it was given one.
         stdin: Option<String>,
+        /// If it fails, the runs queued after it are not run (Jupyter's
+        /// `stop_on_error`); false for a recorded session's replay.
+        stop_on_error: bool,
     },
     /// Before `run` executes, redo these recorded uploads (a replay of a
     /// recorded session, from the ledger's bytes), in order, and `after` it

@@ -254,6 +254,7 @@ mod tests {
             other => panic!("expected one execution, got {other:?}"),
         };
         let exec = Execution {
+            execution_count: None,
             id: None,
             status: ExecutionStatus::Succeeded,
             stdout: out.into(),

@@ -190,11 +190,17 @@ pub(crate) fn offload_to(
     effect: Effect,
 ) -> Option<Effect> {
     match effect {
-        Effect::Execute { run, code, stdin } => worker.execute(
+        Effect::Execute {
+            run,
+            code,
+            stdin,
+            stop_on_error,
+        } => worker.execute(
             run,
             crate::session::Cell {
                 source: code,
                 stdin,
+                stop_on_error,
             },
         ),
         Effect::ReplayUploads {

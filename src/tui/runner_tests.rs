@@ -167,6 +167,7 @@ async fn a_long_output_is_read_over_frames_and_then_the_loop_idles() {
     let _ = tx.send(AppEvent::Session(SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
+            execution_count: None,
             id: None,
             status: ExecutionStatus::Succeeded,
             stdout: "0123456789\n".repeat(400_000),

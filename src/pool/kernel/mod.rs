@@ -353,16 +353,17 @@ impl Kernel {
             Collect::Died => run.died(),
             Collect::Refused(tripped) => self.refused(&mut run, tripped),
             Collect::TimedOut => {
-                run.timed_out();
                 self.interrupt().await;
                 let grace = tokio::time::Instant::now() + INTERRUPT_GRACE;
                 let mut ignored = Run::discarding();
-                if !matches!(
+                let stopped = matches!(
                     self.collect(&msg_id, &mut ignored, Some(grace)).await,
                     Collect::Idle
-                ) {
+                );
+                if !stopped {
                     self.kill();
                 }
+                run.timed_out(timeout, !stopped);
             }
         }
         // The execute_reply on shell belongs to this request; drain it so the next

@@ -2,7 +2,7 @@
 //! streams, the value, images and errors, each capped while it is collected so
 //! that a cell printing without end costs the pool a bounded amount of memory.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use jupyter_protocol::{ExecutionState, JupyterMessageContent, MediaType, Stdio as StreamName};
@@ -214,6 +214,8 @@ pub(super) struct Run {
     /// Images left out for [`MAX_IMAGE_BYTES`].
     images_dropped: usize,
     failed: bool,
+    /// The kernel's execution count of the run (its `execute_input`).
+    execution_count: Option<u32>,
 }
 
 impl Run {
@@ -257,6 +259,9 @@ impl Run {
                 if let Some(live) = &self.live {
                     live.publish(name, &s.text[..kept]);
                 }
+            }
+            JupyterMessageContent::ExecuteInput(i) => {
+                self.execution_count = u32::try_from(i.execution_count.0).ok().filter(|n| *n > 0);
             }
             JupyterMessageContent::ExecuteResult(r) => self.take_result(&r.data.content),
             JupyterMessageContent::DisplayData(d) => self.take_images(&d.data.content),
@@ -396,10 +401,29 @@ impl Run {
         ));
     }
 
-    pub(super) fn timed_out(&mut self) {
+    /// The execution ran past its `limit`: the service's timeout text, then
+    /// what became of the code, so that nobody takes it to be running still
+    /// (issue 27 item 6): interrupted (the session keeps its state), or,
+    /// when it ignored the interrupt (`killed`), its kernel ended.
+    pub(super) fn timed_out(&mut self, limit: Duration, killed: bool) {
         self.failed = true;
         self.stderr
             .notice("Request timed out waiting for code execution to complete\n");
+        let limit = match limit.as_secs() {
+            0 => format!("{} ms", limit.as_millis()),
+            secs => format!("{secs} s"),
+        };
+        self.stderr.notice(&if killed {
+            format!(
+                "[local pool: the code was stopped at its {limit} limit; it ignored the interrupt, \
+                 so its kernel was ended: the next execution starts a fresh session state]\n"
+            )
+        } else {
+            format!(
+                "[local pool: the code was stopped at its {limit} limit (interrupted); it no longer \
+                 runs, the session keeps its state, and output after the limit is not kept]\n"
+            )
+        });
     }
 
     pub(super) fn finish(mut self, started: Instant) -> Execution {
@@ -422,6 +446,7 @@ impl Run {
             stderr: self.stderr.finish(),
             images: self.images,
             duration: started.elapsed(),
+            execution_count: self.execution_count,
         }
     }
 }

@@ -447,6 +447,7 @@ pub(super) async fn get_execution(
 /// output, no value, no duration yet (family B, `aca-api.md` §4.2).
 fn running(id: &str) -> Arc<Execution> {
     Arc::new(Execution {
+        execution_count: None,
         id: Some(id.to_string()),
         status: ExecutionStatus::Running,
         stdout: String::new(),

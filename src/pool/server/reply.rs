@@ -211,6 +211,7 @@ mod tests {
     };
     fn exec(stdout: String) -> Arc<Execution> {
         Arc::new(Execution {
+            execution_count: None,
             id: Some("e-1".into()),
             status: ExecutionStatus::Failed,
             stdout,

@@ -172,6 +172,7 @@ mod tests {
     #[test]
     fn the_exit_code_is_the_calls_value_and_none_without_one() {
         let mut exec = Execution {
+            execution_count: None,
             id: Some("e".into()),
             status: ExecutionStatus::Succeeded,
             stdout: "o".into(),

@@ -25,6 +25,13 @@ pub const IMAGES_FIELD: &str = "sessionpadImages";
 /// only to a request with [`OUTPUTS_HEADER`](super::OUTPUTS_HEADER).
 pub const VALUE_FIELD: &str = "sessionpadValue";
 
+/// The member of an execution's `result` (family B) or `properties` (family
+/// A) holding the kernel's execution count of the run (Jupyter's `In [n]`,
+/// the count its tracebacks name as `Cell In[n]`), a positive integer. Sent
+/// by sessionpad's local pool only, and only to a request with
+/// [`OUTPUTS_HEADER`](super::OUTPUTS_HEADER), when its kernel told it.
+pub const COUNT_FIELD: &str = "sessionpadExecutionCount";
+
 /// How the local pool writes an execution's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AnswerForm {
@@ -64,13 +71,16 @@ pub fn result_to_wire(exec: &Execution, jupyter: bool) -> Value {
     Value::String(String::new())
 }
 
-/// Adds the [`IMAGES_FIELD`] and (for a Jupyter-format answer)
-/// [`VALUE_FIELD`] members to `container` when `form.extras`.
+/// Adds the [`IMAGES_FIELD`], [`COUNT_FIELD`] (when the kernel told it) and
+/// (for a Jupyter-format answer) [`VALUE_FIELD`] members to `container` when `form.extras`.
 fn add_extras(container: &mut Value, exec: &Execution, form: AnswerForm) {
     if !form.extras {
         return;
     }
     container[IMAGES_FIELD] = Value::Array(exec.images.iter().map(image_to_wire).collect());
+    if let Some(count) = exec.execution_count {
+        container[COUNT_FIELD] = json!(count);
+    }
     if form.jupyter
         && let Some(json) = exec.result.as_ref().and_then(|v| v.json.as_ref())
     {
@@ -257,6 +267,7 @@ mod tests {
     #[test]
     fn image_result_round_trips() {
         let exec = Execution {
+            execution_count: None,
             id: None,
             status: ExecutionStatus::Succeeded,
             stdout: String::new(),
@@ -282,6 +293,7 @@ mod tests {
             data: vec![b],
         };
         let exec = Execution {
+            execution_count: None,
             id: Some("e".into()),
             status: ExecutionStatus::Succeeded,
             stdout: String::new(),

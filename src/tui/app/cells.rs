@@ -130,6 +130,14 @@ impl App {
         self.replay_settled(run);
     }
 
+    /// The worker did not run `run`: it was queued behind a cell that
+    /// failed. Its cell says so.
+    pub(super) fn execution_not_run(&mut self, run: RunId, now: Instant) {
+        let outs = self.notebook.execution_not_run(run);
+        self.apply_notebook(outs, now);
+        self.replay_settled(run);
+    }
+
     /// The worker's word on an interrupt it sent.
     pub(super) fn interrupt_sent(&mut self, run: RunId, delivered: bool, now: Instant) {
         let out = self.notebook.interrupt_sent(run, delivered, &self.keymap);

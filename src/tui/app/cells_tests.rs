@@ -31,6 +31,7 @@ fn finished(run: RunId, stderr: &str) -> SessionEvent {
     SessionEvent::ExecutionFinished {
         run,
         outcome: Ok(Execution {
+            execution_count: None,
             id: None,
             status: ExecutionStatus::Failed,
             stdout: "late\n".into(),
@@ -401,6 +402,7 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
             after: 3,
             known_new: false,
             replayed: false,
+            kernel_restarted: false,
             pool_says: crate::tui::app::PoolSays::Asking,
         }]
     );
@@ -443,4 +445,53 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         app.notice.as_deref(),
         Some("replaying 2 cells (1 that did not succeed left out)")
     );
+}
+
+/// A settled cell takes the kernel's count; a count not above the last one
+/// means the kernel started again, and a boundary says so there; the cells
+/// still queued are numbered on from the kernel's count, and a cell never
+/// run is `In [ ]` (issue 27 items 3 and 5).
+#[test]
+fn labels_follow_the_kernels_count_and_a_restart_is_marked() {
+    let mut app = test_app();
+    let now = Instant::now();
+    let counted = |run, count| SessionEvent::ExecutionFinished {
+        run,
+        outcome: Ok(Execution {
+            execution_count: Some(count),
+            id: None,
+            status: ExecutionStatus::Succeeded,
+            stdout: String::new(),
+            stderr: String::new(),
+            result: None,
+            images: vec![],
+            duration: Duration::from_millis(5),
+        }),
+        exit_code: None,
+        images: vec![],
+    };
+    let a = run(&mut app, "a");
+    app.handle_event(counted(a, 7), now);
+    assert_eq!(app.notebook.book.cells[0].execution_count, 7);
+    let b = run(&mut app, "b");
+    let c = run(&mut app, "c");
+    assert_eq!(app.notebook.book.cells[2].execution_count, 9, "predicted");
+    app.handle_event(counted(b, 1), now);
+    assert_eq!(app.notebook.book.cells[1].execution_count, 1);
+    assert_eq!(app.notebook.book.cells[2].execution_count, 2, "renumbered");
+    assert!(
+        app.notebook
+            .boundaries
+            .iter()
+            .any(|b| b.after == 1 && b.kernel_restarted),
+        "{:?}",
+        app.notebook.boundaries
+    );
+    app.handle_event(SessionEvent::ExecutionNotRun(c), now);
+    assert_eq!(app.notebook.book.cells[2].execution_count, 0);
+    assert_eq!(
+        app.notebook.book.cells[2].outcome,
+        Some(CellOutcome::NotRun)
+    );
+    assert_eq!(app.notebook.next_count(), 2, "one past the newest numbered");
 }

@@ -71,6 +71,7 @@ impl App {
                 exit_code,
                 images,
             } => self.execution_finished(run, outcome, exit_code, images, now),
+            SessionEvent::ExecutionNotRun(run) => self.execution_not_run(run, now),
             SessionEvent::InterruptSent { run, delivered } => {
                 self.interrupt_sent(run, delivered, now);
             }

@@ -66,6 +66,7 @@ fn ran(app: &mut App, code: &str, stdout: &str, image: bool) {
         SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
+                execution_count: None,
                 id: None,
                 status: ExecutionStatus::Succeeded,
                 stdout: stdout.into(),

@@ -337,6 +337,7 @@ impl App {
         match event {
             SessionEvent::ExecutionStarted(_)
             | SessionEvent::ExecutionFinished { .. }
+            | SessionEvent::ExecutionNotRun(_)
             | SessionEvent::UploadsRedone { .. }
             | SessionEvent::InterruptSent { .. }
             | SessionEvent::PoolRestarted(_)

@@ -72,7 +72,9 @@ impl App {
     pub(crate) fn replay_recorded(&mut self, plan: ReplayPlan) -> Vec<Effect> {
         let first = self.notebook.book.cells.len();
         let inputs = plan.cells.iter().map(|c| c.input.clone()).collect();
-        let outs = self.notebook.replay(inputs);
+        // Every recorded cell runs, as when it was recorded, whatever the
+        // ones before it came to.
+        let outs = self.notebook.replay_with(inputs, false);
         let mut watch = ReplayWatch {
             source: sanitize::plain(&plan.source),
             shell: plan.shell,

@@ -79,9 +79,13 @@ pub fn run_state(app: &App, now: Instant) -> (String, Style) {
         (CellOutcome::Succeeded, Some(t)) => (format!("done in {t}"), theme.success),
         (CellOutcome::Succeeded, None) => ("done".to_string(), theme.success),
         (CellOutcome::Unknown, _) => ("running when you quit".to_string(), theme.warning),
+        (CellOutcome::NotRun, _) => (NOT_RUN.to_string(), theme.warning),
     };
     (format!("{text}{queued_note}"), style)
 }
+
+/// What a cell never run says: it was queued behind a cell that failed.
+pub(crate) const NOT_RUN: &str = "not run: an earlier cell failed";
 
 /// Draws the status line into `area` (one row), blanked first.
 ///

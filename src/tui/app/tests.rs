@@ -49,6 +49,7 @@ pub(crate) fn run(app: &mut App, code: &str, now: Instant) -> RunId {
                 run,
                 code: sent,
                 stdin: None,
+                stop_on_error: true,
             },
         ] => {
             assert_eq!(sent, code);
@@ -60,6 +61,7 @@ pub(crate) fn run(app: &mut App, code: &str, now: Instant) -> RunId {
 
 pub(crate) fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution {
     Execution {
+        execution_count: None,
         id: None,
         status: ExecutionStatus::Succeeded,
         stdout: stdout.into(),

@@ -93,7 +93,7 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     if let Some(picker) = app.overlays.picker_mut() {
         crate::tui::picker::view::render(picker, notebook_area, frame.buffer_mut(), &app.theme);
     }
-    let next = app.notebook.book.next_count();
+    let next = app.notebook.next_count();
     let keys = app.key_context();
     let editor_has_keys = keys.mode == crate::tui::keymap::Mode::Editor && !keys.typing;
     editor::render(
@@ -160,7 +160,7 @@ fn render_pane_hints(app: &App, editor_area: Rect, buf: &mut Buffer) {
     if editor_area.height == 0 {
         return;
     }
-    let title = format!(" In [{}] ", app.notebook.book.next_count());
+    let title = format!(" In [{}] ", app.notebook.next_count());
     let room = usize::from(editor_area.width).saturating_sub(fit::columns(&title) + 5);
     let hints = app.keymap.hint_line(mode, room);
     let mut block = Block::bordered()
@@ -321,6 +321,13 @@ fn boundary_texts(boundaries: &[SessionBoundary], cells: usize) -> Vec<(usize, S
         .enumerate()
         .filter(|(_, b)| b.after <= cells)
         .map(|(i, b)| {
+            if b.kernel_restarted {
+                return (
+                    b.after,
+                    "kernel restarted — numbering starts again; the state of the cells above is gone"
+                        .to_string(),
+                );
+            }
             let text = match (i == newest, b.replayed) {
                 (false, _) if matches!(b.pool_says, PoolSays::Live { .. }) => {
                     "reopened: same session".to_string()

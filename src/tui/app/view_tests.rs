@@ -57,6 +57,7 @@ fn run_cell(app: &mut App, code: &str, exec: Option<Execution>, now: Instant) ->
 
 fn done(stdout: &str, result: Option<serde_json::Value>, ms: u64) -> Execution {
     Execution {
+        execution_count: None,
         id: None,
         status: ExecutionStatus::Succeeded,
         stdout: stdout.into(),
@@ -216,7 +217,7 @@ async fn whole_screen_with_an_image_in_half_blocks() {
 fn whole_screen_with_a_traceback() {
     let now = Instant::now();
     let mut app = app(PoolState::Ready);
-    let failed = Execution {
+    let failed = Execution { execution_count: None,
         id: None,
         status: ExecutionStatus::Failed,
         stdout: String::new(),
@@ -399,6 +400,7 @@ fn boundaries_say_what_is_known() {
         after,
         known_new,
         replayed,
+        kernel_restarted: false,
         pool_says: PoolSays::CannotAsk,
     };
     // A pool that cannot be asked: it says so, and what an end would take.

@@ -252,7 +252,11 @@ fn flush(rows: &mut Vec<Row>, lines: &mut Vec<Line<'static>>, width: u16) {
 
 /// `In [n]: ` and the highlighted code, continuation lines under `   ...: `.
 fn code_lines(cell: &Cell, ctx: &mut CellContext<'_>) -> Vec<Line<'static>> {
-    let prompt = format!("In [{}]: ", cell.execution_count);
+    // A cell never run has no count (`In [ ]`, as Jupyter's aborted cells).
+    let prompt = match cell.execution_count {
+        0 => "In [ ]: ".to_string(),
+        n => format!("In [{n}]: "),
+    };
     let cont = format!("{:>width$}: ", "...", width = prompt.len() - 2);
     ctx.highlighter
         .lines(&cell.source)
@@ -401,6 +405,10 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
         (CellOutcome::Failed, None) => ("  failed".to_string(), theme.error),
         (CellOutcome::Canceled, _) => ("  canceled by the service".to_string(), theme.warning),
         (CellOutcome::Unknown, _) => (quit_status(quit), theme.warning),
+        (CellOutcome::NotRun, _) => (
+            "  not run: an earlier cell failed (run it again from the history)".to_string(),
+            theme.warning,
+        ),
     };
     Line::styled(format!("{text}{from_record}"), style)
 }

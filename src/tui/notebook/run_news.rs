@@ -49,11 +49,17 @@ impl NotebookUi {
         self.execution_ids.remove(&index);
         let mut outs: Vec<NotebookOut> = self.end_notice_about(run).into_iter().collect();
         let settled = |ran| Out::Request(NotebookRequest::Settled { cell: index, ran });
-        let Some(cell) = self.book.cell_mut(index) else {
+        if self.book.cells.get(index).is_none() {
             outs.push(settled(false));
             return outs;
-        };
+        }
         outs.push(settled(outcome.is_ok()));
+        if let Some(count) = outcome.as_ref().ok().and_then(|e| e.execution_count) {
+            self.kernel_numbered(index, count);
+        }
+        let Some(cell) = self.book.cell_mut(index) else {
+            return outs;
+        };
         match outcome {
             Ok(exec) => cell.finish(exec, exit_code),
             Err(failure) => cell.fail(&failure.message),
@@ -61,6 +67,29 @@ impl NotebookUi {
         self.show_images(index, images, store);
         self.outputs.invalidate(index);
         self.save_cell(index);
+        outs
+    }
+
+    /// The worker did not run `run` (it was queued behind a cell that
+    /// failed): its cell settles as not run, keeping its source, and is
+    /// saved. Hands back the end of the notice about the run and
+    /// [`NotebookRequest::Settled`] (not ran).
+    pub fn execution_not_run(&mut self, run: RunId) -> Vec<NotebookOut> {
+        let Some(step) = self.runs.apply(run, RunEvent::Finished, self.can_interrupt) else {
+            return Vec::new();
+        };
+        let index = step.cell;
+        self.execution_ids.remove(&index);
+        let mut outs: Vec<NotebookOut> = self.end_notice_about(run).into_iter().collect();
+        outs.push(Out::Request(NotebookRequest::Settled {
+            cell: index,
+            ran: false,
+        }));
+        if let Some(cell) = self.book.cell_mut(index) {
+            cell.not_run();
+            self.outputs.invalidate(index);
+            self.save_cell(index);
+        }
         outs
     }
 

@@ -35,6 +35,10 @@ pub struct SessionBoundary {
     pub known_new: bool,
     /// The cells above were replayed into the new session (`R`).
     pub replayed: bool,
+    /// Not a new session but a new kernel in it (it was ended: a timeout
+    /// it ignored, its memory limit, a crash): the kernel's numbering
+    /// starts again here, as its state did.
+    pub kernel_restarted: bool,
     /// What the pool said about the session of the cells above, for a
     /// reopened notebook (issue 27 item 9: it said "maybe ended" of a live
     /// session, and never that `/mnt/data` goes with an ended one).
@@ -115,6 +119,9 @@ pub struct NotebookUi {
     /// their running output named them (`quit.rs`: what finds a cell's
     /// record once the notebook was quit while it ran).
     pub(super) execution_ids: HashMap<usize, String>,
+    /// The newest count the kernel told (local pools), with its cell's
+    /// index: a later count not above it means the kernel started again.
+    pub(super) kernel_count: Option<(usize, u32)>,
 }
 
 impl NotebookUi {
@@ -146,6 +153,7 @@ impl NotebookUi {
         self.editor.new_session();
         self.runs.clear();
         self.execution_ids.clear();
+        self.kernel_count = None;
         self.selected = None;
         self.saver = None;
     }
@@ -212,15 +220,77 @@ impl NotebookUi {
         followed.chain(own).collect()
     }
 
+    /// The `In [n]` the next cell gets: 1 right after a session boundary
+    /// the pool said is new (its kernel counts from 1), else one past the
+    /// newest numbered cell's (a reopened notebook's session may live on). A local pool's kernel corrects it when the
+    /// cell has run ([`NotebookUi::kernel_numbered`]).
+    pub fn next_count(&self) -> u32 {
+        let len = self.book.cells.len();
+        if len > 0
+            && self
+                .boundaries
+                .iter()
+                .any(|b| b.after == len && b.known_new)
+        {
+            return 1;
+        }
+        self.book.next_count()
+    }
+
+    /// The kernel numbered cell `index` `count` (it is about to settle with
+    /// it): when that is not above the count it told last, and no session
+    /// boundary stands between, the kernel started again: a boundary says
+    /// so there. The cells still waiting after it are numbered on from it.
+    pub(super) fn kernel_numbered(&mut self, index: usize, count: u32) {
+        if let Some((before, last)) = self.kernel_count
+            && count <= last
+            && index > before
+            && !self
+                .boundaries
+                .iter()
+                .any(|b| b.after > before && b.after <= index)
+        {
+            self.boundaries.push(SessionBoundary {
+                after: index,
+                known_new: true,
+                replayed: false,
+                kernel_restarted: true,
+                pool_says: PoolSays::CannotAsk,
+            });
+            self.boundaries.sort_by_key(|b| b.after);
+        }
+        self.kernel_count = Some((index, count));
+        let mut next = count;
+        for cell in self.book.cells.iter_mut().skip(index + 1) {
+            if cell.outcome.is_none() {
+                next = next.saturating_add(1);
+                cell.execution_count = next;
+            }
+        }
+        self.outputs.invalidate_all();
+    }
+
     /// Marks that the cells from `after` on run in a session other than the one
-    /// that ran the cells before (once per place); `known_new` when the pool
-    /// said so.
+    /// that ran the cells before (once per place; a kernel restart marked
+    /// there becomes this boundary); `known_new` when the pool said so.
     pub fn mark_new_session(&mut self, after: usize, known_new: bool) {
+        // A kernel that started again there was the new session's: the
+        // boundary says the session is new (the count started again too).
+        if let Some(b) = self
+            .boundaries
+            .iter_mut()
+            .find(|b| b.after == after && b.kernel_restarted)
+        {
+            b.kernel_restarted = false;
+            b.known_new = true;
+            return;
+        }
         if !self.boundaries.iter().any(|b| b.after == after) {
             self.boundaries.push(SessionBoundary {
                 after,
                 known_new,
                 replayed: false,
+                kernel_restarted: false,
                 pool_says: PoolSays::CannotAsk,
             });
             self.boundaries.sort_by_key(|b| b.after);

@@ -155,27 +155,48 @@ impl NotebookUi {
     /// command given `stdin`, when there is one): the execution for the
     /// worker, or nothing when the editor is empty.
     pub fn run_cell(&mut self, stdin: Option<String>) -> Option<NotebookOut> {
+        self.queue_cell(stdin, true)
+    }
+
+    /// [`NotebookUi::run_cell`]; `stop_on_error`: if the cell fails, the
+    /// cells queued after it are not run (Jupyter's `stop_on_error`).
+    fn queue_cell(&mut self, stdin: Option<String>, stop_on_error: bool) -> Option<NotebookOut> {
         let code = self.editor.take_for_run()?;
+        let count = self.next_count();
         let index = self.book.push(code.clone());
         if let Some(cell) = self.book.cell_mut(index) {
             cell.stdin.clone_from(&stdin);
+            cell.execution_count = count;
         }
         let run = self.runs.queue(index);
         self.outputs.follow();
         // The notebook's cursor goes back to the newest cell (the next Esc
         // selects it), as Jupyter's does to the cell just run.
         self.selected = None;
-        Some(Out::Effect(Effect::Execute { run, code, stdin }))
+        Some(Out::Effect(Effect::Execute {
+            run,
+            code,
+            stdin,
+            stop_on_error,
+        }))
     }
 
     /// Runs `cells` again, in order, as new cells (each with its standard
-    /// input, if it had one); the editor's draft stays.
+    /// input, if it had one); the editor's draft stays. A cell that fails
+    /// stops the ones after it, as any run of cells does.
     pub fn replay(&mut self, cells: Vec<CellInput>) -> Vec<NotebookOut> {
+        self.replay_with(cells, true)
+    }
+
+    /// [`NotebookUi::replay`]; with `stop_on_error` false every cell runs
+    /// whatever the ones before came to (a recorded session's replay, whose
+    /// cells may have failed when recorded too).
+    pub fn replay_with(&mut self, cells: Vec<CellInput>, stop_on_error: bool) -> Vec<NotebookOut> {
         let draft = self.editor.source();
         let mut outs = Vec::new();
         for cell in cells {
             self.editor.replace(&cell.source);
-            outs.extend(self.run_cell(cell.stdin));
+            outs.extend(self.queue_cell(cell.stdin, stop_on_error));
         }
         self.editor.replace(&draft);
         let count = outs.len();

@@ -29,6 +29,7 @@ fn run(notebook: &mut NotebookUi, keymap: &Keymap, code: &str) -> RunId {
                 run,
                 code: sent,
                 stdin: None,
+                stop_on_error: true,
             }),
         ] => {
             assert_eq!(sent, code);

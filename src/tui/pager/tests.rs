@@ -54,6 +54,7 @@ fn app_with_output(lines: usize) -> App {
         SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
+                execution_count: None,
                 id: None,
                 status: ExecutionStatus::Succeeded,
                 stdout,

@@ -109,6 +109,7 @@ fn run(app: &mut App, code: &str) -> RunId {
         SessionEvent::ExecutionFinished {
             run,
             outcome: Ok(Execution {
+                execution_count: None,
                 id: None,
                 status: ExecutionStatus::Succeeded,
                 stdout: String::new(),
