@@ -11,6 +11,7 @@ pub mod events;
 pub(crate) mod files;
 pub mod housekeeping;
 pub mod image;
+mod complete;
 pub mod interrupt;
 pub mod kernel;
 pub mod limits;
