@@ -72,7 +72,10 @@ impl SessionClient {
         let url = client.url(path, Some(identifier))?;
         let body = serde_json::json!({ "code": code, "cursorPos": cursor });
         let resp = client
-            .send_once(client.http.post(url).json(&body), Limit::Whole(CALL_TIMEOUT))
+            .send_once(
+                client.http.post(url).json(&body),
+                Limit::Whole(CALL_TIMEOUT),
+            )
             .await;
         let answer = match resp {
             Ok(resp) => json(resp).await,
@@ -83,7 +86,9 @@ impl SessionClient {
             other => other?,
         };
         serde_json::from_value(answer.clone()).map_err(|e| {
-            ClientError::Malformed(format!("a completion answer that does not parse ({e}): {answer}"))
+            ClientError::Malformed(format!(
+                "a completion answer that does not parse ({e}): {answer}"
+            ))
         })
     }
 }

@@ -6,12 +6,12 @@
 pub mod activity;
 mod cgroup;
 pub mod cgroup_base;
+mod complete;
 pub mod data_fs;
 pub mod events;
 pub(crate) mod files;
 pub mod housekeeping;
 pub mod image;
-mod complete;
 pub mod interrupt;
 pub mod kernel;
 pub mod limits;

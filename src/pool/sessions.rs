@@ -490,7 +490,12 @@ impl SessionRegistry {
     /// not started yet gives no matches.
     ///
     /// The service has no such call; the local pool's `/.sessionpad/complete`.
-    pub async fn complete(&self, identifier: &str, code: &str, cursor: usize) -> Option<Completion> {
+    pub async fn complete(
+        &self,
+        identifier: &str,
+        code: &str,
+        cursor: usize,
+    ) -> Option<Completion> {
         let session = lock(&self.sessions).get(identifier).cloned()?;
         session.touch();
         let Ok(mut slot) = session.kernel.try_lock() else {
