@@ -121,3 +121,15 @@ fn applied(code: &str, got: &sessionpad::protocol::Completion) -> Vec<String> {
         .map(|m| format!("{head}{m}{tail}"))
         .collect()
 }
+
+#[tokio::test]
+async fn a_shell_pool_has_no_completion() {
+    // Its kernel is the Python that hosts the shell runner: its completions
+    // would be Python's, not the shell's.
+    let pool = TestPool::start_as(sessionpad::protocol::ContainerType::Shell).await;
+    let client = pool
+        .client(ApiVersion::V2025_10_02)
+        .with_container_type(sessionpad::protocol::ContainerType::Shell);
+    let got = client.complete(&identifier(), "ec", 2).await;
+    assert!(matches!(got, Err(ClientError::NoCompletion)), "{got:?}");
+}
