@@ -51,6 +51,21 @@ _sessionpad_install_value_formatter()
 del _sessionpad_install_value_formatter
 
 
+def _sessionpad_fast_completion():
+    # Tab completion (/.sessionpad/complete): IPython's own completer looks at
+    # the live objects (df.gr finds DataFrame.groupby) and answers in
+    # milliseconds; jedi's static analysis of pandas takes seconds.
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is not None and getattr(ip, "Completer", None) is not None:
+        ip.Completer.use_jedi = False
+
+
+_sessionpad_fast_completion()
+del _sessionpad_fast_completion
+
+
 def _sessionpad_map_mnt_data():
     # Without a sandbox there is no /mnt/data mount: map paths below it to this
     # session's folder so code written for the service still works.

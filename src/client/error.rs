@@ -123,6 +123,11 @@ pub enum ClientError {
         #[source]
         source: std::io::Error,
     },
+    /// The pool has no Tab completion: the service (404, its data-plane API
+    /// has no completion call) or a local pool whose container type has none
+    /// (400 `CompletionNotSupported`).
+    #[error("this pool has no completion")]
+    NoCompletion,
     /// An argument cannot be sent as asked (an empty file name, a name made only
     /// of `/`).
     #[error("invalid argument: {0}")]

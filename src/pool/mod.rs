@@ -6,6 +6,7 @@
 pub mod activity;
 mod cgroup;
 pub mod cgroup_base;
+mod complete;
 pub mod data_fs;
 pub mod events;
 pub(crate) mod files;

@@ -138,6 +138,7 @@ pub fn router(
         .merge(super::manage::routes())
         .merge(super::events::routes(hub))
         .merge(super::interrupt::routes())
+        .merge(super::complete::routes())
         .layer(middleware::from_fn_with_state(
             opts.token.clone().map(Arc::new),
             auth,

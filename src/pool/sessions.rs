@@ -16,7 +16,11 @@ use tokio::task::JoinSet;
 use super::PoolOptions;
 use super::data_fs::DataFs;
 use super::image::PythonEnv;
-use super::kernel::{Interrupter, Kernel, KernelLaunch};
+use super::kernel::{Completion, Interrupter, Kernel, KernelLaunch};
+
+/// How long a kernel may take to answer a completion request (jedi's first
+/// completion in a session loads its caches).
+const COMPLETE_WAIT: Duration = Duration::from_secs(3);
 use super::limits::Enforcer;
 use super::process::Processes;
 pub use super::remembered::ExecutionRecord;
@@ -477,6 +481,34 @@ impl SessionRegistry {
             Some(handle) => handle.interrupt().await,
             None => false,
         }
+    }
+
+    /// Tab completion in the session of `identifier`: the kernel's
+    /// `complete_request` for `code` at `cursor` (code points). `None` when
+    /// there is no such session. A kernel running code is not disturbed: the
+    /// answer is then [`Completion::busy`] at once; a session whose kernel has
+    /// not started yet gives no matches.
+    ///
+    /// The service has no such call; the local pool's `/.sessionpad/complete`.
+    pub async fn complete(
+        &self,
+        identifier: &str,
+        code: &str,
+        cursor: usize,
+    ) -> Option<Completion> {
+        let session = lock(&self.sessions).get(identifier).cloned()?;
+        session.touch();
+        let Ok(mut slot) = session.kernel.try_lock() else {
+            return Some(Completion::busy(cursor));
+        };
+        Some(match slot.as_mut() {
+            Some(kernel) => kernel.complete(code, cursor, COMPLETE_WAIT).await,
+            None => Completion {
+                cursor_start: cursor,
+                cursor_end: cursor,
+                ..Completion::default()
+            },
+        })
     }
 
     /// Marks execution `id` as submitted (asynchronous executions).

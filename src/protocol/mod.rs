@@ -12,6 +12,7 @@
 //! speak the same types without importing each other. See `ARCHITECTURE.md`.
 
 pub mod api;
+pub mod completion;
 pub mod container_type;
 pub mod events;
 pub mod identifier;
@@ -25,6 +26,7 @@ pub mod routes;
 pub mod shell;
 
 pub use api::{ApiVersion, Family};
+pub use completion::Completion;
 pub use container_type::ContainerType;
 pub use isolation::Isolation;
 pub use model::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};

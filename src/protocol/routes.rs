@@ -8,5 +8,11 @@
 /// service has no such call.
 pub const INTERRUPT_ROUTE: &str = "/.sessionpad/interrupt";
 
+/// `POST /.sessionpad/complete?identifier=ID` with `{"code", "cursorPos"}`:
+/// Tab completion from the session's kernel (`complete_request`), answered
+/// with `{"matches", "cursorStart", "cursorEnd", "busy"}` (code points); the
+/// service has no such call (it answers 404).
+pub const COMPLETE_ROUTE: &str = "/.sessionpad/complete";
+
 /// Where the local pool serves its MCP server (streamable HTTP).
 pub const MCP_ROUTE: &str = "/mcp";

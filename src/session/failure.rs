@@ -90,6 +90,7 @@ impl From<&ClientError> for Failure {
             ClientError::TooLarge { .. }
             | ClientError::TooManyRequests { .. }
             | ClientError::NotSupported { .. }
+            | ClientError::NoCompletion
             | ClientError::InvalidArgument(_) => FailureKind::Refused,
             // The service's answer for a session it does not have (§4.4, §6.2).
             ClientError::Service { code, .. } if code == "SessionWithIdentifierNotFound" => {

@@ -30,5 +30,5 @@ pub use failure::{Failure, FailureKind};
 pub use files::{FileCommand, FileEvent, FileHead, HeadRequest};
 pub use follow::{FollowNews, Followed};
 pub use history::{FoundRecord, RecordLookup, RecordedNotebook, RecordedRequest};
-pub use sessions::{SessionsCommand, SessionsEvent};
+pub use sessions::{CompletionRequest, SessionsCommand, SessionsEvent};
 pub use worker::{Cell, Connection, SessionWorker, WorkerConfig};

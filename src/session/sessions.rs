@@ -43,6 +43,23 @@ pub enum SessionsCommand {
     ReadRecordedFile(RecordedFileRequest),
     /// Save a file version a recorded cell left into a local folder.
     SaveRecordedFile(SaveRecordedFile),
+    /// Tab completion from the session's kernel (the local pool's
+    /// `/.sessionpad/complete`).
+    Complete(CompletionRequest),
+}
+
+/// What a Tab completion asks ([`SessionsCommand::Complete`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletionRequest {
+    /// The session whose kernel completes.
+    pub identifier: String,
+    /// The cell's text.
+    pub code: String,
+    /// The cursor in `code`, Unicode code points.
+    pub cursor: usize,
+    /// The asker's number for this request, handed back so an answer for text
+    /// that has since changed can be dropped.
+    pub ticket: u64,
 }
 
 /// What the sessions work reports.
@@ -93,6 +110,14 @@ pub enum SessionsEvent {
         request: RecordedFileRequest,
         /// Its bytes and diff, or why the ledger could not be read.
         result: Result<Box<RecordedFileRead>, Failure>,
+    },
+    /// The kernel's completions ([`SessionsCommand::Complete`]).
+    Completed {
+        /// What was asked.
+        request: CompletionRequest,
+        /// The candidates; `Ok(None)` when the pool has no completion (the
+        /// service, or a Shell or NodeLTS pool); or why the call failed.
+        result: Result<Option<crate::protocol::Completion>, Failure>,
     },
     /// A recorded file version saved, or not
     /// ([`SessionsCommand::SaveRecordedFile`]).
@@ -149,6 +174,17 @@ pub(super) async fn perform(
             })
             .await;
             SessionsEvent::RecordedFileRead { request, result }
+        }
+        SessionsCommand::Complete(request) => {
+            let result = match client
+                .complete(&request.identifier, &request.code, request.cursor)
+                .await
+            {
+                Ok(found) => Ok(Some(found)),
+                Err(crate::client::ClientError::NoCompletion) => Ok(None),
+                Err(e) => Err(Failure::from(e)),
+            };
+            SessionsEvent::Completed { request, result }
         }
         SessionsCommand::SaveRecordedFile(request) => {
             let asked = request.clone();

@@ -9,7 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jupyter_protocol::connection_info::{ConnectionInfo, Transport};
-use jupyter_protocol::{ExecuteRequest, InterruptRequest, JupyterMessage, KernelInfoRequest};
+use jupyter_protocol::{
+    CompleteRequest, ExecuteRequest, InterruptRequest, JupyterMessage, JupyterMessageContent,
+    KernelInfoRequest,
+};
 use jupyter_zmq_client::{
     ClientControlConnection, ClientIoPubConnection, ClientShellConnection,
     create_client_control_connection, create_client_iopub_connection,
@@ -22,10 +25,12 @@ use super::limits::KernelLimits;
 use super::process::{KernelProcess, Processes};
 use super::sandbox::Sandbox;
 use crate::protocol::{ContainerType, Execution};
+mod complete;
 mod launch;
 mod outputs;
 mod relay;
 mod zmtp;
+pub use complete::Completion;
 pub use launch::KernelLaunch;
 use launch::Launched;
 use outputs::Run;

@@ -91,6 +91,11 @@ impl App {
             SessionsEvent::RecordedFileSaved { request, saved } => {
                 self.recorded_file_saved(request, saved);
             }
+            // The editor does not ask for completions yet (issue 27 item 1's
+            // Tab handling is still to come), so no answer is expected.
+            SessionsEvent::Completed { request, .. } => {
+                tracing::debug!(ticket = request.ticket, "completion answer not asked for");
+            }
         }
         Vec::new()
     }
