@@ -66,12 +66,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# The local pool first, from another folder (another session): it builds the
-# Python environment when the cache has none, and the first import of
-# matplotlib builds its font cache; so the notebook's cells below run at once.
+# The local pool first, in the notebook's folder (so the notebook's session):
+# it builds the Python environment when the cache has none, and the session's
+# first import of matplotlib builds its font cache (saying so on stderr); so
+# the notebook's cells below run at once and show only their own output.
 echo "screenshot: starting the local pool (the first time it builds its Python environment)" >&2
-mkdir -p "$tmp/warm"
-(cd "$tmp/warm" && "$bin" exec -c 'import pandas, matplotlib.pyplot' >/dev/null)
+(cd "$work" && "$bin" exec -c 'import pandas, matplotlib.pyplot' >/dev/null 2>&1)
 
 # The X server, on a display number it picks itself.
 Xvfb -displayfd 5 -screen 0 1920x1200x24 -nolisten tcp 5>"$tmp/display" 2>/dev/null &
