@@ -366,11 +366,15 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_example_parses() {
-        let readme = include_str!("../README.md");
-        let start = readme.find("```toml\n").expect("a toml block in README.md") + 8;
-        let end = start + readme[start..].find("```").expect("the block ends");
-        let config = Config::parse(&readme[start..end]).expect("README's config example parses");
+    fn the_documented_example_parses() {
+        let page = include_str!("../docs/configuration.md");
+        let start = page
+            .find("```toml\n")
+            .expect("a toml block in docs/configuration.md")
+            + 8;
+        let end = start + page[start..].find("```").expect("the block ends");
+        let config =
+            Config::parse(&page[start..end]).expect("docs/configuration.md's example parses");
         assert!(config.profiles.contains_key("dev"));
     }
 }

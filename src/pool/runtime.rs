@@ -15,7 +15,7 @@
 //!   be required) and no Jupyter kernel.
 //!
 //! Azure documents the fields, not what a Shell or Node.js pool puts in them;
-//! this is sessionpad's own choice, said in the README's local pool section.
+//! this is sessionpad's own choice, said in docs/local-pool.md ("What clients learn").
 
 use std::path::Path;
 use std::process::Stdio;
