@@ -195,10 +195,7 @@ impl Stream {
     /// Drops the first `j` bytes of the tail (`j` a char boundary), counting them.
     fn drop_tail_start(&mut self, j: usize) {
         self.dropped += j as u64;
-        self.dropped_lines += self.tail.as_bytes()[..j]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count() as u64;
+        self.dropped_lines += self.tail[..j].matches('\n').count() as u64;
         self.tail.drain(..j);
     }
 
