@@ -30,6 +30,10 @@
 # processes). At the end of each round the notebook quits (Ctrl+Q) and
 # `sessionpad pool stop` stops the background pool, so none is left running.
 #
+# BIGOUT_WORDS=1 prints `print('line', i)` instead (issue 27 item 11: 11,888,890
+# bytes, past the local pool's 8 MiB cap, so the answer holds its first and
+# last 4 MiB and the screen must end with `line 999999`).
+#
 # Usage: scripts/bigout.sh [ROUNDS]   (default 3; prints each round and the
 #        medians; SESSIONPAD_BIN=path to run another build than the release one)
 # Needs: tmux, python3 (the pool's environment is built on first use), root or
@@ -59,10 +63,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-output_bytes=$(seq 0 999999 | wc -c)
+if [ -n "${BIGOUT_WORDS:-}" ]; then
+  output_bytes=$(seq 0 999999 | sed 's/^/line /' | wc -c)
+  loop="for i in range(1000000): print('line', i)"
+else
+  output_bytes=$(seq 0 999999 | wc -c)
+  loop="for i in range(1000000): print(i)"
+fi
 budget_kb=$(( 3 * output_bytes / 1024 ))
 
-cell="exec('for i in range(1000000): print(i)'); import time; _ = open('/mnt/data/bigout-end', 'w').write(repr(time.time()))"
+cell="exec(\"$loop\"); import time; _ = open('/mnt/data/bigout-end', 'w').write(repr(time.time()))"
 
 now() { date +%s.%N; }
 screen() { tmux -L "$socket" capture-pane -p -t big 2>/dev/null || true; }

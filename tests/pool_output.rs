@@ -41,9 +41,15 @@ async fn a_cell_printing_200_mb_gets_a_capped_reply_with_a_marker() {
         stdout.len()
     );
     assert!(stdout.starts_with("xxxxxxxx"), "{}", &stdout[..80]);
-    let tail = &stdout[stdout.len().saturating_sub(200)..];
-    assert!(tail.contains(MARKER), "no marker at the end: {tail:?}");
-    assert!(tail.contains("200.0 MB printed"), "{tail:?}");
+    // Its head and its tail are kept, the marker between them (issue 27 item 11).
+    assert!(
+        stdout.ends_with("xxxxtail\n"),
+        "{:?}",
+        &stdout[stdout.len() - 80..]
+    );
+    let at = stdout.find(MARKER).expect("no marker");
+    let marker = &stdout[at..at + 200];
+    assert!(marker.contains("200.0 MB printed"), "{marker:?}");
     // The session goes on working after it.
     let (_, _, v) = raw
         .post_json(
@@ -52,6 +58,40 @@ async fn a_cell_printing_200_mb_gets_a_capped_reply_with_a_marker() {
         )
         .await;
     assert_eq!(v["result"]["stdout"], "next\n");
+}
+
+/// Issue 27 item 11: a 1,000,000-line cell (11.9 MB) keeps its first and its
+/// last lines, one marker between them saying how much was dropped.
+#[tokio::test]
+async fn a_million_lines_keep_the_first_and_the_last_line() {
+    let pool = TestPool::start().await;
+    let raw = Raw::new(&pool);
+    let id = identifier();
+    let (status, _, v) = raw
+        .post_json(
+            &format!("/executions?api-version={B10}&identifier={id}"),
+            json!({"code": "for i in range(1_000_000):\n    print('line', i)", "timeoutInSeconds": 120}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(v["status"], "Succeeded", "{}", &v["result"]["stderr"]);
+    let stdout = v["result"]["stdout"].as_str().unwrap();
+    assert!(
+        stdout.starts_with("line 0\nline 1\n"),
+        "{:?}",
+        &stdout[..40]
+    );
+    assert!(
+        stdout.ends_with("\nline 999999\n"),
+        "{:?}",
+        &stdout[stdout.len() - 40..]
+    );
+    assert_eq!(stdout.matches(MARKER).count(), 1);
+    let at = stdout.find(MARKER).unwrap();
+    let marker = &stdout[at..at + stdout[at..].find('\n').unwrap()];
+    assert!(marker.contains("11.9 MB printed"), "{marker}");
+    assert!(marker.contains("lines) dropped here"), "{marker}");
+    assert!(stdout.len() <= 8 * 1024 * 1024 + 200, "{}", stdout.len());
 }
 
 #[tokio::test]

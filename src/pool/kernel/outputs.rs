@@ -15,13 +15,22 @@ use crate::protocol::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue
 /// 2025-10-02-preview, `outputStreamsMaxLength`, `aca-api.md` §4.2, §7). 8 MiB
 /// rather than more because an answer is held about four times while it is
 /// recorded and written as JSON: 200 MB printed grow `sessionpad serve` by about
-/// 37 MB at its peak (`tests/pool_output.rs`). A stream cut here ends with the marker of
-/// `Stream::finish` saying how much was printed. A 2025-10-02-preview request's
+/// 37 MB at its peak (`tests/pool_output.rs`). A stream cut here keeps its first
+/// and its last 4 MiB, with the marker of `Stream::finish` between them saying how
+/// much was printed and dropped (while collecting, the tail may briefly hold up to
+/// 8 MiB before it is trimmed, so 12 MiB per stream at most). A 2025-10-02-preview request's
 /// `outputStreamsMaxLength` ([`OutputLimits::stream_chars`]) may keep less, never
 /// more. Output past the cap is counted and dropped as it arrives, so a cell that
 /// prints without end costs the pool at most this much per stream (plus the one
 /// IOPub message being read).
 pub const MAX_STREAM_BYTES: usize = 8 * 1024 * 1024;
+
+/// Of a stream cut by [`MAX_STREAM_BYTES`], the bytes kept from its start: half.
+const HEAD_BYTES: usize = MAX_STREAM_BYTES / 2;
+
+/// Of a stream cut by [`MAX_STREAM_BYTES`], the bytes kept from its end (issue 27
+/// item 11: the final result or error is what people need): the other half.
+const TAIL_BYTES: usize = MAX_STREAM_BYTES - HEAD_BYTES;
 
 /// Most bytes of decoded images (PNG, JPEG, GIF from `display_data`,
 /// `update_display_data` and `execute_result`) one execution keeps: 16 MiB.
@@ -111,6 +120,13 @@ struct Stream {
     max_chars: Option<usize>,
     /// Bytes (UTF-8) received and dropped.
     dropped: u64,
+    /// Lines (`\n`) in the bytes dropped.
+    dropped_lines: u64,
+    /// The latest text past the head, when the pool's own cap applies (no client
+    /// limit): trimmed to [`TAIL_BYTES`] in [`Stream::finish`], and while it grows
+    /// whenever it passes twice that (so trimming costs one move per
+    /// [`TAIL_BYTES`] received, not one per message).
+    tail: String,
     /// The pool's own messages (timeout, dead kernel, images left out), kept
     /// whole after the text; each is short.
     notices: String,
@@ -128,6 +144,9 @@ impl Stream {
     /// Appends as much of `s` as the caps leave room for and counts the rest;
     /// returns the bytes of `s` kept (its start).
     fn push(&mut self, s: &str) -> usize {
+        if self.max_chars.is_none() {
+            return self.push_head_tail(s);
+        }
         let room = MAX_STREAM_BYTES.saturating_sub(self.text.len());
         let mut cut = floor_char_boundary(s, room);
         if let Some(max) = self.max_chars {
@@ -142,8 +161,54 @@ impl Stream {
         cut
     }
 
+    /// Under the pool's own cap: the first [`HEAD_BYTES`] go to the head, the
+    /// rest to the tail, of which the last [`TAIL_BYTES`] are kept; returns the
+    /// bytes of `s` that went to the head (only those are streamed live).
+    fn push_head_tail(&mut self, s: &str) -> usize {
+        let room = HEAD_BYTES.saturating_sub(self.text.len());
+        let cut = if self.tail.is_empty() {
+            floor_char_boundary(s, room)
+        } else {
+            0
+        };
+        self.text.push_str(&s[..cut]);
+        self.tail.push_str(&s[cut..]);
+        if self.tail.len() > 2 * TAIL_BYTES {
+            self.trim_tail(TAIL_BYTES);
+        }
+        cut
+    }
+
+    /// Drops the start of the tail so that at most `keep` bytes are left,
+    /// counting the bytes and lines dropped.
+    fn trim_tail(&mut self, keep: usize) {
+        if self.tail.len() <= keep {
+            return;
+        }
+        let mut j = self.tail.len() - keep;
+        while !self.tail.is_char_boundary(j) {
+            j += 1;
+        }
+        self.drop_tail_start(j);
+    }
+
+    /// Drops the first `j` bytes of the tail (`j` a char boundary), counting them.
+    fn drop_tail_start(&mut self, j: usize) {
+        self.dropped += j as u64;
+        self.dropped_lines += self.tail[..j].matches('\n').count() as u64;
+        self.tail.drain(..j);
+    }
+
     /// True when the last text received ends a line (or there is none).
     fn at_line_start(&self) -> bool {
+        if self.max_chars.is_none() {
+            let last = if self.tail.is_empty() {
+                &self.text
+            } else {
+                &self.tail
+            };
+            return last.is_empty() || last.ends_with('\n');
+        }
         self.dropped == 0 && (self.text.is_empty() || self.text.ends_with('\n'))
     }
 
@@ -153,19 +218,33 @@ impl Stream {
     }
 
     /// The stream as answered: the text kept; when the pool's cap cut it (and no
-    /// client limit applies), the marker
-    /// `\n[output truncated by the local pool: 200.0 MB printed, the first 8 MiB kept]\n`
-    /// (MB: 10^6 bytes of UTF-8 received in all); then the notices.
-    fn finish(self) -> String {
+    /// client limit applies), its head, the marker
+    /// `\n[output truncated by the local pool: 11.9 MB printed; 3.5 MB (291692 lines) dropped here, the first and last 4 MiB kept]\n`
+    /// (MB: 10^6 bytes of UTF-8; lines: `\n` in what was dropped) and its
+    /// tail, which starts at a line start when one is near; then the notices.
+    fn finish(mut self) -> String {
+        if self.max_chars.is_none() {
+            self.trim_tail(TAIL_BYTES);
+            if self.dropped > 0 {
+                // Start the tail on a line of its own when a line ends near its start.
+                let near = floor_char_boundary(&self.tail, 4096);
+                if let Some(i) = self.tail[..near].find('\n') {
+                    self.drop_tail_start(i + 1);
+                }
+            }
+        }
         let mut out = self.text;
         if self.dropped > 0 && self.max_chars.is_none() {
-            let printed = out.len() as u64 + self.dropped;
+            let printed = out.len() as u64 + self.tail.len() as u64 + self.dropped;
             out.push_str(&format!(
-                "\n[output truncated by the local pool: {:.1} MB printed, the first {} MiB kept]\n",
+                "\n[output truncated by the local pool: {:.1} MB printed; {:.1} MB ({} lines) dropped here, the first and last {} MiB kept]\n",
                 printed as f64 / 1e6,
-                MAX_STREAM_BYTES >> 20
+                self.dropped as f64 / 1e6,
+                self.dropped_lines,
+                HEAD_BYTES >> 20
             ));
         }
+        out.push_str(&self.tail);
         out.push_str(&self.notices);
         out
     }
@@ -464,9 +543,17 @@ mod tests {
         }
         s.notice("Request timed out\n");
         let out = s.finish();
-        let marker = "\n[output truncated by the local pool: 20.0 MB printed, the first 8 MiB kept]\nRequest timed out\n";
-        assert!(out.ends_with(marker), "{:?}", &out[out.len() - 200..]);
-        assert_eq!(out.len(), MAX_STREAM_BYTES + marker.len());
+        let marker = "\n[output truncated by the local pool: 20.0 MB printed; 11.6 MB (0 lines) dropped here, the first and last 4 MiB kept]\n";
+        assert!(
+            out.ends_with("xxRequest timed out\n"),
+            "{:?}",
+            &out[out.len() - 200..]
+        );
+        assert_eq!(&out[HEAD_BYTES..HEAD_BYTES + marker.len()], marker);
+        assert_eq!(
+            out.len(),
+            MAX_STREAM_BYTES + marker.len() + "Request timed out\n".len()
+        );
     }
 
     /// What the cap drops is not streamed live either: a cell printing 20 MB
@@ -499,21 +586,52 @@ mod tests {
                 streamed += chunk.text.len();
             }
         }
-        assert_eq!(streamed, MAX_STREAM_BYTES);
+        assert_eq!(streamed, HEAD_BYTES);
+    }
+
+    /// Issue 27 item 11: a stream cut by the pool keeps its head and its tail
+    /// (the end of a long output is what people need), with one marker between
+    /// them saying how much was dropped.
+    #[test]
+    fn a_cut_stream_keeps_its_head_and_its_tail_with_the_marker_between() {
+        let mut s = Stream::new(None);
+        for i in 0..1_000_000 {
+            s.push(&format!("line {i}\n"));
+        }
+        let out = s.finish();
+        assert!(out.starts_with("line 0\nline 1\n"), "{:?}", &out[..40]);
+        assert!(
+            out.ends_with("line 999999\n"),
+            "{:?}",
+            &out[out.len() - 40..]
+        );
+        let at = out.find("[output truncated by the local pool: ").unwrap();
+        assert!(at > MAX_STREAM_BYTES / 4 && at < out.len() - MAX_STREAM_BYTES / 4);
+        assert!(out.len() <= MAX_STREAM_BYTES + 200, "{}", out.len());
+        let marker = &out[at..at + out[at..].find('\n').unwrap()];
+        assert!(marker.contains("11.9 MB printed"), "{marker}");
+        assert!(marker.contains("lines) dropped here"), "{marker}");
+        // The tail starts on a line of its own, the marker on one of its own.
+        let after = &out[at + marker.len() + 1..];
+        assert!(after.starts_with("line "), "{:?}", &after[..20]);
     }
 
     #[test]
     fn a_stream_is_cut_on_a_character_boundary() {
         let mut s = Stream::new(None);
-        s.push(&"x".repeat(MAX_STREAM_BYTES - 1));
+        s.push(&"x".repeat(HEAD_BYTES - 1));
         s.push("éé");
+        s.push(&"ü".repeat(TAIL_BYTES));
         let out = s.finish();
-        assert!(out.starts_with(&"x".repeat(MAX_STREAM_BYTES - 1)));
+        let head = format!("{}\n[output truncated", "x".repeat(HEAD_BYTES - 1));
+        assert!(out.starts_with(&head));
         assert!(
-            out.contains("8.4 MB printed"),
+            out.contains("12.6 MB printed"),
             "{}",
-            &out[out.len() - 100..]
+            &out[HEAD_BYTES..HEAD_BYTES + 200]
         );
+        let tail = &out[out.find("kept]\n").unwrap() + 6..];
+        assert_eq!(tail, "ü".repeat(TAIL_BYTES / 2));
     }
 
     #[test]
