@@ -409,3 +409,36 @@ fn quitting_while_a_cell_runs_asks_and_keeps_the_cell_and_the_typed_text() {
         "a = 1\nb = 2\nprint(a + b)"
     );
 }
+
+/// stdout and stderr in the order the cell printed them (issue 27 item 2:
+/// the notebook showed 1, 3, 5, then 2 and 4), on the local pool, which
+/// streams them as they come.
+#[test]
+fn stdout_and_stderr_show_in_the_order_they_were_printed() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    pty.send(&format!(
+        "import sys, warnings; print('step 1'); warnings.warn('step 2'); print('step 3'); \
+         sys.stderr.write('step 4\\n'); print('step 5'){F5}"
+    ));
+    let screen = pty.wait_for("the cell", CELL_DEADLINE, |s| {
+        s.contains("done in") && has_line(s, "step 5")
+    });
+    let rows: Vec<&str> = screen.lines().collect();
+    let at = |step: &str| {
+        rows.iter()
+            .position(|r| r.contains(step) && !r.contains("print("))
+            .unwrap_or_else(|| panic!("no {step}:\n{screen}"))
+    };
+    let order: Vec<usize> = ["step 1", "step 2", "step 3", "step 4", "step 5"]
+        .iter()
+        .map(|s| at(s))
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "out of order {order:?}:\n{screen}"
+    );
+    pty.quit_with(pty::CTRL_Q);
+}

@@ -207,3 +207,40 @@ def _sessionpad_private_module():
 
 _sessionpad_private_module()
 del _sessionpad_private_module
+
+
+def _sessionpad_ordered_streams():
+    # stdout and stderr in the order the code wrote them (issue 27): ipykernel
+    # buffers each stream on its own and sends it every 0.2 s, so print(1);
+    # warnings.warn(2); print(3) arrives as "1 3" then "2". Switching from one
+    # stream to the other first sends what the other holds.
+    import sys
+
+    out, err = sys.stdout, sys.stderr
+    if not all(hasattr(s, "write") and hasattr(s, "flush") for s in (out, err)):
+        return
+    last = [None]
+
+    def ordered(stream, other):
+        write = stream.write
+
+        def ordered_write(text):
+            if last[0] is other:
+                try:
+                    other.flush()
+                except Exception:
+                    pass
+            last[0] = stream
+            return write(text)
+
+        return ordered_write
+
+    try:
+        out.write = ordered(out, err)
+        err.write = ordered(err, out)
+    except (AttributeError, TypeError):
+        pass
+
+
+_sessionpad_ordered_streams()
+del _sessionpad_ordered_streams

@@ -128,7 +128,9 @@ impl Cell {
         }
     }
 
-    /// Records a finished execution: its outputs, outcome and duration; with
+    /// Records a finished execution: its outputs, outcome and duration (its
+    /// stdout and stderr in the order they were streamed, where the live
+    /// stream says it: [`output::keep_live_order`]); with
     /// `exit_code` (a shell command's), its output streams as they are, with
     /// no traceback to find in them. The execution's output moves into the
     /// cell (megabytes of stdout are not copied).
@@ -139,10 +141,16 @@ impl Cell {
             self.execution_count = count;
         }
         let (status, duration) = (exec.status, exec.duration);
+        // The chunks streamed while it ran, in the kernel's order.
+        let live: Vec<Output> = std::mem::take(&mut self.outputs)
+            .into_iter()
+            .filter(|o| matches!(o, Output::Stream { .. }))
+            .collect();
         self.outputs = match exit_code {
             Some(_) => output::outputs_from_command(exec),
             None => outputs_from_execution(exec, self.execution_count),
         };
+        output::keep_live_order(&mut self.outputs, live);
         self.exit_code = exit_code;
         self.outcome = Some(match status {
             ExecutionStatus::Succeeded => CellOutcome::Succeeded,
@@ -267,6 +275,57 @@ impl Notebook {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// stdout and stderr streamed in turns stay in that order once the
+    /// answer (stdout and stderr apart) settles the cell (issue 27 item 2);
+    /// a live output that differs from the answer (cut short) gives way.
+    #[test]
+    fn streams_keep_the_order_they_were_printed_in() {
+        let chunk = |name, text: &str| Output::Stream {
+            name,
+            text: text.to_string().into(),
+        };
+        let live = |cell: &mut Cell| {
+            cell.outputs = vec![
+                chunk(StreamName::Stdout, "step 1\n"),
+                chunk(StreamName::Stderr, "step 2\n"),
+                chunk(StreamName::Stdout, "step 3\n"),
+                chunk(StreamName::Stderr, "step 4\n"),
+                chunk(StreamName::Stdout, "step 5\n"),
+            ];
+        };
+        let answer = || {
+            exec(
+                ExecutionStatus::Succeeded,
+                "step 1\nstep 3\nstep 5\n",
+                "step 2\nstep 4\n",
+            )
+        };
+        let mut nb = Notebook::default();
+        let i = nb.push("print()".into());
+        let cell = nb.cell_mut(i).unwrap();
+        live(cell);
+        cell.finish(answer(), None);
+        let texts: Vec<&str> = cell
+            .outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Stream { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            ["step 1\n", "step 2\n", "step 3\n", "step 4\n", "step 5\n"]
+        );
+        // A live output cut short: the answer's order.
+        let i = nb.push("print()".into());
+        let cell = nb.cell_mut(i).unwrap();
+        live(cell);
+        cell.outputs.pop();
+        cell.finish(answer(), None);
+        assert_eq!(cell.outputs.len(), 2, "{:?}", cell.outputs);
+    }
 
     fn exec(status: ExecutionStatus, stdout: &str, stderr: &str) -> Execution {
         Execution {

@@ -192,6 +192,46 @@ pub fn outputs_from_execution(exec: Execution, execution_count: u32) -> Vec<Outp
     outputs
 }
 
+/// Puts `live` (a cell's streamed chunks, in the order the kernel sent them,
+/// `stream` outputs) in place of `outputs`' stdout and stderr streams when
+/// they hold exactly the same text per stream: the wire answer carries
+/// stdout and stderr apart (`aca-api.md` §4.2), so only the stream the local
+/// pool sent while the cell ran knows how they interleaved (issue 27 item 2).
+/// Anything else (a live output cut short, a traceback split off stderr, no
+/// live chunks of both streams) leaves `outputs` as the answer gave them.
+pub fn keep_live_order(outputs: &mut Vec<Output>, live: Vec<Output>) {
+    let text_of = |outs: &[Output], want: StreamName| -> String {
+        outs.iter()
+            .filter_map(|o| match o {
+                Output::Stream { name, text } if *name == want => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    };
+    let both = [StreamName::Stdout, StreamName::Stderr].iter().all(|n| {
+        live.iter()
+            .any(|o| matches!(o, Output::Stream { name, .. } if name == n))
+    });
+    let only_streams = live.iter().all(|o| matches!(o, Output::Stream { .. }));
+    if !both || !only_streams {
+        return;
+    }
+    let same = [StreamName::Stdout, StreamName::Stderr]
+        .into_iter()
+        .all(|n| text_of(&live, n) == text_of(outputs, n));
+    if !same {
+        return;
+    }
+    let Some(at) = outputs
+        .iter()
+        .position(|o| matches!(o, Output::Stream { .. }))
+    else {
+        return;
+    };
+    outputs.retain(|o| !matches!(o, Output::Stream { .. }));
+    outputs.splice(at..at, live);
+}
+
 /// The outputs of a shell command's execution (Shell pools): its standard
 /// output and standard error as streams, in that order; whether it failed is
 /// its exit code's to say, not a traceback's.
