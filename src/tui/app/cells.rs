@@ -119,6 +119,11 @@ impl App {
         images: Vec<DecodedImage>,
         now: Instant,
     ) {
+        let apart = outcome.as_ref().is_ok_and(|e| {
+            e.status == crate::protocol::ExecutionStatus::Succeeded
+                && !e.stdout.is_empty()
+                && !e.stderr.is_empty()
+        });
         let outs = self.notebook.execution_finished(
             run,
             outcome,
@@ -128,6 +133,23 @@ impl App {
         );
         self.apply_notebook(outs, now);
         self.replay_settled(run);
+        // Without the pool's event stream (a pool over https: Azure's; only
+        // a local pool over plain http streams) nothing says how stdout and
+        // stderr interleaved (issue 27 item 2): said once, not every cell.
+        let streams = self.follow.subscribed.is_some()
+            || !self
+                .sessions
+                .endpoint
+                .as_deref()
+                .is_some_and(|e| e.starts_with("https://"));
+        if apart && !streams && !self.follow.said_streams_apart {
+            self.follow.said_streams_apart = true;
+            self.notice = Some(
+                "this pool returns stdout and stderr apart: stdout is shown first, \
+                 their order between them is unknown"
+                    .into(),
+            );
+        }
     }
 
     /// The worker did not run `run`: it was queued behind a cell that

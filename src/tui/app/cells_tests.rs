@@ -495,3 +495,50 @@ fn labels_follow_the_kernels_count_and_a_restart_is_marked() {
     );
     assert_eq!(app.notebook.next_count(), 2, "one past the newest numbered");
 }
+
+/// A pool without an event stream (Azure's) gives stdout and stderr apart:
+/// the notebook says once that their order between them is unknown (issue
+/// 27 item 2), not under every cell, and not on a pool that streams them.
+#[test]
+fn a_pool_that_gives_streams_apart_says_so_once() {
+    let both = |run| SessionEvent::ExecutionFinished {
+        run,
+        outcome: Ok(Execution {
+            execution_count: None,
+            id: None,
+            status: ExecutionStatus::Succeeded,
+            stdout: "step 1\nstep 3\n".into(),
+            stderr: "step 2\n".into(),
+            result: None,
+            images: vec![],
+            duration: Duration::from_millis(5),
+        }),
+        exit_code: None,
+        images: vec![],
+    };
+    let said = "this pool returns stdout and stderr apart";
+    let azure = Some("https://pool.dynamicsessions.io/x".to_string());
+    let mut app = test_app();
+    app.sessions.endpoint = azure.clone();
+    let first = run(&mut app, "print(1)");
+    app.handle_event(both(first), Instant::now());
+    assert!(
+        app.notice.as_deref().is_some_and(|n| n.starts_with(said)),
+        "{:?}",
+        app.notice
+    );
+    app.notice = None;
+    let second = run(&mut app, "print(2)");
+    app.handle_event(both(second), Instant::now());
+    assert_eq!(app.notice, None, "said once");
+    // A pool that streams (a local pool, its event stream open or not yet)
+    // knows the order.
+    let mut app = test_app();
+    let run = run(&mut app, "print(1)");
+    app.handle_event(both(run), Instant::now());
+    assert!(
+        !app.notice.as_deref().is_some_and(|n| n.starts_with(said)),
+        "{:?}",
+        app.notice
+    );
+}

@@ -48,6 +48,9 @@ pub struct FollowUi {
     pub applied: HashSet<i64>,
     /// Running cells' streamed output, kept to its tail.
     pub live_tail: LiveTail,
+    /// The notebook said once that this pool gives stdout and stderr apart
+    /// (no event stream: their order between them is unknown).
+    pub said_streams_apart: bool,
 }
 
 impl FollowUi {
