@@ -272,6 +272,26 @@ impl Ctx {
         })
     }
 
+    /// Creates `folder` (the download folder the user agreed to create), if
+    /// any; false, with the failure said, when it cannot be made.
+    async fn create_download_folder(&self, folder: Option<PathBuf>) -> bool {
+        let Some(folder) = folder else {
+            return true;
+        };
+        let Err(e) = tokio::fs::create_dir_all(&folder).await else {
+            return true;
+        };
+        let summary = format!(
+            "cannot create {}: {e}; nothing downloaded",
+            folder.display()
+        );
+        self.events.files(FileEvent::Done {
+            summary,
+            exists: Vec::new(),
+        });
+        false
+    }
+
     async fn transfer(self, command: FileCommand, cancel: CancellationToken) {
         let (summary, exists) = match command {
             FileCommand::Download {
@@ -279,17 +299,7 @@ impl Ctx {
                 overwrite,
                 create_folder,
             } => {
-                if let Some(folder) = create_folder
-                    && let Err(e) = tokio::fs::create_dir_all(&folder).await
-                {
-                    let summary = format!(
-                        "cannot create {}: {e}; nothing downloaded",
-                        folder.display()
-                    );
-                    self.events.files(FileEvent::Done {
-                        summary,
-                        exists: Vec::new(),
-                    });
+                if !self.create_download_folder(create_folder).await {
                     return;
                 }
                 self.download_all(files, overwrite, &cancel).await
@@ -303,17 +313,7 @@ impl Ctx {
                 files,
                 create_folder,
             } => {
-                if let Some(folder) = create_folder
-                    && let Err(e) = tokio::fs::create_dir_all(&folder).await
-                {
-                    let summary = format!(
-                        "cannot create {}: {e}; nothing downloaded",
-                        folder.display()
-                    );
-                    self.events.files(FileEvent::Done {
-                        summary,
-                        exists: Vec::new(),
-                    });
+                if !self.create_download_folder(create_folder).await {
                     return;
                 }
                 match super::files_tree::expand(&self.client, &self.identifier, folders).await {
