@@ -306,6 +306,7 @@ impl App {
             Action::Paste(text) if self.pane_focused(SidePane::Files) => {
                 return self.files_paste(&text);
             }
+            Action::Edit(input) if is_plain_tab(&input) => return self.complete_or_indent(input),
             Action::Edit(input) => self.notebook.editor.input(input),
             Action::Paste(text) => self.notebook.editor.paste(&text),
             Action::PageUp => self.notebook.outputs.page(false),
@@ -419,3 +420,8 @@ pub use crate::tui::notebook::{NotebookPrompt, PoolSays, SessionBoundary};
 
 #[cfg(test)]
 mod tests;
+
+/// Tab with no modifier (the key that completes after a name or `.`).
+fn is_plain_tab(input: &ratatui_textarea::Input) -> bool {
+    input.key == ratatui_textarea::Key::Tab && !input.ctrl && !input.alt && !input.shift
+}

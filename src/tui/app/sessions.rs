@@ -91,10 +91,8 @@ impl App {
             SessionsEvent::RecordedFileSaved { request, saved } => {
                 self.recorded_file_saved(request, saved);
             }
-            // The editor does not ask for completions yet (issue 27 item 1's
-            // Tab handling is still to come), so no answer is expected.
-            SessionsEvent::Completed { request, .. } => {
-                tracing::debug!(ticket = request.ticket, "completion answer not asked for");
+            SessionsEvent::Completed { request, result } => {
+                return self.completion_answered(&request, result);
             }
         }
         Vec::new()
@@ -316,5 +314,48 @@ impl App {
     pub(crate) fn sessions_answer(&mut self, asked: SessionsPrompt, answer: Answer) -> Vec<Effect> {
         let outs = self.sessions.answer(asked, answer);
         self.apply_sessions(outs)
+    }
+}
+
+impl App {
+    /// Tab in the editor: a completion request to the worker after a name
+    /// or `.` (`notebook/completion.rs`), else the editor's own Tab (indent).
+    pub(super) fn complete_or_indent(&mut self, input: ratatui_textarea::Input) -> Vec<Effect> {
+        let identifier = self.config.identifier.clone();
+        let nb = &mut self.notebook;
+        match nb.completion.tab(&nb.editor, &identifier) {
+            Some(out) => self.completion_out(out),
+            None => {
+                nb.editor.input(input);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The worker's completion answer applied to the editor, if still current.
+    fn completion_answered(
+        &mut self,
+        request: &crate::session::CompletionRequest,
+        result: Result<Option<crate::protocol::Completion>, crate::session::Failure>,
+    ) -> Vec<Effect> {
+        let nb = &mut self.notebook;
+        let out = nb.completion.answered(&mut nb.editor, request, result);
+        tracing::debug!(ticket = request.ticket, "completion answered");
+        out.map_or_else(Vec::new, |out| self.completion_out(out))
+    }
+
+    /// A completion output: an effect for the loop, or a status notice.
+    fn completion_out(
+        &mut self,
+        out: crate::tui::notebook::completion::CompletionOut,
+    ) -> Vec<Effect> {
+        use crate::tui::notebook::completion::CompletionOut;
+        match out {
+            CompletionOut::Effect(effect) => vec![effect],
+            CompletionOut::Notice(text) => {
+                self.notice = Some(text);
+                Vec::new()
+            }
+        }
     }
 }

@@ -154,6 +154,61 @@ impl CellEditor {
         });
     }
 
+    /// The cursor as a code-point offset into [`Self::source`] (what the
+    /// kernel's completion takes).
+    pub fn cursor_offset(&self) -> usize {
+        let (row, col) = self.cursor_pair();
+        let lines = self.area.lines();
+        lines
+            .iter()
+            .take(row)
+            .map(|l| l.chars().count() + 1)
+            .sum::<usize>()
+            + col
+    }
+
+    /// Tab should ask for completions: no selection, and the character left
+    /// of the cursor is an identifier character or `.`.
+    pub fn wants_completion(&self) -> bool {
+        if self.area.selection_range().is_some() {
+            return false;
+        }
+        let (row, col) = self.cursor_pair();
+        let line = self.area.lines().get(row).map_or("", String::as_str);
+        col > 0
+            && line
+                .chars()
+                .nth(col - 1)
+                .is_some_and(|c| c == '.' || c == '_' || c.is_alphanumeric())
+    }
+
+    /// Replaces code points `start..end` of [`Self::source`] with `text`
+    /// (a completion), as one edit that Ctrl+Z undoes; the cursor ends after
+    /// `text`. Offsets past the end are clamped.
+    pub fn replace_range(&mut self, start: usize, end: usize, text: &str) {
+        let at = |offset: usize, lines: &[String]| {
+            let mut left = offset;
+            for (row, line) in lines.iter().enumerate() {
+                let n = line.chars().count();
+                if left <= n {
+                    return (row, left);
+                }
+                left -= n + 1;
+            }
+            let last = lines.len().saturating_sub(1);
+            (last, lines.get(last).map_or(0, |l| l.chars().count()))
+        };
+        let total = self.source().chars().count();
+        let (start, end) = (start.min(total), end.min(total).max(start.min(total)));
+        let (row, col) = at(start, self.area.lines());
+        self.edit(EditKind::Other, |area| {
+            area.cancel_selection();
+            area.move_cursor(jump(row, col));
+            area.delete_str(end - start);
+            area.insert_str(text);
+        });
+    }
+
     /// The cursor as (row, column).
     fn cursor_pair(&self) -> (usize, usize) {
         let DataCursor(row, col) = self.area.cursor();

@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 pub mod cell_editor;
 pub mod cell_view;
+pub mod completion;
 pub mod editor;
 pub mod history_search;
 pub mod indent;

@@ -84,6 +84,9 @@ pub struct NotebookUi {
     /// The cell being typed, its history browsing and the queued cells of an
     /// opened notebook (`cell_editor.rs`).
     pub editor: CellEditor,
+    /// Tab completion's request and whether the pool completes
+    /// (`completion.rs`).
+    pub completion: super::completion::CompletionState,
     /// The notebook's cursor: the cell that copy, save and stop act on.
     pub selected: Option<usize>,
     /// Where the session behind the notebook changed: the cells before each

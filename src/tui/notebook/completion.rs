@@ -1,0 +1,227 @@
+//! Tab completion in the cell editor (issue 27 item 1): its state, its
+//! reducer and what it hands back. Tab after a name or `.` asks the session's
+//! kernel ([`SessionsCommand::Complete`], an effect: the UI never awaits);
+//! the answer ([`Completion`], `cursorStart`/`cursorEnd` in code points of
+//! the whole cell) is dropped when the text or the cursor changed since (the
+//! ticket); one match replaces the typed part, several insert their longest
+//! common prefix and are named on the status line. A pool without
+//! completion (`Ok(None)`: the service, Shell and NodeLTS pools) is said
+//! once, and from then on Tab just indents.
+
+use super::cell_editor::CellEditor;
+use crate::protocol::Completion;
+use crate::session::{CompletionRequest, Failure, SessionsCommand};
+use crate::tui::action::Effect;
+
+/// The notice when the pool has no completion (said once per app run).
+pub const NO_POOL_COMPLETION: &str =
+    "completion: this pool has none (Azure's data-plane API has no completion call)";
+
+/// The notice when the kernel is busy running a cell.
+pub const BUSY: &str = "completion: the kernel is busy running a cell";
+
+/// What a Tab asked and whether the pool can answer at all.
+#[derive(Debug, Default)]
+pub struct CompletionState {
+    /// The last ticket handed out.
+    ticket: u64,
+    /// The request awaiting its answer (the text and cursor it was for).
+    asked: Option<CompletionRequest>,
+    /// The pool answered that it has no completion: Tab indents.
+    none_here: bool,
+}
+
+/// What the completion reducer hands back.
+#[derive(Debug, PartialEq)]
+pub enum CompletionOut {
+    /// Send this to the sessions worker.
+    Effect(Effect),
+    /// Show this on the status line.
+    Notice(String),
+}
+
+impl CompletionState {
+    /// A Tab in the editor: the completion request when one should be asked
+    /// (after a name or `.`, no selection, a pool that completes); `None`
+    /// means Tab does what it always did (the caller indents).
+    pub fn tab(&mut self, editor: &CellEditor, identifier: &str) -> Option<CompletionOut> {
+        if self.none_here || !editor.wants_completion() {
+            return None;
+        }
+        self.ticket += 1;
+        let request = CompletionRequest {
+            identifier: identifier.to_string(),
+            code: editor.source(),
+            cursor: editor.cursor_offset(),
+            ticket: self.ticket,
+        };
+        self.asked = Some(request.clone());
+        Some(CompletionOut::Effect(Effect::Sessions(
+            SessionsCommand::Complete(request),
+        )))
+    }
+
+    /// The worker's answer: applied to `editor` when it is the one awaited
+    /// and the text and cursor are as they were asked; else dropped.
+    pub fn answered(
+        &mut self,
+        editor: &mut CellEditor,
+        request: &CompletionRequest,
+        result: Result<Option<Completion>, Failure>,
+    ) -> Option<CompletionOut> {
+        if self.asked.as_ref() != Some(request) {
+            return None;
+        }
+        self.asked = None;
+        if editor.source() != request.code || editor.cursor_offset() != request.cursor {
+            return None;
+        }
+        match result {
+            Err(failure) => Some(CompletionOut::Notice(format!(
+                "completion: {}",
+                failure.message
+            ))),
+            Ok(None) => {
+                self.none_here = true;
+                Some(CompletionOut::Notice(NO_POOL_COMPLETION.to_string()))
+            }
+            Ok(Some(found)) if found.busy => Some(CompletionOut::Notice(BUSY.to_string())),
+            Ok(Some(found)) => apply(editor, &found),
+        }
+    }
+}
+
+/// The candidates applied: none is a notice, one replaces the typed part,
+/// several insert their longest common prefix and are named.
+fn apply(editor: &mut CellEditor, found: &Completion) -> Option<CompletionOut> {
+    let (start, end) = (found.cursor_start, found.cursor_end);
+    match found.matches.as_slice() {
+        [] => Some(CompletionOut::Notice("no completions".to_string())),
+        [one] => {
+            editor.replace_range(start, end, one);
+            None
+        }
+        many => {
+            let prefix = common_prefix(many);
+            let typed: String = editor
+                .source()
+                .chars()
+                .skip(start)
+                .take(end.saturating_sub(start))
+                .collect();
+            if prefix.chars().count() > typed.chars().count() && prefix.starts_with(&typed) {
+                editor.replace_range(start, end, &prefix);
+            }
+            let shown: Vec<&str> = many.iter().take(10).map(String::as_str).collect();
+            let more = if many.len() > 10 { " …" } else { "" };
+            Some(CompletionOut::Notice(format!(
+                "{} completions: {}{more}",
+                many.len(),
+                shown.join("  ")
+            )))
+        }
+    }
+}
+
+/// The longest prefix all `words` share (whole characters).
+fn common_prefix(words: &[String]) -> String {
+    let Some(first) = words.first() else {
+        return String::new();
+    };
+    let mut len = first.len();
+    for w in &words[1..] {
+        len = first
+            .char_indices()
+            .zip(w.chars())
+            .take_while(|((_, a), b)| a == b)
+            .last()
+            .map_or(0, |((i, a), _)| i + a.len_utf8())
+            .min(len);
+    }
+    first[..len].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn editor_with(text: &str) -> CellEditor {
+        let mut e = CellEditor::default();
+        e.paste(text);
+        e
+    }
+
+    fn found(matches: &[&str], start: usize, end: usize) -> Completion {
+        Completion {
+            matches: matches.iter().map(|s| s.to_string()).collect(),
+            cursor_start: start,
+            cursor_end: end,
+            busy: false,
+        }
+    }
+
+    fn ask(state: &mut CompletionState, editor: &CellEditor) -> CompletionRequest {
+        match state.tab(editor, "s1") {
+            Some(CompletionOut::Effect(Effect::Sessions(SessionsCommand::Complete(r)))) => r,
+            other => panic!("expected a completion request, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_match_replaces_the_typed_part() {
+        let mut state = CompletionState::default();
+        let mut editor = editor_with("import os\nos.pa");
+        let request = ask(&mut state, &editor);
+        assert_eq!(request.cursor, 15);
+        let out = state.answered(&mut editor, &request, Ok(Some(found(&["path"], 13, 15))));
+        assert_eq!(out, None);
+        assert_eq!(editor.source(), "import os\nos.path");
+    }
+
+    #[test]
+    fn several_insert_the_common_prefix_and_are_named() {
+        let mut state = CompletionState::default();
+        let mut editor = editor_with("os.ge");
+        let request = ask(&mut state, &editor);
+        let out = state.answered(
+            &mut editor,
+            &request,
+            Ok(Some(found(&["getcwd", "getenv"], 3, 5))),
+        );
+        assert_eq!(editor.source(), "os.get");
+        assert!(
+            matches!(out, Some(CompletionOut::Notice(n)) if n.contains("getcwd") && n.contains("getenv"))
+        );
+    }
+
+    #[test]
+    fn a_stale_answer_is_dropped() {
+        let mut state = CompletionState::default();
+        let mut editor = editor_with("os.pa");
+        let request = ask(&mut state, &editor);
+        editor.paste("x");
+        let out = state.answered(&mut editor, &request, Ok(Some(found(&["path"], 3, 5))));
+        assert_eq!(out, None);
+        assert_eq!(editor.source(), "os.pax");
+    }
+
+    #[test]
+    fn a_pool_without_completion_is_said_once_then_tab_indents() {
+        let mut state = CompletionState::default();
+        let mut editor = editor_with("os.pa");
+        let request = ask(&mut state, &editor);
+        let out = state.answered(&mut editor, &request, Ok(None));
+        assert_eq!(
+            out,
+            Some(CompletionOut::Notice(NO_POOL_COMPLETION.to_string()))
+        );
+        assert_eq!(state.tab(&editor, "s1"), None);
+    }
+
+    #[test]
+    fn tab_after_a_space_does_not_ask() {
+        let mut state = CompletionState::default();
+        let editor = editor_with("x = ");
+        assert_eq!(state.tab(&editor, "s1"), None);
+    }
+}
