@@ -153,7 +153,7 @@ mod tests {
 
     fn found(matches: &[&str], start: usize, end: usize) -> Completion {
         Completion {
-            matches: matches.iter().map(|s| s.to_string()).collect(),
+            matches: matches.iter().map(ToString::to_string).collect(),
             cursor_start: start,
             cursor_end: end,
             busy: false,
