@@ -248,7 +248,7 @@ fn the_help_reads_whole_at_160_columns() {
     });
     println!("{screen}");
     for desc in [
-        "Download the marked or selected files to the download folder",
+        "Download the marked or selected files and folders to the download folder",
         "Cancel the transfer, close the preview, or back to the cell",
         "The pool's isolation, runtime, kernel and packages",
     ] {

@@ -119,7 +119,15 @@ impl Asked {
     /// returns the picker it makes. The keys typed meanwhile are handed to
     /// `typed` as soon as each is whole, in order (issue 27: they waited for
     /// the end of the probe, 150 ms inside tmux), without the answers.
-    pub fn answer(self, typed: &mut impl FnMut(Vec<crossterm::event::Event>)) -> Picker {
+    ///
+    /// `stop` is asked before each read: true ends the reading at once (the
+    /// loop handed the terminal to `$EDITOR`, whose keys the probe must not
+    /// take), with half-blocks.
+    pub fn answer(
+        self,
+        typed: &mut impl FnMut(Vec<crossterm::event::Event>),
+        stop: &dyn Fn() -> bool,
+    ) -> Picker {
         let Self {
             tty,
             forced,
@@ -134,13 +142,19 @@ impl Asked {
         };
         let mut keys = super::typeahead::Typeahead::default();
         let mut bytes = 0;
-        let answer = read_answer(&mut tty, started + PROBE_TIMEOUT, ending, &mut |chunk| {
-            bytes += chunk.len();
-            let events = keys.feed(chunk);
-            if !events.is_empty() {
-                typed(events);
-            }
-        });
+        let answer = read_answer(
+            &mut tty,
+            started + PROBE_TIMEOUT,
+            ending,
+            stop,
+            &mut |chunk| {
+                bytes += chunk.len();
+                let events = keys.feed(chunk);
+                if !events.is_empty() {
+                    typed(events);
+                }
+            },
+        );
         let took = started.elapsed();
         if ending == Ending::Status && took > PROBE_SLOW && answer.is_ok() {
             tracing::warn!("the terminal answered the graphics probe late, in {took:?}");
@@ -191,7 +205,7 @@ fn settle(
 /// keys typed while the answer was read, in order.
 pub fn picker(choice: ImageProtocol) -> (Picker, Vec<crossterm::event::Event>) {
     let mut typed = Vec::new();
-    let picker = ask_terminal(choice).answer(&mut |keys| typed.extend(keys));
+    let picker = ask_terminal(choice).answer(&mut |keys| typed.extend(keys), &|| false);
     (picker, typed)
 }
 
@@ -338,6 +352,7 @@ fn read_answer(
     input: &mut impl Read,
     mut deadline: Instant,
     ending: Ending,
+    stop: &dyn Fn() -> bool,
     seen: &mut dyn FnMut(&[u8]),
 ) -> io::Result<Answer> {
     let mut parser = Parser::new();
@@ -347,6 +362,9 @@ fn read_answer(
     let mut statuses = 0;
     let mut buf = [0u8; 256];
     loop {
+        if stop() {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
         match input.read(&mut buf) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => {
@@ -468,6 +486,7 @@ mod tests {
             &mut Chunks(chunks.iter().map(|c| c.to_vec()).collect()),
             Instant::now() + Duration::from_secs(1),
             Ending::Status,
+            &|| false,
             &mut |_: &[u8]| {},
         )
         .expect("an answer")
@@ -552,6 +571,7 @@ mod tests {
             ]),
             Instant::now() + Duration::from_secs(1),
             Ending::Tmux(Duration::from_millis(100)),
+            &|| false,
             &mut |_: &[u8]| {},
         )
         .expect("an answer");
@@ -561,6 +581,7 @@ mod tests {
             &mut Chunks(vec![b"\x1b[0n".to_vec()]),
             started + Duration::from_secs(5),
             Ending::Tmux(Duration::from_millis(100)),
+            &|| false,
             &mut |_: &[u8]| {},
         )
         .expect("tmux's answer");
@@ -583,6 +604,7 @@ mod tests {
             &mut Chunks(vec![]),
             started + Duration::from_millis(50),
             Ending::Status,
+            &|| false,
             &mut |_: &[u8]| {},
         );
         assert_eq!(answer.map_err(|e| e.kind()), Err(io::ErrorKind::TimedOut));

@@ -194,11 +194,17 @@ fn probe_graphics(
     let asked = graphics::ask_terminal(graphics::choice(opts.ui.image_protocol));
     let (keys, typed) = tokio::sync::mpsc::unbounded_channel();
     let handle = tokio::task::spawn_blocking(move || {
-        let picker = asked.answer(&mut |events| {
-            for key in events {
-                let _ = keys.send(key);
-            }
-        });
+        // The loop dropped the receiver (it handed the terminal to
+        // `$EDITOR`): the probe stops reading at once.
+        let gone = keys.clone();
+        let picker = asked.answer(
+            &mut |events| {
+                for key in events {
+                    let _ = keys.send(key);
+                }
+            },
+            &|| gone.is_closed(),
+        );
         events.graphics_probed(picker.clone());
         picker
     });
