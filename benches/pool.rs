@@ -31,6 +31,7 @@ use common::{ms, percentile};
 use sessionpad::pool::data_fs::{self, DataFs, Holder};
 use sessionpad::pool::kernel::{Kernel, KernelLaunch};
 use sessionpad::pool::limits::Enforcer;
+use sessionpad::pool::sandbox::python_view::PythonView;
 use sessionpad::pool::sandbox::{SESSION_UID_BASE, binds};
 use sessionpad::pool::{LocalPool, PoolOptions, Sandbox, image};
 use sessionpad::protocol::limits::Limits;
@@ -170,7 +171,10 @@ async fn main() {
         }
     );
 
-    let python_dirs = Arc::new(binds::python_dirs(&env.prefixes().await.expect("prefixes")));
+    let python_view = Arc::new(PythonView::new(
+        &binds::python_dirs(&env.prefixes().await.expect("prefixes")),
+        &env.python,
+    ));
     // Run as a user, sandboxed kernels start in the holder of the sessions' tmpfs.
     let data_fs = DataFs::detect(sandbox.as_ref());
     let holder = data_fs.holder().cloned();
@@ -195,7 +199,7 @@ async fn main() {
         }
         KernelLaunch {
             env: env.clone(),
-            python_dirs: python_dirs.clone(),
+            python_view: python_view.clone(),
             workdir: folder,
             runtime_dir: std::env::temp_dir().join(format!("spb-{}-{name}", std::process::id())),
             sandbox,

@@ -227,6 +227,35 @@ async fn host_folders_and_secrets_are_not_visible() {
     assert!(!out.contains("TOPSECRET"));
 }
 
+/// The Python environment sessionpad builds lives below the host user's cache
+/// folder (`~/.cache/sessionpad/python/env-…`): bound at that path, it told a
+/// session the host's user name (`/home` listed it) and where the host keeps
+/// its files (`sys.prefix`). A session sees it at a neutral path instead.
+#[tokio::test]
+async fn the_python_environment_does_not_tell_where_the_host_keeps_it() {
+    let Some(pool) = pool().await else { return };
+    let client = pool.client(ApiVersion::V2025_10_02);
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let cache = sessionpad::dirs::cache_dir();
+    let code = format!(
+        "import os, sys\nprint('prefix', sys.prefix)\nprint('executable', sys.executable)\n\
+         print('path', os.environ.get('PATH'))\nprint('sys.path', sys.path)\n\
+         import numpy\nprint('numpy', numpy.__file__)\n{}",
+        read_each(&[home.clone(), cache.clone(), PathBuf::from("/home")])
+    );
+    let out = run_ok(&client, &identifier(), &code).await;
+    all_blocked(&out);
+    for host in [&home, &cache] {
+        let host = host.to_string_lossy();
+        assert!(
+            !out.lines()
+                .filter(|l| !l.starts_with("trying ") && !l.starts_with("blocked "))
+                .any(|l| l.contains(&*format!("{host}/"))),
+            "the session saw the host path {host}:\n{out}"
+        );
+    }
+}
+
 /// Secrets a test planted, removed when it ends, even by a failed assertion.
 #[derive(Default)]
 struct Planted(Vec<PathBuf>);

@@ -321,16 +321,19 @@ impl LocalPool {
             let sandbox = sandbox.clone();
             move || data_fs::DataFs::detect(sandbox.as_ref())
         });
-        let python_dirs = match &sandbox {
-            Some(_) => sandbox::binds::python_dirs(&env.prefixes().await?),
-            None => Vec::new(),
+        let python_view = match &sandbox {
+            Some(_) => sandbox::python_view::PythonView::new(
+                &sandbox::binds::python_dirs(&env.prefixes().await?),
+                &env.python,
+            ),
+            None => sandbox::python_view::PythonView::default(),
         };
         let enforcer = limits::Enforcer::new(opts.limits, &format!("sessionpad-{tag}"));
         let data_fs = data_fs.await.unwrap_or(data_fs::DataFs::Plain);
         let isolation = isolation(sandbox.as_ref(), &enforcer, &data_fs, &warnings);
         let confinement = sessions::Confinement {
             sandbox,
-            python_dirs,
+            python_view,
             enforcer,
             data_fs,
             isolation,

@@ -25,6 +25,7 @@ use super::limits::Enforcer;
 use super::process::Processes;
 pub use super::remembered::ExecutionRecord;
 use super::remembered::remember;
+use super::sandbox::python_view::PythonView;
 use super::sandbox::{SESSION_UID_BASE, SESSION_UIDS, Sandbox};
 use crate::protocol::{ContainerType, Execution, ExecutionStatus};
 /// Why a session could not be had.
@@ -105,8 +106,9 @@ struct Ready {
 pub struct Confinement {
     /// Bubblewrap, when usable.
     pub sandbox: Option<Sandbox>,
-    /// The Python environment's folders, bound read-only in the sandbox.
-    pub python_dirs: Vec<PathBuf>,
+    /// How a sandboxed session sees the Python environment (its folders at
+    /// neutral paths).
+    pub python_view: PythonView,
     /// The per-session limits and their mechanism.
     pub enforcer: Enforcer,
     /// What gives session folders their size.
@@ -122,7 +124,7 @@ pub struct SessionRegistry {
     env: PythonEnv,
     sandbox: Option<Sandbox>,
     isolation: crate::protocol::Isolation,
-    python_dirs: Arc<Vec<PathBuf>>,
+    python_view: Arc<PythonView>,
     enforcer: Arc<Enforcer>,
     /// What gives session folders their size.
     data_fs: DataFs,
@@ -160,7 +162,7 @@ impl SessionRegistry {
     pub fn new(env: PythonEnv, confinement: Confinement, opts: &PoolOptions) -> Self {
         let Confinement {
             sandbox,
-            python_dirs,
+            python_view,
             enforcer,
             data_fs,
             isolation,
@@ -170,7 +172,7 @@ impl SessionRegistry {
             env,
             sandbox,
             isolation,
-            python_dirs: Arc::new(python_dirs),
+            python_view: Arc::new(python_view),
             enforcer: Arc::new(enforcer),
             data_fs,
             // Pools start at a random uid so that two pools rarely share one.
@@ -249,7 +251,7 @@ impl SessionRegistry {
         let n = self.next_kernel.fetch_add(1, Ordering::Relaxed);
         KernelLaunch {
             env: self.env.clone(),
-            python_dirs: self.python_dirs.clone(),
+            python_view: self.python_view.clone(),
             workdir: folder,
             runtime_dir: self.runtime_root.join(n.to_string()),
             sandbox: self.sandbox.clone(),

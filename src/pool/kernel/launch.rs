@@ -12,6 +12,7 @@ use crate::pool::image::PythonEnv;
 use crate::pool::limits::{Enforcer, KernelLimits};
 use crate::pool::process::Processes;
 use crate::pool::sandbox::env::kernel_env;
+use crate::pool::sandbox::python_view::PythonView;
 use crate::pool::sandbox::{Jail, Sandbox};
 use crate::protocol::ContainerType;
 
@@ -21,9 +22,9 @@ use crate::protocol::ContainerType;
 pub struct KernelLaunch {
     /// The Python environment to run `-m ipykernel_launcher` with.
     pub env: PythonEnv,
-    /// The folders of that environment a sandbox binds read-only
-    /// ([`crate::pool::sandbox::binds::python_dirs`]).
-    pub python_dirs: Arc<Vec<PathBuf>>,
+    /// How a sandboxed kernel sees that environment (its folders at neutral
+    /// paths, [`PythonView`]).
+    pub python_view: Arc<PythonView>,
     /// The session's `/mnt/data` folder on this machine; the kernel's working
     /// directory.
     pub workdir: PathBuf,
@@ -68,17 +69,20 @@ impl KernelLaunch {
             source,
         };
         let limits = self.enforcer.prepare().map_err(KernelError::Limits)?;
-        let python_bin = self.env.python.parent();
         let (mut command, inherited) = match &self.sandbox {
             Some(sandbox) => {
-                let env = kernel_env(python_bin, None);
+                let view = &self.python_view;
+                let mut env = kernel_env(Some(&view.bin), None);
+                if let Some(lib) = &view.ld_library_path {
+                    env.push(("LD_LIBRARY_PATH".into(), lib.to_string_lossy().into_owned()));
+                }
                 let jail = Jail {
-                    program: &self.env.python,
+                    program: &view.program,
                     args,
                     env: &env,
                     folder: &self.workdir,
                     runtime_dir: &self.runtime_dir,
-                    python_dirs: &self.python_dirs,
+                    python_mounts: &view.mounts,
                     uid: self.uid,
                     tmp_bytes: self.enforcer.limits().tmp_bytes,
                     nproc: limits.nproc(),
@@ -93,7 +97,7 @@ impl KernelLaunch {
                 cmd.args(args)
                     .current_dir(&self.workdir)
                     .env_clear()
-                    .envs(kernel_env(python_bin, Some(&self.workdir)));
+                    .envs(kernel_env(self.env.python.parent(), Some(&self.workdir)));
                 (cmd, Vec::new())
             }
         };

@@ -5,8 +5,9 @@
 //!
 //! - **Files:** an empty, read-only root on which only an allow-list is bound
 //!   read-only: the system folders (`/usr` and its merged-`/usr` links, a few
-//!   files of `/etc`; see [`binds`]), the Python environment's own folders
-//!   (nothing else of the cache, home or data folders), a private `/tmp`, a
+//!   files of `/etc`; see [`binds`]), the Python environment's own folders at
+//!   neutral paths (nothing else of the cache, home or data folders, not even
+//!   their names; see [`python_view`]), a private `/tmp`, a
 //!   private `/dev` with a private `/dev/shm`, each tmpfs of limited size and
 //!   number of files, the session's folder at `/mnt/data`, the kernel's runtime
 //!   folder (its IPC sockets), and `/etc/passwd` and `/etc/group` naming the
@@ -29,6 +30,7 @@ pub mod env;
 pub mod helper;
 pub mod mounts;
 pub mod plan;
+pub mod python_view;
 pub mod seccomp;
 
 use std::io::{Seek, Write};
@@ -146,7 +148,8 @@ impl std::fmt::Display for NoSandbox {
 /// What one sandboxed kernel is given.
 #[derive(Debug, Clone, Copy)]
 pub struct Jail<'a> {
-    /// The program to run (the Python interpreter), by its path on the host.
+    /// The program to run (the Python interpreter), by its path inside
+    /// ([`python_view::PythonView::program`]).
     pub program: &'a Path,
     /// Its arguments, after its name.
     pub args: &'a [String],
@@ -158,8 +161,9 @@ pub struct Jail<'a> {
     /// The kernel's runtime folder (connection file, IPC sockets), mounted
     /// read-write at its own path.
     pub runtime_dir: &'a Path,
-    /// Folders of the Python environment, bound read-only at their own paths.
-    pub python_dirs: &'a [PathBuf],
+    /// How the Python environment is seen: its folders bound read-only at
+    /// neutral paths ([`python_view::PythonView::mounts`]).
+    pub python_mounts: &'a [Mount],
     /// The session's host uid (and gid) when the pool runs as root; unused
     /// otherwise.
     pub uid: u32,
@@ -182,7 +186,7 @@ impl<'a> Jail<'a> {
             env: &[],
             folder,
             runtime_dir,
-            python_dirs: &[],
+            python_mounts: &[],
             uid,
             tmp_bytes: 1 << 20,
             nproc: Some(64),
@@ -349,18 +353,14 @@ impl Sandbox {
                 shm_inodes: inodes_for(SHM_BYTES),
             },
         ];
-        let bound = self
-            .system
-            .iter()
-            .cloned()
-            .chain(jail.python_dirs.iter().cloned().map(Bind::ReadOnly));
-        mounts.extend(bound.map(|b| match b {
+        mounts.extend(self.system.iter().cloned().map(|b| match b {
             Bind::ReadOnly(p) => Mount::ReadOnly {
                 source: p.clone(),
                 path: p,
             },
             Bind::Symlink { target, link } => Mount::Symlink { target, link },
         }));
+        mounts.extend(jail.python_mounts.iter().cloned());
         mounts.push(Mount::ReadWrite {
             source: jail.folder.to_path_buf(),
             path: "/mnt/data".into(),
