@@ -249,6 +249,22 @@ impl std::fmt::Debug for LocalPool {
 }
 
 /// Ends idle sessions every second until the registry is gone.
+/// How sandboxed sessions see `env` (nothing to bind without a sandbox).
+///
+/// # Errors
+///
+/// When Python cannot say where its folders are.
+async fn python_view(
+    sandboxed: bool,
+    env: &image::PythonEnv,
+) -> Result<sandbox::python_view::PythonView, PoolError> {
+    if !sandboxed {
+        return Ok(sandbox::python_view::PythonView::default());
+    }
+    let dirs = sandbox::binds::python_dirs(&env.prefixes().await?);
+    Ok(sandbox::python_view::PythonView::new(&dirs, &env.python))
+}
+
 async fn reap_idle_sessions(registry: std::sync::Weak<SessionRegistry>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -321,13 +337,7 @@ impl LocalPool {
             let sandbox = sandbox.clone();
             move || data_fs::DataFs::detect(sandbox.as_ref())
         });
-        let python_view = match &sandbox {
-            Some(_) => sandbox::python_view::PythonView::new(
-                &sandbox::binds::python_dirs(&env.prefixes().await?),
-                &env.python,
-            ),
-            None => sandbox::python_view::PythonView::default(),
-        };
+        let python_view = python_view(sandbox.is_some(), &env).await?;
         let enforcer = limits::Enforcer::new(opts.limits, &format!("sessionpad-{tag}"));
         let data_fs = data_fs.await.unwrap_or(data_fs::DataFs::Plain);
         let isolation = isolation(sandbox.as_ref(), &enforcer, &data_fs, &warnings);
