@@ -171,6 +171,14 @@ pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCo
         let label = if label.is_empty() { "note" } else { &label };
         text.push_str(&format!("{label}: {value}\n"));
     }
+    for l in &meta.service_limits {
+        text.push_str(&format!(
+            "azure limit: {}: {} (source: {})\n",
+            sanitize::plain(&l.what),
+            sanitize::plain(&l.value),
+            sanitize::plain(&l.source)
+        ));
+    }
     for r in &meta.runtimes {
         text.push_str(&format!("runtime: {} {}\n", r.name, r.version));
     }

@@ -23,6 +23,7 @@ pub mod python_repr;
 pub mod record;
 pub mod reply;
 pub mod routes;
+pub mod service_limits;
 pub mod shell;
 
 pub use api::{ApiVersion, Family};
