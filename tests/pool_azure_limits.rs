@@ -240,3 +240,44 @@ fn the_default_pool_emulates_nothing_and_the_preset_takes_the_services_values() 
     assert_eq!(azure.cooldown, Duration::from_secs(300));
     assert_eq!(azure.service_limits().len(), 4);
 }
+
+/// `exec` on a Shell pool with the service's limits: the cut output is
+/// flagged on stderr (and in `--json`), and `--output-streams-max-length`
+/// (2025-10-02-preview) gets it whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_flags_the_cut_and_gets_more_with_output_streams_max_length() {
+    let pool = pool(ContainerType::Shell, true).await;
+    let data = tempfile::tempdir().unwrap();
+    let (endpoint, token) = (pool.pool.endpoint(), pool.pool.token().unwrap().to_string());
+    let run = move |extra: &'static [&'static str]| {
+        let mut cmd = common::sessionpad_command(data.path());
+        cmd.args(["exec", "--endpoint", &endpoint, "--token", &token])
+            .args(["--container-type", "shell", "--identifier", "exec-cut"])
+            .args(["--api-version", "2025-10-02-preview"])
+            .args(extra)
+            .args(["-c", "head -c 10240 /dev/zero | tr '\\0' x"]);
+        cmd.output().unwrap()
+    };
+    let (cut, json, whole) = tokio::task::spawn_blocking(move || {
+        (
+            run(&[]),
+            run(&["--json"]),
+            run(&["--output-streams-max-length", "20000"]),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(cut.status.success());
+    assert_eq!(cut.stdout.len(), 4096);
+    let err = String::from_utf8_lossy(&cut.stderr);
+    assert!(
+        err.contains("stdout is 4,096 bytes: the service cuts Shell output"),
+        "{err}"
+    );
+    assert!(err.contains("--output-streams-max-length"), "{err}");
+    let doc: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["probably_cut"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(whole.status.success());
+    assert_eq!(whole.stdout.len(), 10240);
+    assert!(!String::from_utf8_lossy(&whole.stderr).contains("probably cut"));
+}

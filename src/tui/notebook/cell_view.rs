@@ -544,6 +544,51 @@ mod tests {
         }
     }
 
+    /// A shell command's stream of 4,093 to 4,096 bytes, counted over its
+    /// pieces, is flagged with the way to ask for more; a longer or shorter
+    /// one, and one still running, is not. A code cell's stream of exactly
+    /// the service's default `outputStreamsMaxLength` is flagged too.
+    #[test]
+    fn a_stream_the_service_probably_cut_is_flagged() {
+        let stream = |name, text: String| Output::Stream {
+            name,
+            text: text.into(),
+        };
+        let mut cell = unsettled("head -c 10240 /dev/zero | tr '\\0' x");
+        cell.outputs = vec![
+            stream(StreamName::Stdout, "x".repeat(4000)),
+            stream(StreamName::Stdout, "x".repeat(95)),
+        ];
+        let flagged = |cell: &Cell| {
+            rows_text(cell, 200)
+                .iter()
+                .any(|r| r.contains("probably cut"))
+        };
+        assert!(!flagged(&cell), "a cell still running is not flagged");
+        cell.outcome = Some(CellOutcome::Succeeded);
+        cell.exit_code = Some(0);
+        let rows = rows_text(&cell, 200);
+        assert!(
+            rows.iter()
+                .any(|r| r == "  ⚠ stdout is 4,095 bytes: the service cuts Shell output at 4,096, so it is probably cut"),
+            "{rows:#?}"
+        );
+        assert!(
+            rows.iter()
+                .any(|r| r.contains("--output-streams-max-length"))
+        );
+        cell.outputs.push(stream(StreamName::Stdout, "x".repeat(2)));
+        assert!(!flagged(&cell), "4,097 bytes is not the service's cut");
+        cell.outputs = vec![stream(StreamName::Stderr, "e".repeat(4096))];
+        assert!(flagged(&cell), "stderr too");
+        // A code cell: 4,096 characters (the default outputStreamsMaxLength).
+        cell.exit_code = None;
+        cell.outputs = vec![stream(StreamName::Stdout, "é".repeat(4096))];
+        assert!(flagged(&cell));
+        cell.outputs = vec![stream(StreamName::Stdout, "x".repeat(4095))];
+        assert!(!flagged(&cell));
+    }
+
     #[test]
     fn a_running_cell_shows_spinner_elapsed_and_limit() {
         let cell = unsettled("import time; time.sleep(9)");
