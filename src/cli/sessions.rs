@@ -37,8 +37,9 @@ pub enum SessionsCmd {
 /// Pool commands.
 #[derive(Debug, Subcommand)]
 pub enum PoolCmd {
-    /// The pool's metadata: a local pool's isolation (sandbox, limits), runtime,
-    /// installed packages, kernel.
+    /// The pool's metadata: a local pool's isolation (sandbox, limits) and
+    /// the service's limits it emulates (--azure-limits), runtime, installed
+    /// packages, kernel.
     Info,
     /// End the background local pools that commands without an endpoint start:
     /// every container type's, or the one of --container-type (a `sessionpad
