@@ -156,6 +156,7 @@ mod tests {
             &["--cpu-weight", "10"],
             &["--idle-exit", "5"],
             &["--background"],
+            &["--azure-limits"],
         ] {
             let args = [&["sessionpad", "serve", "--upstream", UP][..], flag].concat();
             let err = Cli::try_parse_from(&args).expect_err(flag[0]);

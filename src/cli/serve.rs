@@ -42,6 +42,14 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
     // The service's limits: the flag, or `[pool] azure_limits = true` (which
     // the background pool reads from the same config file too).
     opt.azure_limits |= config.pool.azure_limits == Some(true);
+    // The background pool's sessions otherwise live as long as it does (its
+    // cooldown is its idle exit); with the service's limits they end after
+    // the service's default cooldown.
+    if opt.azure_limits && opt.background {
+        opt.cooldown = opt
+            .cooldown
+            .min(crate::protocol::service_limits::COOLDOWN_SECS);
+    }
     let (background, idle_exit) = (opt.background, opt.idle_exit.map(Duration::from_secs));
     // Every serve, the background one too, refuses to run sessions unisolated
     // unless the user opted in.
