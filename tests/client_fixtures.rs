@@ -984,6 +984,7 @@ async fn pool_metadata_in_every_version() {
                 // Azure's pools send no sessionpadIsolation, nor what they run.
                 isolation: None,
                 container_type: None,
+                service_limits: Vec::new(),
             }
         );
     }
