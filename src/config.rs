@@ -124,6 +124,10 @@ pub struct PoolLimits {
     /// be built (as `serve --no-sandbox`): the notebook's background pool,
     /// `exec`, `files` and `mcp` refuse otherwise. Unset or `true`: sandboxed.
     pub sandbox: Option<bool>,
+    /// `true` emulates the service's limits (as `serve --azure-limits`, see
+    /// [`crate::protocol::service_limits`]) in the embedded and background
+    /// pools and `serve`. Unset or `false`: off.
+    pub azure_limits: Option<bool>,
 }
 
 impl PoolLimits {

@@ -413,6 +413,7 @@ async fn argv_and_stdin_are_sent_where_the_spec_has_them() {
         command: ShellCommand::Argv(vec!["wc".into(), "-l".into()]),
         stdin: Some("a\nb\n".into()),
         timeout: LIMIT,
+        output_streams_max_length: None,
     };
     for v in ApiVersion::ALL.into_iter().filter(|v| family_b(*v)) {
         let rec = Recorder::start(vec![answer(200, SHELL_EXECUTE)]).await;
@@ -983,6 +984,7 @@ async fn pool_metadata_in_every_version() {
                 // Azure's pools send no sessionpadIsolation, nor what they run.
                 isolation: None,
                 container_type: None,
+                service_limits: Vec::new(),
             }
         );
     }

@@ -92,6 +92,7 @@ async fn stdin_and_exec_command_and_args_are_run_without_a_shell() {
                 command: ShellCommand::Argv(vec!["wc".into(), "-l".into()]),
                 stdin: Some("a\nb\nc\n".into()),
                 timeout: LIMIT,
+                output_streams_max_length: None,
             },
         )
         .await
@@ -109,6 +110,7 @@ async fn stdin_and_exec_command_and_args_are_run_without_a_shell() {
                 command: ShellCommand::Argv(vec!["echo".into(), "$HOME;".into()]),
                 stdin: None,
                 timeout: LIMIT,
+                output_streams_max_length: None,
             },
         )
         .await
@@ -121,6 +123,7 @@ async fn stdin_and_exec_command_and_args_are_run_without_a_shell() {
                 command: ShellCommand::Argv(vec!["no-such-program".into()]),
                 stdin: None,
                 timeout: LIMIT,
+                output_streams_max_length: None,
             },
         )
         .await
@@ -134,6 +137,7 @@ async fn stdin_and_exec_command_and_args_are_run_without_a_shell() {
                 command: ShellCommand::Line("tr a-z A-Z".into()),
                 stdin: Some("shout\n".into()),
                 timeout: LIMIT,
+                output_streams_max_length: None,
             },
         )
         .await

@@ -92,3 +92,59 @@ fn the_notebook_learns_that_a_serve_runs_shell_commands() {
     common::end_gracefully(&mut serve);
     common::assert_pool_left_nothing(pid);
 }
+
+/// Against `serve --azure-limits --container-type shell` (issue 28): a command
+/// printing 10 KB gets 4,096 bytes and exit 0, and the cell says the output is
+/// probably cut (the service cuts Shell output there); `pool info` lists the
+/// emulated limits with their sources, in text and in `--json`.
+#[test]
+fn a_shell_output_the_service_cut_is_flagged() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut cmd = common::serve_command(data.path(), "tok-cut", 1);
+    cmd.args(["--container-type", "shell", "--azure-limits"])
+        .stderr(std::process::Stdio::null());
+    let (mut serve, endpoint) = common::spawn_serve(cmd);
+    let target = ["--endpoint", endpoint.as_str(), "--token", "tok-cut"];
+    let info = common::sessionpad_ok(data.path(), &[&["pool", "info"][..], &target[..]].concat());
+    assert!(
+        info.contains("azure limit: Shell stdout/stderr: cut at 4096 bytes each"),
+        "{info}"
+    );
+    assert!(info.contains("source: "), "{info}");
+    let json: serde_json::Value = serde_json::from_str(&common::sessionpad_ok(
+        data.path(),
+        &[&["pool", "info", "--json"][..], &target[..]].concat(),
+    ))
+    .unwrap();
+    assert_eq!(
+        json["service_limits"].as_array().unwrap().len(),
+        5,
+        "{json}"
+    );
+
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &target);
+    pty.wait_for("the editor", CELL_DEADLINE, |s| {
+        s.contains("Type shell commands here")
+    });
+    // A short output is not flagged.
+    pty.send(&format!("echo short{F5}"));
+    let screen = pty.wait_for("the short command", CELL_DEADLINE, |s| {
+        has_line(s, "short") && s.contains("exit 0 in")
+    });
+    assert!(!screen.contains("probably cut"), "{screen}");
+    pty.send(&format!("head -c 10240 /dev/zero | tr '\\0' x{F5}"));
+    let screen = pty.wait_for("the cut output flagged", CELL_DEADLINE, |s| {
+        s.contains("probably cut")
+    });
+    assert!(
+        screen.contains("stdout is 4,096 bytes: the service cuts Shell output"),
+        "{screen}"
+    );
+    assert!(screen.contains("--output-streams-max-length N"), "{screen}");
+    assert!(screen.contains("exit 0 in"), "{screen}");
+    pty.quit_with(pty::CTRL_Q);
+    let pid = serve.id();
+    common::end_gracefully(&mut serve);
+    common::assert_pool_left_nothing(pid);
+}

@@ -41,6 +41,52 @@ pub struct ExecOpt {
     /// On a Shell pool: a file whose text the command reads on standard input.
     #[arg(long, value_name = "FILE")]
     pub stdin_file: Option<PathBuf>,
+    /// Most characters of stdout and of stderr the answer may carry
+    /// (outputStreamsMaxLength, api-version 2025-10-02-preview; the service's
+    /// default is 4096): to get an output the service cut whole.
+    #[arg(long, value_name = "N")]
+    pub output_streams_max_length: Option<u32>,
+}
+
+/// The notes on stderr (and in `--json`, `probably_cut`) for the streams the
+/// service probably cut ([`crate::protocol::service_limits::cut_note`]): a
+/// Shell pool's stream of 4,093 to 4,096 bytes when no maximum was sent, or a
+/// stream of exactly the `outputStreamsMaxLength` in force (`sent`, else the
+/// service's default of 4096 on 2025-10-02-preview).
+fn cut_notes(
+    stdout: &str,
+    stderr: &str,
+    shell: bool,
+    sent: Option<u32>,
+    version: crate::protocol::ApiVersion,
+) -> Vec<String> {
+    use crate::protocol::service_limits::{SHELL_STREAM_BYTES, cut_note};
+    let cap = match sent {
+        Some(n) => Some(u64::from(n)),
+        None if version >= crate::protocol::ApiVersion::V2025_10_02 && !shell => {
+            Some(SHELL_STREAM_BYTES as u64)
+        }
+        None => None,
+    };
+    [("stdout", stdout), ("stderr", stderr)]
+        .into_iter()
+        .filter_map(|(word, text)| {
+            cut_note(
+                word,
+                text.len(),
+                text.chars().count(),
+                shell && sent.is_none(),
+                cap,
+            )
+        })
+        .collect()
+}
+
+/// Prints each of `notes` on stderr with how to ask for more.
+fn print_cut_notes(notes: &[String]) {
+    for note in notes {
+        eprintln!("note: {note}; run it again with --output-streams-max-length N for more");
+    }
 }
 
 /// Runs `sessionpad exec`.
@@ -63,8 +109,12 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     // Asked beside the execution, so a pool's first (slow) metadata costs nothing.
     let (isolation, exec) = tokio::join!(
         conn.local_isolation(ISOLATION_WAIT),
-        conn.client
-            .execute(&settings.identifier, &code, settings.timeout)
+        conn.client.execute_capped(
+            &settings.identifier,
+            &code,
+            settings.timeout,
+            opt.output_streams_max_length
+        )
     );
     if let Some(line) = isolation.as_ref().and_then(warning_line) {
         eprintln!("{line}{}", restart_hint(&conn).await);
@@ -74,10 +124,20 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
         Some(dir) => save_images(dir, &exec.images)?,
         None => Vec::new(),
     };
+    let notes = cut_notes(
+        &exec.stdout,
+        &exec.stderr,
+        false,
+        opt.output_streams_max_length,
+        settings.api_version,
+    );
     if target.json {
-        output::json(&to_json(&exec, &settings.identifier, &saved));
+        let mut doc = to_json(&exec, &settings.identifier, &saved);
+        doc["probably_cut"] = json!(notes);
+        output::json(&doc);
     } else {
         print_human(&exec, &saved, opt.save_images.is_some());
+        print_cut_notes(&notes);
     }
     Ok(if exec.succeeded() {
         ExitCode::SUCCESS
@@ -107,6 +167,7 @@ async fn run_shell(
     };
     let request = ShellRequest {
         stdin,
+        output_streams_max_length: opt.output_streams_max_length,
         ..ShellRequest::line(line, settings.timeout)
     };
     let (isolation, exec) = tokio::join!(
@@ -117,11 +178,21 @@ async fn run_shell(
         eprintln!("{line}{}", restart_hint(conn).await);
     }
     let exec = exec?;
+    let notes = cut_notes(
+        &exec.stdout,
+        &exec.stderr,
+        true,
+        opt.output_streams_max_length,
+        settings.api_version,
+    );
     if target.json {
-        output::json(&shell_json(&exec, &settings.identifier));
+        let mut doc = shell_json(&exec, &settings.identifier);
+        doc["probably_cut"] = json!(notes);
+        output::json(&doc);
     } else {
         output::out(&exec.stdout);
         output::err(&exec.stderr);
+        print_cut_notes(&notes);
         if exec.exit_code.is_none() {
             eprintln!(
                 "the pool gave no exit code (status {})",

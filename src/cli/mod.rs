@@ -130,12 +130,19 @@ pub struct ServeOpt {
     /// Idle seconds before a session ends (the pool's cooldown).
     #[arg(long, default_value_t = 300)]
     pub cooldown: u64,
-    /// Most sessions at once; more answer 404 (or --pool-full-status).
+    /// Most sessions at once; more answer 404 (429 with --azure-limits, or
+    /// --pool-full-status).
     #[arg(long, default_value_t = 100)]
     pub max_sessions: usize,
-    /// Status code when the pool is full: 404 (documented) or 429.
-    #[arg(long, default_value_t = 404, value_parser = parse_full_status)]
-    pub pool_full_status: u16,
+    /// Status code when the pool is full: 404 (documented) or 429 (default
+    /// 404; 429 with --azure-limits).
+    #[arg(long, value_parser = parse_full_status)]
+    pub pool_full_status: Option<u16>,
+    /// Emulate the service's limits (also `[pool] azure_limits = true`): Shell
+    /// output cut at 4096 bytes per stream, 220 s executions, 128 MB uploads,
+    /// the cooldown, and 429 beyond --max-sessions; `pool info` lists them.
+    #[arg(long)]
+    pub azure_limits: bool,
     /// Kernels kept started ahead of need, so new identifiers start at once.
     #[arg(long, default_value_t = 2)]
     pub ready_sessions: usize,
@@ -221,6 +228,7 @@ impl ServeOpt {
             data_size: self.data_size.or(config.data_size),
             cpu_weight: self.cpu_weight.or(config.cpu_weight),
             sandbox: config.sandbox,
+            azure_limits: config.azure_limits,
         }
         .over(crate::protocol::limits::Limits::default())
     }

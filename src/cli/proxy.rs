@@ -20,8 +20,9 @@ use crate::proxy::{Proxy, ProxyOptions};
 /// ready sessions or MCP key of its own (`/mcp` goes upstream with the
 /// agent's key). `--port`, `--bind`, `--token`, `--no-auth` and
 /// `--no-ledger` apply to the proxy.
-pub const LOCAL_POOL_ONLY: [&str; 17] = [
+pub const LOCAL_POOL_ONLY: [&str; 18] = [
     "mcp_key",
+    "azure_limits",
     "python",
     "cooldown",
     "max_sessions",
@@ -155,6 +156,7 @@ mod tests {
             &["--cpu-weight", "10"],
             &["--idle-exit", "5"],
             &["--background"],
+            &["--azure-limits"],
         ] {
             let args = [&["sessionpad", "serve", "--upstream", UP][..], flag].concat();
             let err = Cli::try_parse_from(&args).expect_err(flag[0]);

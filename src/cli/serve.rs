@@ -39,6 +39,17 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
     // (which the background pool, started by the notebook and the commands,
     // reads from the same config file).
     opt.no_sandbox |= config.pool.sandbox == Some(false);
+    // The service's limits: the flag, or `[pool] azure_limits = true` (which
+    // the background pool reads from the same config file too).
+    opt.azure_limits |= config.pool.azure_limits == Some(true);
+    // The background pool's sessions otherwise live as long as it does (its
+    // cooldown is its idle exit); with the service's limits they end after
+    // the service's default cooldown.
+    if opt.azure_limits && opt.background {
+        opt.cooldown = opt
+            .cooldown
+            .min(crate::protocol::service_limits::COOLDOWN_SECS);
+    }
     let (background, idle_exit) = (opt.background, opt.idle_exit.map(Duration::from_secs));
     // Every serve, the background one too, refuses to run sessions unisolated
     // unless the user opted in.
@@ -137,7 +148,12 @@ fn pool_options(opt: ServeOpt, limits: crate::protocol::limits::Limits) -> PoolO
     pool_opts.python = opt.python;
     pool_opts.cooldown = Duration::from_secs(opt.cooldown);
     pool_opts.max_sessions = opt.max_sessions;
-    pool_opts.pool_full_status = opt.pool_full_status;
+    if opt.azure_limits {
+        pool_opts = pool_opts.with_azure_limits();
+    }
+    if let Some(status) = opt.pool_full_status {
+        pool_opts.pool_full_status = status;
+    }
     pool_opts.ready_sessions = opt.ready_sessions;
     pool_opts.max_execution = Duration::from_secs(opt.max_execution.max(1));
     pool_opts.egress = opt.egress;

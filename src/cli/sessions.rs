@@ -37,8 +37,9 @@ pub enum SessionsCmd {
 /// Pool commands.
 #[derive(Debug, Subcommand)]
 pub enum PoolCmd {
-    /// The pool's metadata: a local pool's isolation (sandbox, limits), runtime,
-    /// installed packages, kernel.
+    /// The pool's metadata: a local pool's isolation (sandbox, limits) and
+    /// the service's limits it emulates (--azure-limits), runtime, installed
+    /// packages, kernel.
     Info,
     /// End the background local pools that commands without an endpoint start:
     /// every container type's, or the one of --container-type (a `sessionpad
@@ -170,6 +171,14 @@ pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCo
     for (label, value) in meta.isolation.iter().flat_map(Isolation::lines) {
         let label = if label.is_empty() { "note" } else { &label };
         text.push_str(&format!("{label}: {value}\n"));
+    }
+    for l in &meta.service_limits {
+        text.push_str(&format!(
+            "azure limit: {}: {} (source: {})\n",
+            sanitize::plain(&l.what),
+            sanitize::plain(&l.value),
+            sanitize::plain(&l.source)
+        ));
     }
     for r in &meta.runtimes {
         text.push_str(&format!("runtime: {} {}\n", r.name, r.version));

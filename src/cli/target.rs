@@ -101,6 +101,9 @@ pub struct Settings {
     pub ui: crate::tui::UiConfig,
     /// Per-session limits of an embedded local pool (`[pool]`).
     pub pool_limits: crate::protocol::limits::Limits,
+    /// Whether an embedded local pool emulates the service's limits (`[pool]
+    /// azure_limits`).
+    pub azure_limits: bool,
     /// Where an embedded local pool records its calls (`[ledger]`); `None`
     /// when recording is off.
     pub ledger: Option<crate::ledger::LedgerOptions>,
@@ -196,6 +199,7 @@ impl TargetOpt {
                 }
             })?,
             pool_limits: config.pool.over(crate::protocol::limits::Limits::default()),
+            azure_limits: config.pool.azure_limits == Some(true),
             ledger: crate::ledger::LedgerOptions::from_config(&config.ledger),
             background: crate::background::StartOptions {
                 config: self.config.clone(),
@@ -410,6 +414,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
         pool_type: settings.pool_type,
         container_type: settings.container_type,
         pool_limits: settings.pool_limits,
+        azure_limits: settings.azure_limits,
         ledger: None,
     };
     let progress = |line: &str| eprintln!("{line}");

@@ -57,13 +57,38 @@ impl SessionClient {
         code: &str,
         timeout: Duration,
     ) -> Result<Execution, ClientError> {
+        self.execute_capped(identifier, code, timeout, None).await
+    }
+
+    /// [`SessionClient::execute`] asking for at most `max_length` characters
+    /// of stdout and of stderr (`outputStreamsMaxLength`, 2025-10-02-preview,
+    /// `aca-api.md` §13; the service's default is 4096); `None` sends nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`SessionClient::execute`]; [`ClientError::InvalidArgument`] for a
+    /// `max_length` on an api-version without the field (nothing is sent).
+    pub async fn execute_capped(
+        &self,
+        identifier: &str,
+        code: &str,
+        timeout: Duration,
+        max_length: Option<u32>,
+    ) -> Result<Execution, ClientError> {
+        if max_length.is_some() && self.api_version < crate::protocol::ApiVersion::V2025_10_02 {
+            return Err(ClientError::InvalidArgument(format!(
+                "outputStreamsMaxLength needs api-version 2025-10-02-preview (this pool speaks {})",
+                self.api_version
+            )));
+        }
         let family = self.api_version.family();
         let path = match family {
             Family::A => "code/execute",
             Family::B => "executions",
         };
         let secs = timeout.as_secs().max(1);
-        let request = ExecuteRequest::inline(code, secs).jupyter_format_for(self.api_version);
+        let mut request = ExecuteRequest::inline(code, secs).jupyter_format_for(self.api_version);
+        request.output_streams_max_length = max_length.map(i64::from);
         let form = self.value_form(&request);
         let body = request.to_body(self.api_version);
         let url = self.url(path, Some(identifier))?;

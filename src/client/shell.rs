@@ -52,6 +52,10 @@ pub struct ShellRequest {
     pub stdin: Option<String>,
     /// Execution limit, sent as `timeoutInSeconds` (whole seconds, at least 1).
     pub timeout: Duration,
+    /// Most characters of stdout and of stderr the answer may carry, sent as
+    /// `outputStreamsMaxLength` (2025-10-02-preview, `aca-api.md` §13; the
+    /// service's default is 4096); `None` sends nothing.
+    pub output_streams_max_length: Option<u32>,
 }
 
 impl ShellRequest {
@@ -61,6 +65,7 @@ impl ShellRequest {
             command: ShellCommand::Line(line.into()),
             stdin: None,
             timeout,
+            output_streams_max_length: None,
         }
     }
 
@@ -69,8 +74,8 @@ impl ShellRequest {
     /// # Errors
     ///
     /// [`ClientError::NotSupported`] in family A; [`ClientError::InvalidArgument`]
-    /// for an empty argv, or for `execCommandAndArgs` or `stdin` before
-    /// 2025-10-02-preview.
+    /// for an empty argv, or for `execCommandAndArgs`, `stdin` or
+    /// `outputStreamsMaxLength` before 2025-10-02-preview.
     pub fn to_body(&self, version: ApiVersion) -> Result<Value, ClientError> {
         if version.family() != Family::B {
             return Err(unsupported("shell executions", version));
@@ -108,6 +113,12 @@ impl ShellRequest {
             "timeoutInSeconds".into(),
             json!(self.timeout.as_secs().max(1)),
         );
+        if let Some(max) = self.output_streams_max_length {
+            if !newest {
+                return Err(too_old("outputStreamsMaxLength"));
+            }
+            body.insert("outputStreamsMaxLength".into(), json!(max));
+        }
         Ok(Value::Object(body))
     }
 }

@@ -24,7 +24,7 @@ mod beneath;
 pub(crate) mod changes;
 mod entry;
 mod paths;
-mod upload;
+pub(crate) mod upload;
 
 use std::collections::HashMap;
 use std::sync::Arc;

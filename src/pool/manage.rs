@@ -190,8 +190,9 @@ async fn mgmt_list_sessions(
 /// `GET metadata` → runtimes, installed packages and the kernel (§4.4), as
 /// [`super::runtime::describe`] reads them for the pool's container type, and sessionpad's own fields
 /// `sessionpadIsolation` (the serialized [`super::Isolation`]: sandbox, limits,
-/// notes) and `sessionpadContainerType` (the ARM name), which Azure's pools do
-/// not send. With the request header `x-sessionpad-metadata: brief`, only
+/// notes), `sessionpadContainerType` (the ARM name) and, with `--azure-limits`,
+/// `sessionpadServiceLimits` (the service's limits it emulates, with their
+/// sources), which Azure's pools do not send. With the request header `x-sessionpad-metadata: brief`, only
 /// sessionpad's own fields, at once.
 async fn metadata(
     State(pool): State<Pool>,
@@ -212,6 +213,12 @@ async fn metadata(
                 crate::protocol::container_type::METADATA_FIELD.to_string(),
                 json!(pool.registry.container_type().arm_name()),
             );
+            if !pool.service_limits.is_empty() {
+                fields.insert(
+                    crate::protocol::service_limits::METADATA_FIELD.to_string(),
+                    json!(*pool.service_limits),
+                );
+            }
         }
         doc
     };

@@ -89,6 +89,14 @@ pub struct PoolOptions {
     /// nothing. [`PoolOptions::embedded`] leaves it `None`: the front ends set
     /// it from the config's `[ledger]`.
     pub ledger: Option<crate::ledger::LedgerOptions>,
+    /// Emulate the service's limits (`serve --azure-limits`, `[pool]
+    /// azure_limits`; off by default): a Shell pool cuts each of stdout and
+    /// stderr at 4,096 bytes and still answers the exit code, and `GET
+    /// metadata` lists every emulated limit with its source
+    /// ([`crate::protocol::service_limits`]). Set it with
+    /// [`PoolOptions::with_azure_limits`], which also takes the service's
+    /// 429 for a full pool.
+    pub azure_limits: bool,
 }
 
 impl PoolOptions {
@@ -113,7 +121,36 @@ impl PoolOptions {
             limits: crate::protocol::limits::Limits::default(),
             container_type: crate::protocol::ContainerType::PythonLts,
             ledger: None,
+            azure_limits: false,
         }
+    }
+
+    /// These options with the service's limits emulated ([`PoolOptions::azure_limits`]):
+    /// a full pool answers the service's 429. The execution limit, the
+    /// cooldown and the maximum of sessions keep their values (the service's
+    /// 220 s and 300 s unless the user gave others).
+    #[must_use]
+    pub fn with_azure_limits(mut self) -> Self {
+        self.azure_limits = true;
+        self.pool_full_status = crate::protocol::service_limits::POOL_FULL_STATUS;
+        self
+    }
+
+    /// The service's limits this pool emulates, each with its source; empty
+    /// without [`PoolOptions::azure_limits`].
+    pub fn service_limits(&self) -> Vec<crate::protocol::service_limits::ServiceLimit> {
+        if !self.azure_limits {
+            return Vec::new();
+        }
+        crate::protocol::service_limits::Emulated {
+            container_type: self.container_type,
+            max_execution_secs: self.max_execution.as_secs(),
+            cooldown_secs: self.cooldown.as_secs(),
+            max_sessions: self.max_sessions,
+            pool_full_status: self.pool_full_status,
+            max_upload: files::upload::MAX_UPLOAD,
+        }
+        .limits()
     }
 }
 

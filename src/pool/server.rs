@@ -62,6 +62,13 @@ pub(crate) struct Pool {
     /// The event stream's hub: running cells' output is published to it
     /// ([`super::events::LiveOutput`]).
     pub(crate) hub: crate::events::Hub,
+    /// Bytes a Shell pool keeps of each of stdout and stderr
+    /// (`--azure-limits`: [`crate::protocol::service_limits::SHELL_STREAM_BYTES`]);
+    /// `None` keeps what the kernel's caps keep.
+    pub(crate) shell_stream_cap: Option<usize>,
+    /// The service's limits this pool emulates, for `GET metadata`
+    /// (`sessionpadServiceLimits`); empty without `--azure-limits`.
+    pub(crate) service_limits: Arc<Vec<crate::protocol::service_limits::ServiceLimit>>,
 }
 
 impl Pool {
@@ -114,6 +121,10 @@ pub fn router(
         ledger,
         ledger_key: ledger_key.into(),
         hub: hub.clone(),
+        shell_stream_cap: opts
+            .azure_limits
+            .then_some(crate::protocol::service_limits::SHELL_STREAM_BYTES),
+        service_limits: Arc::new(opts.service_limits()),
     };
     // An agent on a pool without a sandbox (the user opted in) reads so in
     // every result.

@@ -3,7 +3,9 @@
 //! (`aca-api.md` §4), api-versions and their families (§1.2), container types,
 //! the Python literal form of results, shell executions (§4.7), the reading of
 //! an execution's answer ([`reply`]), the isolation a local pool reports and
-//! its per-session limits, sessionpad's own routes and event-stream wire, and
+//! its per-session limits, the service's limits a local pool emulates
+//! (`--azure-limits`) and the test of a stream the service probably cut,
+//! sessionpad's own routes and event-stream wire, and
 //! the flight recorder's record of a call.
 //!
 //! The ground floor: every other part depends on it (the client, the local
@@ -23,6 +25,7 @@ pub mod python_repr;
 pub mod record;
 pub mod reply;
 pub mod routes;
+pub mod service_limits;
 pub mod shell;
 
 pub use api::{ApiVersion, Family};

@@ -258,6 +258,12 @@ pub struct PoolMetadata {
     /// not say) and when the field cannot be read.
     #[serde(default)]
     pub container_type: Option<super::ContainerType>,
+    /// The service's limits a local pool emulates (`serve --azure-limits`),
+    /// each with its source, from `sessionpadServiceLimits`: empty from
+    /// Azure's pools, from a local pool without the flag, and when the field
+    /// cannot be read.
+    #[serde(default)]
+    pub service_limits: Vec<super::service_limits::ServiceLimit>,
 }
 
 mod b64 {

@@ -29,6 +29,9 @@ pub struct Dial<'a> {
     pub container_type: ContainerType,
     /// An embedded pool's per-session limits.
     pub pool_limits: Limits,
+    /// Whether an embedded pool emulates the service's limits (`[pool]
+    /// azure_limits`, see [`PoolOptions::with_azure_limits`]).
+    pub azure_limits: bool,
     /// Where an embedded pool records its calls (`None`: it does not).
     pub ledger: Option<&'a LedgerOptions>,
 }
@@ -139,6 +142,9 @@ pub async fn reach(
                 Some(pool) => pool,
                 None => {
                     let mut opts = PoolOptions::embedded();
+                    if dial.azure_limits {
+                        opts = opts.with_azure_limits();
+                    }
                     opts.limits = dial.pool_limits;
                     opts.ledger = dial.ledger.cloned();
                     opts.container_type = dial.container_type;
@@ -163,6 +169,7 @@ pub(super) fn dial(config: &WorkerConfig) -> Dial<'_> {
         pool_type: config.pool_type,
         container_type: config.container_type,
         pool_limits: config.pool_limits,
+        azure_limits: config.azure_limits,
         ledger: config.ledger.as_ref(),
     }
 }
@@ -230,6 +237,7 @@ mod tests {
             pool_type: PoolType::CodeInterpreter,
             container_type: ContainerType::PythonLts,
             pool_limits: Limits::default(),
+            azure_limits: false,
             ledger: None,
         };
         let mut labels = Vec::new();

@@ -72,6 +72,9 @@ pub struct WorkerConfig {
     pub pool_type: crate::protocol::PoolType,
     /// Per-session limits when the worker starts the embedded local pool.
     pub pool_limits: crate::protocol::limits::Limits,
+    /// Whether an embedded local pool emulates the service's limits (`[pool]
+    /// azure_limits`).
+    pub azure_limits: bool,
     /// Where the embedded local pool records its calls; `None` records nothing.
     pub ledger: Option<crate::ledger::LedgerOptions>,
     /// What the pool runs: cells are shell commands on a Shell pool (and the

@@ -26,6 +26,7 @@ fn remote(
         timeout: Duration::from_secs(5),
         pool_type: PoolType::default(),
         pool_limits: Limits::default(),
+        azure_limits: false,
         ledger: None,
         container_type: crate::protocol::ContainerType::PythonLts,
     }

@@ -126,6 +126,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
             // The background local pool reads the config file's `[pool]` and
             // `[ledger]` itself when it starts.
             pool_limits: crate::protocol::limits::Limits::default(),
+            azure_limits: false,
             ledger: None,
             container_type: t.container_type,
         },

@@ -29,7 +29,7 @@ use super::paths::{FsError, RelPath, percent_decode_bytes};
 use super::{blocking, internal};
 
 /// Most file bytes accepted by one upload request: 128 MiB (`aca-api.md` §3.2, §7).
-pub(crate) const MAX_UPLOAD: u64 = 128 * 1024 * 1024;
+pub(crate) const MAX_UPLOAD: u64 = crate::protocol::service_limits::MAX_UPLOAD_BYTES;
 
 /// Room for the multipart framing (boundaries, part headers) in a declared
 /// `Content-Length`, in bytes.

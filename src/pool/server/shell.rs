@@ -58,6 +58,17 @@ pub(crate) fn outcome(exec: &Execution) -> ShellExecution {
     }
 }
 
+/// The service's cut of a Shell execution's streams (`serve --azure-limits`):
+/// each of stdout and stderr keeps at most `cap` bytes, whole characters, with
+/// no marker; the exit code is left as it is (the service still answers `"0"`).
+fn cut_streams(exec: &mut Execution, cap: usize) {
+    use crate::protocol::service_limits::cut_bytes;
+    for stream in [&mut exec.stdout, &mut exec.stderr] {
+        let keep = cut_bytes(stream, cap).len();
+        stream.truncate(keep);
+    }
+}
+
 fn bad(message: impl Into<String>) -> WireError {
     WireError::bad_request("SessionRequestValidationFailed", message)
 }
@@ -106,11 +117,17 @@ pub(super) async fn execute(
         recording.as_ref().map(Recording::watch),
     );
     let stdin = body.stdin;
+    // A client that asked for its own `outputStreamsMaxLength` gets that cut
+    // (by characters, above) instead of the service's default one.
+    let cap = pool.shell_stream_cap.filter(|_| stream_chars.is_none());
     let outcome = super::execute::outlive_client(watch, async move {
         let run = limits.scope(registry.execute(&session, &id2, &code, timeout));
-        let (exec, changes) = registry
+        let (mut exec, changes) = registry
             .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
             .await;
+        if let Some(cap) = cap {
+            cut_streams(std::sync::Arc::make_mut(&mut exec), cap);
+        }
         let outcome = outcome(&exec);
         if let Some(r) = recording {
             r.with_files(changes).shell(

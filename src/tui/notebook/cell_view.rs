@@ -184,6 +184,7 @@ pub fn cell_rows(
         flush(&mut rows, &mut lines, width);
         rows.push(Row::Running(index));
     } else {
+        lines.extend(cut_lines(cell, theme));
         lines.push(status_line(cell, pending, theme));
     }
     lines.push(Line::default());
@@ -413,6 +414,50 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
     Line::styled(format!("{text}{from_record}"), style)
 }
 
+/// The notes under a finished cell whose stdout or stderr the service probably
+/// cut ([`crate::protocol::service_limits::cut_note`]): a shell command's
+/// stream of 4,093 to 4,096 bytes (Shell pools cut there), or a code cell's of
+/// exactly the service's default `outputStreamsMaxLength` (4,096 characters,
+/// 2025-10-02-preview). Each names the way to ask for more. The stream's
+/// pieces are counted together.
+fn cut_lines(cell: &Cell, theme: &Theme) -> Vec<Line<'static>> {
+    use crate::protocol::service_limits::{SHELL_STREAM_BYTES, cut_note};
+    if cell.outcome.is_none() {
+        return Vec::new();
+    }
+    let shell = cell.exit_code.is_some();
+    let cap = (!shell).then_some(SHELL_STREAM_BYTES as u64);
+    [
+        (StreamName::Stdout, "stdout"),
+        (StreamName::Stderr, "stderr"),
+    ]
+    .into_iter()
+    .filter_map(|(which, word)| {
+        let (bytes, chars) = cell
+            .outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Stream { name, text } if *name == which => {
+                    Some((text.len(), text.chars().count()))
+                }
+                _ => None,
+            })
+            .fold((0, 0), |(b, c), (tb, tc)| (b + tb, c + tc));
+        cut_note(word, bytes, chars, shell, cap)
+    })
+    .flat_map(|note| {
+        [
+            Line::styled(format!("  ⚠ {note}"), theme.warning),
+            Line::styled(format!("    {CUT_HINT}"), theme.muted),
+        ]
+    })
+    .collect()
+}
+
+/// How to get a cut output whole, the line under a cut note.
+pub const CUT_HINT: &str =
+    "for more: sessionpad exec --output-streams-max-length N (2025-10-02-preview)";
+
 /// What a cell filled in from the flight recorder says after its outcome.
 pub const FROM_RECORD: &str = " · ended after you quit: outputs from the flight recorder";
 
@@ -497,6 +542,51 @@ mod tests {
             stdin: None,
             quit_while: None,
         }
+    }
+
+    /// A shell command's stream of 4,093 to 4,096 bytes, counted over its
+    /// pieces, is flagged with the way to ask for more; a longer or shorter
+    /// one, and one still running, is not. A code cell's stream of exactly
+    /// the service's default `outputStreamsMaxLength` is flagged too.
+    #[test]
+    fn a_stream_the_service_probably_cut_is_flagged() {
+        let stream = |name, text: String| Output::Stream {
+            name,
+            text: text.into(),
+        };
+        let mut cell = unsettled("head -c 10240 /dev/zero | tr '\\0' x");
+        cell.outputs = vec![
+            stream(StreamName::Stdout, "x".repeat(4000)),
+            stream(StreamName::Stdout, "x".repeat(95)),
+        ];
+        let flagged = |cell: &Cell| {
+            rows_text(cell, 200)
+                .iter()
+                .any(|r| r.contains("probably cut"))
+        };
+        assert!(!flagged(&cell), "a cell still running is not flagged");
+        cell.outcome = Some(CellOutcome::Succeeded);
+        cell.exit_code = Some(0);
+        let rows = rows_text(&cell, 200);
+        assert!(
+            rows.iter()
+                .any(|r| r == "  ⚠ stdout is 4,095 bytes: the service cuts Shell output at 4,096, so it is probably cut"),
+            "{rows:#?}"
+        );
+        assert!(
+            rows.iter()
+                .any(|r| r.contains("--output-streams-max-length"))
+        );
+        cell.outputs.push(stream(StreamName::Stdout, "x".repeat(2)));
+        assert!(!flagged(&cell), "4,097 bytes is not the service's cut");
+        cell.outputs = vec![stream(StreamName::Stderr, "e".repeat(4096))];
+        assert!(flagged(&cell), "stderr too");
+        // A code cell: 4,096 characters (the default outputStreamsMaxLength).
+        cell.exit_code = None;
+        cell.outputs = vec![stream(StreamName::Stdout, "é".repeat(4096))];
+        assert!(flagged(&cell));
+        cell.outputs = vec![stream(StreamName::Stdout, "x".repeat(4095))];
+        assert!(!flagged(&cell));
     }
 
     #[test]

@@ -338,6 +338,10 @@ fn pool_lines(
             lines.extend(labelled("", label, url, theme.muted, width, theme));
         }
     }
+    for l in &meta.service_limits {
+        let text = format!("{}: {} (source: {})", l.what, l.value, l.source);
+        lines.extend(labelled("azure", label, &text, plain, width, theme));
+    }
     for r in &meta.runtimes {
         lines.extend(labelled(
             "runtime",

@@ -46,6 +46,7 @@ fn snapshot_pool_info() {
             updated: None,
             isolation: None,
             container_type: None,
+            service_limits: Vec::new(),
         }))),
         Instant::now(),
     );
@@ -88,6 +89,7 @@ fn snapshot_pool_info_with_isolation() {
             updated: None,
             isolation: Some(sandboxed),
             container_type: None,
+            service_limits: Vec::new(),
         }))),
         Instant::now(),
     );
@@ -362,6 +364,7 @@ fn the_pool_info_scrolls_to_its_last_package_and_no_further() {
             updated: None,
             isolation: None,
             container_type: None,
+            service_limits: Vec::new(),
         }))),
         Instant::now(),
     );
