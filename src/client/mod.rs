@@ -2,6 +2,8 @@
 //! (`aca-api.md`). It talks to Azure session pools and to sessionpad's local pool
 //! with the same code. It knows nothing of the terminal.
 
+pub mod arm;
+mod arm_card;
 pub mod auth;
 pub mod error;
 mod events;
