@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::client::arm::{ArmClient, PoolResourceId};
 use crate::client::auth::{AuthConfig, TokenSource};
 use crate::client::{ClientError, SessionClient, Target};
 use crate::protocol::{ApiVersion, ContainerType, PoolType};
@@ -55,6 +56,25 @@ impl PoolTarget {
             self.pool_type,
         )
         .map(|c| Some(c.with_container_type(self.container_type)))
+    }
+}
+
+impl PoolTarget {
+    /// The ARM client and the resource of this target's pool when its endpoint
+    /// names one (`/subscriptions/<sub>/resourceGroups/<rg>/sessionPools/<name>`,
+    /// [`PoolResourceId::from_endpoint`]); `None` for the local pool and other
+    /// endpoints. The client reads the environment ([`ArmClient::from_env`]:
+    /// `SESSIONPAD_ARM_ENDPOINT`, `SESSIONPAD_ARM_API_VERSION`,
+    /// `SESSIONPAD_ARM_TOKEN`) and otherwise authenticates with this target's
+    /// Entra credential, or `az login` when it has none. No request is made here.
+    ///
+    /// # Errors
+    ///
+    /// As [`ArmClient::from_env`]: an unknown ARM api-version, a credential
+    /// that cannot be set up.
+    pub fn arm(&self) -> Option<Result<(ArmClient, PoolResourceId), ClientError>> {
+        let id = PoolResourceId::from_endpoint(self.endpoint.as_deref()?)?;
+        Some(ArmClient::from_env(self.auth.as_ref()).map(|c| (c, id)))
     }
 }
 
