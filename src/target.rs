@@ -82,8 +82,10 @@ impl PoolTarget {
 /// Azure's or a `sessionpad serve`'s), speaking `api_version`, authenticated
 /// with the static bearer `token` or, when `auth` is given, Entra tokens from
 /// that credential (audience `https://dynamicsessions.io`, refreshed before
-/// they expire), and reading sessions as `pool_type` pools do. No request is
-/// made here: a wrong endpoint or credential shows at the first call.
+/// they expire), and reading sessions as `pool_type` pools do. When the
+/// endpoint names an Azure session pool, the client also reads its ARM
+/// resource ([`SessionClient::pool_resource`], [`PoolTarget::arm`]). No request
+/// is made here: a wrong endpoint or credential shows at the first call.
 ///
 /// # Errors
 ///
@@ -104,6 +106,11 @@ pub fn remote_client(
     })?;
     let client = match auth {
         Some(a) => client.with_auth(TokenSource::new(a)?),
+        None => client,
+    };
+    // An Azure session pool: its card is read from ARM when asked.
+    let client = match PoolResourceId::from_endpoint(endpoint) {
+        Some(id) => client.with_arm(ArmClient::from_env(auth).map(|c| (c, id))),
         None => client,
     };
     Ok(client.with_pool_type(pool_type))
