@@ -168,10 +168,11 @@ impl PoolResourceId {
 /// What can go wrong reading the pool's ARM resource.
 #[derive(Debug, thiserror::Error)]
 pub enum ArmError {
-    /// HTTP 403 from ARM: the identity may not read the resource.
+    /// HTTP 403 from ARM: the identity may not read the resource. The text
+    /// names the role first (it is what a narrow pane has room for).
     #[error(
-        "ARM refused to read session pool {name} (403{}): your identity needs the \"Reader\" role \
-         on the pool (or its resource group or subscription), or any role with \
+        "ARM refused (403{}): reading session pool {name} needs the \"Reader\" role on it (or on \
+         its resource group or subscription), or any role with \
          Microsoft.App/sessionPools/read; the \"Azure ContainerApps Session Executor\" role of \
          the data plane does not include it{}",
         code.as_deref().map(|c| format!(" {c}")).unwrap_or_default(),

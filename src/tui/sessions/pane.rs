@@ -412,9 +412,14 @@ fn local_section(state: &SessionsPaneState, width: usize, theme: &Theme, out: &m
     }
 }
 
+/// Lines of the card's text at most this many, the last cut with `…`.
+const CARD_LINES: usize = 4;
+
 /// The pool section's title: `Pool · N`, or with an Azure pool's card its
 /// summary (`Pool · egress off · cooldown 300 s · 3 of 100 alive`, `alive`
-/// the sessions listed); and under it, when ARM gave no card, why.
+/// the sessions listed), wrapped onto the lines under it in a narrow pane;
+/// and under it, when ARM gave no card, why (a 403 names the role), wrapped
+/// onto at most [`CARD_LINES`] lines.
 fn pool_title(
     state: &SessionsPaneState,
     alive: Option<usize>,
@@ -431,16 +436,34 @@ fn pool_title(
         (None, Some(n)) => format!("Pool · {n}"),
         (None, None) => "Pool".into(),
     };
-    out.lines
-        .push(section_title(fit::truncate(&title, width), theme));
-    if let Some(Err(why)) = &state.card {
-        let text = fit::truncate(
-            &fit::one_line(&format!("pool card: {why}")),
-            width.saturating_sub(2),
-        );
-        out.lines
-            .push(Line::styled(format!("  {text}"), theme.muted));
+    for line in wrapped(&title, width, "  ") {
+        out.lines.push(section_title(line, theme));
     }
+    if let Some(Err(why)) = &state.card {
+        let text = fit::one_line(&format!("pool card: {why}"));
+        for line in wrapped(&text, width, "    ") {
+            out.lines
+                .push(Line::styled(format!("  {line}"), theme.muted));
+        }
+    }
+}
+
+/// `text` wrapped at `width` columns, later lines indented by `indent`, at
+/// most [`CARD_LINES`] lines (the last cut with `…` when there was more).
+fn wrapped(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let width = width.saturating_sub(2).max(8);
+    let options = textwrap::Options::new(width).subsequent_indent(indent);
+    let mut lines: Vec<String> = textwrap::wrap(text, options)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect();
+    if lines.len() > CARD_LINES {
+        lines.truncate(CARD_LINES);
+        if let Some(last) = lines.last_mut() {
+            *last = fit::truncate(&format!("{last} …"), width);
+        }
+    }
+    lines
 }
 
 fn pool_section(state: &SessionsPaneState, width: usize, theme: &Theme, out: &mut Lines) {

@@ -186,12 +186,13 @@ fn the_pool_title_is_the_cards_summary_or_why_there_is_none() {
         "{shown}"
     );
     s.card = Some(Err(
-        "ARM refused to read session pool p (403 AuthorizationFailed): your identity needs the \"Reader\" role".into(),
+        "ARM refused (403 AuthorizationFailed): reading session pool p needs the \"Reader\" role"
+            .into(),
     ));
     let refused = text(&screen(&s, 160, 24));
     assert!(refused.contains("Pool · 3"), "{refused}");
     assert!(
-        refused.contains("pool card: ARM refused to read session pool p (403 AuthorizationFailed): your identity needs the \"Reader\" role"),
+        refused.contains("pool card: ARM refused (403 AuthorizationFailed): reading session pool p needs the \"Reader\" role"),
         "{refused}"
     );
 }
