@@ -1,6 +1,7 @@
 //! End to end (issue 28 item 4): the sessions pane of an Azure pool heads the
 //! pool's list with its card from ARM in short ("egress · cooldown · N of max
-//! alive"), and says which role is missing when ARM refuses: the real binary
+//! alive"), its pool info (`i`) shows the whole card, and it says which role
+//! is missing when ARM refuses: the real binary
 //! in a pseudo-terminal, against a loopback stand-in of the data plane and of
 //! ARM (`tests/common/arm.rs`) answering the spec's example.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
@@ -52,6 +53,21 @@ fn the_sessions_pane_heads_an_azure_pool_with_its_card() {
     println!("{screen}");
     // "N of max alive": the two sessions listed, of the example's 500.
     assert!(screen.contains("2 of 500 alive"), "{screen}");
+    // The pool info (`i`) opens with the whole card (the metadata below it).
+    keys(&mut pty, &["i"]);
+    let info = pty.wait_for("the card in the pool info", CELL_DEADLINE, |s| {
+        s.contains("Session pool (ARM)") && s.contains("kept ready")
+    });
+    println!("{info}");
+    for words in [
+        "egress",
+        "EgressEnabled",
+        "Timed, cooldown 600 s",
+        "2 of 500 alive, 100 kept ready",
+        "repo/testcontainer:v4",
+    ] {
+        assert!(info.contains(words), "{words:?} not in\n{info}");
+    }
     pty.send(CTRL_Q);
     let status = pty.wait_exit(Duration::from_secs(30));
     assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
