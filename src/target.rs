@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::client::arm::{ArmClient, PoolResourceId};
 use crate::client::auth::{AuthConfig, TokenSource};
 use crate::client::{ClientError, SessionClient, Target};
 use crate::protocol::{ApiVersion, ContainerType, PoolType};
@@ -58,12 +59,33 @@ impl PoolTarget {
     }
 }
 
+impl PoolTarget {
+    /// The ARM client and the resource of this target's pool when its endpoint
+    /// names one (`/subscriptions/<sub>/resourceGroups/<rg>/sessionPools/<name>`,
+    /// [`PoolResourceId::from_endpoint`]); `None` for the local pool and other
+    /// endpoints. The client reads the environment ([`ArmClient::from_env`]:
+    /// `SESSIONPAD_ARM_ENDPOINT`, `SESSIONPAD_ARM_API_VERSION`,
+    /// `SESSIONPAD_ARM_TOKEN`) and otherwise authenticates with this target's
+    /// Entra credential, or `az login` when it has none. No request is made here.
+    ///
+    /// # Errors
+    ///
+    /// As [`ArmClient::from_env`]: an unknown ARM api-version, a credential
+    /// that cannot be set up.
+    pub fn arm(&self) -> Option<Result<(ArmClient, PoolResourceId), ClientError>> {
+        let id = PoolResourceId::from_endpoint(self.endpoint.as_deref()?)?;
+        Some(ArmClient::from_env(self.auth.as_ref()).map(|c| (c, id)))
+    }
+}
+
 /// The session client of the pool at `endpoint` (a pool management endpoint,
 /// Azure's or a `sessionpad serve`'s), speaking `api_version`, authenticated
 /// with the static bearer `token` or, when `auth` is given, Entra tokens from
 /// that credential (audience `https://dynamicsessions.io`, refreshed before
-/// they expire), and reading sessions as `pool_type` pools do. No request is
-/// made here: a wrong endpoint or credential shows at the first call.
+/// they expire), and reading sessions as `pool_type` pools do. When the
+/// endpoint names an Azure session pool, the client also reads its ARM
+/// resource ([`SessionClient::pool_resource`], [`PoolTarget::arm`]). No request
+/// is made here: a wrong endpoint or credential shows at the first call.
 ///
 /// # Errors
 ///
@@ -84,6 +106,11 @@ pub fn remote_client(
     })?;
     let client = match auth {
         Some(a) => client.with_auth(TokenSource::new(a)?),
+        None => client,
+    };
+    // An Azure session pool: its card is read from ARM when asked.
+    let client = match PoolResourceId::from_endpoint(endpoint) {
+        Some(id) => client.with_arm(ArmClient::from_env(auth).map(|c| (c, id))),
         None => client,
     };
     Ok(client.with_pool_type(pool_type))

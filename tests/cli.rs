@@ -801,6 +801,59 @@ fn sessions_rm_takes_identifiers_and_asks_before_ending_this_folders() {
     assert!(!listed(cwd.path()).contains(&mine));
 }
 
+/// Issue 28 item 4: `sessions ls --older-than` keeps the sessions created
+/// longer ago than the age, and `sessions rm --older-than` ends just those,
+/// asking first (`--yes` without a terminal), against the local pool.
+#[test]
+fn sessions_older_than_on_the_local_pool() {
+    let pool = Served::start();
+    for id in ["cli-old-a", "cli-old-b"] {
+        pool.run_ok(id, &["exec", "-c", "a = 1"]);
+    }
+    let id = "cli-old-a";
+    let ls = |age: &str| pool.run(id, &["sessions", "ls", "--older-than", age]);
+    // Made seconds ago: none older than an hour, both older than nothing.
+    let hour = ls("1h");
+    assert!(hour.status.success(), "{}", text(&hour.stderr));
+    assert!(text(&hour.stdout).is_empty(), "{}", text(&hour.stdout));
+    assert!(text(&hour.stderr).contains("no sessions older than 1h"));
+    let all = text(&ls("0s").stdout);
+    assert!(
+        all.contains("cli-old-a") && all.contains("cli-old-b"),
+        "{all}"
+    );
+    // Nothing older than an hour: nothing ended, nothing asked.
+    pool.run_ok(id, &["sessions", "rm", "--older-than", "1h"]);
+    assert!(text(&ls("0s").stdout).contains("cli-old-b"));
+    // Nobody to ask (standard input is not a terminal): refused, naming --yes.
+    let mut cmd = pool.bare_command(
+        &pool.with_pool(id, &["sessions", "rm", "--older-than", "0s"]),
+        Path::new("."),
+    );
+    let refused = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("--yes"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(text(&ls("0s").stdout).contains("cli-old-b"));
+    let ended = pool.run_ok(
+        id,
+        &["--json", "sessions", "rm", "--older-than", "0s", "--yes"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&ended).unwrap();
+    let mut ids: Vec<_> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["deleted"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["cli-old-a", "cli-old-b"]);
+    assert!(text(&pool.run(id, &["sessions", "ls"]).stdout).is_empty());
+}
+
 /// Issue 27 item 8: `files ls FOLDER` lists the folder (as `ls` does), as
 /// `--path FOLDER` still does.
 #[test]

@@ -330,6 +330,20 @@ fn managed_identity_uses_the_identity_endpoint() {
                 assert_eq!(query["resource"], "https://dynamicsessions.io");
             }
 
+            // Issue 28 item 4: the same identity, asked for Azure Resource
+            // Manager's audience (the pool card).
+            let arm =
+                TokenSource::for_arm(&AuthConfig::ManagedIdentity { client_id: None }).unwrap();
+            assert_eq!(
+                arm.bearer().await.unwrap().as_deref(),
+                Some("Bearer mi-token-4")
+            );
+            {
+                let requests = endpoint.requests.lock().unwrap();
+                let (query, _) = &requests[3];
+                assert_eq!(query["resource"], "https://management.azure.com");
+            }
+
             // An identity not assigned to the resource: a message that says so.
             let source = TokenSource::new(&AuthConfig::ManagedIdentity {
                 client_id: Some("unassigned".into()),

@@ -2,6 +2,8 @@
 //! (`aca-api.md`). It talks to Azure session pools and to sessionpad's local pool
 //! with the same code. It knows nothing of the terminal.
 
+pub mod arm;
+mod arm_card;
 pub mod auth;
 pub mod error;
 mod events;
@@ -69,6 +71,10 @@ pub struct SessionClient {
     /// The `User-Agent` of this client's requests where it is not the
     /// process's ([`SessionClient::with_user_agent`]).
     user_agent: Option<reqwest::header::HeaderValue>,
+    /// The pool's ARM resource and the client to read it with, when the
+    /// endpoint names an Azure session pool ([`SessionClient::with_arm`]), or
+    /// why there is no such client.
+    arm: Option<std::sync::Arc<Result<(arm::ArmClient, arm::PoolResourceId), String>>>,
 }
 
 impl SessionClient {
@@ -114,6 +120,7 @@ impl SessionClient {
             container_type: ContainerType::default(),
             recording,
             user_agent: None,
+            arm: None,
         })
     }
 
@@ -186,6 +193,30 @@ impl SessionClient {
     pub fn with_auth(mut self, auth: auth::TokenSource) -> Self {
         self.auth = auth;
         self
+    }
+
+    /// Reads the pool's ARM resource, in [`SessionClient::pool_resource`], with
+    /// `arm` (the client and the resource the endpoint names), or says why not
+    /// (its error).
+    #[must_use]
+    pub fn with_arm(
+        mut self,
+        arm: Result<(arm::ArmClient, arm::PoolResourceId), ClientError>,
+    ) -> Self {
+        self.arm = Some(std::sync::Arc::new(arm.map_err(|e| e.to_string())));
+        self
+    }
+
+    /// The pool's ARM resource (`Microsoft.App/sessionPools` GET,
+    /// [`arm::ArmClient::session_pool`]): `None` for a pool that is not an
+    /// Azure session pool ([`SessionClient::with_arm`] was not called), else
+    /// the resource or the error's words (a 403 names the missing role).
+    pub async fn pool_resource(&self) -> Option<Result<arm::SessionPoolResource, String>> {
+        let arm = self.arm.as_ref()?;
+        Some(match arm.as_ref() {
+            Ok((client, id)) => client.session_pool(id).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.clone()),
+        })
     }
 
     /// Treats the pool as `pool_type` in [`SessionClient::pool_sessions`],

@@ -66,7 +66,7 @@ fn from_sessionpad(headers: &reqwest::header::HeaderMap) -> bool {
 }
 
 /// Reads `{"error":{"code","message"}}`; either part may be missing.
-fn parse_error_body(body: &str) -> (Option<String>, Option<String>) {
+pub(crate) fn parse_error_body(body: &str) -> (Option<String>, Option<String>) {
     let Ok(v) = serde_json::from_str::<Value>(body) else {
         return (None, None);
     };

@@ -31,6 +31,9 @@ pub enum SessionsCommand {
     },
     /// The pool's metadata (runtimes, packages, kernel).
     PoolInfo,
+    /// The pool's card: its ARM resource, when it is an Azure session pool
+    /// (answered only then, [`SessionsEvent::PoolCard`]).
+    PoolCard,
     /// The sessions this user's ledger recorded calls of (the flight
     /// recorder's history), most recently active first.
     Recorded,
@@ -86,6 +89,9 @@ pub enum SessionsEvent {
     },
     /// The pool's metadata.
     PoolInfo(Result<PoolMetadata, Failure>),
+    /// The pool's ARM resource ([`SessionsCommand::PoolCard`]), or the
+    /// words of why ARM gave none (a 403 names the missing role).
+    PoolCard(Result<Box<crate::client::arm::SessionPoolResource>, String>),
     /// The recorded sessions ([`SessionsCommand::Recorded`]), at most
     /// [`history::LIST_LIMIT`].
     Recorded(Result<Vec<RecordedSession>, Failure>),
@@ -147,6 +153,10 @@ pub(super) async fn perform(
         SessionsCommand::PoolInfo => {
             SessionsEvent::PoolInfo(client.pool_metadata().await.map_err(Failure::from))
         }
+        SessionsCommand::PoolCard => match client.pool_resource().await {
+            Some(result) => SessionsEvent::PoolCard(result.map(Box::new)),
+            None => return,
+        },
         SessionsCommand::Recorded => SessionsEvent::Recorded(
             blocking(|| history::list(&crate::ledger::default_path(), history::LIST_LIMIT)).await,
         ),

@@ -25,6 +25,11 @@ use credential::EnvLookup;
 /// The scope requested: `https://dynamicsessions.io/.default` (`aca-api.md` §2).
 pub const SCOPE: &str = "https://dynamicsessions.io/.default";
 
+/// The scope of Azure Resource Manager tokens, `https://management.azure.com/.default`:
+/// what [`TokenSource::for_arm`] asks for, to read the session pool's resource
+/// (`client::arm`).
+pub const ARM_SCOPE: &str = "https://management.azure.com/.default";
+
 /// A token is fetched anew this long before it expires.
 const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
 /// The longest one fetch may take (IMDS retries alone may take 72 s).
@@ -147,6 +152,24 @@ impl TokenSource {
             }),
         };
         Self::with_provider(config, provider)
+    }
+
+    /// As [`TokenSource::new`], for Azure Resource Manager: an Entra credential asks
+    /// for [`ARM_SCOPE`] instead of the data plane's [`SCOPE`] (the same sign-in,
+    /// another audience). A static token or none is as [`TokenSource::new`] makes it.
+    ///
+    /// # Errors
+    ///
+    /// As [`TokenSource::new`].
+    pub fn for_arm(config: &AuthConfig) -> Result<Self, ClientError> {
+        let mut source = Self::new(config)?;
+        // Just built: this is the only handle on `inner`.
+        if let Some(inner) = Arc::get_mut(&mut source.inner)
+            && let Mode::Credential(refresher) = &mut inner.mode
+        {
+            refresher.scope = ARM_SCOPE;
+        }
+        Ok(source)
     }
 
     fn with_provider(config: &AuthConfig, provider: Option<Provider>) -> Result<Self, ClientError> {
@@ -282,6 +305,8 @@ type Fetch = Shared<BoxFuture<'static, Result<Cached, String>>>;
 struct Refresher {
     provider: Arc<Provider>,
     state: Mutex<State>,
+    /// The scope asked for: [`SCOPE`], or [`ARM_SCOPE`] ([`TokenSource::for_arm`]).
+    scope: &'static str,
 }
 
 #[derive(Default)]
@@ -305,6 +330,7 @@ impl Refresher {
                 first: Some(first),
                 ..State::default()
             }),
+            scope: SCOPE,
         })
     }
 
@@ -362,13 +388,14 @@ impl Refresher {
         first: Option<Arc<dyn TokenCredential>>,
     ) -> impl Future<Output = Result<Cached, String>> + Send + 'static {
         let provider = self.provider.clone();
+        let scope = self.scope;
         async move {
             let credential = match first {
                 Some(c) => c,
                 None => provider.credential()?,
             };
-            tracing::debug!(auth = %provider.name(), scope = SCOPE, "fetching a token");
-            let scopes = [SCOPE];
+            tracing::debug!(auth = %provider.name(), scope, "fetching a token");
+            let scopes = [scope];
             let token = tokio::time::timeout(FETCH_TIMEOUT, credential.get_token(&scopes, None))
                 .await
                 .map_err(|_| provider.timeout_message())?

@@ -80,6 +80,7 @@ impl App {
                 return self.sessions.refresh(now);
             }
             SessionsEvent::PoolInfo(result) => s.pool_info_arrived(result),
+            SessionsEvent::PoolCard(result) => s.pane.card = Some(result.map(|card| *card)),
             SessionsEvent::Recorded(result) => s.recorded_arrived(result),
             SessionsEvent::OpenedRecorded { request, result } => {
                 return self.recorded_read(request, result);

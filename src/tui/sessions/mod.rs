@@ -155,6 +155,8 @@ pub struct SessionsUi {
     listing: bool,
     /// The flight recorder's sessions are being read (no second read meanwhile).
     pub(crate) reading_recorded: bool,
+    /// The pool's card was asked for (once: an Azure pool's ARM resource).
+    card_asked: bool,
     /// When the open pane refreshes next (`None` while a listing is under way).
     next_refresh: Option<Instant>,
     /// When the countdown's text changes next.
@@ -185,6 +187,7 @@ impl SessionsUi {
             can_list,
             listing: false,
             reading_recorded: false,
+            card_asked: false,
             next_refresh: None,
             savers: Vec::new(),
             countdown_wake: None,
@@ -272,6 +275,17 @@ impl SessionsUi {
         if !self.reading_recorded {
             self.reading_recorded = true;
             effects.push(Effect::Sessions(SessionsCommand::Recorded));
+        }
+        // An Azure pool's card, read from ARM once: the resource changes
+        // rarely, the lists every refresh.
+        let azure = self
+            .endpoint
+            .as_deref()
+            .and_then(crate::client::arm::PoolResourceId::from_endpoint)
+            .is_some();
+        if azure && !self.card_asked {
+            self.card_asked = true;
+            effects.push(Effect::Sessions(SessionsCommand::PoolCard));
         }
         if !self.can_list {
             self.next_refresh = Some(now + REFRESH_EVERY);

@@ -129,6 +129,10 @@ pub struct SessionsPaneState {
     pub now: DateTime<Utc>,
     /// The offset times are shown in.
     pub tz: FixedOffset,
+    /// An Azure pool's card from ARM (egress, lifecycle, maximum sessions),
+    /// or the words of why ARM gave none; `None` until it arrives, and for
+    /// other pools.
+    pub card: Option<Result<crate::client::arm::SessionPoolResource, String>>,
 }
 
 impl SessionsPaneState {
@@ -146,6 +150,7 @@ impl SessionsPaneState {
             focused: false,
             now,
             tz: Utc.fix(),
+            card: None,
         }
     }
 
@@ -407,25 +412,78 @@ fn local_section(state: &SessionsPaneState, width: usize, theme: &Theme, out: &m
     }
 }
 
+/// Lines of the card's text at most this many, the last cut with `…`.
+const CARD_LINES: usize = 4;
+
+/// The pool section's title: `Pool · N`, or with an Azure pool's card its
+/// summary (`Pool · egress off · cooldown 300 s · 3 of 100 alive`, `alive`
+/// the sessions listed), wrapped onto the lines under it in a narrow pane;
+/// and under it, when ARM gave no card, why (a 403 names the role), wrapped
+/// onto at most [`CARD_LINES`] lines.
+fn pool_title(
+    state: &SessionsPaneState,
+    alive: Option<usize>,
+    width: usize,
+    theme: &Theme,
+    out: &mut Lines,
+) {
+    let summary = match &state.card {
+        Some(Ok(card)) => Some(card.summary(alive)).filter(|s| !s.is_empty()),
+        _ => None,
+    };
+    let title = match (summary, alive) {
+        (Some(s), _) => format!("Pool · {}", fit::one_line(&s)),
+        (None, Some(n)) => format!("Pool · {n}"),
+        (None, None) => "Pool".into(),
+    };
+    for line in wrapped(&title, width, "  ") {
+        out.lines.push(section_title(line, theme));
+    }
+    if let Some(Err(why)) = &state.card {
+        let text = fit::one_line(&format!("pool card: {why}"));
+        for line in wrapped(&text, width, "    ") {
+            out.lines
+                .push(Line::styled(format!("  {line}"), theme.muted));
+        }
+    }
+}
+
+/// `text` wrapped at `width` columns, later lines indented by `indent`, at
+/// most [`CARD_LINES`] lines (the last cut with `…` when there was more).
+fn wrapped(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let width = width.saturating_sub(2).max(8);
+    let options = textwrap::Options::new(width).subsequent_indent(indent);
+    let mut lines: Vec<String> = textwrap::wrap(text, options)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect();
+    if lines.len() > CARD_LINES {
+        lines.truncate(CARD_LINES);
+        if let Some(last) = lines.last_mut() {
+            *last = fit::truncate(&format!("{last} …"), width);
+        }
+    }
+    lines
+}
+
 fn pool_section(state: &SessionsPaneState, width: usize, theme: &Theme, out: &mut Lines) {
     let list = match &state.pool_list {
         PoolList::Loaded(list) => list,
         PoolList::Loading => {
-            out.lines.push(section_title("Pool".into(), theme));
+            pool_title(state, None, width, theme, out);
             out.lines
                 .push(Line::styled("  listing the pool's sessions…", theme.muted));
             return;
         }
         PoolList::Unsupported(why) | PoolList::Failed(why) => {
-            out.lines.push(section_title("Pool".into(), theme));
+            pool_title(state, None, width, theme, out);
             let text = fit::truncate(&fit::one_line(why), width.saturating_sub(2));
             out.lines
                 .push(Line::styled(format!("  {text}"), theme.muted));
             return;
         }
     };
-    out.lines
-        .push(section_title(format!("Pool · {}", list.len()), theme));
+    pool_title(state, Some(list.len()), width, theme, out);
     // Most important first: the countdown, then expiry, last access, creation.
     let (id_w, shown) = fit::layout(
         width.saturating_sub(MARK_COLUMNS),

@@ -148,3 +148,51 @@ fn a_small_pane_scrolls_to_the_selection() {
     assert!(text.contains("langchain-a1b2"), "{text}");
     assert!(!text.chars().any(char::is_control));
 }
+
+/// The screen's text, line by line.
+fn text(backend: &TestBackend) -> String {
+    let buf = backend.buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+/// Issue 28 item 4: an Azure pool's card (from ARM) heads the pool's list in
+/// short, "N of max alive" counting the sessions listed; when ARM gave none,
+/// the pane says why (a 403 names the role).
+#[test]
+fn the_pool_title_is_the_cards_summary_or_why_there_is_none() {
+    let mut s = state();
+    let card: crate::client::arm::SessionPoolResource = serde_json::from_value(serde_json::json!({
+        "properties": {
+            "sessionNetworkConfiguration": {"status": "EgressDisabled"},
+            "dynamicPoolConfiguration": {"lifecycleConfiguration": {
+                "lifecycleType": "Timed", "cooldownPeriodInSeconds": 300}},
+            "scaleConfiguration": {"maxConcurrentSessions": 100}
+        }
+    }))
+    .unwrap();
+    let before = text(&screen(&s, 100, 24));
+    assert!(before.contains("Pool · 3"), "{before}");
+    s.card = Some(Ok(card));
+    let shown = text(&screen(&s, 100, 24));
+    assert!(
+        shown.contains("Pool · egress off · cooldown 300 s · 3 of 100 alive"),
+        "{shown}"
+    );
+    s.card = Some(Err(
+        "ARM refused (403 AuthorizationFailed): reading session pool p needs the \"Reader\" role"
+            .into(),
+    ));
+    let refused = text(&screen(&s, 160, 24));
+    assert!(refused.contains("Pool · 3"), "{refused}");
+    assert!(
+        refused.contains("pool card: ARM refused (403 AuthorizationFailed): reading session pool p needs the \"Reader\" role"),
+        "{refused}"
+    );
+}

@@ -518,3 +518,27 @@ fn pools_that_cannot_list_refresh_this_machine_s_list_only() {
 mod history;
 #[path = "view_tests.rs"]
 mod view;
+
+/// Issue 28 item 4: the pane asks for an Azure pool's card once (the lists
+/// every refresh); a local pool's, never.
+#[test]
+fn an_azure_pools_card_is_asked_for_once() {
+    let mut app = app(ApiVersion::V2025_10_02);
+    app.sessions.endpoint = Some(
+        "https://eastus.dynamicsessions.io/subscriptions/s/resourceGroups/g/sessionPools/p".into(),
+    );
+    let card = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter(|e| **e == Effect::Sessions(SessionsCommand::PoolCard))
+            .count()
+    };
+    let first = app.sessions.refresh(Instant::now());
+    assert_eq!(card(&first), 1, "{first:?}");
+    assert!(first.contains(&Effect::Sessions(SessionsCommand::List)));
+    app.sessions.listed(Ok(vec![]), Instant::now());
+    let again = app.sessions.refresh(Instant::now());
+    assert_eq!(card(&again), 0, "{again:?}");
+    let mut local = self::app(ApiVersion::V2025_10_02);
+    assert_eq!(card(&local.sessions.refresh(Instant::now())), 0);
+}

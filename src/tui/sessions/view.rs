@@ -64,10 +64,21 @@ pub fn render_pool_info_over(
     buf: &mut Buffer,
 ) {
     let keys = PopupKeys::from_keymap(cx.keymap);
+    // An Azure pool's card from ARM first, "N of max alive" counting the
+    // sessions listed.
+    let alive = match &s.pane.pool_list {
+        pane::PoolList::Loaded(list) => Some(list.len()),
+        _ => None,
+    };
+    let card = match &s.pane.card {
+        Some(Ok(card)) => card.card(alive),
+        Some(Err(why)) => vec![("pool card".to_string(), why.clone())],
+        None => Vec::new(),
+    };
     if let Some(info) = &s.pool_info {
         render_pool_info(
             info,
-            cx.isolation,
+            (cx.isolation, &card),
             &mut s.pool_info_scroll,
             &keys,
             area,
@@ -170,7 +181,7 @@ fn render_details(s: &SessionsUi, theme: &Theme, area: Rect, buf: &mut Buffer) {
 /// page, and the border says which lines are shown.
 fn render_pool_info(
     info: &Result<PoolMetadata, String>,
-    known: Option<&Isolation>,
+    (known, card): (Option<&Isolation>, &[(String, String)]),
     scroll: &mut usize,
     keys: &PopupKeys,
     area: Rect,
@@ -179,7 +190,8 @@ fn render_pool_info(
 ) {
     let width = area.width.saturating_sub(2);
     let text_width = usize::from(width.saturating_sub(2).max(1));
-    let lines = pool_info_lines(info, known, text_width, theme);
+    let mut lines = card_lines(card, text_width, theme);
+    lines.extend(pool_info_lines(info, known, text_width, theme));
     let popup = Rect {
         x: area.x + 1,
         y: area.y + 1,
@@ -212,6 +224,29 @@ fn render_pool_info(
     for (line, y) in lines.iter().skip(*scroll).zip(inner.top()..inner.bottom()) {
         buf.set_line(inner.x, y, line, inner.width);
     }
+}
+
+/// An Azure pool's card (`(label, value)` lines, `SessionPoolResource::card`)
+/// as label and value columns wrapped to `width`, and a blank line after it;
+/// nothing for other pools.
+fn card_lines(card: &[(String, String)], width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    if card.is_empty() {
+        return Vec::new();
+    }
+    let label_width = label_width(card).max(MIN_LABEL);
+    let mut lines = vec![Line::styled("Session pool (ARM)", theme.accent)];
+    for (label, value) in card {
+        lines.extend(labelled(
+            label,
+            label_width,
+            value,
+            Style::default(),
+            width,
+            theme,
+        ));
+    }
+    lines.push(Line::default());
+    lines
 }
 
 /// Every line of the pool info, wrapped to `width` columns: the isolation
