@@ -464,6 +464,31 @@ fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Resul
     }
 }
 
+/// The stream limit as pool info shows it: `8 MiB per stream (stdout, stderr);
+/// a longer one keeps its first and last 4 MiB`.
+fn stream_limit(n: u64) -> String {
+    let exact = |n: u64| {
+        if n >= MIB && n.is_multiple_of(MIB) {
+            format!("{} MiB", n / MIB)
+        } else if n >= 1024 && n.is_multiple_of(1024) {
+            format!("{} KiB", n / 1024)
+        } else {
+            format!("{n} bytes")
+        }
+    };
+    let head = n / 2;
+    let tail = n - head;
+    let kept = if head == tail {
+        format!("its first and last {}", exact(head))
+    } else {
+        format!("its first {} and last {}", exact(head), exact(tail))
+    };
+    format!(
+        "{} per stream (stdout, stderr); a longer one keeps {kept}",
+        exact(n)
+    )
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -587,29 +612,4 @@ mod tests {
             Some("not bounded together: each may hold 2.5 GiB in memory")
         );
     }
-}
-
-/// The stream limit as pool info shows it: `8 MiB per stream (stdout, stderr);
-/// a longer one keeps its first and last 4 MiB`.
-fn stream_limit(n: u64) -> String {
-    let exact = |n: u64| {
-        if n >= MIB && n.is_multiple_of(MIB) {
-            format!("{} MiB", n / MIB)
-        } else if n >= 1024 && n.is_multiple_of(1024) {
-            format!("{} KiB", n / 1024)
-        } else {
-            format!("{n} bytes")
-        }
-    };
-    let head = n / 2;
-    let tail = n - head;
-    let kept = if head == tail {
-        format!("its first and last {}", exact(head))
-    } else {
-        format!("its first {} and last {}", exact(head), exact(tail))
-    };
-    format!(
-        "{} per stream (stdout, stderr); a longer one keeps {kept}",
-        exact(n)
-    )
 }
