@@ -18,12 +18,15 @@
 # `/mnt/data/bigout-end` (the session's folder below the pool's data folder);
 # one line, so that the editor's indentation cannot change it:
 #
-#   exec('for i in range(1000000): print(i)'); import time; _ = open(…).write(repr(time.time()))
+#   import time; _t0 = time.time(); exec('for i in range(1000000): print(i)'); _ = open(…).write(repr(_t0) + ' ' + repr(time.time()))
 #
 # The screen is read with `tmux capture-pane` every 10 ms: "last line" is the
 # first moment `999999` shows, "finished" the first moment the cell's status
 # says it is done (`done in`), each minus the kernel's end time (both clocks
 # are the machine's wall clock; every figure includes up to 10 ms of polling).
+# The cell also writes the kernel's clock when its loop started, so each round
+# also gives the kernel's own time (loop start to end) and the time from F5 to
+# the last line on screen, and their ratio (issue 27: at most 1.05).
 # Memory is read 3 s after "finished" (the notebook saved by then): each
 # process's gain is VmHWM minus its VmRSS before the cell; the sum is set
 # against 3x the output's size. Kernels are not counted (they are other
@@ -72,7 +75,7 @@ else
 fi
 budget_kb=$(( 3 * output_bytes / 1024 ))
 
-cell="exec(\"$loop\"); import time; _ = open('/mnt/data/bigout-end', 'w').write(repr(time.time()))"
+cell="import time; _t0 = time.time(); exec(\"$loop\"); _ = open('/mnt/data/bigout-end', 'w').write(repr(_t0) + ' ' + repr(time.time()))"
 
 now() { date +%s.%N; }
 screen() { tmux -L "$socket" capture-pane -p -t big 2>/dev/null || true; }
@@ -94,8 +97,10 @@ wait_screen() {
   return 1
 }
 
-# One round: prints "FE_BEFORE FE_PEAK POOL_BEFORE POOL_PEAK LAST FINISHED"
-# (kB, kB, kB, kB, s, s).
+# One round: prints "FE_BEFORE FE_PEAK POOL_BEFORE POOL_PEAK LAST FINISHED
+# KERNEL RUN" (kB, kB, kB, kB, s, s, s, s): LAST and FINISHED after the
+# kernel's loop ended, KERNEL the loop's own time, RUN from F5 to the last
+# line on screen.
 round() {
   local n=$1 dir fe pool fe_before pool_before end t_last t_done fe_peak pool_peak
   export SESSIONPAD_DATA_DIR=$work/data-$n
@@ -122,13 +127,15 @@ round() {
   pool_before=$(kb "$pool" VmRSS)
   echo 5 >"/proc/$fe/clear_refs"
   echo 5 >"/proc/$pool/clear_refs"
+  local t_f5 start
+  t_f5=$(now)
   tmux -L "$socket" send-keys -t big F5
   t_last=$(wait_screen '(^|[^0-9])999999([^0-9]|$)' 300)
   t_done=$(wait_screen 'done in' 300)
   sleep 3
   fe_peak=$(kb "$fe" VmHWM)
   pool_peak=$(kb "$pool" VmHWM)
-  end=$(cat "$SESSIONPAD_DATA_DIR"/pool-sessions/pool-*/*/bigout-end)
+  read -r start end <"$(echo "$SESSIONPAD_DATA_DIR"/pool-sessions/pool-*/*/bigout-end)"
   tmux -L "$socket" send-keys -t big C-q
   for _ in $(seq 1 400); do
     tmux -L "$socket" has-session -t big 2>/dev/null || break
@@ -137,7 +144,8 @@ round() {
   tmux -L "$socket" kill-session -t big 2>/dev/null || true
   "$bin" pool stop >/dev/null 2>&1 || true
   echo "$fe_before $fe_peak $pool_before $pool_peak" \
-    "$(echo "$t_last - $end" | bc -l)" "$(echo "$t_done - $end" | bc -l)"
+    "$(echo "$t_last - $end" | bc -l)" "$(echo "$t_done - $end" | bc -l)" \
+    "$(echo "$end - $start" | bc -l)" "$(echo "$t_last - $t_f5" | bc -l)"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -149,9 +157,11 @@ results=$work/results
 for n in $(seq 1 "$rounds"); do
   r=$(round "$n")
   echo "$r" >>"$results"
-  read -r fb fp pb pp last done_ <<<"$r"
-  printf 'round %d: front end %d -> %d kB (+%d), pool %d -> %d kB (+%d), sum +%d kB; last line %.3f s, finished %.3f s after the kernel ended\n' \
-    "$n" "$fb" "$fp" $((fp - fb)) "$pb" "$pp" $((pp - pb)) $((fp - fb + pp - pb)) "$last" "$done_"
+  read -r fb fp pb pp last done_ kernel run <<<"$r"
+  printf 'round %d: front end %d -> %d kB (+%d), pool %d -> %d kB (+%d), sum +%d kB (%.2fx the output); last line %.3f s, finished %.3f s after the kernel ended; kernel %.3f s, F5 to last line %.3f s (%.3fx)\n' \
+    "$n" "$fb" "$fp" $((fp - fb)) "$pb" "$pp" $((pp - pb)) $((fp - fb + pp - pb)) \
+    "$(echo "($fp - $fb + $pp - $pb) * 1024 / $output_bytes" | bc -l)" "$last" "$done_" \
+    "$kernel" "$run" "$(echo "$run / $kernel" | bc -l)"
 done
 col() { awk -v c="$1" '{ print $c }' "$results" | median; }
 gain() { awk -v a="$1" -v b="$2" '{ print $b - $a }' "$results" | median; }
@@ -161,4 +171,6 @@ echo "  front end: RSS before $(col 1) kB, peak $(col 2) kB, gain $(gain 1 2) kB
 echo "  pool:      RSS before $(col 3) kB, peak $(col 4) kB, gain $(gain 3 4) kB"
 echo "  sum of gains: $(sum) kB against 3x the output = $budget_kb kB"
 echo "  kernel end -> last line on screen: $(col 5) s; -> cell finished: $(col 6) s"
+ratio() { awk '{ print $8 / $7 }' "$results" | median; }
+echo "  kernel's own time: $(col 7) s; F5 -> last line on screen: $(col 8) s; ratio $(ratio) (target at most 1.05)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

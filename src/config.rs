@@ -120,6 +120,10 @@ pub struct PoolLimits {
     pub data_size: Option<bytesize::ByteSize>,
     /// CPU weight against other sessions, 1–10000 (100 is an equal share).
     pub cpu_weight: Option<u64>,
+    /// Bytes of stdout, and separately of stderr, one execution keeps (1 KiB
+    /// to 1 GiB, checked when the file is read); a longer stream keeps its
+    /// first and last halves.
+    pub max_stream_bytes: Option<crate::protocol::limits::StreamBytes>,
     /// `false` is the opt-in to sessions NOT isolated where the sandbox cannot
     /// be built (as `serve --no-sandbox`): the notebook's background pool,
     /// `exec`, `files` and `mcp` refuse otherwise. Unset or `true`: sandboxed.
@@ -140,6 +144,7 @@ impl PoolLimits {
             file_bytes: self.file_size.map_or(base.file_bytes, |b| b.as_u64()),
             data_bytes: self.data_size.map_or(base.data_bytes, |b| b.as_u64()),
             cpu_weight: self.cpu_weight.unwrap_or(base.cpu_weight).clamp(1, 10_000),
+            stream_bytes: self.max_stream_bytes.map_or(base.stream_bytes, |b| b.0),
         }
     }
 }
@@ -319,6 +324,18 @@ mod tests {
         assert_eq!(l.file_bytes, 1 << 20);
         assert_eq!(l.cpu_weight, 100);
         assert!(Config::parse("[pool]\nmemory = \"lots\"\n").is_err());
+        assert_eq!(l.stream_bytes, 8 << 20);
+    }
+
+    #[test]
+    fn the_stream_limit_is_read_and_checked() {
+        let c = Config::parse("[pool]\nmax_stream_bytes = \"64 KiB\"\n").unwrap();
+        let l = c.pool.over(crate::protocol::limits::Limits::default());
+        assert_eq!(l.stream_bytes, 64 << 10);
+        for bad in ["0", "\"100 B\"", "\"2 GiB\""] {
+            let e = Config::parse(&format!("[pool]\nmax_stream_bytes = {bad}\n")).unwrap_err();
+            assert!(e.contains("the stream limit must be 1 KiB to 1 GiB"), "{e}");
+        }
     }
 
     #[test]

@@ -468,3 +468,106 @@ fn a_stale_discovery_file_is_replaced() {
     assert_eq!(published, Some(pid), "{}", serve.out());
     serve.stop();
 }
+
+/// Issue 27 item 11: `serve --max-stream-bytes` refuses 0, nonsense and sizes
+/// past 1 GiB with one clear message, as the config file's
+/// `[pool] max_stream_bytes` does (with the file's path).
+#[test]
+fn a_stream_limit_out_of_range_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    for bad in ["0", "100B", "2GiB", "lots"] {
+        let out = run_to_end(
+            sessionpad(
+                data.path(),
+                false,
+                &["serve", "--port", "0", "--max-stream-bytes", bad],
+            ),
+            REFUSE,
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("--max-stream-bytes"), "{bad}: {err}");
+        if bad != "lots" {
+            assert!(
+                err.contains("the stream limit must be 1 KiB to 1 GiB"),
+                "{bad}: {err}"
+            );
+        }
+    }
+    let config = data.path().join("config.toml");
+    std::fs::write(&config, "[pool]\nmax_stream_bytes = 12\n").unwrap();
+    let mut cmd = sessionpad(data.path(), false, &["serve", "--port", "0"]);
+    cmd.env("SESSIONPAD_CONFIG", &config);
+    let out = run_to_end(cmd, REFUSE);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("config.toml"), "{err}");
+    assert!(
+        err.contains("the stream limit must be 1 KiB to 1 GiB, not 12 bytes"),
+        "{err}"
+    );
+}
+
+/// Issue 27 item 11: a serve set to keep 64 KiB per stream says so in its
+/// banner and in `pool info` (text and `--json`), and a long output through
+/// `exec` keeps its first and last 32 KiB with the marker between them.
+#[test]
+fn a_stream_limit_set_on_serve_is_shown_and_applied() {
+    let data = tempfile::tempdir().unwrap();
+    let path = true;
+    let serve = Serve::start(
+        data.path(),
+        path,
+        &["--no-sandbox", "--max-stream-bytes", "64KiB"],
+    );
+    let shown = "64 KiB per stream (stdout, stderr); a longer one keeps its first and last 32 KiB";
+    assert!(serve.out().contains(shown), "{}", serve.out());
+    let cwd = tempfile::tempdir().unwrap();
+    let in_cwd = |args: &[&str]| {
+        let mut cmd = sessionpad(data.path(), path, args);
+        cmd.current_dir(cwd.path());
+        run_to_end(cmd, START)
+    };
+    let out = in_cwd(&["pool", "info"]);
+    let info = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        info.lines()
+            .any(|l| l.starts_with("output:") && l.contains(shown)),
+        "{info}"
+    );
+    let out = in_cwd(&["--json", "pool", "info"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let limits = v["isolation"]["limits"].as_array().unwrap();
+    assert!(
+        limits
+            .iter()
+            .any(|l| l["what"] == "output" && l["value"] == shown),
+        "{v}"
+    );
+    // Read while it runs (more than a pipe holds), not by `run_to_end`.
+    let out = sessionpad(
+        data.path(),
+        path,
+        &["exec", "-c", "for i in range(100_000): print('line', i)"],
+    )
+    .current_dir(cwd.path())
+    .stdin(Stdio::null())
+    .output()
+    .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.starts_with("line 0\n"), "{}", &stdout[..20]);
+    assert!(
+        stdout.ends_with("\nline 99999\n"),
+        "{}",
+        &stdout[stdout.len() - 20..]
+    );
+    assert!(
+        stdout.contains("lines) dropped here, the first and last 32 KiB kept]\n"),
+        "{}",
+        stdout.len()
+    );
+    assert!(stdout.len() < 66 * 1024, "{}", stdout.len());
+    serve.stop();
+}

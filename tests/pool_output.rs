@@ -217,3 +217,99 @@ async fn output_streams_max_length_is_ignored_before_2025_10_02_preview() {
     assert_eq!(status, 202, "{v}");
     assert_eq!(v["result"]["stdout"], format!("{}\n", "a".repeat(50)));
 }
+
+/// `sum(len(f'line {i}\n') for i in range(n))`: the bytes `print('line', i)`
+/// writes for `i` below `n`.
+fn line_bytes(n: usize) -> usize {
+    (0..n).map(|i| format!("line {i}\n").len()).sum()
+}
+
+/// Issue 27 item 11, "let the limit be set": a pool set to keep 64 KiB per
+/// stream keeps the first and the last 32 KiB of 100,000 lines, and its marker
+/// states the real figures (printed, dropped, lines dropped, what was kept).
+#[tokio::test]
+async fn a_pool_set_to_64_kib_keeps_32_kib_each_side_and_says_what_it_dropped() {
+    let pool = TestPool::start_with(|o| o.limits.stream_bytes = 64 * 1024).await;
+    let raw = Raw::new(&pool);
+    let id = identifier();
+    let (status, _, v) = raw
+        .post_json(
+            &format!("/executions?api-version={B10}&identifier={id}"),
+            json!({"code": "for i in range(100_000): print('line', i)", "timeoutInSeconds": 120}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(v["status"], "Succeeded", "{}", &v["result"]["stderr"]);
+    let stdout = v["result"]["stdout"].as_str().unwrap();
+    assert_eq!(stdout.matches(MARKER).count(), 1, "{}", stdout.len());
+    let at = stdout.find(&format!("\n{MARKER}")).unwrap();
+    let head = &stdout[..at];
+    let marker_end = at + 1 + stdout[at + 1..].find('\n').unwrap();
+    let marker = &stdout[at + 1..marker_end];
+    let tail = &stdout[marker_end + 1..];
+    assert_eq!(head.len(), 32 * 1024, "the head is half the limit");
+    assert!(head.starts_with("line 0\nline 1\n"), "{:?}", &head[..20]);
+    assert!(
+        tail.len() <= 32 * 1024,
+        "the tail is at most half: {}",
+        tail.len()
+    );
+    assert!(
+        tail.len() > 31 * 1024,
+        "the tail is about half: {}",
+        tail.len()
+    );
+    assert!(
+        tail.ends_with("\nline 99999\n"),
+        "{:?}",
+        &tail[tail.len() - 30..]
+    );
+    assert!(
+        tail.starts_with("line "),
+        "the tail starts a line: {:?}",
+        &tail[..20]
+    );
+    let printed = line_bytes(100_000);
+    let dropped = printed - head.len() - tail.len();
+    let lines = 100_000 - head.matches('\n').count() - tail.matches('\n').count();
+    assert_eq!(
+        marker,
+        format!(
+            "[output truncated by the local pool: {:.1} MB printed; {:.1} MB ({lines} lines) dropped here, the first and last 32 KiB kept]",
+            printed as f64 / 1e6,
+            dropped as f64 / 1e6
+        )
+    );
+}
+
+/// Under a pool limit of 64 KiB, a 2025-10-02-preview request's
+/// `outputStreamsMaxLength` still keeps at most that many characters (and the
+/// pool's cap, when smaller, still applies), with no marker.
+#[tokio::test]
+async fn output_streams_max_length_still_applies_under_a_set_pool_limit() {
+    let pool = TestPool::start_with(|o| o.limits.stream_bytes = 64 * 1024).await;
+    let raw = Raw::new(&pool);
+    let id = identifier();
+    let code = "for i in range(100_000): print('line', i)";
+    for (n, kept) in [(10, "line 0\nlin".to_string()), (100_000, String::new())] {
+        let (status, _, v) = raw
+            .post_json(
+                &format!("/executions?api-version={B10}&identifier={id}"),
+                json!({"code": code, "timeoutInSeconds": 120, "outputStreamsMaxLength": n}),
+            )
+            .await;
+        assert_eq!(status, 200, "{v}");
+        let stdout = v["result"]["stdout"].as_str().unwrap();
+        assert!(
+            stdout.chars().count() <= n,
+            "{n}: {}",
+            stdout.chars().count()
+        );
+        assert!(stdout.len() <= 64 * 1024, "{n}: {} bytes", stdout.len());
+        assert!(!stdout.contains(MARKER), "{n}");
+        if !kept.is_empty() {
+            assert_eq!(stdout, kept);
+        }
+        assert!(stdout.starts_with("line 0\n") || n < 7, "{n}");
+    }
+}

@@ -43,6 +43,7 @@ async fn pool() -> Option<TestPool> {
             file_bytes: 64 * MIB,
             data_bytes: 48 * MIB,
             cpu_weight: 100,
+            stream_bytes: 8 * MIB,
         };
     })
     .await;

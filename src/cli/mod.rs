@@ -185,6 +185,11 @@ pub struct ServeOpt {
     /// CPU weight of each session against the others, 1-10000 (default 100).
     #[arg(long, value_name = "N")]
     pub cpu_weight: Option<u64>,
+    /// Bytes of stdout, and separately of stderr, one execution keeps, e.g.
+    /// `64KiB` (default 8 MiB, 1 KiB to 1 GiB; `[pool] max_stream_bytes`): a
+    /// longer stream keeps its first and last halves, a marker between them.
+    #[arg(long, value_name = "SIZE")]
+    pub max_stream_bytes: Option<crate::protocol::limits::StreamBytes>,
     /// End after SECS without a request (none in flight), removing the
     /// discovery file first; by default serve runs until stopped.
     #[arg(long, value_name = "SECS")]
@@ -227,6 +232,7 @@ impl ServeOpt {
             file_size: self.file_size.or(config.file_size),
             data_size: self.data_size.or(config.data_size),
             cpu_weight: self.cpu_weight.or(config.cpu_weight),
+            max_stream_bytes: self.max_stream_bytes.or(config.max_stream_bytes),
             sandbox: config.sandbox,
             azure_limits: config.azure_limits,
         }

@@ -20,9 +20,10 @@ use crate::proxy::{Proxy, ProxyOptions};
 /// ready sessions or MCP key of its own (`/mcp` goes upstream with the
 /// agent's key). `--port`, `--bind`, `--token`, `--no-auth` and
 /// `--no-ledger` apply to the proxy.
-pub const LOCAL_POOL_ONLY: [&str; 18] = [
+pub const LOCAL_POOL_ONLY: [&str; 19] = [
     "mcp_key",
     "azure_limits",
+    "max_stream_bytes",
     "python",
     "cooldown",
     "max_sessions",

@@ -233,6 +233,7 @@ impl Enforcer {
             format!("{} per file", human_bytes(l.file_bytes)),
             "rlimit",
         ));
+        out.push(limit("output", stream_limit(l.stream_bytes), "local pool"));
         // What all sessions may hold together: the pool's cgroup caps them;
         // without one nothing does, and people should know it.
         match (&cg, machine_memory()) {
@@ -422,6 +423,12 @@ impl KernelLimits {
     pub fn memory_bytes(&self) -> u64 {
         self.limits.memory_bytes
     }
+
+    /// Bytes of stdout, and separately of stderr, one execution keeps
+    /// ([`Limits::stream_bytes`]).
+    pub fn stream_bytes(&self) -> usize {
+        usize::try_from(self.limits.stream_bytes).unwrap_or(usize::MAX)
+    }
 }
 
 impl Drop for KernelLimits {
@@ -455,6 +462,31 @@ fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Resul
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// The stream limit as pool info shows it: `8 MiB per stream (stdout, stderr);
+/// a longer one keeps its first and last 4 MiB`.
+fn stream_limit(n: u64) -> String {
+    let exact = |n: u64| {
+        if n >= MIB && n.is_multiple_of(MIB) {
+            format!("{} MiB", n / MIB)
+        } else if n >= 1024 && n.is_multiple_of(1024) {
+            format!("{} KiB", n / 1024)
+        } else {
+            format!("{n} bytes")
+        }
+    };
+    let head = n / 2;
+    let tail = n - head;
+    let kept = if head == tail {
+        format!("its first and last {}", exact(head))
+    } else {
+        format!("its first {} and last {}", exact(head), exact(tail))
+    };
+    format!(
+        "{} per stream (stdout, stderr); a longer one keeps {kept}",
+        exact(n)
+    )
 }
 
 #[cfg(test)]

@@ -327,13 +327,14 @@ impl Kernel {
     /// and [`Kernel::is_dead`] turns true.
     ///
     /// Output is bounded while it is collected: stdout and stderr keep at most
-    /// [`MAX_STREAM_BYTES`] each (then a marker says how much was printed), images
+    /// the pool's stream limit each ([`MAX_STREAM_BYTES`] by default; then a
+    /// marker says how much was printed and dropped), images
     /// [`MAX_IMAGE_BYTES`], the value [`MAX_RESULT_BYTES`], and less under the
     /// [`OutputLimits`] of an enclosing [`OutputLimits::scope`]. A cut execution
     /// keeps the status of its code.
     pub async fn execute(&mut self, code: &str, timeout: Duration) -> Execution {
         let started = Instant::now();
-        let mut run = Run::new(OutputLimits::current());
+        let mut run = Run::capped(OutputLimits::current(), self.limits.stream_bytes());
         if self.is_dead() {
             run.died();
             return run.finish(started);

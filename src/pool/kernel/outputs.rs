@@ -9,7 +9,9 @@ use jupyter_protocol::{ExecutionState, JupyterMessageContent, MediaType, Stdio a
 
 use super::VALUE_MIME;
 use crate::protocol::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue};
-/// Most bytes of stdout, and separately of stderr, that one execution keeps: 8 MiB.
+/// Most bytes of stdout, and separately of stderr, that one execution keeps by
+/// default: 8 MiB (`serve --max-stream-bytes`, `[pool] max_stream_bytes` and
+/// [`crate::protocol::limits::Limits::stream_bytes`] set another).
 ///
 /// Applies to every api-version (the service's own cap is only known for
 /// 2025-10-02-preview, `outputStreamsMaxLength`, `aca-api.md` §4.2, §7). 8 MiB
@@ -26,10 +28,12 @@ use crate::protocol::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue
 pub const MAX_STREAM_BYTES: usize = 8 * 1024 * 1024;
 
 /// Of a stream cut by [`MAX_STREAM_BYTES`], the bytes kept from its start: half.
+#[cfg(test)]
 const HEAD_BYTES: usize = MAX_STREAM_BYTES / 2;
 
 /// Of a stream cut by [`MAX_STREAM_BYTES`], the bytes kept from its end (issue 27
 /// item 11: the final result or error is what people need): the other half.
+#[cfg(test)]
 const TAIL_BYTES: usize = MAX_STREAM_BYTES - HEAD_BYTES;
 
 /// Most bytes of decoded images (PNG, JPEG, GIF from `display_data`,
@@ -110,10 +114,15 @@ fn floor_char_boundary(s: &str, i: usize) -> usize {
 /// One output stream of an execution (stdout or stderr), capped while it is
 /// collected: text past [`MAX_STREAM_BYTES`] (or the client's character limit)
 /// is counted, not kept.
-#[derive(Default)]
 struct Stream {
-    /// What is kept, at most [`MAX_STREAM_BYTES`] bytes.
+    /// What is kept, at most `max_bytes` bytes (its head under the pool's own cap).
     text: String,
+    /// The pool's cap of this stream in bytes ([`MAX_STREAM_BYTES`] unless the
+    /// pool was set otherwise): a cut stream keeps `head_bytes` from its start
+    /// and `max_bytes - head_bytes` from its end.
+    max_bytes: usize,
+    /// Half of `max_bytes`: the bytes a cut stream keeps from its start.
+    head_bytes: usize,
     /// Characters in `text`; counted only under a client limit.
     chars: usize,
     /// The client's limit in characters ([`OutputLimits::stream_chars`]).
@@ -123,22 +132,51 @@ struct Stream {
     /// Lines (`\n`) in the bytes dropped.
     dropped_lines: u64,
     /// The latest text past the head, when the pool's own cap applies (no client
-    /// limit): trimmed to [`TAIL_BYTES`] in [`Stream::finish`], and while it grows
-    /// whenever it passes twice that (so trimming costs one move per
-    /// [`TAIL_BYTES`] received, not one per message).
+    /// limit): trimmed to its share ([`Stream::tail_bytes`]) in [`Stream::finish`],
+    /// and while it grows whenever it passes twice that (so trimming costs one
+    /// move per share received, not one per message).
     tail: String,
     /// The pool's own messages (timeout, dead kernel, images left out), kept
     /// whole after the text; each is short.
     notices: String,
 }
 
+impl Default for Stream {
+    /// A stream with no character limit and the default [`MAX_STREAM_BYTES`].
+    fn default() -> Self {
+        Self::capped(None, MAX_STREAM_BYTES)
+    }
+}
+
 impl Stream {
-    /// A stream limited to `max_chars` characters when given.
+    /// A stream limited to `max_chars` characters when given, and to the
+    /// default [`MAX_STREAM_BYTES`].
+    #[cfg(test)]
     fn new(max_chars: Option<usize>) -> Self {
+        Self::capped(max_chars, MAX_STREAM_BYTES)
+    }
+
+    /// A stream limited to `max_chars` characters when given, and to
+    /// `max_bytes` bytes (at least 2: one of head, one of tail).
+    fn capped(max_chars: Option<usize>, max_bytes: usize) -> Self {
+        let max_bytes = max_bytes.max(2);
         Self {
+            text: String::new(),
+            max_bytes,
+            head_bytes: max_bytes / 2,
+            chars: 0,
             max_chars,
-            ..Self::default()
+            dropped: 0,
+            dropped_lines: 0,
+            tail: String::new(),
+            notices: String::new(),
         }
+    }
+
+    /// Of a stream cut by the pool's cap, the bytes kept from its end (issue 27
+    /// item 11: the final result or error is what people need): the other half.
+    fn tail_bytes(&self) -> usize {
+        self.max_bytes - self.head_bytes
     }
 
     /// Appends as much of `s` as the caps leave room for and counts the rest;
@@ -147,7 +185,7 @@ impl Stream {
         if self.max_chars.is_none() {
             return self.push_head_tail(s);
         }
-        let room = MAX_STREAM_BYTES.saturating_sub(self.text.len());
+        let room = self.max_bytes.saturating_sub(self.text.len());
         let mut cut = floor_char_boundary(s, room);
         if let Some(max) = self.max_chars {
             let room = max.saturating_sub(self.chars);
@@ -161,11 +199,11 @@ impl Stream {
         cut
     }
 
-    /// Under the pool's own cap: the first [`HEAD_BYTES`] go to the head, the
-    /// rest to the tail, of which the last [`TAIL_BYTES`] are kept; returns the
+    /// Under the pool's own cap: the first `head_bytes` go to the head, the
+    /// rest to the tail, of which the last [`Stream::tail_bytes`] are kept; returns the
     /// bytes of `s` that went to the head (only those are streamed live).
     fn push_head_tail(&mut self, s: &str) -> usize {
-        let room = HEAD_BYTES.saturating_sub(self.text.len());
+        let room = self.head_bytes.saturating_sub(self.text.len());
         let cut = if self.tail.is_empty() {
             floor_char_boundary(s, room)
         } else {
@@ -173,8 +211,8 @@ impl Stream {
         };
         self.text.push_str(&s[..cut]);
         self.tail.push_str(&s[cut..]);
-        if self.tail.len() > 2 * TAIL_BYTES {
-            self.trim_tail(TAIL_BYTES);
+        if self.tail.len() > 2 * self.tail_bytes() {
+            self.trim_tail(self.tail_bytes());
         }
         cut
     }
@@ -224,7 +262,7 @@ impl Stream {
     /// tail, which starts at a line start when one is near; then the notices.
     fn finish(mut self) -> String {
         if self.max_chars.is_none() {
-            self.trim_tail(TAIL_BYTES);
+            self.trim_tail(self.tail_bytes());
             if self.dropped > 0 {
                 // Start the tail on a line of its own when a line ends near its start.
                 let near = floor_char_boundary(&self.tail, 4096);
@@ -233,20 +271,60 @@ impl Stream {
                 }
             }
         }
+        let (head, tail) = (self.head_bytes, self.tail_bytes());
         let mut out = self.text;
         if self.dropped > 0 && self.max_chars.is_none() {
             let printed = out.len() as u64 + self.tail.len() as u64 + self.dropped;
             out.push_str(&format!(
-                "\n[output truncated by the local pool: {:.1} MB printed; {:.1} MB ({} lines) dropped here, the first and last {} MiB kept]\n",
-                printed as f64 / 1e6,
-                self.dropped as f64 / 1e6,
+                "\n[output truncated by the local pool: {} printed; {} ({} lines) dropped here, {} kept]\n",
+                decimal_size(printed),
+                decimal_size(self.dropped),
                 self.dropped_lines,
-                HEAD_BYTES >> 20
+                kept_parts(head, tail)
             ));
         }
         out.push_str(&self.tail);
         out.push_str(&self.notices);
         out
+    }
+}
+
+/// A byte count for the marker: `11.9 MB` (10^6 bytes, one decimal) from 100 kB
+/// on, `52.3 kB` from 1 kB, else `812 bytes`.
+fn decimal_size(n: u64) -> String {
+    if n >= 100_000 {
+        format!("{:.1} MB", n as f64 / 1e6)
+    } else if n >= 1000 {
+        format!("{:.1} kB", n as f64 / 1e3)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// A size the user set, as exactly as it was set: `4 MiB`, `32 KiB`, else
+/// `50000 bytes` (a size not a whole number of KiB is not rounded).
+fn exact_size(n: usize) -> String {
+    const KIB: usize = 1024;
+    if n >= KIB * KIB && n.is_multiple_of(KIB * KIB) {
+        format!("{} MiB", n / (KIB * KIB))
+    } else if n >= KIB && n.is_multiple_of(KIB) {
+        format!("{} KiB", n / KIB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// What a cut stream keeps, for its marker: `the first and last 4 MiB`, or
+/// `the first 512 bytes and last 513 bytes` when the halves differ.
+fn kept_parts(head: usize, tail: usize) -> String {
+    if head == tail {
+        format!("the first and last {}", exact_size(head))
+    } else {
+        format!(
+            "the first {} and last {}",
+            exact_size(head),
+            exact_size(tail)
+        )
     }
 }
 
@@ -298,12 +376,21 @@ pub(super) struct Run {
 }
 
 impl Run {
-    /// An empty run whose streams keep what `limits` allow.
+    /// An empty run whose streams keep what `limits` allow, within the
+    /// default [`MAX_STREAM_BYTES`].
+    #[cfg(test)]
     pub(super) fn new(limits: OutputLimits) -> Self {
+        Self::capped(limits, MAX_STREAM_BYTES)
+    }
+
+    /// An empty run whose streams keep what `limits` allow, each within
+    /// `stream_bytes` bytes (the pool's setting,
+    /// [`crate::protocol::limits::Limits::stream_bytes`]).
+    pub(super) fn capped(limits: OutputLimits, stream_bytes: usize) -> Self {
         Self {
             live: crate::pool::events::LiveOutput::current(),
-            stdout: Stream::new(limits.stream_chars),
-            stderr: Stream::new(limits.stream_chars),
+            stdout: Stream::capped(limits.stream_chars, stream_bytes),
+            stderr: Stream::capped(limits.stream_chars, stream_bytes),
             ..Self::default()
         }
     }
@@ -314,10 +401,13 @@ impl Run {
         Self {
             live: None,
             image_bytes: MAX_IMAGE_BYTES,
-            ..Self::new(OutputLimits {
-                stream_chars: Some(0),
-                jupyter: false,
-            })
+            ..Self::capped(
+                OutputLimits {
+                    stream_chars: Some(0),
+                    jupyter: false,
+                },
+                MAX_STREAM_BYTES,
+            )
         }
     }
 
@@ -533,6 +623,34 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A limit set to an odd number of bytes: the marker says exactly what was
+    /// kept on each side, and the figures in bytes and kB.
+    #[test]
+    fn a_set_limit_is_split_in_two_and_the_marker_states_it_exactly() {
+        let mut s = Stream::capped(None, 1025);
+        for i in 0..1000 {
+            s.push(&format!("line {i}\n"));
+        }
+        let out = s.finish();
+        let head =
+            "line 0\n".to_string() + &(1..80).map(|i| format!("line {i}\n")).collect::<String>();
+        assert_eq!(&out[..512], &head[..512]);
+        let marker = out[512..].lines().nth(1).unwrap();
+        let tail = &out[512 + 1 + marker.len() + 1..];
+        assert!(tail.len() <= 513 && tail.starts_with("line "), "{tail:?}");
+        assert!(tail.ends_with("line 999\n"));
+        let printed: usize = (0..1000).map(|i| format!("line {i}\n").len()).sum();
+        let lines = 1000 - out[..512].matches('\n').count() - tail.matches('\n').count();
+        assert_eq!(
+            marker,
+            format!(
+                "[output truncated by the local pool: {:.1} kB printed; {:.1} kB ({lines} lines) dropped here, the first 512 bytes and last 513 bytes kept]",
+                printed as f64 / 1e3,
+                (printed - 512 - tail.len()) as f64 / 1e3
+            )
+        );
+    }
 
     #[test]
     fn a_stream_keeps_its_cap_counts_the_rest_and_says_so() {

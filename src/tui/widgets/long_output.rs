@@ -42,6 +42,23 @@ struct Entry {
     index: TextIndex,
     /// The text indexed, when it is not the output's own string.
     owned: Option<String>,
+    /// The pool's marker line of a cut stream ([`CUT_MARKER`]), made plain,
+    /// and the length of the text it was looked for in (looked for again only
+    /// when the text changed length).
+    cut: Option<(usize, Option<String>)>,
+}
+
+/// How the local pool's marker line starts, in a stream it cut (its head,
+/// this line, its tail; `src/pool/kernel/outputs.rs`): the collapsed view
+/// shows the line, which would otherwise sit among the rows it leaves out.
+pub const CUT_MARKER: &str = "\n[output truncated by the local pool: ";
+
+/// The marker line in `raw` (without its line breaks, control characters
+/// made visible), if the pool cut it.
+fn cut_marker(raw: &str) -> Option<String> {
+    let at = raw.find(CUT_MARKER)? + 1;
+    let end = raw[at..].find('\n').map_or(raw.len(), |i| at + i);
+    Some(crate::tui::widgets::fit::one_line(&raw[at..end]))
 }
 
 /// An index as far as it is built.
@@ -52,6 +69,9 @@ pub struct Indexed<'a> {
     pub complete: bool,
     /// Bytes of the raw text.
     pub total_bytes: usize,
+    /// The pool's marker line, when it cut the text (looked for once the text
+    /// is all read).
+    pub cut: Option<&'a str>,
 }
 
 /// The line indexes of long outputs, and this frame's budget for building them.
@@ -149,6 +169,7 @@ impl LongTexts {
                 v.insert(Entry {
                     index: TextIndex::default(),
                     owned,
+                    cut: None,
                 })
             }
         };
@@ -164,10 +185,14 @@ impl LongTexts {
             self.budget = self.budget.saturating_sub(used.max(1));
         }
         self.pending |= !complete;
+        if complete && entry.cut.as_ref().is_none_or(|(len, _)| *len != raw.len()) {
+            entry.cut = Some((raw.len(), cut_marker(raw)));
+        }
         Some(Indexed {
             index: entry.index.view(raw),
             complete,
             total_bytes: raw.len(),
+            cut: entry.cut.as_ref().and_then(|(_, m)| m.as_deref()),
         })
     }
 }
@@ -216,6 +241,9 @@ pub fn collapsed_rows(
         )
     };
     rows.extend(wrap(Line::styled(note, theme.muted), width));
+    if let (true, Some(cut)) = (text.complete, text.cut) {
+        rows.extend(wrap(Line::styled(cut.to_string(), theme.muted), width));
+    }
     if text.complete {
         let first = head_lines.max(count.saturating_sub(TAIL_ROWS));
         let tail: Vec<Line<'static>> = index
@@ -297,6 +325,31 @@ mod tests {
             "… 1,000 lines, 9 kB in all — Ctrl+O opens them in the pager"
         );
         assert_eq!(rows[HEAD_ROWS + 1], "line 990");
+        assert_eq!(rows.last().map(String::as_str), Some("line 999"));
+    }
+
+    /// Issue 27 item 11: a stream the pool cut shows the pool's marker line
+    /// under the note (it sits among the rows left out), then the last rows.
+    #[test]
+    fn a_cut_stream_shows_the_pools_marker() {
+        let head: String = (0..300).map(|i| format!("line {i}\n")).collect();
+        let tail: String = (900..1000).map(|i| format!("line {i}\n")).collect();
+        let marker = "[output truncated by the local pool: 11.9 MB printed; 3.9 MB (1 lines) dropped here, the first and last 4 MiB kept]";
+        let output = stdout(format!("{head}{marker}\n{tail}"));
+        let mut texts = LongTexts::default();
+        texts.begin_frame();
+        let theme = Theme::dark();
+        let Some(indexed) = texts.index(KEY, &output) else {
+            panic!("no index");
+        };
+        let rows: Vec<String> =
+            collapsed_rows(&indexed, Style::new(), None, (200, "Ctrl+O"), &theme)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+        assert_eq!(rows.len(), HEAD_ROWS + 2 + TAIL_ROWS);
+        assert_eq!(rows[HEAD_ROWS + 1], marker);
+        assert_eq!(rows[HEAD_ROWS + 2], "line 990");
         assert_eq!(rows.last().map(String::as_str), Some("line 999"));
     }
 
