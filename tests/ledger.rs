@@ -1177,14 +1177,12 @@ async fn a_ready_kernels_warm_up_is_neither_counted_nor_recorded() {
     let id = common::identifier();
     let first = client.execute(&id, "1+1", common::LIMIT).await.unwrap();
     assert_eq!(first.execution_count, Some(1), "{first:?}");
-    let history =
-        "len(get_ipython().history_manager.input_hist_raw) - 1, get_ipython().execution_count";
+    let history = "len(get_ipython().history_manager.input_hist_raw) - 1";
     let second = client.execute(&id, history, common::LIMIT).await.unwrap();
     assert_eq!(second.execution_count, Some(2), "{second:?}");
-    // Two cells in the kernel's history (the one asking included), and it
-    // is cell 2.
+    // Two cells in the kernel's history (the one asking included).
     let value = second.result.as_ref().map(|v| v.text.clone());
-    assert_eq!(value.as_deref(), Some("(2, 2)"), "{second:?}");
+    assert_eq!(value.as_deref(), Some("2"), "{second:?}");
     pool.pool.ledger().unwrap().flush();
     let path = data.path().join(ledger::FILE_NAME);
     let conn = ledger::schema::open_existing(&path).unwrap().unwrap();
