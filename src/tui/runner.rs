@@ -256,9 +256,8 @@ where
     let new_input = input;
     let mut input = new_input();
     let mut last_draw: Option<Instant> = None;
-    // A keystroke's frame is drawn at once, and so is a cell's answer; the
-    // frame cap only paces the other redraws that come from the session
-    // (output arriving, spinners), so neither typing nor a result waits.
+    // A keystroke's frame and a cell's answer are drawn at once; the frame cap
+    // paces the other redraws (output arriving, spinners).
     let mut key_pending = false;
     let terminated = termination();
     tokio::pin!(terminated);
@@ -329,10 +328,7 @@ where
                 Some(Err(e)) => return Err(e.into()),
                 None => anyhow::bail!("the terminal input ended"),
             },
-            Some(event) = events.recv() => {
-                key_pending |= answers_a_cell(&event);
-                effects.extend(app.handle_event(event, self::now()));
-            }
+            Some(event) = events.recv() => key_pending |= apply_event(app, &mut effects, event),
             () = sleep_until(wake.unwrap_or(now).into()), if wake.is_some() => {}
             // SIGTERM or SIGHUP (the terminal closed): leave the normal way, so the
             // embedded pool still stops its kernels.
@@ -373,6 +369,14 @@ fn answers_a_cell(event: &AppEvent) -> bool {
     )
 }
 
+/// Applies one event of the session or of blocking work, queueing its
+/// effects; true when it is a cell's answer (drawn at once).
+fn apply_event(app: &mut App, effects: &mut VecDeque<Effect>, event: AppEvent) -> bool {
+    let urgent = answers_a_cell(&event);
+    effects.extend(app.handle_event(event, now()));
+    urgent
+}
+
 /// Applies whatever else is already waiting, a bounded number from each source,
 /// queueing the effects that follow. True when a key or a cell's answer was
 /// among them (its frame is then drawn at once).
@@ -402,10 +406,7 @@ async fn drain(
     }
     for _ in 0..DRAIN_LIMIT {
         match events.try_recv() {
-            Ok(event) => {
-                urgent |= answers_a_cell(&event);
-                effects.extend(app.handle_event(event, now()));
-            }
+            Ok(event) => urgent |= apply_event(app, effects, event),
             Err(_) => break,
         }
     }
