@@ -1156,3 +1156,44 @@ async fn a_session_a_client_ends_is_recorded_as_ended_by_it() {
         "{text}"
     );
 }
+
+/// Issue 27: the pool warms each ready kernel with a silent execution before a
+/// session takes it, so the first cell skips IPython's first-run costs. The
+/// warm-up is invisible: the user's first cell is still execution 1 (the
+/// notebook's `In [1]`), the kernel's history holds only the user's cells, and
+/// the ledger records the user's calls and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ready_kernels_warm_up_is_neither_counted_nor_recorded() {
+    let data = tempfile::tempdir().unwrap();
+    let pool = common::TestPool::recording(data.path(), ContainerType::PythonLts).await;
+    // The ready kernel is started (and warmed) in the background: wait for it,
+    // so the session below takes a warmed kernel.
+    let deadline = std::time::Instant::now() + common::LIMIT;
+    while pool.pool.registry().ready_count() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no ready kernel");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let client = pool.client(sessionpad::protocol::ApiVersion::V2025_10_02);
+    let id = common::identifier();
+    let first = client.execute(&id, "1+1", common::LIMIT).await.unwrap();
+    assert_eq!(first.execution_count, Some(1), "{first:?}");
+    let history = "len(get_ipython().history_manager.input_hist_raw) - 1";
+    let second = client.execute(&id, history, common::LIMIT).await.unwrap();
+    assert_eq!(second.execution_count, Some(2), "{second:?}");
+    // Two cells in the kernel's history (the one asking included).
+    let value = second.result.as_ref().map(|v| v.text.clone());
+    assert_eq!(value.as_deref(), Some("2"), "{second:?}");
+    pool.pool.ledger().unwrap().flush();
+    let path = data.path().join(ledger::FILE_NAME);
+    let conn = ledger::schema::open_existing(&path).unwrap().unwrap();
+    let codes: Vec<_> = ledger::read::entries(&conn, &ledger::Query::default())
+        .unwrap()
+        .into_iter()
+        .map(|e| e.code)
+        .collect();
+    assert_eq!(
+        codes,
+        [Some("1+1".to_string()), Some(history.to_string())],
+        "the ledger holds exactly the user's calls"
+    );
+}

@@ -330,12 +330,19 @@ impl SessionRegistry {
                 match me.new_folder() {
                     Ok((guid, folder, uid)) => {
                         match Kernel::start(&me.launch(folder.clone(), uid)).await {
-                            Ok(kernel) => lock(&me.ready).push(Ready {
-                                kernel,
-                                guid,
-                                folder,
-                                uid,
-                            }),
+                            Ok(mut kernel) => {
+                                // The first cell a user runs then skips IPython's
+                                // first-run costs (issue 27); invisible to the user.
+                                if !kernel.warm_up().await {
+                                    tracing::debug!("a ready kernel's warm-up did not finish");
+                                }
+                                lock(&me.ready).push(Ready {
+                                    kernel,
+                                    guid,
+                                    folder,
+                                    uid,
+                                });
+                            }
                             Err(e) => {
                                 if !me.processes.is_closed() {
                                     tracing::warn!("a ready kernel failed to start: {e}");
@@ -349,6 +356,11 @@ impl SessionRegistry {
                 me.starting.fetch_sub(1, Ordering::SeqCst);
             });
         }
+    }
+
+    /// How many started (and warmed) kernels wait for a new session now.
+    pub fn ready_count(&self) -> usize {
+        lock(&self.ready).len()
     }
 
     /// The session of `identifier` if it exists (touching it).

@@ -256,8 +256,8 @@ where
     let new_input = input;
     let mut input = new_input();
     let mut last_draw: Option<Instant> = None;
-    // A keystroke's frame is drawn at once; the frame cap only paces redraws that
-    // come from the session (output arriving, spinners), so typing never waits.
+    // A keystroke's frame and a cell's answer are drawn at once; the frame cap
+    // paces the other redraws (output arriving, spinners).
     let mut key_pending = false;
     let terminated = termination();
     tokio::pin!(terminated);
@@ -328,7 +328,7 @@ where
                 Some(Err(e)) => return Err(e.into()),
                 None => anyhow::bail!("the terminal input ended"),
             },
-            Some(event) = events.recv() => effects.extend(app.handle_event(event, self::now())),
+            Some(event) = events.recv() => key_pending |= apply_event(app, &mut effects, event),
             () = sleep_until(wake.unwrap_or(now).into()), if wake.is_some() => {}
             // SIGTERM or SIGHUP (the terminal closed): leave the normal way, so the
             // embedded pool still stops its kernels.
@@ -336,7 +336,7 @@ where
             // The terminal went away without a signal: the same.
             () = &mut gone => return Ok(LoopEnd::Quit),
         }
-        drain(app, &mut effects, &mut input, events).await?;
+        key_pending |= drain(app, &mut effects, &mut input, events).await?;
         effects.extend(app.tick(self::now()));
     }
 }
@@ -360,8 +360,26 @@ async fn termination() {
     std::future::pending::<()>().await;
 }
 
+/// Whether `event` is a cell's answer, whose frame is drawn at once (issue 27:
+/// launch to `1+1` showing 2), not at the next frame's time.
+fn answers_a_cell(event: &AppEvent) -> bool {
+    matches!(
+        event,
+        AppEvent::Session(crate::session::SessionEvent::ExecutionFinished { .. })
+    )
+}
+
+/// Applies one event of the session or of blocking work, queueing its
+/// effects; true when it is a cell's answer (drawn at once).
+fn apply_event(app: &mut App, effects: &mut VecDeque<Effect>, event: AppEvent) -> bool {
+    let urgent = answers_a_cell(&event);
+    effects.extend(app.handle_event(event, now()));
+    urgent
+}
+
 /// Applies whatever else is already waiting, a bounded number from each source,
-/// queueing the effects that follow.
+/// queueing the effects that follow. True when a key or a cell's answer was
+/// among them (its frame is then drawn at once).
 ///
 /// Input is polled with this task's own waker (not `now_or_never`, whose no-op
 /// waker crossterm would keep, so that later input would not wake the loop).
@@ -370,25 +388,29 @@ async fn drain(
     effects: &mut VecDeque<Effect>,
     input: &mut (impl Stream<Item = io::Result<Event>> + Unpin),
     events: &mut UnboundedReceiver<AppEvent>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
+    let mut urgent = false;
     for _ in 0..DRAIN_LIMIT {
         let ready = std::future::poll_fn(|cx| Poll::Ready(input.poll_next_unpin(cx))).await;
         match ready {
-            Poll::Ready(Some(Ok(event))) => effects.extend(apply_input(app, event)),
+            Poll::Ready(Some(Ok(event))) => {
+                effects.extend(apply_input(app, event));
+                urgent = true;
+            }
             Poll::Ready(Some(Err(e))) => return Err(e.into()),
             Poll::Ready(None) | Poll::Pending => break,
         }
         if app.should_quit {
-            return Ok(());
+            return Ok(urgent);
         }
     }
     for _ in 0..DRAIN_LIMIT {
         match events.try_recv() {
-            Ok(event) => effects.extend(app.handle_event(event, now())),
+            Ok(event) => urgent |= apply_event(app, effects, event),
             Err(_) => break,
         }
     }
-    Ok(())
+    Ok(urgent)
 }
 
 /// The effects of one terminal event (none when no key binding takes it).

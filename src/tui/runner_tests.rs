@@ -15,15 +15,17 @@ use crate::tui::action::Action;
 use crate::tui::app::{AppConfig, PoolState};
 use crate::tui::notebook::NotebookAction;
 
-/// A screen that counts its frames.
+/// A screen that counts its frames (and notes when each was drawn).
 struct Counting {
     terminal: Terminal<TestBackend>,
     frames: usize,
+    drawn_at: Vec<Instant>,
 }
 
 impl Screen for Counting {
     fn draw_frame(&mut self, app: &mut App, now: Instant) -> io::Result<()> {
         self.frames += 1;
+        self.drawn_at.push(now);
         match self.terminal.draw(|f| ui::draw(f, app, now)) {
             Ok(_) => Ok(()),
             Err(never) => match never {},
@@ -44,6 +46,7 @@ fn counting() -> Counting {
         Ok(terminal) => Counting {
             terminal,
             frames: 0,
+            drawn_at: Vec::new(),
         },
         Err(e) => panic!("{e}"),
     }
@@ -235,4 +238,62 @@ async fn keys_read_by_the_probe_come_at_once_and_the_terminal_after_it() {
     // No probe (a later run's): the terminal at once.
     let mut input = probed_then(None, || futures::stream::iter(vec![Ok(key('q'))]));
     assert_eq!(input.next().await.unwrap().unwrap(), key('q'));
+}
+
+/// Issue 27 (launch to `1+1` showing 2): a cell's answer is drawn as soon as
+/// it arrives, not at the next frame's time 16 ms after the last frame. The
+/// clock is paused, so the times below are exact.
+#[tokio::test(start_paused = true)]
+async fn a_cells_answer_is_drawn_at_once() {
+    let mut screen = counting();
+    let mut app = app(PoolState::Ready);
+    let (tx, mut rx) = channel();
+    let mut effects = Vec::new();
+    app.update(Action::Paste("1+1".into()), now());
+    let run = match app
+        .update(Action::Notebook(NotebookAction::RunCell), now())
+        .as_slice()
+    {
+        [Effect::Execute { run, .. }] => *run,
+        other => panic!("{other:?}"),
+    };
+    let start = now();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let _ = tx.send(AppEvent::Session(SessionEvent::ExecutionFinished {
+            run,
+            outcome: Ok(Execution {
+                execution_count: Some(1),
+                id: None,
+                status: ExecutionStatus::Succeeded,
+                stdout: "2\n".into(),
+                stderr: String::new(),
+                result: None,
+                images: vec![],
+                duration: Duration::from_millis(4),
+            }),
+            exit_code: None,
+            images: vec![],
+        }));
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    });
+    run_for(
+        &mut screen,
+        &mut app,
+        &mut rx,
+        &mut effects,
+        Duration::from_millis(50),
+    )
+    .await;
+    let at: Vec<Duration> = screen
+        .drawn_at
+        .iter()
+        .map(|t| t.duration_since(start))
+        .collect();
+    // The running cell's frame at once, the answer's when it came.
+    assert_eq!(
+        at.get(..2),
+        Some(&[Duration::ZERO, Duration::from_millis(5)][..]),
+        "{at:?}"
+    );
 }

@@ -29,6 +29,7 @@ mod complete;
 mod launch;
 mod outputs;
 mod relay;
+mod warm;
 mod zmtp;
 pub use complete::Completion;
 pub use launch::KernelLaunch;
