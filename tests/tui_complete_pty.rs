@@ -57,8 +57,12 @@ fn several_candidates_open_a_list_down_enter_takes_one_esc_closes_it() {
     let screen = pty.wait_for("the list of candidates", DEADLINE, |s| {
         list_row(s, "getcwd").is_some() && list_row(s, "getenv").is_some()
     });
-    // The row under the first candidate is the second one.
-    let (row, col) = list_row(&screen, "getcwd").unwrap();
+    // The list's first row is the one under its top border (a row with no
+    // `│`); the second candidate is the row under it.
+    let (mut row, col) = list_row(&screen, "getcwd").unwrap();
+    while row > 0 && cell_at(&screen, row - 1, col).is_some() {
+        row -= 1;
+    }
     let second = cell_at(&screen, row + 1, col).unwrap();
     assert_ne!(second, "", "no second row in the list; screen:\n{screen}");
     keys(&mut pty, &["\x1b[B", "\r"]);
@@ -77,9 +81,13 @@ fn several_candidates_open_a_list_down_enter_takes_one_esc_closes_it() {
     pty.send(CTRL_C);
     pty.wait_for("the empty editor", DEADLINE, |s| s.contains(PLACEHOLDER));
     keys(&mut pty, &["os.get", "\t"]);
-    pty.wait_for("the list again", DEADLINE, |s| list_row(s, "getenv").is_some());
+    pty.wait_for("the list again", DEADLINE, |s| {
+        list_row(s, "getenv").is_some()
+    });
     pty.send("\x1b");
-    pty.wait_for("the list closed", DEADLINE, |s| list_row(s, "getenv").is_none());
+    pty.wait_for("the list closed", DEADLINE, |s| {
+        list_row(s, "getenv").is_none()
+    });
     keys(&mut pty, &["x"]);
     pty.wait_for("the letter typed into the cell", DEADLINE, |s| {
         editor_has(s, "os.getx")
