@@ -40,6 +40,86 @@ fn tab_completes_from_the_kernel_one_match_and_several() {
     pty.quit_with(CTRL_Q);
 }
 
+/// Several candidates open a list near the cursor (issue 27 item 1): Down
+/// and Enter take the second; Esc closes the list and leaves the keys in the
+/// editor (a letter typed after it lands in the cell, not in the notebook).
+#[test]
+fn several_candidates_open_a_list_down_enter_takes_one_esc_closes_it() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    pty.send(&format!("import os{F5}"));
+    pty.wait_for("the import to run", CELL_DEADLINE, |s| {
+        s.contains("In [1]: import os") && s.contains("done in")
+    });
+    keys(&mut pty, &["os.get", "\t"]);
+    let screen = pty.wait_for("the list of candidates", DEADLINE, |s| {
+        list_row(s, "getcwd").is_some() && list_row(s, "getenv").is_some()
+    });
+    // The list's first row is the one under its top border (a row with no
+    // `│`); the second candidate is the row under it.
+    let (mut row, col) = list_row(&screen, "getcwd").unwrap();
+    while row > 0 && cell_at(&screen, row - 1, col).is_some() {
+        row -= 1;
+    }
+    let second = cell_at(&screen, row + 1, col).unwrap();
+    assert_ne!(second, "", "no second row in the list; screen:\n{screen}");
+    keys(&mut pty, &["\x1b[B", "\r"]);
+    // The kernel names candidates from `.` (`.getcwd`), or as typed.
+    let wanted = if second.starts_with("os.") {
+        second.clone()
+    } else if second.starts_with('.') {
+        format!("os{second}")
+    } else {
+        format!("os.{second}")
+    };
+    pty.wait_for("the second candidate taken", DEADLINE, |s| {
+        editor_has(s, &wanted) && list_row(s, "getenv").is_none()
+    });
+    // Esc closes the list and the editor keeps the keys.
+    pty.send(CTRL_C);
+    pty.wait_for("the empty editor", DEADLINE, |s| s.contains(PLACEHOLDER));
+    keys(&mut pty, &["os.get", "\t"]);
+    pty.wait_for("the list again", DEADLINE, |s| {
+        list_row(s, "getenv").is_some()
+    });
+    pty.send("\x1b");
+    pty.wait_for("the list closed", DEADLINE, |s| {
+        list_row(s, "getenv").is_none()
+    });
+    keys(&mut pty, &["x"]);
+    pty.wait_for("the letter typed into the cell", DEADLINE, |s| {
+        editor_has(s, "os.getx")
+    });
+    pty.send(CTRL_C);
+    pty.wait_for("the empty editor", DEADLINE, |s| s.contains(PLACEHOLDER));
+    pty.quit_with(CTRL_Q);
+}
+
+/// Where a box row reads exactly `name`, `.name` or `os.name` between two
+/// borders: the screen row and the index of the `│`-separated piece.
+fn list_row(screen: &str, name: &str) -> Option<(usize, usize)> {
+    let dotted = format!("os.{name}");
+    let dot = format!(".{name}");
+    screen.lines().enumerate().find_map(|(row, line)| {
+        line.split('│')
+            .enumerate()
+            .skip(1)
+            .find(|(_, piece)| {
+                let t = piece.trim();
+                t == name || t == dotted || t == dot
+            })
+            .map(|(col, _)| (row, col))
+    })
+}
+
+/// The trimmed `col`th `│`-separated piece of screen row `row`.
+fn cell_at(screen: &str, row: usize, col: usize) -> Option<String> {
+    let line = screen.lines().nth(row)?;
+    line.split('│').nth(col).map(|p| p.trim().to_string())
+}
+
 /// A row of a box on screen reads exactly `text` (borders and padding cut).
 fn editor_has(screen: &str, text: &str) -> bool {
     screen

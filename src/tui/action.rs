@@ -53,6 +53,10 @@ pub enum Action {
     Quit,
     /// Move the keyboard focus back to the cell editor (Esc, Enter or `i`).
     FocusEditor,
+    /// Tab in the cell editor: ask the kernel to complete after a name or
+    /// `.` (`notebook/completion.rs`); elsewhere, or on a pool without
+    /// completion, the editor's own Tab (indent).
+    Complete,
     /// In a recorded session shown read-only: the files the selected cell
     /// changed, to preview, diff or save one (`F`).
     RecordedFiles,

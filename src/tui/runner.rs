@@ -415,6 +415,13 @@ async fn drain(
 
 /// The effects of one terminal event (none when no key binding takes it).
 fn apply_input(app: &mut App, event: Event) -> Vec<Effect> {
+    // The completion list, while open over the editor, takes its keys first.
+    if let Event::Key(key) = event
+        && key.kind != crossterm::event::KeyEventKind::Release
+        && let Some(effects) = app.completion_key(key)
+    {
+        return effects;
+    }
     match action_for_event(&app.keymap, event, app.key_context()) {
         Some(action) => app.update(action, now()),
         None => Vec::new(),

@@ -238,6 +238,11 @@ impl App {
     /// Applies a user action; returns the effects it asks for.
     pub fn update(&mut self, action: Action, now: Instant) -> Vec<Effect> {
         self.dirty = true;
+        // The completion list takes its keys before any action is made
+        // (`App::completion_key`); any other action closes it.
+        if !matches!(action, Action::Resize) {
+            self.notebook.completion.close_popup();
+        }
         if !matches!(action, Action::Resize) {
             self.notice = None;
         }
@@ -306,7 +311,7 @@ impl App {
             Action::Paste(text) if self.pane_focused(SidePane::Files) => {
                 return self.files_paste(&text);
             }
-            Action::Edit(input) if is_plain_tab(&input) => return self.complete_or_indent(input),
+            Action::Complete => return self.complete_or_indent(),
             Action::Edit(input) => self.notebook.editor.input(input),
             Action::Paste(text) => self.notebook.editor.paste(&text),
             Action::PageUp => self.notebook.outputs.page(false),
@@ -420,8 +425,3 @@ pub use crate::tui::notebook::{NotebookPrompt, PoolSays, SessionBoundary};
 
 #[cfg(test)]
 mod tests;
-
-/// Tab with no modifier (the key that completes after a name or `.`).
-fn is_plain_tab(input: &ratatui_textarea::Input) -> bool {
-    input.key == ratatui_textarea::Key::Tab && !input.ctrl && !input.alt && !input.shift
-}

@@ -7,7 +7,7 @@
 //! and its earlier cells offered for replay), an ended session, the pool's
 //! metadata, and the flight recorder's history and recorded sessions read.
 
-use super::App;
+use super::{App, Focus};
 use crate::notebook::Cell;
 use crate::notebook::CellInput;
 use crate::notebook::Output;
@@ -321,16 +321,37 @@ impl App {
 impl App {
     /// Tab in the editor: a completion request to the worker after a name
     /// or `.` (`notebook/completion.rs`), else the editor's own Tab (indent).
-    pub(super) fn complete_or_indent(&mut self, input: ratatui_textarea::Input) -> Vec<Effect> {
+    pub(super) fn complete_or_indent(&mut self) -> Vec<Effect> {
         let identifier = self.config.identifier.clone();
         let nb = &mut self.notebook;
         match nb.completion.tab(&nb.editor, &identifier) {
             Some(out) => self.completion_out(out),
             None => {
-                nb.editor.input(input);
+                nb.editor.input(ratatui_textarea::Input {
+                    key: ratatui_textarea::Key::Tab,
+                    ..ratatui_textarea::Input::default()
+                });
                 Vec::new()
             }
         }
+    }
+
+    /// A key press while the completion list may be open, before the keymap
+    /// makes an action of it: `Some` when the list took it (it moved, took a
+    /// candidate, or closed on Esc, which then does not leave the editor);
+    /// `None` when no list is open over the editor, or the key closed it and
+    /// now acts as it always does.
+    pub fn completion_key(&mut self, key: crossterm::event::KeyEvent) -> Option<Vec<Effect>> {
+        if self.overlay().is_some() || self.focus != Focus::Editor {
+            return None;
+        }
+        let nb = &mut self.notebook;
+        nb.completion.popup()?;
+        self.dirty = true;
+        let input = ratatui_textarea::Input::from(key);
+        nb.completion
+            .popup_key(&mut nb.editor, &input)
+            .then(Vec::new)
     }
 
     /// The worker's completion answer applied to the editor, if still current.
@@ -341,7 +362,11 @@ impl App {
     ) -> Vec<Effect> {
         let nb = &mut self.notebook;
         let out = nb.completion.answered(&mut nb.editor, request, result);
-        tracing::debug!(ticket = request.ticket, "completion answered");
+        tracing::debug!(
+            ticket = request.ticket,
+            listed = nb.completion.popup().map_or(0, |p| p.items().len()),
+            "completion answered"
+        );
         out.map_or_else(Vec::new, |out| self.completion_out(out))
     }
 

@@ -18,9 +18,9 @@ use crate::tui::app::{Focus, Overlay, SidePane};
 use crate::tui::help;
 use crate::tui::keymap::Mode;
 use crate::tui::notebook::cell_view::{CellContext, RunClock};
-use crate::tui::notebook::editor;
 use crate::tui::notebook::outputs;
 use crate::tui::notebook::{Areas, PoolSays, SessionBoundary};
+use crate::tui::notebook::{completion_popup, editor};
 use crate::tui::pager::{self, PagerView};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::highlight::Highlighter;
@@ -96,7 +96,7 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
     let next = app.notebook.next_count();
     let keys = app.key_context();
     let editor_has_keys = keys.mode == crate::tui::keymap::Mode::Editor && !keys.typing;
-    editor::render(
+    let cursor = editor::render(
         frame,
         editor_area,
         app.notebook.editor.text(),
@@ -109,6 +109,9 @@ fn compose(frame: &mut Frame<'_>, app: &mut App, now: Instant) {
         &app.keymap,
     );
     render_pane_hints(app, editor_area, frame.buffer_mut());
+    if editor_has_keys && let Some(popup) = app.notebook.completion.popup() {
+        completion_popup::render(popup, cursor, notebook_area, frame.buffer_mut(), &app.theme);
+    }
     status::render(app, now, status_area, frame.buffer_mut());
     render_overlays(frame, app, notebook_area, status_area);
 }

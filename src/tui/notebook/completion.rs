@@ -4,11 +4,15 @@
 //! the answer ([`Completion`], `cursorStart`/`cursorEnd` in code points of
 //! the whole cell) is dropped when the text or the cursor changed since (the
 //! ticket); one match replaces the typed part, several insert their longest
-//! common prefix and are named on the status line. A pool without
+//! common prefix and open a list to choose from ([`super::completion_popup`],
+//! which takes the keys while it is open). A pool without
 //! completion (`Ok(None)`: the service, Shell and NodeLTS pools) is said
 //! once, and from then on Tab just indents.
 
+use ratatui_textarea::Input;
+
 use super::cell_editor::CellEditor;
+use super::completion_popup::{Popup, PopupKey};
 use crate::protocol::Completion;
 use crate::session::{CompletionRequest, Failure, SessionsCommand};
 use crate::tui::action::Effect;
@@ -29,6 +33,8 @@ pub struct CompletionState {
     asked: Option<CompletionRequest>,
     /// The pool answered that it has no completion: Tab indents.
     none_here: bool,
+    /// The list of candidates, while it is open.
+    popup: Option<Popup>,
 }
 
 /// What the completion reducer hands back.
@@ -86,16 +92,57 @@ impl CompletionState {
                 Some(CompletionOut::Notice(NO_POOL_COMPLETION.to_string()))
             }
             Ok(Some(found)) if found.busy => Some(CompletionOut::Notice(BUSY.to_string())),
-            Ok(Some(found)) => apply(editor, &found),
+            Ok(Some(found)) => {
+                let (out, popup) = apply(editor, &found);
+                self.popup = popup;
+                out
+            }
+        }
+    }
+
+    /// The list of candidates, while it is open (for the view).
+    pub fn popup(&self) -> Option<&Popup> {
+        self.popup.as_ref()
+    }
+
+    /// Closes the list (another action came: a click, a paste).
+    pub fn close_popup(&mut self) {
+        self.popup = None;
+    }
+
+    /// A key while the list may be open: `true` when the list took it
+    /// (moved, took a candidate into `editor`, or closed on Esc); `false`
+    /// when no list is open, or the key closed it and should now act as it
+    /// always does.
+    pub fn popup_key(&mut self, editor: &mut CellEditor, input: &Input) -> bool {
+        let Some(popup) = self.popup.as_mut() else {
+            return false;
+        };
+        match popup.key(input) {
+            PopupKey::Moved => true,
+            PopupKey::Take { start, end, text } => {
+                self.popup = None;
+                editor.replace_range(start, end, &text);
+                true
+            }
+            PopupKey::Closed => {
+                self.popup = None;
+                true
+            }
+            PopupKey::Pass => {
+                self.popup = None;
+                false
+            }
         }
     }
 }
 
 /// The candidates applied: none is a notice, one replaces the typed part,
-/// several insert their longest common prefix and are named.
-fn apply(editor: &mut CellEditor, found: &Completion) -> Option<CompletionOut> {
+/// several insert their longest common prefix and open the list (with a
+/// count on the status line).
+fn apply(editor: &mut CellEditor, found: &Completion) -> (Option<CompletionOut>, Option<Popup>) {
     let (start, end) = (found.cursor_start, found.cursor_end);
-    match found.matches.as_slice() {
+    let out = match found.matches.as_slice() {
         [] => Some(CompletionOut::Notice("no completions".to_string())),
         [one] => {
             editor.replace_range(start, end, one);
@@ -109,18 +156,24 @@ fn apply(editor: &mut CellEditor, found: &Completion) -> Option<CompletionOut> {
                 .skip(start)
                 .take(end.saturating_sub(start))
                 .collect();
+            let mut end = end;
             if prefix.chars().count() > typed.chars().count() && prefix.starts_with(&typed) {
                 editor.replace_range(start, end, &prefix);
+                end = start + prefix.chars().count();
             }
-            let shown: Vec<&str> = many.iter().take(10).map(String::as_str).collect();
-            let more = if many.len() > 10 { " …" } else { "" };
-            Some(CompletionOut::Notice(format!(
-                "{} completions: {}{more}",
-                many.len(),
-                shown.join("  ")
-            )))
+            return match Popup::open(many, start, end) {
+                Some(popup) => (
+                    Some(CompletionOut::Notice(format!(
+                        "{} completions (Up/Down choose, Enter takes, Esc closes)",
+                        popup.items().len()
+                    ))),
+                    Some(popup),
+                ),
+                None => (None, None),
+            };
         }
-    }
+    };
+    (out, None)
 }
 
 /// The longest prefix all `words` share (whole characters).
@@ -144,6 +197,7 @@ fn common_prefix(words: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui_textarea::Key;
 
     fn editor_with(text: &str) -> CellEditor {
         let mut e = CellEditor::default();
@@ -179,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn several_insert_the_common_prefix_and_are_named() {
+    fn several_insert_the_common_prefix_and_open_the_list() {
         let mut state = CompletionState::default();
         let mut editor = editor_with("os.ge");
         let request = ask(&mut state, &editor);
@@ -189,9 +243,71 @@ mod tests {
             Ok(Some(found(&["getcwd", "getenv"], 3, 5))),
         );
         assert_eq!(editor.source(), "os.get");
-        assert!(
-            matches!(out, Some(CompletionOut::Notice(n)) if n.contains("getcwd") && n.contains("getenv"))
+        assert!(matches!(out, Some(CompletionOut::Notice(n)) if n.starts_with("2 completions")));
+        let popup = state.popup().expect("the list is open");
+        assert_eq!(popup.items(), ["getcwd", "getenv"]);
+    }
+
+    fn key(key: Key) -> Input {
+        Input {
+            key,
+            ..Input::default()
+        }
+    }
+
+    /// `os.ge` + Tab, answered with three candidates: the list is open.
+    fn open_list() -> (CompletionState, CellEditor) {
+        let mut state = CompletionState::default();
+        let mut editor = editor_with("import os\nos.ge");
+        let request = ask(&mut state, &editor);
+        state.answered(
+            &mut editor,
+            &request,
+            Ok(Some(found(&["getcwd", "getcwdb", "getenv"], 13, 15))),
         );
+        assert!(state.popup().is_some());
+        (state, editor)
+    }
+
+    #[test]
+    fn down_then_enter_takes_the_second_candidate() {
+        let (mut state, mut editor) = open_list();
+        assert!(state.popup_key(&mut editor, &key(Key::Down)));
+        assert!(state.popup_key(&mut editor, &key(Key::Enter)));
+        assert_eq!(editor.source(), "import os\nos.getcwdb");
+        assert_eq!(editor.cursor_offset(), 20);
+        assert!(state.popup().is_none());
+        // Ctrl+Z takes the candidate back out.
+        editor.undo();
+        assert_eq!(editor.source(), "import os\nos.get");
+    }
+
+    #[test]
+    fn esc_closes_the_list_and_is_taken() {
+        let (mut state, mut editor) = open_list();
+        assert!(
+            state.popup_key(&mut editor, &key(Key::Esc)),
+            "the Esc is the list's: the editor keeps the focus"
+        );
+        assert!(state.popup().is_none());
+        assert_eq!(editor.source(), "import os\nos.get");
+        // With the list closed, keys are no longer the list's.
+        assert!(!state.popup_key(&mut editor, &key(Key::Esc)));
+    }
+
+    #[test]
+    fn another_key_closes_the_list_and_acts() {
+        let (mut state, mut editor) = open_list();
+        assert!(!state.popup_key(&mut editor, &key(Key::Char('('))));
+        assert!(state.popup().is_none());
+        assert_eq!(editor.source(), "import os\nos.get", "nothing taken");
+    }
+
+    #[test]
+    fn tab_moves_in_the_open_list() {
+        let (mut state, mut editor) = open_list();
+        assert!(state.popup_key(&mut editor, &key(Key::Tab)));
+        assert_eq!(state.popup().map(Popup::selected), Some(1));
     }
 
     #[test]

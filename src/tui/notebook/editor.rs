@@ -232,9 +232,10 @@ pub fn replace_text(editor: &mut TextArea<'_>, text: &str) {
     editor.insert_str(text);
 }
 
-/// Draws the editor in `area` and puts the terminal cursor at its cursor. The
-/// title hints are those of the editor's keys when it has the focus, else the
-/// notebook's.
+/// Draws the editor in `area` and puts the terminal cursor at its cursor
+/// (when `focused`); returns where that cursor is on screen (the completion
+/// list is drawn next to it). The title hints are those of the editor's keys
+/// when it has the focus, else the notebook's.
 #[allow(clippy::too_many_arguments)]
 pub fn render(
     frame: &mut Frame<'_>,
@@ -245,7 +246,7 @@ pub fn render(
     focused: bool,
     theme: &Theme,
     keymap: &Keymap,
-) {
+) -> Position {
     let (border, mode) = if focused {
         (theme.border_focused, Mode::Editor)
     } else {
@@ -265,7 +266,7 @@ pub fn render(
     let inner = block.inner(area);
     block.render(area, frame.buffer_mut());
     if inner.width == 0 || inner.height == 0 {
-        return;
+        return Position::new(inner.x, inner.y);
     }
     let (row, col) = (editor.cursor().0, editor.cursor().1);
     let line_text = editor.lines().get(row).map_or("", String::as_str);
@@ -303,6 +304,7 @@ pub fn render(
     if focused {
         frame.set_cursor_position(Position::new(x, y));
     }
+    Position::new(x, y)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use serde::Deserialize;
 pub mod cell_editor;
 pub mod cell_view;
 pub mod completion;
+pub mod completion_popup;
 pub mod editor;
 pub mod history_search;
 pub mod indent;
