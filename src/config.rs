@@ -124,6 +124,9 @@ pub struct PoolLimits {
     /// be built (as `serve --no-sandbox`): the notebook's background pool,
     /// `exec`, `files` and `mcp` refuse otherwise. Unset or `true`: sandboxed.
     pub sandbox: Option<bool>,
+    /// The packages of the built Python environment: `"pythonlts"` (unset: like
+    /// the service's image) or `"minimal"` (as `serve --image`).
+    pub image: Option<crate::pool::image::Image>,
 }
 
 impl PoolLimits {
