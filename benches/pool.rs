@@ -158,7 +158,7 @@ async fn main() {
     let mut opts = PoolOptions::embedded();
     opts.sessions_dir = dir.path().join("sessions");
     opts.ready_sessions = 2;
-    let env = image::ensure(&opts.cache_dir, None, &|l| eprintln!("{l}"))
+    let env = image::ensure(&opts.cache_dir, None, opts.image, &|l| eprintln!("{l}"))
         .await
         .expect("python env");
     let sandbox = Sandbox::detect(true, false).ok();

@@ -132,6 +132,9 @@ pub struct PoolLimits {
     /// [`crate::protocol::service_limits`]) in the embedded and background
     /// pools and `serve`. Unset or `false`: off.
     pub azure_limits: Option<bool>,
+    /// The packages of the built Python environment: `"pythonlts"` (unset: like
+    /// the service's image) or `"minimal"` (as `serve --image`).
+    pub image: Option<crate::pool::image::Image>,
 }
 
 impl PoolLimits {

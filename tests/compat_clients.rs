@@ -51,6 +51,33 @@ fn langchain_sessions_bash_tool_works_unchanged_on_a_shell_pool() {
     );
 }
 
+/// autogen-ext's `ACADynamicSessionsCodeExecutor` (issue 28): it lists the
+/// session's packages with `import pkg_resources` before its first block, so
+/// every check failed on an environment whose setuptools had dropped it.
+#[test]
+fn autogen_aca_dynamic_sessions_code_executor_passes_every_check() {
+    let python = client_env("autogen");
+    let data = tempfile::tempdir().unwrap();
+    let token = "compat-token-1234";
+    let mut cmd = common::serve_command(data.path(), token, 1);
+    cmd.stderr(std::process::Stdio::null());
+    let (mut server, endpoint) = common::spawn_serve(cmd);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat/autogen_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .env("ENDPOINT", &endpoint)
+        .env("TOKEN", token)
+        .output()
+        .unwrap();
+    common::end_gracefully(&mut server);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("AUTOGEN OK"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
 /// Runs one early-error client script against a fresh `sessionpad serve`; returns
 /// its exit success and its output.
 fn early_errors(program: &Path, script: &str, client: Option<&str>) -> (bool, String) {

@@ -67,6 +67,9 @@ pub struct StartOptions {
     /// Time without a request after which the pool ends, also its sessions'
     /// cooldown (`[background_pool] idle_exit`).
     pub idle_exit: Duration,
+    /// The packages of the Python environment built before the serve starts
+    /// (`[pool] image`, which the serve reads from the same config file).
+    pub image: crate::pool::image::Image,
 }
 
 /// A running local pool that a command can reach.
@@ -249,7 +252,7 @@ pub async fn find_or_start(
         return Ok(found);
     }
     // Built here, in front of the person waiting, not in the detached serve.
-    crate::pool::image::ensure(&crate::dirs::cache_dir(), None, progress).await?;
+    crate::pool::image::ensure(&crate::dirs::cache_dir(), None, opts.image, progress).await?;
     let mut child = spawn(opts, container_type)?;
     let result = wait_published(&mut child, container_type).await;
     drop(lock);

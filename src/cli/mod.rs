@@ -127,6 +127,13 @@ pub struct ServeOpt {
     /// An interpreter that already has ipykernel, instead of the built environment.
     #[arg(long)]
     pub python: Option<PathBuf>,
+    /// The packages of the built Python environment: pythonlts (the default:
+    /// like the service's image, with scikit-learn, SciPy, seaborn, requests,
+    /// pkg_resources) or minimal (ipykernel, NumPy, pandas, Matplotlib); also
+    /// `[pool] image`.
+    #[allow(clippy::doc_markdown)] // this doc is the --help text: no backticks there
+    #[arg(long, value_name = "IMAGE", conflicts_with = "python")]
+    pub image: Option<crate::pool::image::Image>,
     /// Idle seconds before a session ends (the pool's cooldown).
     #[arg(long, default_value_t = 300)]
     pub cooldown: u64,
@@ -235,6 +242,7 @@ impl ServeOpt {
             max_stream_bytes: self.max_stream_bytes.or(config.max_stream_bytes),
             sandbox: config.sandbox,
             azure_limits: config.azure_limits,
+            image: config.image,
         }
         .over(crate::protocol::limits::Limits::default())
     }

@@ -62,6 +62,7 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
     }
     let no_sandbox = opt.no_sandbox;
     let ledger = opt.ledger(&config.ledger);
+    opt.image = opt.image.or(config.pool.image);
     let mut options = pool_options(opt, limits);
     options.ledger = ledger;
     options.container_type = target.container_type.unwrap_or_default();
@@ -146,6 +147,7 @@ fn pool_options(opt: ServeOpt, limits: crate::protocol::limits::Limits) -> PoolO
     pool_opts.bind = opt.bind;
     pool_opts.port = opt.port;
     pool_opts.python = opt.python;
+    pool_opts.image = opt.image.unwrap_or_default();
     pool_opts.cooldown = Duration::from_secs(opt.cooldown);
     pool_opts.max_sessions = opt.max_sessions;
     if opt.azure_limits {

@@ -204,6 +204,7 @@ impl TargetOpt {
             background: crate::background::StartOptions {
                 config: self.config.clone(),
                 idle_exit: config.background_pool.idle_exit(),
+                image: config.pool.image.unwrap_or_default(),
             },
         })
     }

@@ -54,6 +54,10 @@ pub struct PoolOptions {
     /// An existing interpreter that has ipykernel (`--python`); `None` builds the
     /// pool's own environment in the cache directory.
     pub python: Option<PathBuf>,
+    /// Which packages the built environment holds (`--image`, `[pool] image`;
+    /// default [`image::Image::PythonLts`], like the service's image). Unused
+    /// with `python`.
+    pub image: image::Image,
     /// Cache directory (the Python environment lives below it).
     pub cache_dir: PathBuf,
     /// Folder under which each session gets its own `/mnt/data` folder.
@@ -109,6 +113,7 @@ impl PoolOptions {
             token: Some(random_token()),
             mcp_key: Some(random_token()),
             python: None,
+            image: image::Image::default(),
             cache_dir: crate::dirs::cache_dir(),
             sessions_dir: crate::dirs::data_dir().join("pool-sessions"),
             cooldown: Duration::from_secs(300),
@@ -348,7 +353,12 @@ impl LocalPool {
             )?),
             None => None,
         };
-        let env = image::ensure(&opts.cache_dir, opts.python.as_deref(), progress).await?;
+        let env = image::ensure(
+            &opts.cache_dir,
+            opts.python.as_deref(),
+            opts.image,
+            progress,
+        ).await?;
         std::fs::create_dir_all(&opts.sessions_dir).map_err(|source| PoolError::Folder {
             path: opts.sessions_dir.clone(),
             source,

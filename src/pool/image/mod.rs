@@ -6,8 +6,10 @@
 //! - `--python PATH`: a user-given interpreter, used as is once it is known to
 //!   import ipykernel.
 //! - Otherwise sessionpad builds a virtual environment on first use below the cache
-//!   directory, at `<cache>/python/env-<key>`, from the embedded
-//!   `assets/python/requirements.txt`. The key is the first 12 hex digits of
+//!   directory, at `<cache>/python/env-<key>`, from the embedded requirements of
+//!   the [`Image`] asked for: `assets/python/requirements.txt` (the service's
+//!   PythonLTS packages, the default) or `assets/python/requirements-minimal.txt`
+//!   (`--image minimal`). Both live side by side. The key is the first 12 hex digits of
 //!   SHA-256 over the requirements text and the base interpreter's version string, so
 //!   a change of either gives a fresh environment. A finished environment holds a
 //!   marker file `.sessionpad-ready` (first line: the requirements hash); a folder
@@ -40,8 +42,80 @@ use std::time::UNIX_EPOCH;
 
 use sha2::{Digest, Sha256};
 
-/// The packages of the environment sessionpad builds, embedded at compile time.
+/// The packages of the environment sessionpad builds by default ([`Image::PythonLts`]),
+/// embedded at compile time.
 pub const REQUIREMENTS: &str = include_str!("../../../assets/python/requirements.txt");
+
+/// The packages of the small environment ([`Image::Minimal`]), embedded at
+/// compile time.
+pub const REQUIREMENTS_MINIMAL: &str =
+    include_str!("../../../assets/python/requirements-minimal.txt");
+
+/// Which set of packages a built environment holds: the local pool's "image".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(try_from = "String")]
+pub enum Image {
+    /// Like the service's PythonLTS image (the default): what Microsoft's code
+    /// interpreter docs name (NumPy, pandas, scikit-learn) and more, with
+    /// `pkg_resources` (`assets/python/requirements.txt`). Written `pythonlts`.
+    #[default]
+    PythonLts,
+    /// A kernel, NumPy, pandas and Matplotlib only
+    /// (`assets/python/requirements-minimal.txt`). Written `minimal`.
+    Minimal,
+}
+
+impl Image {
+    /// The requirements text the environment is built from.
+    pub fn requirements(self) -> &'static str {
+        match self {
+            Self::PythonLts => REQUIREMENTS,
+            Self::Minimal => REQUIREMENTS_MINIMAL,
+        }
+    }
+
+    /// The name it is written with (`--image`, `[pool] image`): `pythonlts`
+    /// or `minimal`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PythonLts => "pythonlts",
+            Self::Minimal => "minimal",
+        }
+    }
+}
+
+impl std::fmt::Display for Image {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Image {
+    type Err = String;
+
+    /// `pythonlts` (also `python`, `full`) or `minimal`, in any case.
+    ///
+    /// # Errors
+    ///
+    /// Any other name, with the names that are known.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "pythonlts" | "python" | "full" => Ok(Self::PythonLts),
+            "minimal" => Ok(Self::Minimal),
+            other => Err(format!(
+                "unknown image {other:?}: pythonlts (the default) or minimal"
+            )),
+        }
+    }
+}
+
+impl TryFrom<String> for Image {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
 
 /// Name of the marker file that says an environment folder is complete.
 pub const READY_MARKER: &str = ".sessionpad-ready";
@@ -78,7 +152,9 @@ pub use self::error::ImageError;
 ///   `python/` folder (created when missing).
 /// - `explicit_python`: the `--python` interpreter. When given, it is only checked
 ///   (it must import ipykernel) and returned with `root: None`; a bare command name
-///   is looked up on `PATH`, a relative path made absolute.
+///   is looked up on `PATH`, a relative path made absolute; `image` is then unused.
+/// - `image`: which packages a built environment holds; each image has its own
+///   folder (the key hashes the requirements), so both can be ready at once.
 /// - `progress`: receives one line of text per step of a first build, and each line
 ///   pip prints, so the caller can show something better than a blank screen. It is
 ///   not called when a ready environment is reused.
@@ -95,6 +171,7 @@ pub use self::error::ImageError;
 pub async fn ensure(
     cache_dir: &Path,
     explicit_python: Option<&Path>,
+    image: Image,
     progress: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<PythonEnv, ImageError> {
     if let Some(python) = explicit_python {
@@ -107,9 +184,10 @@ pub async fn ensure(
         std::env::var_os(BASE_PYTHON_VAR).as_deref(),
         std::env::var_os("PATH").as_deref(),
     )?;
-    let req_hash = sha256_hex(REQUIREMENTS.as_bytes());
+    let requirements = image.requirements();
+    let req_hash = sha256_hex(requirements.as_bytes());
 
-    if let Some(env) = lookup_ready(&python_dir, &base.path, REQUIREMENTS, &req_hash) {
+    if let Some(env) = lookup_ready(&python_dir, &base.path, requirements, &req_hash) {
         tracing::debug!(python = %env.python.display(), "reusing Python environment");
         base.remember(&python_dir);
         compile_in_background(&env);
@@ -118,12 +196,12 @@ pub async fn ensure(
 
     let version = base::version(&base.path).await?;
     remember_base_version(&python_dir, &base.path, &version);
-    let key = env_key(REQUIREMENTS, &version);
+    let key = env_key(requirements, &version);
     let note = base.build_note(&version);
     let base_path = &base.path;
     let env = ensure_env(&python_dir, &key, &req_hash, progress, |dir| async move {
         progress(&note);
-        build::build(base_path, &dir, REQUIREMENTS, progress).await
+        build::build(base_path, &dir, requirements, progress).await
     })
     .await?;
     base.remember(&python_dir);

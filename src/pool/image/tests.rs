@@ -41,7 +41,7 @@ fn fake_python(dir: &Path, program: &str) -> PathBuf {
 async fn explicit_python_without_ipykernel_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let python = fake_python(tmp.path(), "false");
-    let err = ensure(tmp.path(), Some(&python), &quiet)
+    let err = ensure(tmp.path(), Some(&python), Image::default(), &quiet)
         .await
         .expect_err("must refuse");
     assert!(
@@ -58,14 +58,14 @@ async fn explicit_python_without_ipykernel_is_refused() {
 async fn explicit_python_with_ipykernel_is_used_as_is() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let python = fake_python(tmp.path(), "true");
-    let env = ensure(tmp.path(), Some(&python), &quiet).await.expect("ok");
+    let env = ensure(tmp.path(), Some(&python), Image::default(), &quiet).await.expect("ok");
     assert_eq!(env.python, python);
     assert!(env.python.is_absolute());
     assert!(env.root.is_none());
     // Nothing was built.
     assert!(!tmp.path().join("python").exists());
     // A bare command name is looked up on PATH.
-    let env = ensure(tmp.path(), Some(Path::new("true")), &quiet)
+    let env = ensure(tmp.path(), Some(Path::new("true")), Image::default(), &quiet)
         .await
         .expect("ok");
     assert!(env.python.is_absolute(), "{}", env.python.display());
@@ -75,7 +75,7 @@ async fn explicit_python_with_ipykernel_is_used_as_is() {
 async fn explicit_python_that_does_not_exist_says_so() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let missing = tmp.path().join("no-such-python");
-    let err = ensure(tmp.path(), Some(&missing), &quiet)
+    let err = ensure(tmp.path(), Some(&missing), Image::default(), &quiet)
         .await
         .expect_err("must fail");
     assert!(matches!(err, ImageError::Spawn { .. }), "{err:?}");
@@ -196,7 +196,7 @@ fn fast_path_uses_the_remembered_version_until_the_interpreter_changes() {
 #[tokio::test]
 async fn real_environment_has_the_packages() {
     let started = Instant::now();
-    let env = ensure(&crate::dirs::cache_dir(), None, &|l| eprintln!("{l}"))
+    let env = ensure(&crate::dirs::cache_dir(), None, Image::default(), &|l| eprintln!("{l}"))
         .await
         .expect("Python environment");
     eprintln!("ensure (build or reuse) took {:?}", started.elapsed());
@@ -212,7 +212,7 @@ async fn real_environment_has_the_packages() {
     );
 
     let started = Instant::now();
-    let again = ensure(&crate::dirs::cache_dir(), None, &|l| {
+    let again = ensure(&crate::dirs::cache_dir(), None, Image::default(), &|l| {
         panic!("reuse printed {l}")
     })
     .await
@@ -221,7 +221,7 @@ async fn real_environment_has_the_packages() {
     assert_eq!(again.python, env.python);
 
     // The built interpreter also passes as a `--python` one.
-    let explicit = ensure(Path::new("/nonexistent"), Some(&env.python), &quiet)
+    let explicit = ensure(Path::new("/nonexistent"), Some(&env.python), Image::default(), &quiet)
         .await
         .expect("explicit");
     assert_eq!(explicit.python, env.python);
