@@ -134,7 +134,7 @@ pub struct PoolLimits {
     pub azure_limits: Option<bool>,
     /// The packages of the built Python environment: `"pythonlts"` (unset: like
     /// the service's image) or `"minimal"` (as `serve --image`).
-    pub image: Option<crate::pool::image::Image>,
+    pub image: Option<crate::protocol::image::Image>,
 }
 
 impl PoolLimits {

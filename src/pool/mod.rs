@@ -291,6 +291,26 @@ impl std::fmt::Debug for LocalPool {
 }
 
 /// Ends idle sessions every second until the registry is gone.
+/// The recorder of the pool's calls, when `opts` asks for a ledger; it
+/// publishes what it records on `hub`.
+///
+/// # Errors
+///
+/// When the ledger's database cannot be opened.
+fn start_ledger(
+    opts: &PoolOptions,
+    hub: &crate::events::Hub,
+) -> Result<Option<crate::ledger::Recorder>, PoolError> {
+    Ok(match &opts.ledger {
+        Some(l) => Some(crate::ledger::Recorder::start_publishing(
+            &l.path,
+            l.limits,
+            hub.clone(),
+        )?),
+        None => None,
+    })
+}
+
 /// How sandboxed sessions see `env` (nothing to bind without a sandbox).
 ///
 /// # Errors
@@ -345,20 +365,14 @@ impl LocalPool {
         }
         // One hub for the event stream: recorded calls and running cells' output.
         let hub = crate::events::Hub::new();
-        let ledger = match &opts.ledger {
-            Some(l) => Some(crate::ledger::Recorder::start_publishing(
-                &l.path,
-                l.limits,
-                hub.clone(),
-            )?),
-            None => None,
-        };
+        let ledger = start_ledger(&opts, &hub)?;
         let env = image::ensure(
             &opts.cache_dir,
             opts.python.as_deref(),
             opts.image,
             progress,
-        ).await?;
+        )
+        .await?;
         std::fs::create_dir_all(&opts.sessions_dir).map_err(|source| PoolError::Folder {
             path: opts.sessions_dir.clone(),
             source,

@@ -18,6 +18,7 @@ pub mod completion;
 pub mod container_type;
 pub mod events;
 pub mod identifier;
+pub mod image;
 pub mod isolation;
 pub mod limits;
 pub mod model;

@@ -51,69 +51,13 @@ pub const REQUIREMENTS: &str = include_str!("../../../assets/python/requirements
 pub const REQUIREMENTS_MINIMAL: &str =
     include_str!("../../../assets/python/requirements-minimal.txt");
 
-/// Which set of packages a built environment holds: the local pool's "image".
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(try_from = "String")]
-pub enum Image {
-    /// Like the service's PythonLTS image (the default): what Microsoft's code
-    /// interpreter docs name (NumPy, pandas, scikit-learn) and more, with
-    /// `pkg_resources` (`assets/python/requirements.txt`). Written `pythonlts`.
-    #[default]
-    PythonLts,
-    /// A kernel, NumPy, pandas and Matplotlib only
-    /// (`assets/python/requirements-minimal.txt`). Written `minimal`.
-    Minimal,
-}
+pub use crate::protocol::image::Image;
 
-impl Image {
-    /// The requirements text the environment is built from.
-    pub fn requirements(self) -> &'static str {
-        match self {
-            Self::PythonLts => REQUIREMENTS,
-            Self::Minimal => REQUIREMENTS_MINIMAL,
-        }
-    }
-
-    /// The name it is written with (`--image`, `[pool] image`): `pythonlts`
-    /// or `minimal`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::PythonLts => "pythonlts",
-            Self::Minimal => "minimal",
-        }
-    }
-}
-
-impl std::fmt::Display for Image {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Image {
-    type Err = String;
-
-    /// `pythonlts` (also `python`, `full`) or `minimal`, in any case.
-    ///
-    /// # Errors
-    ///
-    /// Any other name, with the names that are known.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "pythonlts" | "python" | "full" => Ok(Self::PythonLts),
-            "minimal" => Ok(Self::Minimal),
-            other => Err(format!(
-                "unknown image {other:?}: pythonlts (the default) or minimal"
-            )),
-        }
-    }
-}
-
-impl TryFrom<String> for Image {
-    type Error = String;
-
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        s.parse()
+/// The requirements text the environment of `image` is built from.
+pub fn requirements(image: Image) -> &'static str {
+    match image {
+        Image::PythonLts => REQUIREMENTS,
+        Image::Minimal => REQUIREMENTS_MINIMAL,
     }
 }
 
@@ -184,7 +128,7 @@ pub async fn ensure(
         std::env::var_os(BASE_PYTHON_VAR).as_deref(),
         std::env::var_os("PATH").as_deref(),
     )?;
-    let requirements = image.requirements();
+    let requirements = requirements(image);
     let req_hash = sha256_hex(requirements.as_bytes());
 
     if let Some(env) = lookup_ready(&python_dir, &base.path, requirements, &req_hash) {

@@ -58,16 +58,23 @@ async fn explicit_python_without_ipykernel_is_refused() {
 async fn explicit_python_with_ipykernel_is_used_as_is() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let python = fake_python(tmp.path(), "true");
-    let env = ensure(tmp.path(), Some(&python), Image::default(), &quiet).await.expect("ok");
+    let env = ensure(tmp.path(), Some(&python), Image::default(), &quiet)
+        .await
+        .expect("ok");
     assert_eq!(env.python, python);
     assert!(env.python.is_absolute());
     assert!(env.root.is_none());
     // Nothing was built.
     assert!(!tmp.path().join("python").exists());
     // A bare command name is looked up on PATH.
-    let env = ensure(tmp.path(), Some(Path::new("true")), Image::default(), &quiet)
-        .await
-        .expect("ok");
+    let env = ensure(
+        tmp.path(),
+        Some(Path::new("true")),
+        Image::default(),
+        &quiet,
+    )
+    .await
+    .expect("ok");
     assert!(env.python.is_absolute(), "{}", env.python.display());
 }
 
@@ -196,9 +203,11 @@ fn fast_path_uses_the_remembered_version_until_the_interpreter_changes() {
 #[tokio::test]
 async fn real_environment_has_the_packages() {
     let started = Instant::now();
-    let env = ensure(&crate::dirs::cache_dir(), None, Image::default(), &|l| eprintln!("{l}"))
-        .await
-        .expect("Python environment");
+    let env = ensure(&crate::dirs::cache_dir(), None, Image::default(), &|l| {
+        eprintln!("{l}");
+    })
+    .await
+    .expect("Python environment");
     eprintln!("ensure (build or reuse) took {:?}", started.elapsed());
     assert!(env.root.is_some());
     let status = std::process::Command::new(&env.python)
@@ -221,9 +230,14 @@ async fn real_environment_has_the_packages() {
     assert_eq!(again.python, env.python);
 
     // The built interpreter also passes as a `--python` one.
-    let explicit = ensure(Path::new("/nonexistent"), Some(&env.python), Image::default(), &quiet)
-        .await
-        .expect("explicit");
+    let explicit = ensure(
+        Path::new("/nonexistent"),
+        Some(&env.python),
+        Image::default(),
+        &quiet,
+    )
+    .await
+    .expect("explicit");
     assert_eq!(explicit.python, env.python);
     assert!(explicit.root.is_none());
 
