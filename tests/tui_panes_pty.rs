@@ -151,8 +151,10 @@ fn the_pool_info_names_the_kernel_right_scrolls_to_its_last_package_and_shows_th
     let (ipykernel, ipython, last) = (printed[1], printed[2], printed[4]);
 
     keys(&mut pty, &[F3, "i"]);
+    // (The isolation report comes first: the packages may start below the
+    // first page, and the scrolling below reaches them.)
     let screen = pty.wait_for("the pool info", CELL_DEADLINE, |s| {
-        s.contains("Pool info") && s.contains("packages:")
+        s.contains("Pool info") && s.contains("kernel ")
     });
     println!("{screen}");
     let kernel = line_with(&screen, "kernel ");
