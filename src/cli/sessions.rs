@@ -222,17 +222,29 @@ fn confirmed_ending_old(
          /mnt/data files are lost",
         old.len()
     );
-    match output::confirm(&question)? {
+    ask_to_end(&question, || {
+        format!(
+            "`sessions rm --older-than {age}` would end {} sessions: standard input is not a \
+             terminal, so nobody can be asked; give --yes to end them",
+            old.len()
+        )
+    })
+}
+
+/// Asks `question`: true to go on, false when the answer was no (said).
+///
+/// # Errors
+///
+/// `refusal()` when standard input is not a terminal (nobody to ask), or
+/// when it cannot be read.
+fn ask_to_end(question: &str, refusal: impl FnOnce() -> String) -> anyhow::Result<bool> {
+    match output::confirm(question)? {
         Some(true) => Ok(true),
         Some(false) => {
             eprintln!("not ended");
             Ok(false)
         }
-        None => anyhow::bail!(
-            "`sessions rm --older-than {age}` would end {} sessions: standard input is not a \
-             terminal, so nobody can be asked; give --yes to end them",
-            old.len()
-        ),
+        None => anyhow::bail!(refusal()),
     }
 }
 
@@ -248,19 +260,14 @@ fn confirmed_ending_this_folders(id: &str) -> anyhow::Result<bool> {
         "end this directory's session {}? Its variables and /mnt/data files are lost",
         sanitize::plain(id)
     );
-    match output::confirm(&question)? {
-        Some(true) => Ok(true),
-        Some(false) => {
-            eprintln!("not ended");
-            Ok(false)
-        }
-        None => anyhow::bail!(
+    ask_to_end(&question, || {
+        format!(
             "`sessions rm` without an identifier ends this directory's session {}: \
              standard input is not a terminal, so nobody can be asked; give --yes to end it, \
              or name sessions (`sessions rm ID...`)",
             sanitize::plain(id)
-        ),
-    }
+        )
+    })
 }
 
 fn time(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
