@@ -26,6 +26,8 @@ pub fn key_events(bytes: &[u8]) -> Vec<Event> {
 pub struct Typeahead {
     keys: Keys,
     parser: Parser,
+    /// The last chunk ended with an Esc that may start an Alt+key.
+    esc_pending: bool,
 }
 
 impl Typeahead {
@@ -35,17 +37,60 @@ impl Typeahead {
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
         // Esc pressed alone is one read of one byte; as a sequence's start it
         // would wait for the next key (crossterm reads it the same way).
-        if bytes == b"\x1b" {
+        if bytes == b"\x1b" && !self.esc_pending {
             self.parser = Parser::new();
             self.keys.1 = Ss3::default();
             return vec![Event::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE))];
         }
-        self.parser.advance(&mut self.keys, bytes);
+        let mut rest = bytes;
+        // Esc before a control key (Enter, Backspace, Tab, Ctrl+letter) is
+        // that key with Alt, as crossterm reads it: Alt+Enter runs the cell.
+        // vte would run the control key and forget the Esc.
+        if self.esc_pending {
+            if let Some((&first, tail)) = rest.split_first() {
+                if alt_control(first) {
+                    self.alt_key(first);
+                    rest = tail;
+                }
+            }
+        }
+        while let Some(at) = rest
+            .windows(2)
+            .position(|pair| pair[0] == 0x1b && alt_control(pair[1]))
+        {
+            self.parser.advance(&mut self.keys, &rest[..at]);
+            self.alt_key(rest[at + 1]);
+            rest = &rest[at + 2..];
+        }
+        self.parser.advance(&mut self.keys, rest);
+        self.esc_pending = rest.last() == Some(&0x1b);
         std::mem::take(&mut self.keys.0)
             .into_iter()
             .map(Event::Key)
             .collect()
     }
+
+    /// The control key `byte` pressed with Alt; whatever sequence was open
+    /// (the Esc) is done.
+    fn alt_key(&mut self, byte: u8) {
+        self.parser = Parser::new();
+        self.keys.1 = Ss3::default();
+        let start = self.keys.0.len();
+        if byte == 0x7f {
+            self.keys.print('\x7f');
+        } else {
+            self.keys.execute(byte);
+        }
+        for key in &mut self.keys.0[start..] {
+            key.modifiers |= KeyModifiers::ALT;
+        }
+    }
+}
+
+/// Whether `byte` after Esc makes an Alt+key of a control key: C0 controls
+/// but Esc itself, and Delete (Backspace).
+fn alt_control(byte: u8) -> bool {
+    (byte < 0x20 && byte != 0x1b) || byte == 0x7f
 }
 
 #[derive(Default)]
@@ -109,6 +154,11 @@ impl Perform for Keys {
             // Ctrl+A … Ctrl+Z (those above are Enter, Tab and Backspace).
             0x01..=0x1a => self.push(
                 KeyCode::Char(char::from(b'a' + byte - 1)),
+                KeyModifiers::CONTROL,
+            ),
+            // Ctrl+\ … Ctrl+_, read as crossterm reads them: Ctrl+4 … Ctrl+7.
+            0x1c..=0x1f => self.push(
+                KeyCode::Char(char::from(b'4' + byte - 0x1c)),
                 KeyModifiers::CONTROL,
             ),
             _ => {}
@@ -211,6 +261,50 @@ mod tests {
                 (KeyCode::Backspace, none),
                 (KeyCode::Char('x'), none),
             ]
+        );
+    }
+
+    #[test]
+    fn ctrl_underscore_and_its_neighbours_are_keys_as_crossterm_reads_them() {
+        // 0x1c to 0x1f are Ctrl+\, Ctrl+], Ctrl+^ and Ctrl+_ (Ctrl+/ sends
+        // 0x1f too): crossterm reads them as Ctrl+4 to Ctrl+7, which the
+        // keymap takes as undo (Ctrl+_). Typed while the graphics probe read
+        // the input, Ctrl+_ was dropped (CI saw undo do nothing).
+        let ctrl = KeyModifiers::CONTROL;
+        assert_eq!(
+            codes(b"\x1c\x1d\x1e\x1f"),
+            vec![
+                (KeyCode::Char('4'), ctrl),
+                (KeyCode::Char('5'), ctrl),
+                (KeyCode::Char('6'), ctrl),
+                (KeyCode::Char('7'), ctrl),
+            ]
+        );
+    }
+
+    #[test]
+    fn alt_enter_and_alt_backspace_keep_their_alt() {
+        // Typed right after launching, `1+1` Alt+Enter must run the cell, not
+        // add a line (vte ran the Enter and forgot the Esc).
+        let alt = KeyModifiers::ALT;
+        let none = KeyModifiers::NONE;
+        assert_eq!(
+            codes(b"1\x1b\r\x1b\x7f\x1b\x03\x1b[A"),
+            vec![
+                (KeyCode::Char('1'), none),
+                (KeyCode::Enter, alt),
+                (KeyCode::Backspace, alt),
+                (KeyCode::Char('c'), KeyModifiers::CONTROL | alt),
+                (KeyCode::Up, none),
+            ]
+        );
+        // The Esc and the Enter read apart.
+        let mut typeahead = Typeahead::default();
+        assert!(typeahead.feed(b"2\x1b").len() == 1);
+        let events = typeahead.feed(b"\r");
+        assert!(
+            matches!(&events[..], [Event::Key(k)] if k.code == KeyCode::Enter && k.modifiers == alt),
+            "{events:?}"
         );
     }
 
