@@ -46,13 +46,12 @@ impl Typeahead {
         // Esc before a control key (Enter, Backspace, Tab, Ctrl+letter) is
         // that key with Alt, as crossterm reads it: Alt+Enter runs the cell.
         // vte would run the control key and forget the Esc.
-        if self.esc_pending {
-            if let Some((&first, tail)) = rest.split_first() {
-                if alt_control(first) {
-                    self.alt_key(first);
-                    rest = tail;
-                }
-            }
+        if self.esc_pending
+            && let Some((&first, tail)) = rest.split_first()
+            && alt_control(first)
+        {
+            self.alt_key(first);
+            rest = tail;
         }
         while let Some(at) = rest
             .windows(2)
