@@ -97,6 +97,46 @@ fn several_candidates_open_a_list_down_enter_takes_one_esc_closes_it() {
     pty.quit_with(CTRL_Q);
 }
 
+/// Issue 27 item 1: typing while the list is open narrows it, as IPython's
+/// does: `os.get` + Tab lists getcwd and getenv; `e` leaves getenv (and its
+/// kin) and drops getcwd; Backspace brings getcwd back.
+#[test]
+fn typing_while_the_list_is_open_narrows_it() {
+    let data = tempfile::tempdir().expect("temp data dir");
+    let work = tempfile::tempdir().expect("temp working dir");
+    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
+    pty.wait_local_ready();
+    pty.send(&format!("import os{F5}"));
+    pty.wait_for("the import to run", CELL_DEADLINE, |s| {
+        s.contains("In [1]: import os") && s.contains("done in")
+    });
+    keys(&mut pty, &["os.get", "\t"]);
+    pty.wait_for("the list of candidates", DEADLINE, |s| {
+        list_row(s, "getcwd").is_some() && list_row(s, "getenv").is_some()
+    });
+    keys(&mut pty, &["e"]);
+    pty.wait_for("the list narrowed to get-e names", DEADLINE, |s| {
+        editor_has(s, "os.gete")
+            && list_row(s, "getenv").is_some()
+            && list_row(s, "getcwd").is_none()
+    });
+    keys(&mut pty, &["\x7f"]);
+    pty.wait_for("the list widened again", DEADLINE, |s| {
+        editor_has(s, "os.get")
+            && list_row(s, "getenv").is_some()
+            && list_row(s, "getcwd").is_some()
+    });
+    keys(&mut pty, &["env", "\r"]);
+    pty.wait_for("a candidate taken from the narrowed list", DEADLINE, |s| {
+        // The editor's own row reads os.getenv; the closed list no longer
+        // shows getenvb, which `env` left in it.
+        editor_has(s, "os.getenv") && list_row(s, "getenvb").is_none()
+    });
+    pty.send(CTRL_C);
+    pty.wait_for("the empty editor", DEADLINE, |s| s.contains(PLACEHOLDER));
+    pty.quit_with(CTRL_Q);
+}
+
 /// Where a box row reads exactly `name`, `.name` or `os.name` between two
 /// borders: the screen row and the index of the `│`-separated piece.
 fn list_row(screen: &str, name: &str) -> Option<(usize, usize)> {

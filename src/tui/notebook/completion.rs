@@ -129,6 +129,21 @@ impl CompletionState {
                 self.popup = None;
                 true
             }
+            PopupKey::Type => {
+                let start = popup.start();
+                editor.input(input.clone());
+                let cursor = editor.cursor_offset();
+                let typed: String = editor
+                    .source()
+                    .chars()
+                    .skip(start)
+                    .take(cursor.saturating_sub(start))
+                    .collect();
+                if !popup.narrow(&typed, cursor) {
+                    self.popup = None;
+                }
+                true
+            }
             PopupKey::Pass => {
                 self.popup = None;
                 false
@@ -301,6 +316,53 @@ mod tests {
         assert!(!state.popup_key(&mut editor, &key(Key::Char('('))));
         assert!(state.popup().is_none());
         assert_eq!(editor.source(), "import os\nos.get", "nothing taken");
+    }
+
+    #[test]
+    fn typing_narrows_the_list_and_backspace_widens_it() {
+        let (mut state, mut editor) = open_list();
+        let shown = |state: &CompletionState| state.popup().map(|p| p.items().to_vec());
+        // `os.get` + `c`: getcwd and getcwdb stay, typed into the cell.
+        assert!(state.popup_key(&mut editor, &key(Key::Char('c'))));
+        assert_eq!(editor.source(), "import os\nos.getc");
+        assert_eq!(shown(&state), Some(vec!["getcwd".into(), "getcwdb".into()]));
+        // The selection follows its candidate; Enter takes it whole.
+        assert!(state.popup_key(&mut editor, &key(Key::Down)));
+        assert!(state.popup_key(&mut editor, &key(Key::Char('w'))));
+        assert_eq!(state.popup().map(Popup::selected), Some(1));
+        assert!(state.popup_key(&mut editor, &key(Key::Backspace)));
+        assert!(state.popup_key(&mut editor, &key(Key::Backspace)));
+        assert_eq!(editor.source(), "import os\nos.get");
+        assert_eq!(shown(&state).map(|v| v.len()), Some(3), "widened again");
+        assert!(state.popup_key(&mut editor, &key(Key::Char('c'))));
+        assert!(state.popup_key(&mut editor, &key(Key::Char('w'))));
+        assert!(state.popup_key(&mut editor, &key(Key::Char('d'))));
+        assert!(state.popup_key(&mut editor, &key(Key::Char('b'))));
+        assert_eq!(
+            shown(&state),
+            Some(vec!["getcwdb".into()]),
+            "one left stays open"
+        );
+        assert!(state.popup_key(&mut editor, &key(Key::Enter)));
+        assert_eq!(editor.source(), "import os\nos.getcwdb");
+        assert!(state.popup().is_none());
+    }
+
+    #[test]
+    fn typing_what_nothing_matches_or_backspace_past_the_start_closes_it() {
+        let (mut state, mut editor) = open_list();
+        assert!(state.popup_key(&mut editor, &key(Key::Char('x'))));
+        assert_eq!(editor.source(), "import os\nos.getx", "the key is typed");
+        assert!(state.popup().is_none());
+        let (mut state, mut editor) = open_list();
+        for _ in 0..4 {
+            assert!(state.popup_key(&mut editor, &key(Key::Backspace)));
+        }
+        assert_eq!(editor.source(), "import os\nos");
+        assert!(
+            state.popup().is_none(),
+            "the cursor is before the replaced part"
+        );
     }
 
     #[test]

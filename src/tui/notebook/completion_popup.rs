@@ -7,8 +7,12 @@
 //! Keys: Down and Tab select the next candidate, Up and Shift+Tab the one
 //! before (both wrap); Enter takes the selected one (it replaces the typed
 //! part, `cursorStart..cursorEnd` of the kernel's answer); Esc closes the list
-//! and nothing else (the editor keeps the keys); any other key closes it and
-//! then does what it always does.
+//! and nothing else (the editor keeps the keys). A letter, a digit or `_`
+//! is typed into the cell and narrows the list to the candidates that start
+//! with what is now typed, as IPython's list does; Backspace widens it again
+//! (the list closes when nothing matches, or when Backspace goes before the
+//! part the list replaces). Any other key closes it and then does what it
+//! always does.
 //!
 //! Candidates come from the kernel, so they are untrusted: each is made one
 //! safe line ([`fit::one_line`]: no escape sequence, no control character)
@@ -34,7 +38,9 @@ const WIDTH: usize = 48;
 /// which one is selected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Popup {
-    /// The candidates, each made safe text, none empty.
+    /// Every candidate the kernel gave, each made safe text, none empty.
+    all: Vec<String>,
+    /// The candidates shown: those of `all` that start with what is typed.
     items: Vec<String>,
     /// Code points `start..end` of the cell's source are what a taken
     /// candidate replaces (the kernel's `cursorStart`, and the cursor).
@@ -63,6 +69,9 @@ pub enum PopupKey {
     },
     /// Esc: the list closes and the key does nothing else.
     Closed,
+    /// A letter, a digit, `_` or Backspace: the caller types it into the
+    /// cell, then calls [`Popup::narrow`] with what is typed.
+    Type,
     /// Any other key: the list closes and the key acts as it always does.
     Pass,
 }
@@ -79,6 +88,7 @@ impl Popup {
             }
         }
         (items.len() >= 2).then_some(Self {
+            all: items.clone(),
             items,
             start,
             end,
@@ -118,8 +128,43 @@ impl Popup {
                 text: self.items[self.selected].clone(),
             },
             Key::Esc => PopupKey::Closed,
+            Key::Char(c) if c.is_alphanumeric() || c == '_' => PopupKey::Type,
+            Key::Backspace => PopupKey::Type,
             _ => PopupKey::Pass,
         }
+    }
+
+    /// The cell changed after a [`PopupKey::Type`]: `typed` is now the text
+    /// from the replaced part's start to the cursor, at code point `cursor`
+    /// of the cell. Keeps the candidates that start with `typed` (the
+    /// selected one stays selected while it is kept) and returns `false`
+    /// when the list should close: nothing matches, or the cursor went
+    /// before the replaced part.
+    pub fn narrow(&mut self, typed: &str, cursor: usize) -> bool {
+        if cursor < self.start {
+            return false;
+        }
+        let selected = self.items.get(self.selected).cloned();
+        self.items = self
+            .all
+            .iter()
+            .filter(|c| c.starts_with(typed))
+            .cloned()
+            .collect();
+        self.end = cursor;
+        self.selected = selected
+            .and_then(|s| self.items.iter().position(|i| *i == s))
+            .unwrap_or(0);
+        self.top = self.top.min(self.selected);
+        if self.selected >= self.top + ROWS {
+            self.top = self.selected + 1 - ROWS;
+        }
+        !self.items.is_empty()
+    }
+
+    /// The first code point the list's candidates replace.
+    pub fn start(&self) -> usize {
+        self.start
     }
 
     /// Selects the next (or previous) candidate, wrapping at the ends, and
@@ -261,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn enter_takes_the_selected_one_esc_closes_others_pass() {
+    fn enter_takes_the_selected_one_esc_closes_names_type_others_pass() {
         let mut p = Popup::open(&names(3), 4, 7).unwrap();
         p.key(&key(Key::Down));
         assert_eq!(
@@ -273,7 +318,11 @@ mod tests {
             }
         );
         assert_eq!(p.key(&key(Key::Esc)), PopupKey::Closed);
-        assert_eq!(p.key(&key(Key::Char('x'))), PopupKey::Pass);
+        assert_eq!(p.key(&key(Key::Char('x'))), PopupKey::Type);
+        assert_eq!(p.key(&key(Key::Char('_'))), PopupKey::Type);
+        assert_eq!(p.key(&key(Key::Backspace)), PopupKey::Type);
+        assert_eq!(p.key(&key(Key::Char('('))), PopupKey::Pass);
+        assert_eq!(p.key(&key(Key::Char(' '))), PopupKey::Pass);
         assert_eq!(p.key(&key(Key::F(5))), PopupKey::Pass);
         let ctrl_n = Input {
             key: Key::Char('n'),
