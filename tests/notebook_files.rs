@@ -44,6 +44,7 @@ fn cells() -> Vec<Cell> {
         exit_code: None,
         stdin: None,
         quit_while: None,
+        output_streams_max_length: None,
     };
     vec![
         cell(

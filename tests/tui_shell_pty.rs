@@ -142,8 +142,48 @@ fn a_shell_output_the_service_cut_is_flagged() {
         "{screen}"
     );
     assert!(screen.contains("--output-streams-max-length N"), "{screen}");
+    assert!(
+        screen.contains("press m (runs it again with outputStreamsMaxLength 40,960"),
+        "{screen}"
+    );
     assert!(screen.contains("exit 0 in"), "{screen}");
+    // `m` on the cut cell (Esc selects the newest) runs it again asking for
+    // ten times as much: the pool then sends the whole 10 KB.
+    pty.send("\x1b");
+    pty.wait_for("the notebook focused", CELL_DEADLINE, |s| {
+        s.contains("back to the cell")
+    });
+    pty.send("m");
+    pty.wait_for("the cell run again", CELL_DEADLINE, |s| {
+        s.contains("running In [2] again with outputStreamsMaxLength 40,960")
+    });
+    // The editor is In [4] once the third cell is queued; its output fills
+    // the screen, ending in its exit line, with no cut note under it.
+    let screen = pty.wait_for("the third cell's answer", CELL_DEADLINE, |s| {
+        let above_editor = s
+            .lines()
+            .take_while(|l| !l.contains("╭ In [4]"))
+            .filter(|l| !l.trim().is_empty())
+            .last();
+        s.contains("╭ In [4]") && above_editor.is_some_and(|l| l.contains("exit 0 in"))
+    });
+    assert!(!screen.contains("probably cut"), "{screen}");
     pty.quit_with(pty::CTRL_Q);
+    let doc = pty::saved_notebook(data.path());
+    let cells = doc["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 3, "{doc:#}");
+    let third = &cells[2];
+    assert_eq!(
+        third["metadata"]["sessionpad"]["output_streams_max_length"], 40960,
+        "{third:#}"
+    );
+    let text: String = third["outputs"][0]["text"]
+        .as_array()
+        .expect("the stdout stream")
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(text.len(), 10240, "the whole output, not the cut one");
     let pid = serve.id();
     common::end_gracefully(&mut serve);
     common::assert_pool_left_nothing(pid);

@@ -268,6 +268,10 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         .and_then(|m| m.get("stdin"))
         .and_then(Value::as_str)
         .map(str::to_string);
+    let output_streams_max_length = ours
+        .and_then(|m| m.get("output_streams_max_length"))
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok());
     Ok(Cell {
         source,
         execution_count,
@@ -277,6 +281,7 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         exit_code,
         stdin,
         quit_while,
+        output_streams_max_length,
     })
 }
 

@@ -24,6 +24,7 @@ fn cell(source: &str, count: u32, outputs: Vec<Output>, outcome: CellOutcome) ->
         exit_code: None,
         stdin: None,
         quit_while: None,
+        output_streams_max_length: None,
     }
 }
 

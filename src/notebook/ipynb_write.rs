@@ -111,7 +111,8 @@ struct CellMeta<'a> {
 /// `identifier`, the flight recorder's `pool` key, the `execution_id`, when
 /// it `started_at` and when the notebook was quit, `quit_at`), and once the
 /// flight recorder's record filled it in, that
-/// record's `recorded_seq`.
+/// record's `recorded_seq`; the `output_streams_max_length` it was run with,
+/// if it asked for one.
 #[derive(Serialize)]
 struct Ours<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,6 +123,8 @@ struct Ours<'a> {
     exit_code: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     identifier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_streams_max_length: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pool: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,6 +150,7 @@ impl<'a> Ours<'a> {
             execution_id: quit.and_then(|q| q.execution_id.as_deref()),
             exit_code: cell.exit_code,
             identifier: quit.map(|q| q.identifier.as_str()),
+            output_streams_max_length: cell.output_streams_max_length,
             pool: quit.and_then(|q| q.pool.as_deref()),
             quit_at: quit.and_then(|q| q.quit_at).map(rfc3339),
             quit_while: quit.map(|q| waiting_name(q.was)),

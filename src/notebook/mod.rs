@@ -107,6 +107,11 @@ pub struct Cell {
     /// outcome is then [`CellOutcome::Unknown`] until the flight recorder's
     /// record of it fills it in); `None` for every other cell.
     pub quit_while: Option<Box<QuitWhile>>,
+    /// The `outputStreamsMaxLength` the cell was run with (2025-10-02-preview,
+    /// `aca-api.md` §13: the most characters of stdout and of stderr the answer
+    /// carries), when it asked for one; `None`: the pool's default (the
+    /// service's is 4,096).
+    pub output_streams_max_length: Option<u32>,
 }
 
 /// What a cell was run with, which is what running it again sends: its
@@ -119,7 +124,78 @@ pub struct CellInput {
     pub stdin: Option<String>,
 }
 
+/// A stream of a finished cell that the service probably cut
+/// ([`Cell::probably_cut`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutStream {
+    /// `stdout` or `stderr`.
+    pub stream: &'static str,
+    /// What to say under the cell
+    /// ([`crate::protocol::service_limits::cut_note`]).
+    pub note: String,
+    /// The stream's length in characters, its pieces counted together.
+    pub chars: usize,
+}
+
+/// The most `outputStreamsMaxLength` asks for (the 2025-10-02-preview spec's
+/// field is an int32).
+const MAX_OUTPUT_STREAMS_LENGTH: u64 = i32::MAX as u64;
+
 impl Cell {
+    /// The streams of this finished cell that the service probably cut: a
+    /// shell command's of 4,093 to 4,096 bytes (Shell pools cut there), or
+    /// one of exactly the `outputStreamsMaxLength` in force (the one the cell
+    /// was run with, else the service's default of 4,096 characters for
+    /// code). Empty while the cell has no outcome.
+    #[must_use]
+    pub fn probably_cut(&self) -> Vec<CutStream> {
+        use crate::protocol::service_limits::{SHELL_STREAM_BYTES, cut_note};
+        if self.outcome.is_none() {
+            return Vec::new();
+        }
+        // Asked for a length, the service cuts there, by characters, Shell
+        // pools too.
+        let shell = self.exit_code.is_some() && self.output_streams_max_length.is_none();
+        let cap = match self.output_streams_max_length {
+            Some(n) => Some(u64::from(n)),
+            None => (!shell).then_some(SHELL_STREAM_BYTES as u64),
+        };
+        [
+            (StreamName::Stdout, "stdout"),
+            (StreamName::Stderr, "stderr"),
+        ]
+        .into_iter()
+        .filter_map(|(which, stream)| {
+            let (bytes, chars) = self
+                .outputs
+                .iter()
+                .filter_map(|o| match o {
+                    Output::Stream { name, text } if *name == which => {
+                        Some((text.len(), text.chars().count()))
+                    }
+                    _ => None,
+                })
+                .fold((0, 0), |(b, c), (tb, tc)| (b + tb, c + tc));
+            cut_note(stream, bytes, chars, shell, cap).map(|note| CutStream {
+                stream,
+                note,
+                chars,
+            })
+        })
+        .collect()
+    }
+
+    /// The `outputStreamsMaxLength` to run this cell again with when its
+    /// output was cut ([`Cell::probably_cut`]): ten times the longest cut
+    /// stream's length in characters (4,096 → 40,960), at most the field's
+    /// int32 range; `None` when nothing was cut.
+    #[must_use]
+    pub fn larger_output_streams_max_length(&self) -> Option<u32> {
+        let longest = self.probably_cut().iter().map(|c| c.chars).max()?;
+        let larger = (longest.max(1) as u64).saturating_mul(10);
+        u32::try_from(larger.min(MAX_OUTPUT_STREAMS_LENGTH)).ok()
+    }
+
     /// What the cell was run with.
     pub fn input(&self) -> CellInput {
         CellInput {
@@ -252,6 +328,7 @@ impl Notebook {
             exit_code: None,
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         });
         self.cells.len() - 1
     }

@@ -73,6 +73,7 @@ pub fn cells(
             exit_code: None,
             stdin: e.stdin.clone(),
             quit_while: None,
+            output_streams_max_length: None,
         };
         let exit_code = (e.kind == CallKind::Shell).then_some(e.exit_code).flatten();
         cell.finish(exec, exit_code);

@@ -144,30 +144,17 @@ pub fn cut_note(
     if shell && (SHELL_STREAM_BYTES - 3..=SHELL_STREAM_BYTES).contains(&len_bytes) {
         return Some(format!(
             "{stream} is {} bytes: the service cuts Shell output at {}, so it is probably cut",
-            thousands(len_bytes as u64),
-            thousands(SHELL_STREAM_BYTES as u64)
+            crate::text::thousands(len_bytes),
+            crate::text::thousands(SHELL_STREAM_BYTES)
         ));
     }
     match sent_max {
         Some(max) if max > 0 && len_chars as u64 == max => Some(format!(
             "{stream} is {} characters, the service's outputStreamsMaxLength: it is probably cut",
-            thousands(max)
+            crate::text::thousands(max)
         )),
         _ => None,
     }
-}
-
-/// `n` with a comma every three digits: `4,096`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `s` cut to at most `max` bytes at a character boundary (so 4,093 to 4,096

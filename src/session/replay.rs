@@ -251,6 +251,7 @@ mod tests {
             exit_code: Some(1),
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         };
         assert_eq!(Ending::of_cell(&cell, true), Some(Ending::Exit(Some(1))));
         assert_eq!(

@@ -95,6 +95,11 @@ pub struct Cell {
     /// `stop_on_error` aborts its queue. A shell command's exit code is not
     /// a failure here: only a failed call is.
     pub stop_on_error: bool,
+    /// The `outputStreamsMaxLength` to send (2025-10-02-preview, `aca-api.md`
+    /// §13: the most characters of stdout and of stderr the answer carries);
+    /// `None` sends nothing (the pool's default, the service's 4,096). On an
+    /// older api-version the run fails with the client's clear refusal.
+    pub output_streams_max_length: Option<u32>,
 }
 
 impl From<&str> for Cell {
@@ -105,6 +110,7 @@ impl From<&str> for Cell {
             source: source.to_string(),
             stdin: None,
             stop_on_error: true,
+            output_streams_max_length: None,
         }
     }
 }
@@ -651,6 +657,7 @@ impl<'a> Running<'a> {
             if self.config.container_type.is_shell() {
                 let request = ShellRequest {
                     stdin: cell.stdin.clone(),
+                    output_streams_max_length: cell.output_streams_max_length,
                     ..ShellRequest::line(cell.source.clone(), timeout)
                 };
                 match self.client.execute_shell(identifier, &request).await {
@@ -658,7 +665,13 @@ impl<'a> Running<'a> {
                     Err(e) => failed(&e),
                 }
             } else {
-                match self.client.execute(identifier, &cell.source, timeout).await {
+                let capped = self.client.execute_capped(
+                    identifier,
+                    &cell.source,
+                    timeout,
+                    cell.output_streams_max_length,
+                );
+                match capped.await {
                     Ok(exec) => Step::Finished(Ok(exec), None),
                     Err(e) => failed(&e),
                 }

@@ -102,6 +102,9 @@ pub enum Effect {
         /// If it fails, the runs queued after it are not run (Jupyter's
         /// `stop_on_error`); false for a recorded session's replay.
         stop_on_error: bool,
+        /// The `outputStreamsMaxLength` to send (2025-10-02-preview); `None`
+        /// sends nothing.
+        output_streams_max_length: Option<u32>,
     },
     /// Before `run` executes, redo these recorded uploads (a replay of a
     /// recorded session, from the ledger's bytes), in order, and `after` it

@@ -124,6 +124,7 @@ mod tests {
             exit_code: None,
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         }
     }
 

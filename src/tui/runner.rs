@@ -195,12 +195,14 @@ pub(crate) fn offload_to(
             code,
             stdin,
             stop_on_error,
+            output_streams_max_length,
         } => worker.execute(
             run,
             crate::session::Cell {
                 source: code,
                 stdin,
                 stop_on_error,
+                output_streams_max_length,
             },
         ),
         Effect::ReplayUploads {

@@ -35,6 +35,7 @@ impl App {
             keymap: &self.keymap,
             language: self.config.language,
             followed: &followed,
+            api_version: self.config.api_version,
         };
         let outs = self.notebook.update(action, &cx);
         effects.extend(self.apply_notebook(outs, now));

@@ -382,6 +382,7 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         exit_code: None,
         stdin: None,
         quit_while: None,
+        output_streams_max_length: None,
     };
     app.update(Action::Notebook(NotebookAction::ReplayEarlier), now);
     assert_eq!(

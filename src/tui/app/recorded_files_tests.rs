@@ -48,6 +48,7 @@ fn recorded_cell(source: &str) -> Cell {
         exit_code: None,
         stdin: None,
         quit_while: None,
+        output_streams_max_length: None,
     };
     cell.finish(exec("done\n", None), None);
     cell

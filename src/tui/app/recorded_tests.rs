@@ -25,6 +25,7 @@ fn cell(n: u32, source: &str, stdout: &str) -> Cell {
         exit_code: None,
         stdin: None,
         quit_while: None,
+        output_streams_max_length: None,
     }
 }
 

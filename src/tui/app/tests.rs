@@ -50,6 +50,7 @@ pub(crate) fn run(app: &mut App, code: &str, now: Instant) -> RunId {
                 code: sent,
                 stdin: None,
                 stop_on_error: true,
+                output_streams_max_length: None,
             },
         ] => {
             assert_eq!(sent, code);

@@ -211,6 +211,15 @@ fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now:
         outputs::render_banner(pool, pool_log, outputs_area, frame.buffer_mut(), theme);
     } else {
         let pager_key = pager::pager_key(&app.keymap);
+        let more_key = app
+            .keymap
+            .key_for(
+                &crate::tui::action::Action::Notebook(
+                    crate::tui::notebook::NotebookAction::RunWithMoreOutput,
+                ),
+                &[Mode::Outputs],
+            )
+            .unwrap_or_else(|| "m".to_string());
         let mut ctx = CellContext {
             theme,
             highlighter: &mut views.highlighter,
@@ -223,6 +232,7 @@ fn render_outputs(frame: &mut Frame<'_>, app: &mut App, outputs_area: Rect, now:
                 output_at_end,
             },
             pager_key: &pager_key,
+            more_key: &more_key,
         };
         let outputs = &mut notebook.outputs;
         outputs.set_marks(marks);

@@ -106,6 +106,9 @@ pub struct CellContext<'a> {
     pub clock: RunClock,
     /// The key that opens the pager, for the note of a collapsed output.
     pub pager_key: &'a str,
+    /// The key that runs a cut cell again asking for more output, for the
+    /// note under a cut stream.
+    pub more_key: &'a str,
 }
 
 /// The rows of cell `index` for a pane `width` columns wide, and whether they are
@@ -184,7 +187,7 @@ pub fn cell_rows(
         flush(&mut rows, &mut lines, width);
         rows.push(Row::Running(index));
     } else {
-        lines.extend(cut_lines(cell, theme));
+        lines.extend(cut_lines(cell, ctx.more_key, theme));
         lines.push(status_line(cell, pending, theme));
     }
     lines.push(Line::default());
@@ -415,48 +418,35 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
 }
 
 /// The notes under a finished cell whose stdout or stderr the service probably
-/// cut ([`crate::protocol::service_limits::cut_note`]): a shell command's
-/// stream of 4,093 to 4,096 bytes (Shell pools cut there), or a code cell's of
-/// exactly the service's default `outputStreamsMaxLength` (4,096 characters,
-/// 2025-10-02-preview). Each names the way to ask for more. The stream's
-/// pieces are counted together.
-fn cut_lines(cell: &Cell, theme: &Theme) -> Vec<Line<'static>> {
-    use crate::protocol::service_limits::{SHELL_STREAM_BYTES, cut_note};
-    if cell.outcome.is_none() {
+/// cut ([`Cell::probably_cut`]): a shell command's stream of 4,093 to 4,096
+/// bytes (Shell pools cut there), or one of exactly the
+/// `outputStreamsMaxLength` in force (2025-10-02-preview). Under them, the key
+/// (`more_key`) that runs the cell again asking for more, and the command
+/// line's way.
+fn cut_lines(cell: &Cell, more_key: &str, theme: &Theme) -> Vec<Line<'static>> {
+    let cut = cell.probably_cut();
+    let Some(larger) = cell.larger_output_streams_max_length() else {
         return Vec::new();
-    }
-    let shell = cell.exit_code.is_some();
-    let cap = (!shell).then_some(SHELL_STREAM_BYTES as u64);
-    [
-        (StreamName::Stdout, "stdout"),
-        (StreamName::Stderr, "stderr"),
-    ]
-    .into_iter()
-    .filter_map(|(which, word)| {
-        let (bytes, chars) = cell
-            .outputs
-            .iter()
-            .filter_map(|o| match o {
-                Output::Stream { name, text } if *name == which => {
-                    Some((text.len(), text.chars().count()))
-                }
-                _ => None,
-            })
-            .fold((0, 0), |(b, c), (tb, tc)| (b + tb, c + tc));
-        cut_note(word, bytes, chars, shell, cap)
-    })
-    .flat_map(|note| {
-        [
-            Line::styled(format!("  ⚠ {note}"), theme.warning),
-            Line::styled(format!("    {CUT_HINT}"), theme.muted),
-        ]
-    })
-    .collect()
+    };
+    let mut lines: Vec<Line<'static>> = cut
+        .iter()
+        .map(|c| Line::styled(format!("  ⚠ {}", c.note), theme.warning))
+        .collect();
+    lines.push(Line::styled(
+        format!("    {}", more_hint(more_key, larger)),
+        theme.muted,
+    ));
+    lines
 }
 
-/// How to get a cut output whole, the line under a cut note.
-pub const CUT_HINT: &str =
-    "for more: sessionpad exec --output-streams-max-length N (2025-10-02-preview)";
+/// How to get a cut output whole, the line under a cut note: `key` on the
+/// selected cell runs it again with `outputStreamsMaxLength` `larger`.
+pub fn more_hint(key: &str, larger: u32) -> String {
+    format!(
+        "for more: select the cell and press {key} (runs it again with outputStreamsMaxLength {}, 2025-10-02-preview), or sessionpad exec --output-streams-max-length N",
+        crate::text::thousands(larger)
+    )
+}
 
 /// What a cell filled in from the flight recorder says after its outcome.
 pub const FROM_RECORD: &str = " · ended after you quit: outputs from the flight recorder";
@@ -509,6 +499,7 @@ mod tests {
                 limit: Some(Duration::from_secs(220)),
             },
             pager_key: "Ctrl+O",
+            more_key: "m",
         };
         let clock = ctx.clock;
         cell_rows(cell, 0, width, &mut ctx)
@@ -541,6 +532,7 @@ mod tests {
             exit_code: None,
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         }
     }
 
@@ -673,6 +665,7 @@ mod tests {
             exit_code: None,
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         };
         let rows = rows_text(&cell, 80);
         assert_eq!(rows.len(), 1 + 20 + 1 + 10 + 2);
@@ -704,6 +697,7 @@ mod tests {
             exit_code: None,
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         };
         assert_eq!(
             rows_text(&cell, 40),
@@ -733,6 +727,7 @@ mod tests {
             exit_code: None,
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         };
         assert_eq!(
             rows_text(&cell, 40),
@@ -764,6 +759,7 @@ mod tests {
             exit_code: None,
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         };
         let rows = rows_text(&cell, 80);
         assert_eq!(
@@ -793,6 +789,7 @@ mod tests {
             exit_code: None,
             stdin: None,
             quit_while: None,
+            output_streams_max_length: None,
         };
         assert_eq!(
             rows_text(&cell, 80),

@@ -107,6 +107,11 @@ pub enum NotebookAction {
     /// session boundary (`R` in the notebook): the state a reopened notebook
     /// or a recycled session lost.
     ReplayEarlier,
+    /// Run the selected cell again, as a new cell, asking for ten times the
+    /// output the service cut it at (`outputStreamsMaxLength`,
+    /// 2025-10-02-preview: `m` in the notebook); said why not when its output
+    /// is not cut or the pool's api-version has no such field.
+    RunWithMoreOutput,
 }
 
 /// The pool, as far as the UI knows.

@@ -487,6 +487,7 @@ mod tests {
                 limit: None,
             },
             pager_key: "Ctrl+O",
+            more_key: "m",
         };
         let area = Rect::new(0, 0, 20, height);
         let mut buf = Buffer::empty(area);

@@ -93,6 +93,9 @@ pub struct NotebookCx<'a> {
     /// The cells the follower shows while another client runs them, by
     /// index: pending like this app's own ([`NotebookUi::pending_cells`]).
     pub followed: &'a [usize],
+    /// The api-version the pool is spoken to with (whether a cell can ask
+    /// for more output: `outputStreamsMaxLength`, 2025-10-02-preview).
+    pub api_version: crate::protocol::ApiVersion,
 }
 
 impl NotebookUi {
@@ -147,6 +150,7 @@ impl NotebookUi {
             NotebookAction::SaveOutput => return self.start_save().into_iter().collect(),
             NotebookAction::HistorySearch => return vec![self.start_history_search()],
             NotebookAction::ReplayEarlier => return self.replay_earlier(),
+            NotebookAction::RunWithMoreOutput => return self.run_with_more_output(cx),
         }
         Vec::new()
     }
@@ -155,18 +159,25 @@ impl NotebookUi {
     /// command given `stdin`, when there is one): the execution for the
     /// worker, or nothing when the editor is empty.
     pub fn run_cell(&mut self, stdin: Option<String>) -> Option<NotebookOut> {
-        self.queue_cell(stdin, true)
+        self.queue_cell(stdin, true, None)
     }
 
     /// [`NotebookUi::run_cell`]; `stop_on_error`: if the cell fails, the
-    /// cells queued after it are not run (Jupyter's `stop_on_error`).
-    fn queue_cell(&mut self, stdin: Option<String>, stop_on_error: bool) -> Option<NotebookOut> {
+    /// cells queued after it are not run (Jupyter's `stop_on_error`);
+    /// `output_streams_max_length`: the `outputStreamsMaxLength` to send.
+    fn queue_cell(
+        &mut self,
+        stdin: Option<String>,
+        stop_on_error: bool,
+        output_streams_max_length: Option<u32>,
+    ) -> Option<NotebookOut> {
         let code = self.editor.take_for_run()?;
         let count = self.next_count();
         let index = self.book.push(code.clone());
         if let Some(cell) = self.book.cell_mut(index) {
             cell.stdin.clone_from(&stdin);
             cell.execution_count = count;
+            cell.output_streams_max_length = output_streams_max_length;
         }
         let run = self.runs.queue(index);
         self.outputs.follow();
@@ -178,7 +189,51 @@ impl NotebookUi {
             code,
             stdin,
             stop_on_error,
+            output_streams_max_length,
         }))
+    }
+
+    /// `m`: runs the selected cell (else the newest) again as a new cell,
+    /// asking for ten times the output the service cut it at
+    /// ([`crate::notebook::Cell::larger_output_streams_max_length`]); a
+    /// notice says what was sent, or why nothing was: its output is not cut,
+    /// or the pool's api-version has no `outputStreamsMaxLength`. The
+    /// editor's text stays.
+    fn run_with_more_output(&mut self, cx: &NotebookCx<'_>) -> Vec<NotebookOut> {
+        let count = self.book.cells.len();
+        let Some(index) = self
+            .selected
+            .filter(|&i| i < count)
+            .or(count.checked_sub(1))
+        else {
+            return vec![Out::Notice("no cell to run again".into())];
+        };
+        let cell = &self.book.cells[index];
+        let Some(larger) = cell.larger_output_streams_max_length() else {
+            return vec![Out::Notice(format!(
+                "In [{}]: its output does not look cut, so there is nothing more to ask for",
+                cell.execution_count
+            ))];
+        };
+        if cx.api_version < crate::protocol::ApiVersion::V2025_10_02 {
+            return vec![Out::Notice(format!(
+                "asking for more output (outputStreamsMaxLength) needs api-version 2025-10-02-preview; this pool is spoken to with {} (api_version in the profile)",
+                cx.api_version
+            ))];
+        }
+        let (input, was) = (cell.input(), cell.execution_count);
+        let draft = self.editor.source();
+        self.editor.replace(&input.source);
+        let mut outs: Vec<NotebookOut> = self
+            .queue_cell(input.stdin, true, Some(larger))
+            .into_iter()
+            .collect();
+        self.editor.replace(&draft);
+        outs.push(Out::Notice(format!(
+            "running In [{was}] again with outputStreamsMaxLength {}",
+            crate::text::thousands(larger)
+        )));
+        outs
     }
 
     /// Runs `cells` again, in order, as new cells (each with its standard
@@ -196,7 +251,7 @@ impl NotebookUi {
         let mut outs = Vec::new();
         for cell in cells {
             self.editor.replace(&cell.source);
-            outs.extend(self.queue_cell(cell.stdin, stop_on_error));
+            outs.extend(self.queue_cell(cell.stdin, stop_on_error, None));
         }
         self.editor.replace(&draft);
         let count = outs.len();

@@ -14,6 +14,7 @@ fn cx(keymap: &Keymap) -> NotebookCx<'_> {
         keymap,
         language: Language::Python,
         followed: &[],
+        api_version: crate::protocol::ApiVersion::V2025_10_02,
     }
 }
 
@@ -30,6 +31,7 @@ fn run(notebook: &mut NotebookUi, keymap: &Keymap, code: &str) -> RunId {
                 code: sent,
                 stdin: None,
                 stop_on_error: true,
+                output_streams_max_length: None,
             }),
         ] => {
             assert_eq!(sent, code);
@@ -161,4 +163,72 @@ fn ctrl_c_in_the_editor_stops_the_running_cell_first_then_clears_the_cell() {
     );
     notebook.update(NotebookAction::Undo, &cx(&keymap));
     assert_eq!(notebook.editor.lines(), ["x = 1"]);
+}
+
+/// A finished code cell whose stdout is `len` characters.
+fn finished_with_stdout(notebook: &mut NotebookUi, len: usize) -> usize {
+    let index = notebook.book.push("print('x' * 10000)".to_string());
+    let cell = notebook.book.cell_mut(index).expect("the cell");
+    cell.execution_count = 1;
+    cell.outcome = Some(CellOutcome::Succeeded);
+    cell.outputs = vec![crate::notebook::Output::Stream {
+        name: crate::notebook::StreamName::Stdout,
+        text: "x".repeat(len).into(),
+    }];
+    index
+}
+
+/// Issue 28: `m` runs a cut cell again as a new cell asking for ten times
+/// its output (the service's default cut is 4,096 characters); a cell that
+/// is not cut, or a pool whose api-version has no outputStreamsMaxLength,
+/// gets a notice and no execution.
+#[test]
+fn m_runs_a_cut_cell_again_asking_for_ten_times_the_output() {
+    let keymap = Keymap::default();
+    let mut notebook = NotebookUi::default();
+    notebook.editor.paste("draft");
+    finished_with_stdout(&mut notebook, 4096);
+    let outs = notebook.update(NotebookAction::RunWithMoreOutput, &cx(&keymap));
+    match outs.as_slice() {
+        [
+            Out::Effect(Effect::Execute {
+                code,
+                output_streams_max_length: Some(40960),
+                ..
+            }),
+            Out::Notice(notice),
+        ] => {
+            assert_eq!(code, "print('x' * 10000)");
+            assert_eq!(
+                notice,
+                "running In [1] again with outputStreamsMaxLength 40,960"
+            );
+        }
+        other => panic!("expected the execution and a notice, got {other:?}"),
+    }
+    assert_eq!(notebook.book.cells.len(), 2);
+    assert_eq!(
+        notebook.book.cells[1].output_streams_max_length,
+        Some(40960)
+    );
+    assert_eq!(notebook.editor.source(), "draft", "the typed text stays");
+
+    // An older api-version cannot ask.
+    let mut old = cx(&keymap);
+    old.api_version = crate::protocol::ApiVersion::V2024_02_02;
+    let mut notebook = NotebookUi::default();
+    finished_with_stdout(&mut notebook, 4096);
+    let outs = notebook.update(NotebookAction::RunWithMoreOutput, &old);
+    assert!(
+        matches!(outs.as_slice(), [Out::Notice(n)] if n.contains("needs api-version 2025-10-02-preview")),
+        "{outs:?}"
+    );
+    // A whole output has nothing more to ask for.
+    let mut notebook = NotebookUi::default();
+    finished_with_stdout(&mut notebook, 100);
+    let outs = notebook.update(NotebookAction::RunWithMoreOutput, &cx(&keymap));
+    assert!(
+        matches!(outs.as_slice(), [Out::Notice(n)] if n.contains("does not look cut")),
+        "{outs:?}"
+    );
 }

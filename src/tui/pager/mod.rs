@@ -18,9 +18,10 @@ use ratatui_textarea::{Input, Key};
 use serde::Deserialize;
 
 use crate::notebook::{Cell, Output, StreamName};
+use crate::text::thousands;
 use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
-use crate::tui::widgets::long_output::{LongTexts, OutputKey, thousands};
+use crate::tui::widgets::long_output::{LongTexts, OutputKey};
 use crate::tui::widgets::text_index::TextView;
 use crate::tui::widgets::wrap::{rows_needed, wrap};
 

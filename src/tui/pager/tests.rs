@@ -325,6 +325,7 @@ fn the_pager_opens_the_selected_cell_else_the_last_one() {
         exit_code: None,
         stdin: None,
         quit_while: None,
+        output_streams_max_length: None,
     };
     let cells = vec![cell("first\n"), cell("second\n")];
     let texts = LongTexts::default();

@@ -228,7 +228,7 @@ pub fn collapsed_rows(
     let note = if text.complete {
         format!(
             "… {} {}, {} in all — {key} opens {} in the pager",
-            thousands(count),
+            crate::text::thousands(count),
             if count == 1 { "line" } else { "lines" },
             size(text.total_bytes),
             if count == 1 { "it" } else { "them" },
@@ -254,19 +254,6 @@ pub fn collapsed_rows(
         rows.extend(tail[tail.len().saturating_sub(TAIL_ROWS)..].iter().cloned());
     }
     rows
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A byte count the way people read it: `812 B`, `64 kB`, `10.5 MB`.
@@ -375,8 +362,9 @@ mod tests {
 
     #[test]
     fn numbers_read_naturally() {
-        assert_eq!(thousands(1_000_000), "1,000,000");
-        assert_eq!(thousands(999), "999");
+        assert_eq!(crate::text::thousands(1_000_000), "1,000,000");
+        assert_eq!(crate::text::thousands(999), "999");
+        assert_eq!(crate::text::thousands(-4096), "-4,096");
         assert_eq!(size(10_485_760), "10.5 MB");
         assert_eq!(size(65_536), "66 kB");
     }
