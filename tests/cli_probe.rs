@@ -3,7 +3,7 @@
 //! battery runs for real in each (real kernels, real system calls); the rows
 //! the sandbox decides must differ, and every check of the battery appears.
 //! Network traffic stays on loopback (the battery judges routes off the
-//! machine by UDP connect() only).
+//! machine by UDP `connect()` only).
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
@@ -115,9 +115,8 @@ impl Serve {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
-        let endpoint = endpoint.unwrap_or_else(|| {
-            panic!("serve printed no endpoint:\n{}", printed.join("\n"))
-        });
+        let endpoint = endpoint
+            .unwrap_or_else(|| panic!("serve printed no endpoint:\n{}", printed.join("\n")));
         Self { child, endpoint }
     }
 }
@@ -177,7 +176,11 @@ fn probe_shows_where_a_sandboxed_pool_and_an_unsandboxed_one_differ() {
     }
     for v in &all {
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["check", "evidence", "pool", "result", "tried"], "{v}");
+        assert_eq!(
+            keys,
+            ["check", "evidence", "pool", "result", "tried"],
+            "{v}"
+        );
         assert!(
             ["held", "open", "not tried"].contains(&v["result"].as_str().unwrap()),
             "{v}"
@@ -254,5 +257,8 @@ fn probe_shows_where_a_sandboxed_pool_and_an_unsandboxed_one_differ() {
         .output()
         .unwrap();
     let listed = text(&out.stdout);
-    assert!(!listed.contains("probe-"), "the probe's sessions ended:\n{listed}");
+    assert!(
+        !listed.contains("probe-"),
+        "the probe's sessions ended:\n{listed}"
+    );
 }
