@@ -11,6 +11,7 @@ pub mod log;
 mod mcp;
 mod notebook;
 mod output;
+mod probe;
 mod proxy;
 mod recorded_files;
 mod replay;
@@ -89,6 +90,10 @@ pub enum Command {
     Replay(replay::ReplayOpt),
     /// Start the notebook with a .ipynb file's code cells ready to run.
     Open(notebook::OpenOpt),
+    /// Run a fixed battery of sandbox checks (files, identity, system calls,
+    /// network, writable paths, limits) in a fresh session and print what held
+    /// and what was open; `--endpoint A --endpoint B` compares two pools.
+    Probe(probe::ProbeOpt),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -270,6 +275,7 @@ pub async fn run(command: Command, target: TargetOpt) -> ExitCode {
         Command::Log(opt) => log::run(&opt, &target).await,
         Command::Replay(opt) => replay::run(&opt, &target).await,
         Command::Open(opt) => notebook::open(opt, &target).await,
+        Command::Probe(opt) => probe::run(opt, &target).await,
         Command::Completions { shell } => {
             // Written whole from memory: clap_complete panics when its
             // writer fails (a reader that closed the pipe, issue 27).
