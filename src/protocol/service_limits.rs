@@ -144,14 +144,14 @@ pub fn cut_note(
     if shell && (SHELL_STREAM_BYTES - 3..=SHELL_STREAM_BYTES).contains(&len_bytes) {
         return Some(format!(
             "{stream} is {} bytes: the service cuts Shell output at {}, so it is probably cut",
-            crate::text::thousands(len_bytes),
-            crate::text::thousands(SHELL_STREAM_BYTES)
+            thousands(len_bytes),
+            thousands(SHELL_STREAM_BYTES)
         ));
     }
     match sent_max {
         Some(max) if max > 0 && len_chars as u64 == max => Some(format!(
             "{stream} is {} characters, the service's outputStreamsMaxLength: it is probably cut",
-            crate::text::thousands(max)
+            thousands(max)
         )),
         _ => None,
     }
@@ -169,6 +169,23 @@ pub fn cut_bytes(s: &str, max: usize) -> &str {
         end -= 1;
     }
     &s[..end]
+}
+
+/// A whole number with a comma every three digits, as the notes here quote
+/// figures: `1234567` as `1,234,567` (any integer type; a leading `-` is
+/// kept). The notebook's and the pager's counts use it too.
+pub fn thousands(n: impl std::fmt::Display) -> String {
+    let text = n.to_string();
+    let (sign, digits) = text.split_at(usize::from(text.starts_with('-')));
+    let mut out = String::with_capacity(text.len() + digits.len() / 3);
+    out.push_str(sign);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -5,22 +5,6 @@
 pub mod names;
 pub mod sanitize;
 
-/// A whole number with a comma every three digits: `1234567` as
-/// `1,234,567` (any integer type; a leading `-` is kept).
-pub fn thousands(n: impl std::fmt::Display) -> String {
-    let text = n.to_string();
-    let (sign, digits) = text.split_at(usize::from(text.starts_with('-')));
-    let mut out = String::with_capacity(text.len() + digits.len() / 3);
-    out.push_str(sign);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A byte count in binary units: `812 B`, `1.5 KiB`, `64 KiB`, `10.2 MiB`,
 /// `3.0 GiB` (one decimal below 10, none from 10 up).
 #[allow(clippy::cast_precision_loss)] // a display figure

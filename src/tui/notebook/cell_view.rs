@@ -444,7 +444,7 @@ fn cut_lines(cell: &Cell, more_key: &str, theme: &Theme) -> Vec<Line<'static>> {
 pub fn more_hint(key: &str, larger: u32) -> String {
     format!(
         "for more: select the cell and press {key} (runs it again with outputStreamsMaxLength {}, 2025-10-02-preview), or sessionpad exec --output-streams-max-length N",
-        crate::text::thousands(larger)
+        crate::protocol::service_limits::thousands(larger)
     )
 }
 

@@ -231,7 +231,7 @@ impl NotebookUi {
         self.editor.replace(&draft);
         outs.push(Out::Notice(format!(
             "running In [{was}] again with outputStreamsMaxLength {}",
-            crate::text::thousands(larger)
+            crate::protocol::service_limits::thousands(larger)
         )));
         outs
     }

@@ -18,7 +18,7 @@ use ratatui_textarea::{Input, Key};
 use serde::Deserialize;
 
 use crate::notebook::{Cell, Output, StreamName};
-use crate::text::thousands;
+use crate::protocol::service_limits::thousands;
 use crate::tui::keymap::{Keymap, Mode};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::long_output::{LongTexts, OutputKey};

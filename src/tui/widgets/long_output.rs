@@ -228,7 +228,7 @@ pub fn collapsed_rows(
     let note = if text.complete {
         format!(
             "… {} {}, {} in all — {key} opens {} in the pager",
-            crate::text::thousands(count),
+            crate::protocol::service_limits::thousands(count),
             if count == 1 { "line" } else { "lines" },
             size(text.total_bytes),
             if count == 1 { "it" } else { "them" },
@@ -362,9 +362,12 @@ mod tests {
 
     #[test]
     fn numbers_read_naturally() {
-        assert_eq!(crate::text::thousands(1_000_000), "1,000,000");
-        assert_eq!(crate::text::thousands(999), "999");
-        assert_eq!(crate::text::thousands(-4096), "-4,096");
+        assert_eq!(
+            crate::protocol::service_limits::thousands(1_000_000),
+            "1,000,000"
+        );
+        assert_eq!(crate::protocol::service_limits::thousands(999), "999");
+        assert_eq!(crate::protocol::service_limits::thousands(-4096), "-4,096");
         assert_eq!(size(10_485_760), "10.5 MB");
         assert_eq!(size(65_536), "66 kB");
     }
