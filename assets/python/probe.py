@@ -556,17 +556,43 @@ def _rlimit(which):
     return "unlimited" if soft == resource.RLIM_INFINITY else str(soft)
 
 
+# An RLIMIT_NPROC above this is a machine's default (it counts every process
+# of the user), not a limit set for the session.
+_NPROC_SET = 4096
+
+
 def check_limits():
     mem = _cgroup_file("memory.max")
     aslim = _rlimit(resource.RLIMIT_AS)
+    if (mem and mem != "max") or aslim != "unlimited":
+        mem_result = "held"
+    elif mem is None:
+        # A pool may still cap the session from outside, where the session
+        # cannot look (the local pool's cgroup): no judgement either way.
+        mem_result = "not tried"
+    else:
+        mem_result = "open"
     _emit("memory limit", "read cgroup memory.max and RLIMIT_AS (nothing allocated)",
-          "held" if (mem and mem != "max") or aslim != "unlimited" else "open",
-          "memory.max %s; RLIMIT_AS %s" % (mem or "not visible from the session", aslim))
+          mem_result,
+          "memory.max %s; RLIMIT_AS %s" % (
+              mem or "not visible from the session (a limit set outside it cannot be seen)",
+              aslim))
     pids = _cgroup_file("pids.max")
     nproc = _rlimit(resource.RLIMIT_NPROC)
+    set_nproc = nproc != "unlimited" and int(nproc) <= _NPROC_SET
+    if (pids and pids != "max") or set_nproc:
+        proc_result = "held"
+    elif pids is None:
+        # As for memory: a cgroup outside the session may count its processes.
+        proc_result = "not tried"
+    else:
+        proc_result = "open"
     _emit("process limit", "read cgroup pids.max and RLIMIT_NPROC (nothing forked for it)",
-          "held" if (pids and pids != "max") or nproc != "unlimited" else "open",
-          "pids.max %s; RLIMIT_NPROC %s" % (pids or "not visible from the session", nproc))
+          proc_result,
+          "pids.max %s; RLIMIT_NPROC %s%s" % (
+              pids or "not visible from the session", nproc,
+              "" if nproc == "unlimited" or set_nproc
+              else " (above %d: the machine's default, not a session's limit)" % _NPROC_SET))
     parts, separate = [], True
     root = os.stat("/").st_dev
     for path in ("/mnt/data", "/tmp"):
