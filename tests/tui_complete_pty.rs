@@ -13,8 +13,9 @@ const DEADLINE: Duration = Duration::from_secs(30);
 const CTRL_C: &str = "\x03";
 const PLACEHOLDER: &str = "Type Python here";
 
-#[test]
-fn tab_completes_from_the_kernel_one_match_and_several() {
+/// A notebook on a fresh local pool whose first cell ran `import os`, and its
+/// folders (bind them first, so they outlive the pty, which stops the pool).
+fn start_with_os_imported() -> ((tempfile::TempDir, tempfile::TempDir), Pty) {
     let data = tempfile::tempdir().expect("temp data dir");
     let work = tempfile::tempdir().expect("temp working dir");
     let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
@@ -23,6 +24,12 @@ fn tab_completes_from_the_kernel_one_match_and_several() {
     pty.wait_for("the import to run", CELL_DEADLINE, |s| {
         s.contains("In [1]: import os") && s.contains("done in")
     });
+    ((data, work), pty)
+}
+
+#[test]
+fn tab_completes_from_the_kernel_one_match_and_several() {
+    let (_dirs, mut pty) = start_with_os_imported();
     // One match: `os.getcw` becomes `os.getcwd`.
     keys(&mut pty, &["os.getcw", "\t"]);
     pty.wait_for("os.getcwd completed", DEADLINE, |s| {
@@ -45,14 +52,7 @@ fn tab_completes_from_the_kernel_one_match_and_several() {
 /// editor (a letter typed after it lands in the cell, not in the notebook).
 #[test]
 fn several_candidates_open_a_list_down_enter_takes_one_esc_closes_it() {
-    let data = tempfile::tempdir().expect("temp data dir");
-    let work = tempfile::tempdir().expect("temp working dir");
-    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    pty.wait_local_ready();
-    pty.send(&format!("import os{F5}"));
-    pty.wait_for("the import to run", CELL_DEADLINE, |s| {
-        s.contains("In [1]: import os") && s.contains("done in")
-    });
+    let (_dirs, mut pty) = start_with_os_imported();
     keys(&mut pty, &["os.get", "\t"]);
     let screen = pty.wait_for("the list of candidates", DEADLINE, |s| {
         list_row(s, "getcwd").is_some() && list_row(s, "getenv").is_some()
@@ -102,14 +102,7 @@ fn several_candidates_open_a_list_down_enter_takes_one_esc_closes_it() {
 /// kin) and drops getcwd; Backspace brings getcwd back.
 #[test]
 fn typing_while_the_list_is_open_narrows_it() {
-    let data = tempfile::tempdir().expect("temp data dir");
-    let work = tempfile::tempdir().expect("temp working dir");
-    let mut pty = Pty::spawn_in(data.path(), work.path(), &[]);
-    pty.wait_local_ready();
-    pty.send(&format!("import os{F5}"));
-    pty.wait_for("the import to run", CELL_DEADLINE, |s| {
-        s.contains("In [1]: import os") && s.contains("done in")
-    });
+    let (_dirs, mut pty) = start_with_os_imported();
     keys(&mut pty, &["os.get", "\t"]);
     pty.wait_for("the list of candidates", DEADLINE, |s| {
         list_row(s, "getcwd").is_some() && list_row(s, "getenv").is_some()

@@ -133,13 +133,7 @@ impl CompletionState {
                 let start = popup.start();
                 editor.input(input.clone());
                 let cursor = editor.cursor_offset();
-                let typed: String = editor
-                    .source()
-                    .chars()
-                    .skip(start)
-                    .take(cursor.saturating_sub(start))
-                    .collect();
-                if !popup.narrow(&typed, cursor) {
+                if !popup.narrow(&text_between(editor, start, cursor), cursor) {
                     self.popup = None;
                 }
                 true
@@ -165,12 +159,7 @@ fn apply(editor: &mut CellEditor, found: &Completion) -> (Option<CompletionOut>,
         }
         many => {
             let prefix = common_prefix(many);
-            let typed: String = editor
-                .source()
-                .chars()
-                .skip(start)
-                .take(end.saturating_sub(start))
-                .collect();
+            let typed = text_between(editor, start, end);
             let mut end = end;
             if prefix.chars().count() > typed.chars().count() && prefix.starts_with(&typed) {
                 editor.replace_range(start, end, &prefix);
@@ -189,6 +178,17 @@ fn apply(editor: &mut CellEditor, found: &Completion) -> (Option<CompletionOut>,
         }
     };
     (out, None)
+}
+
+/// Code points `start..end` of the cell's source (empty when `end` is not
+/// past `start`): what was typed of the part a completion replaces.
+fn text_between(editor: &CellEditor, start: usize, end: usize) -> String {
+    editor
+        .source()
+        .chars()
+        .skip(start)
+        .take(end.saturating_sub(start))
+        .collect()
 }
 
 /// The longest prefix all `words` share (whole characters).
