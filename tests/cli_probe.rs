@@ -8,17 +8,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-/// How long a serve may take to start (the Python environment is shared
-/// with the other tests, which build it first).
-const START: Duration = Duration::from_secs(240);
 
 /// Every check the battery prints, in its order (docs/cli.md lists them).
 const CHECKS: &[&str] = &[
@@ -81,52 +74,18 @@ impl Serve {
     fn start(data: &Path, extra: &[&str]) -> Self {
         let mut args = vec!["serve", "--port", "0", "--ready-sessions", "0", "--no-auth"];
         args.extend_from_slice(extra);
-        let mut child = sessionpad(data, &args)
-            .stdin(Stdio::null())
+        let mut cmd = sessionpad(data, &args);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let started = Instant::now();
-        let mut endpoint = None;
-        let mut printed = Vec::new();
-        while started.elapsed() < START {
-            match lines.recv_timeout(Duration::from_millis(200)) {
-                Ok(line) => {
-                    if let Some(e) = line.split("pool management endpoint:").nth(1) {
-                        endpoint = Some(e.trim().to_string());
-                    }
-                    let ready = line.contains("Press Ctrl+C to stop.");
-                    printed.push(line);
-                    if ready {
-                        break;
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        }
-        let endpoint = endpoint
-            .unwrap_or_else(|| panic!("serve printed no endpoint:\n{}", printed.join("\n")));
+            .stderr(Stdio::null());
+        let (child, endpoint) = common::spawn_serve(cmd);
         Self { child, endpoint }
     }
 }
 
 impl Drop for Serve {
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
+        common::end_gracefully(&mut self.child);
     }
 }
 
