@@ -53,14 +53,10 @@ const CHECKS: &[&str] = &[
 ];
 
 /// `sessionpad ARGS` with its own data directory, no config file, no
-/// endpoint from the environment.
+/// endpoint or token from the environment.
 fn sessionpad(data: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessionpad"));
-    cmd.args(args)
-        .env("SESSIONPAD_DATA_DIR", data)
-        .env("SESSIONPAD_CONFIG", data.join("none.toml"))
-        .env_remove("POOL_MANAGEMENT_ENDPOINT")
-        .env_remove("SESSIONPAD_TOKEN");
+    let mut cmd = common::sessionpad_command(data);
+    cmd.args(args);
     cmd
 }
 

@@ -290,20 +290,26 @@ fn quit_leaving_the_pool(mut pty: Pty) {
 const GATED_CELL: &str = "import os, time; [time.sleep(0.05) for _ in \
     iter(lambda: os.path.exists(\"/mnt/data/go\"), True)]; print(\"done\")";
 
+/// `sessionpad ARGS` run in the folder `work` with the notebook's data
+/// directory `data` (so on the notebook's session), and what it printed.
+fn cli_in(data: &std::path::Path, work: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
+        .args(args)
+        .current_dir(work)
+        .env("SESSIONPAD_DATA_DIR", data)
+        .env("SESSIONPAD_CONFIG", data.join("no-config.toml"))
+        .env_remove("POOL_MANAGEMENT_ENDPOINT")
+        .output()
+        .expect("run sessionpad")
+}
+
 /// Uploads `go` into the session of the notebook of `work` (the same
 /// session: `sessionpad files put` run in that folder), ending
 /// [`GATED_CELL`].
 fn open_the_gate(data: &std::path::Path, work: &std::path::Path) {
     let file = work.join("go");
     std::fs::write(&file, "go").expect("write the gate file");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-        .args(["files", "put", "go"])
-        .current_dir(work)
-        .env("SESSIONPAD_DATA_DIR", data)
-        .env("SESSIONPAD_CONFIG", data.join("no-config.toml"))
-        .env_remove("SESSIONPAD_ENDPOINT")
-        .output()
-        .expect("run sessionpad files put");
+    let out = cli_in(data, work, &["files", "put", "go"]);
     assert!(
         out.status.success(),
         "files put go: {}{}",
@@ -317,14 +323,7 @@ fn open_the_gate(data: &std::path::Path, work: &std::path::Path) {
 fn wait_until_recorded(data: &std::path::Path, work: &std::path::Path) {
     let deadline = std::time::Instant::now() + CELL_DEADLINE;
     loop {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessionpad"))
-            .args(["log", "--all", "--json"])
-            .current_dir(work)
-            .env("SESSIONPAD_DATA_DIR", data)
-            .env("SESSIONPAD_CONFIG", data.join("no-config.toml"))
-            .env_remove("SESSIONPAD_ENDPOINT")
-            .output()
-            .expect("run sessionpad log");
+        let out = cli_in(data, work, &["log", "--all", "--json"]);
         let text = String::from_utf8_lossy(&out.stdout);
         if text.contains("done\\n") {
             return;
