@@ -141,6 +141,17 @@ pub struct CutStream {
 /// field is an int32).
 const MAX_OUTPUT_STREAMS_LENGTH: u64 = i32::MAX as u64;
 
+/// The `outputStreamsMaxLength` to run a cell again with when `cut` (its
+/// [`Cell::probably_cut`]) is not empty: ten times the longest cut stream's
+/// length in characters (4,096 → 40,960), at most the field's int32 range;
+/// `None` when nothing was cut.
+#[must_use]
+pub fn larger_output_streams_max_length(cut: &[CutStream]) -> Option<u32> {
+    let longest = cut.iter().map(|c| c.chars).max()?;
+    let larger = (longest.max(1) as u64).saturating_mul(10);
+    u32::try_from(larger.min(MAX_OUTPUT_STREAMS_LENGTH)).ok()
+}
+
 impl Cell {
     /// The streams of this finished cell that the service probably cut: a
     /// shell command's of 4,093 to 4,096 bytes (Shell pools cut there), or
@@ -183,17 +194,6 @@ impl Cell {
             })
         })
         .collect()
-    }
-
-    /// The `outputStreamsMaxLength` to run this cell again with when its
-    /// output was cut ([`Cell::probably_cut`]): ten times the longest cut
-    /// stream's length in characters (4,096 → 40,960), at most the field's
-    /// int32 range; `None` when nothing was cut.
-    #[must_use]
-    pub fn larger_output_streams_max_length(&self) -> Option<u32> {
-        let longest = self.probably_cut().iter().map(|c| c.chars).max()?;
-        let larger = (longest.max(1) as u64).saturating_mul(10);
-        u32::try_from(larger.min(MAX_OUTPUT_STREAMS_LENGTH)).ok()
     }
 
     /// What the cell was run with.

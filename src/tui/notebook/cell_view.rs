@@ -425,7 +425,7 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
 /// line's way.
 fn cut_lines(cell: &Cell, more_key: &str, theme: &Theme) -> Vec<Line<'static>> {
     let cut = cell.probably_cut();
-    let Some(larger) = cell.larger_output_streams_max_length() else {
+    let Some(larger) = crate::notebook::larger_output_streams_max_length(&cut) else {
         return Vec::new();
     };
     let mut lines: Vec<Line<'static>> = cut

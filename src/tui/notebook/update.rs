@@ -195,7 +195,7 @@ impl NotebookUi {
 
     /// `m`: runs the selected cell (else the newest) again as a new cell,
     /// asking for ten times the output the service cut it at
-    /// ([`crate::notebook::Cell::larger_output_streams_max_length`]); a
+    /// ([`crate::notebook::larger_output_streams_max_length`]); a
     /// notice says what was sent, or why nothing was: its output is not cut,
     /// or the pool's api-version has no `outputStreamsMaxLength`. The
     /// editor's text stays.
@@ -209,7 +209,8 @@ impl NotebookUi {
             return vec![Out::Notice("no cell to run again".into())];
         };
         let cell = &self.book.cells[index];
-        let Some(larger) = cell.larger_output_streams_max_length() else {
+        let Some(larger) = crate::notebook::larger_output_streams_max_length(&cell.probably_cut())
+        else {
             return vec![Out::Notice(format!(
                 "In [{}]: its output does not look cut, so there is nothing more to ask for",
                 cell.execution_count
