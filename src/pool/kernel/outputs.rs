@@ -19,8 +19,8 @@ use crate::protocol::{Execution, ExecutionImage, ExecutionStatus, ExecutionValue
 /// recorded and written as JSON: 200 MB printed grow `sessionpad serve` by about
 /// 37 MB at its peak (`tests/pool_output.rs`). A stream cut here keeps its first
 /// and its last 4 MiB, with the marker of `Stream::finish` between them saying how
-/// much was printed and dropped (while collecting, the tail may briefly hold up to
-/// 8 MiB before it is trimmed, so 12 MiB per stream at most). A 2025-10-02-preview request's
+/// much was printed and dropped (head and tail share one buffer, the tail a ring
+/// overwritten in place, so 8 MiB per stream at most). A 2025-10-02-preview request's
 /// `outputStreamsMaxLength` ([`OutputLimits::stream_chars`]) may keep less, never
 /// more. Output past the cap is counted and dropped as it arrives, so a cell that
 /// prints without end costs the pool at most this much per stream (plus the one
@@ -114,9 +114,18 @@ fn floor_char_boundary(s: &str, i: usize) -> usize {
 /// One output stream of an execution (stdout or stderr), capped while it is
 /// collected: text past [`MAX_STREAM_BYTES`] (or the client's character limit)
 /// is counted, not kept.
+///
+/// Under the pool's own cap the head and the tail share one buffer (`text`):
+/// the head first, then, from `tail_at` on, a ring of [`Stream::tail_bytes`]
+/// that the latest text overwrites in place. [`Stream::finish`] turns the ring
+/// in order and puts the marker between the two where they lie, so a cut
+/// stream costs the pool its kept bytes once (8 MiB by default), never a
+/// second buffer for the tail nor a copy of both into the answer.
 struct Stream {
-    /// What is kept, at most `max_bytes` bytes (its head under the pool's own cap).
-    text: String,
+    /// What is kept, at most `max_bytes` bytes: UTF-8 except, once the ring
+    /// has wrapped, at the ring's oldest byte (the finish skips to a character
+    /// boundary).
+    text: Vec<u8>,
     /// The pool's cap of this stream in bytes ([`MAX_STREAM_BYTES`] unless the
     /// pool was set otherwise): a cut stream keeps `head_bytes` from its start
     /// and `max_bytes - head_bytes` from its end.
@@ -131,21 +140,33 @@ struct Stream {
     dropped: u64,
     /// Lines (`\n`) in the bytes dropped.
     dropped_lines: u64,
-    /// The latest text past the head, when the pool's own cap applies (no client
-    /// limit): trimmed to its share ([`Stream::tail_bytes`]) in [`Stream::finish`],
-    /// and while it grows whenever it passes twice that (so trimming costs one
-    /// move per share received, not one per message).
-    tail: String,
+    /// Where the tail's ring starts in `text` (the head's length), once text
+    /// went past the head under the pool's own cap.
+    tail_at: Option<usize>,
+    /// Once the ring is full: its oldest byte, where the next text is written
+    /// (0 to [`Stream::tail_bytes`] − 1).
+    oldest: usize,
+    /// Whether the last text received ended a line (or none was received).
+    ends_line: bool,
     /// The pool's own messages (timeout, dead kernel, images left out), kept
     /// whole after the text; each is short.
     notices: String,
 }
+
+/// Room reserved after the tail's ring for the marker [`Stream::finish`] puts
+/// in (it is about 150 bytes), so that putting it in never moves the buffer.
+const MARKER_ROOM: usize = 512;
 
 impl Default for Stream {
     /// A stream with no character limit and the default [`MAX_STREAM_BYTES`].
     fn default() -> Self {
         Self::capped(None, MAX_STREAM_BYTES)
     }
+}
+
+/// `\n` bytes in `b`.
+fn newlines(b: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', b).count() as u64
 }
 
 impl Stream {
@@ -161,14 +182,16 @@ impl Stream {
     fn capped(max_chars: Option<usize>, max_bytes: usize) -> Self {
         let max_bytes = max_bytes.max(2);
         Self {
-            text: String::new(),
+            text: Vec::new(),
             max_bytes,
             head_bytes: max_bytes / 2,
             chars: 0,
             max_chars,
             dropped: 0,
             dropped_lines: 0,
-            tail: String::new(),
+            tail_at: None,
+            oldest: 0,
+            ends_line: true,
             notices: String::new(),
         }
     }
@@ -182,6 +205,9 @@ impl Stream {
     /// Appends as much of `s` as the caps leave room for and counts the rest;
     /// returns the bytes of `s` kept (its start).
     fn push(&mut self, s: &str) -> usize {
+        if !s.is_empty() {
+            self.ends_line = s.ends_with('\n');
+        }
         if self.max_chars.is_none() {
             return self.push_head_tail(s);
         }
@@ -194,60 +220,77 @@ impl Stream {
             }
             self.chars += s[..cut].chars().count();
         }
-        self.text.push_str(&s[..cut]);
+        self.text.extend_from_slice(&s.as_bytes()[..cut]);
         self.dropped += (s.len() - cut) as u64;
         cut
     }
 
     /// Under the pool's own cap: the first `head_bytes` go to the head, the
-    /// rest to the tail, of which the last [`Stream::tail_bytes`] are kept; returns the
-    /// bytes of `s` that went to the head (only those are streamed live).
+    /// rest to the tail's ring, which keeps the last [`Stream::tail_bytes`];
+    /// returns the bytes of `s` that went to the head (only those are streamed
+    /// live).
     fn push_head_tail(&mut self, s: &str) -> usize {
-        let room = self.head_bytes.saturating_sub(self.text.len());
-        let cut = if self.tail.is_empty() {
-            floor_char_boundary(s, room)
+        let cut = if self.tail_at.is_none() {
+            floor_char_boundary(s, self.head_bytes.saturating_sub(self.text.len()))
         } else {
             0
         };
-        self.text.push_str(&s[..cut]);
-        self.tail.push_str(&s[cut..]);
-        if self.tail.len() > 2 * self.tail_bytes() {
-            self.trim_tail(self.tail_bytes());
+        self.text.extend_from_slice(&s.as_bytes()[..cut]);
+        if cut < s.len() {
+            self.push_tail(&s.as_bytes()[cut..]);
         }
         cut
     }
 
-    /// Drops the start of the tail so that at most `keep` bytes are left,
-    /// counting the bytes and lines dropped.
-    fn trim_tail(&mut self, keep: usize) {
-        if self.tail.len() <= keep {
+    /// Writes `b` into the tail's ring: appended until the ring is full, then
+    /// over its oldest bytes, which are counted as dropped.
+    fn push_tail(&mut self, b: &[u8]) {
+        let cap = self.tail_bytes();
+        let at = match self.tail_at {
+            Some(at) => at,
+            None => {
+                // The head is done: room for the ring and the marker, reserved
+                // once (pages are only resident as text reaches them).
+                self.text.reserve_exact(cap + MARKER_ROOM);
+                self.tail_at = Some(self.text.len());
+                self.text.len()
+            }
+        };
+        let n = (cap - (self.text.len() - at)).min(b.len());
+        self.text.extend_from_slice(&b[..n]);
+        let b = &b[n..];
+        if b.is_empty() {
             return;
         }
-        let mut j = self.tail.len() - keep;
-        while !self.tail.is_char_boundary(j) {
-            j += 1;
+        if b.len() >= cap {
+            // All the ring holds and all but the last `cap` bytes of `b` go.
+            let (gone, kept) = b.split_at(b.len() - cap);
+            self.dropped += (cap + gone.len()) as u64;
+            self.dropped_lines += newlines(&self.text[at..]) + newlines(gone);
+            self.text[at..].copy_from_slice(kept);
+            self.oldest = 0;
+            return;
         }
-        self.drop_tail_start(j);
+        let first = (cap - self.oldest).min(b.len());
+        self.overwrite(at + self.oldest, &b[..first]);
+        self.overwrite(at, &b[first..]);
+        self.oldest = (self.oldest + b.len()) % cap;
     }
 
-    /// Drops the first `j` bytes of the tail (`j` a char boundary), counting them.
-    fn drop_tail_start(&mut self, j: usize) {
-        self.dropped += j as u64;
-        self.dropped_lines += self.tail[..j].matches('\n').count() as u64;
-        self.tail.drain(..j);
+    /// Writes `b` over `text` from `i`, counting the bytes and lines it drops.
+    fn overwrite(&mut self, i: usize, b: &[u8]) {
+        let old = &mut self.text[i..i + b.len()];
+        self.dropped += b.len() as u64;
+        self.dropped_lines += newlines(old);
+        old.copy_from_slice(b);
     }
 
     /// True when the last text received ends a line (or there is none).
     fn at_line_start(&self) -> bool {
         if self.max_chars.is_none() {
-            let last = if self.tail.is_empty() {
-                &self.text
-            } else {
-                &self.tail
-            };
-            return last.is_empty() || last.ends_with('\n');
+            return self.ends_line;
         }
-        self.dropped == 0 && (self.text.is_empty() || self.text.ends_with('\n'))
+        self.dropped == 0 && (self.text.is_empty() || self.text.ends_with(b"\n"))
     }
 
     /// Appends a message of the pool, kept whole whatever the caps.
@@ -260,32 +303,36 @@ impl Stream {
     /// `\n[output truncated by the local pool: 11.9 MB printed; 3.5 MB (291692 lines) dropped here, the first and last 4 MiB kept]\n`
     /// (MB: 10^6 bytes of UTF-8; lines: `\n` in what was dropped) and its
     /// tail, which starts at a line start when one is near; then the notices.
+    /// Built in the stream's own buffer (the ring turned in place, the marker
+    /// spliced in), not in a new one.
     fn finish(mut self) -> String {
-        if self.max_chars.is_none() {
-            self.trim_tail(self.tail_bytes());
+        let mut out = std::mem::take(&mut self.text);
+        if let (None, Some(at)) = (self.max_chars, self.tail_at) {
+            out[at..].rotate_left(self.oldest);
             if self.dropped > 0 {
-                // Start the tail on a line of its own when a line ends near its start.
-                let near = floor_char_boundary(&self.tail, 4096);
-                if let Some(i) = self.tail[..near].find('\n') {
-                    self.drop_tail_start(i + 1);
+                let tail = &out[at..];
+                // The tail starts at a character boundary, on a line of its own
+                // when a line ends near its start.
+                let mut j = tail.iter().take_while(|&&c| c & 0xC0 == 0x80).count();
+                let near = (j + 4096).min(tail.len());
+                if let Some(i) = memchr::memchr(b'\n', &tail[j..near]) {
+                    j += i + 1;
                 }
+                self.dropped += j as u64;
+                self.dropped_lines += newlines(&tail[..j]);
+                let printed = (out.len() - j) as u64 + self.dropped;
+                let marker = format!(
+                    "\n[output truncated by the local pool: {} printed; {} ({} lines) dropped here, {} kept]\n",
+                    decimal_size(printed),
+                    decimal_size(self.dropped),
+                    self.dropped_lines,
+                    kept_parts(self.head_bytes, self.tail_bytes())
+                );
+                out.splice(at..at + j, marker.into_bytes());
             }
         }
-        let (head, tail) = (self.head_bytes, self.tail_bytes());
-        let mut out = self.text;
-        if self.dropped > 0 && self.max_chars.is_none() {
-            let printed = out.len() as u64 + self.tail.len() as u64 + self.dropped;
-            out.push_str(&format!(
-                "\n[output truncated by the local pool: {} printed; {} ({} lines) dropped here, {} kept]\n",
-                decimal_size(printed),
-                decimal_size(self.dropped),
-                self.dropped_lines,
-                kept_parts(head, tail)
-            ));
-        }
-        out.push_str(&self.tail);
-        out.push_str(&self.notices);
-        out
+        out.extend_from_slice(self.notices.as_bytes());
+        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -732,6 +779,24 @@ mod tests {
         // The tail starts on a line of its own, the marker on one of its own.
         let after = &out[at + marker.len() + 1..];
         assert!(after.starts_with("line "), "{:?}", &after[..20]);
+    }
+
+    /// Issue 27 item 11's memory: a cut stream holds its kept bytes once while
+    /// it is collected and when it is answered (head and tail in one buffer,
+    /// the tail a ring), never a second buffer for the tail (it grew to twice
+    /// its share before it was trimmed) nor a copy of both.
+    #[test]
+    fn a_cut_stream_holds_its_kept_bytes_once() {
+        let mut s = Stream::new(None);
+        let mut most = 0;
+        for i in 0..1_000_000 {
+            s.push(&format!("line {i}\n"));
+            most = most.max(s.text.capacity());
+        }
+        assert!(most <= MAX_STREAM_BYTES + MARKER_ROOM, "{most}");
+        let out = s.finish();
+        assert!(out.capacity() <= MAX_STREAM_BYTES + MARKER_ROOM, "{}", out.capacity());
+        assert!(out.ends_with("line 999999\n"));
     }
 
     #[test]
