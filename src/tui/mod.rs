@@ -110,6 +110,8 @@ pub async fn run(opts: TuiOptions) -> anyhow::Result<()> {
 ///
 /// As [`run`].
 pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<()> {
+    // The syntaxes load beside the first frame, not before it.
+    widgets::highlight::preload();
     let mut guard = TerminalGuard::enter()?;
     let mut current = opts;
     let mut carry = lifecycle::Carry {
@@ -140,6 +142,7 @@ pub async fn run_with(opts: TuiOptions, queued: Vec<String>) -> anyhow::Result<(
                 guard.terminal_mut().draw(|frame| {
                     app::view::draw(frame, &mut run.app, std::time::Instant::now());
                 })?;
+                tracing::debug!("first frame drawn");
                 let (keys, handle) = probe_graphics(&current, run.sender.clone());
                 typed = Some(keys);
                 probing = Some(handle);

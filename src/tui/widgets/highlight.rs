@@ -22,17 +22,38 @@ const TAB: &str = "    ";
 /// Sources kept in the cache before it is emptied (a crude but bounded cache).
 const CACHE_LIMIT: usize = 512;
 
-struct Assets {
-    syntaxes: SyntaxSet,
-    themes: ThemeSet,
+/// Syntect's syntaxes, loaded once per process: by [`preload`] beside the
+/// start, so the first frame does not wait for them (issue 27, launch to
+/// `1+1`), or when first needed. The themes (smaller) load when the UI's
+/// theme is set, before the first frame.
+fn syntaxes() -> &'static SyntaxSet {
+    static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
+    SYNTAXES.get_or_init(|| {
+        let started = std::time::Instant::now();
+        let set = SyntaxSet::load_defaults_newlines();
+        tracing::debug!(took = ?started.elapsed(), "syntect's syntaxes loaded");
+        set
+    })
 }
 
-fn assets() -> &'static Assets {
-    static ASSETS: OnceLock<Assets> = OnceLock::new();
-    ASSETS.get_or_init(|| Assets {
-        syntaxes: SyntaxSet::load_defaults_newlines(),
-        themes: ThemeSet::load_defaults(),
-    })
+fn themes() -> &'static ThemeSet {
+    static THEMES: OnceLock<ThemeSet> = OnceLock::new();
+    THEMES.get_or_init(ThemeSet::load_defaults)
+}
+
+/// Starts loading syntect's syntaxes on a thread of their own (tens of
+/// milliseconds, once per process), so that the first frame is drawn without
+/// them and the first cell typed finds them loaded; a highlight asked for
+/// before they are loaded waits for them.
+pub fn preload() {
+    let spawned = std::thread::Builder::new()
+        .name("syntaxes".into())
+        .spawn(|| {
+            syntaxes();
+        });
+    if let Err(e) = spawned {
+        tracing::debug!("syntaxes not preloaded ({e}): loaded when first needed");
+    }
 }
 
 /// The name of the syntect theme code is highlighted with, process-wide (the
@@ -47,7 +68,7 @@ static CODE_THEME: RwLock<String> = RwLock::new(String::new());
 /// Syntect has no such theme (the message lists the known ones); the theme in
 /// use stays.
 pub fn set_theme(name: &str) -> Result<(), String> {
-    let themes = &assets().themes.themes;
+    let themes = &themes().themes;
     if !has_theme(name) {
         let known: Vec<&str> = themes.keys().map(String::as_str).collect();
         return Err(format!(
@@ -63,7 +84,7 @@ pub fn set_theme(name: &str) -> Result<(), String> {
 
 /// True when syntect has a theme called `name`.
 pub fn has_theme(name: &str) -> bool {
-    assets().themes.themes.contains_key(name)
+    themes().themes.contains_key(name)
 }
 
 /// The name of the syntect theme in use.
@@ -77,7 +98,7 @@ pub fn theme_name() -> String {
 }
 
 fn current_theme() -> Option<&'static Theme> {
-    let themes = &assets().themes.themes;
+    let themes = &themes().themes;
     themes
         .get(&theme_name())
         .or_else(|| themes.get(DEFAULT_THEME))
@@ -145,14 +166,19 @@ fn syntax_of(syntaxes: &SyntaxSet, language: Language) -> &SyntaxReference {
 /// Highlights `source` as `language` without caching; falls back to plain text
 /// when the theme is missing or syntect fails on a line.
 pub fn highlight(source: &str, language: Language) -> Vec<Line<'static>> {
-    let assets = assets();
+    if source.is_empty() {
+        // The empty editor of the first frame needs no syntaxes (they may
+        // still be loading, [`preload`]).
+        return vec![Line::default()];
+    }
+    let syntaxes = syntaxes();
     let Some(theme) = current_theme() else {
         return plain(source);
     };
-    let mut hl = HighlightLines::new(syntax_of(&assets.syntaxes, language), theme);
+    let mut hl = HighlightLines::new(syntax_of(syntaxes, language), theme);
     let mut lines = Vec::new();
     for line in LinesWithEndings::from(source) {
-        let spans = match hl.highlight_line(line, &assets.syntaxes) {
+        let spans = match hl.highlight_line(line, syntaxes) {
             Ok(ranges) => ranges
                 .into_iter()
                 .filter_map(|(style, text)| {
@@ -175,9 +201,8 @@ pub fn highlight(source: &str, language: Language) -> Vec<Line<'static>> {
 /// the same syntaxes and theme as the editor. `None` when no syntax fits or the
 /// theme is missing (the caller shows plain text). Used by file previews.
 pub fn highlight_as(lines: &[String], ext: Option<&str>) -> Option<Vec<Line<'static>>> {
-    let assets = assets();
     let theme = current_theme()?;
-    let syntaxes = &assets.syntaxes;
+    let syntaxes = syntaxes();
     let syntax = ext
         .and_then(|e| syntaxes.find_syntax_by_extension(e))
         .or_else(|| syntaxes.find_syntax_by_first_line(lines.first()?))
