@@ -177,16 +177,24 @@ impl Cell {
         ]
         .into_iter()
         .filter_map(|(which, stream)| {
-            let (bytes, chars) = self
-                .outputs
-                .iter()
-                .filter_map(|o| match o {
-                    Output::Stream { name, text } if *name == which => {
-                        Some((text.len(), text.chars().count()))
-                    }
+            let texts = || {
+                self.outputs.iter().filter_map(move |o| match o {
+                    Output::Stream { name, text } if *name == which => Some(text.as_str()),
                     _ => None,
                 })
-                .fold((0, 0), |(b, c), (tb, tc)| (b + tb, c + tc));
+            };
+            let bytes: usize = texts().map(str::len).sum();
+            // A stream of `bytes` holds bytes/4 to bytes characters, so it can
+            // be `cap` characters long only when `cap` ≤ bytes ≤ 4·cap; only
+            // then (or in the Shell window) are they counted, not at every
+            // draw of a long output. Elsewhere `bytes` stands in: it is as
+            // far from the cap as the count would be.
+            let near = |cap: u64| (cap..=cap.saturating_mul(4)).contains(&(bytes as u64));
+            let chars = if cap.is_some_and(near) || (shell && bytes <= SHELL_STREAM_BYTES) {
+                texts().map(|t| t.chars().count()).sum()
+            } else {
+                bytes
+            };
             cut_note(stream, bytes, chars, shell, cap).map(|note| CutStream {
                 stream,
                 note,

@@ -579,6 +579,12 @@ mod tests {
         assert!(flagged(&cell));
         cell.outputs = vec![stream(StreamName::Stdout, "x".repeat(4095))];
         assert!(!flagged(&cell));
+        // Four bytes a character: 4,096 characters are 16,384 bytes, the most
+        // a stream of the cap's length can be.
+        cell.outputs = vec![stream(StreamName::Stdout, "😀".repeat(4096))];
+        assert!(flagged(&cell));
+        cell.outputs = vec![stream(StreamName::Stdout, "😀".repeat(4097))];
+        assert!(!flagged(&cell));
     }
 
     #[test]
