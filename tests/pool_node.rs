@@ -238,3 +238,62 @@ async fn without_a_sandbox_mnt_data_is_the_session_folder() {
         "mapped"
     );
 }
+
+/// A Node.js installed outside the system folders (nvm's
+/// `~/.nvm/versions/node/vX/bin`, a tarball in `/opt` or a home folder) is the
+/// one a session runs: the pool finds `node` on its own `PATH`, binds its
+/// installation read-only at `/opt/node` in a sandboxed session (not at its
+/// host path, which names the user's home) and puts its `bin` on the
+/// session's `PATH`. Before, sessions searched only `/usr/local/bin:/usr/bin:/bin`,
+/// so on a machine whose only Node.js came from nvm every Node.js session failed.
+#[test]
+fn a_node_outside_the_system_folders_is_the_sessions_node() {
+    let system_node = ["/usr/local/bin/node", "/usr/bin/node", "/bin/node"]
+        .iter()
+        .map(std::path::Path::new)
+        .find(|p| p.exists())
+        .expect("this test needs a Node.js in the system folders to copy");
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("nvm/versions/node/v0");
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    std::fs::create_dir_all(prefix.join("lib/node_modules")).unwrap();
+    let node = prefix.join("bin/node");
+    let real = std::fs::canonicalize(system_node).unwrap();
+    if std::fs::hard_link(&real, &node).is_err() {
+        std::fs::copy(&real, &node).unwrap();
+    }
+    let data = tempfile::tempdir().unwrap();
+    let mut cmd = common::serve_command(data.path(), "node-token", 1);
+    cmd.args(["--container-type", "node"]).env(
+        "PATH",
+        format!("{}:/usr/bin:/bin", prefix.join("bin").display()),
+    );
+    let sandboxed = !cmd.get_args().any(|a| a == "--no-sandbox");
+    let (child, endpoint) = common::spawn_serve(cmd);
+    let _served = common::Served(child);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = SessionClient::new(sessionpad::client::Target {
+            endpoint,
+            api_version: ApiVersion::V2025_10_02,
+            token: Some("node-token".into()),
+        })
+        .unwrap()
+        .with_container_type(ContainerType::NodeLts);
+        let e = run(
+            &c,
+            &identifier(),
+            "[process.execPath, process.env.PATH.split(':')[0]]",
+        )
+        .await;
+        let want = if sandboxed {
+            json!(["/opt/node/bin/node", "/opt/node/bin"])
+        } else {
+            let bin = std::fs::canonicalize(prefix.join("bin")).unwrap();
+            json!([bin.join("node"), bin])
+        };
+        assert_eq!(value(&e).1, Some(&want), "{e:?}");
+        let meta = c.pool_metadata().await.expect("metadata");
+        assert_eq!(meta.runtimes[0].name, "node", "{meta:?}");
+    });
+}

@@ -17,6 +17,7 @@ pub mod kernel;
 pub mod limits;
 mod manage;
 mod mcp_host;
+pub mod node;
 pub mod process;
 pub(crate) mod record;
 mod remembered;

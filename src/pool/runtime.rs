@@ -123,13 +123,16 @@ async fn version_of(env: &PythonEnv, program: &str, args: &[&str]) -> Result<Str
         program: program.to_string(),
         detail,
     };
+    let mut session_env = super::sandbox::env::kernel_env(env.python.parent().map(Path::new), None);
+    if program == "node"
+        && let Some(node) = super::node::NodeInstall::of_this_process()
+    {
+        super::node::put_first_on_path(&mut session_env, &node.bin(false));
+    }
     let out = Command::new(program)
         .args(args)
         .env_clear()
-        .envs(super::sandbox::env::kernel_env(
-            env.python.parent().map(Path::new),
-            None,
-        ))
+        .envs(session_env)
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .output()

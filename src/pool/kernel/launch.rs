@@ -10,6 +10,7 @@ use super::KernelError;
 use crate::pool::data_fs::DataFs;
 use crate::pool::image::PythonEnv;
 use crate::pool::limits::{Enforcer, KernelLimits};
+use crate::pool::node::{NodeInstall, put_first_on_path};
 use crate::pool::process::Processes;
 use crate::pool::sandbox::env::kernel_env;
 use crate::pool::sandbox::python_view::PythonView;
@@ -62,6 +63,14 @@ pub(super) struct Launched {
 }
 
 impl KernelLaunch {
+    /// The Node.js a NodeLTS session runs when it is not a system one
+    /// ([`NodeInstall`]); `None` for other container types.
+    fn node(&self) -> Option<&'static NodeInstall> {
+        (self.container_type == ContainerType::NodeLts)
+            .then(NodeInstall::of_this_process)
+            .flatten()
+    }
+
     /// The kernel's command with `args` after the interpreter.
     pub(super) fn command(&self, args: &[String]) -> Result<Launched, KernelError> {
         let io = |path: &Path, source| KernelError::Io {
@@ -76,13 +85,18 @@ impl KernelLaunch {
                 if let Some(lib) = &view.ld_library_path {
                     env.push(("LD_LIBRARY_PATH".into(), lib.to_string_lossy().into_owned()));
                 }
+                let mut mounts = view.mounts.clone();
+                if let Some(node) = self.node() {
+                    mounts.push(node.mount());
+                    put_first_on_path(&mut env, &node.bin(true));
+                }
                 let jail = Jail {
                     program: &view.program,
                     args,
                     env: &env,
                     folder: &self.workdir,
                     runtime_dir: &self.runtime_dir,
-                    python_mounts: &view.mounts,
+                    python_mounts: &mounts,
                     uid: self.uid,
                     tmp_bytes: self.enforcer.limits().tmp_bytes,
                     nproc: limits.nproc(),
@@ -93,11 +107,15 @@ impl KernelLaunch {
                 (built.command, built.inherited)
             }
             None => {
+                let mut env = kernel_env(self.env.python.parent(), Some(&self.workdir));
+                if let Some(node) = self.node() {
+                    put_first_on_path(&mut env, &node.bin(false));
+                }
                 let mut cmd = Command::new(&self.env.python);
                 cmd.args(args)
                     .current_dir(&self.workdir)
                     .env_clear()
-                    .envs(kernel_env(self.env.python.parent(), Some(&self.workdir)));
+                    .envs(env);
                 (cmd, Vec::new())
             }
         };

@@ -332,7 +332,8 @@ impl Stream {
             }
         }
         out.extend_from_slice(self.notices.as_bytes());
-        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -795,7 +796,11 @@ mod tests {
         }
         assert!(most <= MAX_STREAM_BYTES + MARKER_ROOM, "{most}");
         let out = s.finish();
-        assert!(out.capacity() <= MAX_STREAM_BYTES + MARKER_ROOM, "{}", out.capacity());
+        assert!(
+            out.capacity() <= MAX_STREAM_BYTES + MARKER_ROOM,
+            "{}",
+            out.capacity()
+        );
         assert!(out.ends_with("line 999999\n"));
     }
 

@@ -92,6 +92,12 @@ pub fn system(egress: bool) -> Vec<Bind> {
     out
 }
 
+/// Whether `path` (a real path) lies in a system folder every sandboxed
+/// session sees read-only.
+pub fn in_system_dirs(path: &Path) -> bool {
+    SYSTEM_DIRS.iter().any(|s| path.starts_with(s))
+}
+
 /// The folders of a Python environment to bind, given the interpreter's own
 /// answer (its `sys.prefix`, `sys.base_prefix`, `sys.exec_prefix`,
 /// `sys.base_exec_prefix`): their real paths, without those inside a system
@@ -100,7 +106,7 @@ pub fn python_dirs(prefixes: &[PathBuf]) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = prefixes
         .iter()
         .filter_map(|p| std::fs::canonicalize(p).ok())
-        .filter(|p| !SYSTEM_DIRS.iter().any(|s| p.starts_with(s)))
+        .filter(|p| !in_system_dirs(p))
         .collect();
     dirs.sort();
     dirs.dedup();
