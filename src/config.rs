@@ -193,6 +193,9 @@ pub struct Profile {
     /// executions send; for a profile without an endpoint, what the embedded
     /// local pool runs.
     pub container_type: Option<crate::protocol::ContainerType>,
+    /// Ask for a kernel without preloaded libraries (`useEmptyKernel`,
+    /// 2025-10-02-preview; default false).
+    pub use_empty_kernel: Option<bool>,
 }
 
 /// The authentication methods a profile can name.

@@ -35,6 +35,9 @@ pub struct PoolTarget {
     /// What the pool runs (Python, shell, Node.js…), which decides what
     /// executions send.
     pub container_type: ContainerType,
+    /// Executions ask for a kernel without preloaded libraries
+    /// (`useEmptyKernel`, 2025-10-02-preview).
+    pub empty_kernel: bool,
 }
 
 impl PoolTarget {
@@ -55,7 +58,12 @@ impl PoolTarget {
             self.auth.as_ref(),
             self.pool_type,
         )
-        .map(|c| Some(c.with_container_type(self.container_type)))
+        .map(|c| {
+            Some(
+                c.with_container_type(self.container_type)
+                    .with_empty_kernel(self.empty_kernel),
+            )
+        })
     }
 }
 
@@ -149,6 +157,7 @@ mod tests {
             timeout: Duration::from_secs(220),
             pool_type: PoolType::CodeInterpreter,
             container_type: ContainerType::PythonLts,
+            empty_kernel: false,
         }
     }
 

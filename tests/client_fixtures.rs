@@ -487,6 +487,37 @@ async fn execute_sends_each_familys_body() {
     }
 }
 
+/// `useEmptyKernel` (2025-10-02-preview, `aca-api.md` §13): sent as `true`
+/// at the top of the flat body when the client is asked for it, absent
+/// otherwise (the test above); on every earlier api-version the execution is
+/// refused before anything is sent, naming the api-version that has it.
+#[tokio::test]
+async fn an_empty_kernel_is_asked_for_only_where_the_api_version_has_it() {
+    for v in ApiVersion::ALL {
+        let rec = Recorder::start(vec![answer(200, B_EXECUTE)]).await;
+        let client = rec.client(v).with_empty_kernel(true);
+        let got = client.execute(ID, "1+1", LIMIT).await;
+        if v == ApiVersion::V2025_10_02 {
+            got.unwrap();
+            assert_eq!(
+                rec.only().json(),
+                json!({"codeInputType":"inline","executionType":"synchronous","code":"1+1",
+                    "timeoutInSeconds":60,"returnJupyterFormatExecutionResult":true,
+                    "useEmptyKernel":true})
+            );
+        } else {
+            let e = got.unwrap_err().to_string();
+            assert!(
+                e.contains("useEmptyKernel")
+                    && e.contains("2025-10-02-preview")
+                    && e.contains(&v.to_string()),
+                "{v}: {e}"
+            );
+            assert!(rec.requests().is_empty(), "{v}: nothing is sent");
+        }
+    }
+}
+
 /// §4.2 asynchronous mode: 202 Running with `Operation-Id`, then polls.
 fn running(id: &str) -> String {
     json!({"id": id, "identifier": "test-identifier", "executionType": "Asynchronous", "status": "Running"}).to_string()

@@ -570,3 +570,54 @@ async fn every_figure_travels_beside_the_value_when_asked() {
         .await;
     assert_eq!(v["properties"]["result"]["type"], "image", "{v}");
 }
+
+/// `useEmptyKernel` (2025-10-02-preview, `aca-api.md` §13: "Use a kernel
+/// without preloaded libraries (faster startup)"): the local pool's kernels
+/// preload no libraries, so `true` and `false` run alike in such a kernel
+/// (nothing beyond Python's start-up and IPython is imported: numpy, pandas
+/// and matplotlib are not in `sys.modules` until a cell imports them), a
+/// value that is not a boolean is refused with the service's 400, and the
+/// metadata says the kernels preload nothing.
+#[tokio::test]
+async fn use_empty_kernel_is_accepted_checked_and_true_of_every_kernel() {
+    let pool = TestPool::start().await;
+    let raw = Raw::new(&pool);
+    let id = identifier();
+    let path = format!("/executions?api-version={B10}&identifier={id}");
+    let code =
+        "import sys; sorted(m for m in ('numpy', 'pandas', 'matplotlib') if m in sys.modules)";
+    for empty in [json!(true), json!(false)] {
+        let (status, _, v) = raw
+            .post_json(
+                &path,
+                json!({"code": code, "timeoutInSeconds": 60, "useEmptyKernel": empty}),
+            )
+            .await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["status"], "Succeeded", "{v}");
+        assert_eq!(v["result"]["executionResult"], json!([]), "{empty}: {v}");
+    }
+    let (status, _, v) = raw
+        .post_json(
+            &path,
+            json!({"code": "1", "timeoutInSeconds": 60, "useEmptyKernel": "yes"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    let text = v.to_string();
+    assert!(
+        text.contains("SessionRequestValidationFailed") && text.contains("boolean"),
+        "{text}"
+    );
+    let (status, meta) = raw
+        .call(
+            reqwest::Method::GET,
+            &format!("/metadata?api-version={B10}"),
+        )
+        .await;
+    assert_eq!(status, 200, "{meta}");
+    let described = meta["jupyterKernel"]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(described.contains("no libraries preloaded"), "{meta}");
+}

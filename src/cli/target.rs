@@ -64,6 +64,11 @@ pub struct TargetOpt {
     /// Execution limit per cell, in seconds (default 220).
     #[arg(long, global = true)]
     pub timeout: Option<u64>,
+    /// Ask for a kernel without preloaded libraries (useEmptyKernel,
+    /// api-version 2025-10-02-preview; the service says it starts faster).
+    #[allow(clippy::doc_markdown)] // this doc is the --help text: no backticks there
+    #[arg(long, global = true)]
+    pub empty_kernel: bool,
     /// Machine-readable JSON output (sessionpad's own keys in snake_case;
     /// shapes the service defines keep their own).
     #[allow(clippy::doc_markdown)] // this doc is the --help text: no backticks there
@@ -97,6 +102,10 @@ pub struct Settings {
     /// `container_type`); else a sessionpad local pool is asked
     /// ([`Settings::learn_container_type`]).
     pub container_type_given: bool,
+    /// Executions ask for a kernel without preloaded libraries
+    /// (`--empty-kernel`, a profile's `use_empty_kernel`; `useEmptyKernel`,
+    /// 2025-10-02-preview).
+    pub empty_kernel: bool,
     /// What the terminal UI takes from the config file (theme, keys, images).
     pub ui: crate::tui::UiConfig,
     /// Per-session limits of an embedded local pool (`[pool]`).
@@ -192,6 +201,7 @@ impl TargetOpt {
                 .unwrap_or_else(|| container_type.pool_type()),
             container_type,
             container_type_given: given_type.is_some(),
+            empty_kernel: self.empty_kernel || profile.use_empty_kernel.unwrap_or(false),
             ui: crate::tui::UiConfig::from_config(config).map_err(|message| {
                 crate::config::ConfigError {
                     path: path.to_path_buf(),
@@ -340,7 +350,8 @@ pub async fn connect(settings: &Settings) -> anyhow::Result<Connection> {
     conn.client = conn
         .client
         .with_pool_type(settings.pool_type)
-        .with_container_type(container_type);
+        .with_container_type(container_type)
+        .with_empty_kernel(settings.empty_kernel);
     Ok(conn)
 }
 
@@ -414,6 +425,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
         api_version: settings.api_version,
         pool_type: settings.pool_type,
         container_type: settings.container_type,
+        empty_kernel: settings.empty_kernel,
         pool_limits: settings.pool_limits,
         azure_limits: settings.azure_limits,
         ledger: None,
@@ -447,6 +459,7 @@ impl Settings {
             timeout: self.timeout,
             pool_type: self.pool_type,
             container_type: self.container_type,
+            empty_kernel: self.empty_kernel,
         }
     }
 
@@ -529,6 +542,7 @@ pub fn pool_choices(
                 timeout: settings.timeout,
                 pool_type: PoolType::default(),
                 container_type: ContainerType::default(),
+                empty_kernel: false,
             }
         };
         choices.push(PoolChoice {

@@ -81,6 +81,7 @@ impl SessionClient {
                 self.api_version
             )));
         }
+        self.check_empty_kernel()?;
         let family = self.api_version.family();
         let path = match family {
             Family::A => "code/execute",
@@ -89,6 +90,7 @@ impl SessionClient {
         let secs = timeout.as_secs().max(1);
         let mut request = ExecuteRequest::inline(code, secs).jupyter_format_for(self.api_version);
         request.output_streams_max_length = max_length.map(i64::from);
+        request.use_empty_kernel = self.empty_kernel.then_some(true);
         let form = self.value_form(&request);
         let body = request.to_body(self.api_version);
         let url = self.url(path, Some(identifier))?;
@@ -117,6 +119,21 @@ impl SessionClient {
             r.code(identifier, at, started.elapsed(), code, &exec);
         }
         Ok(exec)
+    }
+}
+
+impl SessionClient {
+    /// Refuses an execution asked for an empty kernel
+    /// ([`SessionClient::with_empty_kernel`]) on an api-version without
+    /// `useEmptyKernel`, before anything is sent.
+    fn check_empty_kernel(&self) -> Result<(), ClientError> {
+        if self.empty_kernel && self.api_version < crate::protocol::ApiVersion::V2025_10_02 {
+            return Err(ClientError::InvalidArgument(format!(
+                "useEmptyKernel (--empty-kernel) needs api-version 2025-10-02-preview (this pool speaks {})",
+                self.api_version
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -151,10 +168,12 @@ impl SessionClient {
         if self.api_version.family() != Family::B {
             return Err(unsupported("submit_execution", self.api_version));
         }
+        self.check_empty_kernel()?;
         let secs = timeout.as_secs().max(1);
-        let body = ExecuteRequest::inline_asynchronous(code, secs)
-            .jupyter_format_for(self.api_version)
-            .to_body(self.api_version);
+        let mut request =
+            ExecuteRequest::inline_asynchronous(code, secs).jupyter_format_for(self.api_version);
+        request.use_empty_kernel = self.empty_kernel.then_some(true);
+        let body = request.to_body(self.api_version);
         let chosen = uuid::Uuid::new_v4().to_string();
         let req = self
             .http

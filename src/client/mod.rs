@@ -75,6 +75,9 @@ pub struct SessionClient {
     /// endpoint names an Azure session pool ([`SessionClient::with_arm`]), or
     /// why there is no such client.
     arm: Option<std::sync::Arc<Result<(arm::ArmClient, arm::PoolResourceId), String>>>,
+    /// Whether executions ask for a kernel without preloaded libraries
+    /// ([`SessionClient::with_empty_kernel`]).
+    empty_kernel: bool,
 }
 
 impl SessionClient {
@@ -121,6 +124,7 @@ impl SessionClient {
             recording,
             user_agent: None,
             arm: None,
+            empty_kernel: false,
         })
     }
 
@@ -240,6 +244,23 @@ impl SessionClient {
     pub fn with_container_type(mut self, container_type: ContainerType) -> Self {
         self.container_type = container_type;
         self
+    }
+
+    /// Asks every execution for a kernel without preloaded libraries
+    /// (`useEmptyKernel: true`, 2025-10-02-preview, `aca-api.md` §13; the
+    /// spec says it starts faster). On an earlier api-version an execution
+    /// asked so is refused before anything is sent
+    /// ([`ClientError::InvalidArgument`]). Default: not asked (the field is
+    /// not sent).
+    #[must_use]
+    pub fn with_empty_kernel(mut self, empty_kernel: bool) -> Self {
+        self.empty_kernel = empty_kernel;
+        self
+    }
+
+    /// Whether executions ask for a kernel without preloaded libraries.
+    pub fn empty_kernel(&self) -> bool {
+        self.empty_kernel
     }
 
     /// The container type the pool is known to run.

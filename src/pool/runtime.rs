@@ -109,7 +109,7 @@ pub async fn describe(
                     "name": "ipykernel",
                     "version": version_of("ipykernel"),
                     "projectUrl": "https://github.com/ipython/ipykernel",
-                    "description": format!("the IPython kernel for Jupyter, running IPython {ipython} (sessionpad local pool)"),
+                    "description": format!("the IPython kernel for Jupyter, running IPython {ipython}, no libraries preloaded, so useEmptyKernel is how every session starts (sessionpad local pool)"),
                 },
             }))
         }

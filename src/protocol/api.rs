@@ -162,6 +162,12 @@ pub struct ExecuteRequest {
     /// Ignored by the local pool in earlier versions, which do not have it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub return_jupyter_format_execution_result: Option<bool>,
+    /// `useEmptyKernel` (2025-10-02-preview, `aca-api.md` §13; the spec: "Use
+    /// a kernel without preloaded libraries (faster startup)", default false).
+    /// A value that is not a boolean is refused (400). The local pool's kernels
+    /// preload no libraries, so it runs every request in such a kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_empty_kernel: Option<bool>,
 }
 
 impl ExecuteRequest {
@@ -175,6 +181,7 @@ impl ExecuteRequest {
             identifier: None,
             output_streams_max_length: None,
             return_jupyter_format_execution_result: None,
+            use_empty_kernel: None,
         }
     }
 

@@ -27,6 +27,9 @@ pub struct Dial<'a> {
     pub pool_type: PoolType,
     /// What the pool runs, which decides what executions send.
     pub container_type: ContainerType,
+    /// Executions ask for a kernel without preloaded libraries
+    /// (`useEmptyKernel`, 2025-10-02-preview).
+    pub empty_kernel: bool,
     /// An embedded pool's per-session limits.
     pub pool_limits: Limits,
     /// Whether an embedded pool emulates the service's limits (`[pool]
@@ -102,8 +105,12 @@ pub async fn reach(
     progress: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<Reached, ReachError> {
     let client_of = |endpoint: &str, token: Option<String>, auth| {
-        crate::target::remote_client(endpoint, dial.api_version, token, auth, dial.pool_type)
-            .map(|c| c.with_container_type(dial.container_type))
+        crate::target::remote_client(endpoint, dial.api_version, token, auth, dial.pool_type).map(
+            |c| {
+                c.with_container_type(dial.container_type)
+                    .with_empty_kernel(dial.empty_kernel)
+            },
+        )
     };
     match (how, kept) {
         (
@@ -168,6 +175,7 @@ pub(super) fn dial(config: &WorkerConfig) -> Dial<'_> {
         api_version: config.api_version,
         pool_type: config.pool_type,
         container_type: config.container_type,
+        empty_kernel: config.empty_kernel,
         pool_limits: config.pool_limits,
         azure_limits: config.azure_limits,
         ledger: config.ledger.as_ref(),
@@ -236,6 +244,7 @@ mod tests {
             api_version: ApiVersion::V2025_10_02,
             pool_type: PoolType::CodeInterpreter,
             container_type: ContainerType::PythonLts,
+            empty_kernel: false,
             pool_limits: Limits::default(),
             azure_limits: false,
             ledger: None,

@@ -80,6 +80,9 @@ pub struct WorkerConfig {
     /// What the pool runs: cells are shell commands on a Shell pool (and the
     /// embedded pool is started as one), code elsewhere.
     pub container_type: ContainerType,
+    /// Executions ask for a kernel without preloaded libraries
+    /// (`useEmptyKernel`, 2025-10-02-preview).
+    pub empty_kernel: bool,
 }
 
 /// A cell to execute: its source and, for a shell command, its standard input.

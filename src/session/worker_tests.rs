@@ -29,6 +29,7 @@ fn remote(
         azure_limits: false,
         ledger: None,
         container_type: crate::protocol::ContainerType::PythonLts,
+        empty_kernel: false,
     }
 }
 

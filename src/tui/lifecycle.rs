@@ -129,6 +129,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
             azure_limits: false,
             ledger: None,
             container_type: t.container_type,
+            empty_kernel: t.empty_kernel,
         },
         sender.session(),
     );

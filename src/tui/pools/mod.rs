@@ -132,6 +132,7 @@ mod tests {
             timeout: Duration::from_secs(220),
             pool_type: PoolType::CodeInterpreter,
             container_type: crate::protocol::ContainerType::default(),
+            empty_kernel: false,
         }
     }
 

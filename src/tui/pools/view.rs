@@ -99,6 +99,7 @@ mod tests {
             timeout: Duration::from_secs(220),
             pool_type,
             container_type: crate::protocol::ContainerType::default(),
+            empty_kernel: false,
         }
     }
 
