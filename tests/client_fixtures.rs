@@ -1016,6 +1016,7 @@ async fn pool_metadata_in_every_version() {
                 isolation: None,
                 container_type: None,
                 service_limits: Vec::new(),
+                image: None,
             }
         );
     }

@@ -340,12 +340,30 @@ pub async fn run_pool(cmd: PoolCmd, target: &TargetOpt) -> anyhow::Result<ExitCo
     if let Some(k) = &meta.kernel {
         text.push_str(&format!("kernel: {} {}\n", k.name, k.version));
     }
+    if let Some(image) = meta.image {
+        text.push_str(&format!("image: {}\n", image_line(image)));
+    }
     text.push_str(&format!("packages ({}):\n", meta.packages.len()));
     for p in &meta.packages {
         text.push_str(&format!("  {} {}\n", p.name, p.version));
     }
     output::out(&text);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `pool info` says of a local pool's image: its name and what it holds.
+fn image_line(image: crate::protocol::image::Image) -> String {
+    use crate::protocol::image::Image;
+    match image {
+        Image::PythonLts => format!(
+            "{image} (like the service's PythonLTS image: NumPy, pandas, scikit-learn, SciPy, \
+             seaborn, requests, polars, pkg_resources and more; --image minimal for less)"
+        ),
+        Image::Minimal => format!(
+            "{image} (a kernel, NumPy, pandas and Matplotlib only; the default image has what the \
+             service's PythonLTS image documents)"
+        ),
+    }
 }
 
 /// What ARM said of an Azure pool, for `pool info`.

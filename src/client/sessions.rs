@@ -349,6 +349,10 @@ fn parse_metadata(v: &Value) -> Result<PoolMetadata, ClientError> {
             .get(crate::protocol::service_limits::METADATA_FIELD)
             .and_then(|l| serde_json::from_value(l.clone()).ok())
             .unwrap_or_default(),
+        image: v
+            .get(crate::protocol::image::METADATA_FIELD)
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse().ok()),
     })
 }
 

@@ -213,6 +213,14 @@ async fn metadata(
                 crate::protocol::container_type::METADATA_FIELD.to_string(),
                 json!(pool.registry.container_type().arm_name()),
             );
+            let python_packages =
+                pool.registry.container_type() != crate::protocol::ContainerType::NodeLts;
+            if let Some(image) = pool.registry.env().image.filter(|_| python_packages) {
+                fields.insert(
+                    crate::protocol::image::METADATA_FIELD.to_string(),
+                    json!(image),
+                );
+            }
             if !pool.service_limits.is_empty() {
                 fields.insert(
                     crate::protocol::service_limits::METADATA_FIELD.to_string(),

@@ -27,6 +27,18 @@ impl Image {
     }
 }
 
+/// Written as its name ([`Image::name`]), as it is read.
+impl serde::Serialize for Image {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// The field of a sessionpad local pool's `GET metadata` that names the image
+/// its Python environment was built with (`pythonlts`, `minimal`); absent for a
+/// pool running a user-given interpreter, and from Azure's pools.
+pub const METADATA_FIELD: &str = "sessionpadImage";
+
 impl std::fmt::Display for Image {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

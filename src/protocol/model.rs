@@ -264,6 +264,11 @@ pub struct PoolMetadata {
     /// cannot be read.
     #[serde(default)]
     pub service_limits: Vec<super::service_limits::ServiceLimit>,
+    /// Which image a local pool's Python environment was built with
+    /// (`pythonlts`, `minimal`), from `sessionpadImage`: `None` from Azure's
+    /// pools, from a Node.js pool and from one running `--python`.
+    #[serde(default)]
+    pub image: Option<super::image::Image>,
 }
 
 mod b64 {

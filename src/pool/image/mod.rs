@@ -86,6 +86,9 @@ pub struct PythonEnv {
     pub python: PathBuf,
     /// The venv root when sessionpad built it, `None` for a user-given interpreter.
     pub root: Option<PathBuf>,
+    /// Which set of packages sessionpad built it with (`--image`); `None` for
+    /// a user-given interpreter (`--python`).
+    pub image: Option<Image>,
 }
 
 pub use self::error::ImageError;
@@ -135,7 +138,10 @@ pub async fn ensure(
         tracing::debug!(python = %env.python.display(), "reusing Python environment");
         base.remember(&python_dir);
         compile_in_background(&env);
-        return Ok(env);
+        return Ok(PythonEnv {
+            image: Some(image),
+            ..env
+        });
     }
 
     let version = base::version(&base.path).await?;
@@ -150,7 +156,10 @@ pub async fn ensure(
     .await?;
     base.remember(&python_dir);
     compile_in_background(&env);
-    Ok(env)
+    Ok(PythonEnv {
+        image: Some(image),
+        ..env
+    })
 }
 
 /// Starts the background bytecode compile of a built environment that is not
@@ -169,7 +178,11 @@ async fn check_explicit(given: &Path) -> Result<PythonEnv, ImageError> {
         let detail = last_line(&out.stderr).unwrap_or_else(|| out.status.to_string());
         return Err(ImageError::MissingIpykernel { python, detail });
     }
-    Ok(PythonEnv { python, root: None })
+    Ok(PythonEnv {
+        python,
+        root: None,
+        image: None,
+    })
 }
 
 impl PythonEnv {
@@ -338,6 +351,7 @@ fn ready_env(dir: &Path) -> PythonEnv {
     PythonEnv {
         python: venv_python(dir),
         root: Some(dir.to_path_buf()),
+        image: None,
     }
 }
 

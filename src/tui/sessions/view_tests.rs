@@ -47,6 +47,7 @@ fn snapshot_pool_info() {
             isolation: None,
             container_type: None,
             service_limits: Vec::new(),
+            image: None,
         }))),
         Instant::now(),
     );
@@ -90,6 +91,7 @@ fn snapshot_pool_info_with_isolation() {
             isolation: Some(sandboxed),
             container_type: None,
             service_limits: Vec::new(),
+            image: None,
         }))),
         Instant::now(),
     );
@@ -365,6 +367,7 @@ fn the_pool_info_scrolls_to_its_last_package_and_no_further() {
             isolation: None,
             container_type: None,
             service_limits: Vec::new(),
+            image: None,
         }))),
         Instant::now(),
     );
