@@ -1,6 +1,6 @@
 //! The local pool's images (issue 28): the default one carries what the
 //! service's PythonLTS image documents (Microsoft's code interpreter docs:
-//! "popular Python packages such as NumPy, pandas, and scikit-learn", listed
+//! "popular Python packages such as `NumPy`, pandas, and scikit-learn", listed
 //! there with `import pkg_resources`) and what published clients import
 //! (autogen-ext: `pkg_resources`, polars), each importing in a sandboxed
 //! session without a warning; `--image minimal` keeps the small set. `pool
@@ -47,7 +47,7 @@ async fn the_default_image_imports_what_the_service_documents_without_a_warning(
     }
 }
 
-/// `--image minimal` (here the pool option it sets): a kernel, NumPy, pandas
+/// `--image minimal` (here the pool option it sets): a kernel, `NumPy`, pandas
 /// and Matplotlib, and no scikit-learn.
 #[tokio::test]
 async fn the_minimal_image_has_the_small_set_and_no_scikit_learn() {
