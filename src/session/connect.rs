@@ -32,6 +32,8 @@ pub struct Dial<'a> {
     /// Whether an embedded pool emulates the service's limits (`[pool]
     /// azure_limits`, see [`PoolOptions::with_azure_limits`]).
     pub azure_limits: bool,
+    /// Where an embedded pool's sessions may connect (`[pool] egress`).
+    pub egress: &'a crate::protocol::egress::Egress,
     /// Where an embedded pool records its calls (`None`: it does not).
     pub ledger: Option<&'a LedgerOptions>,
 }
@@ -146,6 +148,7 @@ pub async fn reach(
                         opts = opts.with_azure_limits();
                     }
                     opts.limits = dial.pool_limits;
+                    opts.egress = dial.egress.clone();
                     opts.ledger = dial.ledger.cloned();
                     opts.container_type = dial.container_type;
                     LocalPool::start(opts, progress).await?
@@ -170,6 +173,7 @@ pub(super) fn dial(config: &WorkerConfig) -> Dial<'_> {
         container_type: config.container_type,
         pool_limits: config.pool_limits,
         azure_limits: config.azure_limits,
+        egress: &config.egress,
         ledger: config.ledger.as_ref(),
     }
 }
@@ -238,6 +242,7 @@ mod tests {
             container_type: ContainerType::PythonLts,
             pool_limits: Limits::default(),
             azure_limits: false,
+            egress: &crate::protocol::egress::Egress::Off,
             ledger: None,
         };
         let mut labels = Vec::new();
