@@ -265,6 +265,9 @@ pub struct NetworkAttempt {
     pub decision: Decision,
     /// Bytes relayed, both ways together (0 when denied).
     pub bytes: u64,
+    /// When the session asked (UTC; RFC 3339 on the wire, like
+    /// `2026-11-29T00:30:00.123Z`).
+    pub at: chrono::DateTime<chrono::Utc>,
 }
 
 /// The name of the field of a local pool's execution reply that lists the
@@ -369,6 +372,10 @@ mod tests {
         assert!(toml::from_str::<P>("egress = \"sometimes\"").is_err());
     }
 
+    fn at() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-29T00:30:00.123Z".parse().unwrap()
+    }
+
     #[test]
     fn attempts_read_as_one_line_and_as_json() {
         let a = vec![
@@ -377,12 +384,14 @@ mod tests {
                 port: 8123,
                 decision: Decision::Allowed,
                 bytes: 200,
+                at: at(),
             },
             NetworkAttempt {
                 host: "127.0.0.1".into(),
                 port: 9,
                 decision: Decision::Denied,
                 bytes: 0,
+                at: at(),
             },
         ];
         assert_eq!(
@@ -391,7 +400,8 @@ mod tests {
         );
         assert_eq!(
             serde_json::to_value(&a[1]).unwrap(),
-            serde_json::json!({"host": "127.0.0.1", "port": 9, "decision": "denied", "bytes": 0})
+            serde_json::json!({"host": "127.0.0.1", "port": 9, "decision": "denied", "bytes": 0,
+                "at": "2026-11-29T00:30:00.123Z"})
         );
         assert_eq!(summary(&[]), None);
     }
