@@ -105,7 +105,7 @@ impl BackgroundPool {
 /// `[pool]`: per-session limits of the local pool (embedded or `serve`; serve's
 /// flags override them). Sizes are written like `"2 GiB"`, `"512MiB"` or a
 /// number of bytes.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PoolLimits {
     /// Memory of a session's processes.
@@ -135,6 +135,10 @@ pub struct PoolLimits {
     /// The packages of the built Python environment: `"pythonlts"` (unset: like
     /// the service's image) or `"minimal"` (as `serve --image`).
     pub image: Option<crate::protocol::image::Image>,
+    /// Where sessions of the embedded, background and `serve` pools may
+    /// connect: `"off"` (unset), `"on"`, `"audit"` or
+    /// `"allow=HOST[:PORT][,HOST…]"` (as `serve --egress`).
+    pub egress: Option<crate::protocol::egress::Egress>,
 }
 
 impl PoolLimits {
@@ -403,5 +407,7 @@ mod tests {
         let config =
             Config::parse(&page[start..end]).expect("docs/configuration.md's example parses");
         assert!(config.profiles.contains_key("dev"));
+        let egress = config.pool.egress.expect("[pool] egress in the example");
+        assert!(egress.allows("pypi.org", 443) && !egress.allows("pypi.org", 80));
     }
 }

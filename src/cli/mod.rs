@@ -161,9 +161,13 @@ pub struct ServeOpt {
     /// Upper limit of one execution, in seconds (timeoutInSeconds is capped to it).
     #[arg(long, default_value_t = 220)]
     pub max_execution: u64,
-    /// Let sandboxed sessions reach the network.
-    #[arg(long)]
-    pub egress: bool,
+    /// Where sandboxed sessions may connect: `--egress` alone (or `on`) the
+    /// host's network; `off` none (the default; also `[pool] egress`);
+    /// `allow=HOST[:PORT][,HOST…]` (e.g. `allow=pypi.org:443,*.github.com`)
+    /// HTTP and HTTPS through the pool's proxy to those hosts only, every
+    /// attempt recorded; `audit` everything through the proxy, recorded.
+    #[arg(long, value_name = "POLICY", num_args = 0..=1, default_missing_value = "on", require_equals = false)]
+    pub egress: Option<crate::protocol::egress::Egress>,
     /// Run sessions NOT isolated where the sandbox cannot be built (also
     /// `[pool] sandbox = false`). Without it, serve refuses to start there.
     #[arg(long)]
@@ -248,6 +252,7 @@ impl ServeOpt {
             sandbox: config.sandbox,
             azure_limits: config.azure_limits,
             image: config.image,
+            egress: None,
         }
         .over(crate::protocol::limits::Limits::default())
     }
@@ -419,5 +424,35 @@ mod tests {
             Some(Command::Serve(s)) => assert_eq!(s.serve_token.as_deref(), Some("t")),
             other => panic!("serve expected, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn serve_takes_an_egress_policy_and_egress_alone_is_on() {
+        use crate::protocol::egress::Egress;
+        let egress = |args: &[&str]| match Cli::try_parse_from(args).unwrap().command {
+            Some(Command::Serve(s)) => s.egress,
+            other => panic!("serve expected, got {other:?}"),
+        };
+        assert_eq!(egress(&["sessionpad", "serve"]), None);
+        assert_eq!(
+            egress(&["sessionpad", "serve", "--egress"]),
+            Some(Egress::On)
+        );
+        assert_eq!(
+            egress(&["sessionpad", "serve", "--egress", "--port", "0"]),
+            Some(Egress::On)
+        );
+        assert_eq!(
+            egress(&["sessionpad", "serve", "--egress", "off"]),
+            Some(Egress::Off)
+        );
+        assert_eq!(
+            egress(&["sessionpad", "serve", "--egress=audit"]),
+            Some(Egress::Audit)
+        );
+        let allow = egress(&["sessionpad", "serve", "--egress", "allow=127.0.0.1:8123"]).unwrap();
+        assert!(allow.allows("127.0.0.1", 8123) && !allow.allows("127.0.0.1", 9));
+        let bad = Cli::try_parse_from(["sessionpad", "serve", "--egress", "allow=a:b"]);
+        assert!(bad.unwrap_err().to_string().contains("not a port"));
     }
 }

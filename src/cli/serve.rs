@@ -42,6 +42,9 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
     // The service's limits: the flag, or `[pool] azure_limits = true` (which
     // the background pool reads from the same config file too).
     opt.azure_limits |= config.pool.azure_limits == Some(true);
+    // The egress policy: the flag, else `[pool] egress` (which the background
+    // pool reads from the same config file too).
+    opt.egress = opt.egress.or_else(|| config.pool.egress.clone());
     // The background pool's sessions otherwise live as long as it does (its
     // cooldown is its idle exit); with the service's limits they end after
     // the service's default cooldown.
@@ -54,8 +57,9 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
     // Every serve, the background one too, refuses to run sessions unisolated
     // unless the user opted in.
     if !opt.no_sandbox {
-        let egress = opt.egress;
-        let detected = tokio::task::spawn_blocking(move || Sandbox::detect(true, egress)).await?;
+        let egress = opt.egress.clone().unwrap_or_default();
+        let detected =
+            tokio::task::spawn_blocking(move || Sandbox::detect_with(true, egress)).await?;
         if let Err(why) = detected {
             bail!(refusal(&why.to_string(), why.fix()));
         }
@@ -158,7 +162,7 @@ fn pool_options(opt: ServeOpt, limits: crate::protocol::limits::Limits) -> PoolO
     }
     pool_opts.ready_sessions = opt.ready_sessions;
     pool_opts.max_execution = Duration::from_secs(opt.max_execution.max(1));
-    pool_opts.egress = opt.egress;
+    pool_opts.egress = opt.egress.unwrap_or_default();
     pool_opts.sandbox = !opt.no_sandbox;
     (pool_opts.token, pool_opts.mcp_key) = if opt.no_auth {
         (None, None)

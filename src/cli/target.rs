@@ -113,6 +113,8 @@ pub struct Settings {
     /// Whether an embedded local pool emulates the service's limits (`[pool]
     /// azure_limits`).
     pub azure_limits: bool,
+    /// Where an embedded local pool's sessions may connect (`[pool] egress`).
+    pub egress: crate::protocol::egress::Egress,
     /// Where an embedded local pool records its calls (`[ledger]`); `None`
     /// when recording is off.
     pub ledger: Option<crate::ledger::LedgerOptions>,
@@ -210,6 +212,7 @@ impl TargetOpt {
             })?,
             pool_limits: config.pool.over(crate::protocol::limits::Limits::default()),
             azure_limits: config.pool.azure_limits == Some(true),
+            egress: config.pool.egress.clone().unwrap_or_default(),
             ledger: crate::ledger::LedgerOptions::from_config(&config.ledger),
             background: crate::background::StartOptions {
                 config: self.config.clone(),
@@ -428,6 +431,7 @@ async fn connect_client(settings: &Settings) -> anyhow::Result<Connection> {
         empty_kernel: settings.empty_kernel,
         pool_limits: settings.pool_limits,
         azure_limits: settings.azure_limits,
+        egress: &settings.egress,
         ledger: None,
     };
     let progress = |line: &str| eprintln!("{line}");

@@ -78,9 +78,10 @@ pub struct PoolOptions {
     /// fails with [`PoolError::NoSandbox`] where it cannot be built. `false` is
     /// the user's opt-in to kernels NOT isolated (`--no-sandbox`).
     pub sandbox: bool,
-    /// Let sandboxed kernels reach the network (`--egress`; default off, like a
-    /// pool with egress disabled).
-    pub egress: bool,
+    /// Where sandboxed kernels may connect (`--egress`, `[pool] egress`;
+    /// default off, like a pool with egress disabled): the host's network
+    /// (`on`), or an allow-list or audit through the pool's proxy.
+    pub egress: crate::protocol::egress::Egress,
     /// Per-session memory, process, `/tmp`, file size and CPU limits.
     pub limits: crate::protocol::limits::Limits,
     /// What the sessions run (`--container-type`): `PythonLTS` (an IPython
@@ -123,7 +124,7 @@ impl PoolOptions {
             pool_full_status: 404,
             ready_sessions: 2,
             sandbox: true,
-            egress: false,
+            egress: crate::protocol::egress::Egress::Off,
             limits: crate::protocol::limits::Limits::default(),
             container_type: crate::protocol::ContainerType::PythonLts,
             ledger: None,
@@ -245,7 +246,7 @@ fn detect_sandbox(
     opts: &PoolOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Option<Sandbox>, PoolError> {
-    match Sandbox::detect(opts.sandbox, opts.egress) {
+    match Sandbox::detect_with(opts.sandbox, opts.egress.clone()) {
         Ok(s) => Ok(Some(s)),
         Err(why) => {
             tracing::warn!("{why}");

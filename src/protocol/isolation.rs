@@ -59,19 +59,21 @@ impl Isolation {
     }
 
     /// The status line's words for a sandboxed pool: `sandboxed · no network`,
-    /// or `sandboxed · network on` where egress is allowed; `None` when
+    /// `sandboxed · network on` where egress is allowed, `sandboxed · egress
+    /// allow-list` or `sandboxed · egress audited` behind the pool's egress
+    /// proxy ([`crate::protocol::egress`]); `None` when
     /// sessions are not isolated (then [`Isolation::warning`] speaks).
     pub fn badge(&self) -> Option<&'static str> {
         if !self.is_sandboxed() {
             return None;
         }
-        Some(
-            if self.notes.iter().any(|n| n.starts_with("network: allowed")) {
-                "sandboxed · network on"
-            } else {
-                "sandboxed · no network"
-            },
-        )
+        let network = self.notes.iter().find(|n| n.starts_with("network: "));
+        Some(match network.map(String::as_str) {
+            Some(n) if n.starts_with("network: allowed") => "sandboxed · network on",
+            Some(n) if n.starts_with("network: allow-list") => "sandboxed · egress allow-list",
+            Some(n) if n.starts_with("network: audit") => "sandboxed · egress audited",
+            _ => "sandboxed · no network",
+        })
     }
 
     /// `(label, value)` lines for the pool's info: the sandbox, each limit with
@@ -143,6 +145,12 @@ mod tests {
         let lines = iso.lines();
         assert_eq!(lines[1], ("memory".into(), "2 GiB (cgroup v1)".into()));
         assert_eq!(lines[2].1, "no network");
+        let mut allow = iso.clone();
+        allow.notes = vec![
+            crate::protocol::egress::Egress::Allow(vec!["pypi.org:443".parse().unwrap()]).note(),
+        ];
+        assert_eq!(allow.badge(), Some("sandboxed · egress allow-list"));
+        assert!(allow.lines()[2].1.ends_with("recorded: pypi.org:443"));
         let json = serde_json::to_value(&iso).unwrap();
         let back: Isolation = serde_json::from_value(json).unwrap();
         assert_eq!(back, iso);

@@ -6,7 +6,8 @@
 //! its per-session limits, the service's limits a local pool emulates
 //! (`--azure-limits`) and the test of a stream the service probably cut,
 //! sessionpad's own routes and event-stream wire, and
-//! the flight recorder's record of a call.
+//! the flight recorder's record of a call, and the egress policy of a local
+//! pool's sessions with the record of one network attempt.
 //!
 //! The ground floor: every other part depends on it (the client, the local
 //! pool, the ledger, the event hub, the MCP server, the recording proxy, the
@@ -16,6 +17,7 @@
 pub mod api;
 pub mod completion;
 pub mod container_type;
+pub mod egress;
 pub mod events;
 pub mod identifier;
 pub mod image;

@@ -35,6 +35,8 @@ pub struct Dial<'a> {
     /// Whether an embedded pool emulates the service's limits (`[pool]
     /// azure_limits`, see [`PoolOptions::with_azure_limits`]).
     pub azure_limits: bool,
+    /// Where an embedded pool's sessions may connect (`[pool] egress`).
+    pub egress: &'a crate::protocol::egress::Egress,
     /// Where an embedded pool records its calls (`None`: it does not).
     pub ledger: Option<&'a LedgerOptions>,
 }
@@ -153,6 +155,7 @@ pub async fn reach(
                         opts = opts.with_azure_limits();
                     }
                     opts.limits = dial.pool_limits;
+                    opts.egress = dial.egress.clone();
                     opts.ledger = dial.ledger.cloned();
                     opts.container_type = dial.container_type;
                     LocalPool::start(opts, progress).await?
@@ -178,6 +181,7 @@ pub(super) fn dial(config: &WorkerConfig) -> Dial<'_> {
         empty_kernel: config.empty_kernel,
         pool_limits: config.pool_limits,
         azure_limits: config.azure_limits,
+        egress: &config.egress,
         ledger: config.ledger.as_ref(),
     }
 }
@@ -247,6 +251,7 @@ mod tests {
             empty_kernel: false,
             pool_limits: Limits::default(),
             azure_limits: false,
+            egress: &crate::protocol::egress::Egress::Off,
             ledger: None,
         };
         let mut labels = Vec::new();

@@ -75,6 +75,8 @@ pub struct WorkerConfig {
     /// Whether an embedded local pool emulates the service's limits (`[pool]
     /// azure_limits`).
     pub azure_limits: bool,
+    /// Where an embedded local pool's sessions may connect (`[pool] egress`).
+    pub egress: crate::protocol::egress::Egress,
     /// Where the embedded local pool records its calls; `None` records nothing.
     pub ledger: Option<crate::ledger::LedgerOptions>,
     /// What the pool runs: cells are shell commands on a Shell pool (and the

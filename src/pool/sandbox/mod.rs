@@ -73,7 +73,8 @@ pub fn inodes_for(bytes: u64) -> u64 {
 pub struct Sandbox {
     /// The sessionpad binary, started as the sandbox helper.
     helper: PathBuf,
-    egress: bool,
+    /// Where sessions may connect; only `on` keeps the host's network.
+    egress: crate::protocol::egress::Egress,
     /// Whether the pool runs as root (sessions get host uids of their own).
     drops_root: bool,
     /// The system part of the allow-list, as found on this machine.
@@ -213,6 +214,21 @@ impl Sandbox {
     ///
     /// The reason kernels cannot be sandboxed.
     pub fn detect(enabled: bool, egress: bool) -> Result<Self, NoSandbox> {
+        use crate::protocol::egress::Egress;
+        Self::detect_with(enabled, if egress { Egress::On } else { Egress::Off })
+    }
+
+    /// As [`Sandbox::detect`], for sessions under the egress policy `egress`
+    /// (only [`crate::protocol::egress::Egress::On`] keeps the host's network;
+    /// the others give each session a network namespace with only `lo`).
+    ///
+    /// # Errors
+    ///
+    /// The reason kernels cannot be sandboxed.
+    pub fn detect_with(
+        enabled: bool,
+        egress: crate::protocol::egress::Egress,
+    ) -> Result<Self, NoSandbox> {
         if !enabled {
             return Err(NoSandbox::Disabled);
         }
@@ -224,9 +240,9 @@ impl Sandbox {
         seccomp::filters().map_err(|e| NoSandbox::unusable(e.to_string()))?;
         let sandbox = Self {
             helper,
-            egress,
             drops_root: is_root(),
-            system: Arc::new(binds::system(egress)),
+            system: Arc::new(binds::system(egress.host_network())),
+            egress,
         };
         sandbox.probe(None)?;
         Ok(sandbox)
@@ -293,9 +309,14 @@ impl Sandbox {
         Ok(())
     }
 
-    /// Whether sandboxed kernels may reach the network.
+    /// Whether sandboxed kernels keep the host's network (egress `on`).
     pub fn egress(&self) -> bool {
-        self.egress
+        self.egress.host_network()
+    }
+
+    /// The egress policy of the sandboxed sessions.
+    pub fn egress_policy(&self) -> &crate::protocol::egress::Egress {
+        &self.egress
     }
 
     /// Whether sessions run as their own host uids (the pool runs as root), rather
@@ -327,11 +348,7 @@ impl Sandbox {
              /tmp and /dev/shm, the session's own /mnt/data"
                 .to_string(),
         ];
-        notes.push(if self.egress {
-            "network: allowed (--egress)".to_string()
-        } else {
-            "network: none".to_string()
-        });
+        notes.push(self.egress.note());
         notes
     }
 
@@ -393,7 +410,7 @@ impl Sandbox {
         });
         Plan {
             user,
-            egress: self.egress,
+            egress: self.egress.host_network(),
             mounts,
             hostname: "sandbox".into(),
             workdir: "/mnt/data".into(),
