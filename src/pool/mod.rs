@@ -8,6 +8,7 @@ mod cgroup;
 pub mod cgroup_base;
 mod complete;
 pub mod data_fs;
+pub mod egress;
 pub mod events;
 pub(crate) mod files;
 pub mod housekeeping;
@@ -191,6 +192,13 @@ pub enum PoolError {
     /// The ledger could not be opened (damaged, of a newer schema, …).
     #[error(transparent)]
     Ledger(#[from] crate::ledger::LedgerError),
+    /// An egress allow-list or audit was asked for sessions that would not be
+    /// sandboxed: without their own network namespace nothing would make them
+    /// use the proxy, so the policy would not hold.
+    #[error(
+        "egress {0} needs the sandbox (sessions with no route out but the pool's proxy); unsandboxed sessions have the host's network"
+    )]
+    EgressNeedsSandbox(String),
     /// Sessions would run NOT isolated and the user did not allow it
     /// ([`PoolOptions::sandbox`] is true): the sandbox cannot be built here.
     #[error(
@@ -393,6 +401,9 @@ impl LocalPool {
         }
         let mut warnings = Vec::new();
         let sandbox = detect_sandbox(&opts, &mut warnings)?;
+        if sandbox.is_none() && opts.egress.proxied() {
+            return Err(PoolError::EgressNeedsSandbox(opts.egress.to_string()));
+        }
         let tag = housekeeping::pool_tag();
         // The holder's check (a sandboxed `true` in its namespace, as a user)
         // runs while Python reports its folders.

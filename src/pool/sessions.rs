@@ -465,6 +465,7 @@ impl SessionRegistry {
         };
         *lock(&session.interrupter) = Some(kernel.interrupter());
         let mut exec = kernel.execute(code, timeout).await;
+        let network = kernel.take_network();
         drop(slot);
         session.touch();
         exec.id = Some(id.to_string());
@@ -475,6 +476,7 @@ impl SessionRegistry {
             ExecutionRecord::Done {
                 exec: Arc::clone(&exec),
                 jupyter,
+                network,
             },
         );
         exec

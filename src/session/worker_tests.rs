@@ -27,7 +27,7 @@ fn remote(
         pool_type: PoolType::default(),
         pool_limits: Limits::default(),
         azure_limits: false,
-        egress: Default::default(),
+        egress: crate::protocol::egress::Egress::default(),
         ledger: None,
         container_type: crate::protocol::ContainerType::PythonLts,
         empty_kernel: false,

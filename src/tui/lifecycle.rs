@@ -127,7 +127,7 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
             // `[ledger]` itself when it starts.
             pool_limits: crate::protocol::limits::Limits::default(),
             azure_limits: false,
-            egress: Default::default(),
+            egress: crate::protocol::egress::Egress::default(),
             ledger: None,
             container_type: t.container_type,
             empty_kernel: t.empty_kernel,

@@ -85,6 +85,16 @@ impl KernelLaunch {
                 if let Some(lib) = &view.ld_library_path {
                     env.push(("LD_LIBRARY_PATH".into(), lib.to_string_lossy().into_owned()));
                 }
+                if sandbox.egress_policy().proxied() {
+                    // The relay in the session's namespace (no route out):
+                    // HTTP and HTTPS go through the pool's egress proxy.
+                    let url = crate::pool::egress::proxy_url();
+                    for name in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] {
+                        env.push((name.into(), url.clone()));
+                    }
+                    env.push(("NO_PROXY".into(), String::new()));
+                    env.push(("no_proxy".into(), String::new()));
+                }
                 let mut mounts = view.mounts.clone();
                 if let Some(node) = self.node() {
                     mounts.push(node.mount());

@@ -105,6 +105,37 @@ pub struct Kernel {
     /// Between the pool's sockets and the kernel's: stops a message over
     /// [`MAX_KERNEL_MESSAGE_BYTES`].
     relay: Relay,
+    /// The session's egress proxy, under an allow-list or audit (issue 29).
+    egress: Option<crate::pool::egress::EgressProxy>,
+}
+
+/// The session's egress proxy under an allow-list or audit (issue 29),
+/// listening before the kernel starts in the runtime folder the sandbox binds
+/// (`pool_dir` is the pool's view of it), where the sandbox's relay reaches
+/// it; `None` for other policies and unsandboxed kernels.
+///
+/// # Errors
+///
+/// [`KernelError::Io`] when its socket cannot be bound.
+fn egress_proxy(
+    launch: &KernelLaunch,
+    pool_dir: &Path,
+) -> Result<Option<crate::pool::egress::EgressProxy>, KernelError> {
+    use crate::pool::egress::{EgressProxy, SOCKET_NAME};
+    let Some(policy) = launch
+        .sandbox
+        .as_ref()
+        .map(Sandbox::egress_policy)
+        .filter(|p| p.proxied())
+    else {
+        return Ok(None);
+    };
+    EgressProxy::start(policy.clone(), &pool_dir.join(SOCKET_NAME))
+        .map(Some)
+        .map_err(|source| KernelError::Io {
+            path: launch.runtime_dir.join(SOCKET_NAME),
+            source,
+        })
 }
 
 impl Kernel {
@@ -184,6 +215,7 @@ impl Kernel {
             "--InteractiveShell.xmode=Plain".to_string(),
             format!("--IPKernelApp.exec_files={}", py_list(&exec_files)),
         ];
+        let egress = egress_proxy(launch, &pool_dir)?;
         let Launched {
             command: mut cmd,
             _inherited: inherited,
@@ -205,8 +237,18 @@ impl Kernel {
         let mut pool_info = info.clone();
         pool_info.ip = pool_dir.join("k").to_string_lossy().into_owned();
         let mut kernel = Self::connect(process, limits, &pool_info, runtime).await?;
+        kernel.egress = egress;
         kernel.wait_ready().await?;
         Ok(kernel)
+    }
+
+    /// The network attempts made through the session's egress proxy since the
+    /// last call ([`crate::pool::egress::EgressProxy::take_attempts`]); `None`
+    /// when the session has none (egress off or on).
+    pub fn take_network(&self) -> Option<Vec<crate::protocol::egress::NetworkAttempt>> {
+        self.egress
+            .as_ref()
+            .map(crate::pool::egress::EgressProxy::take_attempts)
     }
 
     async fn connect(
@@ -260,6 +302,7 @@ impl Kernel {
             dead: false,
             limits,
             relay,
+            egress: None,
         })
     }
 

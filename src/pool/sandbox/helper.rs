@@ -198,12 +198,23 @@ fn helper(fd: &OsStr) -> Result<i32, StepError> {
     }
 }
 
-/// Closes every file descriptor above standard error, so the program inherits
-/// nothing of the pool's by mistake (a descriptor opened without `O_CLOEXEC`).
-fn close_inherited() -> std::io::Result<()> {
-    // SAFETY: close_range(2) with plain integer arguments; the process owns
-    // every descriptor it closes and uses none of them afterwards.
-    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+/// Closes every file descriptor above standard error but `keep`, so the
+/// program inherits nothing of the pool's by mistake (a descriptor opened
+/// without `O_CLOEXEC`).
+fn close_inherited(keep: Option<i32>) -> std::io::Result<()> {
+    let ranges: Vec<(u32, u32)> = match keep.and_then(|k| u32::try_from(k).ok()) {
+        Some(k) if k >= 3 => vec![(3, k.saturating_sub(1)), (k + 1, u32::MAX)],
+        _ => vec![(3, u32::MAX)],
+    };
+    let mut r = 0;
+    for (first, last) in ranges.into_iter().filter(|(f, l)| f <= l) {
+        // SAFETY: close_range(2) with plain integer arguments; the process
+        // owns every descriptor it closes and uses none of them afterwards.
+        r = unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
+        if r != 0 {
+            break;
+        }
+    }
     if r == 0 {
         return Ok(());
     }
@@ -215,7 +226,7 @@ fn close_inherited() -> std::io::Result<()> {
     let open: Vec<i32> = std::fs::read_dir("/proc/self/fd")?
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .filter(|&fd| fd > 2)
+        .filter(|&fd| fd > 2 && Some(fd) != keep)
         .collect();
     for fd in open {
         // SAFETY: as above; the directory's own descriptor is already closed.
@@ -262,6 +273,9 @@ fn init_process(plan: &Plan, filter: &seccomp::Filters) -> Result<i32, StepError
     }
     rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
         .step(|| "not dumpable".into())?;
+    if let Some(socket) = &plan.relay {
+        start_relay(plan, socket, filter)?;
+    }
     match fork().step(|| "fork the program".into())? {
         None => {
             let e = start_program(plan, filter);
@@ -272,10 +286,34 @@ fn init_process(plan: &Plan, filter: &seccomp::Filters) -> Result<i32, StepError
     }
 }
 
+/// Starts the egress relay ([`super::relay`]) in a process of its own with
+/// the program's privileges: listening before the program starts, so its
+/// first request finds it.
+fn start_relay(
+    plan: &Plan,
+    socket: &std::path::Path,
+    filter: &seccomp::Filters,
+) -> Result<(), StepError> {
+    use std::os::fd::AsRawFd;
+    let port = crate::pool::egress::RELAY_PORT;
+    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
+        .step(|| format!("egress relay: listen on 127.0.0.1:{port}"))?;
+    match fork().step(|| "fork the egress relay".into())? {
+        None => {
+            if let Err(e) = drop_privileges(plan, filter, Some(listener.as_raw_fd())) {
+                eprintln!("sessionpad sandbox: egress relay: {e}");
+                std::process::exit(SETUP_FAILED)
+            }
+            super::relay::serve(&listener, socket)
+        }
+        Some(_) => Ok(()), // reaped by the init's wait
+    }
+}
+
 /// The program's part: drops every privilege and executes the program. Returns
 /// only on failure.
 fn start_program(plan: &Plan, filter: &seccomp::Filters) -> StepError {
-    match drop_privileges(plan, filter) {
+    match drop_privileges(plan, filter, None) {
         Ok(()) => {
             let e = std::process::Command::new(&plan.program)
                 .args(&plan.args)
@@ -292,9 +330,15 @@ fn start_program(plan: &Plan, filter: &seccomp::Filters) -> StepError {
     }
 }
 
-fn drop_privileges(plan: &Plan, filter: &seccomp::Filters) -> Result<(), StepError> {
+/// Drops every privilege of this process (see the module doc), closing every
+/// inherited descriptor above standard error but `keep`.
+fn drop_privileges(
+    plan: &Plan,
+    filter: &seccomp::Filters,
+    keep: Option<i32>,
+) -> Result<(), StepError> {
     die_with_parent()?;
-    close_inherited().step(|| "close inherited files".into())?;
+    close_inherited(keep).step(|| "close inherited files".into())?;
     rustix::process::setsid().step(|| "new session".into())?;
     if let Some(n) = plan.nproc {
         let limit = rustix::process::Rlimit {

@@ -31,6 +31,7 @@ pub mod helper;
 pub mod mounts;
 pub mod plan;
 pub mod python_view;
+pub mod relay;
 pub mod seccomp;
 
 use std::io::{Seek, Write};
@@ -418,6 +419,10 @@ impl Sandbox {
             program: jail.program.to_path_buf(),
             args: jail.args.to_vec(),
             env: jail.env.to_vec(),
+            relay: self
+                .egress
+                .proxied()
+                .then(|| jail.runtime_dir.join(crate::pool::egress::SOCKET_NAME)),
         }
     }
 

@@ -119,4 +119,9 @@ pub struct Plan {
     pub args: Vec<String>,
     /// Its whole environment.
     pub env: Vec<(String, String)>,
+    /// Under an egress allow-list or audit: the pool's egress proxy's socket
+    /// (inside, in the runtime folder), which a relay of the init's joins
+    /// `127.0.0.1:3128` to ([`super::relay`]); `None` otherwise.
+    #[serde(default)]
+    pub relay: Option<PathBuf>,
 }

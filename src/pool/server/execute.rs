@@ -204,6 +204,7 @@ pub(super) async fn execute_a(
         &identifier,
     );
     let live = LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
+    let (ran_in, run_id) = (Arc::clone(&session), id.clone());
     let (registry, sent, watch) = (
         pool.registry.clone(),
         req.code.clone(),
@@ -231,6 +232,7 @@ pub(super) async fn execute_a(
     {
         body["properties"]["executionResult"] = value;
     }
+    add_network(&mut body, &ran_in, &run_id);
     let reply = Reply {
         frame: body,
         container: FAMILY_A_STREAMS,
@@ -300,6 +302,7 @@ pub(super) async fn execute_b(
         limits,
         live: LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers),
     };
+    let ran_in = Arc::clone(&cell.session);
     let (status, frame, exec) = if asynchronous {
         pool.registry.submitted(&cell.session, &id);
         tokio::spawn(cell.run(recording, sent));
@@ -318,7 +321,8 @@ pub(super) async fn execute_b(
             jupyter: limits.jupyter,
             extras: wants_extras(&headers),
         };
-        let frame = family_b_frame(&exec, &identifier, "Synchronous", form);
+        let mut frame = family_b_frame(&exec, &identifier, "Synchronous", form);
+        add_network(&mut frame, &ran_in, &id);
         (status, frame, exec)
     };
     let reply = Reply {
@@ -425,7 +429,7 @@ pub(super) async fn get_execution(
     let session = pool.registry.get(&identifier).ok_or_else(not_found)?;
     let record = session.execution(&id).ok_or_else(not_found)?;
     let (exec, jupyter) = match record {
-        ExecutionRecord::Done { exec, jupyter } => (exec, jupyter),
+        ExecutionRecord::Done { exec, jupyter, .. } => (exec, jupyter),
         ExecutionRecord::Running => (running(&id), false),
     };
     if pool.container_type.is_shell() {
@@ -435,12 +439,36 @@ pub(super) async fn get_execution(
         jupyter,
         extras: wants_extras(&headers),
     };
+    let mut frame = family_b_frame(&exec, &identifier, "Asynchronous", form);
+    add_network(&mut frame, &session, &id);
     let reply = Reply {
-        frame: family_b_frame(&exec, &identifier, "Asynchronous", form),
+        frame,
         container: FAMILY_B_STREAMS,
         exec,
     };
     Ok(reply.into_response(StatusCode::OK))
+}
+
+/// Adds what execution `id` of `session` tried to reach through the
+/// session's egress proxy (issue 29) to its answer `frame`, at the top level
+/// as `sessionpadNetwork` (an array of `{"host","port","decision","bytes",
+/// "at"}`, [`crate::protocol::egress::NetworkAttempt`]); nothing when the
+/// session has no proxy (egress off or on). sessionpad's own field, which
+/// other clients ignore.
+pub(super) fn add_network(
+    frame: &mut serde_json::Value,
+    session: &crate::pool::sessions::Session,
+    id: &str,
+) {
+    if let Some(record) = session.execution(id)
+        && let Some(attempts) = record.network()
+        && let Some(fields) = frame.as_object_mut()
+    {
+        fields.insert(
+            crate::protocol::egress::REPLY_FIELD.to_string(),
+            serde_json::json!(attempts),
+        );
+    }
 }
 
 /// What an answer says of execution `id` while it runs: status `Running`, no

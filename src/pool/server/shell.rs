@@ -111,6 +111,7 @@ pub(super) async fn execute(
         stream_chars,
         jupyter: false,
     };
+    let ran_in = std::sync::Arc::clone(&session);
     let (registry, id2, watch) = (
         pool.registry.clone(),
         id.to_string(),
@@ -145,7 +146,9 @@ pub(super) async fn execute(
     } else {
         StatusCode::ACCEPTED
     };
-    let mut resp = (status, Json(shell_response(&outcome, identifier))).into_response();
+    let mut answer = shell_response(&outcome, identifier);
+    super::execute::add_network(&mut answer, &ran_in, id);
+    let mut resp = (status, Json(answer)).into_response();
     if let Ok(v) = HeaderValue::from_str(id) {
         resp.headers_mut().insert("operation-id", v);
     }

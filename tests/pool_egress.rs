@@ -1,0 +1,318 @@
+//! The local pool's egress proxy (issue 29, `serve --egress allow=…` and
+//! `--egress audit`), run for real in sandboxed kernels: a cell's `urllib`
+//! reaches an allowed HTTP server on this machine through the proxy (plain
+//! HTTP and a CONNECT tunnel), a request through the proxy to another port is
+//! refused before anything is sent there, a raw socket finds no route (the
+//! session's namespace holds only `lo`), names do not resolve in the session,
+//! and every attempt comes back in the execution's reply (`sessionpadNetwork`)
+//! with its bytes. Each attack prints what it tries before the step that must
+//! fail. All traffic goes to loopback addresses; the one address off the
+//! machine is only `connect()`ed over UDP, which sends nothing.
+//!
+//! As root (CI) and, through `the_egress_tests_also_hold_as_an_unprivileged_user`,
+//! again as `nobody`.
+#![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{Raw, TestPool, identifier};
+use serde_json::{Value, json};
+use sessionpad::protocol::egress::Egress;
+
+/// A small HTTP server on 127.0.0.1 that answers `hello from PORT` to any
+/// request and counts the requests it got.
+struct Server {
+    port: u16,
+    hits: Arc<AtomicUsize>,
+}
+
+async fn server() -> Server {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let counted = Arc::clone(&hits);
+    let app = axum::Router::new().fallback(move || {
+        let counted = Arc::clone(&counted);
+        async move {
+            counted.fetch_add(1, Ordering::SeqCst);
+            format!("hello from {port}")
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Server { port, hits }
+}
+
+/// A pool whose sessions run under `policy`; `None` (and a note) where this
+/// machine cannot build the sandbox, a failure under CI.
+async fn pool(policy: &str) -> Option<TestPool> {
+    let policy: Egress = policy.parse().unwrap();
+    if sessionpad::pool::Sandbox::detect(true, false).is_err() {
+        common::sandbox_tests_skipped("the sandbox cannot be built here");
+        return None;
+    }
+    let pool = TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.egress = policy;
+    })
+    .await;
+    assert!(pool.pool.isolation().is_sandboxed());
+    Some(pool)
+}
+
+/// Runs `code` (family B, 2025-10-02-preview) and returns the whole reply.
+async fn run(pool: &TestPool, id: &str, code: &str) -> Value {
+    let (status, _, reply) = Raw::new(pool)
+        .post_json(
+            &format!("/executions?api-version=2025-10-02-preview&identifier={id}"),
+            json!({"code": code, "timeoutInSeconds": 60}),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["status"], "Succeeded", "{reply}");
+    reply
+}
+
+fn stdout(reply: &Value) -> String {
+    let out = reply["result"]["stdout"].as_str().unwrap_or_default();
+    assert!(
+        out.trim_end().ends_with("done"),
+        "the cell did not run to its end: {reply}"
+    );
+    out.to_string()
+}
+
+/// The attempts of a reply, as `host:port decision bytes>0`.
+fn attempts(reply: &Value) -> Vec<String> {
+    reply["sessionpadNetwork"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no sessionpadNetwork: {reply}"))
+        .iter()
+        .map(|a| {
+            assert!(a["at"].as_str().is_some_and(|t| t.ends_with('Z')), "{a}");
+            format!(
+                "{}:{} {} {}",
+                a["host"].as_str().unwrap(),
+                a["port"],
+                a["decision"].as_str().unwrap(),
+                if a["bytes"].as_u64().unwrap() > 0 {
+                    "bytes"
+                } else {
+                    "0"
+                }
+            )
+        })
+        .collect()
+}
+
+/// The cell of the issue's check: urllib to the allowed server (plain HTTP,
+/// then through a CONNECT tunnel as HTTPS would go), urllib and a tunnel to
+/// the other port, a raw TCP socket to the allowed server, a UDP `connect()`
+/// to an address off the machine (a route lookup, no packet), a name lookup.
+fn cell(allowed: u16, other: u16) -> String {
+    format!(
+        r#"
+import http.client, os, socket, urllib.request
+print("proxy", os.environ["HTTP_PROXY"], os.environ["HTTPS_PROXY"])
+print("trying urllib to the allowed server")
+print("got", urllib.request.urlopen("http://127.0.0.1:{allowed}/a", timeout=10).read().decode())
+print("trying a CONNECT tunnel to the allowed server")
+c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=10)
+c.set_tunnel("127.0.0.1", {allowed})
+c.request("GET", "/tunnelled")
+print("tunnel got", c.getresponse().read().decode())
+print("trying urllib to the other port")
+try:
+    urllib.request.urlopen("http://127.0.0.1:{other}/b", timeout=10)
+    print("LEAKED urllib")
+except Exception as e:
+    print("blocked urllib:", e)
+print("trying a CONNECT tunnel to the other port")
+c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=10)
+c.set_tunnel("127.0.0.1", {other})
+try:
+    c.request("GET", "/c")
+    print("LEAKED tunnel", c.getresponse().status)
+except OSError as e:
+    print("blocked tunnel:", e)
+print("trying a raw socket to the allowed server")
+try:
+    socket.create_connection(("127.0.0.1", {allowed}), timeout=3)
+    print("LEAKED raw")
+except OSError as e:
+    print("blocked raw:", e)
+print("trying a route off the machine")
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect(("10.1.2.3", 80))
+    print("LEAKED route", s.getsockname())
+except OSError as e:
+    print("blocked route:", e)
+print("trying a name lookup")
+try:
+    print("LEAKED dns", socket.gethostbyname("pypi.org"))
+except OSError as e:
+    print("blocked dns:", e)
+print("done")
+"#
+    )
+}
+
+/// The issue's check: under `allow=127.0.0.1:PORT`, what is allowed is
+/// reached through the proxy, nothing else is reached at all, and all of it
+/// is in the reply.
+#[tokio::test]
+async fn an_allow_list_reaches_what_it_names_and_records_every_attempt() {
+    let (allowed, other) = (server().await, server().await);
+    let Some(pool) = pool(&format!("allow=127.0.0.1:{}", allowed.port)).await else {
+        return;
+    };
+    let reply = run(&pool, &identifier(), &cell(allowed.port, other.port)).await;
+    let out = stdout(&reply);
+    assert!(!out.contains("LEAKED"), "{out}");
+    assert!(
+        out.contains("proxy http://127.0.0.1:3128 http://127.0.0.1:3128"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("got hello from {}", allowed.port)),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("tunnel got hello from {}", allowed.port)),
+        "{out}"
+    );
+    assert!(out.contains("blocked urllib: HTTP Error 403"), "{out}");
+    assert!(
+        out.contains("blocked tunnel: Tunnel connection failed: 403"),
+        "{out}"
+    );
+    // The session's own `lo`: nothing listens there.
+    assert!(out.contains("blocked raw: [Errno 111]"), "{out}");
+    assert!(
+        out.contains("blocked route: [Errno 101] Network is unreachable"),
+        "{out}"
+    );
+    assert!(out.contains("blocked dns:"), "{out}");
+    assert_eq!(
+        allowed.hits.load(Ordering::SeqCst),
+        2,
+        "urllib and the tunnel"
+    );
+    assert_eq!(
+        other.hits.load(Ordering::SeqCst),
+        0,
+        "nothing reached the other port"
+    );
+    let (a, o) = (allowed.port, other.port);
+    assert_eq!(
+        attempts(&reply),
+        [
+            format!("127.0.0.1:{a} allowed bytes"),
+            format!("127.0.0.1:{a} allowed bytes"),
+            format!("127.0.0.1:{o} denied 0"),
+            format!("127.0.0.1:{o} denied 0"),
+        ],
+        "{reply}"
+    );
+    // The next execution starts its own list.
+    let again = reply["identifier"].as_str().unwrap().to_string();
+    let reply = run(&pool, &again, "print('done')").await;
+    assert_eq!(attempts(&reply), Vec::<String>::new());
+}
+
+/// `--egress audit`: everything through the proxy is allowed and recorded
+/// (what an agent *would* reach); what ignores the proxy still has no route.
+#[tokio::test]
+async fn audit_lets_everything_through_the_proxy_and_records_it() {
+    let (one, two) = (server().await, server().await);
+    let Some(pool) = pool("audit").await else {
+        return;
+    };
+    let code = format!(
+        r#"
+import socket, urllib.request
+for port in ({}, {}):
+    print("got", urllib.request.urlopen(f"http://127.0.0.1:{{port}}/", timeout=10).read().decode())
+print("trying a raw socket")
+try:
+    socket.create_connection(("127.0.0.1", {}), timeout=3)
+    print("LEAKED raw")
+except OSError as e:
+    print("blocked raw:", e)
+print("done")
+"#,
+        one.port, two.port, one.port
+    );
+    let reply = run(&pool, &identifier(), &code).await;
+    let out = stdout(&reply);
+    assert!(!out.contains("LEAKED"), "{out}");
+    assert_eq!(
+        (
+            one.hits.load(Ordering::SeqCst),
+            two.hits.load(Ordering::SeqCst)
+        ),
+        (1, 1)
+    );
+    assert_eq!(
+        attempts(&reply),
+        [
+            format!("127.0.0.1:{} allowed bytes", one.port),
+            format!("127.0.0.1:{} allowed bytes", two.port),
+        ]
+    );
+}
+
+/// A session sees its own proxy's socket in its runtime folder and no other
+/// session's: the attack looks for every `egress.sock` it can find below
+/// `/tmp` and the runtime folders' parent, finds its own (so the search
+/// works), and reaches no other.
+#[tokio::test]
+async fn a_session_reaches_no_other_sessions_egress_socket() {
+    let Some(pool) = pool("allow=127.0.0.1:9").await else {
+        return;
+    };
+    let (a, b) = (identifier(), identifier());
+    // Both sessions exist, each with its kernel and proxy.
+    run(&pool, &b, "print('done')").await;
+    let code = r#"
+import glob, os, socket
+found = sorted(set(glob.glob("/tmp/**/egress.sock", recursive=True) + glob.glob("/tmp/sp-*/*/egress.sock")))
+print("trying", found)
+for p in found:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(p)
+    s.close()
+print("reached", len(found))
+print("done")
+"#;
+    let reply = run(&pool, &a, code).await;
+    let out = stdout(&reply);
+    assert!(out.contains("reached 1\n"), "exactly its own socket: {out}");
+}
+
+/// An allow-list or audit with no sandbox cannot hold (nothing would make
+/// the session use the proxy): the pool refuses to start.
+#[tokio::test]
+async fn an_allow_list_needs_the_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = sessionpad::pool::PoolOptions::embedded();
+    opts.sessions_dir = dir.path().join("sessions");
+    opts.sandbox = false;
+    opts.egress = "allow=127.0.0.1:9".parse().unwrap();
+    let Err(e) = sessionpad::pool::LocalPool::start(opts, &|_| {}).await else {
+        panic!("the pool started with an allow-list and no sandbox");
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("egress allow=127.0.0.1:9 needs the sandbox"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_egress_tests_also_hold_as_an_unprivileged_user() {
+    common::rerun_as_nobody("the_egress_tests_also_hold");
+}
