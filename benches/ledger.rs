@@ -74,6 +74,7 @@ fn call(identifier: String, i: usize) -> Call {
         client_gone: false,
         files: vec![],
         files_note: None,
+        network: Vec::new(),
     }
 }
 

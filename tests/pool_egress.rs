@@ -223,6 +223,98 @@ async fn an_allow_list_reaches_what_it_names_and_records_every_attempt() {
     assert_eq!(attempts(&reply), Vec::<String>::new());
 }
 
+/// The flight recorder keeps every attempt next to the execution that made
+/// it: `sessionpad log --json` gives each execution its `network` array
+/// (`{"host","port","decision","bytes","at"}`), and `sessionpad log` prints a
+/// `Net` line under it (`127.0.0.1:PORT allowed · 127.0.0.1:OTHER blocked`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_attempt_is_in_the_ledger_next_to_its_execution() {
+    let (allowed, other) = (server().await, server().await);
+    if sessionpad::pool::Sandbox::detect(true, false).is_err() {
+        common::sandbox_tests_skipped("the sandbox cannot be built here");
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let ledger = data.path().join(sessionpad::ledger::FILE_NAME);
+    let policy: Egress = format!("allow=127.0.0.1:{}", allowed.port).parse().unwrap();
+    let pool = TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.egress = policy;
+        o.ledger = Some(sessionpad::ledger::LedgerOptions {
+            path: ledger,
+            limits: sessionpad::ledger::LedgerConfig::default().limits(),
+            files: true,
+        });
+    })
+    .await;
+    let id = identifier();
+    let code = format!(
+        r#"
+import urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:{}/", timeout=10).read().decode())
+try:
+    urllib.request.urlopen("http://127.0.0.1:{}/", timeout=10)
+except Exception as e:
+    print("blocked:", e)
+print("done")
+"#,
+        allowed.port, other.port
+    );
+    run(&pool, &id, &code).await;
+    run(&pool, &id, "print('done')").await;
+    pool.pool.ledger().unwrap().flush();
+    let out = common::sessionpad_command(data.path())
+        .args(["log", "--json", &id])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let entries: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &Value| e["kind"] == "code")
+        .collect();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    let network = entries[0]["network"].as_array().unwrap();
+    assert_eq!(network.len(), 2, "{network:?}");
+    assert_eq!(
+        (
+            &network[0]["host"],
+            &network[0]["port"],
+            &network[0]["decision"]
+        ),
+        (&json!("127.0.0.1"), &json!(allowed.port), &json!("allowed"))
+    );
+    assert!(network[0]["bytes"].as_u64().unwrap() > 0, "{network:?}");
+    assert_eq!(
+        (
+            &network[1]["port"],
+            &network[1]["decision"],
+            &network[1]["bytes"]
+        ),
+        (&json!(other.port), &json!("denied"), &json!(0))
+    );
+    assert_eq!(
+        entries[1]["network"],
+        json!([]),
+        "the next cell tried nothing"
+    );
+    let out = common::sessionpad_command(data.path())
+        .args(["log", &id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = format!(
+        "  Net    127.0.0.1:{} allowed · 127.0.0.1:{} blocked",
+        allowed.port, other.port
+    );
+    assert!(text.lines().any(|l| l == line), "{text}");
+}
+
 /// `--egress audit`: everything through the proxy is allowed and recorded
 /// (what an agent *would* reach); what ignores the proxy still has no route.
 #[tokio::test]

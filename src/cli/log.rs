@@ -448,6 +448,13 @@ pub fn render(e: &Entry, in_group: bool) -> String {
             }
         }
     }
+    if let Some(line) = e
+        .network
+        .as_deref()
+        .and_then(crate::protocol::egress::summary)
+    {
+        block(&mut s, "Net", &line);
+    }
     let files: Vec<String> = e.files.iter().map(file_line).collect();
     block(&mut s, "Files", &files.join("\n"));
     if let Some(note) = &e.files_note {
@@ -540,6 +547,7 @@ mod tests {
             client_gone: false,
             files: vec![],
             files_note: None,
+            network: None,
         };
         let text = render(&e, false);
         assert!(!text.contains('\u{1b}'), "{text:?}");

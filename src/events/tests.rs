@@ -39,6 +39,7 @@ fn call() -> Call {
         client_gone: false,
         files: vec![],
         files_note: None,
+        network: Vec::new(),
     }
 }
 

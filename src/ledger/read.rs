@@ -112,6 +112,9 @@ pub fn each<E: From<rusqlite::Error>>(
         let mut e = row?;
         e.images = images(conn, e.seq)?;
         e.files = files(conn, e.seq)?;
+        if matches!(e.kind, CallKind::Code | CallKind::Shell) {
+            e.network = Some(network(conn, e.seq)?);
+        }
         f(e)?;
     }
     Ok(())
@@ -275,7 +278,43 @@ fn entry(r: &Row<'_>) -> rusqlite::Result<Entry> {
         client_gone: r.get(18)?,
         files: Vec::new(),
         files_note: r.get(19)?,
+        network: None,
     })
+}
+
+/// What call `seq` tried to reach through its session's egress proxy, in
+/// order (issue 29).
+///
+/// # Errors
+///
+/// SQLite's error.
+pub fn network(
+    conn: &Connection,
+    seq: i64,
+) -> rusqlite::Result<Vec<crate::protocol::egress::NetworkAttempt>> {
+    use crate::protocol::egress::{Decision, NetworkAttempt};
+    let mut stmt = conn.prepare_cached(
+        "SELECT host, port, decision, bytes, at_ms FROM call_network WHERE call_id = ?1
+         ORDER BY seq",
+    )?;
+    stmt.query_map([seq], |r| {
+        let decision: String = r.get(2)?;
+        Ok(NetworkAttempt {
+            host: r.get(0)?,
+            port: r.get(1)?,
+            decision: if decision == "allowed" {
+                Decision::Allowed
+            } else {
+                Decision::Denied
+            },
+            bytes: r.get::<_, i64>(3)?.unsigned_abs(),
+            at: Utc
+                .timestamp_millis_opt(r.get(4)?)
+                .single()
+                .unwrap_or_default(),
+        })
+    })?
+    .collect()
 }
 
 /// The files call `seq` changed, in the order recorded (path order).

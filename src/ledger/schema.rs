@@ -27,6 +27,10 @@
 //! they run to megabytes), and `calls.files_note` (what the look at the folder
 //! could not see).
 //!
+//! Schema version 6 adds `call_network` (per execution, each attempt through
+//! its session's egress proxy: `host`, `port`, `decision` (`allowed` or
+//! `denied`), `bytes` relayed both ways and `at_ms`; issue 29).
+//!
 //! Schema version 2 adds `sessions`: per pool and identifier, the number of
 //! calls and of cells (code and shell executions), the first and last call's
 //! time (`first_ms`, `last_ms`), the last call's row (`last_id`) and the last
@@ -170,6 +174,20 @@ const MIGRATIONS: &[M<'static>] = &[
         data BLOB NOT NULL
     );
     ALTER TABLE calls ADD COLUMN files_note TEXT;",
+    ),
+    // Version 6: what each execution tried to reach through its session's
+    // egress proxy (issue 29), removed with the call.
+    M::up(
+        "CREATE TABLE call_network (
+        call_id INTEGER NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        port INTEGER NOT NULL,
+        decision TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL,
+        PRIMARY KEY (call_id, seq)
+    ) WITHOUT ROWID;",
     ),
 ];
 

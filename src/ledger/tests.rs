@@ -38,6 +38,7 @@ pub(crate) fn call(identifier: &str, at_ms: i64, code: &str) -> Call {
         client_gone: false,
         files: vec![],
         files_note: None,
+        network: vec![],
     }
 }
 
@@ -362,11 +363,60 @@ fn back_to_version_1(path: &std::path::Path) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(
         "ALTER TABLE calls DROP COLUMN client_gone; ALTER TABLE calls DROP COLUMN files_note;
-         DROP TABLE call_files; DROP TABLE file_contents;
+         DROP TABLE call_files; DROP TABLE file_contents; DROP TABLE call_network;
          DROP TRIGGER calls_into_sessions; DROP TRIGGER calls_out_of_sessions;
          DROP TABLE sessions; PRAGMA user_version = 1;",
     )
     .unwrap();
+}
+
+/// Issue 29: what an execution tried to reach through its session's egress
+/// proxy is written next to it and read back in order, and goes with the
+/// call when it is pruned.
+#[test]
+fn network_attempts_are_kept_next_to_their_execution() {
+    use crate::protocol::egress::{Decision, NetworkAttempt};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let rec = Recorder::start(&path, LOOSE).unwrap();
+    let now = Utc::now().timestamp_millis();
+    let at = Utc.timestamp_millis_opt(now).single().unwrap();
+    let mut c = call("agent-1", now, "urllib");
+    c.network = vec![
+        NetworkAttempt {
+            host: "pypi.org".into(),
+            port: 443,
+            decision: Decision::Allowed,
+            bytes: 4096,
+            at,
+        },
+        NetworkAttempt {
+            host: "169.254.169.254".into(),
+            port: 80,
+            decision: Decision::Denied,
+            bytes: 0,
+            at,
+        },
+    ];
+    rec.record(c.clone());
+    rec.record(call("agent-1", now + 1, "1"));
+    rec.flush();
+    let conn = open(&path).unwrap();
+    let mut got = Vec::new();
+    read::each::<rusqlite::Error>(&conn, &read::Query::default(), 0, &mut |e| {
+        got.push(e);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].network.as_deref(), Some(&c.network[..]));
+    assert_eq!(got[1].network.as_deref(), Some(&[][..]));
+    conn.execute("DELETE FROM calls WHERE id = ?1", [got[0].seq])
+        .unwrap();
+    let left: i64 = conn
+        .query_row("SELECT count(*) FROM call_network", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, 0, "gone with its call");
 }
 
 #[test]

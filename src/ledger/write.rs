@@ -359,6 +359,24 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
             .execute(params![id, i64::try_from(seq).unwrap_or(i64::MAX), hash])?;
     }
     insert_files(conn, id, call)?;
+    for (seq, a) in call.network.iter().enumerate() {
+        conn.prepare_cached(
+            "INSERT INTO call_network (call_id, seq, host, port, decision, bytes, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            id,
+            i64::try_from(seq).unwrap_or(i64::MAX),
+            a.host,
+            a.port,
+            match a.decision {
+                crate::protocol::egress::Decision::Allowed => "allowed",
+                crate::protocol::egress::Decision::Denied => "denied",
+            },
+            i64::try_from(a.bytes).unwrap_or(i64::MAX),
+            a.at.timestamp_millis(),
+        ])?;
+    }
     Ok(id)
 }
 

@@ -105,7 +105,13 @@ impl PoolHost {
                 .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
                 .await;
             if let Some(r) = recording {
-                what.record(&r.with_files(changes), &code, &exec);
+                let r = r.with_files(changes).with_network(
+                    session
+                        .execution(&id)
+                        .as_ref()
+                        .and_then(crate::pool::remembered::ExecutionRecord::network),
+                );
+                what.record(&r, &code, &exec);
             }
             exec
         });

@@ -35,6 +35,8 @@ pub(crate) struct Recording {
     files: Vec<FileChange>,
     /// What the look at `/mnt/data` could not see.
     files_note: Option<String>,
+    /// What the execution tried to reach through the session's egress proxy.
+    network: Vec<crate::protocol::egress::NetworkAttempt>,
 }
 
 /// Held by a handler while it waits for the answer it records: dropped
@@ -101,6 +103,7 @@ impl Recording {
             gone: Arc::new(AtomicBool::new(false)),
             files: Vec::new(),
             files_note: None,
+            network: Vec::new(),
         }
     }
 
@@ -109,6 +112,16 @@ impl Recording {
     pub(crate) fn with_files(mut self, changes: crate::pool::files::changes::Changes) -> Self {
         self.files = changes.files;
         self.files_note = changes.note;
+        self
+    }
+
+    /// The same recording, with what the execution tried to reach through
+    /// its session's egress proxy (issue 29; nothing for `None`).
+    pub(crate) fn with_network(
+        mut self,
+        network: Option<&[crate::protocol::egress::NetworkAttempt]>,
+    ) -> Self {
+        self.network = network.map(<[_]>::to_vec).unwrap_or_default();
         self
     }
 
@@ -139,6 +152,7 @@ impl Recording {
         call.client_gone = self.gone.load(Ordering::SeqCst);
         call.files.clone_from(&self.files);
         call.files_note.clone_from(&self.files_note);
+        call.network.clone_from(&self.network);
         call
     }
 

@@ -142,7 +142,12 @@ pub fn recorded_call(call: super::record::Call, seq: i64) -> RecordedCall {
         client_gone,
         files,
         files_note,
+        network,
     } = call;
+    let execution = matches!(
+        kind,
+        super::record::CallKind::Code | super::record::CallKind::Shell
+    );
     let (status, exit_code, stdout, stderr, result) = match output {
         Some(o) => (
             Some(o.status),
@@ -185,6 +190,7 @@ pub fn recorded_call(call: super::record::Call, seq: i64) -> RecordedCall {
             .map(|f| super::record::FileChange { data: None, ..f })
             .collect(),
         files_note,
+        network: execution.then_some(network),
     };
     RecordedCall {
         entry,

@@ -470,6 +470,10 @@ pub struct Call {
     /// big to walk, a folder that could not be read); `None` when it saw
     /// everything, or did not look.
     pub files_note: Option<String>,
+    /// What the execution tried to reach through the session's egress proxy
+    /// (issue 29, `serve --egress allow=…`/`audit`), in order; empty when it
+    /// tried nothing or the session has no proxy.
+    pub network: Vec<crate::protocol::egress::NetworkAttempt>,
 }
 
 impl Call {
@@ -500,6 +504,7 @@ impl Call {
             client_gone: false,
             files: Vec::new(),
             files_note: None,
+            network: Vec::new(),
         }
     }
 }
@@ -579,6 +584,13 @@ pub struct Entry {
     /// when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_note: Option<String>,
+    /// What the execution tried to reach through the session's egress proxy
+    /// (issue 29): `{"host", "port", "decision": "allowed"|"denied",
+    /// "bytes", "at"}` each, in order. Always there for an execution (empty
+    /// when it tried nothing, or its session had no proxy); left out for
+    /// other calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<Vec<crate::protocol::egress::NetworkAttempt>>,
 }
 
 impl Entry {

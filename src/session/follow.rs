@@ -335,6 +335,7 @@ mod tests {
             client_gone: false,
             files: vec![],
             files_note: None,
+            network: None,
         }
     }
 

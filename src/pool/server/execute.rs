@@ -217,6 +217,12 @@ pub(super) async fn execute_a(
             .await;
         if let Some(r) = recording {
             r.with_files(changes)
+                .with_network(
+                    session
+                        .execution(&id)
+                        .as_ref()
+                        .and_then(crate::pool::remembered::ExecutionRecord::network),
+                )
                 .code(sent.as_deref().unwrap_or_default(), &exec);
         }
         exec
@@ -366,7 +372,14 @@ impl CellRun {
             .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
             .await;
         if let Some(r) = recording {
-            r.with_files(changes).code(&sent, &exec);
+            r.with_files(changes)
+                .with_network(
+                    session
+                        .execution(&id)
+                        .as_ref()
+                        .and_then(crate::pool::remembered::ExecutionRecord::network),
+                )
+                .code(&sent, &exec);
         }
         exec
     }

@@ -42,6 +42,7 @@ pub(crate) fn entry_by(seq: i64, code: &str, stdout: &str, client: &str) -> Entr
         client_gone: false,
         files: vec![],
         files_note: None,
+        network: None,
     }
 }
 
