@@ -117,6 +117,7 @@ fn finished_with(run: RunId, stdout: String, picture: Option<image::DynamicImage
             result: None,
             images,
             duration: Duration::from_millis(1500),
+            network: Vec::new(),
         }),
         exit_code: None,
         images: decoded,

@@ -129,6 +129,7 @@ fn app_with_a_hostile_cell() -> App {
                 result: Some(sessionpad::protocol::ExecutionValue::text(hostile("res"))),
                 images: vec![],
                 duration: Duration::from_millis(3),
+                network: Vec::new(),
             }),
             exit_code: None,
             images: vec![],

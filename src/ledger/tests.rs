@@ -459,6 +459,7 @@ fn a_shared_execution_is_recorded_without_copying_its_output() {
         result: None,
         images: vec![],
         duration: Duration::from_millis(3),
+        network: Vec::new(),
     });
     let output = RecordedOutput::of_shared(&exec, None);
     assert_eq!(output.stdout.as_ptr(), exec.stdout.as_ptr());

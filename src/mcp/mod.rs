@@ -268,6 +268,8 @@ fn python_result(environment: &str, exec: &Execution) -> CallToolResult {
         "executionResult": exec.result.as_ref().map_or("", |v| v.text.as_str()),
         "executionTimeInMilliseconds": millis(exec.duration),
     });
+    let mut value = value;
+    add_network(&mut value, &exec.network);
     let mut result = if exec.succeeded() {
         CallToolResult::structured(value)
     } else {
@@ -297,10 +299,33 @@ fn shell_result(environment: &str, run: &ShellRun) -> CallToolResult {
         "stderr": run.stderr,
         "executionTimeInMilliseconds": millis(run.duration),
     });
+    let mut value = value;
+    add_network(&mut value, &run.network);
     if run.exit_code.is_some() {
         CallToolResult::structured(value)
     } else {
         CallToolResult::structured_error(value)
+    }
+}
+
+/// Adds what the code tried to reach through a local pool's egress proxy
+/// (issue 29) to a tool's `structuredContent`: `network`, every attempt
+/// (`{"host","port","decision","bytes","at"}`), and `networkBlocked`, the
+/// denied ones as `host:port` (what an agent most needs to know: why its
+/// request failed). Nothing when there were none (Azure's pools never say).
+fn add_network(value: &mut Value, attempts: &[crate::protocol::egress::NetworkAttempt]) {
+    use crate::protocol::egress::Decision;
+    if attempts.is_empty() {
+        return;
+    }
+    value["network"] = json!(attempts);
+    let blocked: Vec<String> = attempts
+        .iter()
+        .filter(|a| a.decision == Decision::Denied)
+        .map(|a| format!("{}:{}", a.host, a.port))
+        .collect();
+    if !blocked.is_empty() {
+        value["networkBlocked"] = json!(blocked);
     }
 }
 

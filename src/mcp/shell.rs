@@ -99,6 +99,9 @@ pub struct ShellRun {
     pub stderr: String,
     /// How long it ran.
     pub duration: Duration,
+    /// What it tried to reach through a local pool's egress proxy (issue
+    /// 29; [`Execution::network`]).
+    pub network: Vec<crate::protocol::egress::NetworkAttempt>,
 }
 
 impl ShellRun {
@@ -133,6 +136,7 @@ impl ShellRun {
             stdout: exec.stdout,
             stderr: exec.stderr,
             duration: exec.duration,
+            network: exec.network,
         })
     }
 }
@@ -185,6 +189,7 @@ mod tests {
             result: value,
             images: vec![],
             duration: Duration::from_millis(3),
+            network: Vec::new(),
         }
     }
 

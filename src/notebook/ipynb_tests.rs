@@ -281,6 +281,7 @@ fn a_saved_result_is_the_python_form_of_the_execution() {
         result: value,
         images: vec![],
         duration: Duration::from_millis(3),
+        network: Vec::new(),
     };
     let mut c = cell("{'a': 1, 'b': None}", 1, vec![], CellOutcome::Succeeded);
     c.outcome = None;

@@ -422,6 +422,7 @@ mod tests {
             result: None,
             images: vec![],
             duration: Duration::from_millis(7),
+            network: Vec::new(),
         }
     }
 

@@ -316,6 +316,7 @@ mod tests {
             result: None,
             images: vec![],
             duration: Duration::from_millis(1),
+            network: Vec::new(),
         }
     }
 

@@ -105,6 +105,7 @@ mod tests {
                 result: None,
                 images: Vec::new(),
                 duration: std::time::Duration::ZERO,
+                network: Vec::new(),
             }),
             jupyter: false,
             network: None,

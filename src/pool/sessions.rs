@@ -469,6 +469,7 @@ impl SessionRegistry {
         drop(slot);
         session.touch();
         exec.id = Some(id.to_string());
+        exec.network = network.clone().unwrap_or_default();
         let exec = Arc::new(exec);
         let jupyter = super::kernel::OutputLimits::current().jupyter;
         session.record(
@@ -672,5 +673,6 @@ fn failed(stderr: String) -> Execution {
         result: None,
         images: vec![],
         duration: Duration::ZERO,
+        network: Vec::new(),
     }
 }

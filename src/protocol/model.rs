@@ -135,6 +135,13 @@ pub struct Execution {
     /// [`crate::protocol::api::COUNT_FIELD`]); the service does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_count: Option<u32>,
+    /// What the execution tried to reach through its session's egress proxy
+    /// (issue 29), in order: told by sessionpad's local pool under `serve
+    /// --egress allow=…`/`audit` (`sessionpadNetwork`,
+    /// [`crate::protocol::egress::REPLY_FIELD`]); empty otherwise, and always
+    /// from the service.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<crate::protocol::egress::NetworkAttempt>,
 }
 
 impl Execution {

@@ -624,6 +624,7 @@ impl Entry {
                 .and_then(|v| serde_json::from_value::<ExecutionValue>(v).ok()),
             images,
             duration: std::time::Duration::from_secs_f64((self.duration_ms / 1000.0).max(0.0)),
+            network: Vec::new(),
         })
     }
 }

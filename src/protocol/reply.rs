@@ -66,6 +66,20 @@ fn count(v: &Value) -> Option<u32> {
         .filter(|n| *n > 0)
 }
 
+/// The network attempts a local pool's egress proxy saw the execution make
+/// (`sessionpadNetwork` at the top of the body, [`super::egress::REPLY_FIELD`];
+/// issue 29). Absent (Azure, a pool without a proxy) or malformed: none, the
+/// latter with a warning in the log (it never fails the execution).
+fn network(v: &Value) -> Vec<super::egress::NetworkAttempt> {
+    let Some(field) = v.get(super::egress::REPLY_FIELD) else {
+        return Vec::new();
+    };
+    serde_json::from_value(field.clone()).unwrap_or_else(|e| {
+        tracing::warn!("{} ignored: {e}", super::egress::REPLY_FIELD);
+        Vec::new()
+    })
+}
+
 fn millis(v: &Value) -> Duration {
     Duration::from_millis(
         v.get("executionTimeInMilliseconds")
@@ -89,6 +103,7 @@ fn millis(v: &Value) -> Duration {
 /// `status` of `properties` (of the body itself in the flat form) is not a
 /// string.
 pub fn parse_family_a(v: &mut Value, form: ValueForm) -> Result<Execution, MalformedReply> {
+    let attempts = network(v);
     let props = if v.get("properties").is_some() {
         &mut v["properties"]
     } else {
@@ -114,6 +129,7 @@ pub fn parse_family_a(v: &mut Value, form: ValueForm) -> Result<Execution, Malfo
         images,
         duration: millis(props),
         execution_count: count(props),
+        network: attempts,
     })
 }
 
@@ -166,6 +182,7 @@ pub fn parse_family_b(v: &mut Value, form: ValueForm) -> Result<Execution, Malfo
         images,
         execution_count: count(result),
         duration: millis(result),
+        network: network(v),
     })
 }
 
@@ -230,6 +247,46 @@ mod tests {
 
     use super::*;
     use crate::protocol::shell::shell_response;
+
+    /// Issue 29: the local pool's `sessionpadNetwork`, at the top of either
+    /// family's body, is read into the execution; a malformed one is
+    /// dropped, never an error.
+    #[test]
+    fn the_egress_attempts_a_local_pool_reports_are_read() {
+        use crate::protocol::egress::Decision;
+        let attempts = json!([
+            {"host": "127.0.0.1", "port": 8123, "decision": "allowed", "bytes": 304, "at": "2026-11-29T01:10:36.127Z"},
+            {"host": "169.254.169.254", "port": 80, "decision": "denied", "bytes": 0, "at": "2026-11-29T01:10:36.126Z"}
+        ]);
+        let mut b = json!({"id": "x", "status": "Succeeded", "result": {"stdout": "", "stderr": ""},
+            "sessionpadNetwork": attempts});
+        let e = parse_family_b(&mut b, ValueForm::default()).unwrap();
+        assert_eq!(e.network.len(), 2);
+        assert_eq!((e.network[0].port, e.network[0].bytes), (8123, 304));
+        assert_eq!(e.network[1].decision, Decision::Denied);
+        let mut a = json!({"properties": {"status": "Success"}, "sessionpadNetwork": attempts});
+        assert_eq!(
+            parse_family_a(&mut a, ValueForm::default())
+                .unwrap()
+                .network
+                .len(),
+            2
+        );
+        let mut bad = json!({"status": "Succeeded", "sessionpadNetwork": [{"host": 1}]});
+        assert!(
+            parse_family_b(&mut bad, ValueForm::default())
+                .unwrap()
+                .network
+                .is_empty()
+        );
+        let mut none = json!({"status": "Succeeded"});
+        assert!(
+            parse_family_b(&mut none, ValueForm::default())
+                .unwrap()
+                .network
+                .is_empty()
+        );
+    }
 
     #[test]
     fn family_a_transcript_parses() {

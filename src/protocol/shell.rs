@@ -70,6 +70,7 @@ impl ShellExecution {
             result: None,
             images: vec![],
             duration: self.duration,
+            network: Vec::new(),
         }
     }
 }

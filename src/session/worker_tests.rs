@@ -135,6 +135,7 @@ async fn images_decode_in_order_and_bad_ones_say_why() {
         result: None,
         images: vec![image(png.into_inner()), image(vec![1, 2, 3])],
         duration: Duration::ZERO,
+        network: Vec::new(),
     };
     let decoded = decode_images(&exec).await;
     assert_eq!(decoded.len(), 2);

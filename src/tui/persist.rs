@@ -263,6 +263,7 @@ mod tests {
             result: None,
             images: vec![],
             duration: Duration::from_millis(2),
+            network: Vec::new(),
         };
         app.handle_event(
             SessionEvent::ExecutionFinished {

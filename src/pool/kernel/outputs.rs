@@ -664,6 +664,7 @@ impl Run {
             images: self.images,
             duration: started.elapsed(),
             execution_count: self.execution_count,
+            network: Vec::new(),
         }
     }
 }

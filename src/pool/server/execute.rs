@@ -496,5 +496,6 @@ fn running(id: &str) -> Arc<Execution> {
         result: None,
         images: vec![],
         duration: Duration::ZERO,
+        network: Vec::new(),
     })
 }

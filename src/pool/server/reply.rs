@@ -219,6 +219,7 @@ mod tests {
             result: None,
             images: vec![],
             duration: Duration::from_millis(12),
+            network: Vec::new(),
         })
     }
 

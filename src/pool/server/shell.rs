@@ -210,6 +210,7 @@ mod tests {
             }),
             images: vec![],
             duration: Duration::from_millis(2),
+            network: Vec::new(),
         };
         assert_eq!(outcome(&exec).exit_code, Some(3));
         exec.status = ExecutionStatus::Failed;

@@ -278,6 +278,7 @@ mod tests {
                 data: vec![1, 2, 3],
             }],
             duration: std::time::Duration::from_millis(5),
+            network: Vec::new(),
         };
         let wire = result_to_wire(&exec, false);
         assert_eq!(wire["type"], "image");
@@ -304,6 +305,7 @@ mod tests {
             }),
             images: vec![png(1), png(2)],
             duration: std::time::Duration::from_millis(5),
+            network: Vec::new(),
         };
         let form = ValueForm {
             jupyter: false,

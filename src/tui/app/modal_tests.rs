@@ -74,6 +74,7 @@ fn ran(app: &mut App, code: &str, stdout: &str, image: bool) {
                 result: None,
                 images,
                 duration: Duration::from_millis(2),
+                network: Vec::new(),
             }),
             exit_code: None,
             images: decoded,

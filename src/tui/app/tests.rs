@@ -73,6 +73,7 @@ pub(crate) fn exec(stdout: &str, result: Option<serde_json::Value>) -> Execution
         }),
         images: vec![],
         duration: Duration::from_millis(3),
+        network: Vec::new(),
     }
 }
 

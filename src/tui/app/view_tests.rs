@@ -68,6 +68,7 @@ fn done(stdout: &str, result: Option<serde_json::Value>, ms: u64) -> Execution {
         }),
         images: vec![],
         duration: Duration::from_millis(ms),
+        network: Vec::new(),
     }
 }
 
@@ -225,6 +226,7 @@ fn whole_screen_with_a_traceback() {
         result: None,
         images: vec![],
         duration: Duration::from_millis(5),
+        network: Vec::new(),
     };
     run_cell(&mut app, "1/0", Some(failed), now);
     assert_snapshot!(screen(&mut app, now, 80, 24));

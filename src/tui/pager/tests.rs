@@ -62,6 +62,7 @@ fn app_with_output(lines: usize) -> App {
                 result: None,
                 images: vec![],
                 duration: Duration::from_millis(42),
+                network: Vec::new(),
             }),
             exit_code: None,
             images: vec![],

@@ -117,6 +117,7 @@ fn run(app: &mut App, code: &str) -> RunId {
                 result: None,
                 images: vec![],
                 duration: Duration::from_millis(3),
+                network: Vec::new(),
             }),
             exit_code: None,
             images: vec![],
