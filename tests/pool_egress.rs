@@ -315,6 +315,48 @@ print("done")
     assert!(text.lines().any(|l| l == line), "{text}");
 }
 
+/// An agent through the pool's MCP server learns why its request failed:
+/// the tool's `structuredContent` carries every attempt (`network`) and the
+/// denied ones (`networkBlocked`), for Python code and for shell commands.
+#[tokio::test]
+async fn the_mcp_tools_say_what_was_blocked() {
+    let (allowed, other) = (server().await, server().await);
+    let Some(pool) = pool(&format!("allow=127.0.0.1:{}", allowed.port)).await else {
+        return;
+    };
+    let mcp = common::Mcp::new(&pool);
+    let env = mcp.launch().await;
+    let code = format!(
+        "import urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:{}/').read().decode())\n\
+         try:\n    urllib.request.urlopen('http://127.0.0.1:{}/')\nexcept Exception as e:\n    print('blocked:', e)",
+        allowed.port, other.port
+    );
+    let result = mcp
+        .tool(
+            "runPythonCodeInRemoteEnvironment",
+            json!({"environmentId": env, "pythonCode": code}),
+        )
+        .await;
+    let out = &result["structuredContent"];
+    assert_eq!(out["status"], "Succeeded", "{result}");
+    assert_eq!(out["networkBlocked"], json!([format!("127.0.0.1:{}", other.port)]), "{result}");
+    assert_eq!(out["network"].as_array().map(Vec::len), Some(2), "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("networkBlocked"), "{text}");
+    let result = mcp
+        .tool(
+            "runShellCommandInRemoteEnvironment",
+            json!({"environmentId": env, "shellCommand": format!(
+                "python3 -c \"import urllib.request as u\ntry: u.urlopen('http://127.0.0.1:{}/')\nexcept Exception as e: print(e)\"",
+                other.port
+            )}),
+        )
+        .await;
+    let out = &result["structuredContent"];
+    assert_eq!(out["networkBlocked"], json!([format!("127.0.0.1:{}", other.port)]), "{result}");
+    assert_eq!(other.hits.load(Ordering::SeqCst), 0);
+}
+
 /// `--egress audit`: everything through the proxy is allowed and recorded
 /// (what an agent *would* reach); what ignores the proxy still has no route.
 #[tokio::test]
