@@ -45,6 +45,7 @@ fn cells() -> Vec<Cell> {
         stdin: None,
         quit_while: None,
         output_streams_max_length: None,
+        network: Vec::new(),
     };
     vec![
         cell(

@@ -339,7 +339,11 @@ async fn the_mcp_tools_say_what_was_blocked() {
         .await;
     let out = &result["structuredContent"];
     assert_eq!(out["status"], "Succeeded", "{result}");
-    assert_eq!(out["networkBlocked"], json!([format!("127.0.0.1:{}", other.port)]), "{result}");
+    assert_eq!(
+        out["networkBlocked"],
+        json!([format!("127.0.0.1:{}", other.port)]),
+        "{result}"
+    );
     assert_eq!(out["network"].as_array().map(Vec::len), Some(2), "{result}");
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("networkBlocked"), "{text}");
@@ -353,7 +357,11 @@ async fn the_mcp_tools_say_what_was_blocked() {
         )
         .await;
     let out = &result["structuredContent"];
-    assert_eq!(out["networkBlocked"], json!([format!("127.0.0.1:{}", other.port)]), "{result}");
+    assert_eq!(
+        out["networkBlocked"],
+        json!([format!("127.0.0.1:{}", other.port)]),
+        "{result}"
+    );
     assert_eq!(other.hits.load(Ordering::SeqCst), 0);
 }
 

@@ -272,6 +272,10 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         .and_then(|m| m.get("output_streams_max_length"))
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok());
+    let network = ours
+        .and_then(|m| m.get("network"))
+        .and_then(|n| serde_json::from_value(n.clone()).ok())
+        .unwrap_or_default();
     Ok(Cell {
         source,
         execution_count,
@@ -282,6 +286,7 @@ fn read_cell(obj: &Map<String, Value>, index: usize) -> Result<Cell, String> {
         stdin,
         quit_while,
         output_streams_max_length,
+        network,
     })
 }
 

@@ -25,6 +25,7 @@ fn cell(source: &str, count: u32, outputs: Vec<Output>, outcome: CellOutcome) ->
         stdin: None,
         quit_while: None,
         output_streams_max_length: None,
+        network: Vec::new(),
     }
 }
 

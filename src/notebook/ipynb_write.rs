@@ -112,7 +112,8 @@ struct CellMeta<'a> {
 /// it `started_at` and when the notebook was quit, `quit_at`), and once the
 /// flight recorder's record filled it in, that
 /// record's `recorded_seq`; the `output_streams_max_length` it was run with,
-/// if it asked for one.
+/// if it asked for one; the `network` attempts of its execution through a
+/// local pool's egress proxy, if any.
 #[derive(Serialize)]
 struct Ours<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -123,6 +124,8 @@ struct Ours<'a> {
     exit_code: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     identifier: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    network: &'a [crate::protocol::egress::NetworkAttempt],
     #[serde(skip_serializing_if = "Option::is_none")]
     output_streams_max_length: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,6 +153,7 @@ impl<'a> Ours<'a> {
             execution_id: quit.and_then(|q| q.execution_id.as_deref()),
             exit_code: cell.exit_code,
             identifier: quit.map(|q| q.identifier.as_str()),
+            network: &cell.network,
             output_streams_max_length: cell.output_streams_max_length,
             pool: quit.and_then(|q| q.pool.as_deref()),
             quit_at: quit.and_then(|q| q.quit_at).map(rfc3339),

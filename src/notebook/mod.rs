@@ -112,6 +112,11 @@ pub struct Cell {
     /// carries), when it asked for one; `None`: the pool's default (the
     /// service's is 4,096).
     pub output_streams_max_length: Option<u32>,
+    /// What its execution tried to reach through a local pool's egress proxy
+    /// (issue 29, [`Execution::network`]), shown under the cell as
+    /// `network: pypi.org:443 allowed · 169.254.169.254:80 blocked`; kept in
+    /// the `.ipynb` (`metadata.sessionpad.network`).
+    pub network: Vec<crate::protocol::egress::NetworkAttempt>,
 }
 
 /// What a cell was run with, which is what running it again sends: its
@@ -218,7 +223,8 @@ impl Cell {
     /// `exit_code` (a shell command's), its output streams as they are, with
     /// no traceback to find in them. The execution's output moves into the
     /// cell (megabytes of stdout are not copied).
-    pub fn finish(&mut self, exec: Execution, exit_code: Option<i32>) {
+    pub fn finish(&mut self, mut exec: Execution, exit_code: Option<i32>) {
+        self.network = std::mem::take(&mut exec.network);
         // The kernel's own count, where the pool told it, is the cell's
         // `In [n]`: the one its tracebacks name (`Cell In[n]`).
         if let Some(count) = exec.execution_count {
@@ -337,6 +343,7 @@ impl Notebook {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         });
         self.cells.len() - 1
     }

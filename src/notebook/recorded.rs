@@ -74,6 +74,7 @@ pub fn cells(
             stdin: e.stdin.clone(),
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         };
         let exit_code = (e.kind == CallKind::Shell).then_some(e.exit_code).flatten();
         cell.finish(exec, exit_code);

@@ -363,6 +363,7 @@ mod tests {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         }
     }
 

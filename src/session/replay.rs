@@ -252,6 +252,7 @@ mod tests {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         };
         assert_eq!(Ending::of_cell(&cell, true), Some(Ending::Exit(Some(1))));
         assert_eq!(

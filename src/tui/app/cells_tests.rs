@@ -384,6 +384,7 @@ fn reloaded_cells_end_at_a_boundary_and_r_replays_those_that_succeeded() {
         stdin: None,
         quit_while: None,
         output_streams_max_length: None,
+        network: Vec::new(),
     };
     app.update(Action::Notebook(NotebookAction::ReplayEarlier), now);
     assert_eq!(

@@ -49,6 +49,7 @@ fn recorded_cell(source: &str) -> Cell {
         stdin: None,
         quit_while: None,
         output_streams_max_length: None,
+        network: Vec::new(),
     };
     cell.finish(exec("done\n", None), None);
     cell

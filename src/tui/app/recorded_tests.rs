@@ -26,6 +26,7 @@ fn cell(n: u32, source: &str, stdout: &str) -> Cell {
         stdin: None,
         quit_while: None,
         output_streams_max_length: None,
+        network: Vec::new(),
     }
 }
 

@@ -187,6 +187,7 @@ pub fn cell_rows(
         flush(&mut rows, &mut lines, width);
         rows.push(Row::Running(index));
     } else {
+        lines.extend(network_line(cell, theme));
         lines.extend(cut_lines(cell, ctx.more_key, theme));
         lines.push(status_line(cell, pending, theme));
     }
@@ -417,6 +418,21 @@ fn status_line(cell: &Cell, pending: Option<Pending>, theme: &Theme) -> Line<'st
     Line::styled(format!("{text}{from_record}"), style)
 }
 
+/// The line under a finished cell that says what its execution tried to
+/// reach through a local pool's egress proxy (issue 29):
+/// `network: pypi.org:443 allowed · 169.254.169.254:80 blocked`, in the
+/// warning style when anything was blocked; none when it tried nothing.
+fn network_line(cell: &Cell, theme: &Theme) -> Option<Line<'static>> {
+    use crate::protocol::egress::{Decision, summary};
+    let text = summary(&cell.network)?;
+    let blocked = cell.network.iter().any(|a| a.decision == Decision::Denied);
+    let style = if blocked { theme.warning } else { theme.muted };
+    Some(Line::styled(
+        format!("  network: {}", sanitize::plain(&text)),
+        style,
+    ))
+}
+
 /// The notes under a finished cell whose stdout or stderr the service probably
 /// cut ([`Cell::probably_cut`]): a shell command's stream of 4,093 to 4,096
 /// bytes (Shell pools cut there), or one of exactly the
@@ -533,6 +549,7 @@ mod tests {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         }
     }
 
@@ -585,6 +602,33 @@ mod tests {
         assert!(flagged(&cell));
         cell.outputs = vec![stream(StreamName::Stdout, "😀".repeat(4097))];
         assert!(!flagged(&cell));
+    }
+
+    /// Issue 29: what a cell's execution tried to reach through the egress
+    /// proxy is one line under it, allowed and blocked alike.
+    #[test]
+    fn a_cells_network_attempts_are_one_line_under_it() {
+        use crate::protocol::egress::{Decision, NetworkAttempt};
+        let mut cell = unsettled("import urllib.request");
+        cell.outcome = Some(CellOutcome::Succeeded);
+        let attempt = |host: &str, port, decision| NetworkAttempt {
+            host: host.into(),
+            port,
+            decision,
+            bytes: 0,
+            at: chrono::Utc::now(),
+        };
+        assert!(!rows_text(&cell, 100).iter().any(|r| r.contains("network:")));
+        cell.network = vec![
+            attempt("pypi.org", 443, Decision::Allowed),
+            attempt("169.254.169.254", 80, Decision::Denied),
+        ];
+        let rows = rows_text(&cell, 100);
+        assert!(
+            rows.iter()
+                .any(|r| r == "  network: pypi.org:443 allowed · 169.254.169.254:80 blocked"),
+            "{rows:#?}"
+        );
     }
 
     #[test]
@@ -672,6 +716,7 @@ mod tests {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         };
         let rows = rows_text(&cell, 80);
         assert_eq!(rows.len(), 1 + 20 + 1 + 10 + 2);
@@ -704,6 +749,7 @@ mod tests {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         };
         assert_eq!(
             rows_text(&cell, 40),
@@ -734,6 +780,7 @@ mod tests {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         };
         assert_eq!(
             rows_text(&cell, 40),
@@ -766,6 +813,7 @@ mod tests {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         };
         let rows = rows_text(&cell, 80);
         assert_eq!(
@@ -796,6 +844,7 @@ mod tests {
             stdin: None,
             quit_while: None,
             output_streams_max_length: None,
+            network: Vec::new(),
         };
         assert_eq!(
             rows_text(&cell, 80),

@@ -327,6 +327,7 @@ fn the_pager_opens_the_selected_cell_else_the_last_one() {
         stdin: None,
         quit_while: None,
         output_streams_max_length: None,
+        network: Vec::new(),
     };
     let cells = vec![cell("first\n"), cell("second\n")];
     let texts = LongTexts::default();
