@@ -217,3 +217,31 @@ fn probe_shows_where_a_sandboxed_pool_and_an_unsandboxed_one_differ() {
         "the probe's sessions ended:\n{listed}"
     );
 }
+
+/// `sessionpad --endpoint A probe --endpoint B` used to probe B alone, A
+/// dropped without a word (clap gives probe's own `--endpoint` the global
+/// one's place): it is refused before anything is sent, saying how to ask.
+#[test]
+fn an_endpoint_before_probe_is_refused_not_dropped() {
+    let data = tempfile::tempdir().unwrap();
+    let out = sessionpad(
+        data.path(),
+        &[
+            "--endpoint",
+            "http://127.0.0.1:9/a",
+            "probe",
+            "--endpoint",
+            "http://127.0.0.1:9/b",
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("--endpoint before `probe` is not used by probe")
+            && err.contains("probe --endpoint A --endpoint B"),
+        "{err}"
+    );
+    assert!(!err.contains("cannot reach"), "nothing was sent: {err}");
+}

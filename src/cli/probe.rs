@@ -73,6 +73,14 @@ pub async fn run(opt: ProbeOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> 
     let mut pools: Vec<Option<String>> = opt.endpoints.into_iter().map(Some).collect();
     if pools.is_empty() {
         pools.push(target.endpoint.clone());
+    } else if endpoints_on_the_command_line(std::env::args()) > pools.len() {
+        // `--endpoint A probe --endpoint B`: clap gives probe's own
+        // `--endpoint` the global one's place, so A would go unprobed
+        // without a word.
+        bail!(
+            "--endpoint before `probe` is not used by probe: give every pool to probe after it \
+             (`sessionpad probe --endpoint A --endpoint B` compares two)"
+        );
     }
     if pools.len() > 2 {
         bail!("probe compares at most two pools: give --endpoint once or twice");
@@ -93,6 +101,14 @@ pub async fn run(opt: ProbeOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> 
         output::out(&table(&probed, width.max(40)));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many `--endpoint` options `args` (a command line) gives, before a
+/// `--` that ends the options.
+fn endpoints_on_the_command_line(args: impl Iterator<Item = String>) -> usize {
+    args.take_while(|a| a != "--")
+        .filter(|a| a == "--endpoint" || a.starts_with("--endpoint="))
+        .count()
 }
 
 /// Probes one pool: `endpoint` (`local`: the local pool) or, for `None`, the
