@@ -176,6 +176,14 @@ fn probe_shows_where_a_sandboxed_pool_and_an_unsandboxed_one_differ() {
         "{:?}",
         result(&all, &la, "unshare user namespace")
     );
+    // The unsandboxed session has no /mnt/data: its working folder is
+    // measured instead, and said so (it was `/mnt/data: ENOENT`).
+    let disk = result(&all, &lb, "disk limit").1;
+    assert!(
+        disk.starts_with("/mnt/data (not there: its working folder) ") && disk.contains("MiB free"),
+        "{disk}"
+    );
+    assert!(result(&all, &la, "disk limit").1.starts_with("/mnt/data "));
     // Both pools' sessions are writable where a session must write.
     for pool in [&la, &lb] {
         assert_eq!(result(&all, pool, "writable /tmp").0, "open");

@@ -596,16 +596,26 @@ def check_limits():
     parts, separate = [], True
     root = os.stat("/").st_dev
     for path in ("/mnt/data", "/tmp"):
+        shown = path
         try:
-            v = os.statvfs(path)
+            try:
+                v = os.statvfs(path)
+            except FileNotFoundError:
+                if path != "/mnt/data":
+                    raise
+                # An unsandboxed session has no /mnt/data: its working folder
+                # (the session's folder on the host) stands for it.
+                path = os.getcwd()
+                shown = "/mnt/data (not there: its working folder)"
+                v = os.statvfs(path)
             own = os.stat(path).st_dev != root
             separate = separate and own
-            parts.append("%s %d MiB (%d MiB free%s)" % (path, v.f_blocks * v.f_frsize >> 20,
+            parts.append("%s %d MiB (%d MiB free%s)" % (shown, v.f_blocks * v.f_frsize >> 20,
                                                        v.f_bavail * v.f_frsize >> 20,
                                                        "" if own else ", the root's filesystem"))
         except OSError as e:
             separate = False
-            parts.append("%s: %s" % (path, _err(e.errno)))
+            parts.append("%s: %s" % (shown, _err(e.errno)))
     parts.append("RLIMIT_FSIZE " + _rlimit(resource.RLIMIT_FSIZE))
     _emit("disk limit", "statvfs of /mnt/data and /tmp, RLIMIT_FSIZE (nothing written for it)",
           "held" if separate else "open", "; ".join(parts))
