@@ -263,21 +263,12 @@ print("done")
     run(&pool, &id, &code).await;
     run(&pool, &id, "print('done')").await;
     pool.pool.ledger().unwrap().flush();
-    let out = common::sessionpad_command(data.path())
-        .args(["log", "--json", &id])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let entries: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .filter(|e: &Value| e["kind"] == "code")
-        .collect();
+    let entries: Vec<Value> =
+        common::stdout_ok(common::sessionpad_command(data.path()).args(["log", "--json", &id]))
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|e: &Value| e["kind"] == "code")
+            .collect();
     assert_eq!(entries.len(), 2, "{entries:?}");
     let network = entries[0]["network"].as_array().unwrap();
     assert_eq!(network.len(), 2, "{network:?}");
@@ -303,11 +294,7 @@ print("done")
         json!([]),
         "the next cell tried nothing"
     );
-    let out = common::sessionpad_command(data.path())
-        .args(["log", &id])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = common::stdout_ok(common::sessionpad_command(data.path()).args(["log", &id]));
     let line = format!(
         "  Net    127.0.0.1:{} allowed · 127.0.0.1:{} blocked",
         allowed.port, other.port

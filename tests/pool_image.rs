@@ -92,23 +92,14 @@ fn pool_info_names_the_image_and_the_package_versions() {
         if json {
             cmd.arg("--json");
         }
-        let out = cmd
-            .args([
-                "--endpoint",
-                &endpoint,
-                "--token",
-                "image-token",
-                "pool",
-                "info",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_ok(cmd.args([
+            "--endpoint",
+            &endpoint,
+            "--token",
+            "image-token",
+            "pool",
+            "info",
+        ]))
     };
     let text = info(false);
     assert!(

@@ -105,12 +105,7 @@ impl PoolHost {
                 .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
                 .await;
             if let Some(r) = recording {
-                let r = r.with_files(changes).with_network(
-                    session
-                        .execution(&id)
-                        .as_ref()
-                        .and_then(crate::pool::remembered::ExecutionRecord::network),
-                );
+                let r = r.with_files(changes).with_network(&exec.network);
                 what.record(&r, &code, &exec);
             }
             exec

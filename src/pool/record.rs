@@ -116,12 +116,12 @@ impl Recording {
     }
 
     /// The same recording, with what the execution tried to reach through
-    /// its session's egress proxy (issue 29; nothing for `None`).
+    /// its session's egress proxy (issue 29).
     pub(crate) fn with_network(
         mut self,
-        network: Option<&[crate::protocol::egress::NetworkAttempt]>,
+        network: &[crate::protocol::egress::NetworkAttempt],
     ) -> Self {
-        self.network = network.map(<[_]>::to_vec).unwrap_or_default();
+        self.network = network.to_vec();
         self
     }
 

@@ -217,12 +217,7 @@ pub(super) async fn execute_a(
             .await;
         if let Some(r) = recording {
             r.with_files(changes)
-                .with_network(
-                    session
-                        .execution(&id)
-                        .as_ref()
-                        .and_then(crate::pool::remembered::ExecutionRecord::network),
-                )
+                .with_network(&exec.network)
                 .code(sent.as_deref().unwrap_or_default(), &exec);
         }
         exec
@@ -373,12 +368,7 @@ impl CellRun {
             .await;
         if let Some(r) = recording {
             r.with_files(changes)
-                .with_network(
-                    session
-                        .execution(&id)
-                        .as_ref()
-                        .and_then(crate::pool::remembered::ExecutionRecord::network),
-                )
+                .with_network(&exec.network)
                 .code(&sent, &exec);
         }
         exec

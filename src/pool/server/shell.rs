@@ -131,19 +131,12 @@ pub(super) async fn execute(
         }
         let outcome = outcome(&exec);
         if let Some(r) = recording {
-            r.with_files(changes)
-                .with_network(
-                    session
-                        .execution(&id2)
-                        .as_ref()
-                        .and_then(crate::pool::remembered::ExecutionRecord::network),
-                )
-                .shell(
-                    crate::protocol::record::shell_command_text(&command),
-                    stdin,
-                    &exec,
-                    outcome.exit_code,
-                );
+            r.with_files(changes).with_network(&exec.network).shell(
+                crate::protocol::record::shell_command_text(&command),
+                stdin,
+                &exec,
+                outcome.exit_code,
+            );
         }
         outcome
     })
