@@ -144,6 +144,16 @@ fn exec_on_a_shell_pool_runs_commands_and_exits_with_their_code() {
         "{}",
         text(&ok.stderr)
     );
+    // useEmptyKernel is about a kernel; a Shell pool's commands run without
+    // one, so asking for it is refused rather than ignored.
+    let refused = shell(&["--empty-kernel", "exec", "-c", "echo never"]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("--empty-kernel (useEmptyKernel) is for code"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert_eq!(text(&refused.stdout), "");
     let failed = shell(&["exec", "-c", "cat f.txt; echo bad >&2; exit 7"]);
     assert_eq!(failed.status.code(), Some(7));
     assert_eq!(text(&failed.stdout), "hi\n");

@@ -352,6 +352,58 @@ async fn the_mcp_tools_say_what_was_blocked() {
     assert_eq!(other.hits.load(Ordering::SeqCst), 0);
 }
 
+/// A Shell pool's commands go through the proxy too (the variables are in
+/// every command's environment), and the reply says what they reached, in
+/// the answer to `POST executions` and again in `GET executions/{id}`.
+#[tokio::test]
+async fn a_shell_pools_commands_report_their_attempts() {
+    let (allowed, other) = (server().await, server().await);
+    if sessionpad::pool::Sandbox::detect(true, false).is_err() {
+        common::sandbox_tests_skipped("the sandbox cannot be built here");
+        return;
+    }
+    let policy: Egress = format!("allow=127.0.0.1:{}", allowed.port).parse().unwrap();
+    let pool = TestPool::start_with(|o| {
+        o.ready_sessions = 1;
+        o.container_type = sessionpad::protocol::ContainerType::Shell;
+        o.egress = policy;
+    })
+    .await;
+    let raw = Raw::new(&pool);
+    let id = identifier();
+    let command = format!(
+        "python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{}/').read().decode())\"; \
+         python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:{}/')\" 2>/dev/null || echo refused",
+        allowed.port, other.port
+    );
+    let (status, headers, reply) = raw
+        .post_json(
+            &format!("/executions?api-version=2025-10-02-preview&identifier={id}"),
+            json!({"shellCommand": command}),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(
+        reply["result"]["stdout"],
+        format!("hello from {}\nrefused\n", allowed.port),
+        "{reply}"
+    );
+    let want = [
+        format!("127.0.0.1:{} allowed bytes", allowed.port),
+        format!("127.0.0.1:{} denied 0", other.port),
+    ];
+    assert_eq!(attempts(&reply), want, "{reply}");
+    let exec_id = headers["operation-id"].to_str().unwrap();
+    let (status, again) = raw
+        .call(
+            reqwest::Method::GET,
+            &format!("/executions/{exec_id}?api-version=2025-10-02-preview&identifier={id}"),
+        )
+        .await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(attempts(&again), want, "{again}");
+}
+
 /// `--egress audit`: everything through the proxy is allowed and recorded
 /// (what an agent *would* reach); what ignores the proxy still has no route.
 #[tokio::test]

@@ -36,8 +36,13 @@ def _sessionpad_node_start():
     folder = _sessionpad_node_state["folder"]
     # SESSIONPAD_MNT_DATA (unsandboxed sessions only): the session's folder,
     # which session.js maps /mnt/data paths to, as kernel_startup.py does.
-    keep = ("PATH", "HOME", "LANG", "TZ", "SESSIONPAD_MNT_DATA")
+    # The egress proxy's variables where the pool set them (allow-list,
+    # audit), and Node's switch to honour them in fetch and http (Node 24+).
+    keep = ("PATH", "HOME", "LANG", "TZ", "SESSIONPAD_MNT_DATA",
+            "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy")
     env = {k: v for k, v in os.environ.items() if k in keep}
+    if "HTTP_PROXY" in env:
+        env["NODE_USE_ENV_PROXY"] = "1"
     req_r, req_w = os.pipe()
     ans_r, ans_w = os.pipe()
     try:

@@ -32,8 +32,10 @@ def _sessionpad_shell(request):
     argv = req.get("argv") or ["/bin/bash", "-c", req.get("line", "")]
     stdin = req.get("stdin")
     # The command's environment: the kernel's allow-list without Python's and
-    # IPython's own settings (PYTHONUNBUFFERED, TERM, PAGER, CLICOLOR...).
-    keep = ("PATH", "HOME", "LANG", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    # IPython's own settings (PYTHONUNBUFFERED, TERM, PAGER, CLICOLOR...), with
+    # the egress proxy's variables where the pool set them (allow-list, audit).
+    keep = ("PATH", "HOME", "LANG", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+            "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy")
     env = {k: v for k, v in os.environ.items() if k in keep}
     try:
         proc = subprocess.Popen(

@@ -101,6 +101,11 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     }
     let conn = connect(&settings).await?;
     if conn.client.container_type().is_shell() {
+        if settings.empty_kernel {
+            bail!(
+                "--empty-kernel (useEmptyKernel) is for code: a Shell pool runs each command in a shell, without a kernel"
+            );
+        }
         return run_shell(&opt, code, target, &settings, &conn).await;
     }
     if opt.stdin_file.is_some() {

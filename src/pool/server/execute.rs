@@ -436,7 +436,9 @@ pub(super) async fn get_execution(
         ExecutionRecord::Running => (running(&id), false),
     };
     if pool.container_type.is_shell() {
-        return Ok(Json(shell::recorded(&exec, &identifier)).into_response());
+        let mut answer = shell::recorded(&exec, &identifier);
+        add_network(&mut answer, &session, &id);
+        return Ok(Json(answer).into_response());
     }
     let form = AnswerForm {
         jupyter,

@@ -387,16 +387,18 @@ fn pool_lines(
             theme,
         ));
     }
-    if let Some(t) = meta.updated.or(meta.created) {
-        let when = t.format("%Y-%m-%d %H:%M UTC").to_string();
-        lines.extend(labelled(
-            "image",
-            label,
-            &format!("updated {when}"),
-            plain,
-            width,
-            theme,
-        ));
+    let when = meta
+        .updated
+        .or(meta.created)
+        .map(|t| format!("updated {}", t.format("%Y-%m-%d %H:%M UTC")));
+    // A local pool names its image (`sessionpadImage`); Azure's do not.
+    let image = match (meta.image, when) {
+        (Some(i), Some(w)) => Some(format!("{i}, {w}")),
+        (Some(i), None) => Some(i.to_string()),
+        (None, w) => w,
+    };
+    if let Some(text) = image {
+        lines.extend(labelled("image", label, &text, plain, width, theme));
     }
     lines.push(Line::styled(
         format!("{} packages:", meta.packages.len()),

@@ -91,7 +91,7 @@ fn snapshot_pool_info_with_isolation() {
             isolation: Some(sandboxed),
             container_type: None,
             service_limits: Vec::new(),
-            image: None,
+            image: Some(crate::protocol::image::Image::PythonLts),
         }))),
         Instant::now(),
     );
