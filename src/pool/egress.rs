@@ -44,6 +44,12 @@ pub fn proxy_url() -> String {
     format!("http://127.0.0.1:{RELAY_PORT}")
 }
 
+/// Attempts kept per execution: code in a session is hostile, and a loop of
+/// requests must not grow the pool without end. Past it, attempts are still
+/// judged and relayed, but not kept (a warning in the pool's log says how
+/// many went unrecorded).
+pub const MAX_ATTEMPTS: usize = 10_000;
+
 /// One attempt as it is logged: its bytes still counting while it relays.
 struct Entry {
     host: String,
@@ -53,25 +59,31 @@ struct Entry {
     bytes: Arc<AtomicU64>,
 }
 
-/// The attempts not yet taken by an execution.
+/// The attempts not yet taken by an execution (at most [`MAX_ATTEMPTS`]),
+/// and how many more were made.
 #[derive(Default)]
-struct Log(Mutex<Vec<Entry>>);
+struct Log(Mutex<(Vec<Entry>, u64)>);
 
 impl Log {
-    /// Logs an attempt; returns its byte counter.
+    /// Logs an attempt (when fewer than [`MAX_ATTEMPTS`] are held); returns
+    /// its byte counter.
     fn push(&self, host: &str, port: u16, decision: Decision) -> Arc<AtomicU64> {
         let bytes = Arc::new(AtomicU64::new(0));
-        let entry = Entry {
+        let mut log = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if log.0.len() >= MAX_ATTEMPTS {
+            log.1 += 1;
+            return bytes;
+        }
+        log.0.push(Entry {
             host: host.to_string(),
             port,
             decision,
             at: Utc::now(),
             bytes: Arc::clone(&bytes),
-        };
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(entry);
+        });
         bytes
     }
 }
@@ -109,16 +121,22 @@ impl EgressProxy {
         Ok(Self { log, task })
     }
 
-    /// The attempts made since the last call, in order, each with the bytes
-    /// relayed so far (a tunnel still open goes on counting, unseen).
+    /// The attempts made since the last call, in order (the first
+    /// [`MAX_ATTEMPTS`]), each with the bytes relayed so far (a tunnel still
+    /// open goes on counting, unseen).
     pub fn take_attempts(&self) -> Vec<NetworkAttempt> {
-        let taken = std::mem::take(
+        let (taken, unkept) = std::mem::take(
             &mut *self
                 .log
                 .0
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
+        if unkept > 0 {
+            tracing::warn!(
+                "egress proxy: {unkept} attempt(s) past the first {MAX_ATTEMPTS} of an execution were not recorded"
+            );
+        }
         taken
             .into_iter()
             .map(|e| NetworkAttempt {
@@ -359,5 +377,23 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counting<T> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loop of requests cannot grow the pool without end: past
+    /// [`MAX_ATTEMPTS`] an execution's attempts are counted, not kept, and
+    /// the next execution starts again from none.
+    #[test]
+    fn an_executions_attempts_are_bounded() {
+        let log = Log::default();
+        for _ in 0..MAX_ATTEMPTS + 5 {
+            log.push("127.0.0.1", 9, Decision::Denied);
+        }
+        let held = log.0.lock().unwrap();
+        assert_eq!((held.0.len(), held.1), (MAX_ATTEMPTS, 5));
     }
 }
