@@ -73,7 +73,7 @@ pub async fn run(opt: ProbeOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> 
     let mut pools: Vec<Option<String>> = opt.endpoints.into_iter().map(Some).collect();
     if pools.is_empty() {
         pools.push(target.endpoint.clone());
-    } else if endpoints_on_the_command_line(std::env::args()) > pools.len() {
+    } else if endpoints_on_the_command_line(std::env::args_os()) > pools.len() {
         // `--endpoint A probe --endpoint B`: clap gives probe's own
         // `--endpoint` the global one's place, so A would go unprobed
         // without a word.
@@ -103,11 +103,12 @@ pub async fn run(opt: ProbeOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// How many `--endpoint` options `args` (a command line) gives, before a
-/// `--` that ends the options.
-fn endpoints_on_the_command_line(args: impl Iterator<Item = String>) -> usize {
+/// How many `--endpoint` options `args` (a command line, any bytes) gives,
+/// before a `--` that ends the options.
+fn endpoints_on_the_command_line(args: impl Iterator<Item = std::ffi::OsString>) -> usize {
+    use std::os::unix::ffi::OsStrExt;
     args.take_while(|a| a != "--")
-        .filter(|a| a == "--endpoint" || a.starts_with("--endpoint="))
+        .filter(|a| a == "--endpoint" || a.as_bytes().starts_with(b"--endpoint="))
         .count()
 }
 

@@ -302,11 +302,13 @@ pub fn network(
         Ok(NetworkAttempt {
             host: r.get(0)?,
             port: r.get(1)?,
-            decision: if decision == "allowed" {
-                Decision::Allowed
-            } else {
-                Decision::Denied
-            },
+            decision: Decision::parse(&decision).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    2,
+                    rusqlite::types::Type::Text,
+                    format!("unknown egress decision {decision:?}").into(),
+                )
+            })?,
             bytes: r.get::<_, i64>(3)?.unsigned_abs(),
             at: Utc
                 .timestamp_millis_opt(r.get(4)?)

@@ -369,10 +369,7 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
             i64::try_from(seq).unwrap_or(i64::MAX),
             a.host,
             a.port,
-            match a.decision {
-                crate::protocol::egress::Decision::Allowed => "allowed",
-                crate::protocol::egress::Decision::Denied => "denied",
-            },
+            a.decision.as_str(),
             i64::try_from(a.bytes).unwrap_or(i64::MAX),
             a.at.timestamp_millis(),
         ])?;

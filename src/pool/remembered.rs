@@ -30,23 +30,7 @@ pub enum ExecutionRecord {
         /// It was asked for the Jupyter format ([`super::kernel::OutputLimits::jupyter`]),
         /// so `GET executions/{id}` answers the value's `text/plain` form.
         jupyter: bool,
-        /// What it tried to reach through the session's egress proxy (issue
-        /// 29); `None` when the session has no proxy (egress off or on).
-        network: Option<Vec<crate::protocol::egress::NetworkAttempt>>,
     },
-}
-
-impl ExecutionRecord {
-    /// The network attempts of a finished execution under a proxied egress
-    /// policy; `None` otherwise.
-    pub fn network(&self) -> Option<&[crate::protocol::egress::NetworkAttempt]> {
-        match self {
-            Self::Done {
-                network: Some(n), ..
-            } => Some(n),
-            _ => None,
-        }
-    }
 }
 
 /// Records execution `id` in a session's `list` (replacing its earlier
@@ -108,7 +92,6 @@ mod tests {
                 network: Vec::new(),
             }),
             jupyter: false,
-            network: None,
         }
     }
 

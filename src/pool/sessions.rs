@@ -232,6 +232,14 @@ impl SessionRegistry {
         self.cooldown
     }
 
+    /// Whether the sessions' connections go through the pool's egress proxy
+    /// (a sandbox under an allow-list or audit, issue 29).
+    pub fn proxied(&self) -> bool {
+        self.sandbox
+            .as_ref()
+            .is_some_and(|s| s.egress_policy().proxied())
+    }
+
     /// Whether kernels run in the sandbox.
     pub fn sandboxed(&self) -> bool {
         self.sandbox.is_some()
@@ -465,11 +473,10 @@ impl SessionRegistry {
         };
         *lock(&session.interrupter) = Some(kernel.interrupter());
         let mut exec = kernel.execute(code, timeout).await;
-        let network = kernel.take_network();
+        exec.network = kernel.take_network();
         drop(slot);
         session.touch();
         exec.id = Some(id.to_string());
-        exec.network = network.clone().unwrap_or_default();
         let exec = Arc::new(exec);
         let jupyter = super::kernel::OutputLimits::current().jupyter;
         session.record(
@@ -477,7 +484,6 @@ impl SessionRegistry {
             ExecutionRecord::Done {
                 exec: Arc::clone(&exec),
                 jupyter,
-                network,
             },
         );
         exec

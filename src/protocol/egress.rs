@@ -252,6 +252,25 @@ pub enum Decision {
     Denied,
 }
 
+impl Decision {
+    /// Its name on the wire and in the ledger: `allowed` or `denied`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::Denied => "denied",
+        }
+    }
+
+    /// The decision named `s` ([`Decision::as_str`]); `None` for another name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "allowed" => Some(Self::Allowed),
+            "denied" => Some(Self::Denied),
+            _ => None,
+        }
+    }
+}
+
 /// One network attempt of a session through the pool's egress proxy, as
 /// recorded in the ledger, `sessionpad log --json` (an execution's `network`
 /// array) and the execution's reply (`sessionpadNetwork`).

@@ -243,12 +243,13 @@ impl Kernel {
     }
 
     /// The network attempts made through the session's egress proxy since the
-    /// last call ([`crate::pool::egress::EgressProxy::take_attempts`]); `None`
-    /// when the session has none (egress off or on).
-    pub fn take_network(&self) -> Option<Vec<crate::protocol::egress::NetworkAttempt>> {
+    /// last call ([`crate::pool::egress::EgressProxy::take_attempts`]); none
+    /// when the session has no proxy (egress off or on).
+    pub fn take_network(&self) -> Vec<crate::protocol::egress::NetworkAttempt> {
         self.egress
             .as_ref()
             .map(crate::pool::egress::EgressProxy::take_attempts)
+            .unwrap_or_default()
     }
 
     async fn connect(

@@ -23,6 +23,8 @@ pub fn serve(listener: &TcpListener, socket: &Path) -> ! {
     let socket: Arc<PathBuf> = Arc::new(socket.to_path_buf());
     loop {
         let Ok((client, _)) = listener.accept() else {
+            // Out of descriptors or memory: wait rather than spin.
+            std::thread::sleep(std::time::Duration::from_millis(10));
             continue;
         };
         while open.load(Ordering::Acquire) >= MAX_CONNECTIONS {

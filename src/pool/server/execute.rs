@@ -204,7 +204,6 @@ pub(super) async fn execute_a(
         &identifier,
     );
     let live = LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers);
-    let (ran_in, run_id) = (Arc::clone(&session), id.clone());
     let (registry, sent, watch) = (
         pool.registry.clone(),
         req.code.clone(),
@@ -233,7 +232,7 @@ pub(super) async fn execute_a(
     {
         body["properties"]["executionResult"] = value;
     }
-    add_network(&mut body, &ran_in, &run_id);
+    add_network(&mut body, &exec, pool.registry.proxied());
     let reply = Reply {
         frame: body,
         container: FAMILY_A_STREAMS,
@@ -303,7 +302,6 @@ pub(super) async fn execute_b(
         limits,
         live: LiveOutput::new(pool.hub.clone(), &identifier, &id, &headers),
     };
-    let ran_in = Arc::clone(&cell.session);
     let (status, frame, exec) = if asynchronous {
         pool.registry.submitted(&cell.session, &id);
         tokio::spawn(cell.run(recording, sent));
@@ -323,7 +321,7 @@ pub(super) async fn execute_b(
             extras: wants_extras(&headers),
         };
         let mut frame = family_b_frame(&exec, &identifier, "Synchronous", form);
-        add_network(&mut frame, &ran_in, &id);
+        add_network(&mut frame, &exec, pool.registry.proxied());
         (status, frame, exec)
     };
     let reply = Reply {
@@ -432,12 +430,12 @@ pub(super) async fn get_execution(
     let session = pool.registry.get(&identifier).ok_or_else(not_found)?;
     let record = session.execution(&id).ok_or_else(not_found)?;
     let (exec, jupyter) = match record {
-        ExecutionRecord::Done { exec, jupyter, .. } => (exec, jupyter),
+        ExecutionRecord::Done { exec, jupyter } => (exec, jupyter),
         ExecutionRecord::Running => (running(&id), false),
     };
     if pool.container_type.is_shell() {
         let mut answer = shell::recorded(&exec, &identifier);
-        add_network(&mut answer, &session, &id);
+        add_network(&mut answer, &exec, pool.registry.proxied());
         return Ok(Json(answer).into_response());
     }
     let form = AnswerForm {
@@ -445,7 +443,7 @@ pub(super) async fn get_execution(
         extras: wants_extras(&headers),
     };
     let mut frame = family_b_frame(&exec, &identifier, "Asynchronous", form);
-    add_network(&mut frame, &session, &id);
+    add_network(&mut frame, &exec, pool.registry.proxied());
     let reply = Reply {
         frame,
         container: FAMILY_B_STREAMS,
@@ -454,24 +452,17 @@ pub(super) async fn get_execution(
     Ok(reply.into_response(StatusCode::OK))
 }
 
-/// Adds what execution `id` of `session` tried to reach through the
-/// session's egress proxy (issue 29) to its answer `frame`, at the top level
-/// as `sessionpadNetwork` (an array of `{"host","port","decision","bytes",
-/// "at"}`, [`crate::protocol::egress::NetworkAttempt`]); nothing when the
-/// session has no proxy (egress off or on). sessionpad's own field, which
-/// other clients ignore.
-pub(super) fn add_network(
-    frame: &mut serde_json::Value,
-    session: &crate::pool::sessions::Session,
-    id: &str,
-) {
-    if let Some(record) = session.execution(id)
-        && let Some(attempts) = record.network()
-        && let Some(fields) = frame.as_object_mut()
-    {
+/// Adds what `exec` tried to reach through its session's egress proxy
+/// (issue 29) to its answer `frame`, at the top level as
+/// `sessionpadNetwork` (an array of `{"host","port","decision","bytes",
+/// "at"}`, [`crate::protocol::egress::NetworkAttempt`]), whenever the pool's
+/// sessions have a proxy (`proxied`: an allow-list or audit), even empty;
+/// nothing otherwise. sessionpad's own field, which other clients ignore.
+pub(super) fn add_network(frame: &mut serde_json::Value, exec: &Execution, proxied: bool) {
+    if proxied && let Some(fields) = frame.as_object_mut() {
         fields.insert(
             crate::protocol::egress::REPLY_FIELD.to_string(),
-            serde_json::json!(attempts),
+            serde_json::json!(exec.network),
         );
     }
 }

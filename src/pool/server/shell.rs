@@ -111,7 +111,6 @@ pub(super) async fn execute(
         stream_chars,
         jupyter: false,
     };
-    let ran_in = std::sync::Arc::clone(&session);
     let (registry, id2, watch) = (
         pool.registry.clone(),
         id.to_string(),
@@ -121,7 +120,7 @@ pub(super) async fn execute(
     // A client that asked for its own `outputStreamsMaxLength` gets that cut
     // (by characters, above) instead of the service's default one.
     let cap = pool.shell_stream_cap.filter(|_| stream_chars.is_none());
-    let outcome = super::execute::outlive_client(watch, async move {
+    let (outcome, exec) = super::execute::outlive_client(watch, async move {
         let run = limits.scope(registry.execute(&session, &id2, &code, timeout));
         let (mut exec, changes) = registry
             .noting_files(&session, crate::pool::files::changes::Order::Serial, run)
@@ -138,7 +137,7 @@ pub(super) async fn execute(
                 outcome.exit_code,
             );
         }
-        outcome
+        (outcome, exec)
     })
     .await?;
     let status = if version >= ApiVersion::V2025_10_02 {
@@ -147,7 +146,7 @@ pub(super) async fn execute(
         StatusCode::ACCEPTED
     };
     let mut answer = shell_response(&outcome, identifier);
-    super::execute::add_network(&mut answer, &ran_in, id);
+    super::execute::add_network(&mut answer, &exec, pool.registry.proxied());
     let mut resp = (status, Json(answer)).into_response();
     if let Ok(v) = HeaderValue::from_str(id) {
         resp.headers_mut().insert("operation-id", v);
