@@ -84,7 +84,8 @@ fn stdout(reply: &Value) -> String {
     out.to_string()
 }
 
-/// The attempts of a reply, as `host:port decision bytes>0`.
+/// The attempts of a reply, as `host:port decision bytes>0`, and ` direct`
+/// after one made outside the proxy.
 fn attempts(reply: &Value) -> Vec<String> {
     reply["sessionpadNetwork"]
         .as_array()
@@ -93,7 +94,7 @@ fn attempts(reply: &Value) -> Vec<String> {
         .map(|a| {
             assert!(a["at"].as_str().is_some_and(|t| t.ends_with('Z')), "{a}");
             format!(
-                "{}:{} {} {}",
+                "{}:{} {} {}{}",
                 a["host"].as_str().unwrap(),
                 a["port"],
                 a["decision"].as_str().unwrap(),
@@ -101,6 +102,11 @@ fn attempts(reply: &Value) -> Vec<String> {
                     "bytes"
                 } else {
                     "0"
+                },
+                match a["via"].as_str().unwrap() {
+                    "proxy" => "",
+                    "direct" => " direct",
+                    via => panic!("via {via:?}"),
                 }
             )
         })
@@ -207,14 +213,27 @@ async fn an_allow_list_reaches_what_it_names_and_records_every_attempt() {
         "nothing reached the other port"
     );
     let (a, o) = (allowed.port, other.port);
+    let seen = attempts(&reply);
     assert_eq!(
-        attempts(&reply),
+        seen[..6],
         [
             format!("127.0.0.1:{a} allowed bytes"),
             format!("127.0.0.1:{a} allowed bytes"),
             format!("127.0.0.1:{o} denied 0"),
             format!("127.0.0.1:{o} denied 0"),
+            // The raw socket and the route lookup, outside the proxy.
+            format!("127.0.0.1:{a} denied 0 direct"),
+            "10.1.2.3:80 denied 0 direct".to_string(),
         ],
+        "{reply}"
+    );
+    // The name lookup: glibc's resolver asks 127.0.0.1:53 (no resolv.conf
+    // in the session), where nothing listens.
+    assert!(
+        seen.len() > 6
+            && seen[6..]
+                .iter()
+                .all(|s| s == "127.0.0.1:53 denied 0 direct"),
         "{reply}"
     );
     // The next execution starts its own list.
@@ -442,7 +461,70 @@ print("done")
         [
             format!("127.0.0.1:{} allowed bytes", one.port),
             format!("127.0.0.1:{} allowed bytes", two.port),
+            format!("127.0.0.1:{} denied 0 direct", one.port),
         ]
+    );
+}
+
+/// With egress off (the default: no proxy at all), what a session tries is
+/// recorded all the same: a TCP `connect`, a UDP `sendto` and a `sendmsg`
+/// with an address, over IPv4 and IPv6, each of which fails in the session's
+/// own namespace; while the session talking to itself on its own loopback
+/// (a server of its own) is not egress and is not listed.
+#[tokio::test]
+async fn with_egress_off_direct_attempts_are_recorded_and_the_sessions_own_loopback_is_not() {
+    let Some(pool) = pool("off").await else {
+        return;
+    };
+    let code = r#"
+import socket, threading
+print("a server of the session's own, and a client of it")
+srv = socket.create_server(("127.0.0.1", 0))
+port = srv.getsockname()[1]
+threading.Thread(target=lambda: srv.accept()[0].sendall(b"hi"), daemon=True).start()
+with socket.create_connection(("127.0.0.1", port), timeout=3) as c:
+    print("own server said", c.recv(2))
+print("trying TCP to the proxy's port, which no relay holds here")
+try:
+    socket.create_connection(("127.0.0.1", 3128), timeout=3)
+    print("LEAKED 3128")
+except OSError as e:
+    print("blocked:", e)
+print("trying TCP over IPv6 to a documentation address")
+try:
+    socket.create_connection(("2001:db8::1", 443), timeout=3)
+    print("LEAKED v6")
+except OSError as e:
+    print("blocked v6:", e)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+print("trying UDP sendto the metadata address")
+try:
+    u.sendto(b"x", ("169.254.169.254", 80))
+    print("LEAKED sendto")
+except OSError as e:
+    print("blocked sendto:", e)
+print("trying UDP sendmsg off the machine")
+try:
+    u.sendmsg([b"x"], [], 0, ("10.9.8.7", 53))
+    print("LEAKED sendmsg")
+except OSError as e:
+    print("blocked sendmsg:", e)
+print("done")
+"#;
+    let reply = run(&pool, &identifier(), code).await;
+    let out = stdout(&reply);
+    assert!(!out.contains("LEAKED"), "{out}");
+    assert!(out.contains("own server said b'hi'"), "{out}");
+    assert!(out.contains("blocked sendto: [Errno 101]"), "{out}");
+    assert_eq!(
+        attempts(&reply),
+        [
+            "127.0.0.1:3128 denied 0 direct",
+            "2001:db8::1:443 denied 0 direct",
+            "169.254.169.254:80 denied 0 direct",
+            "10.9.8.7:53 denied 0 direct",
+        ],
+        "{reply}"
     );
 }
 

@@ -292,9 +292,9 @@ pub fn network(
     conn: &Connection,
     seq: i64,
 ) -> rusqlite::Result<Vec<crate::protocol::egress::NetworkAttempt>> {
-    use crate::protocol::egress::{Decision, NetworkAttempt};
+    use crate::protocol::egress::{Decision, NetworkAttempt, Via};
     let mut stmt = conn.prepare_cached(
-        "SELECT host, port, decision, bytes, at_ms FROM call_network WHERE call_id = ?1
+        "SELECT host, port, decision, bytes, at_ms, via FROM call_network WHERE call_id = ?1
          ORDER BY seq",
     )?;
     stmt.query_map([seq], |r| {
@@ -309,6 +309,16 @@ pub fn network(
                     format!("unknown egress decision {decision:?}").into(),
                 )
             })?,
+            via: {
+                let via: String = r.get(5)?;
+                Via::parse(&via).ok_or_else(|| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        5,
+                        rusqlite::types::Type::Text,
+                        format!("unknown network route {via:?}").into(),
+                    )
+                })?
+            },
             bytes: r.get::<_, i64>(3)?.unsigned_abs(),
             at: Utc
                 .timestamp_millis_opt(r.get(4)?)

@@ -31,6 +31,9 @@
 //! its session's egress proxy: `host`, `port`, `decision` (`allowed` or
 //! `denied`), `bytes` relayed both ways and `at_ms`; issue 29).
 //!
+//! Schema version 7 adds `call_network.via`: `proxy` (the attempts of version
+//! 6, all through the proxy) or `direct` (a socket of the session's own).
+//!
 //! Schema version 2 adds `sessions`: per pool and identifier, the number of
 //! calls and of cells (code and shell executions), the first and last call's
 //! time (`first_ms`, `last_ms`), the last call's row (`last_id`) and the last
@@ -189,6 +192,9 @@ const MIGRATIONS: &[M<'static>] = &[
         PRIMARY KEY (call_id, seq)
     ) WITHOUT ROWID;",
     ),
+    // Version 7: whether an attempt went through the proxy or straight from
+    // a socket of the session's own (issue 29).
+    M::up("ALTER TABLE call_network ADD COLUMN via TEXT NOT NULL DEFAULT 'proxy';"),
 ];
 
 /// The schema version this build writes (the number of migrations).

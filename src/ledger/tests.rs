@@ -375,7 +375,7 @@ fn back_to_version_1(path: &std::path::Path) {
 /// call when it is pruned.
 #[test]
 fn network_attempts_are_kept_next_to_their_execution() {
-    use crate::protocol::egress::{Decision, NetworkAttempt};
+    use crate::protocol::egress::{Decision, NetworkAttempt, Via};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite3");
     let rec = Recorder::start(&path, LOOSE).unwrap();
@@ -387,6 +387,7 @@ fn network_attempts_are_kept_next_to_their_execution() {
             host: "pypi.org".into(),
             port: 443,
             decision: Decision::Allowed,
+            via: Via::Proxy,
             bytes: 4096,
             at,
         },
@@ -394,6 +395,7 @@ fn network_attempts_are_kept_next_to_their_execution() {
             host: "169.254.169.254".into(),
             port: 80,
             decision: Decision::Denied,
+            via: Via::Direct,
             bytes: 0,
             at,
         },

@@ -361,8 +361,8 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
     insert_files(conn, id, call)?;
     for (seq, a) in call.network.iter().enumerate() {
         conn.prepare_cached(
-            "INSERT INTO call_network (call_id, seq, host, port, decision, bytes, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO call_network (call_id, seq, host, port, decision, bytes, at_ms, via)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?
         .execute(params![
             id,
@@ -372,6 +372,7 @@ pub fn insert(conn: &Connection, call: &Call) -> rusqlite::Result<i64> {
             a.decision.as_str(),
             i64::try_from(a.bytes).unwrap_or(i64::MAX),
             a.at.timestamp_millis(),
+            a.via.as_str(),
         ])?;
     }
     Ok(id)

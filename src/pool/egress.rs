@@ -11,18 +11,18 @@
 //! gets `403` and nothing is resolved or sent; an allowed one is resolved here,
 //! by the pool (the session has no resolver), connected to exactly that host
 //! and port, and relayed. Every attempt is logged with the bytes relayed both
-//! ways, counted as they pass, and taken by the execution that was running
-//! ([`EgressProxy::take_attempts`]).
+//! ways, counted as they pass, in the session's [`NetworkLog`], which the
+//! execution that was running takes; [`direct`] adds what the session tried
+//! outside the proxy.
 
 use std::convert::Infallible;
 use std::path::Path;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -31,7 +31,12 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixListener};
 
-use crate::protocol::egress::{Decision, Egress, NetworkAttempt};
+use crate::protocol::egress::{Decision, Egress, Via};
+
+pub mod direct;
+mod log;
+
+pub use log::{MAX_ATTEMPTS, NetworkLog};
 
 /// The proxy's socket in a session's runtime folder.
 pub const SOCKET_NAME: &str = "egress.sock";
@@ -44,55 +49,10 @@ pub fn proxy_url() -> String {
     format!("http://127.0.0.1:{RELAY_PORT}")
 }
 
-/// Attempts kept per execution: code in a session is hostile, and a loop of
-/// requests must not grow the pool without end. Past it, attempts are still
-/// judged and relayed, but not kept (a warning in the pool's log says how
-/// many went unrecorded).
-pub const MAX_ATTEMPTS: usize = 10_000;
-
-/// One attempt as it is logged: its bytes still counting while it relays.
-struct Entry {
-    host: String,
-    port: u16,
-    decision: Decision,
-    at: DateTime<Utc>,
-    bytes: Arc<AtomicU64>,
-}
-
-/// The attempts not yet taken by an execution (at most [`MAX_ATTEMPTS`]),
-/// and how many more were made.
-#[derive(Default)]
-struct Log(Mutex<(Vec<Entry>, u64)>);
-
-impl Log {
-    /// Logs an attempt (when fewer than [`MAX_ATTEMPTS`] are held); returns
-    /// its byte counter.
-    fn push(&self, host: &str, port: u16, decision: Decision) -> Arc<AtomicU64> {
-        let bytes = Arc::new(AtomicU64::new(0));
-        let mut log = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if log.0.len() >= MAX_ATTEMPTS {
-            log.1 += 1;
-            return bytes;
-        }
-        log.0.push(Entry {
-            host: host.to_string(),
-            port,
-            decision,
-            at: Utc::now(),
-            bytes: Arc::clone(&bytes),
-        });
-        bytes
-    }
-}
-
 /// A session's running egress proxy; it stops (and its socket goes) when
 /// dropped. Tunnels already open end when their ends close (the sandbox's
 /// relay dies with the session).
 pub struct EgressProxy {
-    log: Arc<Log>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -105,48 +65,20 @@ impl std::fmt::Debug for EgressProxy {
 impl EgressProxy {
     /// Starts the proxy for `policy` on the Unix socket `socket` (created mode
     /// 0666: the runtime folder around it admits only the session's uid and
-    /// the pool). Must be called within a tokio runtime.
+    /// the pool), logging each attempt in `log`. Must be called within a
+    /// tokio runtime.
     ///
     /// # Errors
     ///
     /// The socket cannot be bound (the folder is missing, the path is longer
     /// than a socket path may be, about 107 bytes).
-    pub fn start(policy: Egress, socket: &Path) -> std::io::Result<Self> {
+    pub fn start(policy: Egress, socket: &Path, log: Arc<NetworkLog>) -> std::io::Result<Self> {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::remove_file(socket);
         let listener = UnixListener::bind(socket)?;
         std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o666))?;
-        let log = Arc::new(Log::default());
-        let task = tokio::spawn(accept(listener, Arc::new(policy), Arc::clone(&log)));
-        Ok(Self { log, task })
-    }
-
-    /// The attempts made since the last call, in order (the first
-    /// [`MAX_ATTEMPTS`]), each with the bytes relayed so far (a tunnel still
-    /// open goes on counting, unseen).
-    pub fn take_attempts(&self) -> Vec<NetworkAttempt> {
-        let (taken, unkept) = std::mem::take(
-            &mut *self
-                .log
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        if unkept > 0 {
-            tracing::warn!(
-                "egress proxy: {unkept} attempt(s) past the first {MAX_ATTEMPTS} of an execution were not recorded"
-            );
-        }
-        taken
-            .into_iter()
-            .map(|e| NetworkAttempt {
-                host: e.host,
-                port: e.port,
-                decision: e.decision,
-                bytes: e.bytes.load(Ordering::Relaxed),
-                at: e.at,
-            })
-            .collect()
+        let task = tokio::spawn(accept(listener, Arc::new(policy), log));
+        Ok(Self { task })
     }
 }
 
@@ -156,7 +88,7 @@ impl Drop for EgressProxy {
     }
 }
 
-async fn accept(listener: UnixListener, policy: Arc<Egress>, log: Arc<Log>) {
+async fn accept(listener: UnixListener, policy: Arc<Egress>, log: Arc<NetworkLog>) {
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -224,7 +156,7 @@ fn target_of(req: &Request<Incoming>) -> Option<(String, u16)> {
 async fn handle(
     req: Request<Incoming>,
     policy: Arc<Egress>,
-    log: Arc<Log>,
+    log: Arc<NetworkLog>,
 ) -> Result<Response<Body>, Infallible> {
     let Some((host, port)) = target_of(&req) else {
         return Ok(plain(
@@ -238,7 +170,7 @@ async fn handle(
     } else {
         Decision::Denied
     };
-    let bytes = log.push(&host, port, decision);
+    let bytes = log.push(&host, port, decision, Via::Proxy);
     if decision == Decision::Denied {
         return Ok(plain(
             StatusCode::FORBIDDEN,
@@ -377,23 +309,5 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counting<T> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A loop of requests cannot grow the pool without end: past
-    /// [`MAX_ATTEMPTS`] an execution's attempts are counted, not kept, and
-    /// the next execution starts again from none.
-    #[test]
-    fn an_executions_attempts_are_bounded() {
-        let log = Log::default();
-        for _ in 0..MAX_ATTEMPTS + 5 {
-            log.push("127.0.0.1", 9, Decision::Denied);
-        }
-        let held = log.0.lock().unwrap();
-        assert_eq!((held.0.len(), held.1), (MAX_ATTEMPTS, 5));
     }
 }

@@ -232,12 +232,14 @@ impl SessionRegistry {
         self.cooldown
     }
 
-    /// Whether the sessions' connections go through the pool's egress proxy
-    /// (a sandbox under an allow-list or audit, issue 29).
-    pub fn proxied(&self) -> bool {
+    /// Whether the sessions' network attempts are recorded (issue 29): a
+    /// sandbox with a network namespace of its own (every policy but
+    /// `--egress`), whose connect watch sees direct attempts and whose proxy,
+    /// under an allow-list or audit, the rest.
+    pub fn records_network(&self) -> bool {
         self.sandbox
             .as_ref()
-            .is_some_and(|s| s.egress_policy().proxied())
+            .is_some_and(|s| !s.egress_policy().host_network())
     }
 
     /// Whether kernels run in the sandbox.

@@ -271,17 +271,57 @@ impl Decision {
     }
 }
 
-/// One network attempt of a session through the pool's egress proxy, as
-/// recorded in the ledger, `sessionpad log --json` (an execution's `network`
-/// array) and the execution's reply (`sessionpadNetwork`).
+/// How a session tried to reach an address.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// Through the pool's egress proxy (`HTTP_PROXY`, a `CONNECT` tunnel): the
+    /// policy decides.
+    #[default]
+    Proxy,
+    /// A socket of the session's own (`connect`, or `sendto` with an address),
+    /// outside the proxy: the session's network namespace, which holds only
+    /// `lo`, lets nothing out; seen by the pool's connect notifier.
+    Direct,
+}
+
+impl Via {
+    /// Its name on the wire and in the ledger: `proxy` or `direct`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Proxy => "proxy",
+            Self::Direct => "direct",
+        }
+    }
+
+    /// The route named `s` ([`Via::as_str`]); `None` for another name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "proxy" => Some(Self::Proxy),
+            "direct" => Some(Self::Direct),
+            _ => None,
+        }
+    }
+}
+
+/// One network attempt of a session, through the pool's egress proxy or
+/// straight from a socket of its own, as recorded in the ledger, `sessionpad
+/// log --json` (an execution's `network` array) and the execution's reply
+/// (`sessionpadNetwork`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetworkAttempt {
-    /// The host asked for (a name or address), as the session gave it.
+    /// The host asked for (a name or address), as the session gave it; for a
+    /// direct attempt, the address (`10.1.2.3`, `::1`).
     pub host: String,
-    /// The TCP port asked for.
+    /// The port asked for (TCP, or UDP for a direct attempt).
     pub port: u16,
-    /// What the proxy did.
+    /// What the proxy did; a direct attempt is always `denied` (no route
+    /// out of the session's namespace).
     pub decision: Decision,
+    /// Through the proxy or direct (`"via"`; absent in records made before
+    /// it existed, which were all through the proxy).
+    #[serde(default)]
+    pub via: Via,
     /// Bytes relayed, both ways together (0 when denied).
     pub bytes: u64,
     /// When the session asked (UTC; RFC 3339 on the wire, like
@@ -308,9 +348,10 @@ pub fn summary(attempts: &[NetworkAttempt]) -> Option<String> {
             } else {
                 a.host.clone()
             };
-            let d = match a.decision {
-                Decision::Allowed => "allowed",
-                Decision::Denied => "blocked",
+            let d = match (a.decision, a.via) {
+                (Decision::Allowed, _) => "allowed",
+                (Decision::Denied, Via::Proxy) => "blocked",
+                (Decision::Denied, Via::Direct) => "blocked (direct)",
             };
             format!("{host}:{} {d}", a.port)
         })
@@ -402,6 +443,7 @@ mod tests {
                 host: "127.0.0.1".into(),
                 port: 8123,
                 decision: Decision::Allowed,
+                via: Via::Proxy,
                 bytes: 200,
                 at: at(),
             },
@@ -409,18 +451,35 @@ mod tests {
                 host: "127.0.0.1".into(),
                 port: 9,
                 decision: Decision::Denied,
+                via: Via::Proxy,
+                bytes: 0,
+                at: at(),
+            },
+            NetworkAttempt {
+                host: "10.1.2.3".into(),
+                port: 80,
+                decision: Decision::Denied,
+                via: Via::Direct,
                 bytes: 0,
                 at: at(),
             },
         ];
         assert_eq!(
             summary(&a).unwrap(),
-            "127.0.0.1:8123 allowed · 127.0.0.1:9 blocked"
+            "127.0.0.1:8123 allowed · 127.0.0.1:9 blocked · 10.1.2.3:80 blocked (direct)"
         );
         assert_eq!(
             serde_json::to_value(&a[1]).unwrap(),
-            serde_json::json!({"host": "127.0.0.1", "port": 9, "decision": "denied", "bytes": 0,
-                "at": "2026-11-29T00:30:00.123Z"})
+            serde_json::json!({"host": "127.0.0.1", "port": 9, "decision": "denied",
+                "via": "proxy", "bytes": 0, "at": "2026-11-29T00:30:00.123Z"})
+        );
+        let old: NetworkAttempt = serde_json::from_value(serde_json::json!({"host": "a",
+            "port": 1, "decision": "denied", "bytes": 0, "at": "2026-11-29T00:30:00.123Z"}))
+        .unwrap();
+        assert_eq!(
+            old.via,
+            Via::Proxy,
+            "a record from before `via` was through the proxy"
         );
         assert_eq!(summary(&[]), None);
     }

@@ -60,6 +60,9 @@ pub(super) struct Launched {
     pub(super) command: Command,
     pub(super) _inherited: Vec<std::os::fd::OwnedFd>,
     pub(super) limits: KernelLimits,
+    /// The pool's end of the sandbox's connect-notifier socket
+    /// ([`crate::pool::sandbox::SandboxCommand::notify`]).
+    pub(super) notify: Option<std::os::fd::OwnedFd>,
 }
 
 impl KernelLaunch {
@@ -78,7 +81,7 @@ impl KernelLaunch {
             source,
         };
         let limits = self.enforcer.prepare().map_err(KernelError::Limits)?;
-        let (mut command, inherited) = match &self.sandbox {
+        let (mut command, inherited, notify) = match &self.sandbox {
             Some(sandbox) => {
                 let view = &self.python_view;
                 let mut env = kernel_env(Some(&view.bin), None);
@@ -114,7 +117,7 @@ impl KernelLaunch {
                 let built = sandbox
                     .command(&jail)
                     .map_err(|e| io(&self.runtime_dir, e))?;
-                (built.command, built.inherited)
+                (built.command, built.inherited, built.notify)
             }
             None => {
                 let mut env = kernel_env(self.env.python.parent(), Some(&self.workdir));
@@ -126,7 +129,7 @@ impl KernelLaunch {
                     .current_dir(&self.workdir)
                     .env_clear()
                     .envs(env);
-                (cmd, Vec::new())
+                (cmd, Vec::new(), None)
             }
         };
         limits.apply_to(&mut command);
@@ -138,6 +141,7 @@ impl KernelLaunch {
             command,
             _inherited: inherited,
             limits,
+            notify,
         })
     }
 }

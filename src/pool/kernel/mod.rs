@@ -105,37 +105,75 @@ pub struct Kernel {
     /// Between the pool's sockets and the kernel's: stops a message over
     /// [`MAX_KERNEL_MESSAGE_BYTES`].
     relay: Relay,
-    /// The session's egress proxy, under an allow-list or audit (issue 29).
-    egress: Option<crate::pool::egress::EgressProxy>,
+    /// What records the session's network attempts (issue 29).
+    network: SessionNetwork,
 }
 
-/// The session's egress proxy under an allow-list or audit (issue 29),
-/// listening before the kernel starts in the runtime folder the sandbox binds
-/// (`pool_dir` is the pool's view of it), where the sandbox's relay reaches
-/// it; `None` for other policies and unsandboxed kernels.
-///
-/// # Errors
-///
-/// [`KernelError::Io`] when its socket cannot be bound.
-fn egress_proxy(
-    launch: &KernelLaunch,
-    pool_dir: &Path,
-) -> Result<Option<crate::pool::egress::EgressProxy>, KernelError> {
-    use crate::pool::egress::{EgressProxy, SOCKET_NAME};
-    let Some(policy) = launch
-        .sandbox
-        .as_ref()
-        .map(Sandbox::egress_policy)
-        .filter(|p| p.proxied())
-    else {
-        return Ok(None);
-    };
-    EgressProxy::start(policy.clone(), &pool_dir.join(SOCKET_NAME))
-        .map(Some)
-        .map_err(|source| KernelError::Io {
-            path: launch.runtime_dir.join(SOCKET_NAME),
-            source,
+/// What records a session's network attempts (issue 29), where it has a
+/// network namespace of its own (a sandbox without `--egress`): the log, the
+/// egress proxy (an allow-list or audit) and the connect watch; all `None`
+/// otherwise.
+#[derive(Debug, Default)]
+struct SessionNetwork {
+    log: Option<Arc<crate::pool::egress::NetworkLog>>,
+    proxy: Option<crate::pool::egress::EgressProxy>,
+    direct: Option<crate::pool::egress::direct::DirectWatch>,
+}
+
+impl SessionNetwork {
+    /// The log, and the proxy listening before the kernel starts in the
+    /// runtime folder the sandbox binds (`pool_dir` is the pool's view of
+    /// it), where the sandbox's relay reaches it.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::Io`] when the proxy's socket cannot be bound.
+    fn before_spawn(launch: &KernelLaunch, pool_dir: &Path) -> Result<Self, KernelError> {
+        use crate::pool::egress::{EgressProxy, NetworkLog, SOCKET_NAME};
+        let Some(policy) = launch
+            .sandbox
+            .as_ref()
+            .map(Sandbox::egress_policy)
+            .filter(|p| !p.host_network())
+        else {
+            return Ok(Self::default());
+        };
+        let log = Arc::new(NetworkLog::default());
+        let proxy = if policy.proxied() {
+            let socket = pool_dir.join(SOCKET_NAME);
+            let proxy = EgressProxy::start(policy.clone(), &socket, Arc::clone(&log)).map_err(
+                |source| KernelError::Io {
+                    path: launch.runtime_dir.join(SOCKET_NAME),
+                    source,
+                },
+            )?;
+            Some(proxy)
+        } else {
+            None
+        };
+        Ok(Self {
+            log: Some(log),
+            proxy,
+            direct: None,
         })
+    }
+
+    /// Starts the connect watch on the pool's end of the sandbox's notifier
+    /// socket ([`Launched::notify`]).
+    ///
+    /// # Errors
+    ///
+    /// The socket cannot be registered with the runtime.
+    fn watch(&mut self, notify: Option<std::os::fd::OwnedFd>) -> std::io::Result<()> {
+        if let (Some(socket), Some(log)) = (notify, &self.log) {
+            self.direct = Some(crate::pool::egress::direct::DirectWatch::start(
+                socket,
+                Arc::clone(log),
+                self.proxy.is_some(),
+            )?);
+        }
+        Ok(())
+    }
 }
 
 impl Kernel {
@@ -215,11 +253,12 @@ impl Kernel {
             "--InteractiveShell.xmode=Plain".to_string(),
             format!("--IPKernelApp.exec_files={}", py_list(&exec_files)),
         ];
-        let egress = egress_proxy(launch, &pool_dir)?;
+        let mut network = SessionNetwork::before_spawn(launch, &pool_dir)?;
         let Launched {
             command: mut cmd,
             _inherited: inherited,
             limits,
+            notify,
         } = launch.command(&args)?;
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -232,23 +271,25 @@ impl Kernel {
                 source,
             })?;
         drop(inherited);
+        network.watch(notify).map_err(|e| io(dir, e))?;
         // The pool's side of the kernel's sockets: the same files, through the
         // pool's view of the runtime folder.
         let mut pool_info = info.clone();
         pool_info.ip = pool_dir.join("k").to_string_lossy().into_owned();
         let mut kernel = Self::connect(process, limits, &pool_info, runtime).await?;
-        kernel.egress = egress;
+        kernel.network = network;
         kernel.wait_ready().await?;
         Ok(kernel)
     }
 
-    /// The network attempts made through the session's egress proxy since the
-    /// last call ([`crate::pool::egress::EgressProxy::take_attempts`]); none
-    /// when the session has no proxy (egress off or on).
+    /// The network attempts the session made since the last call, through
+    /// its egress proxy and directly ([`crate::pool::egress::NetworkLog::take`]);
+    /// none when nothing records them (unsandboxed, or `--egress`).
     pub fn take_network(&self) -> Vec<crate::protocol::egress::NetworkAttempt> {
-        self.egress
-            .as_ref()
-            .map(crate::pool::egress::EgressProxy::take_attempts)
+        self.network
+            .log
+            .as_deref()
+            .map(crate::pool::egress::NetworkLog::take)
             .unwrap_or_default()
     }
 
@@ -303,7 +344,7 @@ impl Kernel {
             dead: false,
             limits,
             relay,
-            egress: None,
+            network: SessionNetwork::default(),
         })
     }
 

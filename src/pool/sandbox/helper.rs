@@ -20,8 +20,9 @@
 //!    inside, when the program does.
 //! 3. **The program**: drops to the session's uid (a root pool), clears every
 //!    capability (bounding and ambient sets too), sets `no_new_privs`, its
-//!    process limit and the seccomp filter, and executes the kernel with the
-//!    plan's arguments and environment.
+//!    process limit and the seccomp filter, loads the connect notifier and
+//!    sends the pool its listener (a network namespace of its own, issue 29),
+//!    and executes the kernel with the plan's arguments and environment.
 //!
 //! Each process dies with its parent (`PR_SET_PDEATHSIG`). A failed step is said
 //! on standard error as `sessionpad sandbox: STEP: ERROR` with exit status
@@ -282,7 +283,14 @@ fn init_process(plan: &Plan, filter: &seccomp::Filters) -> Result<i32, StepError
             eprintln!("sessionpad sandbox: {e}");
             std::process::exit(SETUP_FAILED)
         }
-        Some(pid) => Ok(wait_for(pid)),
+        Some(pid) => {
+            if let Some(fd) = plan.notify_fd {
+                // SAFETY: the plan's inherited socket, which the init no
+                // longer uses (the program has its own copy).
+                unsafe { libc::close(fd) };
+            }
+            Ok(wait_for(pid))
+        }
     }
 }
 
@@ -313,7 +321,13 @@ fn start_relay(
 /// The program's part: drops every privilege and executes the program. Returns
 /// only on failure.
 fn start_program(plan: &Plan, filter: &seccomp::Filters) -> StepError {
-    match drop_privileges(plan, filter, None) {
+    let dropped = drop_privileges(plan, filter, plan.notify_fd);
+    if let (Ok(()), Some(fd)) = (&dropped, plan.notify_fd) {
+        // A pool that no longer listens (its own check of the sandbox) loses
+        // only the record; the program goes on.
+        let _ = send_notifier(fd);
+    }
+    match dropped {
         Ok(()) => {
             let e = std::process::Command::new(&plan.program)
                 .args(&plan.args)
@@ -328,6 +342,47 @@ fn start_program(plan: &Plan, filter: &seccomp::Filters) -> StepError {
         }
         Err(e) => e,
     }
+}
+
+/// Loads the connect notifier ([`seccomp::notifier`]) and sends its listener
+/// to the pool over the inherited socket `fd`, then closes `fd`; where the
+/// kernel cannot make one, sends a line saying why instead (the session then
+/// runs unrecorded outside the proxy; the pool says so in its log).
+///
+/// # Errors
+///
+/// The socket cannot be written (the pool is gone: `EPIPE`, without the
+/// signal).
+fn send_notifier(fd: i32) -> std::io::Result<()> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+    // SAFETY: the plan's inherited socket, ours alone in this process.
+    let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+    let loaded = seccomp::notifier()
+        .map_err(std::io::Error::other)
+        .and_then(|program| seccomp::load_notifier(&program));
+    match loaded {
+        Ok(listener) => {
+            let fds = [listener.as_fd()];
+            let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+            let mut control = SendAncillaryBuffer::new(&mut space);
+            control.push(SendAncillaryMessage::ScmRights(&fds));
+            rustix::net::sendmsg(
+                &socket,
+                &[std::io::IoSlice::new(b"listener")],
+                &mut control,
+                // The flags the notifier lets through unstopped.
+                SendFlags::from_bits_retain(
+                    u32::try_from(seccomp::HANDOVER_FLAGS).unwrap_or_default(),
+                ),
+            )?;
+        }
+        Err(e) => {
+            let why = format!("no connect notifier: {e}");
+            rustix::net::send(&socket, why.as_bytes(), SendFlags::NOSIGNAL)?;
+        }
+    }
+    Ok(())
 }
 
 /// Drops every privilege of this process (see the module doc), closing every

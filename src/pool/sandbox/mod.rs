@@ -202,8 +202,12 @@ pub struct SandboxCommand {
     /// The helper, to be spawned as is (its plan holds the program's arguments
     /// and environment).
     pub command: Command,
-    /// The plan's file, inherited by the helper.
+    /// The plan's file and the notifier's socket, inherited by the helper.
     pub inherited: Vec<OwnedFd>,
+    /// The pool's end of the socket the sandboxed program sends its connect
+    /// notifier's listener on (a network namespace of its own; `None` under
+    /// `--egress`), for [`crate::pool::egress::direct::DirectWatch::start`].
+    pub notify: Option<OwnedFd>,
 }
 
 impl Sandbox {
@@ -354,7 +358,7 @@ impl Sandbox {
     }
 
     /// The plan of `jail`'s sandbox (see [`plan`]).
-    fn plan(&self, jail: &Jail<'_>) -> Plan {
+    fn plan(&self, jail: &Jail<'_>, notify_fd: Option<i32>) -> Plan {
         let mut mounts = vec![
             Mount::Tmpfs {
                 path: "/tmp".into(),
@@ -423,6 +427,7 @@ impl Sandbox {
                 .egress
                 .proxied()
                 .then(|| jail.runtime_dir.join(crate::pool::egress::SOCKET_NAME)),
+            notify_fd,
         }
     }
 
@@ -434,7 +439,22 @@ impl Sandbox {
     ///
     /// The plan cannot be written to a temporary file.
     pub fn command(&self, jail: &Jail<'_>) -> std::io::Result<SandboxCommand> {
-        let plan = serde_json::to_vec(&self.plan(jail)).map_err(std::io::Error::other)?;
+        // The connect notifier's socket, where the session has a network
+        // namespace of its own (issue 29): one end for the helper, one for us.
+        let (notify, notify_child) = if self.egress.host_network() {
+            (None, None)
+        } else {
+            let (ours, theirs) = rustix::net::socketpair(
+                rustix::net::AddressFamily::UNIX,
+                rustix::net::SocketType::SEQPACKET,
+                rustix::net::SocketFlags::CLOEXEC,
+                None,
+            )?;
+            (Some(ours), Some(theirs))
+        };
+        let notify_raw = notify_child.as_ref().map(AsRawFd::as_raw_fd);
+        let plan =
+            serde_json::to_vec(&self.plan(jail, notify_raw)).map_err(std::io::Error::other)?;
         let mut file = tempfile::tempfile()?;
         file.write_all(&plan)?;
         file.rewind()?;
@@ -445,19 +465,23 @@ impl Sandbox {
             .env_clear()
             .env(helper::PLAN_FD_VAR, raw.to_string())
             .current_dir("/");
-        // SAFETY: fcntl(2) is async-signal-safe and touches only the fd we own
-        // and keep open until the spawn returns.
+        let keep: Vec<i32> = std::iter::once(raw).chain(notify_raw).collect();
+        // SAFETY: fcntl(2) is async-signal-safe and touches only the fds we
+        // own and keep open until the spawn returns.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::fcntl(raw, libc::F_SETFD, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
+                for &fd in &keep {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
                 Ok(())
             });
         }
         Ok(SandboxCommand {
             command: cmd,
-            inherited: vec![fd],
+            inherited: std::iter::once(fd).chain(notify_child).collect(),
+            notify,
         })
     }
 }

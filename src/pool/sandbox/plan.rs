@@ -124,4 +124,10 @@ pub struct Plan {
     /// `127.0.0.1:3128` to ([`super::relay`]); `None` otherwise.
     #[serde(default)]
     pub relay: Option<PathBuf>,
+    /// In a sandbox with a network namespace of its own: the inherited Unix
+    /// socket (a descriptor number) on which the program sends the pool the
+    /// listener of its connect notifier ([`super::seccomp::notifier`]), or,
+    /// when the kernel cannot make one, a line saying why; `None` otherwise.
+    #[serde(default)]
+    pub notify_fd: Option<i32>,
 }

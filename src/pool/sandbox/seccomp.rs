@@ -228,6 +228,114 @@ pub fn filters() -> Result<Filters, SeccompError> {
     Ok([first, second])
 }
 
+/// The action data seccompiler's `Trace` is compiled with in [`notifier`],
+/// found again and turned into `SECCOMP_RET_USER_NOTIF` (seccompiler has no
+/// user-notification action).
+const NOTIFY_MARK: u32 = 0x5e55;
+
+/// The flags of the one `sendmsg` the notifier does not stop: the helper's own,
+/// which hands the pool the listener just loaded (stopping it would wait for
+/// a pool that cannot yet listen). A session's `sendmsg` with exactly these
+/// flags goes unrecorded, and still has no route.
+pub const HANDOVER_FLAGS: libc::c_int = libc::MSG_NOSIGNAL | libc::MSG_EOR | libc::MSG_DONTWAIT;
+
+/// The filter that tells the pool of each attempt to reach an address
+/// (issue 29): `connect`, and `sendmsg` whatever its arguments (its
+/// destination is behind a pointer the filter cannot follow) but for flags
+/// [`HANDOVER_FLAGS`], and `sendto` with a destination (argument 4 not null),
+/// return `SECCOMP_RET_USER_NOTIF`, so the
+/// calling thread waits until the pool, holding the filter's listener, has
+/// read the address and let the call go on unchanged
+/// (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`). It decides nothing: the session's
+/// network namespace does. Compiled by seccompiler with a `Trace` action as a
+/// mark whose return instructions are then rewritten.
+///
+/// # Errors
+///
+/// [`SeccompError`] on an architecture seccompiler does not know, or when no
+/// return instruction carried the mark (a seccompiler that compiles
+/// differently).
+pub fn notifier() -> Result<BpfProgram, SeccompError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(err)?;
+    let mut rules = BTreeMap::new();
+    rules.insert(libc::SYS_connect, vec![]);
+    let handover = u64::try_from(HANDOVER_FLAGS).map_err(err)?;
+    rules.insert(
+        libc::SYS_sendmsg,
+        vec![rule(vec![
+            SeccompCondition::new(2, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, handover)
+                .map_err(err)?,
+        ])?],
+    );
+    rules.insert(
+        libc::SYS_sendto,
+        vec![rule(vec![cond(4, SeccompCmpOp::Ne, 0)?])?],
+    );
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Trace(NOTIFY_MARK),
+        arch,
+    )
+    .map_err(err)?;
+    let mut program: BpfProgram = filter.try_into().map_err(err)?;
+    let ret = u16::try_from(libc::BPF_RET | libc::BPF_K).map_err(err)?;
+    let mut marked = 0;
+    for ins in program
+        .iter_mut()
+        .filter(|i| i.code == ret && i.k == libc::SECCOMP_RET_TRACE | NOTIFY_MARK)
+    {
+        ins.k = libc::SECCOMP_RET_USER_NOTIF;
+        marked += 1;
+    }
+    if marked == 0 {
+        return Err(SeccompError("no return of the notifier's mark".into()));
+    }
+    Ok(program)
+}
+
+/// Loads [`notifier`]'s `program` on the calling thread (after
+/// `no_new_privs`) and returns its listener, which the pool reads with
+/// `SECCOMP_IOCTL_NOTIF_RECV` ([`crate::pool::egress::direct`]). The filter
+/// goes to every child and survives `execve`.
+///
+/// # Errors
+///
+/// The kernel's: `EINVAL` before Linux 5.0 (no listener), `EBUSY` when a
+/// filter with a listener is already loaded (one per thread).
+pub fn load_notifier(program: &BpfProgram) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let filter: Vec<libc::sock_filter> = program
+        .iter()
+        .map(|i| libc::sock_filter {
+            code: i.code,
+            jt: i.jt,
+            jf: i.jf,
+            k: i.k,
+        })
+        .collect();
+    let prog = libc::sock_fprog {
+        len: u16::try_from(filter.len()).map_err(std::io::Error::other)?,
+        filter: filter.as_ptr().cast_mut(),
+    };
+    // SAFETY: seccomp(2) copies the program from `prog`, which outlives the
+    // call; the flag asks for a new descriptor, which we then own.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &raw const prog,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let fd = i32::try_from(fd).map_err(std::io::Error::other)?;
+    // SAFETY: a fresh descriptor the kernel just gave this process.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +347,20 @@ mod tests {
             assert!(program.len() < 4096, "{} instructions", program.len());
         }
         assert!(denied_count() > 40);
+    }
+
+    #[test]
+    fn the_notifier_asks_the_pool_of_connect_and_sendto() {
+        let program = notifier().expect("notifier");
+        let notify = program
+            .iter()
+            .filter(|i| i.k == libc::SECCOMP_RET_USER_NOTIF)
+            .count();
+        assert!(notify >= 3, "{notify} notifying returns");
+        assert!(
+            !program
+                .iter()
+                .any(|i| i.k == libc::SECCOMP_RET_TRACE | NOTIFY_MARK)
+        );
     }
 }

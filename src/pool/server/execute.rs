@@ -232,7 +232,7 @@ pub(super) async fn execute_a(
     {
         body["properties"]["executionResult"] = value;
     }
-    add_network(&mut body, &exec, pool.registry.proxied());
+    add_network(&mut body, &exec, pool.registry.records_network());
     let reply = Reply {
         frame: body,
         container: FAMILY_A_STREAMS,
@@ -321,7 +321,7 @@ pub(super) async fn execute_b(
             extras: wants_extras(&headers),
         };
         let mut frame = family_b_frame(&exec, &identifier, "Synchronous", form);
-        add_network(&mut frame, &exec, pool.registry.proxied());
+        add_network(&mut frame, &exec, pool.registry.records_network());
         (status, frame, exec)
     };
     let reply = Reply {
@@ -435,7 +435,7 @@ pub(super) async fn get_execution(
     };
     if pool.container_type.is_shell() {
         let mut answer = shell::recorded(&exec, &identifier);
-        add_network(&mut answer, &exec, pool.registry.proxied());
+        add_network(&mut answer, &exec, pool.registry.records_network());
         return Ok(Json(answer).into_response());
     }
     let form = AnswerForm {
@@ -443,7 +443,7 @@ pub(super) async fn get_execution(
         extras: wants_extras(&headers),
     };
     let mut frame = family_b_frame(&exec, &identifier, "Asynchronous", form);
-    add_network(&mut frame, &exec, pool.registry.proxied());
+    add_network(&mut frame, &exec, pool.registry.records_network());
     let reply = Reply {
         frame,
         container: FAMILY_B_STREAMS,
@@ -452,14 +452,15 @@ pub(super) async fn get_execution(
     Ok(reply.into_response(StatusCode::OK))
 }
 
-/// Adds what `exec` tried to reach through its session's egress proxy
-/// (issue 29) to its answer `frame`, at the top level as
-/// `sessionpadNetwork` (an array of `{"host","port","decision","bytes",
-/// "at"}`, [`crate::protocol::egress::NetworkAttempt`]), whenever the pool's
-/// sessions have a proxy (`proxied`: an allow-list or audit), even empty;
-/// nothing otherwise. sessionpad's own field, which other clients ignore.
-pub(super) fn add_network(frame: &mut serde_json::Value, exec: &Execution, proxied: bool) {
-    if proxied && let Some(fields) = frame.as_object_mut() {
+/// Adds what `exec` tried to reach, through its session's egress proxy or
+/// directly (issue 29), to its answer `frame`, at the top level as
+/// `sessionpadNetwork` (an array of `{"host","port","decision","via",
+/// "bytes","at"}`, [`crate::protocol::egress::NetworkAttempt`]), whenever the
+/// pool records its sessions' attempts (`recorded`: a sandbox without
+/// `--egress`), even empty; nothing otherwise. sessionpad's own field, which
+/// other clients ignore.
+pub(super) fn add_network(frame: &mut serde_json::Value, exec: &Execution, recorded: bool) {
+    if recorded && let Some(fields) = frame.as_object_mut() {
         fields.insert(
             crate::protocol::egress::REPLY_FIELD.to_string(),
             serde_json::json!(exec.network),

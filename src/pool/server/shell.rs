@@ -146,7 +146,7 @@ pub(super) async fn execute(
         StatusCode::ACCEPTED
     };
     let mut answer = shell_response(&outcome, identifier);
-    super::execute::add_network(&mut answer, &exec, pool.registry.proxied());
+    super::execute::add_network(&mut answer, &exec, pool.registry.records_network());
     let mut resp = (status, Json(answer)).into_response();
     if let Ok(v) = HeaderValue::from_str(id) {
         resp.headers_mut().insert("operation-id", v);

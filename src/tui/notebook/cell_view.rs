@@ -615,6 +615,7 @@ mod tests {
             host: host.into(),
             port,
             decision,
+            via: crate::protocol::egress::Via::Proxy,
             bytes: 0,
             at: chrono::Utc::now(),
         };
