@@ -38,6 +38,10 @@ pub struct PoolTarget {
     /// Executions ask for a kernel without preloaded libraries
     /// (`useEmptyKernel`, 2025-10-02-preview).
     pub empty_kernel: bool,
+    /// Where the local pool's sessions may connect (a profile's `egress`,
+    /// else `[pool] egress`); only for a target without an endpoint, whose
+    /// background pool must run with it.
+    pub egress: crate::protocol::egress::Egress,
 }
 
 impl PoolTarget {
@@ -158,6 +162,7 @@ mod tests {
             pool_type: PoolType::CodeInterpreter,
             container_type: ContainerType::PythonLts,
             empty_kernel: false,
+            egress: crate::protocol::egress::Egress::Off,
         }
     }
 
