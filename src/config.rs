@@ -15,6 +15,7 @@
 //! token_env = "DEV_POOL_TOKEN"       # token-env: a static token from this variable
 //!
 //! [profiles.local]                   # no endpoint: the local pool
+//! egress = "audit"                   # its sessions' egress policy (over [pool] egress)
 //!
 //! [background_pool]                  # the local pool commands start by themselves
 //! idle_exit = 900                    # seconds without a request before it ends
@@ -174,7 +175,7 @@ pub enum ImageProtocol {
 }
 
 /// One named pool.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// Pool management endpoint; none means the embedded local pool.
@@ -200,6 +201,56 @@ pub struct Profile {
     /// Ask for a kernel without preloaded libraries (`useEmptyKernel`,
     /// 2025-10-02-preview; default false).
     pub use_empty_kernel: Option<bool>,
+    /// Where the sessions of the local pool this profile runs on may connect
+    /// (a profile without an endpoint only): as `[pool] egress`, which it
+    /// overrides. Read from `egress` by [`Config::parse`]; `None` when the
+    /// profile sets none.
+    #[serde(skip)]
+    pub egress: Option<crate::protocol::egress::Egress>,
+    /// `egress` as written (a string or a bool, as `[pool] egress`), with
+    /// where it is, so that [`Config::parse`] names the profile in its errors.
+    #[serde(rename = "egress")]
+    egress_as_written: Option<Spanned<toml::Value>>,
+}
+
+impl Profile {
+    /// Reads `egress` as written into [`Profile::egress`], with the parser of
+    /// `[pool] egress`.
+    ///
+    /// # Errors
+    ///
+    /// A value that is not a policy, or a profile with an endpoint (Azure's
+    /// session pools have egress on or off, set on the pool's ARM resource,
+    /// not by a client): the message names the profile, the line and column.
+    fn read_egress(&mut self, name: &str, text: &str) -> Result<(), String> {
+        let Some(written) = &self.egress_as_written else {
+            return Ok(());
+        };
+        let at = locate(text, written.span());
+        if self.endpoint.is_some() {
+            return Err(format!(
+                "[profiles.{name}] egress ({at}): a profile with an endpoint cannot set \
+                 egress; Azure session pools have egress on or off, set on the pool's \
+                 resource (sessionNetworkConfiguration), not by a client. egress is for \
+                 a profile without an endpoint (the local pool)"
+            ));
+        }
+        let value = written.get_ref();
+        if !(value.is_str() || value.is_bool()) {
+            return Err(format!(
+                "[profiles.{name}] egress ({at}): an egress policy is a string (off, on, \
+                 audit or allow=HOST[:PORT][,HOST…]) or a bool, not the {} {value}",
+                value.type_str()
+            ));
+        }
+        // The deserializer of `[pool] egress`: one parser for both.
+        let egress = value
+            .clone()
+            .try_into::<crate::protocol::egress::Egress>()
+            .map_err(|e| format!("[profiles.{name}] egress ({at}): {}", e.message().trim()))?;
+        self.egress = Some(egress);
+        Ok(())
+    }
 }
 
 /// The authentication methods a profile can name.
@@ -274,9 +325,15 @@ impl Config {
     /// # Errors
     ///
     /// The text is not TOML or not the config's shape (the message names the
-    /// line, column and key), or `default_profile` names no profile.
+    /// line, column and key), `default_profile` names no profile, or a
+    /// profile's `egress` is not a policy or is set with an endpoint (the
+    /// message names the profile).
     pub fn parse(text: &str) -> Result<Self, String> {
-        let config: Self = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
+        let mut config: Self =
+            toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
+        for (name, profile) in &mut config.profiles {
+            profile.read_egress(name, text)?;
+        }
         if let Some(name) = &config.default_profile
             && !config.profiles.contains_key(name)
         {
@@ -365,6 +422,50 @@ mod tests {
     }
 
     #[test]
+    fn a_local_profile_sets_its_own_egress_over_the_pools() {
+        let c = Config::parse(
+            "[pool]\negress = \"audit\"\n[profiles.local]\negress = \"allow=pypi.org:443,*.github.com\"\n[profiles.open]\negress = true\n[profiles.plain]\n",
+        )
+        .unwrap();
+        let local = c.profile(Some("local")).unwrap().unwrap();
+        let egress = local.egress.as_ref().unwrap();
+        assert_eq!(egress.to_string(), "allow=pypi.org:443,*.github.com");
+        assert!(egress.allows("api.github.com", 80) && !egress.allows("pypi.org", 80));
+        let open = c.profile(Some("open")).unwrap().unwrap();
+        assert_eq!(open.egress, Some(crate::protocol::egress::Egress::On));
+        assert_eq!(c.profile(Some("plain")).unwrap().unwrap().egress, None);
+    }
+
+    #[test]
+    fn a_bad_profile_egress_names_the_profile_and_the_line() {
+        for (bad, says) in [
+            ("\"allow=\"", "at least one host"),
+            ("\"sometimes\"", "not a policy"),
+            ("\"allow=a:b\"", "a:b"),
+            ("3", "not the integer 3"),
+        ] {
+            let e = Config::parse(&format!("[profiles.x]\n[profiles.demo]\negress = {bad}\n"))
+                .unwrap_err();
+            assert!(
+                e.contains("[profiles.demo] egress (line 3, column 10)"),
+                "{e}"
+            );
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_profile_with_an_endpoint_cannot_set_egress() {
+        let e = Config::parse(
+            "[profiles.dev]\nendpoint = \"https://x\"\negress = \"allow=pypi.org\"\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("[profiles.dev] egress (line 3"), "{e}");
+        assert!(e.contains("cannot set egress"), "{e}");
+        assert!(e.contains("sessionNetworkConfiguration"), "{e}");
+    }
+
+    #[test]
     fn errors_name_the_line_and_key() {
         let e =
             Config::parse("[profiles.dev]\nendpoint = \"https://x\"\nauht = \"az\"\n").unwrap_err();
@@ -407,7 +508,17 @@ mod tests {
         let config =
             Config::parse(&page[start..end]).expect("docs/configuration.md's example parses");
         assert!(config.profiles.contains_key("dev"));
-        let egress = config.pool.egress.expect("[pool] egress in the example");
+        let egress = config
+            .pool
+            .egress
+            .as_ref()
+            .expect("[pool] egress in the example");
         assert!(egress.allows("pypi.org", 443) && !egress.allows("pypi.org", 80));
+        let local = config.profile(Some("local")).unwrap().unwrap();
+        let egress = local
+            .egress
+            .as_ref()
+            .expect("a profile's egress in the example");
+        assert!(egress.allows("api.github.com", 443) && !egress.allows("example.com", 443));
     }
 }

@@ -38,6 +38,11 @@ pub struct PoolTarget {
     /// Executions ask for a kernel without preloaded libraries
     /// (`useEmptyKernel`, 2025-10-02-preview).
     pub empty_kernel: bool,
+    /// Where the local pool's sessions may connect, when asked for (a
+    /// profile's `egress`, else `[pool] egress`); only for a target without
+    /// an endpoint, whose background pool must run with it. `None`: nothing
+    /// asked, so a running local pool of any policy is used.
+    pub egress: Option<crate::protocol::egress::Egress>,
 }
 
 impl PoolTarget {
@@ -158,6 +163,7 @@ mod tests {
             pool_type: PoolType::CodeInterpreter,
             container_type: ContainerType::PythonLts,
             empty_kernel: false,
+            egress: None,
         }
     }
 

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use crate::pool::LocalPool;
 use crate::protocol::ContainerType;
 use crate::protocol::Isolation;
+use crate::protocol::egress::Egress;
+
 /// The stem of the local pool's files for `container_type` (its discovery
 /// file, lock and log): `local-pool` for Python, else `local-pool-` and the
 /// short name (`shell`, `node`, `custom-container`, `gpu`).
@@ -63,6 +65,12 @@ pub struct Discovery {
     /// which only Python pools wrote).
     #[serde(default)]
     pub container_type: ContainerType,
+    /// The egress policy the serve was started with (`--egress`, `[pool]
+    /// egress`; its text, e.g. `"allow=pypi.org:443"`), so that a command
+    /// asking for another does not use it (absent in files of older
+    /// versions: not known).
+    #[serde(default)]
+    pub egress: Option<Egress>,
 }
 
 /// Why [`Discovery::publish`] did not publish.
@@ -90,15 +98,19 @@ impl Discovery {
     /// Writes the discovery file for `pool` (atomically, mode 0600: it holds the
     /// bearer token), the one of the container type its sessions run, unless
     /// another serve that is still running owns it; a file whose serve is gone
-    /// is replaced. `background` marks the serve as the background local pool.
-    /// The file is removed when the returned guard drops, if it is still this
-    /// serve's.
+    /// is replaced. `background` marks the serve as the background local pool;
+    /// `egress` is the policy it was started with. The file is removed when
+    /// the returned guard drops, if it is still this serve's.
     ///
     /// # Errors
     ///
     /// [`NotPublished::Taken`] when a live serve owns the file,
     /// [`NotPublished::Io`] when it cannot be written.
-    pub fn publish(pool: &LocalPool, background: bool) -> Result<DiscoveryGuard, NotPublished> {
+    pub fn publish(
+        pool: &LocalPool,
+        background: bool,
+        egress: &Egress,
+    ) -> Result<DiscoveryGuard, NotPublished> {
         let me = Self {
             endpoint: pool.endpoint(),
             token: pool.token().map(str::to_string),
@@ -109,6 +121,7 @@ impl Discovery {
             isolation: Some(pool.isolation().clone()),
             background,
             container_type: pool.registry().container_type(),
+            egress: Some(egress.clone()),
         };
         let path = Self::path(me.container_type);
         let io = |e: std::io::Error| NotPublished::Io(e.to_string());

@@ -17,6 +17,13 @@
 //! type starts. [`stop`] ends one, [`stop_all`] every one (`sessionpad pool
 //! stop`).
 //!
+//! The serve is started with the egress policy the command asks for
+//! ([`StartOptions::egress`]: a profile's `egress`, else `[pool] egress`), and
+//! publishes it; a running local pool with another policy is not used
+//! ([`BackgroundError::EgressDiffers`] names both and how to end it), since
+//! one pool of a type runs at a time and its sessions are the ones a directory
+//! keeps between commands.
+//!
 //! This module knows no terminal: progress is reported through a callback, so
 //! the CLI and the notebook can both attach to the same pool.
 
@@ -28,6 +35,7 @@ use std::time::{Duration, Instant};
 pub use self::discovery::{Discovery, DiscoveryGuard, NotPublished};
 use crate::protocol::ContainerType;
 use crate::protocol::Isolation;
+use crate::protocol::egress::Egress;
 
 /// The container types the local pool runs, so the ones a background pool
 /// can be started for, in the order [`stop_all`] goes through them.
@@ -70,6 +78,12 @@ pub struct StartOptions {
     /// The packages of the Python environment built before the serve starts
     /// (`[pool] image`, which the serve reads from the same config file).
     pub image: crate::pool::image::Image,
+    /// The egress policy asked for (a profile's `egress`, else `[pool]
+    /// egress`): the serve is started with it (`--egress`; off when none is
+    /// asked), and a running local pool with another is not used
+    /// ([`BackgroundError::EgressDiffers`]). `None`: nothing asked, so a
+    /// running pool of any policy is used (its isolation note names it).
+    pub egress: Option<Egress>,
 }
 
 /// A running local pool that a command can reach.
@@ -87,6 +101,9 @@ pub struct Found {
     pub background: bool,
     /// What its sessions run.
     pub container_type: ContainerType,
+    /// The egress policy it was started with (`None`: written by an older
+    /// version, not known).
+    pub egress: Option<Egress>,
     /// True when this call started it.
     pub started: bool,
 }
@@ -110,12 +127,7 @@ impl Found {
     /// on `sessionpad pool stop`), or attached to it. The command line and the
     /// notebook say the same words.
     pub fn reached_line(&self, idle_exit: Duration) -> String {
-        let kind = kind_word(self.container_type);
-        let what = if self.background {
-            format!("background local {kind}pool")
-        } else {
-            format!("local {kind}pool (a sessionpad serve)")
-        };
+        let what = self.reached_what();
         if self.started {
             format!(
                 "started the {what} (pid {}): it keeps sessions between commands and after \
@@ -137,7 +149,47 @@ impl Found {
             isolation: d.isolation,
             background: d.background,
             container_type: d.container_type,
+            egress: d.egress,
             started,
+        }
+    }
+
+    /// This pool if its egress policy is `asked` (or not known: a discovery
+    /// file of an older version).
+    ///
+    /// # Errors
+    ///
+    /// [`BackgroundError::EgressDiffers`], naming both policies and how to
+    /// end the running pool.
+    pub fn with_egress(self, asked: &Egress) -> Result<Self, BackgroundError> {
+        match &self.egress {
+            Some(running) if running != asked => Err(BackgroundError::EgressDiffers {
+                what: self.reached_what(),
+                pid: self.pid,
+                running: running.clone(),
+                asked: asked.clone(),
+                stop: if self.background {
+                    "end it with `sessionpad pool stop` (its sessions end too)".to_string()
+                } else {
+                    format!(
+                        "stop it where it runs (Ctrl+C) or with `kill {}` (or give --endpoint \
+                         and its token to use it as it is)",
+                        self.pid
+                    )
+                },
+            }),
+            _ => Ok(self),
+        }
+    }
+
+    /// `background local pool` or `local pool (a sessionpad serve)`, with the
+    /// container type's word.
+    fn reached_what(&self) -> String {
+        let kind = kind_word(self.container_type);
+        if self.background {
+            format!("background local {kind}pool")
+        } else {
+            format!("local {kind}pool (a sessionpad serve)")
         }
     }
 }
@@ -186,6 +238,26 @@ pub enum BackgroundError {
          shell or node"
     )]
     ContainerType(ContainerType),
+    /// The running local pool's sessions have another egress policy than the
+    /// one asked for: it is not used, so that no cell runs under a policy it
+    /// did not ask for.
+    #[error(
+        "the running {what}, pid {pid}, has egress {running}, but egress {asked} is asked for \
+         (the profile's egress, else [pool] egress, else off): to run under egress {asked}, \
+         {stop}, then run this again"
+    )]
+    EgressDiffers {
+        /// `background local pool` or `local pool (a sessionpad serve)`.
+        what: String,
+        /// Its process id.
+        pid: u32,
+        /// Its policy.
+        running: Egress,
+        /// The policy asked for.
+        asked: Egress,
+        /// How to end it.
+        stop: String,
+    },
     /// The pool did not end within the wait after SIGTERM.
     #[error("the background local pool (pid {pid}) did not end within {secs} s")]
     StillRunning {
@@ -215,6 +287,24 @@ pub fn find(container_type: ContainerType) -> Option<Found> {
     Discovery::find(container_type).map(|d| Found::from(d, false))
 }
 
+/// As [`find`], for a command that asks for the egress policy of `opts`.
+///
+/// # Errors
+///
+/// [`BackgroundError::EgressDiffers`] when the running pool has another
+/// policy ([`Found::with_egress`]).
+pub fn find_for(
+    opts: &StartOptions,
+    container_type: ContainerType,
+) -> Result<Option<Found>, BackgroundError> {
+    find(container_type)
+        .map(|found| match &opts.egress {
+            Some(asked) => found.with_egress(asked),
+            None => Ok(found),
+        })
+        .transpose()
+}
+
 /// Finds the running local pool of `container_type`, or starts the background
 /// one (`serve --background --container-type …`) and waits until it is
 /// reachable ([`Found::started`] says which). `progress` gets one line of text
@@ -227,6 +317,8 @@ pub fn find(container_type: ContainerType) -> Option<Found> {
 /// # Errors
 ///
 /// [`BackgroundError::ContainerType`] for a type the local pool cannot run;
+/// [`BackgroundError::EgressDiffers`] when the running one has another egress
+/// policy than `opts` asks for;
 /// [`BackgroundError::Environment`] when the Python environment cannot be
 /// built; [`BackgroundError::Io`] when the data directory, lock, log or process
 /// cannot be made; [`BackgroundError::NotStarted`] with the end of its log when
@@ -239,7 +331,7 @@ pub async fn find_or_start(
     if !LOCAL_TYPES.contains(&container_type) {
         return Err(BackgroundError::ContainerType(container_type));
     }
-    if let Some(found) = find(container_type) {
+    if let Some(found) = find_for(opts, container_type)? {
         return Ok(found);
     }
     let data = crate::dirs::data_dir();
@@ -248,7 +340,7 @@ pub async fn find_or_start(
     let stem = discovery::file_stem(container_type);
     let lock = lock(&data.join(format!("{stem}.lock"))).await?;
     // Another command may have started it while this one waited for the lock.
-    if let Some(found) = find(container_type) {
+    if let Some(found) = find_for(opts, container_type)? {
         return Ok(found);
     }
     // Built here, in front of the person waiting, not in the detached serve.
@@ -256,7 +348,14 @@ pub async fn find_or_start(
     let mut child = spawn(opts, container_type)?;
     let result = wait_published(&mut child, container_type).await;
     drop(lock);
-    result.map(|d| Found::from(d, true))
+    // Another serve that won a race may have another policy.
+    result.and_then(|d| {
+        let found = Found::from(d, true);
+        match &opts.egress {
+            Some(asked) => found.with_egress(asked),
+            None => Ok(found),
+        }
+    })
 }
 
 /// Takes the exclusive lock on `path` (created if missing), waiting for another
@@ -317,7 +416,11 @@ fn spawn(
         "1",
     ])
     .args(["--idle-exit", &secs, "--cooldown", &secs])
-    .args(["--container-type", container_type.arm_name()]);
+    .args(["--container-type", container_type.arm_name()])
+    .arg(format!(
+        "--egress={}",
+        opts.egress.clone().unwrap_or_default()
+    ));
     if let Some(config) = &opts.config {
         cmd.arg("--config").arg(absolute(config.clone()));
     }
@@ -506,5 +609,52 @@ pub fn human_duration(d: Duration) -> String {
     match d.as_secs() {
         s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
         s => format!("{s} s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(egress: Option<&str>, background: bool) -> Found {
+        Found {
+            endpoint: "http://127.0.0.1:9".into(),
+            token: None,
+            pid: 4242,
+            isolation: None,
+            background,
+            container_type: ContainerType::Shell,
+            egress: egress.map(|e| e.parse().unwrap()),
+            started: false,
+        }
+    }
+
+    #[test]
+    fn a_running_pool_with_another_egress_policy_is_not_used() {
+        let audit = Egress::Audit;
+        assert!(found(Some("audit"), true).with_egress(&audit).is_ok());
+        // An older discovery file does not say: used as before.
+        assert!(found(None, true).with_egress(&audit).is_ok());
+        let e = found(Some("allow=pypi.org:443,*.github.com"), true)
+            .with_egress(&Egress::Off)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "the running background local shell pool, pid 4242, has egress \
+                 allow=pypi.org:443,*.github.com, but egress off is asked for"
+            ),
+            "{e}"
+        );
+        assert!(e.contains("`sessionpad pool stop`"), "{e}");
+        let e = found(Some("on"), false)
+            .with_egress(&audit)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(a sessionpad serve), pid 4242, has egress on"),
+            "{e}"
+        );
+        assert!(e.contains("`kill 4242`") && !e.contains("pool stop"), "{e}");
     }
 }

@@ -65,6 +65,9 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
         }
     }
     let no_sandbox = opt.no_sandbox;
+    // Published with the endpoint: commands asking for another policy do not
+    // use this pool.
+    let egress = opt.egress.clone().unwrap_or_default();
     let ledger = opt.ledger(&config.ledger);
     opt.image = opt.image.or(config.pool.image);
     let mut options = pool_options(opt, limits);
@@ -81,7 +84,7 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
     let mut term = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     print_banner(&pool, background);
-    let mut discovery = match Discovery::publish(&pool, background) {
+    let mut discovery = match Discovery::publish(&pool, background, &egress) {
         Ok(guard) => Some(guard),
         Err(not) => {
             outln!("\n{}", not_published(&not));
@@ -103,7 +106,7 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
     tokio::select! {
         _ = interrupt.recv() => {}
         _ = term.recv() => {}
-        () = idle_end(&pool, idle_exit, &mut discovery, background) => {}
+        () = idle_end(&pool, idle_exit, &mut discovery, (background, &egress)) => {}
     }
     drop(discovery);
     pool.shutdown().await;
@@ -113,12 +116,13 @@ pub async fn run(mut opt: ServeOpt, target: &super::target::TargetOpt) -> anyhow
 /// Returns once the pool has had no request for `idle` (never without one):
 /// the discovery file is removed first, so new commands start another pool,
 /// and if a request still comes within [`IDLE_GRACE`] the file is put back and
-/// the wait starts over.
+/// the wait starts over. `published` is what the file says besides the
+/// pool: whether it is the background pool, and its egress policy.
 async fn idle_end(
     pool: &LocalPool,
     idle: Option<Duration>,
     discovery: &mut Option<DiscoveryGuard>,
-    background: bool,
+    published: (bool, &crate::protocol::egress::Egress),
 ) {
     let Some(idle) = idle else {
         return std::future::pending().await;
@@ -129,7 +133,7 @@ async fn idle_end(
         if pool.idle_for().is_none_or(|quiet| quiet < idle) {
             continue;
         }
-        let published = discovery.take().is_some();
+        let was_published = discovery.take().is_some();
         tokio::time::sleep(IDLE_GRACE).await;
         if pool
             .idle_for()
@@ -139,8 +143,8 @@ async fn idle_end(
             eprintln!("no request for {} s: the idle pool ends", idle.as_secs());
             return;
         }
-        if published {
-            *discovery = Discovery::publish(pool, background).ok();
+        if was_published {
+            *discovery = Discovery::publish(pool, published.0, published.1).ok();
         }
     }
 }

@@ -113,7 +113,10 @@ pub struct Settings {
     /// Whether an embedded local pool emulates the service's limits (`[pool]
     /// azure_limits`).
     pub azure_limits: bool,
-    /// Where an embedded local pool's sessions may connect (`[pool] egress`).
+    /// Where the local pool's sessions may connect: the profile's `egress`
+    /// (a profile without an endpoint), else `[pool] egress`, else off. The
+    /// background pool is started with it, and one running with another is
+    /// not used ([`crate::background::StartOptions::egress`]).
     pub egress: crate::protocol::egress::Egress,
     /// Where an embedded local pool records its calls (`[ledger]`); `None`
     /// when recording is off.
@@ -174,6 +177,8 @@ impl TargetOpt {
             (None, None) => ApiVersion::V2025_10_02,
         };
         let endpoint = self.endpoint.clone().or(profile.endpoint.clone());
+        let egress = local_egress(&profile, self.profile_name(config), endpoint.as_deref())?
+            .or_else(|| config.pool.egress.clone());
         let token = self.token.clone().or(profile_token(&profile)?);
         let (identifier, derived_identifier) =
             match self.identifier.clone().or(profile.identifier.clone()) {
@@ -212,14 +217,51 @@ impl TargetOpt {
             })?,
             pool_limits: config.pool.over(crate::protocol::limits::Limits::default()),
             azure_limits: config.pool.azure_limits == Some(true),
-            egress: config.pool.egress.clone().unwrap_or_default(),
             ledger: crate::ledger::LedgerOptions::from_config(&config.ledger),
             background: crate::background::StartOptions {
                 config: self.config.clone(),
                 idle_exit: config.background_pool.idle_exit(),
                 image: config.pool.image.unwrap_or_default(),
+                egress: egress.clone(),
             },
+            egress: egress.unwrap_or_default(),
         })
+    }
+}
+
+impl TargetOpt {
+    /// The name of the profile these options use (`--profile`, else the
+    /// config file's `default_profile`), for messages; empty when none.
+    fn profile_name<'a>(&'a self, config: &'a Config) -> &'a str {
+        self.profile
+            .as_deref()
+            .or(config.default_profile.as_deref())
+            .unwrap_or_default()
+    }
+}
+
+/// The profile's own egress policy, for the local pool it runs on.
+///
+/// # Errors
+///
+/// The profile sets one but an endpoint is given (`--endpoint`,
+/// `POOL_MANAGEMENT_ENDPOINT`): that pool's egress is not this client's to
+/// set, and running there would drop the policy without a word. (A profile
+/// with an endpoint of its own and `egress` is refused when the config file
+/// is read.)
+fn local_egress(
+    profile: &Profile,
+    name: &str,
+    endpoint: Option<&str>,
+) -> anyhow::Result<Option<crate::protocol::egress::Egress>> {
+    match (&profile.egress, endpoint) {
+        (Some(egress), Some(endpoint)) => bail!(
+            "profile {name:?} sets egress = \"{egress}\" for the local pool, but the endpoint \
+             {endpoint} is given (--endpoint or POOL_MANAGEMENT_ENDPOINT), whose egress this \
+             client cannot set: drop the endpoint to run on the local pool under that policy, \
+             or use a profile without egress"
+        ),
+        (egress, _) => Ok(egress.clone()),
     }
 }
 
@@ -464,6 +506,7 @@ impl Settings {
             pool_type: self.pool_type,
             container_type: self.container_type,
             empty_kernel: self.empty_kernel,
+            egress: self.background.egress.clone(),
         }
     }
 
@@ -547,6 +590,7 @@ pub fn pool_choices(
                 pool_type: PoolType::default(),
                 container_type: ContainerType::default(),
                 empty_kernel: false,
+                egress: config.pool.egress.clone(),
             }
         };
         choices.push(PoolChoice {
@@ -574,5 +618,70 @@ impl CallSink for ProcessSink {
 
     fn flush(&self) {
         ProcessSink::flush(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::egress::Egress;
+
+    const CONFIG: &str = "[pool]\negress = \"allow=pypi.org:443\"\n\
+        [profiles.demo]\negress = \"audit\"\n[profiles.plain]\n";
+
+    fn settings(opt: &TargetOpt) -> anyhow::Result<Settings> {
+        let config = Config::parse(CONFIG).unwrap();
+        opt.settings_with(&config, std::path::Path::new("config.toml"))
+    }
+
+    fn profile(name: &str) -> TargetOpt {
+        TargetOpt {
+            profile: Some(name.into()),
+            ..TargetOpt::default()
+        }
+    }
+
+    #[test]
+    fn a_profiles_egress_overrides_the_pools_and_reaches_the_background_pool() {
+        let demo = settings(&profile("demo")).unwrap();
+        assert_eq!(demo.egress, Egress::Audit);
+        assert_eq!(demo.background.egress, Some(Egress::Audit));
+        assert_eq!(demo.pool_target().egress, Some(Egress::Audit));
+        let allow: Egress = "allow=pypi.org:443".parse().unwrap();
+        let plain = settings(&profile("plain")).unwrap();
+        assert_eq!(
+            (plain.egress, plain.background.egress),
+            (allow.clone(), Some(allow))
+        );
+        let none = TargetOpt::default()
+            .settings_with(&Config::default(), std::path::Path::new("x"))
+            .unwrap();
+        assert_eq!(
+            (none.egress, none.background.egress),
+            (Egress::Off, None),
+            "nothing asked: off for an embedded pool, any running pool used"
+        );
+    }
+
+    #[test]
+    fn an_endpoint_given_with_a_profile_that_sets_egress_is_refused() {
+        let e = settings(&TargetOpt {
+            endpoint: Some("http://127.0.0.1:9".into()),
+            ..profile("demo")
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("profile \"demo\" sets egress = \"audit\""),
+            "{e}"
+        );
+        assert!(e.contains("http://127.0.0.1:9"), "{e}");
+        // `[pool] egress` is for the local pool only: an endpoint just does
+        // not use it, as before.
+        let plain = settings(&TargetOpt {
+            endpoint: Some("http://127.0.0.1:9".into()),
+            ..profile("plain")
+        });
+        assert!(plain.is_ok());
     }
 }

@@ -129,7 +129,7 @@ pub async fn reach(
             pool: None,
         }),
         (Connection::Background(opts), _) => {
-            let found = match crate::background::find(dial.container_type) {
+            let found = match crate::background::find_for(opts, dial.container_type)? {
                 Some(found) => found,
                 None => {
                     progress(&format!(
@@ -190,6 +190,9 @@ pub(super) fn dial(config: &WorkerConfig) -> Dial<'_> {
 pub(super) fn failure(error: ReachError) -> Failure {
     match error {
         ReachError::Client(e) => Failure::from(e),
+        ReachError::Background(e @ BackgroundError::EgressDiffers { .. }) => {
+            Failure::unreachable(e.to_string())
+        }
         ReachError::Background(e) => {
             Failure::unreachable(format!("the background local pool did not start: {e}"))
         }

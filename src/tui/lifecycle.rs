@@ -72,8 +72,13 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
     let t = &opts.target;
     let identifier = t.identifier.clone();
     let (connection, pool_label, pool_state) = match &t.endpoint {
+        // The target's own egress policy (its profile's): a pool chosen in
+        // the pools pane carries its own.
         None => (
-            Connection::Background(opts.background.clone()),
+            Connection::Background(crate::background::StartOptions {
+                egress: t.egress.clone(),
+                ..opts.background.clone()
+            }),
             "local".to_string(),
             PoolState::Starting,
         ),
@@ -124,7 +129,8 @@ pub async fn start(opts: &TuiOptions, carry: Carry) -> anyhow::Result<Run> {
             timeout: t.timeout,
             pool_type: t.pool_type,
             // The background local pool reads the config file's `[pool]` and
-            // `[ledger]` itself when it starts.
+            // `[ledger]` itself when it starts (its egress policy is the
+            // connection's).
             pool_limits: crate::protocol::limits::Limits::default(),
             azure_limits: false,
             egress: crate::protocol::egress::Egress::default(),

@@ -89,7 +89,7 @@ pub enum LoopEnd {
     /// The user quit, or the process was told to terminate.
     Quit,
     /// The user chose another pool: the caller builds the app again for it.
-    SwitchPool(PoolChoice),
+    SwitchPool(Box<PoolChoice>),
 }
 
 /// Runs until the user quits (or the process is told to terminate) or
@@ -294,7 +294,7 @@ where
                     app.finish_local_work(outcome);
                 }
                 // The caller builds the app again for the chosen pool.
-                Effect::SwitchPool(choice) => return Ok(LoopEnd::SwitchPool(choice)),
+                Effect::SwitchPool(choice) => return Ok(LoopEnd::SwitchPool(Box::new(choice))),
             }
         }
         if app.should_quit {

@@ -133,6 +133,7 @@ mod tests {
             pool_type: PoolType::CodeInterpreter,
             container_type: crate::protocol::ContainerType::default(),
             empty_kernel: false,
+            egress: None,
         }
     }
 

@@ -100,6 +100,7 @@ mod tests {
             pool_type,
             container_type: crate::protocol::ContainerType::default(),
             empty_kernel: false,
+            egress: None,
         }
     }
 
