@@ -269,12 +269,16 @@ async fn every_attempt_is_in_the_ledger_next_to_its_execution() {
     let id = identifier();
     let code = format!(
         r#"
-import urllib.request
-print(urllib.request.urlopen("http://127.0.0.1:{}/", timeout=10).read().decode())
+import socket, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:{0}/", timeout=10).read().decode())
 try:
-    urllib.request.urlopen("http://127.0.0.1:{}/", timeout=10)
+    urllib.request.urlopen("http://127.0.0.1:{1}/", timeout=10)
 except Exception as e:
     print("blocked:", e)
+try:
+    socket.create_connection(("127.0.0.1", {0}), timeout=3)
+except OSError as e:
+    print("no route:", e)
 print("done")
 "#,
         allowed.port, other.port
@@ -290,7 +294,7 @@ print("done")
             .collect();
     assert_eq!(entries.len(), 2, "{entries:?}");
     let network = entries[0]["network"].as_array().unwrap();
-    assert_eq!(network.len(), 2, "{network:?}");
+    assert_eq!(network.len(), 3, "{network:?}");
     assert_eq!(
         (
             &network[0]["host"],
@@ -309,14 +313,22 @@ print("done")
         (&json!(other.port), &json!("denied"), &json!(0))
     );
     assert_eq!(
+        network[2],
+        json!({"host": "127.0.0.1", "port": allowed.port, "decision": "denied",
+            "via": "direct", "bytes": 0, "at": network[2]["at"]}),
+        "the raw socket, outside the proxy"
+    );
+    assert_eq!(network[1]["via"], "proxy");
+    assert_eq!(
         entries[1]["network"],
         json!([]),
         "the next cell tried nothing"
     );
     let text = common::stdout_ok(common::sessionpad_command(data.path()).args(["log", &id]));
     let line = format!(
-        "  Net    127.0.0.1:{} allowed · 127.0.0.1:{} blocked",
-        allowed.port, other.port
+        "  Net    127.0.0.1:{a} allowed · 127.0.0.1:{o} blocked · 127.0.0.1:{a} blocked (direct)",
+        a = allowed.port,
+        o = other.port
     );
     assert!(text.lines().any(|l| l == line), "{text}");
 }
@@ -333,8 +345,9 @@ async fn the_mcp_tools_say_what_was_blocked() {
     let mcp = common::Mcp::new(&pool);
     let env = mcp.launch().await;
     let code = format!(
-        "import urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:{}/').read().decode())\n\
-         try:\n    urllib.request.urlopen('http://127.0.0.1:{}/')\nexcept Exception as e:\n    print('blocked:', e)",
+        "import urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:{0}/').read().decode())\n\
+         try:\n    urllib.request.urlopen('http://127.0.0.1:{1}/')\nexcept Exception as e:\n    print('blocked:', e)\n\
+         import socket\ntry:\n    socket.create_connection(('10.1.2.3', 443), timeout=3)\nexcept OSError as e:\n    print('no route:', e)",
         allowed.port, other.port
     );
     let result = mcp
@@ -347,10 +360,11 @@ async fn the_mcp_tools_say_what_was_blocked() {
     assert_eq!(out["status"], "Succeeded", "{result}");
     assert_eq!(
         out["networkBlocked"],
-        json!([format!("127.0.0.1:{}", other.port)]),
+        json!([format!("127.0.0.1:{}", other.port), "10.1.2.3:443"]),
         "{result}"
     );
-    assert_eq!(out["network"].as_array().map(Vec::len), Some(2), "{result}");
+    assert_eq!(out["network"].as_array().map(Vec::len), Some(3), "{result}");
+    assert_eq!(out["network"][2]["via"], "direct", "{result}");
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("networkBlocked"), "{text}");
     let result = mcp
@@ -463,6 +477,43 @@ print("done")
             format!("127.0.0.1:{} allowed bytes", two.port),
             format!("127.0.0.1:{} denied 0 direct", one.port),
         ]
+    );
+}
+
+/// Audit allows every host, but never the pool's own API on this machine:
+/// a session that could call it would reach other sessions (their files,
+/// their kernels) wherever the API is open (`serve --no-auth`). Through the
+/// proxy it gets `403`, recorded as denied; the pool served nothing.
+#[tokio::test]
+async fn audit_never_reaches_the_pools_own_api() {
+    let Some(pool) = pool("audit").await else {
+        return;
+    };
+    let port = pool.pool.addr().port();
+    let code = format!(
+        r#"
+import urllib.request
+for url in ("http://127.0.0.1:{port}/", "http://localhost:{port}/sessions"):
+    print("trying", url)
+    try:
+        urllib.request.urlopen(url, timeout=10)
+        print("LEAKED", url)
+    except Exception as e:
+        print("blocked:", e)
+print("done")
+"#
+    );
+    let reply = run(&pool, &identifier(), &code).await;
+    let out = stdout(&reply);
+    assert!(!out.contains("LEAKED"), "{out}");
+    assert_eq!(out.matches("blocked: HTTP Error 403").count(), 2, "{out}");
+    assert_eq!(
+        attempts(&reply),
+        [
+            format!("127.0.0.1:{port} denied 0"),
+            format!("localhost:{port} denied 0"),
+        ],
+        "{reply}"
     );
 }
 

@@ -1,9 +1,10 @@
 //! End to end, in a pseudo-terminal: the notebook on `sessionpad serve
 //! --egress allow=127.0.0.1:PORT` (issue 29). A cell's request to the
 //! allowed server on this machine succeeds through the pool's proxy, one to
-//! another loopback port is refused, and the line under the cell says both
-//! (`network: 127.0.0.1:A allowed · 127.0.0.1:B blocked`); the saved notebook
-//! keeps them. Traffic goes to loopback only.
+//! another loopback port is refused, a raw socket to the allowed server finds
+//! nothing (the session's own `lo`), and the line under the cell says all three
+//! (`network: 127.0.0.1:A allowed · 127.0.0.1:B blocked · 127.0.0.1:A blocked
+//! (direct)`); the saved notebook keeps them. Traffic goes to loopback only.
 #![allow(clippy::unwrap_used)] // test set-up and helpers unwrap: a panic is the test's failure, with its location
 
 mod common;
@@ -49,17 +50,23 @@ fn the_cell_says_what_its_code_reached_and_what_was_blocked() {
     pty.wait_for("the editor", CELL_DEADLINE, |s| s.contains("In ["));
     pty.send(&format!(
         "import urllib.request as u; print('got', u.urlopen('http://127.0.0.1:{allowed}/').read().decode()); \
-         exec(\"try: u.urlopen('http://127.0.0.1:{other}/')\\nexcept Exception as e: print('refused', e)\"){F5}"
+         exec(\"try: u.urlopen('http://127.0.0.1:{other}/')\\nexcept Exception as e: print('refused', e)\"); \
+         import socket; exec(\"try: socket.create_connection(('127.0.0.1', {allowed}))\\nexcept OSError as e: print('raw', e)\"){F5}"
     ));
-    let line = format!("network: 127.0.0.1:{allowed} allowed · 127.0.0.1:{other} blocked");
+    let line = format!(
+        "network: 127.0.0.1:{allowed} allowed · 127.0.0.1:{other} blocked · \
+         127.0.0.1:{allowed} blocked (direct)"
+    );
     let screen = pty.wait_for("the network line", CELL_DEADLINE, |s| s.contains(&line));
     assert!(has_line(&screen, "got hello"), "{screen}");
     assert!(screen.contains("refused HTTP Error 403"), "{screen}");
+    assert!(screen.contains("raw [Errno 111]"), "{screen}");
     pty.quit_with(pty::CTRL_Q);
     let doc = pty::saved_notebook(data.path());
     let network = &doc["cells"][0]["metadata"]["sessionpad"]["network"];
-    assert_eq!(network.as_array().map(Vec::len), Some(2), "{doc}");
+    assert_eq!(network.as_array().map(Vec::len), Some(3), "{doc}");
     assert_eq!(network[1]["decision"], "denied", "{doc}");
+    assert_eq!(network[2]["via"], "direct", "{doc}");
     let pid = serve.id();
     common::end_gracefully(&mut serve);
     common::assert_pool_left_nothing(pid);

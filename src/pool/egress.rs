@@ -33,6 +33,7 @@ use tokio::net::{TcpStream, UnixListener};
 
 use crate::protocol::egress::{Decision, Egress, Via};
 
+pub mod diag;
 pub mod direct;
 mod log;
 
@@ -65,19 +66,26 @@ impl std::fmt::Debug for EgressProxy {
 impl EgressProxy {
     /// Starts the proxy for `policy` on the Unix socket `socket` (created mode
     /// 0666: the runtime folder around it admits only the session's uid and
-    /// the pool), logging each attempt in `log`. Must be called within a
-    /// tokio runtime.
+    /// the pool), logging each attempt in `log`. A connection that would reach
+    /// `pool_port` on this machine (the pool's own API) is refused under every
+    /// policy. Must be called within a tokio runtime.
     ///
     /// # Errors
     ///
     /// The socket cannot be bound (the folder is missing, the path is longer
     /// than a socket path may be, about 107 bytes).
-    pub fn start(policy: Egress, socket: &Path, log: Arc<NetworkLog>) -> std::io::Result<Self> {
+    pub fn start(
+        policy: Egress,
+        socket: &Path,
+        log: Arc<NetworkLog>,
+        pool_port: Option<u16>,
+    ) -> std::io::Result<Self> {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::remove_file(socket);
         let listener = UnixListener::bind(socket)?;
         std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o666))?;
-        let task = tokio::spawn(accept(listener, Arc::new(policy), log));
+        let rules = Arc::new(Rules { policy, pool_port });
+        let task = tokio::spawn(accept(listener, rules, log));
         Ok(Self { task })
     }
 }
@@ -88,7 +96,14 @@ impl Drop for EgressProxy {
     }
 }
 
-async fn accept(listener: UnixListener, policy: Arc<Egress>, log: Arc<NetworkLog>) {
+/// What the proxy judges by: the policy, and the pool's own port, refused on
+/// this machine whatever the policy.
+struct Rules {
+    policy: Egress,
+    pool_port: Option<u16>,
+}
+
+async fn accept(listener: UnixListener, policy: Arc<Rules>, log: Arc<NetworkLog>) {
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -155,9 +170,10 @@ fn target_of(req: &Request<Incoming>) -> Option<(String, u16)> {
 
 async fn handle(
     req: Request<Incoming>,
-    policy: Arc<Egress>,
+    rules: Arc<Rules>,
     log: Arc<NetworkLog>,
 ) -> Result<Response<Body>, Infallible> {
+    let policy = &rules.policy;
     let Some((host, port)) = target_of(&req) else {
         return Ok(plain(
             StatusCode::BAD_REQUEST,
@@ -170,8 +186,8 @@ async fn handle(
     } else {
         Decision::Denied
     };
-    let bytes = log.push(&host, port, decision, Via::Proxy);
     if decision == Decision::Denied {
+        log.push(&host, port, decision, Via::Proxy);
         return Ok(plain(
             StatusCode::FORBIDDEN,
             format!(
@@ -180,7 +196,21 @@ async fn handle(
         ));
     }
     // Resolved here, by the pool: the session has no resolver.
-    let upstream = match TcpStream::connect((host.as_str(), port)).await {
+    let connected = TcpStream::connect((host.as_str(), port)).await;
+    if let Ok(s) = &connected
+        && rules.pool_port == Some(port)
+        && to_this_machine(s)
+    {
+        log.push(&host, port, Decision::Denied, Via::Proxy);
+        return Ok(plain(
+            StatusCode::FORBIDDEN,
+            format!(
+                "sessionpad egress proxy: {host}:{port} is this pool's own API, which no session may reach"
+            ),
+        ));
+    }
+    let bytes = log.push(&host, port, decision, Via::Proxy);
+    let upstream = match connected {
         Ok(s) => Counting {
             inner: s,
             bytes: Arc::clone(&bytes),
@@ -201,6 +231,16 @@ async fn handle(
         ));
     }
     Ok(forward(req, upstream, &host, port).await)
+}
+
+/// Whether `stream` is connected to this machine itself: to a loopback
+/// address, or to an address of its own (the kernel then gives the
+/// connection the same address at both ends).
+fn to_this_machine(stream: &TcpStream) -> bool {
+    match (stream.peer_addr(), stream.local_addr()) {
+        (Ok(peer), Ok(local)) => peer.ip().is_loopback() || peer.ip() == local.ip(),
+        _ => true,
+    }
 }
 
 /// Relays a CONNECT's upgraded connection and `upstream` until both end.

@@ -400,7 +400,7 @@ impl LocalPool {
             tracing::info!("removed {swept} folder(s) and cgroup(s) left by pools that are gone");
         }
         let mut warnings = Vec::new();
-        let sandbox = detect_sandbox(&opts, &mut warnings)?;
+        let sandbox = detect_sandbox(&opts, &mut warnings)?.map(|s| s.with_pool_port(addr.port()));
         if sandbox.is_none() && opts.egress.proxied() {
             return Err(PoolError::EgressNeedsSandbox(opts.egress.to_string()));
         }

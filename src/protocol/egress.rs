@@ -334,28 +334,50 @@ pub struct NetworkAttempt {
 /// ignore (like [`crate::protocol::isolation::METADATA_FIELD`]).
 pub const REPLY_FIELD: &str = "sessionpadNetwork";
 
-/// `host:port allowed · host:port blocked`, the one line under a cell and in
-/// `sessionpad log`; `None` for no attempts.
+/// How many different attempts [`summary`] names before it counts the rest.
+pub const SUMMARY_SHOWN: usize = 8;
+
+/// `host:port allowed · host:port blocked · host:port blocked (direct)`, the
+/// one line under a cell and in `sessionpad log`; `None` for no attempts.
+/// The same host, port and outcome are named once, with `×N` when made N
+/// times (a resolver's retries, a loop), in the order first made; past
+/// [`SUMMARY_SHOWN`] different ones, the rest are counted (`· 37 more`).
 pub fn summary(attempts: &[NetworkAttempt]) -> Option<String> {
     if attempts.is_empty() {
         return None;
     }
-    let words: Vec<String> = attempts
+    let mut order: Vec<String> = Vec::new();
+    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for a in attempts {
+        let host = if a.host.contains(':') {
+            format!("[{}]", a.host)
+        } else {
+            a.host.clone()
+        };
+        let d = match (a.decision, a.via) {
+            (Decision::Allowed, _) => "allowed",
+            (Decision::Denied, Via::Proxy) => "blocked",
+            (Decision::Denied, Via::Direct) => "blocked (direct)",
+        };
+        let word = format!("{host}:{} {d}", a.port);
+        let n = counts.entry(word.clone()).or_insert(0);
+        if *n == 0 {
+            order.push(word);
+        }
+        *n += 1;
+    }
+    let mut words: Vec<String> = order
         .iter()
-        .map(|a| {
-            let host = if a.host.contains(':') {
-                format!("[{}]", a.host)
-            } else {
-                a.host.clone()
-            };
-            let d = match (a.decision, a.via) {
-                (Decision::Allowed, _) => "allowed",
-                (Decision::Denied, Via::Proxy) => "blocked",
-                (Decision::Denied, Via::Direct) => "blocked (direct)",
-            };
-            format!("{host}:{} {d}", a.port)
+        .take(SUMMARY_SHOWN)
+        .map(|w| match counts[w] {
+            1 => w.clone(),
+            n => format!("{w} ×{n}"),
         })
         .collect();
+    let rest: usize = order.iter().skip(SUMMARY_SHOWN).map(|w| counts[w]).sum();
+    if rest > 0 {
+        words.push(format!("{rest} more"));
+    }
     Some(words.join(" · "))
 }
 
@@ -482,5 +504,19 @@ mod tests {
             "a record from before `via` was through the proxy"
         );
         assert_eq!(summary(&[]), None);
+        // Retries are named once, and a long list ends counted.
+        let mut many = vec![a[2].clone(); 3];
+        for port in 1..=10 {
+            many.push(NetworkAttempt {
+                port,
+                ..a[1].clone()
+            });
+        }
+        assert_eq!(
+            summary(&many).unwrap(),
+            "10.1.2.3:80 blocked (direct) ×3 · 127.0.0.1:1 blocked · 127.0.0.1:2 blocked · \
+             127.0.0.1:3 blocked · 127.0.0.1:4 blocked · 127.0.0.1:5 blocked · 127.0.0.1:6 \
+             blocked · 127.0.0.1:7 blocked · 3 more"
+        );
     }
 }

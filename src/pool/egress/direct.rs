@@ -89,30 +89,50 @@ fn register(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
 }
 
 async fn watch(socket: AsyncFd<OwnedFd>, log: &NetworkLog, relay: bool) -> std::io::Result<()> {
+    let mut diag = None;
     let listener = loop {
         let mut ready = socket.readable().await?;
-        if let Ok(got) = ready.try_io(|s| receive(s.get_ref())) {
-            break got?;
+        let Ok(got) = ready.try_io(|s| receive(s.get_ref())) else {
+            continue;
+        };
+        match got? {
+            Handed::Diag(fd) => diag = Some(fd),
+            Handed::Listener(fd) => break fd,
+            Handed::Nothing => return Ok(()),
         }
     };
     drop(socket);
-    let Some(listener) = listener else {
-        return Ok(());
-    };
     let listener = register(listener)?;
+    let watched = Watched {
+        log,
+        relay,
+        diag: diag.as_ref(),
+    };
     loop {
         let mut ready = listener.readable().await?;
         match pending(listener.get_ref()) {
-            Pending::Notification => handle(listener.get_ref(), log, relay),
+            Pending::Notification => watched.handle(listener.get_ref()),
             Pending::Nothing => ready.clear_ready(),
             Pending::Ended => return Ok(()),
         }
     }
 }
 
-/// The listener sent on `socket`; `None` when the program sent a reason
-/// instead (logged) or closed the socket without a word.
-fn receive(socket: &OwnedFd) -> std::io::Result<Option<OwnedFd>> {
+/// One message of the sandbox's hand-over
+/// ([`crate::pool::sandbox::helper::handover`]).
+enum Handed {
+    /// The session's `NETLINK_SOCK_DIAG` socket.
+    Diag(OwnedFd),
+    /// The notifier's listener.
+    Listener(OwnedFd),
+    /// The socket closed, or the sandbox said why it has no listener
+    /// (logged).
+    Nothing,
+}
+
+/// The next message of the hand-over on `socket`.
+fn receive(socket: &OwnedFd) -> std::io::Result<Handed> {
+    use crate::pool::sandbox::helper::handover;
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let mut text = [0u8; 512];
@@ -122,19 +142,28 @@ fn receive(socket: &OwnedFd) -> std::io::Result<Option<OwnedFd>> {
         &mut control,
         RecvFlags::CMSG_CLOEXEC,
     )?;
-    let mut listener = None;
+    let mut fd = None;
     for message in control.drain() {
         if let RecvAncillaryMessage::ScmRights(fds) = message {
-            for fd in fds {
-                listener.get_or_insert(fd);
+            for received in fds {
+                fd.get_or_insert(received);
             }
         }
     }
-    if listener.is_none() && got.bytes > 0 {
-        let why = String::from_utf8_lossy(&text[..got.bytes.min(text.len())]);
-        tracing::warn!("a session's attempts outside the egress proxy go unrecorded: {why:?}");
-    }
-    Ok(listener)
+    let text = &text[..got.bytes.min(text.len())];
+    Ok(match fd {
+        Some(fd) if text == handover::DIAG => Handed::Diag(fd),
+        Some(fd) if text == handover::LISTENER => Handed::Listener(fd),
+        _ => {
+            if let Some(why) = text.strip_prefix(handover::WHY) {
+                let why = String::from_utf8_lossy(why);
+                tracing::warn!(
+                    "a session's attempts outside the egress proxy go unrecorded: {why:?}"
+                );
+            }
+            Handed::Nothing
+        }
+    })
 }
 
 enum Pending {
@@ -164,41 +193,74 @@ fn pending(listener: &OwnedFd) -> Pending {
     }
 }
 
-/// Takes one notification, lets its call go on, and logs it when it is an
-/// attempt to reach something outside the session.
-fn handle(listener: &OwnedFd, log: &NetworkLog, relay: bool) {
-    let fd = listener.as_raw_fd();
-    // SAFETY: a plain C struct of integers, which the kernel wants zeroed.
-    let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
-    // SAFETY: ioctl(2) filling `req`, which outlives the call.
-    if unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_RECV, &raw mut req) } != 0 {
-        return; // ENOENT: the caller died meanwhile
+/// What a session's watch holds while it takes notifications.
+struct Watched<'a> {
+    log: &'a NetworkLog,
+    /// The session has the egress relay on [`super::RELAY_PORT`].
+    relay: bool,
+    /// The session's `NETLINK_SOCK_DIAG` socket, when the sandbox made one.
+    diag: Option<&'a OwnedFd>,
+}
+
+impl Watched<'_> {
+    /// Takes one notification, lets its call go on, and logs it when it is an
+    /// attempt to reach something outside the session.
+    fn handle(&self, listener: &OwnedFd) {
+        let fd = listener.as_raw_fd();
+        // SAFETY: a plain C struct of integers, which the kernel wants zeroed.
+        let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+        // SAFETY: ioctl(2) filling `req`, which outlives the call.
+        if unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_RECV, &raw mut req) } != 0 {
+            return; // ENOENT: the caller died meanwhile
+        }
+        let address = if self.log.full() {
+            None
+        } else {
+            read_address(&req)
+        };
+        // The address was read from the process the notification names, not
+        // from one that took its pid after it died.
+        // SAFETY: ioctl(2) reading the id, which outlives the call.
+        let valid =
+            unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &raw const req.id) } == 0;
+        let mut resp = libc::seccomp_notif_resp {
+            id: req.id,
+            val: 0,
+            error: 0,
+            flags: u32::try_from(libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE).unwrap_or(1),
+        };
+        // SAFETY: ioctl(2) reading `resp`, which outlives the call. It fails
+        // only when the caller died meanwhile.
+        unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &raw mut resp) };
+        let Some(address) = address.filter(|_| valid) else {
+            return;
+        };
+        if self.outside(req.pid, address) {
+            self.log.push(
+                &address.ip().to_string(),
+                address.port(),
+                Decision::Denied,
+                Via::Direct,
+            );
+        }
     }
-    let address = if log.full() { None } else { read_address(&req) };
-    // The address was read from the process the notification names, not
-    // from one that took its pid after it died.
-    // SAFETY: ioctl(2) reading the id, which outlives the call.
-    let valid =
-        unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &raw const req.id) } == 0;
-    let mut resp = libc::seccomp_notif_resp {
-        id: req.id,
-        val: 0,
-        error: 0,
-        flags: u32::try_from(libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE).unwrap_or(1),
-    };
-    // SAFETY: ioctl(2) reading `resp`, which outlives the call. It fails only
-    // when the caller died meanwhile.
-    unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &raw mut resp) };
-    let Some(address) = address.filter(|_| valid) else {
-        return;
-    };
-    if outside(req.pid, address, relay) {
-        log.push(
-            &address.ip().to_string(),
-            address.port(),
-            Decision::Denied,
-            Via::Direct,
-        );
+
+    /// Whether `address` is outside the session: anything but its own
+    /// loopback, and on its loopback a port where nothing of the session
+    /// listens (and not the relay's).
+    fn outside(&self, pid: u32, address: SocketAddr) -> bool {
+        let ip = address.ip();
+        if !(ip.is_loopback() || ip.is_unspecified()) {
+            return true;
+        }
+        if self.relay && address.port() == super::RELAY_PORT {
+            return false;
+        }
+        let listening = match self.diag {
+            Some(diag) => super::diag::listens(diag, address.port()),
+            None => Err(std::io::Error::other("no diag socket")),
+        };
+        !listening.unwrap_or_else(|_| listens_in_proc(pid, address.port()))
     }
 }
 
@@ -251,23 +313,11 @@ fn parse_address(bytes: &[u8]) -> Option<SocketAddr> {
     }
 }
 
-/// Whether `address` is outside the session: anything but its own loopback,
-/// and on its loopback a port where nothing of the session listens (and not
-/// the relay's).
-fn outside(pid: u32, address: SocketAddr, relay: bool) -> bool {
-    let ip = address.ip();
-    if !(ip.is_loopback() || ip.is_unspecified()) {
-        return true;
-    }
-    if relay && address.port() == super::RELAY_PORT {
-        return false;
-    }
-    !listens_inside(pid, address.port())
-}
-
 /// Whether a TCP socket listens, or a UDP socket is bound, on `port` in the
-/// network namespace of process `pid` (its `/proc/PID/net` tables).
-fn listens_inside(pid: u32, port: u16) -> bool {
+/// network namespace of process `pid`, from its `/proc/PID/net` tables: the
+/// way without a diag socket, some milliseconds (the kernel walks every TCP
+/// connection of the machine to print them).
+fn listens_in_proc(pid: u32, port: u16) -> bool {
     const LISTEN: &str = "0A";
     ["tcp", "tcp6", "udp", "udp6"].iter().any(|table| {
         let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")) else {
@@ -329,23 +379,35 @@ mod tests {
     #[test]
     fn only_what_leaves_the_session_is_outside() {
         let me = std::process::id();
-        assert!(outside(me, "10.1.2.3:80".parse().unwrap(), true));
-        assert!(
-            !outside(me, "127.0.0.1:3128".parse().unwrap(), true),
-            "the relay"
-        );
-        assert!(
-            outside(me, "127.0.0.1:3128".parse().unwrap(), false),
-            "no relay here"
-        );
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        assert!(!outside(
-            me,
-            SocketAddr::from(([127, 0, 0, 1], port)),
-            false
-        ));
-        drop(listener);
-        assert!(outside(me, SocketAddr::from(([127, 0, 0, 1], port)), false));
+        let diag = super::super::diag::socket().unwrap();
+        let log = NetworkLog::default();
+        for diag in [None, Some(&diag)] {
+            let with_relay = Watched {
+                log: &log,
+                relay: true,
+                diag,
+            };
+            let without = Watched {
+                relay: false,
+                ..with_relay
+            };
+            assert!(with_relay.outside(me, "10.1.2.3:80".parse().unwrap()));
+            assert!(
+                !with_relay.outside(me, "127.0.0.1:3128".parse().unwrap()),
+                "the relay"
+            );
+            assert!(
+                without.outside(me, "127.0.0.1:3128".parse().unwrap()),
+                "no relay here"
+            );
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let here = listener.local_addr().unwrap();
+            assert!(!without.outside(me, here), "{diag:?}");
+            let udp = std::net::UdpSocket::bind("[::1]:0").unwrap();
+            let six = SocketAddr::from((Ipv6Addr::LOCALHOST, udp.local_addr().unwrap().port()));
+            assert!(!without.outside(me, six), "{diag:?}");
+            drop((listener, udp));
+            assert!(without.outside(me, here), "{diag:?}");
+        }
     }
 }

@@ -141,12 +141,12 @@ impl SessionNetwork {
         let log = Arc::new(NetworkLog::default());
         let proxy = if policy.proxied() {
             let socket = pool_dir.join(SOCKET_NAME);
-            let proxy = EgressProxy::start(policy.clone(), &socket, Arc::clone(&log)).map_err(
-                |source| KernelError::Io {
+            let pool_port = launch.sandbox.as_ref().and_then(Sandbox::pool_port);
+            let proxy = EgressProxy::start(policy.clone(), &socket, Arc::clone(&log), pool_port)
+                .map_err(|source| KernelError::Io {
                     path: launch.runtime_dir.join(SOCKET_NAME),
                     source,
-                },
-            )?;
+                })?;
             Some(proxy)
         } else {
             None

@@ -277,6 +277,9 @@ fn init_process(plan: &Plan, filter: &seccomp::Filters) -> Result<i32, StepError
     if let Some(socket) = &plan.relay {
         start_relay(plan, socket, filter)?;
     }
+    if let Some(fd) = plan.notify_fd {
+        send_diag_socket(fd);
+    }
     match fork().step(|| "fork the program".into())? {
         None => {
             let e = start_program(plan, filter);
@@ -344,17 +347,69 @@ fn start_program(plan: &Plan, filter: &seccomp::Filters) -> StepError {
     }
 }
 
-/// Loads the connect notifier ([`seccomp::notifier`]) and sends its listener
-/// to the pool over the inherited socket `fd`, then closes `fd`; where the
-/// kernel cannot make one, sends a line saying why instead (the session then
-/// runs unrecorded outside the proxy; the pool says so in its log).
+/// What the sandbox hands the pool over the notifier socket
+/// ([`Plan::notify_fd`]): one message each, its first bytes the tag, with the
+/// descriptor attached (or, after [`WHY`], the reason there is none).
+pub mod handover {
+    /// A `NETLINK_SOCK_DIAG` socket of the session's network namespace, made
+    /// by the init: the pool asks it which ports something of the session
+    /// listens on.
+    pub const DIAG: &[u8] = b"diag";
+    /// The connect notifier's listener, from the program.
+    pub const LISTENER: &[u8] = b"listener";
+    /// No listener: the rest of the message says why.
+    pub const WHY: &[u8] = b"why:";
+}
+
+/// Sends `fd` to the pool over the socket `socket`, tagged `tag`
+/// ([`handover`]), with the flags the notifier lets through unstopped
+/// ([`seccomp::HANDOVER_FLAGS`]).
 ///
 /// # Errors
 ///
 /// The socket cannot be written (the pool is gone: `EPIPE`, without the
 /// signal).
-fn send_notifier(fd: i32) -> std::io::Result<()> {
+fn hand_over(
+    socket: std::os::fd::BorrowedFd<'_>,
+    tag: &[u8],
+    fd: std::os::fd::BorrowedFd<'_>,
+) -> std::io::Result<()> {
     use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    let fds = [fd];
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    control.push(SendAncillaryMessage::ScmRights(&fds));
+    let flags =
+        SendFlags::from_bits_retain(u32::try_from(seccomp::HANDOVER_FLAGS).unwrap_or_default());
+    rustix::net::sendmsg(socket, &[std::io::IoSlice::new(tag)], &mut control, flags)?;
+    Ok(())
+}
+
+/// The init's part of the hand-over: a `NETLINK_SOCK_DIAG` socket made in
+/// the session's network namespace ([`handover::DIAG`]), before the program
+/// runs; nothing when the kernel refuses one (the pool then reads
+/// `/proc/PID/net`, slower).
+fn send_diag_socket(socket: i32) {
+    use std::os::fd::{AsFd, BorrowedFd};
+    let Ok(diag) = crate::pool::egress::diag::socket() else {
+        return;
+    };
+    // SAFETY: the plan's inherited socket, open in the init until the
+    // program is forked; borrowed for this call only.
+    let socket = unsafe { BorrowedFd::borrow_raw(socket) };
+    let _ = hand_over(socket, handover::DIAG, diag.as_fd());
+}
+
+/// Loads the connect notifier ([`seccomp::notifier`]) and sends its listener
+/// to the pool over the inherited socket `fd` ([`handover::LISTENER`]), then
+/// closes `fd`; where the kernel cannot make one, sends a line saying why
+/// instead ([`handover::WHY`]: the session then runs unrecorded outside the
+/// proxy; the pool says so in its log).
+///
+/// # Errors
+///
+/// The socket cannot be written (the pool is gone).
+fn send_notifier(fd: i32) -> std::io::Result<()> {
     use std::os::fd::{AsFd, FromRawFd, OwnedFd};
     // SAFETY: the plan's inherited socket, ours alone in this process.
     let socket = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -362,27 +417,16 @@ fn send_notifier(fd: i32) -> std::io::Result<()> {
         .map_err(std::io::Error::other)
         .and_then(|program| seccomp::load_notifier(&program));
     match loaded {
-        Ok(listener) => {
-            let fds = [listener.as_fd()];
-            let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
-            let mut control = SendAncillaryBuffer::new(&mut space);
-            control.push(SendAncillaryMessage::ScmRights(&fds));
-            rustix::net::sendmsg(
-                &socket,
-                &[std::io::IoSlice::new(b"listener")],
-                &mut control,
-                // The flags the notifier lets through unstopped.
-                SendFlags::from_bits_retain(
-                    u32::try_from(seccomp::HANDOVER_FLAGS).unwrap_or_default(),
-                ),
-            )?;
-        }
+        Ok(listener) => hand_over(socket.as_fd(), handover::LISTENER, listener.as_fd()),
         Err(e) => {
-            let why = format!("no connect notifier: {e}");
-            rustix::net::send(&socket, why.as_bytes(), SendFlags::NOSIGNAL)?;
+            let why = [handover::WHY, e.to_string().as_bytes()].concat();
+            let flags = rustix::net::SendFlags::from_bits_retain(
+                u32::try_from(seccomp::HANDOVER_FLAGS).unwrap_or_default(),
+            );
+            rustix::net::send(&socket, &why, flags)?;
+            Ok(())
         }
     }
-    Ok(())
 }
 
 /// Drops every privilege of this process (see the module doc), closing every

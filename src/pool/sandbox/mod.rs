@@ -80,6 +80,9 @@ pub struct Sandbox {
     drops_root: bool,
     /// The system part of the allow-list, as found on this machine.
     system: Arc<Vec<Bind>>,
+    /// The pool's own TCP port, which the egress proxy never connects a
+    /// session to on this machine, whatever the policy.
+    pool_port: Option<u16>,
 }
 
 /// Why kernels are not sandboxed, for the pool's warning.
@@ -248,6 +251,7 @@ impl Sandbox {
             drops_root: is_root(),
             system: Arc::new(binds::system(egress.host_network())),
             egress,
+            pool_port: None,
         };
         sandbox.probe(None)?;
         Ok(sandbox)
@@ -322,6 +326,21 @@ impl Sandbox {
     /// The egress policy of the sandboxed sessions.
     pub fn egress_policy(&self) -> &crate::protocol::egress::Egress {
         &self.egress
+    }
+
+    /// This sandbox for a pool listening on TCP `port`: its sessions' egress
+    /// proxy refuses that port on this machine under every policy, so that
+    /// `audit` or an allow-list naming `127.0.0.1` never reaches the pool's
+    /// own API (another session's files, with `--no-auth`).
+    #[must_use]
+    pub fn with_pool_port(mut self, port: u16) -> Self {
+        self.pool_port = Some(port);
+        self
+    }
+
+    /// The pool's own port ([`Sandbox::with_pool_port`]), when set.
+    pub fn pool_port(&self) -> Option<u16> {
+        self.pool_port
     }
 
     /// Whether sessions run as their own host uids (the pool runs as root), rather
