@@ -66,6 +66,9 @@ for _ in range(20):
 # One round of BIN: "refused_us own_us twenty_ms empty_ms".
 round() {
   local bin=$1
+  # A data folder of each build's own: a newer one migrates the ledger,
+  # which an older one then refuses.
+  export SESSIONPAD_DATA_DIR=$work/data-$(echo "$bin" | md5sum | cut -c1-8)
   "$bin" serve --port 0 --token bench --ready-sessions 1 > "$work/serve.out" 2>/dev/null &
   serve_pid=$!
   local endpoint=

@@ -480,6 +480,47 @@ print("done")
     );
 }
 
+/// Hostile code floods the connect watch: 16 threads make 200 attempts each
+/// at once. Every call comes back (no thread waits for ever on the pool),
+/// every attempt is in the reply, and the session runs the next cell.
+#[tokio::test]
+async fn a_flood_of_connects_from_many_threads_is_recorded_and_nothing_hangs() {
+    let Some(pool) = pool("off").await else {
+        return;
+    };
+    let code = r#"
+import socket, threading
+failed = []
+def attack(i):
+    for _ in range(200):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.connect(("10.1.2.%d" % i, 80))
+            failed.append("LEAKED")
+        except OSError as e:
+            failed.append(e.errno)
+        s.close()
+print("flooding from 16 threads")
+threads = [threading.Thread(target=attack, args=(i,)) for i in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(len(failed), "calls came back", set(failed))
+print("done")
+"#;
+    let reply = run(&pool, &identifier(), code).await;
+    let out = stdout(&reply);
+    assert!(out.contains("3200 calls came back {101}"), "{out}");
+    let seen = attempts(&reply);
+    assert_eq!(seen.len(), 3200);
+    for i in 0..16 {
+        let want = format!("10.1.2.{i}:80 denied 0 direct");
+        assert_eq!(seen.iter().filter(|s| **s == want).count(), 200, "{want}");
+    }
+    let again = reply["identifier"].as_str().unwrap().to_string();
+    let reply = run(&pool, &again, "print('done')").await;
+    assert_eq!(attempts(&reply), Vec::<String>::new());
+}
+
 /// Audit allows every host, but never the pool's own API on this machine:
 /// a session that could call it would reach other sessions (their files,
 /// their kernels) wherever the API is open (`serve --no-auth`). Through the
