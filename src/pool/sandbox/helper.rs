@@ -413,9 +413,15 @@ fn send_notifier(fd: i32) -> std::io::Result<()> {
     use std::os::fd::{AsFd, FromRawFd, OwnedFd};
     // SAFETY: the plan's inherited socket, ours alone in this process.
     let socket = unsafe { OwnedFd::from_raw_fd(fd) };
-    let loaded = seccomp::notifier()
-        .map_err(std::io::Error::other)
-        .and_then(|program| seccomp::load_notifier(&program));
+    let loaded = if seccomp::can_continue() {
+        seccomp::notifier()
+            .map_err(std::io::Error::other)
+            .and_then(|program| seccomp::load_notifier(&program))
+    } else {
+        Err(std::io::Error::other(
+            "Linux before 5.5 cannot let a stopped connect go on",
+        ))
+    };
     match loaded {
         Ok(listener) => hand_over(socket.as_fd(), handover::LISTENER, listener.as_fd()),
         Err(e) => {

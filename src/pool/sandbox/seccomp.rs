@@ -294,6 +294,20 @@ pub fn notifier() -> Result<BpfProgram, SeccompError> {
     Ok(program)
 }
 
+/// Whether this kernel can let a call stopped by [`notifier`] go on
+/// unchanged (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`, Linux 5.5): before it, a
+/// listener exists (5.0) but the pool could only fail the call, so no
+/// notifier is loaded at all.
+pub fn can_continue() -> bool {
+    let uname = rustix::system::uname();
+    let release = uname.release().to_string_lossy();
+    let mut numbers = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse::<u32>().ok());
+    let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+    (major, minor) >= (5, 5)
+}
+
 /// Loads [`notifier`]'s `program` on the calling thread (after
 /// `no_new_privs`) and returns its listener, which the pool reads with
 /// `SECCOMP_IOCTL_NOTIF_RECV` ([`crate::pool::egress::direct`]). The filter
