@@ -330,6 +330,7 @@ async fn shell_commands_send_the_shell_body_per_version_and_read_the_exit_code()
                 stdout: "Hello world!\n".into(),
                 stderr: String::new(),
                 duration: Duration::from_millis(1),
+                network: Vec::new(),
             }
         );
         assert_eq!(
@@ -341,6 +342,7 @@ async fn shell_commands_send_the_shell_body_per_version_and_read_the_exit_code()
                 stdout: String::new(),
                 stderr: "ls: cannot access 'nope': No such file or directory\n".into(),
                 duration: Duration::from_millis(3),
+                network: Vec::new(),
             }
         );
         assert!(hello.succeeded() && !failed.succeeded());

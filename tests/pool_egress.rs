@@ -480,6 +480,46 @@ print("done")
     );
 }
 
+/// `sessionpad exec` says what the code tried to reach: a `network:` line on
+/// stderr (stdout stays the program's) and a `network` array in `--json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_says_what_the_code_tried_to_reach() {
+    let Some(pool) = pool("off").await else {
+        return;
+    };
+    let (endpoint, token) = (pool.pool.endpoint(), pool.pool.token().unwrap().to_string());
+    let data = tempfile::tempdir().unwrap();
+    let code = "import socket\ntry:\n    socket.create_connection(('10.1.2.3', 443), timeout=3)\nexcept OSError as e:\n    print('no route')";
+    let dir = data.path().to_path_buf();
+    let run = move |json: bool| {
+        let mut cmd = common::sessionpad_command(&dir);
+        cmd.args(["--endpoint", &endpoint, "--token", &token]);
+        cmd.args(["--identifier", "exec-network-1"]);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.args(["exec", "-c", code]);
+        cmd
+    };
+    let (text, json) = tokio::task::spawn_blocking(move || {
+        (run(false).output().unwrap(), run(true).output().unwrap())
+    })
+    .await
+    .unwrap();
+    assert!(text.status.success(), "{text:?}");
+    assert_eq!(String::from_utf8_lossy(&text.stdout), "no route\n");
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l == "network: 10.1.2.3:443 blocked (direct)"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["network"][0]["host"], "10.1.2.3", "{doc}");
+    assert_eq!(doc["network"][0]["via"], "direct", "{doc}");
+}
+
 /// Hostile code floods the connect watch: 16 threads make 200 attempts each
 /// at once. Every call comes back (no thread waits for ever on the pool),
 /// every attempt is in the reply, and the session runs the next cell.

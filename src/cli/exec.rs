@@ -143,6 +143,7 @@ pub async fn run(opt: ExecOpt, target: &TargetOpt) -> anyhow::Result<ExitCode> {
     } else {
         print_human(&exec, &saved, opt.save_images.is_some());
         print_cut_notes(&notes);
+        print_network(&exec.network);
     }
     Ok(if exec.succeeded() {
         ExitCode::SUCCESS
@@ -198,6 +199,7 @@ async fn run_shell(
         output::out(&exec.stdout);
         output::err(&exec.stderr);
         print_cut_notes(&notes);
+        print_network(&exec.network);
         if exec.exit_code.is_none() {
             eprintln!(
                 "the pool gave no exit code (status {})",
@@ -223,7 +225,18 @@ fn shell_json(exec: &ShellExecution, identifier: &str) -> Value {
         "stdout": exec.stdout,
         "stderr": exec.stderr,
         "duration_ms": u64::try_from(exec.duration.as_millis()).unwrap_or(u64::MAX),
+        "network": exec.network,
     })
+}
+
+/// The line on stderr that says what the execution tried to reach (a local
+/// pool's record, issue 29), as under a notebook cell: `network: pypi.org:443
+/// allowed · 10.1.2.3:80 blocked (direct)`; nothing when it tried nothing. The
+/// hosts are the session's words, so escapes are removed.
+fn print_network(attempts: &[crate::protocol::egress::NetworkAttempt]) {
+    if let Some(line) = crate::protocol::egress::summary(attempts) {
+        eprintln!("network: {}", crate::text::sanitize::plain(&line));
+    }
 }
 
 /// Added to the warning line when the pool is the background one and this
@@ -300,6 +313,7 @@ fn to_json(exec: &Execution, identifier: &str, saved: &[PathBuf]) -> Value {
             "bytes": img.data.len(),
             "path": saved.get(i),
         })).collect::<Vec<_>>(),
+        "network": exec.network,
     })
 }
 
@@ -350,6 +364,7 @@ mod tests {
             stdout: String::new(),
             stderr: String::new(),
             duration: std::time::Duration::ZERO,
+            network: Vec::new(),
         };
         assert_eq!(shell_exit_status(&with(Some(0))), 0);
         assert_eq!(shell_exit_status(&with(Some(3))), 3);

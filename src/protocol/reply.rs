@@ -238,6 +238,7 @@ pub fn parse_shell_reply(v: &Value) -> Result<ShellExecution, MalformedReply> {
                 .and_then(Value::as_u64)
                 .unwrap_or(0),
         ),
+        network: network(v),
     })
 }
 
@@ -372,6 +373,7 @@ mod tests {
             stdout: "a".into(),
             stderr: "b".into(),
             duration: Duration::from_millis(7),
+            network: Vec::new(),
         };
         let wire = shell_response(&e, "id1");
         assert_eq!(wire["status"], "3");

@@ -46,6 +46,9 @@ pub struct ShellExecution {
     pub stderr: String,
     /// `result.executionTimeInMilliseconds`, else the request's round trip.
     pub duration: Duration,
+    /// What the command tried to reach (a local pool's `sessionpadNetwork`,
+    /// issue 29); empty from other pools.
+    pub network: Vec<crate::protocol::egress::NetworkAttempt>,
 }
 
 impl ShellExecution {
@@ -70,7 +73,7 @@ impl ShellExecution {
             result: None,
             images: vec![],
             duration: self.duration,
-            network: Vec::new(),
+            network: self.network.clone(),
         }
     }
 }

@@ -55,6 +55,7 @@ pub(crate) fn outcome(exec: &Execution) -> ShellExecution {
         stdout: exec.stdout.clone(),
         stderr: exec.stderr.clone(),
         duration: exec.duration,
+        network: exec.network.clone(),
     }
 }
 
