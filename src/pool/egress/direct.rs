@@ -96,7 +96,17 @@ async fn watch(socket: AsyncFd<OwnedFd>, log: &NetworkLog, relay: bool) -> std::
             continue;
         };
         match got? {
-            Handed::Diag(fd) => diag = Some(fd),
+            Handed::Diag(fd) => {
+                // Its answers come at once; a kernel that never answered
+                // must not hold the runtime's thread.
+                let wait = Some(std::time::Duration::from_millis(200));
+                rustix::net::sockopt::set_socket_timeout(
+                    &fd,
+                    rustix::net::sockopt::Timeout::Recv,
+                    wait,
+                )?;
+                diag = Some(fd);
+            }
             Handed::Listener(fd) => break fd,
             Handed::Nothing => return Ok(()),
         }
