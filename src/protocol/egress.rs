@@ -77,12 +77,13 @@ impl Egress {
         }
     }
 
-    /// One short sentence for the isolation report: `network: none`,
+    /// One short sentence for the isolation report: `network: none, every
+    /// attempt recorded`,
     /// `network: allowed (--egress)`, `network: allow-list through the pool's
     /// proxy: pypi.org:443, *.github.com` or `network: audit …`.
     pub fn note(&self) -> String {
         match self {
-            Self::Off => "network: none".to_string(),
+            Self::Off => "network: none, every attempt recorded".to_string(),
             Self::On => "network: allowed (--egress)".to_string(),
             Self::Allow(rules) => format!(
                 "network: allow-list through the pool's proxy (HTTP and HTTPS), every attempt \
