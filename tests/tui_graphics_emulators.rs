@@ -5,8 +5,8 @@
 //! In each: a plot (also saved as `p.png`), then text typed in the editor, the
 //! next cell and its output, `PageUp` back to the whole plot, the help opened over
 //! it and closed (nothing of it left), a resize that hides
-//! it and one that brings it back, and the files pane's preview of `p.png`,
-//! all on screen. Where the terminal got a pixel protocol, the plot is drawn at
+//! it and one that brings it back, the files pane's preview of `p.png`, and
+//! the plot again once the pane is closed, with no other key, all on screen. Where the terminal got a pixel protocol, the plot is drawn at
 //! full resolution each time it is whole on screen; where it did not (kitty
 //! before 0.28 has no Unicode placeholders), the log says why.
 //!
@@ -244,6 +244,24 @@ fn run_in(mut w: Window<'_>, data: &Path) {
         !text.contains("loading") && drawn(image)
     });
     println!("{name}: the preview: {}", path.display());
+
+    // 7. The preview and the files pane closed, with no other key: the plot
+    // is drawn again where it was (the terminal keeps no image sessionpad
+    // does not send again).
     w.key("Escape");
+    w.wait_for("the preview closed", STEP_DEADLINE, |text, _| {
+        text.contains("mntdata")
+    });
+    w.key("F2");
+    let (path, _, image) = w.wait_for(
+        "the plot after the files pane",
+        STEP_DEADLINE,
+        |text, image| !text.contains("mntdata") && text.contains("out142") && drawn(image),
+    );
+    println!(
+        "{name}: the plot after the files pane, {} plot pixels: {}",
+        plot_blue(&image),
+        path.display()
+    );
     w.key("ctrl+q");
 }
