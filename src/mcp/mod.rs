@@ -308,22 +308,38 @@ fn shell_result(environment: &str, run: &ShellRun) -> CallToolResult {
     }
 }
 
-/// Adds what the code tried to reach through a local pool's egress proxy
-/// (issue 29) to a tool's `structuredContent`: `network`, every attempt
-/// (`{"host","port","decision","bytes","at"}`), and `networkBlocked`, the
-/// denied ones as `host:port` (what an agent most needs to know: why its
-/// request failed). Nothing when there were none (Azure's pools never say).
+/// How many attempts, and how many blocked addresses, a tool's result lists
+/// at most: an agent's context is not the place for a loop's 10,000 (the
+/// pool's flight recorder keeps them all).
+const NETWORK_LISTED: usize = 100;
+
+/// Adds what the code tried to reach, through a local pool's egress proxy or
+/// directly (issue 29), to a tool's `structuredContent`: `network`, the
+/// first [`NETWORK_LISTED`] attempts (`{"host","port","decision","via",
+/// "bytes","at"}`) with `networkOmitted` counting the rest, and
+/// `networkBlocked`, each denied `host:port` once, in the order first tried
+/// (what an agent most needs to know: why its request failed), at most
+/// [`NETWORK_LISTED`]. Nothing when there were none (Azure's pools never
+/// say).
 fn add_network(value: &mut Value, attempts: &[crate::protocol::egress::NetworkAttempt]) {
     use crate::protocol::egress::Decision;
     if attempts.is_empty() {
         return;
     }
-    value["network"] = json!(attempts);
-    let blocked: Vec<String> = attempts
-        .iter()
-        .filter(|a| a.decision == Decision::Denied)
-        .map(|a| format!("{}:{}", a.host, a.port))
-        .collect();
+    value["network"] = json!(&attempts[..attempts.len().min(NETWORK_LISTED)]);
+    if attempts.len() > NETWORK_LISTED {
+        value["networkOmitted"] = json!(attempts.len() - NETWORK_LISTED);
+    }
+    let mut blocked: Vec<String> = Vec::new();
+    for a in attempts.iter().filter(|a| a.decision == Decision::Denied) {
+        let name = format!("{}:{}", a.host, a.port);
+        if !blocked.contains(&name) {
+            blocked.push(name);
+            if blocked.len() == NETWORK_LISTED {
+                break;
+            }
+        }
+    }
     if !blocked.is_empty() {
         value["networkBlocked"] = json!(blocked);
     }
@@ -331,4 +347,36 @@ fn add_network(value: &mut Value, attempts: &[crate::protocol::egress::NetworkAt
 
 fn millis(d: std::time::Duration) -> Value {
     Value::from(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::egress::{Decision, NetworkAttempt, Via};
+
+    #[test]
+    fn a_loop_of_attempts_is_listed_briefly() {
+        let attempt = |port: u16| NetworkAttempt {
+            host: "10.1.2.3".into(),
+            port,
+            decision: Decision::Denied,
+            via: Via::Direct,
+            bytes: 0,
+            at: chrono::Utc::now(),
+        };
+        let mut attempts: Vec<NetworkAttempt> = (0..300).map(|_| attempt(80)).collect();
+        attempts.extend((1..=150).map(attempt));
+        let mut value = json!({});
+        add_network(&mut value, &attempts);
+        assert_eq!(value["network"].as_array().unwrap().len(), NETWORK_LISTED);
+        assert_eq!(value["networkOmitted"], 350);
+        let blocked = value["networkBlocked"].as_array().unwrap();
+        assert_eq!(blocked.len(), NETWORK_LISTED);
+        assert_eq!(blocked[0], "10.1.2.3:80");
+        assert_eq!(blocked[1], "10.1.2.3:1");
+        let mut few = json!({});
+        add_network(&mut few, &attempts[..2]);
+        assert_eq!(few["networkBlocked"], json!(["10.1.2.3:80"]));
+        assert!(few.get("networkOmitted").is_none());
+    }
 }
