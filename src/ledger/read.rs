@@ -298,27 +298,11 @@ pub fn network(
          ORDER BY seq",
     )?;
     stmt.query_map([seq], |r| {
-        let decision: String = r.get(2)?;
         Ok(NetworkAttempt {
             host: r.get(0)?,
             port: r.get(1)?,
-            decision: Decision::parse(&decision).ok_or_else(|| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    2,
-                    rusqlite::types::Type::Text,
-                    format!("unknown egress decision {decision:?}").into(),
-                )
-            })?,
-            via: {
-                let via: String = r.get(5)?;
-                Via::parse(&via).ok_or_else(|| {
-                    rusqlite::Error::FromSqlConversionFailure(
-                        5,
-                        rusqlite::types::Type::Text,
-                        format!("unknown network route {via:?}").into(),
-                    )
-                })?
-            },
+            decision: named(r, 2, "egress decision", Decision::parse)?,
+            via: named(r, 5, "network route", Via::parse)?,
             bytes: r.get::<_, i64>(3)?.unsigned_abs(),
             at: Utc
                 .timestamp_millis_opt(r.get(4)?)
@@ -327,6 +311,24 @@ pub fn network(
         })
     })?
     .collect()
+}
+
+/// Column `col` of `row`, a name read by `parse`; an unknown name is an
+/// error that says `what` it should have been, never a guess.
+fn named<T>(
+    row: &rusqlite::Row<'_>,
+    col: usize,
+    what: &str,
+    parse: fn(&str) -> Option<T>,
+) -> rusqlite::Result<T> {
+    let text: String = row.get(col)?;
+    parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            col,
+            rusqlite::types::Type::Text,
+            format!("unknown {what} {text:?}").into(),
+        )
+    })
 }
 
 /// The files call `seq` changed, in the order recorded (path order).

@@ -426,10 +426,8 @@ fn send_notifier(fd: i32) -> std::io::Result<()> {
         Ok(listener) => hand_over(socket.as_fd(), handover::LISTENER, listener.as_fd()),
         Err(e) => {
             let why = [handover::WHY, e.to_string().as_bytes()].concat();
-            let flags = rustix::net::SendFlags::from_bits_retain(
-                u32::try_from(seccomp::HANDOVER_FLAGS).unwrap_or_default(),
-            );
-            rustix::net::send(&socket, &why, flags)?;
+            // No notifier is loaded on this branch: any flags go through.
+            rustix::net::send(&socket, &why, rustix::net::SendFlags::NOSIGNAL)?;
             Ok(())
         }
     }
