@@ -145,6 +145,54 @@ fn graphics_only_when_whole_and_half_blocks_when_cut() {
     assert!(!text.contains('\x1b'), "{text:?}");
 }
 
+/// The kitty image id a frame transmits (`i=ID,a=T`), if any.
+fn transmitted_id(text: &str) -> Option<u32> {
+    let rest = &text[text.find("\x1b_G")?..];
+    let rest = &rest[rest.find("i=")? + 2..];
+    rest[..rest.find(',')?].parse().ok()
+}
+
+/// The kitty image id the Unicode placeholder in a frame's first cell names:
+/// its foreground colour holds the low 24 bits, a third diacritic the high 8.
+fn placeholder_id(buf: &Buffer) -> u32 {
+    let cell = buf.cell((0, 0)).expect("a first cell");
+    let ratatui::style::Color::Rgb(r, g, b) = cell.fg else {
+        panic!("no image id in {cell:?}");
+    };
+    u32::from_be_bytes([0, r, g, b])
+}
+
+/// The files pane narrows the outputs and widens them again when it closes
+/// (F2 twice). With kitty nothing is sent again then, and nothing needs to
+/// be: the full-width encoding kept in the cache draws placeholders naming
+/// the image id it transmitted before, which sessionpad never deletes (no
+/// `a=d`) and kitty keeps through screen clears (a virtual placement, `U=1`).
+#[test]
+fn with_kitty_a_width_met_again_names_the_image_it_sent_before() {
+    let mut store = ImageStore::default();
+    store.set_picker(kitty());
+    store.insert(KEY, Ok(sample()));
+    let mut frame = |width: u16| {
+        let n = rows(store.layout(KEY, width));
+        let area = Rect::new(0, 0, width, n);
+        let mut buf = Buffer::empty(area);
+        store.render_rows(KEY, 0, area, &mut buf);
+        let text: String = (0..n).map(|y| row_text(&buf, y)).collect();
+        assert!(!text.contains("a=d"), "an image deleted: {text:?}");
+        (transmitted_id(&text), placeholder_id(&buf) & 0x00ff_ffff)
+    };
+    let (wide, wide_named) = frame(10);
+    let wide = wide.expect("the first frame transmits the image");
+    assert_eq!(wide_named, wide & 0x00ff_ffff);
+    let (narrow, narrow_named) = frame(6);
+    let narrow = narrow.expect("the narrow box is a new image");
+    assert_ne!(narrow, wide);
+    assert_eq!(narrow_named, narrow & 0x00ff_ffff);
+    let (again, again_named) = frame(10);
+    assert_eq!(again, None, "nothing transmitted again");
+    assert_eq!(again_named, wide & 0x00ff_ffff, "the image sent first");
+}
+
 #[tokio::test]
 async fn encodings_are_made_off_the_ui_task_and_stale_ones_dropped() {
     let (sender, mut events) = AppEventSender::channel();
