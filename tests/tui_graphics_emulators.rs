@@ -246,8 +246,9 @@ fn run_in(mut w: Window<'_>, data: &Path) {
     println!("{name}: the preview: {}", path.display());
 
     // 7. The preview and the files pane closed, with no other key: the plot
-    // is drawn again where it was (the terminal keeps no image sessionpad
-    // does not send again).
+    // is drawn again where it was (sixel sends it again; kitty with
+    // placeholders keeps the image sent before, whose id the placeholders
+    // name: `widgets::image_tests`).
     w.key("Escape");
     w.wait_for("the preview closed", STEP_DEADLINE, |text, _| {
         text.contains("mntdata")
