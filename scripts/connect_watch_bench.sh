@@ -29,6 +29,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# shellcheck source=lib/bench_serve.sh
+. scripts/lib/bench_serve.sh
 
 cell=$(cat <<PY
 import socket, time
@@ -69,14 +71,7 @@ round() {
   # A data folder of each build's own: a newer one migrates the ledger,
   # which an older one then refuses.
   export SESSIONPAD_DATA_DIR=$work/data-$(echo "$bin" | md5sum | cut -c1-8)
-  "$bin" serve --port 0 --token bench --ready-sessions 1 > "$work/serve.out" 2>/dev/null &
-  serve_pid=$!
-  local endpoint=
-  for _ in $(seq 600); do
-    endpoint=$(sed -n 's/.*pool management endpoint: *//p' "$work/serve.out")
-    [ -n "$endpoint" ] && break
-    sleep 0.1
-  done
+  start_serve "$bin"
   local target=(--endpoint "$endpoint" --token bench --identifier "bench-$RANDOM")
   local got t20 empty
   got=$("$bin" "${target[@]}" exec -c "$cell")
@@ -84,7 +79,7 @@ round() {
   dur "$twenty" > /dev/null
   t20=$(dur "$twenty")
   empty=$(dur "1")
-  kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+  stop_serve
   echo "$got $t20 $empty"
 }
 

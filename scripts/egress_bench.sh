@@ -39,6 +39,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# shellcheck source=lib/bench_serve.sh
+. scripts/lib/bench_serve.sh
 sleep 0.5
 
 cell=$(cat <<PY
@@ -55,19 +57,12 @@ PY
 
 # One round of POLICY: "p50 p90" of the requests, then the empty cell's ms.
 round() {
-  "$bin" serve --port 0 --token bench --ready-sessions 1 --egress "$1" > "$work/serve.out" 2>/dev/null &
-  serve_pid=$!
-  local endpoint=
-  for _ in $(seq 600); do
-    endpoint=$(sed -n 's/.*pool management endpoint: *//p' "$work/serve.out")
-    [ -n "$endpoint" ] && break
-    sleep 0.1
-  done
+  start_serve "$bin" --egress "$1"
   local target=(--endpoint "$endpoint" --token bench --identifier "bench-$RANDOM")
   local got empty
   got=$("$bin" "${target[@]}" exec -c "$cell")
   empty=$("$bin" "${target[@]}" --json exec -c "1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["duration_ms"])')
-  kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
+  stop_serve
   echo "$got $empty"
 }
 

@@ -53,14 +53,9 @@ pub fn proxy_url() -> String {
 /// A session's running egress proxy; it stops (and its socket goes) when
 /// dropped. Tunnels already open end when their ends close (the sandbox's
 /// relay dies with the session).
+#[derive(Debug)]
 pub struct EgressProxy {
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl std::fmt::Debug for EgressProxy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EgressProxy").finish_non_exhaustive()
-    }
+    _task: tokio_util::task::AbortOnDropHandle<()>,
 }
 
 impl EgressProxy {
@@ -86,13 +81,9 @@ impl EgressProxy {
         std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o666))?;
         let rules = Arc::new(Rules { policy, pool_port });
         let task = tokio::spawn(accept(listener, rules, log));
-        Ok(Self { task })
-    }
-}
-
-impl Drop for EgressProxy {
-    fn drop(&mut self) {
-        self.task.abort();
+        Ok(Self {
+            _task: tokio_util::task::AbortOnDropHandle::new(task),
+        })
     }
 }
 

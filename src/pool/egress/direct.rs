@@ -43,14 +43,9 @@ const MAX_ADDRESS_BYTES: usize = 128;
 
 /// A session's running connect watch; it stops when dropped, and ends by
 /// itself when every process of the session has (the listener hangs up).
+#[derive(Debug)]
 pub struct DirectWatch {
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl std::fmt::Debug for DirectWatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DirectWatch").finish_non_exhaustive()
-    }
+    _task: tokio_util::task::AbortOnDropHandle<()>,
 }
 
 impl DirectWatch {
@@ -71,13 +66,9 @@ impl DirectWatch {
                 tracing::warn!("connect watch: {e}");
             }
         });
-        Ok(Self { task })
-    }
-}
-
-impl Drop for DirectWatch {
-    fn drop(&mut self) {
-        self.task.abort();
+        Ok(Self {
+            _task: tokio_util::task::AbortOnDropHandle::new(task),
+        })
     }
 }
 
@@ -186,17 +177,17 @@ enum Pending {
 /// does not block: the kernel counts one for each), none does, or no process
 /// of the session is left.
 fn pending(listener: &OwnedFd) -> Pending {
-    let mut fds = [libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    }];
-    // SAFETY: poll(2) on one pollfd we own, without waiting.
-    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
-    let revents = fds[0].revents;
-    if n > 0 && revents & libc::POLLIN != 0 {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(listener, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let ready = rustix::event::poll(&mut fds, Some(&now)).unwrap_or(0);
+    let revents = fds[0].revents();
+    if ready > 0 && revents.contains(PollFlags::IN) {
         Pending::Notification
-    } else if n > 0 && revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+    } else if ready > 0 && revents.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
         Pending::Ended
     } else {
         Pending::Nothing
